@@ -1,0 +1,1 @@
+"""Hearth analytics layer (see DESIGN.md, "Layers")."""

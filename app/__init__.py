@@ -1,0 +1,1 @@
+"""Hearth app layer (see DESIGN.md, "Layers")."""

@@ -1,0 +1,65 @@
+"""The `hearth` command line. Each command maps to one method of the app's library API."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from importlib.metadata import PackageNotFoundError, version
+
+from .paths import DEFAULT_WORKSPACE
+
+
+def app_version() -> str:
+    try:
+        return version("hearth")
+    except PackageNotFoundError:  # running from a checkout that was never installed
+        return "0.0.0+unknown"
+
+
+class CLIError(Exception):
+    """A problem to report to the person as one line, with a non-zero exit."""
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data", metavar="DIR",
+                        help="data folder (default: the platform's user data folder)")
+    parser.add_argument("--workspace", metavar="NAME", default=DEFAULT_WORKSPACE,
+                        help=f"workspace name (default: {DEFAULT_WORKSPACE})")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hearth",
+        description="Hearth: local-first chat and documents, synced over your network.",
+    )
+    parser.add_argument("--version", action="version", version=f"hearth {app_version()}")
+    _common(parser)
+    parser.set_defaults(handler=None)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for register in COMMANDS:
+        register(sub, _common)
+    return parser
+
+
+# Command modules append their `register(subparsers, add_common)` here.
+COMMANDS: list[Callable[[argparse._SubParsersAction, Callable], None]] = []
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.handler is None:
+        parser.print_help()
+        return 0
+    try:
+        return args.handler(args) or 0
+    except CLIError as exc:
+        print(f"hearth: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""Where Hearth keeps things: one data folder, one identity, one folder per workspace."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+DEFAULT_WORKSPACE = "default"
+_WORKSPACE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+class PathError(ValueError):
+    """A data folder or workspace name that cannot be used."""
+
+
+def default_data_dir() -> Path:
+    override = os.environ.get("HEARTH_DATA")
+    return Path(override) if override else Path(platformdirs.user_data_dir("hearth", "Hearth"))
+
+
+@dataclass(frozen=True)
+class Paths:
+    data: Path
+    workspace: str
+
+    @classmethod
+    def resolve(cls, data: str | os.PathLike | None, workspace: str | None) -> Paths:
+        name = workspace or DEFAULT_WORKSPACE
+        if not _WORKSPACE_NAME.match(name):
+            raise PathError(
+                f"workspace name {name!r} must be 1-64 letters, digits, '.', '_' or '-'"
+            )
+        root = Path(data).expanduser() if data else default_data_dir()
+        if root.exists() and not root.is_dir():
+            raise PathError(f"data folder {root} is not a folder")
+        return cls(root, name)
+
+    @property
+    def identity(self) -> Path:
+        return self.data / "identity.key"
+
+    @property
+    def workspace_dir(self) -> Path:
+        return self.data / "workspaces" / self.workspace
+
+    @property
+    def replica(self) -> Path:
+        return self.workspace_dir / "replica.sqlite3"
+
+    @property
+    def secret(self) -> Path:
+        return self.workspace_dir / "secret.key"

@@ -1,0 +1,1 @@
+"""Hearth core layer (see DESIGN.md, "Layers")."""

@@ -1,0 +1,278 @@
+"""Every object kind of format version 1, and the shape its body must have.
+
+Streams (see DESIGN.md "Objects"): a channel's stream is `channel_stream(workspace, name)`; a
+profile's is `profile_stream(author)`; the workspace stream is the genesis id; a document's root
+branch stream is its `doc/root` id; a branch's stream is its `doc/branch` id. Which stream an
+object must be in is a visibility question (storage), not validity.
+
+Body fields, by kind (`id` = 32 bytes, `key` = 32-byte Ed25519 public key):
+
+chat (cable's semantics and limits)
+- post/text    {channel: name, text: str, 1..4096 UTF-8 bytes}
+- post/delete  {targets: [id, 1..64, distinct]}  (in its targets' stream)
+- post/info    {name: nickname 1..32 codepoints}  (in the author's profile stream)
+- post/topic   {channel: name, topic: str 0..512 codepoints}
+- post/join    {channel: name}
+- post/leave   {channel: name}
+workspace
+- workspace/genesis     {name: str 1..64 codepoints, nonce: bytes 16}  (stream: 32 zero bytes)
+- workspace/admin-grant {key: key}
+- channel/policy        {channel: name, policies: [policy dict, 0..64]}  (core.policy dicts)
+documents
+- doc/root       {title: str 1..256, editors: [key, 1..64 distinct], nonce: bytes 16}
+- doc/title      {title: str 1..256}
+- doc/editors    {add: [key, 0..64], remove: [key, 0..64]}  (at least one key in all)
+- doc/branch     {name: str 1..64, source: id | None, at: [id, 0..64]}  (fork of `source`
+                  at commits `at`; `source` None for the first `main`)
+- doc/main       {branch: id}  (makes that branch the document's main)
+- doc/commit     {branch: id, root: [id, 0..64], epoch: int >= 0, nonce: bytes 24,
+                  box: bytes}  (`root` = root-branch heads the author had seen; `box` is the
+                  SecretBox of the commit payload under the branch key of `epoch`)
+- doc/tag        {name: str 1..64, commit: id}
+- doc/branch-key {branch: id, epoch: int >= 0, recipient: key, sealed: bytes <= 256}
+- doc/key-refresh {branch: id, epoch: int >= 1}
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable
+from typing import Any
+
+from .encoding import ID_SIZE, derive_id
+from .errors import InvalidObject, Reason
+
+MAX_CHANNEL = 64
+MAX_TOPIC = 512
+MAX_TEXT_BYTES = 4096
+MAX_NICK = 32
+MAX_TITLE = 256
+MAX_NAME = 64
+MAX_LIST = 64
+NONCE_SIZE = 16
+BOX_NONCE_SIZE = 24
+MAX_SEALED = 256
+GENESIS_STREAM = bytes(32)
+
+CHAT_KINDS = frozenset(
+    {"post/text", "post/delete", "post/info", "post/topic", "post/join", "post/leave"}
+)
+# Kinds a post/delete may target (chat posts; never workspace or document objects).
+DELETABLE_KINDS = CHAT_KINDS - {"post/delete"}
+
+
+def _bad(message: str) -> InvalidObject:
+    return InvalidObject(Reason.BAD_BODY, message)
+
+
+def channel_key(name: str) -> str:
+    """How channel names compare: NFC, then case-folded."""
+    return unicodedata.normalize("NFC", name).casefold()
+
+
+def channel_stream(workspace: bytes, name: str) -> bytes:
+    return derive_id("channel", workspace, channel_key(name).encode())
+
+
+def profile_stream(author: bytes) -> bytes:
+    """The profile stream's "hypothetical root": anyone can derive it from the key alone."""
+    return derive_id("profile", author)
+
+
+def _has_control(text: str) -> bool:
+    return any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in text)
+
+
+def check_name(value: Any, what: str, limit: int) -> str:
+    """A str of 1..limit codepoints in NFC with no control characters."""
+    if not isinstance(value, str):
+        raise _bad(f"{what} must be text")
+    if (value, limit) in _good_names:  # names repeat a lot; the checks below are not free
+        return value
+    if not 1 <= len(value) <= limit:
+        raise _bad(f"{what} must be 1 to {limit} characters")
+    if unicodedata.normalize("NFC", value) != value:
+        raise _bad(f"{what} must be in Unicode NFC form")
+    if value.strip() != value or _has_control(value):
+        raise _bad(f"{what} may not contain control characters or surrounding spaces")
+    if len(_good_names) >= _GOOD_NAMES_MAX:
+        _good_names.clear()
+    _good_names.add((value, limit))
+    return value
+
+
+_GOOD_NAMES_MAX = 4096
+_good_names: set[tuple[str, int]] = set()
+
+
+def _channel(body: dict) -> None:
+    check_name(body["channel"], "channel name", MAX_CHANNEL)
+
+
+def _id(value: Any, what: str, size: int = ID_SIZE) -> None:
+    if not isinstance(value, bytes) or len(value) != size:
+        raise _bad(f"{what} must be {size} bytes")
+
+
+def _ids(value: Any, what: str, lo: int = 0, hi: int = MAX_LIST) -> None:
+    if not isinstance(value, list) or not lo <= len(value) <= hi:
+        raise _bad(f"{what} must be a list of {lo} to {hi} ids")
+    for item in value:
+        _id(item, what)
+    if len(set(value)) != len(value):
+        raise _bad(f"{what} repeats an id")
+
+
+def _str(value: Any, what: str, lo: int, hi: int) -> None:
+    if not isinstance(value, str) or not lo <= len(value) <= hi:
+        raise _bad(f"{what} must be text of {lo} to {hi} characters")
+
+
+def _uint(value: Any, what: str, lo: int = 0) -> None:
+    if type(value) is not int or not lo <= value < 2**63:
+        raise _bad(f"{what} must be a whole number >= {lo}")
+
+
+def _text(body: dict) -> None:
+    _channel(body)
+    text = body["text"]
+    if not isinstance(text, str):
+        raise _bad("text must be text")
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if not 1 <= size <= MAX_TEXT_BYTES:
+        raise _bad(f"text must be 1 to {MAX_TEXT_BYTES} bytes of UTF-8 (got {size})")
+
+
+def _topic(body: dict) -> None:
+    _channel(body)
+    _str(body["topic"], "topic", 0, MAX_TOPIC)
+
+
+def _info(body: dict) -> None:
+    check_name(body["name"], "nickname", MAX_NICK)
+
+
+def _genesis(body: dict) -> None:
+    check_name(body["name"], "workspace name", MAX_NAME)
+    _id(body["nonce"], "nonce", NONCE_SIZE)
+
+
+def _policy(body: dict) -> None:
+    from .policy import Policy  # local: policy is a sibling leaf module
+
+    _channel(body)
+    policies = body["policies"]
+    if not isinstance(policies, list) or len(policies) > MAX_LIST:
+        raise _bad(f"policies must be a list of at most {MAX_LIST}")
+    for item in policies:
+        try:
+            Policy.from_dict(item)
+        except (ValueError, TypeError) as exc:
+            raise _bad(f"bad policy: {exc}") from None
+
+
+def _doc_root(body: dict) -> None:
+    _str(body["title"], "title", 1, MAX_TITLE)
+    _ids(body["editors"], "editors", 1)
+    _id(body["nonce"], "nonce", NONCE_SIZE)
+
+
+def _doc_editors(body: dict) -> None:
+    _ids(body["add"], "add")
+    _ids(body["remove"], "remove")
+    if not body["add"] and not body["remove"]:
+        raise _bad("an editor change must add or remove someone")
+
+
+def _doc_branch(body: dict) -> None:
+    check_name(body["name"], "branch name", MAX_NAME)
+    if body["source"] is not None:
+        _id(body["source"], "source")
+    _ids(body["at"], "at")
+
+
+def _doc_commit(body: dict) -> None:
+    _id(body["branch"], "branch")
+    _ids(body["root"], "root")
+    _uint(body["epoch"], "epoch")
+    _id(body["nonce"], "nonce", BOX_NONCE_SIZE)
+    if not isinstance(body["box"], bytes):
+        raise _bad("box must be bytes")
+
+
+def _doc_tag(body: dict) -> None:
+    check_name(body["name"], "tag name", MAX_NAME)
+    _id(body["commit"], "commit")
+
+
+def _doc_branch_key(body: dict) -> None:
+    _id(body["branch"], "branch")
+    _uint(body["epoch"], "epoch")
+    _id(body["recipient"], "recipient")
+    if not isinstance(body["sealed"], bytes) or len(body["sealed"]) > MAX_SEALED:
+        raise _bad(f"sealed must be at most {MAX_SEALED} bytes")
+
+
+def _doc_key_refresh(body: dict) -> None:
+    _id(body["branch"], "branch")
+    _uint(body["epoch"], "epoch", 1)
+
+
+def _ids_field(name: str, lo: int) -> Callable[[dict], None]:
+    return lambda body: _ids(body[name], name, lo)
+
+
+def _id_field(name: str) -> Callable[[dict], None]:
+    return lambda body: _id(body[name], name)
+
+
+# kind -> (exact body field names, checker)
+KINDS: dict[str, tuple[frozenset[str], Callable[[dict], None]]] = {
+    "post/text": (frozenset({"channel", "text"}), _text),
+    "post/delete": (frozenset({"targets"}), _ids_field("targets", 1)),
+    "post/info": (frozenset({"name"}), _info),
+    "post/topic": (frozenset({"channel", "topic"}), _topic),
+    "post/join": (frozenset({"channel"}), _channel),
+    "post/leave": (frozenset({"channel"}), _channel),
+    "workspace/genesis": (frozenset({"name", "nonce"}), _genesis),
+    "workspace/admin-grant": (frozenset({"key"}), _id_field("key")),
+    "channel/policy": (frozenset({"channel", "policies"}), _policy),
+    "doc/root": (frozenset({"title", "editors", "nonce"}), _doc_root),
+    "doc/title": (frozenset({"title"}), lambda b: _str(b["title"], "title", 1, MAX_TITLE)),
+    "doc/editors": (frozenset({"add", "remove"}), _doc_editors),
+    "doc/branch": (frozenset({"name", "source", "at"}), _doc_branch),
+    "doc/main": (frozenset({"branch"}), _id_field("branch")),
+    "doc/commit": (frozenset({"branch", "root", "epoch", "nonce", "box"}), _doc_commit),
+    "doc/tag": (frozenset({"name", "commit"}), _doc_tag),
+    "doc/branch-key": (frozenset({"branch", "epoch", "recipient", "sealed"}), _doc_branch_key),
+    "doc/key-refresh": (frozenset({"branch", "epoch"}), _doc_key_refresh),
+}
+
+
+def _canonical_order(fields: frozenset[str]) -> tuple[str, ...]:
+    return tuple(sorted(fields, key=lambda k: (len(k.encode()), k.encode())))
+
+
+# kind -> canonical key order of its body, for the decoder's fast path
+_ORDER = {kind: _canonical_order(fields) for kind, (fields, _) in KINDS.items()}
+# Bodies that nest maps (policies) need the general canonical walk.
+_NESTED = frozenset({"channel/policy"})
+
+
+def check_body(kind: str, body: dict) -> bool:
+    """Raise InvalidObject(BAD_BODY) unless `body` has the shape `kind` requires.
+
+    Unknown kinds pass: they are valid, stored and relayed, just not interpreted. Returns True
+    when the body is known to be plain CBOR in canonical key order (see encoding.is_plain).
+    """
+    spec = KINDS.get(kind)
+    if spec is None:
+        return False
+    fields, checker = spec
+    plain = tuple(body) == _ORDER[kind]
+    if not plain and body.keys() != fields:
+        missing = sorted(fields - body.keys())
+        extra = sorted(map(str, body.keys() - fields))
+        raise _bad(f"{kind} body: missing {missing}, unexpected {extra}")
+    checker(body)
+    return plain and kind not in _NESTED

@@ -1,0 +1,162 @@
+"""Signed objects: build and sign one, decode and check the validity of bytes from anywhere.
+
+Envelope (canonical CBOR map): `v` format version, `type` kind, `author` Ed25519 public key,
+`ts` claimed time in ms, `stream` the stream it belongs to, `links` ids of the stream heads the
+author knew, `body` kind-specific map, `sig` Ed25519 over the canonical encoding of the map
+without `sig`. The id is the BLAKE2b-256 of the full signed encoding. See DESIGN.md "Objects".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, NamedTuple
+
+import cbor2
+
+from . import encoding, kinds
+from .errors import InvalidObject, Reason
+from .identity import PUBLIC_KEY_SIZE, SIGNATURE_SIZE, Identity, verify
+
+VERSION = 1
+MAX_OBJECT_SIZE = 64 * 1024
+MAX_LINKS = 64
+MAX_TYPE = 64
+MAX_TS = 2**63 - 1
+# Canonical key order of the envelope (length first, then bytes).
+ENVELOPE_KEYS = ("v", "ts", "sig", "body", "type", "links", "author", "stream")
+_SIG_ENTRY = b"\x63sig\x58\x40"  # "sig" key, then a 64-byte byte string header
+
+
+class Object(NamedTuple):
+    """A valid object. `raw` is its signed encoding; `id` the hash of `raw`.
+
+    A NamedTuple rather than a frozen dataclass: it is built once per object on the hot
+    decode path, where a frozen dataclass's __init__ costs as much as the CBOR decode.
+    """
+
+    id: bytes
+    type: str
+    author: bytes
+    ts: int
+    stream: bytes
+    links: tuple[bytes, ...]
+    body: dict[str, Any]
+    sig: bytes
+    raw: bytes
+
+    @property
+    def hex(self) -> str:
+        return self.id.hex()
+
+
+def _uint_size(value: int) -> int:
+    """Bytes of the canonical CBOR head of a non-negative integer."""
+    if value < 24:
+        return 1
+    if value < 0x100:
+        return 2
+    if value < 0x10000:
+        return 3
+    if value < 0x100000000:
+        return 5
+    return 9
+
+
+def _check_envelope(kind: Any, author: Any, ts: Any, stream: Any, links: Any,
+                    body: Any) -> None:
+    if type(kind) is not str or not 1 <= len(kind) <= MAX_TYPE or not kind.isascii():
+        raise InvalidObject(Reason.BAD_FIELD, "type must be 1 to 64 ASCII characters")
+    if type(author) is not bytes or len(author) != PUBLIC_KEY_SIZE:
+        raise InvalidObject(Reason.BAD_FIELD, "author must be a 32-byte public key")
+    if type(ts) is not int or not 0 <= ts <= MAX_TS:
+        raise InvalidObject(Reason.BAD_FIELD, "ts must be a non-negative 64-bit integer")
+    if type(stream) is not bytes or len(stream) != encoding.ID_SIZE:
+        raise InvalidObject(Reason.BAD_FIELD, "stream must be a 32-byte id")
+    if type(body) is not dict:
+        raise InvalidObject(Reason.BAD_FIELD, "body must be a map")
+    if type(links) is not list:
+        raise InvalidObject(Reason.BAD_FIELD, "links must be a list")
+    if len(links) > MAX_LINKS:
+        raise InvalidObject(Reason.TOO_MANY_LINKS, f"more than {MAX_LINKS} links")
+    for link in links:
+        if type(link) is not bytes or len(link) != encoding.ID_SIZE:
+            raise InvalidObject(Reason.BAD_LINKS, "every link must be a 32-byte id")
+    if len(set(links)) != len(links):
+        raise InvalidObject(Reason.BAD_LINKS, "a link is repeated")
+
+
+def build(identity: Identity, kind: str, *, stream: bytes, body: dict[str, Any], ts: int,
+          links: Iterable[bytes] = ()) -> Object:
+    """Build and sign an object; raises InvalidObject if it would not be valid."""
+    links = sorted(set(links))
+    _check_envelope(kind, identity.public_key, ts, stream, links, body)
+    kinds.check_body(kind, body)
+    unsigned = {"v": VERSION, "type": kind, "author": identity.public_key, "ts": ts,
+                "stream": stream, "links": links, "body": body}
+    try:
+        sig = identity.sign(encoding.dumps(unsigned))
+        raw = encoding.dumps({**unsigned, "sig": sig})
+    except (TypeError, ValueError) as exc:
+        raise InvalidObject(Reason.BAD_BODY, f"body cannot be encoded: {exc}") from None
+    if len(raw) > MAX_OBJECT_SIZE:
+        raise InvalidObject(Reason.OVERSIZE, f"object is {len(raw)} bytes, over 64 KiB")
+    return Object(encoding.object_id(raw), kind, identity.public_key, ts, stream,
+                  tuple(links), body, sig, raw)
+
+
+_ENVELOPE_SET = frozenset(ENVELOPE_KEYS)
+_dumps = cbor2.dumps
+_decode_item = encoding.decode_item
+_is_plain = encoding.is_plain
+_object_id = encoding.object_id
+_check_body = kinds.check_body
+
+
+def decode(raw: bytes) -> Object:
+    """Decode `raw` and check its validity; raises InvalidObject with a reason code.
+
+    This runs for every object received, so it is written for speed: the common case costs
+    one CBOR decode, one plain re-encode (the canonical check) and the signature check.
+    """
+    if type(raw) is not bytes:
+        raw = bytes(raw)
+    if len(raw) > MAX_OBJECT_SIZE:
+        raise InvalidObject(Reason.OVERSIZE, f"object is {len(raw)} bytes, over 64 KiB")
+    try:
+        fields = _decode_item(raw)
+    except encoding.EncodingError as exc:
+        raise InvalidObject(Reason.MALFORMED, str(exc)) from None
+    if type(fields) is not dict:
+        raise InvalidObject(Reason.MALFORMED, "an object is a CBOR map")
+    if tuple(fields) != ENVELOPE_KEYS:
+        if "v" in fields and fields["v"] != VERSION:
+            raise InvalidObject(Reason.UNKNOWN_VERSION,
+                                f"unknown format version {fields['v']!r}")
+        if fields.keys() == _ENVELOPE_SET:
+            raise InvalidObject(Reason.NON_CANONICAL, "envelope keys out of canonical order")
+        missing = sorted(_ENVELOPE_SET - fields.keys())
+        extra = sorted(map(str, fields.keys() - _ENVELOPE_SET))
+        raise InvalidObject(Reason.BAD_FIELD, f"envelope: missing {missing}, unexpected {extra}")
+    v, ts, sig, body, kind, links, author, stream = fields.values()
+    if v != VERSION or type(v) is not int:
+        raise InvalidObject(Reason.UNKNOWN_VERSION, f"unknown format version {v!r}")
+    _check_envelope(kind, author, ts, stream, links, body)
+    if type(sig) is not bytes or len(sig) != SIGNATURE_SIZE:
+        raise InvalidObject(Reason.BAD_FIELD, "sig must be 64 bytes")
+    # Every envelope field is plain now; only the body can need the slow canonical path.
+    if _check_body(kind, body) or _is_plain(body):
+        canonical = _dumps(fields) == raw
+    else:
+        try:
+            canonical = _dumps(fields, canonical=True) == raw
+        except (ValueError, TypeError):
+            canonical = False
+    if not canonical:
+        raise InvalidObject(Reason.NON_CANONICAL, "not canonical CBOR (or trailing bytes)")
+    # The unsigned encoding is the signed one minus the sig entry, which in canonical order
+    # follows the `v` and `ts` entries: no second encoding pass is needed.
+    start = 7 + _uint_size(ts)
+    end = start + len(_SIG_ENTRY) + SIGNATURE_SIZE
+    if not verify(author, b"\xa7" + raw[1:start] + raw[end:], sig):
+        raise InvalidObject(Reason.BAD_SIGNATURE, "the signature does not match the author")
+    return Object(_object_id(raw), kind, author, ts, stream, tuple(links), body, sig, raw)

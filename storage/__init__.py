@@ -1,0 +1,1 @@
+"""Hearth storage layer (see DESIGN.md, "Layers")."""

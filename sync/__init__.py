@@ -1,0 +1,1 @@
+"""Hearth sync layer (see DESIGN.md, "Layers")."""

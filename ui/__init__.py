@@ -1,0 +1,1 @@
+"""Hearth ui layer (see DESIGN.md, "Layers")."""
