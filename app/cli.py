@@ -29,6 +29,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import chat_commands  # noqa: F401  (registers its commands)
+
     parser = argparse.ArgumentParser(
         prog="hearth",
         description="Hearth: local-first chat and documents, synced over your network.",

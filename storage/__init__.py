@@ -1,1 +1,10 @@
-"""Hearth storage layer (see DESIGN.md, "Layers")."""
+"""The SQLite replica: one file per workspace, one ingest path, the chat views."""
+
+from .errors import NotFound, SchemaError, StorageError
+from .records import ChannelInfo, ChannelState, IngestResult, Member, Message, StateEvent, Status
+from .replica import Replica, validate_many
+
+__all__ = [
+    "ChannelInfo", "ChannelState", "IngestResult", "Member", "Message", "NotFound", "Replica",
+    "SchemaError", "StateEvent", "Status", "StorageError", "validate_many",
+]

@@ -1,0 +1,290 @@
+"""`hearth` chat commands. Each one calls the Workspace method of the same name; no logic here
+beyond parsing arguments and printing results."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import os
+import sys
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from core.errors import InvalidObject
+from core.identity import IdentityError
+from core.policy import Policy
+from storage import Message, StorageError
+
+from .cli import COMMANDS, CLIError
+from .paths import PathError, Paths
+from .workspace import Workspace, WorkspaceError, export_identity, import_identity, parse_key
+
+PASSPHRASE_ENV = "HEARTH_PASSPHRASE"
+
+
+def _paths(args: argparse.Namespace) -> Paths:
+    try:
+        return Paths.resolve(args.data, args.workspace)
+    except PathError as exc:
+        raise CLIError(str(exc)) from None
+
+
+def _errors(handler: Callable[[argparse.Namespace], Any]) -> Callable[[argparse.Namespace], Any]:
+    """Turn every expected failure into one line for the person, never a traceback."""
+    def run(args: argparse.Namespace) -> Any:
+        try:
+            return handler(args)
+        except (WorkspaceError, StorageError, IdentityError, InvalidObject, PathError) as exc:
+            raise CLIError(str(exc)) from None
+    return run
+
+
+def _open(args: argparse.Namespace) -> Workspace:
+    return Workspace.open(_paths(args))
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, ensure_ascii=False, indent=2))
+
+
+def _short(key: bytes) -> str:
+    return key.hex()[:8]
+
+
+def _when(ts: int) -> str:
+    return datetime.fromtimestamp(ts / 1000).strftime("%Y-%m-%d %H:%M")
+
+
+def _message_json(m: Message) -> dict:
+    return {"id": m.id.hex(), "channel": m.channel, "author": m.author.hex(), "nick": m.nick,
+            "ts": m.ts, "text": m.text, "cursor": m.cursor}
+
+
+def _print_messages(messages: list[Message], as_json: bool, *, channel: bool = False) -> None:
+    if as_json:
+        _print_json([_message_json(m) for m in messages])
+        return
+    for m in messages:
+        where = f"#{m.channel} " if channel else ""
+        who = f"{m.nick or 'anonymous'} ({_short(m.author)})"
+        print(f"{_when(m.ts)}  {where}{who}: {m.text}")
+        print(f"    id {m.id.hex()}")
+
+
+def _passphrase(confirm: bool) -> str:
+    value = os.environ.get(PASSPHRASE_ENV)
+    if value is not None:
+        return value
+    if not sys.stdin.isatty():
+        raise CLIError(f"no passphrase: set {PASSPHRASE_ENV} or run in a terminal")
+    value = getpass.getpass("Passphrase: ")
+    if confirm and getpass.getpass("Passphrase again: ") != value:
+        raise CLIError("the passphrases differ")
+    return value
+
+
+# Handlers -----------------------------------------------------------------------------------
+
+def cmd_init(args: argparse.Namespace) -> None:
+    with Workspace.init(_paths(args), args.nick, name=args.name) as ws:
+        print(ws.id.hex())
+
+
+def _writer(method: str, *fields: str) -> Callable[[argparse.Namespace], None]:
+    def handler(args: argparse.Namespace) -> None:
+        with _open(args) as ws:
+            obj = getattr(ws, method)(*(getattr(args, f) for f in fields))
+            print(obj.id.hex())
+    return handler
+
+
+def cmd_delete(args: argparse.Namespace) -> None:
+    with _open(args) as ws:
+        print(ws.delete(parse_key(args.id, "the id")).id.hex())
+
+
+def cmd_read(args: argparse.Namespace) -> None:
+    if args.limit < 1:
+        raise CLIError("--limit must be at least 1")
+    with _open(args) as ws:
+        _print_messages(ws.read(args.channel, limit=args.limit, before=args.before), args.json)
+
+
+def cmd_channels(args: argparse.Namespace) -> None:
+    with _open(args) as ws:
+        rows = ws.channels()
+    if args.json:
+        _print_json([{"name": c.name, "topic": c.topic, "members": c.members,
+                      "messages": c.messages} for c in rows])
+        return
+    for c in rows:
+        topic = f"  {c.topic}" if c.topic else ""
+        print(f"#{c.name}  {c.members} members, {c.messages} messages{topic}")
+
+
+def _members_json(members: Any) -> list[dict]:
+    return [{"key": m.key.hex(), "nick": m.nick} for m in members]
+
+
+def cmd_members(args: argparse.Namespace) -> None:
+    with _open(args) as ws:
+        members = ws.members(args.channel)
+    if args.json:
+        _print_json(_members_json(members))
+        return
+    for m in members:
+        print(f"{m.nick or 'anonymous'}  {m.key.hex()}")
+
+
+def cmd_search(args: argparse.Namespace) -> None:
+    with _open(args) as ws:
+        _print_messages(ws.search(args.query, limit=args.limit), args.json, channel=True)
+
+
+def cmd_state(args: argparse.Namespace) -> None:
+    with _open(args) as ws:
+        state = ws.state(args.channel)
+    if args.json:
+        _print_json({
+            "channel": state.channel, "topic": state.topic,
+            "members": _members_json(state.members),
+            "nicknames": {m.key.hex(): m.nick for m in state.members if m.nick},
+            "history": [{"id": e.id.hex(), "kind": e.kind, "author": e.author.hex(),
+                         "ts": e.ts, "value": e.value} for e in state.history],
+        })
+        return
+    print(f"#{state.channel}")
+    print(f"topic: {state.topic or '(none)'}")
+    print(f"members ({len(state.members)}):")
+    for m in state.members:
+        print(f"  {m.nick or 'anonymous'}  {m.key.hex()}")
+
+
+def cmd_policy(args: argparse.Namespace) -> None:
+    subjects = [parse_key(s, "--subject").hex() for s in args.subject]
+    try:
+        policy = Policy("allow" if args.allow else "deny", subjects, args.resource, ["append"])
+    except (TypeError, ValueError) as exc:
+        raise CLIError(str(exc)) from None
+    with _open(args) as ws:
+        print(ws.add_policy(args.channel, policy).id.hex())
+
+
+def cmd_policies(args: argparse.Namespace) -> None:
+    with _open(args) as ws:
+        policies = ws.policies(args.channel)
+    if args.json:
+        _print_json([p.to_dict() for p in policies])
+        return
+    if not policies:
+        print("no policies: everyone may post everything")
+    for n, p in enumerate(policies, 1):
+        who = ", ".join(s[:16] for s in sorted(p.subjects)) or "anyone"
+        what = ", ".join(sorted(p.resources)) or "any kind"
+        print(f"{n}. {p.effect} {who} to post {what}")
+
+
+def cmd_admin_grant(args: argparse.Namespace) -> None:
+    with _open(args) as ws:
+        print(ws.grant_admin(parse_key(args.key)).id.hex())
+
+
+def cmd_identity_export(args: argparse.Namespace) -> None:
+    paths = _paths(args)
+    from core.identity import Identity
+
+    identity = Identity.load(paths.identity)
+    export_identity(identity, Path(args.file), _passphrase(confirm=True))
+    print(identity.public_key.hex())
+
+
+def cmd_identity_import(args: argparse.Namespace) -> None:
+    identity = import_identity(_paths(args), Path(args.file), _passphrase(confirm=False))
+    print(identity.public_key.hex())
+
+
+def cmd_whoami(args: argparse.Namespace) -> None:
+    with _open(args) as ws:
+        if args.json:
+            _print_json({"key": ws.key.hex(), "nick": ws.nickname(), "workspace": ws.id.hex(),
+                         "admin": ws.replica.is_admin(ws.key)})
+        else:
+            print(f"{ws.nickname() or 'anonymous'}  {ws.key.hex()}")
+
+
+# Registration -------------------------------------------------------------------------------
+
+def register(sub: argparse._SubParsersAction, common: Callable) -> None:
+    def add(name: str, handler: Callable, help: str, *, json_flag: bool = False,
+            parent: argparse._SubParsersAction | None = None) -> argparse.ArgumentParser:
+        parser = (parent or sub).add_parser(name, help=help, description=help)
+        common(parser)
+        if json_flag:
+            parser.add_argument("--json", action="store_true", help="print JSON")
+        parser.set_defaults(handler=_errors(handler))
+        return parser
+
+    p = add("init", cmd_init, "create your identity (if needed) and a new workspace")
+    p.add_argument("--nick", required=True, help="your nickname")
+    p.add_argument("--name", help="the workspace's display name")
+    p = add("post", _writer("post", "channel", "text"), "post a message to a channel")
+    p.add_argument("channel")
+    p.add_argument("text")
+    p = add("topic", _writer("topic", "channel", "text"), "set a channel's topic")
+    p.add_argument("channel")
+    p.add_argument("text")
+    p = add("nick", _writer("nick", "name"), "set your nickname")
+    p.add_argument("name")
+    p = add("join", _writer("join", "channel"), "join a channel")
+    p.add_argument("channel")
+    p = add("leave", _writer("leave", "channel"), "leave a channel")
+    p.add_argument("channel")
+    p = add("delete", cmd_delete, "delete one of your posts (admins: anyone's)")
+    p.add_argument("id", help="the post's id (64 hex characters)")
+    p = add("read", cmd_read, "read a channel, newest last", json_flag=True)
+    p.add_argument("channel")
+    p.add_argument("--limit", type=int, default=50, help="how many messages (default 50)")
+    p.add_argument("--before", metavar="CURSOR", help="page: messages before this cursor")
+    add("channels", cmd_channels, "list channels", json_flag=True)
+    p = add("members", cmd_members, "list a channel's members", json_flag=True)
+    p.add_argument("channel")
+    p = add("search", cmd_search, "search messages in every channel", json_flag=True)
+    p.add_argument("query")
+    p.add_argument("--limit", type=int, default=50, help="how many results (default 50)")
+    p = add("state", cmd_state, "a channel's topic, members and nicknames", json_flag=True)
+    p.add_argument("channel")
+    p = add("policy", cmd_policy, "add an access policy to a channel (admins)")
+    p.add_argument("channel")
+    effect = p.add_mutually_exclusive_group(required=True)
+    effect.add_argument("--allow", action="store_true", help="allow what the policy matches")
+    effect.add_argument("--deny", action="store_true", help="deny what the policy matches")
+    p.add_argument("--subject", action="append", default=[], metavar="KEY",
+                   help="a key the policy applies to (repeatable; none = everyone)")
+    p.add_argument("--resource", action="append", default=[], metavar="KIND",
+                   help="a post kind, e.g. post/text (repeatable; none = every kind)")
+    p = add("policies", cmd_policies, "list a channel's access policies", json_flag=True)
+    p.add_argument("channel")
+    add("whoami", cmd_whoami, "your key and nickname", json_flag=True)
+
+    admin = sub.add_parser("admin", help="workspace administration",
+                           description="workspace administration")
+    admin_sub = admin.add_subparsers(dest="admin_command", metavar="COMMAND", required=True)
+    p = add("grant", cmd_admin_grant, "make a key an admin (root admin only)", parent=admin_sub)
+    p.add_argument("key", help="the key (64 hex characters)")
+
+    identity = sub.add_parser("identity", help="export or import your identity",
+                              description="export or import your identity "
+                              f"(passphrase from ${PASSPHRASE_ENV} or the terminal)")
+    id_sub = identity.add_subparsers(dest="identity_command", metavar="COMMAND", required=True)
+    p = add("export", cmd_identity_export, "write your identity, passphrase-protected",
+            parent=id_sub)
+    p.add_argument("file")
+    p = add("import", cmd_identity_import, "use an exported identity in this data folder",
+            parent=id_sub)
+    p.add_argument("file")
+
+
+COMMANDS.append(register)

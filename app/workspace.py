@@ -1,0 +1,268 @@
+"""The library API of one workspace: what the `hearth` commands (and later the window) call.
+
+Every object goes the one path of data: build (core) -> ingest (storage) -> notify.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from core import kinds
+from core.causal import next_ts
+from core.errors import InvalidObject
+from core.identity import Identity, IdentityError
+from core.objects import Object, build
+from core.policy import Policy
+from storage import (
+    ChannelInfo,
+    ChannelState,
+    Member,
+    Message,
+    NotFound,
+    Replica,
+    Status,
+    StorageError,
+)
+
+from .paths import Paths
+
+SECRET_SIZE = 32
+DEFAULT_CHANNEL = "general"
+
+
+class WorkspaceError(Exception):
+    """Something the person asked for that cannot be done, said in one line."""
+
+
+def parse_key(text: str, what: str = "key") -> bytes:
+    """A 32-byte key or id given as 64 hex characters."""
+    try:
+        value = bytes.fromhex(text.strip())
+    except ValueError:
+        value = b""
+    if len(value) != 32:
+        raise WorkspaceError(f"{what} must be 64 hexadecimal characters, got {text!r}")
+    return value
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def load_or_create_identity(paths: Paths) -> Identity:
+    if paths.identity.exists():
+        return Identity.load(paths.identity)
+    identity = Identity.generate()
+    identity.save(paths.identity)
+    return identity
+
+
+@dataclass
+class Workspace:
+    """One workspace on this computer: the person's identity and the workspace's replica."""
+
+    paths: Paths
+    identity: Identity
+    replica: Replica
+    clock: Callable[[], float] = time.time
+    # Called with every object this workspace created (the Node hooks sync and the UI here).
+    on_created: Callable[[Object], None] | None = None
+
+    # Opening ----------------------------------------------------------------------------------
+
+    @classmethod
+    def init(cls, paths: Paths, nick: str, *, name: str | None = None,
+             clock: Callable[[], float] = time.time) -> Workspace:
+        """Create the identity (if this data folder has none), the genesis and the replica."""
+        if paths.replica.exists():
+            raise WorkspaceError(
+                f"workspace {paths.workspace!r} already exists in {paths.data}")
+        kinds.check_name(nick, "nickname", kinds.MAX_NICK)
+        identity = load_or_create_identity(paths)
+        genesis = build(identity, "workspace/genesis", stream=kinds.GENESIS_STREAM,
+                        body={"name": name or paths.workspace, "nonce": os.urandom(16)},
+                        ts=int(clock() * 1000))
+        _write_private(paths.secret, os.urandom(SECRET_SIZE))
+        replica = Replica.create(paths.replica, genesis.id, identity.public_key, clock=clock)
+        workspace = cls(paths, identity, replica, clock)
+        workspace._ingest(genesis)
+        workspace.nick(nick)
+        workspace.join(DEFAULT_CHANNEL)
+        return workspace
+
+    @classmethod
+    def open(cls, paths: Paths, *, clock: Callable[[], float] = time.time) -> Workspace:
+        if not paths.replica.exists():
+            raise WorkspaceError(
+                f"no workspace {paths.workspace!r} in {paths.data}; "
+                "create one with `hearth init --nick NAME`")
+        identity = Identity.load(paths.identity)
+        return cls(paths, identity, Replica(paths.replica, clock=clock), clock)
+
+    def close(self) -> None:
+        self.replica.close()
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def id(self) -> bytes:
+        return self.replica.workspace.id
+
+    @property
+    def key(self) -> bytes:
+        return self.identity.public_key
+
+    # Writing ----------------------------------------------------------------------------------
+
+    def _ingest(self, obj: Object) -> Object:
+        result = self.replica.ingest([obj])[0]
+        if result.status is Status.REJECTED:  # pragma: no cover - build() checks validity
+            raise WorkspaceError(f"object rejected: {result.message}")
+        if self.on_created is not None:
+            self.on_created(obj)
+        return obj
+
+    def publish(self, kind: str, stream: bytes, body: dict) -> Object:
+        """Build, sign and ingest an object that links to the current heads of `stream`."""
+        heads = self.replica.heads(stream)
+        ts = next_ts(int(self.clock() * 1000), (ts for _, ts in heads))
+        try:
+            obj = build(self.identity, kind, stream=stream, body=body, ts=ts,
+                        links=[head for head, _ in heads][:64])
+        except InvalidObject as exc:
+            raise WorkspaceError(str(exc)) from None
+        return self._ingest(obj)
+
+    def _channel(self, channel: str) -> tuple[str, bytes]:
+        channel = channel.strip()
+        try:
+            kinds.check_name(channel, "channel name", kinds.MAX_CHANNEL)
+        except InvalidObject as exc:
+            raise WorkspaceError(str(exc)) from None
+        return channel, kinds.channel_stream(self.id, channel)
+
+    def post(self, channel: str, text: str) -> Object:
+        if not text.strip():
+            raise WorkspaceError("a message needs some text")
+        channel, stream = self._channel(channel)
+        return self.publish("post/text", stream, {"channel": channel, "text": text})
+
+    def topic(self, channel: str, topic: str) -> Object:
+        channel, stream = self._channel(channel)
+        return self.publish("post/topic", stream, {"channel": channel, "topic": topic.strip()})
+
+    def join(self, channel: str) -> Object:
+        channel, stream = self._channel(channel)
+        return self.publish("post/join", stream, {"channel": channel})
+
+    def leave(self, channel: str) -> Object:
+        channel, stream = self._channel(channel)
+        return self.publish("post/leave", stream, {"channel": channel})
+
+    def nick(self, name: str) -> Object:
+        return self.publish("post/info", kinds.profile_stream(self.key), {"name": name.strip()})
+
+    def delete(self, object_id: bytes) -> Object:
+        """Delete one of my chat posts (or anyone's, as an admin)."""
+        try:
+            target = self.replica.object(object_id)
+        except NotFound:
+            if self.replica.is_deleted(object_id):
+                raise WorkspaceError(f"{object_id.hex()} is already deleted") from None
+            raise WorkspaceError(f"this replica holds no post {object_id.hex()}") from None
+        if target.type not in kinds.DELETABLE_KINDS:
+            raise WorkspaceError(f"{target.type} objects cannot be deleted, only chat posts")
+        if target.author != self.key and not self.replica.is_admin(self.key):
+            raise WorkspaceError("you can only delete your own posts (admins can delete any)")
+        return self.publish("post/delete", target.stream, {"targets": [object_id]})
+
+    def set_policies(self, channel: str, policies: Iterable[Policy]) -> Object:
+        """Replace `channel`'s policy list (admins only)."""
+        if not self.replica.is_admin(self.key):
+            raise WorkspaceError("only admins can set channel policies")
+        channel, _ = self._channel(channel)
+        return self.publish("channel/policy", self.id,
+                            {"channel": channel, "policies": [p.to_dict() for p in policies]})
+
+    def add_policy(self, channel: str, policy: Policy) -> Object:
+        """Append `policy` to `channel`'s list; later policies win ties."""
+        return self.set_policies(channel, [*self.replica.policies(channel), policy])
+
+    def grant_admin(self, key: bytes) -> Object:
+        if self.key != self.replica.workspace.root:
+            raise WorkspaceError("only the workspace's creator (the root admin) can grant admin")
+        if self.replica.is_admin(key):
+            raise WorkspaceError(f"{key.hex()} is already an admin")
+        return self.publish("workspace/admin-grant", self.id, {"key": key})
+
+    # Reading ----------------------------------------------------------------------------------
+
+    def read(self, channel: str, *, limit: int = 50, before: str | None = None) -> list[Message]:
+        try:
+            return self.replica.messages(channel, limit=limit, before=before)
+        except StorageError as exc:
+            raise WorkspaceError(str(exc)) from None
+
+    def channels(self) -> list[ChannelInfo]:
+        return self.replica.channels()
+
+    def members(self, channel: str) -> list[Member]:
+        return self.replica.members(channel)
+
+    def state(self, channel: str) -> ChannelState:
+        try:
+            return self.replica.channel_state(channel)
+        except NotFound as exc:
+            raise WorkspaceError(str(exc)) from None
+
+    def search(self, query: str, *, limit: int = 50) -> list[Message]:
+        return self.replica.search(query, limit=limit)
+
+    def policies(self, channel: str) -> list[Policy]:
+        return self.replica.policies(channel)
+
+    def nickname(self, key: bytes | None = None) -> str | None:
+        return self.replica.nickname(key or self.key)
+
+    # Identity ---------------------------------------------------------------------------------
+
+    def export_identity(self, path: Path, passphrase: str) -> None:
+        export_identity(self.identity, path, passphrase)
+
+
+def export_identity(identity: Identity, path: Path, passphrase: str) -> None:
+    if path.exists():
+        raise WorkspaceError(f"{path} already exists; choose a new file name")
+    _write_private(path, identity.export_protected(passphrase))
+
+
+def import_identity(paths: Paths, path: Path, passphrase: str) -> Identity:
+    """Make this data folder use the identity exported to `path` (e.g. on another computer)."""
+    if paths.identity.exists():
+        current = Identity.load(paths.identity)
+        raise WorkspaceError(
+            f"this data folder already has an identity ({current.public_key.hex()[:16]}…); "
+            "import into a new --data folder")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise WorkspaceError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        identity = Identity.import_protected(data, passphrase)
+    except IdentityError as exc:
+        raise WorkspaceError(str(exc)) from None
+    identity.save(paths.identity)
+    return identity

@@ -1,0 +1,418 @@
+"""The single ingest path: store a batch of valid objects and keep every view consistent.
+
+Runs inside the caller's write transaction. Every view is a function of the set of objects
+held (and of `now`, for posts dated too far ahead), never of arrival order; the order of work
+inside a batch (grants, then policies, then posts, then deletes) only saves recomputation.
+Last-writer-wins views order by (ts, id): authors date objects after what they link to
+(core.causal.next_ts), which makes that order a causal order.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from core import kinds
+from core.encoding import dumps, loads
+from core.objects import Object
+from core.policy import Policy, evaluate
+
+FUTURE_MS = 7 * 24 * 3600 * 1000
+HIDDEN_POLICY = 1
+HIDDEN_FUTURE = 2
+_STATE_KINDS = {"post/topic": "topic", "post/join": "join", "post/leave": "leave"}
+_STATE_RESOURCE = {v: k for k, v in _STATE_KINDS.items()}
+_CHUNK = 500  # ids per IN (...) query, below SQLite's variable limit
+
+
+def chunks(seq: Sequence, size: int = _CHUNK) -> Iterable[Sequence]:
+    for start in range(0, len(seq), size):
+        yield seq[start:start + size]
+
+
+def placeholders(count: int) -> str:
+    return ",".join("?" * count)
+
+
+@dataclass(frozen=True)
+class Workspace:
+    id: bytes
+    root: bytes
+
+
+class Batch:
+    """Applies new objects to one connection inside an open write transaction."""
+
+    def __init__(self, conn: sqlite3.Connection, workspace: Workspace, now_ms: int):
+        self.conn = conn
+        self.ws = workspace
+        self.horizon = now_ms + FUTURE_MS
+        self._admins: set[bytes] | None = None
+        self._policies: dict[str, list[Policy]] = {}
+
+    # Lookups ------------------------------------------------------------------------------
+
+    @property
+    def admins(self) -> set[bytes]:
+        if self._admins is None:
+            self._admins = {row[0] for row in self.conn.execute("SELECT key FROM admins")}
+        return self._admins
+
+    def policies(self, channel: str) -> list[Policy]:
+        """The policy list in force in `channel`: the latest one an admin wrote."""
+        if channel not in self._policies:
+            row = self.conn.execute(
+                "SELECT body FROM policies WHERE channel = ? AND author IN "
+                "(SELECT key FROM admins) ORDER BY ts DESC, id DESC LIMIT 1", (channel,)
+            ).fetchone()
+            self._policies[channel] = (
+                [Policy.from_dict(item) for item in loads(row[0])] if row else []
+            )
+        return self._policies[channel]
+
+    def _policy_bit(self, channel: str, author: bytes, kind: str) -> int:
+        policies = self.policies(channel)
+        if policies and not evaluate(policies, author.hex(), kind, "append"):
+            return HIDDEN_POLICY
+        return 0
+
+    def _future_bit(self, ts: int) -> int:
+        return HIDDEN_FUTURE if ts > self.horizon else 0
+
+    # The batch ----------------------------------------------------------------------------
+
+    def add(self, objects: list[Object]) -> None:
+        """Store `objects` (valid, not yet held, not tombstoned) and index them."""
+        if not objects:
+            return
+        start = self.conn.execute("SELECT COALESCE(MAX(oid), 0) + 1 FROM objects").fetchone()[0]
+        oids = {obj.id: start + n for n, obj in enumerate(objects)}
+        self.conn.executemany(
+            "INSERT INTO objects (oid, id, type, author, ts, stream, raw) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(oids[o.id], o.id, o.type, o.author, o.ts, o.stream, o.raw) for o in objects],
+        )
+        self._link(objects)
+        by_kind: dict[str, list[Object]] = {}
+        for obj in objects:
+            by_kind.setdefault(obj.type, []).append(obj)
+        for obj in by_kind.get("workspace/admin-grant", ()):
+            self._grant(obj)
+        touched = {self._policy_object(obj, oids[obj.id])
+                   for obj in by_kind.get("channel/policy", ())}
+        for channel in touched - {None}:
+            self.rehide(channel)
+        self._texts(by_kind.get("post/text", ()), oids)
+        for kind in _STATE_KINDS:
+            for obj in by_kind.get(kind, ()):
+                self._state(obj, oids[obj.id])
+        for obj in by_kind.get("post/info", ()):
+            self._info(obj, oids[obj.id])
+        for obj in by_kind.get("post/delete", ()):
+            self._delete(obj, oids[obj.id])
+        self._arrived_targets(list(oids))
+
+    # Heads --------------------------------------------------------------------------------
+
+    def _link(self, objects: list[Object]) -> None:
+        links = [(link,) for obj in objects for link in obj.links]
+        if links:
+            self.conn.executemany(
+                "INSERT INTO linked (id, refs) VALUES (?, 1) "
+                "ON CONFLICT (id) DO UPDATE SET refs = refs + 1", links)
+            self.conn.executemany("DELETE FROM heads WHERE id = ?", links)
+        linked: set[bytes] = set()
+        ids = [obj.id for obj in objects]
+        for part in chunks(ids):
+            linked.update(row[0] for row in self.conn.execute(
+                f"SELECT id FROM linked WHERE id IN ({placeholders(len(part))})", part))
+        self.conn.executemany(
+            "INSERT INTO heads (stream, id, ts) VALUES (?, ?, ?)",
+            [(o.stream, o.id, o.ts) for o in objects if o.id not in linked])
+
+    def _unlink(self, oid: int, obj_id: bytes, links: Iterable[bytes]) -> None:
+        self.conn.execute("DELETE FROM heads WHERE id = ?", (obj_id,))
+        for link in links:
+            self.conn.execute("UPDATE linked SET refs = refs - 1 WHERE id = ?", (link,))
+            row = self.conn.execute("SELECT refs FROM linked WHERE id = ?", (link,)).fetchone()
+            if row and row[0] <= 0:
+                self.conn.execute("DELETE FROM linked WHERE id = ?", (link,))
+                self.conn.execute(
+                    "INSERT OR IGNORE INTO heads (stream, id, ts) "
+                    "SELECT stream, id, ts FROM objects WHERE id = ?", (link,))
+
+    # Workspace: admins and policies -------------------------------------------------------
+
+    def _grant(self, obj: Object) -> None:
+        if obj.author != self.ws.root or obj.stream != self.ws.id:
+            return
+        key = obj.body["key"]
+        if key in self.admins:
+            return
+        self.conn.execute("INSERT INTO admins (key, grant_id) VALUES (?, ?)", (key, obj.id))
+        self.admins.add(key)
+        self._policies.clear()
+        # A new admin's earlier policies and deletes now count.
+        channels = [row[0] for row in self.conn.execute(
+            "SELECT DISTINCT channel FROM policies WHERE author = ?", (key,))]
+        for channel in channels:
+            self.rehide(channel)
+        pending = self.conn.execute(
+            "SELECT o.raw, o.oid FROM delete_targets d JOIN objects o ON o.oid = d.delete_oid "
+            "WHERE o.author = ? GROUP BY o.oid", (key,)).fetchall()
+        for raw, oid in pending:
+            self._delete(_stored(raw), oid, record=False)
+
+    def _policy_object(self, obj: Object, oid: int) -> str | None:
+        if obj.stream != self.ws.id:
+            return None
+        channel = kinds.channel_key(obj.body["channel"])
+        self.conn.execute(
+            "INSERT INTO policies (oid, channel, author, ts, id, body) VALUES (?, ?, ?, ?, ?, ?)",
+            (oid, channel, obj.author, obj.ts, obj.id, dumps(obj.body["policies"])))
+        self._channel(channel, obj.body["channel"], obj)
+        return channel if obj.author in self.admins else None
+
+    def rehide(self, channel: str) -> None:
+        """Re-decide the policy bit of everything in `channel` (policies apply retroactively)."""
+        self._policies.pop(channel, None)
+        rows = self.conn.execute(
+            "SELECT DISTINCT author FROM messages WHERE channel = ?", (channel,)).fetchall()
+        for (author,) in rows:
+            bit = self._policy_bit(channel, author, "post/text")
+            self.conn.execute(
+                "UPDATE messages SET hidden = (hidden & ~1) | ? "
+                "WHERE channel = ? AND author = ? AND (hidden & 1) != ?",
+                (bit, channel, author, bit))
+        rows = self.conn.execute(
+            "SELECT DISTINCT author, kind FROM state WHERE channel = ?", (channel,)).fetchall()
+        for author, kind in rows:
+            bit = self._policy_bit(channel, author, _STATE_RESOURCE[kind])
+            self.conn.execute(
+                "UPDATE state SET hidden = (hidden & ~1) | ? "
+                "WHERE channel = ? AND author = ? AND kind = ? AND (hidden & 1) != ?",
+                (bit, channel, author, kind, bit))
+        self.recount(channel)
+        authors = {a for (a,) in self.conn.execute(
+            "SELECT author FROM messages WHERE channel = ? UNION "
+            "SELECT author FROM state WHERE channel = ? UNION "
+            "SELECT author FROM members WHERE channel = ?", (channel, channel, channel))}
+        for author in authors:
+            self.remember(channel, author)
+
+    # Channels, messages, state ------------------------------------------------------------
+
+    def _channel(self, key: str, name: str, obj: Object) -> None:
+        """Register a channel; its display name is the one of its earliest object."""
+        self.conn.execute(
+            "INSERT INTO channels (key, name, name_ts, name_id) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (key) DO UPDATE SET name = excluded.name, name_ts = excluded.name_ts, "
+            "name_id = excluded.name_id WHERE (excluded.name_ts, excluded.name_id) "
+            "< (channels.name_ts, channels.name_id)", (key, name, obj.ts, obj.id))
+
+    def _in_channel_stream(self, obj: Object) -> str | None:
+        name = obj.body["channel"]
+        if obj.stream != kinds.channel_stream(self.ws.id, name):
+            return None
+        return kinds.channel_key(name)
+
+    def _texts(self, objects: Sequence[Object], oids: dict[bytes, int]) -> None:
+        rows = []
+        newest: dict[tuple[str, bytes], tuple[int, bytes]] = {}
+        visible: dict[str, int] = {}
+        for obj in objects:
+            channel = self._in_channel_stream(obj)
+            if channel is None:
+                continue
+            self._channel(channel, obj.body["channel"], obj)
+            hidden = self._policy_bit(channel, obj.author, "post/text") | self._future_bit(obj.ts)
+            rows.append((oids[obj.id], obj.id, channel, obj.author, obj.ts, obj.body["text"],
+                         hidden))
+            if not hidden:
+                visible[channel] = visible.get(channel, 0) + 1
+                key = (channel, obj.author)
+                if key not in newest or (obj.ts, obj.id) > newest[key]:
+                    newest[key] = (obj.ts, obj.id)
+        self.conn.executemany(
+            "INSERT INTO messages (oid, id, channel, author, ts, text, hidden) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        self.conn.executemany(
+            "INSERT INTO messages_fts (rowid, text) VALUES (?, ?)",
+            [(row[0], row[5]) for row in rows])
+        self.conn.executemany(
+            "UPDATE channels SET messages = messages + ? WHERE key = ?",
+            [(count, channel) for channel, count in visible.items()])
+        for (channel, author), (ts, oid_id) in newest.items():
+            self._advance_member(channel, author, True, ts, oid_id)
+
+    def _state(self, obj: Object, oid: int) -> None:
+        channel = self._in_channel_stream(obj)
+        if channel is None:
+            return
+        self._channel(channel, obj.body["channel"], obj)
+        kind = _STATE_KINDS[obj.type]
+        hidden = self._policy_bit(channel, obj.author, obj.type) | self._future_bit(obj.ts)
+        self.conn.execute(
+            "INSERT INTO state (oid, id, channel, kind, author, ts, value, hidden) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (oid, obj.id, channel, kind, obj.author, obj.ts, obj.body.get("topic"), hidden))
+        if kind != "topic" and not hidden:
+            self._advance_member(channel, obj.author, kind == "join", obj.ts, obj.id)
+
+    def _info(self, obj: Object, oid: int) -> None:
+        if obj.stream != kinds.profile_stream(obj.author):
+            return
+        self.conn.execute(
+            "INSERT INTO nicks (oid, id, author, ts, name, hidden) VALUES (?, ?, ?, ?, ?, ?)",
+            (oid, obj.id, obj.author, obj.ts, obj.body["name"], self._future_bit(obj.ts)))
+
+    def _advance_member(self, channel: str, author: bytes, member: bool, ts: int,
+                        oid_id: bytes) -> None:
+        """Membership after one more visible event: the newest (ts, id) event decides."""
+        self.conn.execute(
+            "INSERT INTO members (channel, author, member, ts, id) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (channel, author) DO UPDATE SET member = excluded.member, "
+            "ts = excluded.ts, id = excluded.id "
+            "WHERE (excluded.ts, excluded.id) > (members.ts, members.id)",
+            (channel, author, int(member), ts, oid_id))
+
+    def remember(self, channel: str, author: bytes) -> None:
+        """Recompute membership of `author` in `channel` from the visible events left."""
+        self.conn.execute("DELETE FROM members WHERE channel = ? AND author = ?",
+                          (channel, author))
+        row = self.conn.execute(
+            "SELECT kind = 'join', ts, id FROM state WHERE channel = ? AND author = ? "
+            "AND kind != 'topic' AND hidden = 0 ORDER BY ts DESC, id DESC LIMIT 1",
+            (channel, author)).fetchone()
+        if row:
+            self._advance_member(channel, author, bool(row[0]), row[1], row[2])
+        row = self.conn.execute(
+            "SELECT ts, id FROM messages WHERE channel = ? AND author = ? AND hidden = 0 "
+            "ORDER BY ts DESC, id DESC LIMIT 1", (channel, author)).fetchone()
+        if row:
+            self._advance_member(channel, author, True, row[0], row[1])
+
+    def recount(self, channel: str) -> None:
+        self.conn.execute(
+            "UPDATE channels SET messages = (SELECT COUNT(*) FROM messages "
+            "WHERE channel = ?1 AND hidden = 0) WHERE key = ?1", (channel,))
+
+    # Deletes ------------------------------------------------------------------------------
+
+    def _delete(self, obj: Object, oid: int, *, record: bool = True) -> None:
+        targets = obj.body["targets"]
+        if record:
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO delete_targets (target, delete_oid) VALUES (?, ?)",
+                [(target, oid) for target in targets])
+        for target in targets:
+            self._honour(obj, target)
+
+    def _arrived_targets(self, ids: list[bytes]) -> None:
+        """New objects that stored deletes already name: the delete still wins."""
+        for part in chunks(ids):
+            rows = self.conn.execute(
+                "SELECT o.raw, d.target FROM delete_targets d "
+                "JOIN objects o ON o.oid = d.delete_oid "
+                f"WHERE d.target IN ({placeholders(len(part))})", part).fetchall()
+            for raw, target in rows:
+                self._honour(_stored(raw), target)
+
+    def _honour(self, delete: Object, target: bytes) -> None:
+        """Drop `target` if `delete` may delete it: its author, or an admin, in its stream."""
+        row = self.conn.execute(
+            "SELECT oid, type, author, stream, raw FROM objects WHERE id = ?", (target,)
+        ).fetchone()
+        if row is None:
+            return
+        oid, kind, author, stream, raw = row
+        if kind not in kinds.DELETABLE_KINDS or stream != delete.stream:
+            return
+        if delete.author != author and delete.author not in self.admins:
+            return
+        self.purge(oid, _stored(raw))
+        self.conn.execute("INSERT OR IGNORE INTO tombstones (id, deleted_by) VALUES (?, ?)",
+                          (target, delete.id))
+
+    def purge(self, oid: int, obj: Object) -> None:
+        """Remove an object's content and every index entry, and recompute what it fed."""
+        channel = None
+        if obj.type == "post/text":
+            row = self.conn.execute(
+                "SELECT channel, text, hidden FROM messages WHERE oid = ?", (oid,)).fetchone()
+            if row:
+                channel, text, hidden = row
+                self.conn.execute(
+                    "INSERT INTO messages_fts (messages_fts, rowid, text) "
+                    "VALUES ('delete', ?, ?)", (oid, text))
+                if not hidden:
+                    self.conn.execute(
+                        "UPDATE channels SET messages = messages - 1 WHERE key = ?", (channel,))
+        elif obj.type in _STATE_KINDS:
+            row = self.conn.execute("SELECT channel FROM state WHERE oid = ?", (oid,)).fetchone()
+            channel = row[0] if row else None
+        self.conn.execute("DELETE FROM objects WHERE oid = ?", (oid,))  # cascades to views
+        self._unlink(oid, obj.id, obj.links)
+        if channel is not None:
+            self.remember(channel, obj.author)
+            self._rename(channel, obj.id)
+
+    def _rename(self, channel: str, gone: bytes) -> None:
+        """If the object that named the channel is gone, the next earliest names it."""
+        row = self.conn.execute("SELECT name_id FROM channels WHERE key = ?", (channel,))
+        found = row.fetchone()
+        if not found or found[0] != gone:
+            return
+        self.conn.execute("DELETE FROM channels WHERE key = ?", (channel,))
+        rows = self.conn.execute(
+            "SELECT o.raw FROM objects o JOIN ("
+            "  SELECT oid, ts, id FROM messages WHERE channel = ?1 UNION ALL "
+            "  SELECT oid, ts, id FROM state WHERE channel = ?1 UNION ALL "
+            "  SELECT oid, ts, id FROM policies WHERE channel = ?1"
+            "  ORDER BY ts, id LIMIT 1) first ON first.oid = o.oid", (channel,)).fetchall()
+        for (raw,) in rows:
+            obj = _stored(raw)
+            self._channel(channel, obj.body["channel"], obj)
+            self.recount(channel)
+
+    # Time ---------------------------------------------------------------------------------
+
+    def mature(self) -> bool:
+        """Show posts whose time has come (dated more than 7 days ahead when they arrived)."""
+        changed = False
+        rows = self.conn.execute(
+            "SELECT channel, author, ts, id, hidden FROM messages "
+            "WHERE hidden & 2 AND ts <= ?", (self.horizon,)).fetchall()
+        if rows:
+            changed = True
+            self.conn.execute(
+                "UPDATE messages SET hidden = hidden & ~2 WHERE hidden & 2 AND ts <= ?",
+                (self.horizon,))
+            for channel, author, ts, oid_id, hidden in rows:
+                if hidden == HIDDEN_FUTURE:
+                    self.conn.execute(
+                        "UPDATE channels SET messages = messages + 1 WHERE key = ?", (channel,))
+                    self._advance_member(channel, author, True, ts, oid_id)
+        rows = self.conn.execute(
+            "SELECT channel, author, kind, ts, id, hidden FROM state "
+            "WHERE hidden & 2 AND ts <= ?", (self.horizon,)).fetchall()
+        if rows:
+            changed = True
+            self.conn.execute(
+                "UPDATE state SET hidden = hidden & ~2 WHERE hidden & 2 AND ts <= ?",
+                (self.horizon,))
+            for channel, author, kind, ts, oid_id, hidden in rows:
+                if hidden == HIDDEN_FUTURE and kind != "topic":
+                    self._advance_member(channel, author, kind == "join", ts, oid_id)
+        cur = self.conn.execute(
+            "UPDATE nicks SET hidden = hidden & ~2 WHERE hidden & 2 AND ts <= ?",
+            (self.horizon,))
+        return changed or cur.rowcount > 0
+
+
+def _stored(raw: bytes) -> Object:
+    """An object read back from the replica: validated on the way in, so not re-verified."""
+    from core.objects import decode_trusted
+
+    return decode_trusted(raw)

@@ -1,0 +1,68 @@
+"""What the replica answers with: plain, immutable records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Status(StrEnum):
+    ADDED = "added"
+    DUPLICATE = "duplicate"
+    REJECTED = "rejected"
+
+
+@dataclass(frozen=True, slots=True)
+class IngestResult:
+    """The answer for one object of a batch. `id` is the hash of the bytes offered."""
+
+    id: bytes
+    status: Status
+    reason: str | None = None
+    message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    id: bytes
+    channel: str
+    author: bytes
+    nick: str | None
+    ts: int
+    text: str
+
+    @property
+    def cursor(self) -> str:
+        """Opaque paging position; (ts, id) because timestamps can tie."""
+        return f"{self.ts}-{self.id.hex()}"
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    key: bytes
+    nick: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StateEvent:
+    id: bytes
+    kind: str  # topic | join | leave | nick
+    author: bytes
+    ts: int
+    value: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelState:
+    channel: str
+    topic: str | None
+    members: tuple[Member, ...]
+    history: tuple[StateEvent, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelInfo:
+    name: str
+    topic: str | None
+    members: int
+    messages: int

@@ -1,0 +1,424 @@
+"""One workspace's SQLite replica: the single ingest path and the chat views' queries."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+
+from core import kinds
+from core.encoding import loads
+from core.errors import InvalidObject
+from core.objects import Object, decode
+from core.policy import Policy
+
+from . import _schema
+from ._ingest import FUTURE_MS, Batch, Workspace, chunks, placeholders
+from .errors import NotFound, StorageError
+from .records import (
+    ChannelInfo,
+    ChannelState,
+    IngestResult,
+    Member,
+    Message,
+    StateEvent,
+    Status,
+)
+
+BUSY_TIMEOUT_MS = 10_000
+_PARALLEL_MIN = 256  # below this, a thread pool costs more than it saves
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _validator_pool() -> ThreadPoolExecutor:
+    # libsodium runs with the GIL released, so threads verify signatures on every core.
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 2,
+                                       thread_name_prefix="hearth-verify")
+        return _pool
+
+
+def _validate_chunk(raws: list[bytes]) -> list[Object | InvalidObject]:
+    out: list[Object | InvalidObject] = []
+    for raw in raws:
+        try:
+            out.append(decode(raw))
+        except InvalidObject as exc:
+            out.append(exc)
+    return out
+
+
+def validate_many(raws: list[bytes]) -> list[Object | InvalidObject]:
+    """Decode and check every object, on all cores for large batches."""
+    workers = os.cpu_count() or 1
+    if len(raws) < _PARALLEL_MIN or workers < 2:
+        return _validate_chunk(raws)
+    size = -(-len(raws) // (workers * 4))
+    parts = [raws[i:i + size] for i in range(0, len(raws), size)]
+    out: list[Object | InvalidObject] = []
+    for part in _validator_pool().map(_validate_chunk, parts):
+        out.extend(part)
+    return out
+
+
+def parse_cursor(cursor: str) -> tuple[int, bytes]:
+    try:
+        ts, hex_id = cursor.split("-", 1)
+        oid = bytes.fromhex(hex_id)
+        if len(oid) != 32:
+            raise ValueError
+        return int(ts), oid
+    except ValueError:
+        raise StorageError(f"{cursor!r} is not a message cursor") from None
+
+
+class Replica:
+    """A workspace's replica in one SQLite file (WAL; safe to share between processes)."""
+
+    def __init__(self, path: str | os.PathLike, *,
+                 clock: Callable[[], float] = time.time):
+        self.path = Path(path)
+        if not self.path.exists():
+            raise NotFound(f"no replica at {self.path}")
+        self._clock = clock
+        self._conn = self._connect(self.path)
+        _schema.migrate(self._conn)
+        meta = dict(self._conn.execute("SELECT key, value FROM meta"))
+        if "workspace" not in meta or "root" not in meta:
+            raise StorageError(f"{self.path} is not a Hearth replica (no workspace)")
+        self.workspace = Workspace(meta["workspace"], meta["root"])
+        self._lock = threading.RLock()
+
+    @staticmethod
+    def _connect(path: Path) -> sqlite3.Connection:
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
+                               timeout=BUSY_TIMEOUT_MS / 1000)
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if mode.lower() != "wal":
+            raise StorageError(f"cannot use WAL mode on {path} (got {mode})")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        return conn
+
+    @classmethod
+    def create(cls, path: str | os.PathLike, workspace_id: bytes, root_key: bytes, *,
+               clock: Callable[[], float] = time.time) -> Replica:
+        """A new, empty replica of workspace `workspace_id` whose root admin is `root_key`."""
+        path = Path(path)
+        if path.exists():
+            raise StorageError(f"a replica already exists at {path}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = cls._connect(path)
+        try:
+            _schema.migrate(conn)
+            conn.execute("BEGIN IMMEDIATE")
+            conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)",
+                             [("workspace", workspace_id), ("root", root_key)])
+            conn.execute("INSERT INTO admins (key, grant_id) VALUES (?, NULL)", (root_key,))
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+        return cls(path, clock=clock)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> Replica:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def now_ms(self) -> int:
+        return int(self._clock() * 1000)
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StorageError("the replica is closed")
+        return self._conn
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            conn = self.conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """A consistent snapshot; first shows posts whose future date has come."""
+        self._mature()
+        with self._lock:
+            conn = self.conn
+            conn.execute("BEGIN")
+            try:
+                yield conn
+            finally:
+                conn.execute("COMMIT")
+
+    def _mature(self) -> None:
+        horizon = self.now_ms() + FUTURE_MS
+        due = self.conn.execute(
+            "SELECT 1 FROM messages WHERE hidden & 2 AND ts <= ?1 UNION ALL "
+            "SELECT 1 FROM state WHERE hidden & 2 AND ts <= ?1 UNION ALL "
+            "SELECT 1 FROM nicks WHERE hidden & 2 AND ts <= ?1 LIMIT 1", (horizon,)).fetchone()
+        if due:
+            with self._write() as conn:
+                Batch(conn, self.workspace, self.now_ms()).mature()
+
+    # The one path of data ---------------------------------------------------------------------
+
+    def ingest(self, items: Iterable[bytes | Object]) -> list[IngestResult]:
+        """Validate, store and index a batch in one transaction; answer per object."""
+        raws = [item.raw if isinstance(item, Object) else bytes(item) for item in items]
+        checked = validate_many(raws)
+        results: list[IngestResult | None] = [None] * len(raws)
+        fresh: dict[bytes, int] = {}
+        for n, (raw, obj) in enumerate(zip(raws, checked, strict=True)):
+            if isinstance(obj, InvalidObject):
+                results[n] = IngestResult(hashlib.blake2b(raw, digest_size=32).digest(),
+                                          Status.REJECTED, obj.reason.value, str(obj))
+            elif obj.id in fresh:
+                results[n] = IngestResult(obj.id, Status.DUPLICATE)
+            else:
+                fresh[obj.id] = n
+        with self._write() as conn:
+            held = self._held(conn, list(fresh))
+            new = []
+            for oid, n in fresh.items():
+                if oid in held:
+                    results[n] = IngestResult(oid, Status.DUPLICATE)
+                else:
+                    new.append(checked[n])
+                    results[n] = IngestResult(oid, Status.ADDED)
+            batch = Batch(conn, self.workspace, self.now_ms())
+            batch.mature()
+            batch.add(new)
+        return results  # type: ignore[return-value]
+
+    @staticmethod
+    def _held(conn: sqlite3.Connection, ids: list[bytes]) -> set[bytes]:
+        held: set[bytes] = set()
+        for part in chunks(ids):
+            marks = placeholders(len(part))
+            held.update(row[0] for row in conn.execute(
+                f"SELECT id FROM objects WHERE id IN ({marks}) UNION ALL "
+                f"SELECT id FROM tombstones WHERE id IN ({marks})", (*part, *part)))
+        return held
+
+    # Objects ----------------------------------------------------------------------------------
+
+    def get(self, object_id: bytes) -> bytes | None:
+        row = self.conn.execute("SELECT raw FROM objects WHERE id = ?", (object_id,)).fetchone()
+        return row[0] if row else None
+
+    def object(self, object_id: bytes) -> Object:
+        raw = self.get(object_id)
+        if raw is None:
+            raise NotFound(f"this replica holds no object {object_id.hex()}")
+        from core.objects import decode_trusted
+
+        return decode_trusted(raw)
+
+    def has(self, object_id: bytes) -> bool:
+        return self.get(object_id) is not None
+
+    def is_deleted(self, object_id: bytes) -> bool:
+        return self.conn.execute(
+            "SELECT 1 FROM tombstones WHERE id = ?", (object_id,)).fetchone() is not None
+
+    def count(self) -> int:
+        return self.conn.execute("SELECT COUNT(*) FROM objects").fetchone()[0]
+
+    def heads(self, stream: bytes) -> list[tuple[bytes, int]]:
+        """(id, ts) of the heads of `stream`, for the links of the next object in it."""
+        return [(row[0], row[1]) for row in self.conn.execute(
+            "SELECT id, ts FROM heads WHERE stream = ? ORDER BY id", (stream,))]
+
+    def posts_by(self, author: bytes, kind: str | None = None) -> list[bytes]:
+        sql = "SELECT id FROM objects WHERE author = ?"
+        args: tuple = (author,)
+        if kind:
+            sql += " AND type = ?"
+            args += (kind,)
+        return [row[0] for row in self.conn.execute(sql + " ORDER BY ts, id", args)]
+
+    def admins(self) -> set[bytes]:
+        return {row[0] for row in self.conn.execute("SELECT key FROM admins")}
+
+    def is_admin(self, key: bytes) -> bool:
+        return self.conn.execute(
+            "SELECT 1 FROM admins WHERE key = ?", (key,)).fetchone() is not None
+
+    # Chat views -------------------------------------------------------------------------------
+
+    _NICK = ("(SELECT name FROM nicks n WHERE n.author = {a} AND n.hidden = 0 "
+             "ORDER BY n.ts DESC, n.id DESC LIMIT 1)")
+
+    def messages(self, channel: str, *, limit: int = 50,
+                 before: str | None = None) -> list[Message]:
+        """The newest `limit` visible messages of `channel` before `before`, newest last."""
+        key = kinds.channel_key(channel)
+        sql = ("SELECT m.id, m.author, " + self._NICK.format(a="m.author") +
+               ", m.ts, m.text FROM messages m WHERE m.channel = ? AND m.hidden = 0")
+        args: list = [key]
+        if before:
+            ts, oid = parse_cursor(before)
+            sql += " AND (m.ts, m.id) < (?, ?)"
+            args += [ts, oid]
+        sql += " ORDER BY m.ts DESC, m.id DESC LIMIT ?"
+        args.append(max(0, limit))
+        with self._read() as conn:
+            rows = conn.execute(sql, args).fetchall()
+            name = self._channel_name(conn, key) or channel
+        return [Message(r[0], name, r[1], r[2], r[3], r[4]) for r in reversed(rows)]
+
+    @staticmethod
+    def _channel_name(conn: sqlite3.Connection, key: str) -> str | None:
+        row = conn.execute("SELECT name FROM channels WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    @staticmethod
+    def _topic(conn: sqlite3.Connection, key: str) -> str | None:
+        row = conn.execute(
+            "SELECT value FROM state WHERE channel = ? AND kind = 'topic' AND hidden = 0 "
+            "ORDER BY ts DESC, id DESC LIMIT 1", (key,)).fetchone()
+        return row[0] if row else None
+
+    def topic(self, channel: str) -> str | None:
+        with self._read() as conn:
+            return self._topic(conn, kinds.channel_key(channel))
+
+    def members(self, channel: str) -> list[Member]:
+        with self._read() as conn:
+            return self._members(conn, kinds.channel_key(channel))
+
+    def _members(self, conn: sqlite3.Connection, key: str) -> list[Member]:
+        rows = conn.execute(
+            "SELECT author, " + self._NICK.format(a="members.author") +
+            " FROM members WHERE channel = ? AND member = 1", (key,)).fetchall()
+        members = [Member(author, nick) for author, nick in rows]
+        return sorted(members, key=lambda m: ((m.nick or "").casefold(), m.key))
+
+    def nickname(self, key: bytes) -> str | None:
+        with self._read() as conn:
+            row = conn.execute("SELECT " + self._NICK.format(a="?"), (key,)).fetchone()
+        return row[0]
+
+    def nicknames(self) -> dict[bytes, str]:
+        """Current nickname of every key that has one."""
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT author, name FROM (SELECT author, name, ROW_NUMBER() OVER ("
+                "PARTITION BY author ORDER BY ts DESC, id DESC) AS rn FROM nicks "
+                "WHERE hidden = 0) WHERE rn = 1").fetchall()
+        return dict(rows)
+
+    def channel_state(self, channel: str) -> ChannelState:
+        """Topic, members and the history of topic, membership and nickname changes."""
+        key = kinds.channel_key(channel)
+        with self._read() as conn:
+            name = self._channel_name(conn, key)
+            if name is None:
+                raise NotFound(f"no channel {channel!r} in this replica")
+            members = self._members(conn, key)
+            history = [StateEvent(*row) for row in conn.execute(
+                "SELECT id, kind, author, ts, value FROM state WHERE channel = ? AND hidden = 0 "
+                "UNION ALL SELECT n.id, 'nick', n.author, n.ts, n.name FROM nicks n "
+                "WHERE n.hidden = 0 AND n.author IN (SELECT author FROM members "
+                "WHERE channel = ?) ORDER BY 4, 1", (key, key))]
+            return ChannelState(name, self._topic(conn, key), tuple(members), tuple(history))
+
+    def channels(self) -> list[ChannelInfo]:
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT c.key, c.name, c.messages, (SELECT COUNT(*) FROM members m "
+                "WHERE m.channel = c.key AND m.member = 1) FROM channels c "
+                "ORDER BY c.key").fetchall()
+            return [ChannelInfo(name, self._topic(conn, key), count, messages)
+                    for key, name, messages, count in rows]
+
+    def search(self, query: str, *, limit: int = 50) -> list[Message]:
+        """Visible messages matching every word of `query` (prefix match on the last)."""
+        words = query.split()
+        if not words:
+            return []
+        terms = ['"' + w.replace('"', '""') + '"' for w in words]
+        terms[-1] += "*"
+        sql = ("SELECT m.id, c.name, m.author, " + self._NICK.format(a="m.author") +
+               ", m.ts, m.text FROM messages_fts f JOIN messages m ON m.oid = f.rowid "
+               "JOIN channels c ON c.key = m.channel "
+               "WHERE messages_fts MATCH ? AND m.hidden = 0 ORDER BY f.rank LIMIT ?")
+        with self._read() as conn:
+            rows = conn.execute(sql, (" ".join(terms), max(0, limit))).fetchall()
+        return [Message(*row) for row in rows]
+
+    def policies(self, channel: str) -> list[Policy]:
+        """The policy list in force in `channel` (the latest an admin wrote)."""
+        with self._read() as conn:
+            return Batch(conn, self.workspace, self.now_ms()).policies(
+                kinds.channel_key(channel))
+
+    def policy_history(self, channel: str) -> list[tuple[bytes, bytes, int, list[Policy]]]:
+        """Every policy list an admin wrote for `channel`: (id, author, ts, policies)."""
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT id, author, ts, body FROM policies WHERE channel = ? AND author IN "
+                "(SELECT key FROM admins) ORDER BY ts, id",
+                (kinds.channel_key(channel),)).fetchall()
+        return [(i, a, t, [Policy.from_dict(p) for p in loads(b)]) for i, a, t, b in rows]
+
+    # For tests and sync ------------------------------------------------------------------------
+
+    def digest(self) -> str:
+        """A hash of every view's content: equal replicas have equal digests."""
+        queries = [
+            "SELECT id FROM objects ORDER BY id",
+            "SELECT id FROM tombstones ORDER BY id",
+            "SELECT stream, id FROM heads ORDER BY stream, id",
+            "SELECT key FROM admins ORDER BY key",
+            "SELECT key, name, messages FROM channels ORDER BY key",
+            "SELECT id, channel, author, ts, text, hidden FROM messages ORDER BY id",
+            "SELECT id, channel, kind, author, ts, value, hidden FROM state ORDER BY id",
+            "SELECT channel, author, member, ts, id FROM members ORDER BY channel, author",
+            "SELECT id, author, ts, name, hidden FROM nicks ORDER BY id",
+            "SELECT id, channel, author, ts, body FROM policies ORDER BY id",
+            "SELECT d.target, o.id FROM delete_targets d JOIN objects o "
+            "ON o.oid = d.delete_oid ORDER BY 1, 2",
+        ]
+        h = hashlib.blake2b(digest_size=16)
+        with self._read() as conn:
+            for sql in queries:
+                for row in conn.execute(sql):
+                    h.update(repr(row).encode())
+                h.update(b"|")
+        return h.hexdigest()
+
+    def integrity_check(self) -> str:
+        """'ok' when both SQLite's check and the full-text index's own check pass."""
+        with self._write() as conn:
+            result = conn.execute("PRAGMA integrity_check").fetchone()[0]
+            try:
+                conn.execute("INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')")
+            except sqlite3.DatabaseError as exc:
+                return f"full-text index: {exc}"
+        return result
