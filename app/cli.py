@@ -21,10 +21,13 @@ class CLIError(Exception):
     """A problem to report to the person as one line, with a non-zero exit."""
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data", metavar="DIR",
+def _common(parser: argparse.ArgumentParser, *, top: bool = False) -> None:
+    # Subcommands repeat the options with SUPPRESS defaults, so `hearth --data D post ...`
+    # and `hearth post --data D ...` both work and neither resets the other.
+    parser.add_argument("--data", metavar="DIR", default=None if top else argparse.SUPPRESS,
                         help="data folder (default: the platform's user data folder)")
-    parser.add_argument("--workspace", metavar="NAME", default=DEFAULT_WORKSPACE,
+    parser.add_argument("--workspace", metavar="NAME",
+                        default=DEFAULT_WORKSPACE if top else argparse.SUPPRESS,
                         help=f"workspace name (default: {DEFAULT_WORKSPACE})")
 
 
@@ -36,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Hearth: local-first chat and documents, synced over your network.",
     )
     parser.add_argument("--version", action="version", version=f"hearth {app_version()}")
-    _common(parser)
+    _common(parser, top=True)
     parser.set_defaults(handler=None)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for register in COMMANDS:

@@ -88,11 +88,15 @@ class Batch:
             return
         start = self.conn.execute("SELECT COALESCE(MAX(oid), 0) + 1 FROM objects").fetchone()[0]
         oids = {obj.id: start + n for n, obj in enumerate(objects)}
+        waiting = self._missing_links_to([obj.id for obj in objects])
         self.conn.executemany(
-            "INSERT INTO objects (oid, id, type, author, ts, stream, raw) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(oids[o.id], o.id, o.type, o.author, o.ts, o.stream, o.raw) for o in objects],
-        )
+            "INSERT INTO objects (oid, id, type, author, ts, stream, raw, children) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(oids[o.id], o.id, o.type, o.author, o.ts, o.stream, o.raw,
+              waiting.get((o.id, o.stream), 0)) for o in objects])
+        self.conn.executemany(
+            "INSERT INTO heads (stream, id, ts) VALUES (?, ?, ?)",
+            [(o.stream, o.id, o.ts) for o in objects if (o.id, o.stream) not in waiting])
         self._link(objects)
         by_kind: dict[str, list[Object]] = {}
         for obj in objects:
@@ -115,32 +119,52 @@ class Batch:
 
     # Heads --------------------------------------------------------------------------------
 
-    def _link(self, objects: list[Object]) -> None:
-        links = [(link,) for obj in objects for link in obj.links]
-        if links:
-            self.conn.executemany(
-                "INSERT INTO linked (id, refs) VALUES (?, 1) "
-                "ON CONFLICT (id) DO UPDATE SET refs = refs + 1", links)
-            self.conn.executemany("DELETE FROM heads WHERE id = ?", links)
-        linked: set[bytes] = set()
-        ids = [obj.id for obj in objects]
+    def _missing_links_to(self, ids: list[bytes]) -> dict[tuple[bytes, bytes], int]:
+        """Links already held that point at these (newly arriving) ids; removes the records."""
+        found: dict[tuple[bytes, bytes], int] = {}
+        if self.conn.execute("SELECT 1 FROM missing_links LIMIT 1").fetchone() is None:
+            return found
         for part in chunks(ids):
-            linked.update(row[0] for row in self.conn.execute(
-                f"SELECT id FROM linked WHERE id IN ({placeholders(len(part))})", part))
-        self.conn.executemany(
-            "INSERT INTO heads (stream, id, ts) VALUES (?, ?, ?)",
-            [(o.stream, o.id, o.ts) for o in objects if o.id not in linked])
+            rows = self.conn.execute(
+                f"DELETE FROM missing_links WHERE id IN ({placeholders(len(part))}) "
+                "RETURNING id, stream, refs", part).fetchall()
+            found.update(((i, s), refs) for i, s, refs in rows)
+        return found
 
-    def _unlink(self, oid: int, obj_id: bytes, links: Iterable[bytes]) -> None:
-        self.conn.execute("DELETE FROM heads WHERE id = ?", (obj_id,))
-        for link in links:
-            self.conn.execute("UPDATE linked SET refs = refs - 1 WHERE id = ?", (link,))
-            row = self.conn.execute("SELECT refs FROM linked WHERE id = ?", (link,)).fetchone()
-            if row and row[0] <= 0:
-                self.conn.execute("DELETE FROM linked WHERE id = ?", (link,))
+    def _link(self, objects: list[Object]) -> None:
+        """Count each new object's links: a parent it links to is no longer a head."""
+        links = [(link, obj.stream) for obj in objects for link in obj.links]
+        if not links:
+            return
+        present: set[bytes] = set()
+        ids = list({link for link, _ in links})
+        for part in chunks(ids):
+            present.update(row[0] for row in self.conn.execute(
+                f"SELECT id FROM objects WHERE id IN ({placeholders(len(part))})", part))
+        held = [pair for pair in links if pair[0] in present]
+        self.conn.executemany(
+            "UPDATE objects SET children = children + 1 WHERE id = ? AND stream = ?", held)
+        self.conn.executemany("DELETE FROM heads WHERE id = ? AND stream = ?", held)
+        self.conn.executemany(
+            "INSERT INTO missing_links (id, stream, refs) VALUES (?, ?, 1) "
+            "ON CONFLICT (id, stream) DO UPDATE SET refs = refs + 1",
+            [pair for pair in links if pair[0] not in present])
+
+    def _unlink(self, obj: Object) -> None:
+        """Undo `_link` for a purged object: a parent nothing else links to is a head again."""
+        self.conn.execute("DELETE FROM heads WHERE stream = ? AND id = ?", (obj.stream, obj.id))
+        for link in obj.links:
+            row = self.conn.execute(
+                "UPDATE objects SET children = children - 1 WHERE id = ? AND stream = ? "
+                "RETURNING children, ts", (link, obj.stream)).fetchone()
+            if row is None:
                 self.conn.execute(
-                    "INSERT OR IGNORE INTO heads (stream, id, ts) "
-                    "SELECT stream, id, ts FROM objects WHERE id = ?", (link,))
+                    "UPDATE missing_links SET refs = refs - 1 WHERE id = ? AND stream = ?",
+                    (link, obj.stream))
+                self.conn.execute("DELETE FROM missing_links WHERE refs <= 0")
+            elif row[0] == 0:
+                self.conn.execute("INSERT INTO heads (stream, id, ts) VALUES (?, ?, ?)",
+                                  (obj.stream, link, row[1]))
 
     # Workspace: admins and policies -------------------------------------------------------
 
@@ -221,11 +245,17 @@ class Batch:
         rows = []
         newest: dict[tuple[str, bytes], tuple[int, bytes]] = {}
         visible: dict[str, int] = {}
+        first: dict[str, Object] = {}
+        streams: dict[str, tuple[bytes, str]] = {}
         for obj in objects:
-            channel = self._in_channel_stream(obj)
-            if channel is None:
+            name = obj.body["channel"]
+            if name not in streams:  # deriving a stream id is a hash; names repeat
+                streams[name] = (kinds.channel_stream(self.ws.id, name), kinds.channel_key(name))
+            stream, channel = streams[name]
+            if obj.stream != stream:
                 continue
-            self._channel(channel, obj.body["channel"], obj)
+            if channel not in first or (obj.ts, obj.id) < (first[channel].ts, first[channel].id):
+                first[channel] = obj
             hidden = self._policy_bit(channel, obj.author, "post/text") | self._future_bit(obj.ts)
             rows.append((oids[obj.id], obj.id, channel, obj.author, obj.ts, obj.body["text"],
                          hidden))
@@ -234,6 +264,8 @@ class Batch:
                 key = (channel, obj.author)
                 if key not in newest or (obj.ts, obj.id) > newest[key]:
                     newest[key] = (obj.ts, obj.id)
+        for channel, obj in first.items():
+            self._channel(channel, obj.body["channel"], obj)
         self.conn.executemany(
             "INSERT INTO messages (oid, id, channel, author, ts, text, hidden) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
@@ -243,8 +275,8 @@ class Batch:
         self.conn.executemany(
             "UPDATE channels SET messages = messages + ? WHERE key = ?",
             [(count, channel) for channel, count in visible.items()])
-        for (channel, author), (ts, oid_id) in newest.items():
-            self._advance_member(channel, author, True, ts, oid_id)
+        self._advance_members([(channel, author, 1, ts, oid_id)
+                               for (channel, author), (ts, oid_id) in newest.items()])
 
     def _state(self, obj: Object, oid: int) -> None:
         channel = self._in_channel_stream(obj)
@@ -267,15 +299,19 @@ class Batch:
             "INSERT INTO nicks (oid, id, author, ts, name, hidden) VALUES (?, ?, ?, ?, ?, ?)",
             (oid, obj.id, obj.author, obj.ts, obj.body["name"], self._future_bit(obj.ts)))
 
+    _ADVANCE = (
+        "INSERT INTO members (channel, author, member, ts, id) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT (channel, author) DO UPDATE SET member = excluded.member, "
+        "ts = excluded.ts, id = excluded.id "
+        "WHERE (excluded.ts, excluded.id) > (members.ts, members.id)")
+
     def _advance_member(self, channel: str, author: bytes, member: bool, ts: int,
                         oid_id: bytes) -> None:
         """Membership after one more visible event: the newest (ts, id) event decides."""
-        self.conn.execute(
-            "INSERT INTO members (channel, author, member, ts, id) VALUES (?, ?, ?, ?, ?) "
-            "ON CONFLICT (channel, author) DO UPDATE SET member = excluded.member, "
-            "ts = excluded.ts, id = excluded.id "
-            "WHERE (excluded.ts, excluded.id) > (members.ts, members.id)",
-            (channel, author, int(member), ts, oid_id))
+        self.conn.execute(self._ADVANCE, (channel, author, int(member), ts, oid_id))
+
+    def _advance_members(self, rows: list[tuple[str, bytes, int, int, bytes]]) -> None:
+        self.conn.executemany(self._ADVANCE, rows)
 
     def remember(self, channel: str, author: bytes) -> None:
         """Recompute membership of `author` in `channel` from the visible events left."""
@@ -288,8 +324,9 @@ class Batch:
         if row:
             self._advance_member(channel, author, bool(row[0]), row[1], row[2])
         row = self.conn.execute(
-            "SELECT ts, id FROM messages WHERE channel = ? AND author = ? AND hidden = 0 "
-            "ORDER BY ts DESC, id DESC LIMIT 1", (channel, author)).fetchone()
+            "SELECT ts, id FROM messages INDEXED BY messages_by_channel WHERE channel = ? "
+            "AND hidden = 0 AND author = ? ORDER BY ts DESC, id DESC LIMIT 1",
+            (channel, author)).fetchone()
         if row:
             self._advance_member(channel, author, True, row[0], row[1])
 
@@ -353,7 +390,7 @@ class Batch:
             row = self.conn.execute("SELECT channel FROM state WHERE oid = ?", (oid,)).fetchone()
             channel = row[0] if row else None
         self.conn.execute("DELETE FROM objects WHERE oid = ?", (oid,))  # cascades to views
-        self._unlink(oid, obj.id, obj.links)
+        self._unlink(obj)
         if channel is not None:
             self.remember(channel, obj.author)
             self._rename(channel, obj.id)

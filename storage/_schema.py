@@ -12,6 +12,7 @@ _V1 = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB) WITHOUT ROWID;
 
 -- Every valid object held, stored once by id (DESIGN.md "Storage").
+-- `children` counts stored objects of the same stream that link to this one (0 = a head).
 CREATE TABLE objects (
     oid INTEGER PRIMARY KEY,
     id BLOB NOT NULL UNIQUE,
@@ -19,7 +20,8 @@ CREATE TABLE objects (
     author BLOB NOT NULL,
     ts INTEGER NOT NULL,
     stream BLOB NOT NULL,
-    raw BLOB NOT NULL
+    raw BLOB NOT NULL,
+    children INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX objects_by_author ON objects (author, type, ts);
 
@@ -32,11 +34,13 @@ CREATE TABLE delete_targets (
     PRIMARY KEY (target, delete_oid)
 ) WITHOUT ROWID;
 
--- Heads per stream: objects no stored object links to. `linked` counts links to each id.
-CREATE TABLE linked (id BLOB PRIMARY KEY, refs INTEGER NOT NULL) WITHOUT ROWID;
+-- Heads per stream: objects no stored object of their stream links to. Links are counted in
+-- objects.children, or here while the object linked to has not arrived. (Both keep writes
+-- local: links point at recent objects, whose pages are already hot.)
 CREATE TABLE heads (stream BLOB NOT NULL, id BLOB NOT NULL, ts INTEGER NOT NULL,
                     PRIMARY KEY (stream, id)) WITHOUT ROWID;
-CREATE INDEX heads_by_id ON heads (id);
+CREATE TABLE missing_links (id BLOB NOT NULL, stream BLOB NOT NULL, refs INTEGER NOT NULL,
+                            PRIMARY KEY (id, stream)) WITHOUT ROWID;
 
 -- Admins: the root key, and keys granted by a grant the root signed.
 CREATE TABLE admins (key BLOB PRIMARY KEY, grant_id BLOB) WITHOUT ROWID;
@@ -68,8 +72,9 @@ CREATE TABLE messages (
     text TEXT NOT NULL,
     hidden INTEGER NOT NULL DEFAULT 0
 );
+-- One index, appended to at each channel's newest end. (An index by author would take a
+-- random page write per message; the rare recomputations below scan a channel instead.)
 CREATE INDEX messages_by_channel ON messages (channel, hidden, ts, id);
-CREATE INDEX messages_by_author ON messages (channel, author, ts, id);
 
 -- Channel state history: post/topic, post/join, post/leave.
 CREATE TABLE state (
