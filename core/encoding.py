@@ -41,18 +41,42 @@ def is_canonical_order(keys: Any) -> bool:
     return True
 
 
+_SCALARS = (str, bytes, int, bool, type(None))
+_KEYS = (str, bytes, int)
+
+
 def is_plain(value: Any) -> bool:
     """True when insertion-order encoding of `value` is already canonical (the fast path).
 
     Holds for trees of str-keyed maps whose keys are in canonical order, lists, str, bytes,
-    ints, bools and None. Anything else (floats, tags, other key types) takes the slow path.
+    ints, bools and None; floats and other key types need the slow path. Raises
+    EncodingError for what objects may not hold at all: CBOR tags (values decoded to other
+    Python types) and shared or self-referencing containers. Iterative, so no depth that
+    cbor2 decodes can exhaust the stack.
     """
-    kind = type(value)
-    if kind is dict:
-        return is_canonical_order(value) and all(is_plain(item) for item in value.values())
-    if kind is list:
-        return all(is_plain(item) for item in value)
-    return kind in (str, bytes, int, bool) or value is None
+    plain = True
+    seen: set[int] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict or kind is list:
+            if id(item) in seen:
+                raise EncodingError("shared or self-referencing values are not allowed")
+            seen.add(id(item))
+            if kind is dict:
+                for key in item:
+                    if type(key) not in _KEYS:
+                        raise EncodingError(f"map keys may not be {type(key).__name__}")
+                plain = plain and is_canonical_order(item)
+                stack.extend(item.values())
+            else:
+                stack.extend(item)
+        elif kind is float:
+            plain = False
+        elif kind not in _SCALARS:
+            raise EncodingError(f"CBOR tags are not allowed (found {kind.__name__})")
+    return plain
 
 
 def decode_item(data: bytes) -> Any:
@@ -72,7 +96,7 @@ def check_canonical(value: Any, data: bytes, *, plain: bool | None = None) -> No
         plain = is_plain(value)
     try:
         again = cbor2.dumps(value) if plain else cbor2.dumps(value, canonical=True)
-    except (cbor2.CBORError, ValueError, TypeError) as exc:
+    except (cbor2.CBORError, ValueError, TypeError, RecursionError) as exc:
         raise EncodingError(f"cannot re-encode: {exc}") from None
     if again != data:
         raise EncodingError("not canonical CBOR (or trailing bytes)")

@@ -79,8 +79,12 @@ def profile_stream(author: bytes) -> bytes:
     return derive_id("profile", author)
 
 
+_ZWJ = "\u200d"  # joins emoji sequences (👩‍💻); other format characters can spoof text
+
+
 def _has_control(text: str) -> bool:
-    return any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in text)
+    return any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") and ch != _ZWJ
+               for ch in text)
 
 
 def check_name(value: Any, what: str, limit: int) -> str:

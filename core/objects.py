@@ -96,12 +96,11 @@ def build(identity: Identity, kind: str, *, stream: bytes, body: dict[str, Any],
     try:
         sig = identity.sign(encoding.dumps(unsigned))
         raw = encoding.dumps({**unsigned, "sig": sig})
-    except (TypeError, ValueError) as exc:
+    except (cbor2.CBORError, TypeError, ValueError, RecursionError) as exc:
         raise InvalidObject(Reason.BAD_BODY, f"body cannot be encoded: {exc}") from None
-    if len(raw) > MAX_OBJECT_SIZE:
-        raise InvalidObject(Reason.OVERSIZE, f"object is {len(raw)} bytes, over 64 KiB")
-    return Object(encoding.object_id(raw), kind, identity.public_key, ts, stream,
-                  tuple(links), body, sig, raw)
+    # Parse what was built, so nothing can be built that decoding would refuse.
+    obj, _ = parse(raw)
+    return obj
 
 
 _ENVELOPE_SET = frozenset(ENVELOPE_KEYS)
@@ -154,12 +153,16 @@ def parse(raw: bytes) -> tuple[Object, bytes]:
     if type(sig) is not bytes or len(sig) != SIGNATURE_SIZE:
         raise InvalidObject(Reason.BAD_FIELD, "sig must be 64 bytes")
     # Every envelope field is plain now; only the body can need the slow canonical path.
-    if _check_body(kind, body) or _is_plain(body):
+    try:
+        plain = _check_body(kind, body) or _is_plain(body)
+    except encoding.EncodingError as exc:
+        raise InvalidObject(Reason.MALFORMED, str(exc)) from None
+    if plain:
         canonical = _dumps(fields) == raw
     else:
         try:
             canonical = _dumps(fields, canonical=True) == raw
-        except (ValueError, TypeError):
+        except (cbor2.CBORError, ValueError, TypeError, RecursionError):
             canonical = False
     if not canonical:
         raise InvalidObject(Reason.NON_CANONICAL, "not canonical CBOR (or trailing bytes)")
