@@ -52,6 +52,10 @@ COMMANDS: list[Callable[[argparse._SubParsersAction, Callable], None]] = []
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if list(sys.argv[1:] if argv is None else argv) == ["--verify-worker"]:
+        from storage._verify import worker_main  # the packaged app's signature helper
+
+        return worker_main()
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.handler is None:

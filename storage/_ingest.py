@@ -18,6 +18,8 @@ from core.encoding import dumps, loads
 from core.objects import Object
 from core.policy import Policy, evaluate
 
+from . import items
+
 FUTURE_MS = 7 * 24 * 3600 * 1000
 HIDDEN_POLICY = 1
 HIDDEN_FUTURE = 2
@@ -97,6 +99,7 @@ class Batch:
         self.conn.executemany(
             "INSERT INTO heads (stream, id, ts) VALUES (?, ?, ?)",
             [(o.stream, o.id, o.ts) for o in objects if (o.id, o.stream) not in waiting])
+        items.add_items(self.conn, [(o.ts, o.id) for o in objects])
         self._link(objects)
         by_kind: dict[str, list[Object]] = {}
         for obj in objects:
@@ -368,9 +371,12 @@ class Batch:
             return
         if delete.author != author and delete.author not in self.admins:
             return
-        self.purge(oid, _stored(raw))
-        self.conn.execute("INSERT OR IGNORE INTO tombstones (id, deleted_by) VALUES (?, ?)",
-                          (target, delete.id))
+        obj = _stored(raw)
+        self.purge(oid, obj)
+        # The item (ts, id) stays in the reconciliation set: peers agree it existed.
+        self.conn.execute(
+            "INSERT OR IGNORE INTO tombstones (id, deleted_by, ts) VALUES (?, ?, ?)",
+            (target, delete.id, obj.ts))
 
     def purge(self, oid: int, obj: Object) -> None:
         """Remove an object's content and every index entry, and recompute what it fed."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from . import items
 from .errors import SchemaError
 
 # Version 1: objects, tombstones, heads and the chat views.
@@ -125,6 +126,13 @@ INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');
 """
 
 
+def _v3(conn: sqlite3.Connection) -> None:
+    """Version 3: the reconciliation index (storage.items); tombstones keep their item's ts."""
+    conn.execute("ALTER TABLE tombstones ADD COLUMN ts INTEGER")
+    _script(items.SCHEMA)(conn)
+    items.rebuild_buckets(conn)
+
+
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     def apply(conn: sqlite3.Connection) -> None:
         for statement in sql.split(";\n"):
@@ -133,7 +141,7 @@ def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     return apply
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_script(_V1), _script(_V2)]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_script(_V1), _script(_V2), _v3]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -9,7 +9,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import BrokenExecutor, Future
+from concurrent.futures import Future
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -19,7 +19,7 @@ from core.errors import InvalidObject, Reason
 from core.objects import Object, parse
 from core.policy import Policy
 
-from . import _schema, _verify
+from . import _schema, _verify, items
 from ._ingest import FUTURE_MS, Batch, Workspace, chunks, placeholders
 from .errors import NotFound, StorageError
 from .records import (
@@ -244,7 +244,7 @@ class Replica:
         if future is not None:
             try:
                 verdicts = future.result(VERIFY_TIMEOUT_S)
-            except (BrokenExecutor, TimeoutError, OSError) as exc:
+            except (TimeoutError, OSError, ValueError) as exc:
                 log.warning("signature helper failed (%s); verifying here", exc)
                 _verify.shutdown()
         if verdicts is None:
@@ -459,6 +459,41 @@ class Replica:
                     h.update(repr(row).encode())
                 h.update(b"|")
         return h.hexdigest()
+
+    # Reconciliation ----------------------------------------------------------------------------
+
+    @contextmanager
+    def item_reader(self) -> Iterator[sqlite3.Connection]:
+        """A connection in one read transaction over the reconciliation index (storage.items):
+        every stored id plus every tombstoned id, as (ts, id)."""
+        with self._read() as conn:
+            yield conn
+
+    def missing(self, ids: Iterable[bytes]) -> tuple[list[bytes], list[tuple[int, bytes]]]:
+        """For ids a peer asks for: (raw objects held, (ts, id) of those deleted here)."""
+        ids = list(ids)
+        raws: list[bytes] = []
+        gone: list[tuple[int, bytes]] = []
+        for part in chunks(ids):
+            marks = placeholders(len(part))
+            raws.extend(row[0] for row in self.conn.execute(
+                f"SELECT raw FROM objects WHERE id IN ({marks}) ORDER BY ts, id", part))
+            gone.extend((row[0], row[1]) for row in self.conn.execute(
+                f"SELECT ts, id FROM tombstones WHERE id IN ({marks}) AND ts IS NOT NULL", part))
+        return raws, gone
+
+    def record_gone(self, gone: Iterable[tuple[int, bytes]]) -> int:
+        """Take a peer's word that these items were deleted: tombstone the ids not held here,
+        so reconciliation agrees and nobody fetches them again. Returns how many were new."""
+        gone = [(int(ts), bytes(oid)) for ts, oid in gone]
+        with self._write() as conn:
+            held = self._held(conn, [oid for _, oid in gone])
+            new = [(ts, oid) for ts, oid in dict((o, (t, o)) for t, o in gone).values()
+                   if oid not in held]
+            conn.executemany("INSERT INTO tombstones (id, deleted_by, ts) VALUES (?, x'', ?)",
+                             [(oid, ts) for ts, oid in new])
+            items.add_items(conn, new)
+        return len(new)
 
     def integrity_check(self) -> str:
         """'ok' when both SQLite's check and the full-text index's own check pass."""

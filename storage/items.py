@@ -1,0 +1,68 @@
+"""The reconciliation index: every stored id plus every tombstoned id, as (ts, id) items.
+
+Sync reconciles this set with negentropy (DESIGN.md "Sync"). Range fingerprints need the sum
+of the ids in a range; rather than scanning, ingest keeps per-bucket counts and sums (one
+bucket per 2^16 ms of `ts`), with each 256-bit id split into eight 32-bit lanes so the sums
+never overflow SQLite's 64-bit integers. sync.store reads it: whole buckets are summed from
+memory and only the items of the (at most two) buckets at a range's edges are read.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import struct
+from collections.abc import Iterable
+
+BUCKET_SHIFT = 16
+LANES = 8
+_LANES = struct.Struct("<8I")
+_LANE_COLUMNS = ", ".join(f"l{k}" for k in range(LANES))
+
+LANE_COLUMNS = _LANE_COLUMNS
+SCHEMA = f"""
+CREATE TABLE items (ts INTEGER NOT NULL, id BLOB NOT NULL, PRIMARY KEY (ts, id)) WITHOUT ROWID;
+CREATE TABLE item_buckets (
+    bucket INTEGER PRIMARY KEY, count INTEGER NOT NULL,
+    {", ".join(f"l{k} INTEGER NOT NULL" for k in range(LANES))}
+);
+INSERT INTO items (ts, id) SELECT ts, id FROM objects;
+INSERT INTO items (ts, id) SELECT ts, id FROM tombstones WHERE ts IS NOT NULL
+"""
+
+
+def lanes_to_int(lanes: Iterable[int]) -> int:
+    """A bucket's lane sums as one integer: the (unreduced) sum of its ids."""
+    total = 0
+    for k, lane in enumerate(lanes):
+        total += lane << (32 * k)
+    return total
+
+
+def add_items(conn: sqlite3.Connection, items: Iterable[tuple[int, bytes]]) -> None:
+    """Add (ts, id) items that are not in the set yet (inside the ingest transaction)."""
+    items = list(items)
+    if not items:
+        return
+    conn.executemany("INSERT INTO items (ts, id) VALUES (?, ?)", items)
+    buckets: dict[int, list[int]] = {}
+    for ts, item_id in items:
+        acc = buckets.get(ts >> BUCKET_SHIFT)
+        if acc is None:
+            acc = buckets[ts >> BUCKET_SHIFT] = [0] * (LANES + 1)
+        acc[0] += 1
+        for k, lane in enumerate(_LANES.unpack(item_id), 1):
+            acc[k] += lane
+    updates = ", ".join(f"l{k} = l{k} + excluded.l{k}" for k in range(LANES))
+    conn.executemany(
+        f"INSERT INTO item_buckets (bucket, count, {_LANE_COLUMNS}) "
+        f"VALUES (?, ?, {', '.join('?' * LANES)}) "
+        f"ON CONFLICT (bucket) DO UPDATE SET count = count + excluded.count, {updates}",
+        [(bucket, *acc) for bucket, acc in buckets.items()])
+
+
+def rebuild_buckets(conn: sqlite3.Connection) -> None:
+    """Recompute every bucket from the items (after a migration filled the items table)."""
+    conn.execute("DELETE FROM item_buckets")
+    rows = conn.execute("SELECT ts, id FROM items").fetchall()
+    conn.execute("DELETE FROM items")
+    add_items(conn, rows)
