@@ -29,7 +29,6 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
-from functools import partial
 from itertools import accumulate, islice
 from operator import eq
 from typing import NamedTuple, Protocol, runtime_checkable
@@ -208,15 +207,17 @@ class NegentropyStorage(Protocol):
 class VectorStorage:
     """In-memory storage: ``insert`` items, ``seal``, then use.
 
-    After sealing, timestamps live in an ``array('Q')`` (fast bisection), ids in a parallel
-    list, and prefix sums of the ids make :meth:`fingerprint` O(1).
+    Sealed data is three flat buffers, so the garbage collector never walks per-item objects:
+    timestamps in an ``array('Q')`` (fast bisection), ids concatenated in one ``bytes``, and
+    the running sums of the ids (32 bytes each, little-endian, mod 2**256), which make
+    :meth:`fingerprint` O(1).
     """
 
     def __init__(self) -> None:
         self._pending: list[Item] = []
         self._timestamps = array("Q")
-        self._ids: list[bytes] = []
-        self._prefix_sums: list[int] = [0]
+        self._ids = b""
+        self._sums = bytes(ID_SIZE)
         self._sealed = False
 
     def insert(self, timestamp: int, item_id: bytes) -> None:
@@ -230,7 +231,7 @@ class VectorStorage:
         self._pending.append((timestamp, bytes(item_id)))
 
     def seal(self) -> None:
-        """Sort the items, reject duplicates, and build the prefix sums of the ids."""
+        """Sort the items, reject duplicates, and build the running sums of the ids."""
         if self._sealed:
             raise RuntimeError("storage already sealed")
         items = self._pending
@@ -238,37 +239,54 @@ class VectorStorage:
         if any(map(eq, items, islice(items, 1, None))):
             raise ValueError("duplicate item inserted")
         self._timestamps = array("Q", [ts for ts, _ in items])
-        self._ids = [item_id for _, item_id in items]
-        to_int = partial(int.from_bytes, byteorder="little")
-        self._prefix_sums = list(accumulate(map(to_int, self._ids), initial=0))
+        ids = [item_id for _, item_id in items]
+        self._ids = b"".join(ids)
+        sums = accumulate(map(id_to_int, ids), _add_mod_2_256, initial=0)
+        self._sums = b"".join(total.to_bytes(ID_SIZE, "little") for total in sums)
         self._pending = []
         self._sealed = True
 
     def size(self) -> int:
         self._check_sealed()
-        return len(self._ids)
+        return len(self._timestamps)
 
     def get_item(self, i: int) -> Item:
         self._check_sealed()
-        return (self._timestamps[i], self._ids[i])
+        if not 0 <= i < len(self._timestamps):
+            raise IndexError(f"item {i} out of range")
+        return (self._timestamps[i], self._ids[i * ID_SIZE : (i + 1) * ID_SIZE])
 
     def iterate(self, begin: int, end: int) -> list[Item]:
         self._check_range(begin, end)
-        return list(zip(self._timestamps[begin:end], self._ids[begin:end], strict=True))
+        ids = self._ids
+        offsets = range(begin * ID_SIZE, end * ID_SIZE, ID_SIZE)
+        return [
+            (ts, ids[o : o + ID_SIZE])
+            for ts, o in zip(self._timestamps[begin:end], offsets, strict=True)
+        ]
 
     def find_lower_bound(self, begin: int, end: int, bound: Bound) -> int:
         self._check_range(begin, end)
         timestamps = self._timestamps
-        first = bisect_left(timestamps, bound.timestamp, begin, end)
-        if not bound.id_prefix or first == end or timestamps[first] != bound.timestamp:
-            return first
-        last = bisect_right(timestamps, bound.timestamp, first, end)
-        return bisect_left(self._ids, bound.id_prefix, first, last)
+        lo = bisect_left(timestamps, bound.timestamp, begin, end)
+        if not bound.id_prefix or lo == end or timestamps[lo] != bound.timestamp:
+            return lo
+        hi = bisect_right(timestamps, bound.timestamp, lo, end)
+        ids, prefix = self._ids, bound.id_prefix
+        while lo < hi:  # bisect the ids of the items sharing the bound's timestamp
+            mid = (lo + hi) // 2
+            if ids[mid * ID_SIZE : (mid + 1) * ID_SIZE] < prefix:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
 
     def fingerprint(self, begin: int, end: int) -> bytes:
         self._check_range(begin, end)
-        sums = self._prefix_sums
-        return fingerprint_from_sum(sums[end] - sums[begin], end - begin)
+        sums = self._sums
+        total = int.from_bytes(sums[end * ID_SIZE : (end + 1) * ID_SIZE], "little")
+        total -= int.from_bytes(sums[begin * ID_SIZE : (begin + 1) * ID_SIZE], "little")
+        return fingerprint_from_sum(total, end - begin)
 
     def _check_sealed(self) -> None:
         if not self._sealed:
@@ -276,8 +294,12 @@ class VectorStorage:
 
     def _check_range(self, begin: int, end: int) -> None:
         self._check_sealed()
-        if not 0 <= begin <= end <= len(self._ids):
-            raise ValueError(f"bad range [{begin}, {end}) for {len(self._ids)} items")
+        if not 0 <= begin <= end <= len(self._timestamps):
+            raise ValueError(f"bad range [{begin}, {end}) for {len(self._timestamps)} items")
+
+
+def _add_mod_2_256(a: int, b: int) -> int:
+    return (a + b) % ID_MODULUS
 
 
 # --- Encoding --------------------------------------------------------------------------------
@@ -458,8 +480,9 @@ def _minimal_bound(prev: Item, curr: Item) -> Bound:
 class Negentropy:
     """One side of a reconciliation over a sealed :class:`NegentropyStorage`.
 
-    The client calls :meth:`initiate` then :meth:`reconcile_client` with each server reply; the
-    server answers each message with :meth:`reconcile_server`. ``frame_size_limit`` (0 = none,
+    The client calls :meth:`initiate` then :meth:`reconcile_client` with each server reply (on
+    the same instance or one from :meth:`resume_client`); the server answers each message with
+    :meth:`reconcile_server`. ``frame_size_limit`` (0 = none,
     else at least 4096) caps the size of produced messages, at the cost of more rounds.
     """
 
@@ -482,6 +505,26 @@ class Negentropy:
         self._buckets = buckets
         self._id_list_threshold = id_list_threshold
         self._is_initiator = False
+
+    @classmethod
+    def resume_client(
+        cls,
+        storage: NegentropyStorage,
+        frame_size_limit: int = 0,
+        *,
+        buckets: int = DEFAULT_BUCKETS,
+        id_list_threshold: int = DEFAULT_ID_LIST_THRESHOLD,
+    ) -> Negentropy:
+        """A client for a reconciliation initiated by another instance.
+
+        V1 keeps no state between messages, so a client may be rebuilt for each server reply
+        (the reference's ``setInitiator``).
+        """
+        negentropy = cls(
+            storage, frame_size_limit, buckets=buckets, id_list_threshold=id_list_threshold
+        )
+        negentropy._is_initiator = True
+        return negentropy
 
     @property
     def is_initiator(self) -> bool:

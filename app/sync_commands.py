@@ -1,0 +1,135 @@
+"""`hearth` commands for sharing a workspace: serve, sync, peers, invite, join-workspace,
+export and import. Each calls the library (app.node, app.sharing); no logic of its own."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from sync.peers import AddressError, PeerBook, parse_address
+
+from . import sharing
+from .chat_commands import _errors, _paths, _print_json
+from .cli import COMMANDS, CLIError
+from .invite import InviteError
+from .node import Node, NodeError
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def _addresses(values: list[str]) -> list[tuple[str, int]]:
+    try:
+        return [parse_address(v) for v in values]
+    except AddressError as exc:
+        raise CLIError(str(exc)) from None
+
+
+def cmd_serve(args: argparse.Namespace) -> None:
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
+    node = Node(_paths(args), port=args.port, interfaces=args.interface or None,
+                mdns=not args.no_mdns, peers=_addresses(args.peer))
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    try:
+        node.start()
+    except NodeError as exc:
+        raise CLIError(str(exc)) from None
+    try:
+        print(f"serving workspace {node.workspace.id.hex()[:16]}… as "
+              f"{node.key.hex()[:16]}… on port {node.port}", flush=True)
+        stop.wait()
+    finally:
+        node.stop()
+
+
+def cmd_sync(args: argparse.Namespace) -> None:
+    (host, port), = _addresses([args.peer])
+    if not args.once:
+        raise CLIError("only `--once` is supported here; `hearth serve` keeps syncing")
+    try:
+        result = sharing.sync_once(_paths(args), host, port, timeout=args.timeout)
+    except sharing.SyncFailed as exc:
+        raise CLIError(str(exc)) from None
+    print(f"in sync with {host}:{port}: {result.objects_received} objects in, "
+          f"{result.objects_sent} out, {result.rounds} rounds, {result.ms:.0f} ms")
+
+
+def cmd_peers(args: argparse.Namespace) -> None:
+    paths = _paths(args)
+    records = PeerBook(paths.workspace_dir / "peers.json").as_records()
+    if args.json:
+        _print_json(records)
+        return
+    if not records:
+        print("no known peers yet: run `hearth serve` (peers on this network are found "
+              "automatically) or add one with `hearth serve --peer HOST:PORT`")
+    for r in records:
+        print(f"{r['address']}  key {(r['key'] or '?')[:16]}  last seen {r['last_seen'] or '-'}"
+              f"  last sync {r['last_sync'] or '-'}")
+
+
+def cmd_invite(args: argparse.Namespace) -> None:
+    print(sharing.invite(_paths(args)).encode())
+
+
+def cmd_join_workspace(args: argparse.Namespace) -> None:
+    try:
+        workspace_id = sharing.join_workspace(_paths(args), args.code, nick=args.nick)
+    except InviteError as exc:
+        raise CLIError(str(exc)) from None
+    print(workspace_id.hex())
+
+
+def cmd_export(args: argparse.Namespace) -> None:
+    count = sharing.export_bundle(_paths(args), Path(args.file), channel=args.channel)
+    print(f"{count} objects written to {args.file}")
+
+
+def cmd_import(args: argparse.Namespace) -> None:
+    counts = sharing.import_bundle(_paths(args), Path(args.file))
+    print(json.dumps(counts) if args.json else
+          f"{counts['added']} added, {counts['duplicate']} already here, "
+          f"{counts['rejected']} rejected")
+
+
+def register(sub: argparse._SubParsersAction, common: Callable) -> None:
+    def add(name: str, handler: Callable, help: str) -> argparse.ArgumentParser:
+        parser = sub.add_parser(name, help=help, description=help)
+        common(parser)
+        parser.set_defaults(handler=_errors(handler))
+        return parser
+
+    p = add("serve", cmd_serve, "run a headless node: sync with peers until stopped")
+    p.add_argument("--port", type=int, default=0, help="port to listen on (default: any)")
+    p.add_argument("--interface", action="append", default=[], metavar="IP",
+                   help="listen and advertise only on this address (repeatable)")
+    p.add_argument("--no-mdns", action="store_true", help="do not advertise or browse mDNS")
+    p.add_argument("--peer", action="append", default=[], metavar="HOST:PORT",
+                   help="also connect to this peer (repeatable)")
+    p = add("sync", cmd_sync, "reconcile with one peer")
+    p.add_argument("--peer", required=True, metavar="HOST:PORT")
+    p.add_argument("--once", action="store_true", help="reconcile once, then exit")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds (default 60)")
+    p = add("peers", cmd_peers, "known peers with last-seen and last-sync figures")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    add("invite", cmd_invite, "print an invite code for this workspace (it holds the secret)")
+    p = add("join-workspace", cmd_join_workspace,
+            "join a workspace from an invite code; its content arrives by sync")
+    p.add_argument("code")
+    p.add_argument("--nick", help="your nickname")
+    p = add("export", cmd_export, "write the workspace (or one channel) to a bundle file")
+    p.add_argument("file")
+    p.add_argument("--channel", help="only this channel (and what it needs)")
+    p = add("import", cmd_import, "ingest a bundle file written by `hearth export`")
+    p.add_argument("file")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+COMMANDS.append(register)

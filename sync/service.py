@@ -1,0 +1,293 @@
+"""The sync service of one workspace: server, outgoing connections, discovery, live pushes.
+
+Runs on one asyncio loop (the Node's). Received objects take the one path of data
+(Replica.ingest); whatever becomes new in the replica, from a peer, from this process or from
+another process writing the same file, is pushed to every connected peer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import aiohttp
+from aiohttp import web
+
+from core.identity import Identity
+from storage import Replica, Status
+
+from . import connection as conn_mod
+from .connection import Connection
+from .discovery import Discovery
+from .peers import Peer, PeerBook
+from .session import (
+    Closed,
+    Connected,
+    GoneReceived,
+    ObjectsReceived,
+    ReconcileComplete,
+    Session,
+)
+from .store import ReplicaStore
+
+log = logging.getLogger(__name__)
+
+DIAL_INTERVAL_S = 0.5
+WATCH_INTERVAL_S = 0.2  # how often another process's writes are looked for
+ANNOUNCE_BATCH = 5000
+STOP_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True)
+class SyncEvent:
+    """What the service tells the Node: `kind` is peers | synced | objects."""
+
+    kind: str
+    detail: dict
+
+
+class SyncService:
+    def __init__(self, replica: Replica, identity: Identity, secret: bytes, *,
+                 host: str | list[str] = "0.0.0.0", port: int = 0,
+                 interfaces: list[str] | None = None, mdns: bool = True,
+                 peers: PeerBook | None = None,
+                 on_event: Callable[[SyncEvent], None] | None = None,
+                 reconcile_interval: float | None = 30.0):
+        self.replica = replica
+        self.identity = identity
+        self.secret = secret
+        self.host = interfaces or host
+        self.port = port
+        self.interfaces = interfaces
+        self.mdns = mdns
+        self.peers = peers or PeerBook(None)
+        self.on_event = on_event or (lambda event: None)
+        self.reconcile_interval = reconcile_interval
+        self.store = ReplicaStore(replica)
+        self.connections: dict[int, Connection] = {}
+        self._dialing: set[str] = set()
+        self._tasks: set[asyncio.Task] = set()
+        self._runner: web.AppRunner | None = None
+        self._http: aiohttp.ClientSession | None = None
+        self._discovery: Discovery | None = None
+        self._announced = self._max_oid()
+        self._data_version = self._read_data_version()
+        self._stopping = False
+        self.syncing = 0
+
+    # Lifecycle ------------------------------------------------------------------------------
+
+    async def async_start(self) -> None:
+        app = web.Application()
+        app.router.add_get(conn_mod.PATH, self._accept)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host=self.host, port=self.port,
+                           reuse_address=True)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+        self._http = aiohttp.ClientSession()
+        if self.mdns:
+            self._discovery = Discovery(self.secret, self.port, self.add_discovered,
+                                        interfaces=self.interfaces)
+            await self._discovery.async_start()
+        self._spawn(self._dial_loop())
+        self._spawn(self._watch_loop())
+        log.info("sync listening on port %d%s", self.port, "" if self.mdns else " (no mDNS)")
+
+    async def async_stop(self) -> None:
+        """Close every connection and stop serving (idempotent, bounded)."""
+        if self._stopping:
+            return
+        self._stopping = True
+        for connection in list(self.connections.values()):
+            connection.close("shutting down")
+        if self._discovery is not None:
+            await self._discovery.async_close()
+        tasks = list(self._tasks)
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=STOP_TIMEOUT_S)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+        if self._http is not None:
+            await self._http.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+        self.peers.save()
+
+    def _spawn(self, coro) -> asyncio.Task:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    # Peers ----------------------------------------------------------------------------------
+
+    def add_peer(self, host: str, port: int) -> Peer:
+        return self.peers.add(host, port, "manual")
+
+    def add_discovered(self, host: str, port: int) -> None:
+        if port == self.port and host in (self.interfaces or []) + ["127.0.0.1"]:
+            return  # our own advert
+        self.peers.add(host, port, "mdns")
+
+    def online(self) -> set[bytes]:
+        return {c.session.peer_key for c in self.connections.values()
+                if c.session.connected and c.session.peer_key}
+
+    def _connected_to(self, peer: Peer) -> bool:
+        return any(c.address == peer.address for c in self.connections.values()) or (
+            peer.key is not None and bytes.fromhex(peer.key) in self.online())
+
+    async def _dial_loop(self) -> None:
+        while not self._stopping:
+            now = time.monotonic()
+            for peer in self.peers.due(now):
+                if peer.address not in self._dialing and not self._connected_to(peer):
+                    self._dialing.add(peer.address)
+                    self._spawn(self._dial(peer))
+            self.peers.forget_dead()
+            await asyncio.sleep(DIAL_INTERVAL_S)
+
+    async def _dial(self, peer: Peer) -> None:
+        try:
+            assert self._http is not None
+            try:
+                ws = await conn_mod.connect(self._http, peer.host, peer.port)
+            except (TimeoutError, OSError, aiohttp.ClientError) as exc:
+                peer.failed(f"unreachable: {exc.__class__.__name__}", time.monotonic())
+                return
+            closed = await self._serve(ws, initiator=True, address=peer.address, peer=peer)
+            if closed.error:
+                peer.failed(closed.reason, time.monotonic())
+            else:
+                peer.next_attempt = time.monotonic() + 1.0
+        finally:
+            self._dialing.discard(peer.address)
+
+    async def _accept(self, request: web.Request) -> web.WebSocketResponse:
+        ws = conn_mod.accept_response()
+        await ws.prepare(request)
+        await self._serve(ws, initiator=False, address=f"{request.remote}:-", peer=None)
+        return ws
+
+    async def _serve(self, ws, *, initiator: bool, address: str, peer: Peer | None) -> Closed:
+        session = Session(self.store, initiator=initiator, secret=self.secret,
+                          identity=self.identity, workspace=self.replica.workspace.id,
+                          now=time.monotonic(), reconcile_interval=self.reconcile_interval)
+        connection = Connection(session, ws, self._on_session_event, address=address)
+        connection.peer = peer  # type: ignore[attr-defined]
+        self.connections[id(connection)] = connection
+        try:
+            return await connection.run()
+        finally:
+            del self.connections[id(connection)]
+            if session.peer_key:
+                self.on_event(SyncEvent("peers", {"online": len(self.online())}))
+
+    # Session events -------------------------------------------------------------------------
+
+    def _on_session_event(self, connection: Connection, event) -> None:
+        session = connection.session
+        peer: Peer | None = getattr(connection, "peer", None)
+        if isinstance(event, Connected):
+            if self._duplicate(connection, event.peer_key):
+                return
+            if peer is not None:
+                peer.key = event.peer_key.hex()
+                peer.succeeded(time.time())
+            self.syncing += 1
+            self.on_event(SyncEvent("peers", {"online": len(self.online())}))
+        elif isinstance(event, ObjectsReceived):
+            results = self.replica.ingest(event.raws)
+            bad = [r for r in results if r.status is Status.REJECTED]
+            if bad:
+                session.protocol_error(f"peer sent an invalid object ({bad[0].reason})")
+                log.warning("cut off %s: it sent an invalid object: %s", connection.address,
+                            bad[0].message)
+            self.announce()
+        elif isinstance(event, GoneReceived):
+            self.replica.record_gone(event.items)
+        elif isinstance(event, ReconcileComplete):
+            elapsed = (time.monotonic() - connection.started) * 1000
+            stats = session.stats
+            log.debug("round %d with %s done: %d messages, %d have, %d need", event.round,
+                      connection.address, event.messages, event.have, event.need)
+            if peer is not None:
+                peer.last_sync = time.time()
+                peer.last_sync_ms = round(elapsed, 1)
+                peer.stats = {"rounds": event.round, "bytes_sent": stats.bytes_sent,
+                              "bytes_received": stats.bytes_received,
+                              "objects_sent": stats.objects_sent,
+                              "objects_received": stats.objects_received}
+                self.peers.save()
+            self.on_event(SyncEvent("synced", {"peer": session.peer_key, "have": event.have,
+                                               "need": event.need}))
+        elif isinstance(event, Closed):
+            if session.peer_key:
+                self.syncing = max(0, self.syncing - 1)
+            stats = session.stats
+            who = session.peer_key.hex()[:12] if session.peer_key else "?"
+            (log.warning if event.error else log.info)(
+                "sync session with %s (%s): %d rounds, %d B out, %d B in, %d objects out, "
+                "%d in, %.0f ms; ended: %s", who, connection.address, stats.rounds,
+                stats.bytes_sent, stats.bytes_received, stats.objects_sent,
+                stats.objects_received, (time.monotonic() - connection.started) * 1000,
+                event.reason)
+
+    def _duplicate(self, connection: Connection, peer_key: bytes) -> bool:
+        """Two connections to one peer (each side dialled): both sides keep the one dialled
+        by the smaller key and close the other. Returns True if `connection` was closed."""
+        if peer_key == self.identity.public_key:
+            return False  # the same identity on another computer is another peer
+
+        def dialer(c: Connection) -> bytes:
+            return self.identity.public_key if c.session.initiator else peer_key
+
+        for other in list(self.connections.values()):
+            if other is connection or other.session.peer_key != peer_key:
+                continue
+            if not other.session.connected:
+                continue
+            if dialer(connection) < dialer(other):
+                other.close("duplicate connection")
+            else:
+                connection.close("duplicate connection")
+                return True
+        return False
+
+    # Live pushes ------------------------------------------------------------------------------
+
+    def _max_oid(self) -> int:
+        return self.replica.last_sequence()
+
+    def _read_data_version(self) -> int:
+        return self.replica.data_version()
+
+    def announce(self) -> None:
+        """Push every object stored since the last announcement to every connected peer."""
+        while True:
+            rows = self.replica.stored_since(self._announced, ANNOUNCE_BATCH)
+            if not rows:
+                return
+            self._announced = rows[-1][0]
+            ids = [row[1] for row in rows]
+            raws = [row[2] for row in rows]
+            for connection in self.connections.values():
+                connection.push(raws, ids)
+            self.on_event(SyncEvent("objects", {"ids": ids}))
+
+    async def _watch_loop(self) -> None:
+        """Notice objects another process wrote to the replica (PRAGMA data_version)."""
+        while not self._stopping:
+            await asyncio.sleep(WATCH_INTERVAL_S)
+            with contextlib.suppress(Exception):
+                version = self._read_data_version()
+                if version != self._data_version:
+                    self._data_version = version
+                    self.announce()

@@ -1,0 +1,509 @@
+"""A sync session with one peer, as a pure state machine (DESIGN.md "Sync").
+
+Bytes and `now` go in (`receive`, `handle_timer`); bytes, a timer deadline and events come out
+(`data_to_send`, `get_timer`, `next_event`). The asyncio layer (sync.connection) only moves
+WebSocket messages; tests wire two sessions together in memory.
+
+On the wire, the first three messages are a Noise_XXpsk0_25519_ChaChaPoly_BLAKE2b handshake
+with the workspace secret as the pre-shared key, so a computer without the secret learns
+nothing and can inject nothing. Every later message is one Noise transport message holding a
+flag byte (1 = last chunk of a frame) and a chunk; chunks join into frames of canonical CBOR
+maps of at most MAX_FRAME bytes:
+
+    hello {v, key, sig, ws}   Ed25519 key, its signature of the handshake hash, workspace id
+    neg   {r, m}              negentropy message m of reconciliation round r
+    want  {ids}               ids the sender lacks
+    objs  {raws}              objects (answers to want, the sender's extras, live pushes)
+    gone  {items}             [ts, id] of wanted ids the sender deleted (never fetched again)
+    ping  {} / pong {}        keep-alive
+    bye   {reason}
+"""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from noise.connection import Keypair, NoiseConnection
+from noise.exceptions import NoiseHandshakeError, NoiseInvalidMessage, NoiseValueError
+
+from core.encoding import EncodingError, dumps, loads, object_id
+from core.identity import Identity, verify
+
+from .negentropy import Negentropy, NegentropyError
+from .store import Store
+
+PROTOCOL_VERSION = 1
+NOISE_PROTOCOL = b"Noise_XXpsk0_25519_ChaChaPoly_BLAKE2b"
+PROLOGUE = b"hearth/1"
+HELLO_CONTEXT = b"hearth-hello/1"
+MAX_NOISE_MESSAGE = 65535
+CHUNK = MAX_NOISE_MESSAGE - 16 - 1  # minus the AEAD tag and the flag byte
+MAX_FRAME = 1 << 20
+MAX_HANDSHAKE_MESSAGE = 1024
+OBJECTS_FRAME_BYTES = 256 * 1024
+WANT_BATCH = 2048
+WANT_WINDOW = 2  # want frames in flight, so a large catch-up streams with bounded memory
+MAX_OUTGOING = 8 << 20  # bytes queued for the socket before we stop producing more
+SENT_MEMORY = 50_000  # ids remembered as already sent to this peer
+
+HANDSHAKE_TIMEOUT_S = 10.0
+REPLY_TIMEOUT_S = 30.0
+PING_INTERVAL_S = 15.0
+IDLE_TIMEOUT_S = 45.0
+RECONCILE_INTERVAL_S = 30.0
+
+
+class SessionError(Exception):
+    """Why a session was closed on the peer's account (bad bytes, bad frames, timeouts)."""
+
+
+# Events -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Connected:
+    peer_key: bytes
+
+
+@dataclass(frozen=True)
+class ObjectsReceived:
+    raws: list[bytes]
+
+
+@dataclass(frozen=True)
+class GoneReceived:
+    items: list[tuple[int, bytes]]
+
+
+@dataclass(frozen=True)
+class ReconcileComplete:
+    """The initiator's round finished and every object it asked for has arrived."""
+
+    round: int
+    messages: int
+    have: int
+    need: int
+
+
+@dataclass(frozen=True)
+class Closed:
+    reason: str
+    error: bool
+
+
+Event = Connected | ObjectsReceived | GoneReceived | ReconcileComplete | Closed
+
+
+@dataclass
+class Stats:
+    bytes_sent: int = 0
+    bytes_received: int = 0
+    objects_sent: int = 0
+    objects_received: int = 0
+    rounds: int = 0
+    messages: int = 0
+
+
+@dataclass
+class _Round:
+    number: int
+    messages: int = 0
+    have: list[bytes] = field(default_factory=list)
+    need: deque[bytes] = field(default_factory=deque)
+    need_total: int = 0
+    negotiating: bool = True
+
+
+def _require(condition: bool, what: str) -> None:
+    if not condition:
+        raise SessionError(f"malformed frame: {what}")
+
+
+def _ids(value: Any, what: str) -> list[bytes]:
+    _require(isinstance(value, list) and all(
+        isinstance(i, bytes) and len(i) == 32 for i in value), what)
+    return value
+
+
+class Session:
+    """One side of a connection. `initiator` is the side that dialled; it drives
+    reconciliation rounds, and both sides push new objects once connected."""
+
+    def __init__(self, store: Store, *, initiator: bool, secret: bytes, identity: Identity,
+                 workspace: bytes, now: float, frame_size_limit: int = 0,
+                 reconcile_interval: float | None = RECONCILE_INTERVAL_S):
+        self.store = store
+        self.initiator = initiator
+        self.identity = identity
+        self.workspace = workspace
+        self.frame_size_limit = frame_size_limit
+        self.reconcile_interval = reconcile_interval
+        self.stats = Stats()
+        self.peer_key: bytes | None = None
+        self.state = "handshake"
+        self._noise = NoiseConnection.from_name(NOISE_PROTOCOL)
+        if initiator:
+            self._noise.set_as_initiator()
+        else:
+            self._noise.set_as_responder()
+        self._noise.set_keypair_from_private_bytes(Keypair.STATIC, os.urandom(32))
+        self._noise.set_psks(psk=secret)
+        self._noise.set_prologue(PROLOGUE)
+        self._noise.start_handshake()
+        self._out: deque[bytes] = deque()
+        self._out_bytes = 0
+        self._events: deque[Event] = deque()
+        self._partial = bytearray()
+        self._sent: OrderedDict[bytes, None] = OrderedDict()
+        self._backlog: deque[bytes] = deque()  # raw objects waiting for room in _out
+        self._round: _Round | None = None
+        self._rounds = 0
+        self._wants_in_flight = 0
+        self._deadline = now + HANDSHAKE_TIMEOUT_S
+        self._last_received = now
+        self._next_ping = now + PING_INTERVAL_S
+        self._next_round: float | None = None
+        if initiator:
+            self._send_raw(self._noise.write_message())
+
+    # Public API -----------------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        return self.state == "closed"
+
+    @property
+    def connected(self) -> bool:
+        return self.state == "open"
+
+    def data_to_send(self) -> list[bytes]:
+        """WebSocket binary messages to send now, in order."""
+        self._fill()
+        out = list(self._out)
+        self._out.clear()
+        self._out_bytes = 0
+        return out
+
+    def next_event(self) -> Event | None:
+        return self._events.popleft() if self._events else None
+
+    def get_timer(self) -> float | None:
+        if self.closed:
+            return None
+        deadlines = [d for d in (self._deadline, self._next_round) if d is not None]
+        if self.connected:
+            deadlines += [self._next_ping, self._last_received + IDLE_TIMEOUT_S]
+        return min(deadlines) if deadlines else None
+
+    def receive(self, data: bytes, now: float) -> None:
+        """One WebSocket message from the peer."""
+        if self.closed:
+            return
+        self.stats.bytes_received += len(data)
+        self._last_received = now
+        try:
+            if self.state == "handshake":
+                self._handshake(data, now)
+            else:
+                self._transport(data, now)
+        except SessionError as exc:
+            self._fail(str(exc))
+
+    def handle_timer(self, now: float) -> None:
+        if self.closed:
+            return
+        if self._deadline is not None and now >= self._deadline:
+            what = "handshake" if self.state != "open" else "reply"
+            self._fail(f"timed out waiting for the peer's {what}")
+            return
+        if self.connected:
+            if now >= self._last_received + IDLE_TIMEOUT_S:
+                self._fail("the peer went silent")
+                return
+            if now >= self._next_ping:
+                self._send_frame({"t": "ping"})
+                self._next_ping = now + PING_INTERVAL_S
+            if self._next_round is not None and now >= self._next_round:
+                self.reconcile(now)
+
+    def reconcile(self, now: float) -> None:
+        """Start a reconciliation round (initiator only; ignored while one is running)."""
+        if not (self.initiator and self.connected) or self._round is not None:
+            return
+        self._next_round = None
+        self._rounds += 1
+        self._round = _Round(self._rounds)
+        with self.store.snapshot() as storage:
+            message = Negentropy(storage, self.frame_size_limit).initiate()
+        self._send_neg(message, now)
+
+    def push(self, raws: list[bytes], ids: list[bytes]) -> None:
+        """Send new objects (local or relayed) unless this peer already had them from us."""
+        if not self.connected:
+            return
+        fresh = [raw for raw, oid in zip(raws, ids, strict=True) if self._remember_sent(oid)]
+        self._backlog.extend(fresh)
+
+    def _send_objects(self, raws: list[bytes]) -> None:
+        """Queue objects the peer lacks, even ones pushed before (a push can be lost)."""
+        for raw in raws:
+            self._sent.pop(object_id(raw), None)
+            self._remember_sent(object_id(raw))
+        self._backlog.extend(raws)
+
+    def mark_known(self, ids: list[bytes]) -> None:
+        """Ids the peer is known to hold (it sent them): never push them back."""
+        for oid in ids:
+            self._remember_sent(oid)
+
+    def close(self, reason: str = "closing") -> None:
+        if self.closed:
+            return
+        if self.state != "handshake":
+            self._send_frame({"t": "bye", "reason": reason[:200]})
+        self._closed(reason, error=False)
+
+    def protocol_error(self, reason: str) -> None:
+        """The transport saw something this protocol never sends: close on the peer's account."""
+        self._fail(reason)
+
+    def connection_lost(self, reason: str = "connection closed") -> None:
+        if not self.closed:
+            self._closed(reason, error=self.state != "open" or self._round is not None)
+
+    # Handshake ------------------------------------------------------------------------------
+
+    def _handshake(self, data: bytes, now: float) -> None:
+        if len(data) > MAX_HANDSHAKE_MESSAGE:
+            raise SessionError("handshake message too large")
+        try:
+            self._noise.read_message(data)
+            if not self._noise.handshake_finished:
+                self._send_raw(self._noise.write_message())
+        except (NoiseHandshakeError, NoiseInvalidMessage, NoiseValueError, ValueError) as exc:
+            raise SessionError(f"handshake failed (wrong workspace secret?): {exc!r}") from None
+        except Exception as exc:  # cryptography's InvalidTag and friends
+            raise SessionError(f"handshake failed (wrong workspace secret?): {exc!r}") from None
+        if self._noise.handshake_finished:
+            self.state = "hello"
+            proof = self.identity.sign(HELLO_CONTEXT + self._noise.get_handshake_hash())
+            self._send_frame({"t": "hello", "v": PROTOCOL_VERSION,
+                              "key": self.identity.public_key, "sig": proof,
+                              "ws": self.workspace})
+
+    def _on_hello(self, frame: dict, now: float) -> None:
+        _require(self.state == "hello", "hello twice")
+        _require(frame.keys() == {"t", "v", "key", "sig", "ws"}, "hello fields")
+        key, sig = frame["key"], frame["sig"]
+        _require(isinstance(key, bytes) and len(key) == 32, "hello key")
+        _require(isinstance(sig, bytes) and len(sig) == 64, "hello sig")
+        if frame["v"] != PROTOCOL_VERSION:
+            raise SessionError(f"peer speaks sync protocol {frame['v']!r}, we speak "
+                               f"{PROTOCOL_VERSION}")
+        if frame["ws"] != self.workspace:
+            raise SessionError("peer is in another workspace with the same secret")
+        if not verify(key, HELLO_CONTEXT + self._noise.get_handshake_hash(), sig):
+            raise SessionError("peer's identity proof does not verify")
+        self.peer_key = key
+        self.state = "open"
+        self._deadline = None
+        self._next_ping = now + PING_INTERVAL_S
+        self._events.append(Connected(key))
+        if self.initiator:
+            self.reconcile(now)
+
+    # Transport ------------------------------------------------------------------------------
+
+    def _transport(self, data: bytes, now: float) -> None:
+        if len(data) > MAX_NOISE_MESSAGE:
+            raise SessionError("message larger than a Noise message")
+        try:
+            plain = self._noise.decrypt(data)
+        except Exception:  # InvalidTag: tampered, replayed or injected
+            raise SessionError("a message failed decryption") from None
+        _require(len(plain) >= 1 and plain[0] in (0, 1), "chunk flag")
+        self._partial += plain[1:]
+        if len(self._partial) > MAX_FRAME:
+            raise SessionError(f"frame larger than {MAX_FRAME} bytes")
+        if plain[0] == 1:
+            frame_bytes, self._partial = bytes(self._partial), bytearray()
+            self._on_frame(frame_bytes, now)
+
+    def _on_frame(self, data: bytes, now: float) -> None:
+        try:
+            frame = loads(data)
+        except EncodingError as exc:
+            raise SessionError(f"malformed frame: {exc}") from None
+        _require(isinstance(frame, dict) and isinstance(frame.get("t"), str), "no type")
+        kind = frame["t"]
+        if kind == "hello":
+            self._on_hello(frame, now)
+            return
+        _require(self.state == "open", f"{kind} before hello")
+        handler = getattr(self, f"_on_{kind}", None)
+        if handler is None or kind == "hello":
+            raise SessionError(f"unknown frame type {kind!r}")
+        handler(frame, now)
+
+    def _on_ping(self, frame: dict, now: float) -> None:
+        self._send_frame({"t": "pong"})
+
+    def _on_pong(self, frame: dict, now: float) -> None:
+        pass
+
+    def _on_bye(self, frame: dict, now: float) -> None:
+        reason = frame.get("reason")
+        self._closed(f"peer closed: {reason if isinstance(reason, str) else 'bye'}", False)
+
+    def _on_neg(self, frame: dict, now: float) -> None:
+        _require(frame.keys() == {"t", "r", "m"} and isinstance(frame["m"], bytes)
+                 and isinstance(frame["r"], int), "neg fields")
+        self.stats.messages += 1
+        try:
+            if self.initiator:
+                self._client_step(frame, now)
+            else:
+                self.stats.rounds = max(self.stats.rounds, frame["r"])
+                with self.store.snapshot() as storage:
+                    reply = Negentropy(storage, self.frame_size_limit).reconcile_server(
+                        frame["m"])
+                self._send_frame({"t": "neg", "r": frame["r"], "m": reply})
+        except NegentropyError as exc:
+            raise SessionError(f"bad reconciliation message: {exc}") from None
+
+    def _client_step(self, frame: dict, now: float) -> None:
+        rnd = self._round
+        _require(rnd is not None and rnd.negotiating and frame["r"] == rnd.number,
+                 "unexpected reconciliation reply")
+        rnd.messages += 1
+        with self.store.snapshot() as storage:
+            step = Negentropy.resume_client(storage, self.frame_size_limit).reconcile_client(
+                frame["m"])
+        rnd.have.extend(step.have)
+        rnd.need.extend(step.need)
+        rnd.need_total += len(step.need)
+        if step.next_message is not None:
+            self._send_neg(step.next_message, now)
+            return
+        rnd.negotiating = False
+        self._deadline = None
+        self.stats.rounds += 1
+        raws, _ = self.store.missing(rnd.have)
+        self._send_objects(raws)
+        self._send_wants(now)
+        self._maybe_finish_round(now)
+
+    def _send_neg(self, message: bytes, now: float) -> None:
+        assert self._round is not None
+        self._flush_backlog(force=True)  # objects owed from the last round go first
+        self._round.messages += 1
+        self._deadline = now + REPLY_TIMEOUT_S
+        self._send_frame({"t": "neg", "r": self._round.number, "m": message})
+
+    def _send_wants(self, now: float) -> None:
+        rnd = self._round
+        while rnd is not None and rnd.need and self._wants_in_flight < WANT_WINDOW:
+            ids = [rnd.need.popleft() for _ in range(min(WANT_BATCH, len(rnd.need)))]
+            self._wants_in_flight += 1
+            self._deadline = now + REPLY_TIMEOUT_S
+            self._send_frame({"t": "want", "ids": ids})
+
+    def _maybe_finish_round(self, now: float) -> None:
+        rnd = self._round
+        if rnd is None or rnd.negotiating or rnd.need or self._wants_in_flight:
+            return
+        self._round = None
+        self._deadline = None
+        self._events.append(ReconcileComplete(rnd.number, rnd.messages, len(rnd.have),
+                                              rnd.need_total))
+        if self.reconcile_interval is not None:
+            self._next_round = now + self.reconcile_interval
+
+    def _on_want(self, frame: dict, now: float) -> None:
+        _require(frame.keys() == {"t", "ids"}, "want fields")
+        ids = _ids(frame["ids"], "want ids")
+        _require(len(ids) <= WANT_BATCH, "want too long")
+        raws, gone = self.store.missing(ids)
+        self._send_objects(raws)
+        # "objs" frames for the answer come first; "gone" closes the answer.
+        self._flush_backlog(force=True)
+        self._send_frame({"t": "gone", "items": [[ts, oid] for ts, oid in gone]})
+
+    def _on_objs(self, frame: dict, now: float) -> None:
+        _require(frame.keys() == {"t", "raws"}, "objs fields")
+        raws = frame["raws"]
+        _require(isinstance(raws, list) and all(isinstance(r, bytes) for r in raws), "raws")
+        self.stats.objects_received += len(raws)
+        self.mark_known([object_id(raw) for raw in raws])
+        if raws:
+            self._events.append(ObjectsReceived(raws))
+
+    def _on_gone(self, frame: dict, now: float) -> None:
+        _require(frame.keys() == {"t", "items"} and isinstance(frame["items"], list), "gone")
+        items = []
+        for item in frame["items"]:
+            _require(isinstance(item, list) and len(item) == 2 and isinstance(item[0], int)
+                     and 0 <= item[0] < 2**63 and isinstance(item[1], bytes)
+                     and len(item[1]) == 32, "gone item")
+            items.append((item[0], item[1]))
+        if items:
+            self._events.append(GoneReceived(items))
+        # A gone frame ends the answer to one want.
+        if self.initiator and self._wants_in_flight:
+            self._wants_in_flight -= 1
+            self._deadline = now + REPLY_TIMEOUT_S if self._wants_in_flight else None
+            self._send_wants(now)
+            self._maybe_finish_round(now)
+
+    # Output ---------------------------------------------------------------------------------
+
+    def _remember_sent(self, oid: bytes) -> bool:
+        if oid in self._sent:
+            return False
+        self._sent[oid] = None
+        if len(self._sent) > SENT_MEMORY:
+            self._sent.popitem(last=False)
+        return True
+
+    def _fill(self) -> None:
+        if self.connected:
+            self._flush_backlog(force=False)
+
+    def _flush_backlog(self, *, force: bool) -> None:
+        """Turn queued objects into "objs" frames while the output buffer has room."""
+        while self._backlog and (force or self._out_bytes < MAX_OUTGOING):
+            batch, size = [], 0
+            while self._backlog and size + len(self._backlog[0]) < OBJECTS_FRAME_BYTES:
+                raw = self._backlog.popleft()
+                batch.append(raw)
+                size += len(raw) + 4
+            if not batch:  # a single object larger than the frame budget still fits MAX_FRAME
+                batch.append(self._backlog.popleft())
+            self.stats.objects_sent += len(batch)
+            self._send_frame({"t": "objs", "raws": batch})
+
+    def _send_frame(self, frame: dict) -> None:
+        data = dumps(frame)
+        if len(data) > MAX_FRAME:
+            raise SessionError(f"refusing to send a frame of {len(data)} bytes")
+        for start in range(0, max(len(data), 1), CHUNK):
+            chunk = data[start:start + CHUNK]
+            last = start + CHUNK >= len(data)
+            self._send_raw(self._noise.encrypt(bytes([1 if last else 0]) + chunk))
+
+    def _send_raw(self, data: bytes) -> None:
+        self._out.append(data)
+        self._out_bytes += len(data)
+        self.stats.bytes_sent += len(data)
+
+    def _fail(self, reason: str) -> None:
+        if not self.closed:
+            self._closed(reason, error=True)
+
+    def _closed(self, reason: str, error: bool) -> None:
+        self.state = "closed"
+        self._backlog.clear()
+        self._events.append(Closed(reason, error))
+
