@@ -68,6 +68,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `hearth read ... | head`: the reader left; not an error
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import logging
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -71,8 +72,13 @@ def cmd_peers(args: argparse.Namespace) -> None:
         print("no known peers yet: run `hearth serve` (peers on this network are found "
               "automatically) or add one with `hearth serve --peer HOST:PORT`")
     for r in records:
-        print(f"{r['address']}  key {(r['key'] or '?')[:16]}  last seen {r['last_seen'] or '-'}"
-              f"  last sync {r['last_sync'] or '-'}")
+        print(f"{r['address']}  key {(r['key'] or '?')[:16]}  "
+              f"last seen {_when(r['last_seen'])}  last sync {_when(r['last_sync'])}"
+              + (f" ({r['last_sync_ms']:.0f} ms)" if r.get("last_sync_ms") else ""))
+
+
+def _when(seconds: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds)) if seconds else "never"
 
 
 def cmd_invite(args: argparse.Namespace) -> None:

@@ -68,6 +68,7 @@ class Discovery:
         self._browser: AsyncServiceBrowser | None = None
         self._info: AsyncServiceInfo | None = None
         self._tasks: set[asyncio.Task] = set()
+        self._announcing: asyncio.Future | None = None
         self._closed = False
 
     async def async_start(self) -> None:
@@ -80,7 +81,8 @@ class Discovery:
             addresses=[socket.inet_aton(a) for a in addresses], port=self._port,
             properties={"v": str(PROTOCOL_VERSION), "port": str(self._port),
                         "tag": membership_tag(self._secret)})
-        await self._zc.async_register_service(self._info, allow_name_change=True)
+        self._announcing = await self._zc.async_register_service(
+            self._info, allow_name_change=True)
         self._browser = AsyncServiceBrowser(self._zc.zeroconf, [SERVICE_TYPE],
                                             handlers=[self._on_change])
 
@@ -115,7 +117,7 @@ class Discovery:
         if self._closed:
             return
         self._closed = True
-        for task in list(self._tasks):
+        for task in [*self._tasks, *filter(None, [self._announcing])]:
             task.cancel()
         if self._zc is not None:
             with contextlib.suppress(Exception):

@@ -74,7 +74,9 @@ class PeerBook:
             for record in records:
                 peer = Peer(host=str(record["host"]), port=int(record["port"]),
                             source="remembered", key=record.get("key"),
-                            last_seen=record.get("last_seen"), last_sync=record.get("last_sync"))
+                            last_seen=record.get("last_seen"), last_sync=record.get("last_sync"),
+                            last_sync_ms=record.get("last_sync_ms"),
+                            stats=dict(record.get("stats") or {}))
                 self.peers[peer.address] = peer
         except (OSError, ValueError, KeyError, TypeError) as exc:
             log.warning("ignoring unreadable peer list %s: %s", self.path, exc)
@@ -83,7 +85,8 @@ class PeerBook:
         if self.path is None:
             return
         worked = [{"host": p.host, "port": p.port, "key": p.key, "last_seen": p.last_seen,
-                   "last_sync": p.last_sync} for p in self.peers.values() if p.last_seen]
+                   "last_sync": p.last_sync, "last_sync_ms": p.last_sync_ms, "stats": p.stats}
+                  for p in self.peers.values() if p.last_seen]
         tmp = self.path.with_name(self.path.name + ".tmp")
         try:
             tmp.write_text(json.dumps(worked, indent=1))
