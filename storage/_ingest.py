@@ -88,8 +88,14 @@ class Batch:
         """Store `objects` (valid, not yet held, not tombstoned) and index them."""
         if not objects:
             return
-        start = self.conn.execute("SELECT COALESCE(MAX(oid), 0) + 1 FROM objects").fetchone()[0]
+        # Sequence numbers only grow, even when the newest object is deleted, so that
+        # "stored since N" (the live-push feed) never misses an object.
+        start = self.conn.execute(
+            "SELECT MAX(COALESCE((SELECT MAX(oid) FROM objects), 0), "
+            "COALESCE((SELECT value FROM meta WHERE key = 'sequence'), 0)) + 1").fetchone()[0]
         oids = {obj.id: start + n for n, obj in enumerate(objects)}
+        self.conn.execute("INSERT INTO meta (key, value) VALUES ('sequence', ?) ON CONFLICT (key) "
+                          "DO UPDATE SET value = excluded.value", (start + len(objects) - 1,))
         waiting = self._missing_links_to([obj.id for obj in objects])
         self.conn.executemany(
             "INSERT INTO objects (oid, id, type, author, ts, stream, raw, children) "

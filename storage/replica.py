@@ -460,6 +460,25 @@ class Replica:
                 h.update(b"|")
         return h.hexdigest()
 
+    # Change feed ---------------------------------------------------------------------------------
+
+    def last_sequence(self) -> int:
+        """Storage sequence number of the newest object (grows with every stored object)."""
+        with self._lock:
+            return self.conn.execute("SELECT COALESCE(MAX(oid), 0) FROM objects").fetchone()[0]
+
+    def stored_since(self, sequence: int, limit: int) -> list[tuple[int, bytes, bytes]]:
+        """(sequence, id, raw) of objects stored after `sequence`, oldest first."""
+        with self._lock:
+            return self.conn.execute(
+                "SELECT oid, id, raw FROM objects WHERE oid > ? ORDER BY oid LIMIT ?",
+                (sequence, limit)).fetchall()
+
+    def data_version(self) -> int:
+        """Changes when another connection (another process) commits to this file."""
+        with self._lock:
+            return self.conn.execute("PRAGMA data_version").fetchone()[0]
+
     # Reconciliation ----------------------------------------------------------------------------
 
     @contextmanager

@@ -78,6 +78,7 @@ class SyncService:
         self._data_version = self._read_data_version()
         self._stopping = False
         self.syncing = 0
+        self.blocked: set[bytes] = set()
 
     # Lifecycle ------------------------------------------------------------------------------
 
@@ -135,6 +136,16 @@ class SyncService:
         if port == self.port and host in (self.interfaces or []) + ["127.0.0.1"]:
             return  # our own advert
         self.peers.add(host, port, "mdns")
+
+    def block(self, keys: set[bytes]) -> None:
+        """Refuse sessions with these identities (and end the open ones); `block(set())`
+        lifts every block. Used for partitions in tests, and to shut out a misbehaving peer."""
+        self.blocked = set(keys)
+        for connection in list(self.connections.values()):
+            if connection.session.peer_key in self.blocked:
+                connection.close("blocked")
+        for peer in self.peers.peers.values():
+            peer.next_attempt = 0.0
 
     def online(self) -> set[bytes]:
         return {c.session.peer_key for c in self.connections.values()
@@ -196,6 +207,9 @@ class SyncService:
         session = connection.session
         peer: Peer | None = getattr(connection, "peer", None)
         if isinstance(event, Connected):
+            if event.peer_key in self.blocked:
+                session.close("blocked")
+                return
             if self._duplicate(connection, event.peer_key):
                 return
             if peer is not None:
