@@ -2,7 +2,7 @@
 
 Sync reconciles this set with negentropy (DESIGN.md "Sync"). Range fingerprints need the sum
 of the ids in a range; rather than scanning, ingest keeps per-bucket counts and sums (one
-bucket per 2^16 ms of `ts`), with each 256-bit id split into eight 32-bit lanes so the sums
+bucket per 2^20 ms of `ts`), with each 256-bit id split into eight 32-bit lanes so the sums
 never overflow SQLite's 64-bit integers. sync.store reads it: whole buckets are summed from
 memory and only the items of the (at most two) buckets at a range's edges are read.
 """
@@ -13,7 +13,7 @@ import sqlite3
 import struct
 from collections.abc import Iterable
 
-BUCKET_SHIFT = 16
+BUCKET_SHIFT = 20  # part of the file format: buckets of 2^20 ms (17.5 minutes)
 LANES = 8
 _LANES = struct.Struct("<8I")
 _LANE_COLUMNS = ", ".join(f"l{k}" for k in range(LANES))

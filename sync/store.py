@@ -36,11 +36,19 @@ class ReplicaStore:
 
     def __init__(self, replica: Replica):
         self.replica = replica
+        self._cached: tuple[tuple[int, int], ItemSnapshot] | None = None
 
     @contextmanager
     def snapshot(self) -> Iterator[NegentropyStorage]:
+        """A snapshot, reused while nothing was written (each step of a round asks again)."""
         with self.replica.item_reader() as conn:
-            yield ItemSnapshot(conn)
+            key = (self.replica.data_version(), conn.total_changes)
+            if self._cached is not None and self._cached[0] == key:
+                snapshot = self._cached[1].rebind(conn)
+            else:
+                snapshot = ItemSnapshot(conn)
+                self._cached = (key, snapshot)
+            yield snapshot
 
     def missing(self, ids: list[bytes]) -> tuple[list[bytes], list[tuple[int, bytes]]]:
         return self.replica.missing(ids)
@@ -94,6 +102,11 @@ class ItemSnapshot:
         self._starts = list(accumulate((row[1] for row in rows), initial=0))
         self._sums = list(accumulate((lanes_to_int(row[2:]) for row in rows), initial=0))
         self._cache: dict[int, tuple[list[tuple[int, bytes]], list[int]]] = {}
+
+    def rebind(self, conn: sqlite3.Connection) -> ItemSnapshot:
+        """Use this (unchanged) snapshot through a new read transaction."""
+        self._conn = conn
+        return self
 
     def _bucket_items(self, k: int) -> tuple[list[tuple[int, bytes]], list[int]]:
         """Bucket k's items in order, and the running sums of their ids."""
