@@ -10,9 +10,7 @@ from core import kinds
 from core.identity import Identity
 from core.objects import build
 
-WORDS = ("the quick brown fox jumps over lazy dog sync replica channel topic meeting lunch "
-         "release bug review deploy coffee weekend document branch merge hearth cable "
-         "network window message search").split()
+WORDS = ["the", "quick", "brown", "fox", "jumps", "over", "lazy", "dog", "sync", "replica", "channel", "topic", "meeting", "lunch", "release", "bug", "review", "deploy", "coffee", "weekend", "document", "branch", "merge", "hearth", "cable", "network", "window", "message", "search"]
 START_MS = 1_700_000_000_000
 
 
