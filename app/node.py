@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from storage import Message
+from storage import Message, start_signature_helper
 from sync.peers import PeerBook
 from sync.service import SyncEvent, SyncService
 
@@ -165,6 +165,7 @@ class Node:
             for host, port in self._initial_peers:
                 self.service.add_peer(host, port)
             self.workspace.on_created = lambda obj: self.service.announce()
+            start_signature_helper()  # a catch-up's first large batch need not wait for it
             await self.service.async_start()
         except BaseException as exc:  # reported to start()'s caller
             self._start_error = exc

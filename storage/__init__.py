@@ -1,10 +1,12 @@
 """The SQLite replica: one file per workspace, one ingest path, the chat views."""
 
+from ._verify import start_helper as start_signature_helper
 from .errors import NotFound, SchemaError, StorageError
 from .records import ChannelInfo, ChannelState, IngestResult, Member, Message, StateEvent, Status
 from .replica import Replica, validate_many
 
 __all__ = [
     "ChannelInfo", "ChannelState", "IngestResult", "Member", "Message", "NotFound", "Replica",
-    "SchemaError", "StateEvent", "Status", "StorageError", "validate_many",
+    "SchemaError", "StateEvent", "Status", "StorageError", "start_signature_helper",
+    "validate_many",
 ]

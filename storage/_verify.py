@@ -151,6 +151,11 @@ def submit(triples: list[Triple]) -> Future[list[bool]] | None:
         return _helper.submit(triples)
 
 
+def start_helper() -> None:
+    """Start the helper now rather than at the first large batch (a long-running node)."""
+    submit([])
+
+
 def shutdown() -> None:
     """Stop the helper (idempotent); a later submit starts a new one."""
     global _helper

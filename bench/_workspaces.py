@@ -1,0 +1,17 @@
+"""Two members of one workspace on this computer, for the sync benchmarks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app import sharing
+from app.paths import Paths
+from app.workspace import Workspace
+
+
+def two_members(root: Path) -> tuple[Paths, Paths]:
+    a = Paths.resolve(root / "a", "default")
+    b = Paths.resolve(root / "b", "default")
+    Workspace.init(a, "alice").close()
+    sharing.join_workspace(b, sharing.invite(a).encode(), nick="bob")
+    return a, b

@@ -1,0 +1,72 @@
+"""Live updates through the Node facade: p50/p99 from a post on one node to the object being in
+the other's replica (target p99 <= 50 ms), and from the start of a second node to its first
+completed sync found by mDNS on the loopback interface (target <= 3 s)."""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from app.node import Node  # noqa: E402
+from bench._common import report  # noqa: E402
+from bench._workspaces import two_members  # noqa: E402
+
+POSTS = 300
+TIMEOUT_S = 30
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        a, b = two_members(Path(tmp))
+        loopback = ["127.0.0.1"]
+        node_a = Node(a, interfaces=loopback, mdns=True, reconcile_interval=None).start()
+        synced = threading.Event()
+        node_b = Node(b, interfaces=loopback, mdns=True, reconcile_interval=None)
+        node_b.subscribe(lambda e: e.kind == "synced" and synced.set())
+        started = time.perf_counter()
+        node_b.start()
+        if not synced.wait(TIMEOUT_S):
+            raise RuntimeError("no sync through mDNS")
+        discovery_s = time.perf_counter() - started
+
+        arrived: dict[bytes, float] = {}
+        cond = threading.Condition()
+
+        def on_event(event) -> None:
+            if event.kind == "objects":
+                now = time.perf_counter()
+                with cond:
+                    for oid in event.detail["ids"]:
+                        arrived.setdefault(oid, now)
+                    cond.notify_all()
+
+        node_b.subscribe(on_event)
+        latencies = []
+        for n in range(POSTS):
+            sent = time.perf_counter()
+            oid = node_a.post("general", f"latency probe {n}")
+            with cond:
+                if not cond.wait_for(lambda oid=oid: oid in arrived, TIMEOUT_S):
+                    raise RuntimeError("a post never arrived")
+            latencies.append((arrived[oid] - sent) * 1000)
+        node_b.stop()
+        node_a.stop()
+    latencies.sort()
+    report("live_latency", {
+        "posts": POSTS,
+        "post_to_peer_replica_ms": {"p50": round(statistics.median(latencies), 2),
+                                    "p99": round(latencies[int(POSTS * 0.99) - 1], 2),
+                                    "max": round(latencies[-1], 2)},
+        "target_p99_ms": 50,
+        "start_to_first_sync_via_mdns_s": round(discovery_s, 3), "target_s": 3,
+    })
+
+
+if __name__ == "__main__":
+    main()
