@@ -39,6 +39,9 @@ def _errors(handler: Callable[[argparse.Namespace], Any]) -> Callable[[argparse.
             return handler(args)
         except (WorkspaceError, StorageError, IdentityError, InvalidObject, PathError) as exc:
             raise CLIError(str(exc)) from None
+        except UnicodeError:
+            raise CLIError("an argument is not valid text (check the terminal's encoding)") \
+                from None
     return run
 
 

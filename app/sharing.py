@@ -8,15 +8,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import aiohttp
-
 from core import kinds
 from core.encoding import EncodingError, dumps, loads
 from storage import Replica, Status
-from sync import connection as conn_mod
-from sync.connection import Connection
-from sync.session import Closed, GoneReceived, ObjectsReceived, ReconcileComplete, Session
-from sync.store import ReplicaStore
 
 from .invite import Invite
 from .paths import Paths
@@ -79,6 +73,14 @@ def sync_once(paths: Paths, host: str, port: int, *, timeout: float = 60.0) -> S
 
 async def _sync_once(ws: Workspace, secret: bytes, host: str, port: int,
                      timeout: float) -> SyncResult:
+    # Imported here: every other `hearth` command starts faster without aiohttp.
+    import aiohttp
+
+    from sync import connection as conn_mod
+    from sync.connection import Connection
+    from sync.session import GoneReceived, ObjectsReceived, ReconcileComplete, Session
+    from sync.store import ReplicaStore
+
     started = time.monotonic()
     session = Session(ReplicaStore(ws.replica), initiator=True, secret=secret,
                       identity=ws.identity, workspace=ws.id, now=time.monotonic(),
@@ -109,7 +111,7 @@ async def _sync_once(ws: Workspace, secret: bytes, host: str, port: int,
                              f"{exc or 'timed out'})") from None
         connection = Connection(session, websocket, on_event, address=f"{host}:{port}")
         try:
-            closed: Closed = await asyncio.wait_for(connection.run(), timeout)
+            closed = await asyncio.wait_for(connection.run(), timeout)
         except TimeoutError:
             raise SyncFailed(f"timed out after {timeout:.0f} s syncing with {host}:{port}") from None
     if "done" not in outcome:

@@ -19,7 +19,6 @@ from . import sharing
 from .chat_commands import _errors, _paths, _print_json
 from .cli import COMMANDS, CLIError
 from .invite import InviteError
-from .node import Node, NodeError
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -32,6 +31,8 @@ def _addresses(values: list[str]) -> list[tuple[str, int]]:
 
 
 def cmd_serve(args: argparse.Namespace) -> None:
+    from .node import Node, NodeError  # imported here: other commands start faster
+
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
     node = Node(_paths(args), port=args.port, interfaces=args.interface or None,
                 mdns=not args.no_mdns, peers=_addresses(args.peer))

@@ -83,7 +83,7 @@ _ZWJ = "\u200d"  # joins emoji sequences (👩‍💻); other format characters 
 
 
 def _has_control(text: str) -> bool:
-    return any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") and ch != _ZWJ
+    return any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp") and ch != _ZWJ
                for ch in text)
 
 

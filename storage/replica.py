@@ -75,7 +75,7 @@ def parse_cursor(cursor: str) -> tuple[int, bytes]:
     try:
         ts, hex_id = cursor.split("-", 1)
         oid = bytes.fromhex(hex_id)
-        if len(oid) != 32:
+        if len(oid) != 32 or not ts.isdigit() or int(ts) >= 2**63:
             raise ValueError
         return int(ts), oid
     except ValueError:
@@ -106,7 +106,11 @@ class Replica:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if page_size:  # only takes effect on a new, empty file
             conn.execute(f"PRAGMA page_size = {int(page_size)}")
-        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        try:
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StorageError(f"{path} is not a Hearth replica ({exc})") from None
         if mode.lower() != "wal":
             raise StorageError(f"cannot use WAL mode on {path} (got {mode})")
         conn.execute("PRAGMA synchronous = NORMAL")
@@ -405,6 +409,10 @@ class Replica:
         words = query.split()
         if not words:
             return []
+        try:
+            query.encode()
+        except UnicodeError:
+            raise StorageError("the search query is not valid text") from None
         terms = ['"' + w.replace('"', '""') + '"' for w in words]
         terms[-1] += "*"
         # Newest matches first: FTS5 walks its doclists backwards by rowid (arrival order)
