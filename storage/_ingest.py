@@ -110,11 +110,17 @@ class Batch:
         by_kind: dict[str, list[Object]] = {}
         for obj in objects:
             by_kind.setdefault(obj.type, []).append(obj)
-        for obj in by_kind.get("workspace/admin-grant", ()):
-            self._grant(obj)
+        # Admins first (they decide what policies and deletes count), then policies, then
+        # posts, and deletes last, so that everything a delete may target is in place.
+        granted = [key for obj in by_kind.get("workspace/admin-grant", ())
+                   if (key := self._grant(obj)) is not None]
         touched = {self._policy_object(obj, oids[obj.id])
                    for obj in by_kind.get("channel/policy", ())}
+        for key in granted:  # a new admin's earlier policies now count
+            touched.update(row[0] for row in self.conn.execute(
+                "SELECT DISTINCT channel FROM policies WHERE author = ?", (key,)))
         for channel in touched - {None}:
+            self._register_policy_channel(channel)
             self.rehide(channel)
         self._texts(by_kind.get("post/text", ()), oids)
         for kind in _STATE_KINDS:
@@ -124,6 +130,12 @@ class Batch:
             self._info(obj, oids[obj.id])
         for obj in by_kind.get("post/delete", ()):
             self._delete(obj, oids[obj.id])
+        for key in granted:  # and so do a new admin's earlier deletes
+            pending = self.conn.execute(
+                "SELECT o.raw, o.oid FROM delete_targets d JOIN objects o "
+                "ON o.oid = d.delete_oid WHERE o.author = ? GROUP BY o.oid", (key,)).fetchall()
+            for raw, oid in pending:
+                self._delete(_stored(raw), oid, record=False)
         self._arrived_targets(list(oids))
 
     # Heads --------------------------------------------------------------------------------
@@ -177,35 +189,37 @@ class Batch:
 
     # Workspace: admins and policies -------------------------------------------------------
 
-    def _grant(self, obj: Object) -> None:
+    def _grant(self, obj: Object) -> bytes | None:
+        """Record an admin grant the root signed; returns the newly granted key."""
         if obj.author != self.ws.root or obj.stream != self.ws.id:
-            return
+            return None
         key = obj.body["key"]
         if key in self.admins:
-            return
+            return None
         self.conn.execute("INSERT INTO admins (key, grant_id) VALUES (?, ?)", (key, obj.id))
         self.admins.add(key)
         self._policies.clear()
-        # A new admin's earlier policies and deletes now count.
-        channels = [row[0] for row in self.conn.execute(
-            "SELECT DISTINCT channel FROM policies WHERE author = ?", (key,))]
-        for channel in channels:
-            self.rehide(channel)
-        pending = self.conn.execute(
-            "SELECT o.raw, o.oid FROM delete_targets d JOIN objects o ON o.oid = d.delete_oid "
-            "WHERE o.author = ? GROUP BY o.oid", (key,)).fetchall()
-        for raw, oid in pending:
-            self._delete(_stored(raw), oid, record=False)
+        return key
 
     def _policy_object(self, obj: Object, oid: int) -> str | None:
+        """Store a policy list; returns its channel if it counts (an admin wrote it)."""
         if obj.stream != self.ws.id:
             return None
         channel = kinds.channel_key(obj.body["channel"])
         self.conn.execute(
             "INSERT INTO policies (oid, channel, author, ts, id, body) VALUES (?, ?, ?, ?, ?, ?)",
             (oid, channel, obj.author, obj.ts, obj.id, dumps(obj.body["policies"])))
-        self._channel(channel, obj.body["channel"], obj)
         return channel if obj.author in self.admins else None
+
+    def _register_policy_channel(self, channel: str) -> None:
+        """A channel an admin set policies for exists, named by its earliest object."""
+        row = self.conn.execute(
+            "SELECT o.raw FROM policies p JOIN objects o ON o.oid = p.oid WHERE p.channel = ? "
+            "AND p.author IN (SELECT key FROM admins) ORDER BY p.ts, p.id LIMIT 1",
+            (channel,)).fetchone()
+        if row:
+            obj = _stored(row[0])
+            self._channel(channel, obj.body["channel"], obj)
 
     def rehide(self, channel: str) -> None:
         """Re-decide the policy bit of everything in `channel` (policies apply retroactively)."""
@@ -418,7 +432,8 @@ class Batch:
             "SELECT o.raw FROM objects o JOIN ("
             "  SELECT oid, ts, id FROM messages WHERE channel = ?1 UNION ALL "
             "  SELECT oid, ts, id FROM state WHERE channel = ?1 UNION ALL "
-            "  SELECT oid, ts, id FROM policies WHERE channel = ?1"
+            "  SELECT oid, ts, id FROM policies WHERE channel = ?1 "
+            "    AND author IN (SELECT key FROM admins)"
             "  ORDER BY ts, id LIMIT 1) first ON first.oid = o.oid", (channel,)).fetchall()
         for (raw,) in rows:
             obj = _stored(raw)

@@ -145,6 +145,19 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_script(_V1), _script(
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
+def check_version(conn: sqlite3.Connection, path: object) -> None:
+    """Raise SchemaError for a file this code must not touch: not a Hearth replica, or newer."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version > SCHEMA_VERSION:
+        raise SchemaError(
+            f"this replica was written by a newer Hearth (schema {version}, this version "
+            f"reads up to {SCHEMA_VERSION}); upgrade Hearth to open it")
+    ours = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
+    if version == 0 or not ours:
+        raise SchemaError(f"{path} is not a Hearth replica")
+
+
 def migrate(conn: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
     """Bring the database to `target`, one transaction per step; return the version reached."""
     version = conn.execute("PRAGMA user_version").fetchone()[0]

@@ -35,8 +35,6 @@ from .records import (
 log = logging.getLogger(__name__)
 
 BUSY_TIMEOUT_MS = 10_000
-# Inserts by random 32-byte id dirty one index page each; smaller pages write less per object.
-PAGE_SIZE = int(os.environ.get("HEARTH_PAGE_SIZE", 4096))
 PARALLEL_MIN = 512  # below this, a helper process costs more than it saves
 SUB_BATCH = 250  # objects verified per message to the helper; storage work follows each
 VERIFY_TIMEOUT_S = 120.0
@@ -91,27 +89,37 @@ class Replica:
         if not self.path.exists():
             raise NotFound(f"no replica at {self.path}")
         self._clock = clock
-        self._conn = self._connect(self.path)
-        _schema.migrate(self._conn)
-        meta = dict(self._conn.execute("SELECT key, value FROM meta"))
-        if "workspace" not in meta or "root" not in meta:
-            raise StorageError(f"{self.path} is not a Hearth replica (no workspace)")
-        self.workspace = Workspace(meta["workspace"], meta["root"])
         self._lock = threading.RLock()
+        self._conn = self._connect(self.path, new=False)
+        try:
+            _schema.migrate(self._conn)
+            meta = dict(self._conn.execute("SELECT key, value FROM meta"))
+            if "workspace" not in meta or "root" not in meta:
+                raise StorageError(f"{self.path} is not a Hearth replica (no workspace)")
+        except BaseException:
+            self._conn.close()
+            raise
+        self.workspace = Workspace(meta["workspace"], meta["root"])
 
     @staticmethod
-    def _connect(path: Path, page_size: int | None = None) -> sqlite3.Connection:
+    def _connect(path: Path, *, new: bool) -> sqlite3.Connection:
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
                                timeout=BUSY_TIMEOUT_MS / 1000)
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        if page_size:  # only takes effect on a new, empty file
-            conn.execute(f"PRAGMA page_size = {int(page_size)}")
         try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            if not new:
+                # Refuse before changing anything (even the journal mode) in a file that is
+                # not ours or is newer than this code.
+                _schema.check_version(conn, path)
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise StorageError(f"{path} is not a Hearth replica ({exc})") from None
+        except BaseException:
+            conn.close()
+            raise
         if mode.lower() != "wal":
+            conn.close()
             raise StorageError(f"cannot use WAL mode on {path} (got {mode})")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA cache_size = -65536")  # 64 MiB: index pages stay hot across batches
@@ -129,7 +137,9 @@ class Replica:
         if path.exists():
             raise StorageError(f"a replica already exists at {path}")
         path.parent.mkdir(parents=True, exist_ok=True)
-        conn = cls._connect(path, PAGE_SIZE)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # holds branch keys
+        os.close(fd)
+        conn = cls._connect(path, new=True)
         try:
             _schema.migrate(conn)
             conn.execute("BEGIN IMMEDIATE")

@@ -1,0 +1,169 @@
+"""Versioned migrations (PRAGMA user_version): old files upgrade, newer files are refused."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from storage import Replica, SchemaError, StorageError
+from storage._schema import MIGRATIONS, SCHEMA_VERSION, migrate
+
+from .conftest import Clock, add, assert_healthy, new_replica, texts
+
+
+def _user_version(path) -> int:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("PRAGMA user_version").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def _tables(path) -> set[str]:
+    conn = sqlite3.connect(path)
+    try:
+        return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    finally:
+        conn.close()
+
+
+def test_fresh_replica_is_at_the_current_version(tmp_path, world):
+    rep = new_replica(tmp_path / "r.sqlite", world)
+    rep.close()
+    assert SCHEMA_VERSION == len(MIGRATIONS) >= 2
+    assert _user_version(tmp_path / "r.sqlite") == SCHEMA_VERSION
+
+
+def test_migrate_steps_to_a_target(tmp_path):
+    conn = sqlite3.connect(tmp_path / "x.sqlite", isolation_level=None)
+    assert migrate(conn, target=1) == 1
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert "messages" in names and "messages_fts" not in names
+    assert migrate(conn) == SCHEMA_VERSION
+    assert migrate(conn) == SCHEMA_VERSION  # idempotent
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert "messages_fts" in names
+    conn.close()
+
+
+def _as_version_1(source: Path, target: Path) -> None:
+    """Write `target` in the version-1 layout (migrate(target=1)), holding `source`'s rows.
+
+    Every table version 1 has gets the rows of the same table of `source` (the columns both
+    have), which is what a version-1 Hearth had written for the same objects.
+    """
+    conn = sqlite3.connect(target, isolation_level=None)
+    assert migrate(conn, target=1) == 1
+    conn.execute("ATTACH DATABASE ? AS src", (str(source),))
+    tables = [r[0] for r in conn.execute(
+        "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+    for table in tables:
+        mine = [r[1] for r in conn.execute(f"PRAGMA main.table_info({table})")]
+        theirs = {r[1] for r in conn.execute(f"PRAGMA src.table_info({table})")}
+        cols = ", ".join(c for c in mine if c in theirs)
+        conn.execute(f"INSERT INTO main.{table} ({cols}) SELECT {cols} FROM src.{table}")
+    conn.execute("DETACH DATABASE src")
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+    conn.close()
+
+
+def test_version_1_file_upgrades_and_search_finds_old_messages(tmp_path, world, people):
+    alice, bob = people["alice"], people["bob"]
+    source, path = tmp_path / "source.sqlite", tmp_path / "old.sqlite"
+    rep = new_replica(source, world)
+    gone = world.text(bob, "general", "deleted before the upgrade")
+    add(rep, world.text(alice, "general", "written before search existed"),
+        world.text(bob, "general", "Ünïcode diacritics too"), gone,
+        world.text(bob, "random", "another channel"), world.delete(bob, gone))
+    digest = rep.digest()
+    rep.close()
+    _as_version_1(source, path)
+    assert "messages_fts" not in _tables(path)
+
+    with Replica(path, clock=Clock()) as upgraded:
+        assert _user_version(path) == SCHEMA_VERSION
+        assert [m.text for m in upgraded.search("search")] == ["written before search existed"]
+        assert [m.text for m in upgraded.search("unicode diacr")] == ["Ünïcode diacritics too"]
+        assert upgraded.search("deleted") == []
+        assert upgraded.is_deleted(gone.id)
+        assert upgraded.digest() == digest  # nothing else changed
+        # New messages are indexed along with the old ones.
+        add(upgraded, world.text(alice, "general", "search works now"))
+        assert sorted(m.text for m in upgraded.search("search")) == [
+            "search works now", "written before search existed"]
+        assert texts(upgraded, "general")[-1] == "search works now"
+        assert_healthy(upgraded)
+
+
+# The version-1 schema exactly as commit f476638 created it (the first release of the replica).
+# Files written then must keep working: a migration, once shipped, is never edited.
+
+
+def _bump_version(path, version: int) -> None:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute(f"PRAGMA user_version = {version}")
+    conn.close()
+
+
+def test_newer_file_is_refused_and_left_unchanged(tmp_path, world, people):
+    path = tmp_path / "new.sqlite"
+    rep = new_replica(path, world)
+    add(rep, world.text(people["alice"], "general", "from the future version"))
+    rep.close()
+    _bump_version(path, SCHEMA_VERSION + 1)
+    before = path.read_bytes()
+    with pytest.raises(SchemaError) as err:
+        Replica(path)
+    message = str(err.value)
+    assert str(SCHEMA_VERSION + 1) in message and str(SCHEMA_VERSION) in message
+    assert "newer" in message
+    assert isinstance(err.value, StorageError)
+    del err
+    assert path.read_bytes() == before
+    assert _user_version(path) == SCHEMA_VERSION + 1
+
+
+def test_newer_non_wal_file_is_left_unchanged(tmp_path):
+    path = tmp_path / "newer-journal.sqlite"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB)")
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 5}")
+    conn.close()
+    before = path.read_bytes()
+    with pytest.raises(SchemaError):
+        Replica(path)
+    assert path.read_bytes() == before
+
+
+def test_foreign_sqlite_file_is_refused_and_left_unchanged(tmp_path):
+    path = tmp_path / "someone-elses.sqlite"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("CREATE TABLE notes (body TEXT)")
+    conn.execute("INSERT INTO notes VALUES ('keep me as I am')")
+    conn.close()
+    tables = _tables(path)
+    with pytest.raises(StorageError, match="not a Hearth replica"):
+        Replica(path)
+    assert _tables(path) == tables
+    assert _user_version(path) == 0
+
+
+def test_missing_file_is_not_found(tmp_path):
+    from storage import NotFound
+
+    with pytest.raises(NotFound):
+        Replica(tmp_path / "nothing.sqlite")
+    assert not (tmp_path / "nothing.sqlite").exists()
+
+
+def test_create_refuses_an_existing_file(tmp_path, world):
+    path = tmp_path / "r.sqlite"
+    new_replica(path, world).close()
+    before = path.read_bytes()
+    with pytest.raises(StorageError, match="already exists"):
+        Replica.create(path, world.ws, world.root.public_key)
+    assert path.read_bytes() == before
