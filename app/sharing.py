@@ -58,6 +58,7 @@ class SyncFailed(Exception):
 
 @dataclass
 class SyncResult:
+    peer_key: bytes
     rounds: int
     objects_sent: int
     objects_received: int
@@ -65,10 +66,21 @@ class SyncResult:
 
 
 def sync_once(paths: Paths, host: str, port: int, *, timeout: float = 60.0) -> SyncResult:
-    """Reconcile with one peer until a round finds nothing to move."""
+    """Reconcile with one peer until a round finds nothing to move; remember the peer."""
+    from sync.peers import PeerBook
+
     with Workspace.open(paths) as ws:
         secret = paths.secret.read_bytes()
-        return asyncio.run(_sync_once(ws, secret, host, port, timeout))
+        result = asyncio.run(_sync_once(ws, secret, host, port, timeout))
+    book = PeerBook(paths.workspace_dir / "peers.json")
+    peer = book.add(host, port, "manual")
+    peer.key = result.peer_key.hex()
+    peer.succeeded(time.time())
+    peer.last_sync, peer.last_sync_ms = time.time(), round(result.ms, 1)
+    peer.stats = {"rounds": result.rounds, "objects_sent": result.objects_sent,
+                  "objects_received": result.objects_received}
+    book.save()
+    return result
 
 
 async def _sync_once(ws: Workspace, secret: bytes, host: str, port: int,
@@ -119,7 +131,8 @@ async def _sync_once(ws: Workspace, secret: bytes, host: str, port: int,
             raise SyncFailed(f"handshake refused by {host}:{port}: {closed.reason}")
         raise SyncFailed(f"sync with {host}:{port} did not finish: {closed.reason}")
     stats = session.stats
-    return SyncResult(outcome["done"], stats.objects_sent, stats.objects_received,
+    return SyncResult(session.peer_key, outcome["done"], stats.objects_sent,
+                      stats.objects_received,
                       (time.monotonic() - started) * 1000)
 
 

@@ -289,12 +289,13 @@ class Batch:
                     newest[key] = (obj.ts, obj.id)
         for channel, obj in first.items():
             self._channel(channel, obj.body["channel"], obj)
+        keys = sort_keys(self.conn, [(row[4], row[1]) for row in rows])
         self.conn.executemany(
-            "INSERT INTO messages (oid, id, channel, author, ts, text, hidden) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+            "INSERT INTO messages (oid, id, channel, author, ts, text, hidden, sk) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [(*row, key) for row, key in zip(rows, keys, strict=True)])
         self.conn.executemany(
             "INSERT INTO messages_fts (rowid, text) VALUES (?, ?)",
-            [(row[0], row[5]) for row in rows])
+            [(key, row[5]) for row, key in zip(rows, keys, strict=True)])
         self.conn.executemany(
             "UPDATE channels SET messages = messages + ? WHERE key = ?",
             [(count, channel) for channel, count in visible.items()])
@@ -403,12 +404,12 @@ class Batch:
         channel = None
         if obj.type == "post/text":
             row = self.conn.execute(
-                "SELECT channel, text, hidden FROM messages WHERE oid = ?", (oid,)).fetchone()
+                "SELECT channel, text, hidden, sk FROM messages WHERE oid = ?", (oid,)).fetchone()
             if row:
-                channel, text, hidden = row
+                channel, text, hidden, key = row
                 self.conn.execute(
                     "INSERT INTO messages_fts (messages_fts, rowid, text) "
-                    "VALUES ('delete', ?, ?)", (oid, text))
+                    "VALUES ('delete', ?, ?)", (key, text))
                 if not hidden:
                     self.conn.execute(
                         "UPDATE channels SET messages = messages - 1 WHERE key = ?", (channel,))
@@ -473,6 +474,36 @@ class Batch:
             "UPDATE nicks SET hidden = hidden & ~2 WHERE hidden & 2 AND ts <= ?",
             (self.horizon,))
         return changed or cur.rowcount > 0
+
+
+_SK_ID_BITS = 12
+_SK_MAX_TS = (1 << (63 - _SK_ID_BITS)) - 1
+
+
+def sort_key(ts: int, oid: bytes) -> int:
+    """A message's full-text rowid: ordered by time, so search can walk newest first and stop.
+
+    The low bits come from the id, so equal times still differ; the rare collision takes the
+    next free key (sort_keys)."""
+    return (min(ts, _SK_MAX_TS) << _SK_ID_BITS) | (int.from_bytes(oid[:2], "big") >> 4)
+
+
+def sort_keys(conn: sqlite3.Connection, messages: list[tuple[int, bytes]]) -> list[int]:
+    """Unique sort keys for new messages (ts, id), avoiding every key already taken."""
+    wanted = [sort_key(ts, oid) for ts, oid in messages]
+    taken: set[int] = set()
+    for part in chunks(wanted):
+        taken.update(row[0] for row in conn.execute(
+            f"SELECT sk FROM messages WHERE sk IN ({placeholders(len(part))})", part))
+    keys = []
+    for key in wanted:
+        while key in taken:
+            key += 1
+            if conn.execute("SELECT 1 FROM messages WHERE sk = ?", (key,)).fetchone():
+                taken.add(key)
+        taken.add(key)
+        keys.append(key)
+    return keys
 
 
 def _stored(raw: bytes) -> Object:

@@ -133,6 +133,23 @@ def _v3(conn: sqlite3.Connection) -> None:
     items.rebuild_buckets(conn)
 
 
+def _v4(conn: sqlite3.Connection) -> None:
+    """Version 4: full-text rowids ordered by time (messages.sk), so search returns the newest
+    visible matches without ranking every match of a common word."""
+    from ._ingest import sort_keys  # the same keys ingest gives new messages
+
+    conn.execute("ALTER TABLE messages ADD COLUMN sk INTEGER")
+    rows = conn.execute("SELECT oid, ts, id FROM messages ORDER BY ts, id").fetchall()
+    keys = sort_keys(conn, [(ts, oid) for _, ts, oid in rows])
+    conn.executemany("UPDATE messages SET sk = ? WHERE oid = ?",
+                     [(key, row[0]) for key, row in zip(keys, rows, strict=True)])
+    conn.execute("CREATE UNIQUE INDEX messages_by_sk ON messages (sk)")
+    conn.execute("DROP TABLE messages_fts")
+    conn.execute("CREATE VIRTUAL TABLE messages_fts USING fts5 (text, content='', "
+                 "tokenize='unicode61 remove_diacritics 2')")
+    conn.execute("INSERT INTO messages_fts (rowid, text) SELECT sk, text FROM messages")
+
+
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     def apply(conn: sqlite3.Connection) -> None:
         for statement in sql.split(";\n"):
@@ -141,7 +158,7 @@ def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     return apply
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_script(_V1), _script(_V2), _v3]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_script(_V1), _script(_V2), _v3, _v4]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

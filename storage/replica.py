@@ -425,16 +425,14 @@ class Replica:
             raise StorageError("the search query is not valid text") from None
         terms = ['"' + w.replace('"', '""') + '"' for w in words]
         terms[-1] += "*"
-        # Newest matches first: FTS5 walks its doclists backwards by rowid (arrival order)
-        # and stops early, instead of ranking every match of a common word.
+        # Full-text rowids are ordered by time (messages.sk): FTS5 walks its doclists newest
+        # first and stops at the limit, instead of ranking every match of a common word.
         sql = ("SELECT m.id, c.name, m.author, " + self._NICK.format(a="m.author") +
-               ", m.ts, m.text FROM (SELECT rowid FROM messages_fts WHERE messages_fts "
-               "MATCH ? ORDER BY rowid DESC LIMIT ?) f JOIN messages m ON m.oid = f.rowid "
-               "JOIN channels c ON c.key = m.channel WHERE m.hidden = 0 "
-               "ORDER BY m.ts DESC, m.id DESC LIMIT ?")
-        limit = max(0, limit)
+               ", m.ts, m.text FROM messages_fts f JOIN messages m ON m.sk = f.rowid "
+               "JOIN channels c ON c.key = m.channel "
+               "WHERE messages_fts MATCH ? AND m.hidden = 0 ORDER BY f.rowid DESC LIMIT ?")
         with self._read() as conn:
-            rows = conn.execute(sql, (" ".join(terms), limit * 4 + 50, limit)).fetchall()
+            rows = conn.execute(sql, (" ".join(terms), max(0, limit))).fetchall()
         return [Message(*row) for row in rows]
 
     def policies(self, channel: str) -> list[Policy]:

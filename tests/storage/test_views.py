@@ -353,7 +353,6 @@ SEARCH_WINDOW_BUG = (
     "many hidden ones are lost, and which matches come back depends on arrival order")
 
 
-@pytest.mark.xfail(strict=True, reason=SEARCH_WINDOW_BUG)
 def test_search_finds_a_visible_match_behind_many_hidden_ones(replica, world, people):
     alice, spammer = people["alice"], people["bob"]
     add(replica, world.policy(world.root, "general", [deny([spammer])]))
@@ -362,7 +361,6 @@ def test_search_finds_a_visible_match_behind_many_hidden_ones(replica, world, pe
     assert [m.text for m in replica.search("needle", limit=1)] == ["needle worth finding"]
 
 
-@pytest.mark.xfail(strict=True, reason=SEARCH_WINDOW_BUG)
 def test_search_newest_first_does_not_depend_on_arrival_order(replica, world, people):
     alice = people["alice"]
     posts = [world.text(alice, "general", f"needle {n}") for n in range(80)]
