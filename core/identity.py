@@ -12,7 +12,8 @@ import nacl.exceptions
 import nacl.pwhash
 import nacl.secret
 import nacl.utils
-from nacl.signing import SigningKey
+from nacl.public import SealedBox
+from nacl.signing import SigningKey, VerifyKey
 
 from . import encoding
 
@@ -25,6 +26,16 @@ _argon = nacl.pwhash.argon2id
 
 class IdentityError(ValueError):
     """A key file or export that cannot be used, with a reason a person can read."""
+
+
+def seal_to(public_key: bytes, data: bytes) -> bytes:
+    """Encrypt `data` so only the holder of `public_key`'s identity can read it (a sealed box
+    to the key's X25519 form)."""
+    try:
+        recipient = VerifyKey(public_key).to_curve25519_public_key()
+    except (nacl.exceptions.CryptoError, ValueError, TypeError):
+        raise IdentityError("not a usable public key") from None
+    return SealedBox(recipient).encrypt(data)
 
 
 def verify(public_key: bytes, message: bytes, signature: bytes) -> bool:
@@ -58,6 +69,14 @@ class Identity:
 
     def sign(self, message: bytes) -> bytes:
         return self._signing_key.sign(message).signature
+
+    def unseal(self, sealed: bytes) -> bytes:
+        """Open a box sealed to this identity (see `seal_to`); IdentityError if not for us."""
+        box = SealedBox(self._signing_key.to_curve25519_private_key())
+        try:
+            return box.decrypt(sealed)
+        except nacl.exceptions.CryptoError:
+            raise IdentityError("this box was not sealed to this identity") from None
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Identity) and other.public_key == self.public_key

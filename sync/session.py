@@ -53,6 +53,8 @@ SENT_MEMORY = 50_000  # ids remembered as already sent to this peer
 # 16/32 (bench/reconcile.py) and keep d=0 at one round trip and d=1 at three.
 NEG_BUCKETS = 12
 NEG_ID_LIST_THRESHOLD = 24
+# Negentropy messages must fit a frame: a large set answering an id list would not otherwise.
+NEG_FRAME_LIMIT = 512 * 1024
 
 HANDSHAKE_TIMEOUT_S = 10.0
 REPLY_TIMEOUT_S = 30.0
@@ -119,6 +121,7 @@ class _Round:
     need: deque[bytes] = field(default_factory=deque)
     need_total: int = 0
     negotiating: bool = True
+    seen: set[bytes] = field(default_factory=set)
 
 
 def _require(condition: bool, what: str) -> None:
@@ -137,7 +140,7 @@ class Session:
     reconciliation rounds, and both sides push new objects once connected."""
 
     def __init__(self, store: Store, *, initiator: bool, secret: bytes, identity: Identity,
-                 workspace: bytes, now: float, frame_size_limit: int = 0,
+                 workspace: bytes, now: float, frame_size_limit: int = NEG_FRAME_LIMIT,
                  reconcile_interval: float | None = RECONCILE_INTERVAL_S):
         self.store = store
         self.initiator = initiator
@@ -347,8 +350,10 @@ class Session:
             self._on_hello(frame, now)
             return
         _require(self.state == "open", f"{kind} before hello")
-        handler = getattr(self, f"_on_{kind}", None)
-        if handler is None or kind == "hello":
+        handler = {"neg": self._on_neg, "want": self._on_want, "objs": self._on_objs,
+                   "gone": self._on_gone, "ping": self._on_ping, "pong": self._on_pong,
+                   "bye": self._on_bye}.get(kind)
+        if handler is None:
             raise SessionError(f"unknown frame type {kind!r}")
         handler(frame, now)
 
@@ -386,17 +391,24 @@ class Session:
             step = Negentropy.resume_client(
                 storage, self.frame_size_limit, buckets=NEG_BUCKETS,
                 id_list_threshold=NEG_ID_LIST_THRESHOLD).reconcile_client(frame["m"])
-        rnd.have.extend(step.have)
-        rnd.need.extend(step.need)
-        rnd.need_total += len(step.need)
+        # With a frame size limit one id can come back in two steps: count and ask once.
+        fresh_have = [i for i in step.have if i not in rnd.seen]
+        fresh_need = [i for i in step.need if i not in rnd.seen]
+        rnd.seen.update(fresh_have, fresh_need)
+        rnd.have.extend(fresh_have)
+        rnd.need.extend(fresh_need)
+        rnd.need_total += len(fresh_need)
         if step.next_message is not None:
             self._send_neg(step.next_message, now)
             return
         rnd.negotiating = False
         self._deadline = None
         self.stats.rounds += 1
-        raws, _ = self.store.missing(rnd.have)
+        raws, gone = self.store.missing(rnd.have)
         self._send_objects(raws)
+        if gone:  # ids deleted here that the peer never had: it records them as deleted
+            self._flush_backlog(force=True)
+            self._send_frame({"t": "gone", "items": [[ts, oid] for ts, oid in gone]})
         self._send_wants(now)
         self._maybe_finish_round(now)
 

@@ -114,8 +114,8 @@ class ItemSnapshot:
         if found is None:
             lo = self._buckets[k] << BUCKET_SHIFT
             items = self._conn.execute(
-                "SELECT ts, id FROM items WHERE ts >= ? AND ts < ? ORDER BY ts, id",
-                (lo, lo + (1 << BUCKET_SHIFT))).fetchall()
+                "SELECT ts, id FROM items WHERE ts BETWEEN ? AND ? ORDER BY ts, id",
+                (lo, lo + (1 << BUCKET_SHIFT) - 1)).fetchall()
             sums = list(accumulate((int.from_bytes(i, "little") for _, i in items), initial=0))
             if len(items) != self._starts[k + 1] - self._starts[k]:
                 raise RuntimeError("the item index changed under a snapshot")

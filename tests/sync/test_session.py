@@ -1,0 +1,909 @@
+"""Tests for sync.session: two sans-I/O sessions wired together in memory (DESIGN.md "Sync").
+
+No sockets and no sleeps: a `Wire` moves each session's `data_to_send()` into the other's
+`receive`, drains their events (ingesting ObjectsReceived into the receiving side's store and
+applying GoneReceived), and a fake clock only moves when a test advances it, firing the
+sessions' timers in order. Hostile peers are real sessions whose frames a test rewrites, or
+whose Noise state a test uses to encrypt bytes no honest session would send.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from core.encoding import dumps, loads, object_id
+from core.identity import Identity
+from core.objects import Object
+from sync.negentropy import VectorStorage
+from sync.session import (
+    CHUNK,
+    HANDSHAKE_TIMEOUT_S,
+    IDLE_TIMEOUT_S,
+    MAX_FRAME,
+    MAX_NOISE_MESSAGE,
+    PING_INTERVAL_S,
+    REPLY_TIMEOUT_S,
+    Closed,
+    Connected,
+    GoneReceived,
+    ObjectsReceived,
+    ReconcileComplete,
+    Session,
+)
+from sync.store import MemoryStore, ReplicaStore
+
+from .conftest import POOL_SIZE, identity
+
+T_START = 5_000.0  # the fake monotonic clock's start (seconds)
+ALICE = identity("session-alice")
+BOB = identity("session-bob")
+MALLORY = identity("session-mallory")
+
+
+# The wire -------------------------------------------------------------------------------------
+
+
+class Clock:
+    """A monotonic clock that only moves when a test (or Wire.run_until) moves it."""
+
+    def __init__(self, now: float = T_START):
+        self.now = now
+
+
+def apply_objects(store, raws: list[bytes]) -> None:
+    if isinstance(store, ReplicaStore):
+        results = store.replica.ingest(raws)
+        assert not [r for r in results if r.status == "rejected"], results
+    else:
+        store.add(raws)
+
+
+def apply_gone(store, items: list[tuple[int, bytes]]) -> None:
+    if isinstance(store, ReplicaStore):
+        store.replica.record_gone(items)
+    else:
+        for ts, oid in items:
+            if oid not in store.objects:
+                store.gone[oid] = ts
+
+
+class Wire:
+    """Two sessions connected in memory.
+
+    `pump()` moves bytes both ways until neither side has anything to send, draining events
+    after every message (as sync.connection does); a side that closed has its last bytes
+    delivered and then, like a closed WebSocket, makes the other side's `connection_lost`.
+    `run_until(t)` advances the clock to `t`, firing every timer that falls due on the way.
+    `silence` names a side whose bytes are never delivered (a peer that hangs).
+    """
+
+    def __init__(self, a: Session, b: Session, clock: Clock, *, lost: bool = True):
+        self.a, self.b, self.clock = a, b, clock
+        self.lost = lost
+        self.silence: Session | None = None
+        self.log: dict[int, list[tuple[float, object]]] = {id(a): [], id(b): []}
+        self.sent: list[tuple[Session, bytes]] = []
+
+    def events(self, side: Session, kind: type | None = None) -> list:
+        return [e for _, e in self.log[id(side)] if kind is None or isinstance(e, kind)]
+
+    def timed(self, side: Session, kind: type) -> list[tuple[float, object]]:
+        return [(t, e) for t, e in self.log[id(side)] if isinstance(e, kind)]
+
+    def received_ids(self, side: Session) -> list[bytes]:
+        return [object_id(raw) for e in self.events(side, ObjectsReceived) for raw in e.raws]
+
+    def drain(self, side: Session) -> None:
+        while (event := side.next_event()) is not None:
+            self.log[id(side)].append((self.clock.now, event))
+            if isinstance(event, ObjectsReceived):
+                apply_objects(side.store, event.raws)
+            elif isinstance(event, GoneReceived):
+                apply_gone(side.store, event.items)
+
+    def pump(self, limit: int = 100_000) -> None:
+        for _ in range(limit):
+            moved = False
+            for src, dst in ((self.a, self.b), (self.b, self.a)):
+                for data in src.data_to_send():
+                    moved = True
+                    self.sent.append((src, data))
+                    if src is not self.silence:
+                        dst.receive(data, self.clock.now)
+                        self.drain(dst)
+                self.drain(src)
+                if self.lost and src.closed and not dst.closed and src is not self.silence:
+                    dst.connection_lost("the peer closed the connection")
+                    self.drain(dst)
+                    moved = True
+            if not moved:
+                return
+        raise AssertionError("the wire never went quiet")
+
+    def run_until(self, t: float, limit: int = 10_000) -> None:
+        for _ in range(limit):
+            self.pump()
+            timers = [s.get_timer() for s in (self.a, self.b)]
+            due = min((x for x in timers if x is not None), default=None)
+            if due is None or due > t:
+                self.clock.now = max(self.clock.now, t)
+                return
+            self.clock.now = max(self.clock.now, due)
+            for side in (self.a, self.b):
+                timer = side.get_timer()
+                if timer is not None and timer <= self.clock.now:
+                    side.handle_timer(self.clock.now)
+                self.drain(side)
+        raise AssertionError("timers kept firing")
+
+
+def pair(store_a, store_b, clock: Clock, *, secret: bytes, secret_b: bytes | None = None,
+         ident_a=ALICE, ident_b=BOB, ws: bytes = b"W" * 32, ws_b: bytes | None = None,
+         a_initiates: bool = True, **kw) -> tuple[Session, Session, Wire]:
+    """Session `a` over store_a and `b` over store_b; `a` dials unless told otherwise."""
+    a = Session(store_a, initiator=a_initiates, secret=secret, identity=ident_a, workspace=ws,
+                now=clock.now, **kw)
+    b = Session(store_b, initiator=not a_initiates, secret=secret_b or secret,
+                identity=ident_b, workspace=ws_b or ws, now=clock.now, **kw)
+    return a, b, Wire(a, b, clock)
+
+
+def connected(store_a=None, store_b=None, *, secret: bytes, **kw):
+    clock = Clock()
+    a, b, wire = pair(store_a or MemoryStore(), store_b or MemoryStore(), clock, secret=secret,
+                      **kw)
+    wire.pump()
+    assert a.connected and b.connected
+    return a, b, wire, clock
+
+
+def ids(objects: Iterable[Object]) -> set[bytes]:
+    return {o.id for o in objects}
+
+
+def held(store: MemoryStore) -> set[bytes]:
+    return set(store.objects)
+
+
+def tap(side: Session) -> list:
+    """Record every frame `side` reads (decoded), without changing what it does."""
+    frames: list = []
+    original = side._on_frame
+
+    def spy(data: bytes, now: float) -> None:
+        try:
+            frames.append(loads(data))
+        except ValueError:
+            frames.append(None)
+        original(data, now)
+
+    side._on_frame = spy
+    return frames
+
+
+def rewrite(side: Session, change: Callable[[dict], dict]) -> None:
+    """Make `side` send change(frame) instead of each frame (a hostile but keyed peer)."""
+    side._send_frame = lambda frame: Session._send_frame(side, change(frame))
+
+
+def inject(evil: Session, victim: Session, plaintexts: Iterable[bytes], now: float) -> None:
+    """Encrypt each plaintext (flag byte + chunk) with `evil`'s Noise state, feed `victim`."""
+    for plain in plaintexts:
+        victim.receive(evil._noise.encrypt(plain), now)
+
+
+def frame(value) -> bytes:
+    """A whole frame in one chunk."""
+    return b"\x01" + dumps(value)
+
+
+def closed(wire: Wire, side: Session) -> Closed:
+    """The one Closed event `side` produced."""
+    found = wire.events(side, Closed)
+    assert len(found) == 1, found
+    return found[0]
+
+
+def drain_all(side: Session) -> list:
+    out = []
+    while (event := side.next_event()) is not None:
+        out.append(event)
+    return out
+
+
+# Handshake and reconciliation -----------------------------------------------------------------
+
+
+def test_handshake_then_initiator_reconciles_to_the_union(pool, secret):
+    shared, only_a, only_b = pool[:300], pool[300:350], pool[350:420]
+    store_a, store_b = MemoryStore(shared + only_a), MemoryStore(shared + only_b)
+    clock = Clock()
+    a, b, wire = pair(store_a, store_b, clock, secret=secret)
+    wire.pump()
+
+    assert wire.events(a, Connected) == [Connected(BOB.public_key)]
+    assert wire.events(b, Connected) == [Connected(ALICE.public_key)]
+    assert wire.events(a)[0] == Connected(BOB.public_key)  # before anything else
+    assert a.peer_key == BOB.public_key and b.peer_key == ALICE.public_key
+    assert held(store_a) == held(store_b) == ids(shared + only_a + only_b)
+    [done] = wire.events(a, ReconcileComplete)
+    assert (done.round, done.have, done.need) == (1, len(only_a), len(only_b))
+    assert done.messages >= 2
+    assert wire.events(b, ReconcileComplete) == []  # only the initiator drives rounds
+    # Each side was sent exactly what it lacked, once.
+    assert sorted(wire.received_ids(b)) == sorted(ids(only_a))
+    assert sorted(wire.received_ids(a)) == sorted(ids(only_b))
+    assert not wire.events(a, Closed) and not wire.events(b, Closed)
+
+    a.reconcile(clock.now)
+    wire.pump()
+    second = wire.events(a, ReconcileComplete)[1]
+    assert (second.round, second.have, second.need) == (2, 0, 0)
+    assert len(wire.received_ids(a)) == len(only_b)  # nothing sent again
+    assert len(wire.received_ids(b)) == len(only_a)
+
+
+def test_responder_ignores_reconcile_and_rounds_do_not_overlap(pool, secret):
+    a, b, wire, clock = connected(MemoryStore(pool[:40]), MemoryStore(pool[20:60]),
+                                  secret=secret)
+    b.reconcile(clock.now)  # the responder never drives a round
+    assert b.data_to_send() == []
+    before = list(wire.events(a, ReconcileComplete))
+    a.reconcile(clock.now)
+    a.reconcile(clock.now)  # ignored while one is running
+    wire.pump()
+    after = wire.events(a, ReconcileComplete)
+    assert [e.round for e in after[len(before):]] == [2]
+
+
+SPLITS = st.tuples(st.integers(0, 4), st.integers(0, 4), st.integers(0, 4))
+
+
+def split(pool: list[Object], count: int, weights: tuple[int, int, int],
+          seed: int) -> tuple[list[Object], list[Object], list[Object]]:
+    """`count` objects of the pool, each on both sides, on a only or on b only."""
+    rng = random.Random(seed)
+    chosen = rng.sample(pool, count)
+    if not any(weights):
+        weights = (1, 0, 0)
+    side_a: list[Object] = []
+    side_b: list[Object] = []
+    for obj in chosen:
+        where = rng.choices(("both", "a", "b"), weights)[0]
+        if where != "b":
+            side_a.append(obj)
+        if where != "a":
+            side_b.append(obj)
+    return chosen, side_a, side_b
+
+
+@settings(max_examples=20, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(count=st.integers(0, POOL_SIZE), weights=SPLITS, seed=st.integers(0, 2**32 - 1),
+       limit=st.sampled_from([0, 4096]), a_initiates=st.booleans())
+@example(count=POOL_SIZE, weights=(0, 1, 0), seed=1, limit=0, a_initiates=True)
+@example(count=POOL_SIZE, weights=(0, 0, 1), seed=2, limit=4096, a_initiates=True)
+@example(count=POOL_SIZE, weights=(0, 1, 1), seed=3, limit=4096, a_initiates=False)
+@example(count=POOL_SIZE, weights=(1, 1, 1), seed=4, limit=0, a_initiates=True)
+@example(count=0, weights=(1, 1, 1), seed=5, limit=0, a_initiates=True)
+def test_random_splits_converge_to_the_union(pool, count, weights, seed, limit, a_initiates):
+    chosen, side_a, side_b = split(pool, count, weights, seed)
+    store_a, store_b = MemoryStore(side_a), MemoryStore(side_b)
+    clock = Clock()
+    a, b, wire = pair(store_a, store_b, clock, secret=b"s" * 32, frame_size_limit=limit,
+                      a_initiates=a_initiates)
+    wire.pump()
+
+    union = ids(chosen)
+    assert held(store_a) == held(store_b) == union
+    assert set(wire.received_ids(a)) == ids(side_b) - ids(side_a)
+    assert set(wire.received_ids(b)) == ids(side_a) - ids(side_b)
+    initiator = a if a_initiates else b
+    [done] = wire.events(initiator, ReconcileComplete)
+    mine = ids(side_a) if a_initiates else ids(side_b)
+    theirs = ids(side_b) if a_initiates else ids(side_a)
+    # Each difference is counted once, with or without a frame size limit.
+    assert (done.have, done.need) == (len(mine - theirs), len(theirs - mine))
+    assert all(len(data) <= MAX_NOISE_MESSAGE for _, data in wire.sent)
+    initiator.reconcile(clock.now)
+    wire.pump()
+    again = wire.events(initiator, ReconcileComplete)[-1]
+    assert (again.round, again.have, again.need) == (2, 0, 0)
+    assert not wire.events(a, Closed) and not wire.events(b, Closed)
+
+
+def test_with_a_frame_size_limit_each_difference_is_counted_and_sent_once(pool):
+    chosen, side_a, side_b = split(pool, 273, (1, 2, 0), 1)
+    store_a, store_b = MemoryStore(side_a), MemoryStore(side_b)
+    clock = Clock()
+    a, b, wire = pair(store_a, store_b, clock, secret=b"s" * 32, frame_size_limit=4096,
+                      a_initiates=False)
+    wire.pump()
+    assert held(store_a) == held(store_b) == ids(chosen)  # converges either way
+    lacking = ids(side_a) - ids(side_b)
+    [done] = wire.events(b, ReconcileComplete)
+    assert sorted(wire.received_ids(b)) == sorted(lacking)  # each object once
+    assert (done.have, done.need) == (0, len(lacking))
+
+
+# Keys and secrets -----------------------------------------------------------------------------
+
+
+def test_wrong_secret_fails_at_the_responders_first_message(pool, secret):
+    clock = Clock()
+    store_a, store_b = MemoryStore(pool[:10]), MemoryStore(pool[10:20])
+    a, b, wire = pair(store_a, store_b, clock, secret=secret, secret_b=bytes(32))
+    first = a.data_to_send()
+    assert len(first) == 1
+    b.receive(first[0], clock.now)
+    wire.drain(b)
+    reason = closed(wire, b)
+    assert reason.error and "secret" in reason.reason
+    assert b.data_to_send() == []  # the responder answers nothing at all
+    assert b.get_timer() is None
+    wire.pump()  # the socket closes: the initiator learns the handshake failed
+    assert closed(wire, a).error
+    assert not wire.events(a, Connected) and not wire.events(b, Connected)
+    assert not wire.events(a, ObjectsReceived) and not wire.events(b, ObjectsReceived)
+    assert held(store_a) == ids(pool[:10]) and held(store_b) == ids(pool[10:20])
+
+
+def test_wrong_secret_initiator_times_out_if_the_socket_stays_open(secret):
+    clock = Clock()
+    a, b, wire = pair(MemoryStore(), MemoryStore(), clock, secret=secret, secret_b=b"x" * 32)
+    wire.lost = False
+    wire.run_until(T_START + HANDSHAKE_TIMEOUT_S - 0.001)
+    assert closed(wire, b).error and not a.closed
+    wire.run_until(T_START + HANDSHAKE_TIMEOUT_S)
+    assert closed(wire, a) == Closed("timed out waiting for the peer's handshake", True)
+
+
+class LyingIdentity:
+    """An identity whose hello proof signs a handshake hash other than this connection's."""
+
+    def __init__(self, real: Identity):
+        self.real = real
+        self.public_key = real.public_key
+
+    def sign(self, message: bytes) -> bytes:
+        return self.real.sign(message[:-1] + bytes([message[-1] ^ 1]))
+
+
+@pytest.mark.parametrize("liar_initiates", [True, False])
+def test_identity_proof_over_another_handshake_is_refused(pool, secret, liar_initiates):
+    honest_store, liar_store = MemoryStore(pool[:5]), MemoryStore(pool[5:10])
+    clock = Clock()
+    liar, honest, wire = pair(liar_store, honest_store, clock, secret=secret,
+                              ident_a=LyingIdentity(MALLORY), a_initiates=liar_initiates)
+    wire.pump()
+    verdict = closed(wire, honest)
+    assert verdict.error and "identity proof" in verdict.reason
+    assert not wire.events(honest, Connected)
+    assert liar.closed
+    if liar_initiates:  # it had a round running when the connection dropped
+        assert closed(wire, liar).error
+    assert not wire.events(honest, ObjectsReceived) and not wire.events(liar, ObjectsReceived)
+    assert held(honest_store) == ids(pool[:5]) and held(liar_store) == ids(pool[5:10])
+
+
+def test_hello_claiming_someone_elses_key_is_refused(secret):
+    clock = Clock()
+    a, b, wire = pair(MemoryStore(), MemoryStore(), clock, secret=secret)
+
+    def claim_alice(frame: dict) -> dict:
+        if frame["t"] == "hello":
+            return {**frame, "key": ALICE.public_key}
+        return frame
+
+    rewrite(b, claim_alice)  # b signs with BOB's key but claims to be ALICE
+    wire.pump()
+    verdict = closed(wire, a)
+    assert verdict.error and "identity proof" in verdict.reason
+    assert not wire.events(a, Connected)
+
+
+@pytest.mark.parametrize("which", ["handshake", "hello", "later"])
+def test_a_flipped_byte_closes_the_session(pool, secret, which):
+    clock = Clock()
+    store_a, store_b = MemoryStore(pool[:20]), MemoryStore(pool[20:40])
+    a, b, wire = pair(store_a, store_b, clock, secret=secret)
+    if which == "handshake":  # flip a byte of the responder's handshake message
+        b.receive(a.data_to_send()[0], clock.now)
+        msg2 = bytearray(b.data_to_send()[0])
+        msg2[-5] ^= 0x10
+        a.receive(bytes(msg2), clock.now)
+        victim = a
+    elif which == "hello":
+        b.receive(a.data_to_send()[0], clock.now)
+        a.receive(b.data_to_send()[0], clock.now)
+        msg3, hello = a.data_to_send()
+        b.receive(msg3, clock.now)
+        tampered = bytearray(hello)
+        tampered[len(tampered) // 2] ^= 0x01
+        b.receive(bytes(tampered), clock.now)
+        victim = b
+    else:
+        wire.pump()
+        a.push([pool[99].raw], [pool[99].id])
+        [data] = a.data_to_send()
+        tampered = bytearray(data)
+        tampered[3] ^= 0x80
+        b.receive(bytes(tampered), clock.now)
+        victim = b
+    wire.drain(victim)
+    verdict = closed(wire, victim)
+    assert verdict.error
+    assert "decryption" in verdict.reason or "handshake failed" in verdict.reason
+    wire.pump()
+    assert pool[99].id not in held(store_b)
+    if which != "later":
+        assert not wire.events(a, ObjectsReceived) and not wire.events(b, ObjectsReceived)
+        assert held(store_a) == ids(pool[:20]) and held(store_b) == ids(pool[20:40])
+
+
+def test_nothing_readable_crosses_the_wire(chat, pool, secret):
+    marker = "zebra-marker-7c1d quietly-unique-text"
+    note = chat.post("alice", "general", marker)
+    store_a, store_b = MemoryStore([*pool[:30], note]), MemoryStore(pool[20:50])
+    a, b, wire, clock = connected(store_a, store_b, secret=secret)
+    live = chat.post("alice", "general", marker + " live")
+    store_a.add([live])
+    a.push([live.raw], [live.id])
+    wire.pump()
+
+    assert {note.id, live.id} <= held(store_b)  # the marker did arrive...
+    traffic = b"".join(data for _, data in wire.sent)
+    assert len(wire.sent) > 6
+    for secret_thing in (marker.encode(), ALICE.public_key, BOB.public_key, b"W" * 32,
+                         note.raw[:40], note.id, secret):
+        assert secret_thing not in traffic  # ...but none of this is readable on the wire
+    assert b"hello" not in traffic and b"objs" not in traffic
+
+
+# Framing --------------------------------------------------------------------------------------
+
+
+def test_frames_over_64_kib_are_chunked_and_arrive_whole(chat, secret):
+    a, b, wire, clock = connected(secret=secret)
+    big = [chat.post("bob", "dev", f"{n:04d}" + "y" * 4000) for n in range(75)]
+    total = sum(len(o.raw) for o in big)
+    assert total > 300_000
+    a.store.add(big)
+    a.push([o.raw for o in big], [o.id for o in big])
+    out = a.data_to_send()
+    assert all(len(data) <= MAX_NOISE_MESSAGE for data in out)
+    assert max(len(data) for data in out) == MAX_NOISE_MESSAGE  # full chunks
+    for data in out:
+        b.receive(data, clock.now)
+    wire.drain(b)
+    batches = wire.events(b, ObjectsReceived)
+    assert sum(len(e.raws) for e in batches) == len(big)
+    assert max(sum(map(len, e.raws)) for e in batches) > 64 * 1024  # one frame of > 64 KiB
+    assert [r for e in batches for r in e.raws] == [o.raw for o in big]  # in order, intact
+    assert held(b.store) >= ids(big)
+    assert not b.closed
+
+
+def test_a_frame_over_the_limit_closes_the_session(secret):
+    assert MAX_FRAME == 1 << 20  # 1 MiB of reassembled chunks
+    a, evil, wire, clock = connected(secret=secret)
+    chunk = b"\x00" + b"z" * CHUNK  # "more chunks follow", never a last one
+    count = MAX_FRAME // CHUNK  # just under the limit: still open
+    inject(evil, a, [chunk] * count, clock.now)
+    assert not a.closed
+    inject(evil, a, [chunk], clock.now)
+    wire.drain(a)
+    verdict = closed(wire, a)
+    assert verdict.error and "1048576 bytes" in verdict.reason and "larger" in verdict.reason
+
+
+def _bad_canonical_frame() -> bytes:
+    # {"t": "ping"} with a non-shortest length header: CBOR, but not canonical.
+    return b"\x01\xa1\x61t\x78\x04ping"
+
+
+HOSTILE = {
+    "malformed CBOR": ([b"\x01\xff\xfe\x00"], "malformed frame"),
+    "non-canonical CBOR": ([_bad_canonical_frame()], "malformed frame"),
+    "not a map": ([frame([1, 2, 3])], "malformed frame: no type"),
+    "type not text": ([frame({"t": 7})], "malformed frame: no type"),
+    "unknown type": ([frame({"t": "launch"})], "unknown frame type 'launch'"),
+    "hello twice": ([frame({"t": "hello", "v": 1, "key": bytes(32), "sig": bytes(64),
+                            "ws": b"W" * 32})], "hello twice"),
+    "bad chunk flag": ([b"\x02" + dumps({"t": "ping"})], "chunk flag"),
+    "empty chunk": ([b""], "chunk flag"),
+    "neg fields": ([frame({"t": "neg", "r": "1", "m": b"a"})], "neg fields"),
+    "want ids": ([frame({"t": "want", "ids": [b"short"]})], "want ids"),
+    "want fields": ([frame({"t": "want", "ids": [], "x": 1})], "want fields"),
+    "objs raws": ([frame({"t": "objs", "raws": ["text"]})], "raws"),
+    "gone item": ([frame({"t": "gone", "items": [[-1, bytes(32)]]})], "gone item"),
+    "neg reply nobody asked for": ([frame({"t": "neg", "r": 9, "m": b"\x61"})],
+                                   "unexpected reconciliation reply"),
+}
+
+
+@pytest.mark.parametrize("case", list(HOSTILE))
+def test_hostile_frames_close_with_a_readable_reason(secret, case):
+    plaintexts, expected = HOSTILE[case]
+    a, evil, wire, clock = connected(secret=secret)
+    inject(evil, a, plaintexts, clock.now)
+    wire.drain(a)
+    verdict = closed(wire, a)
+    assert verdict.error and expected in verdict.reason, verdict
+    a.receive(evil._noise.encrypt(frame({"t": "ping"})), clock.now)  # ignored once closed
+    assert a.data_to_send() == [] and drain_all(a) == []
+
+
+def test_a_frame_type_naming_an_internal_method_is_unknown(secret):
+    a, evil, wire, clock = connected(secret=secret)
+    inject(evil, a, [frame({"t": "frame"})], clock.now)
+    wire.drain(a)
+    assert closed(wire, a) == Closed("unknown frame type 'frame'", True)
+
+
+def test_garbage_negentropy_message_closes_the_responder(secret):
+    evil, b, wire, clock = connected(secret=secret)  # evil dials; b answers rounds
+    inject(evil, b, [frame({"t": "neg", "r": 5, "m": b"\x61\x05"})], clock.now)
+    wire.drain(b)
+    verdict = closed(wire, b)
+    assert verdict.error and "bad reconciliation message" in verdict.reason
+
+
+def test_a_websocket_message_larger_than_a_noise_message_is_refused(secret):
+    a, evil, wire, clock = connected(secret=secret)
+    a.receive(b"\x00" * (MAX_NOISE_MESSAGE + 1), clock.now)
+    wire.drain(a)
+    assert closed(wire, a).error and "Noise message" in closed(wire, a).reason
+
+
+def test_oversize_handshake_message_is_refused(secret):
+    clock = Clock()
+    b = Session(MemoryStore(), initiator=False, secret=secret, identity=BOB,
+                workspace=b"W" * 32, now=clock.now)
+    b.receive(b"\x00" * 5000, clock.now)
+    [verdict] = drain_all(b)
+    assert verdict.error and "handshake message too large" in verdict.reason
+
+
+@pytest.mark.parametrize("frame_t", ["ping", "neg", "objs"])
+def test_a_frame_before_hello_is_refused(secret, frame_t):
+    clock = Clock()
+    a, b, wire = pair(MemoryStore(), MemoryStore(), clock, secret=secret)
+    replacement = {"ping": {"t": "ping"}, "neg": {"t": "neg", "r": 1, "m": b"\x61"},
+                   "objs": {"t": "objs", "raws": []}}[frame_t]
+    rewrite(a, lambda f: replacement if f["t"] == "hello" else f)
+    wire.pump()
+    verdict = closed(wire, b)
+    assert verdict == Closed(f"malformed frame: {frame_t} before hello", True)
+    assert not wire.events(b, Connected)
+
+
+HELLOS = {
+    "extra field": (lambda f: {**f, "x": 1}, "hello fields"),
+    "missing sig": (lambda f: {k: v for k, v in f.items() if k != "sig"}, "hello fields"),
+    "short key": (lambda f: {**f, "key": f["key"][:31]}, "hello key"),
+    "key as text": (lambda f: {**f, "key": f["key"].hex()}, "hello key"),
+    "short sig": (lambda f: {**f, "sig": f["sig"][:10]}, "hello sig"),
+    "other version": (lambda f: {**f, "v": 2}, "sync protocol 2"),
+    "other workspace": (lambda f: {**f, "ws": b"V" * 32}, "another workspace"),
+}
+
+
+@pytest.mark.parametrize("case", list(HELLOS))
+def test_a_hello_with_wrong_fields_is_refused(secret, case):
+    change, expected = HELLOS[case]
+    clock = Clock()
+    a, b, wire = pair(MemoryStore(), MemoryStore(), clock, secret=secret)
+    rewrite(b, lambda f: change(f) if f["t"] == "hello" else f)
+    wire.pump()
+    verdict = closed(wire, a)
+    assert verdict.error and expected in verdict.reason, verdict
+    assert not wire.events(a, Connected)
+
+
+def test_a_peer_in_another_workspace_is_refused_by_both(secret):
+    clock = Clock()
+    a, b, wire = pair(MemoryStore(), MemoryStore(), clock, secret=secret, ws_b=b"V" * 32)
+    wire.pump()
+    assert closed(wire, a).error and closed(wire, b).error
+    assert "another workspace" in closed(wire, b).reason  # b read a's hello first
+
+
+def test_protocol_error_closes_on_the_peers_account(secret):
+    a, b, wire, clock = connected(secret=secret)
+    a.protocol_error("unexpected TEXT message")
+    assert drain_all(a) == [Closed("unexpected TEXT message", True)]
+    assert a.closed and not a.connected and a.get_timer() is None
+    a.protocol_error("again")
+    a.close()
+    assert drain_all(a) == []
+
+
+# Timers ---------------------------------------------------------------------------------------
+
+
+def test_responder_without_a_first_message_times_out(secret):
+    clock = Clock()
+    b = Session(MemoryStore(), initiator=False, secret=secret, identity=BOB,
+                workspace=b"W" * 32, now=clock.now)
+    assert b.get_timer() == T_START + HANDSHAKE_TIMEOUT_S
+    b.handle_timer(T_START + HANDSHAKE_TIMEOUT_S - 0.01)
+    assert not b.closed
+    clock.now = b.get_timer()
+    b.handle_timer(clock.now)
+    assert drain_all(b) == [Closed("timed out waiting for the peer's handshake", True)]
+    assert b.get_timer() is None and b.data_to_send() == []
+
+
+def test_initiator_without_hello_times_out(secret):
+    clock = Clock()
+    a, b, wire = pair(MemoryStore(), MemoryStore(), clock, secret=secret)
+    b.receive(a.data_to_send()[0], clock.now)
+    a.receive(b.data_to_send()[0], clock.now)
+    assert a.data_to_send()  # handshake done on a's side; b never hears from it again
+    assert a.state == "hello" and a.get_timer() == T_START + HANDSHAKE_TIMEOUT_S
+    a.handle_timer(T_START + HANDSHAKE_TIMEOUT_S)
+    assert drain_all(a) == [Closed("timed out waiting for the peer's handshake", True)]
+
+
+def test_a_silent_peer_times_out_after_the_idle_timeout(secret):
+    a, b, wire, clock = connected(secret=secret, reconcile_interval=None)
+    last_heard = clock.now
+    wire.silence = b  # b's bytes never arrive any more (the process hangs)
+    wire.run_until(last_heard + IDLE_TIMEOUT_S - 0.001)
+    assert not a.closed
+    wire.run_until(last_heard + IDLE_TIMEOUT_S)
+    [(when, verdict)] = wire.timed(a, Closed)
+    assert when == last_heard + IDLE_TIMEOUT_S
+    assert verdict == Closed("the peer went silent", True)
+
+
+def test_pings_keep_a_quiet_connection_alive(secret):
+    a, b, wire, clock = connected(secret=secret, reconcile_interval=None)
+    seen_by_a, seen_by_b = tap(a), tap(b)
+    start = clock.now
+    wire.run_until(start + PING_INTERVAL_S - 0.001)
+    assert seen_by_b == [] and seen_by_a == []
+    wire.run_until(start + PING_INTERVAL_S)
+    assert {"t": "ping"} in seen_by_b and {"t": "pong"} in seen_by_a
+    wire.run_until(start + 10 * IDLE_TIMEOUT_S)
+    assert a.connected and b.connected
+    pings = [f for f in seen_by_b if f == {"t": "ping"}]
+    assert len(pings) == int(10 * IDLE_TIMEOUT_S // PING_INTERVAL_S)
+
+
+@pytest.mark.parametrize("ignored", ["_on_neg", "_on_want"])
+def test_a_round_waiting_for_a_reply_times_out(pool, secret, ignored):
+    clock = Clock()
+    a, b, wire = pair(MemoryStore(), MemoryStore(pool[:5]), clock, secret=secret,
+                      reconcile_interval=None)
+    setattr(b, ignored, lambda frame, now: None)  # b stays alive but never answers this
+    wire.pump()
+    asked = clock.now
+    assert a.get_timer() <= asked + REPLY_TIMEOUT_S
+    wire.run_until(asked + REPLY_TIMEOUT_S - 0.001)
+    assert a.connected
+    wire.run_until(asked + REPLY_TIMEOUT_S)
+    [(when, verdict)] = wire.timed(a, Closed)
+    assert when == asked + REPLY_TIMEOUT_S
+    assert verdict == Closed("timed out waiting for the peer's reply", True)
+    assert wire.events(a, ReconcileComplete) == []
+
+
+def test_rounds_repeat_at_the_reconcile_interval(pool, secret):
+    store_a, store_b = MemoryStore(pool[:10]), MemoryStore(pool[:10])
+    a, b, wire, clock = connected(store_a, store_b, secret=secret, reconcile_interval=60.0)
+    [(first_done, first)] = wire.timed(a, ReconcileComplete)
+    assert (first.have, first.need) == (0, 0)
+    store_b.add(pool[10:25])  # written on b while connected, but never pushed
+    wire.run_until(first_done + 60.0 - 0.001)
+    assert len(wire.events(a, ReconcileComplete)) == 1
+    assert not held(store_a) >= ids(pool[10:25])
+    wire.run_until(first_done + 60.0)
+    [(_, second)] = wire.timed(a, ReconcileComplete)[1:]
+    assert (second.round, second.have, second.need) == (2, 0, 15)
+    assert held(store_a) == ids(pool[:25])
+    wire.run_until(first_done + 60.0 + 60.0)
+    assert [e.round for e in wire.events(a, ReconcileComplete)] == [1, 2, 3]
+
+
+def test_without_a_reconcile_interval_no_round_repeats(pool, secret):
+    a, b, wire, clock = connected(MemoryStore(pool[:3]), secret=secret, reconcile_interval=None)
+    wire.run_until(clock.now + 1000)
+    assert len(wire.events(a, ReconcileComplete)) == 1
+
+
+# Live pushes ----------------------------------------------------------------------------------
+
+
+def test_live_push_delivers_new_objects(chat, pool, secret):
+    a, b, wire, clock = connected(MemoryStore(pool[:5]), MemoryStore(pool[:5]), secret=secret)
+    fresh = [chat.post("carol", "random", f"live {n}") for n in range(3)]
+    a.store.add(fresh)
+    a.push([o.raw for o in fresh], [o.id for o in fresh])
+    wire.pump()
+    assert held(b.store) == ids(pool[:5] + fresh)
+    assert wire.received_ids(b) == [o.id for o in fresh]
+
+
+def test_pushing_the_same_ids_twice_sends_them_once(chat, secret):
+    a, b, wire, clock = connected(secret=secret)
+    fresh = [chat.post("dave", "dev", f"twice {n}") for n in range(4)]
+    raws, oids = [o.raw for o in fresh], [o.id for o in fresh]
+    a.push(raws, oids)
+    a.push(raws, oids)
+    wire.pump()
+    a.push(raws[:2], oids[:2])
+    assert a.data_to_send() == []
+    assert sorted(wire.received_ids(b)) == sorted(oids)
+
+
+def test_objects_from_the_peer_are_not_pushed_back(chat, pool, secret):
+    store_a, store_b = MemoryStore(pool[:30]), MemoryStore(pool[10:30])
+    a, b, wire, clock = connected(store_a, store_b, secret=secret)
+    got = wire.received_ids(b)
+    assert sorted(got) == sorted(ids(pool[:10]))
+    # b's node would announce everything it stored to every peer, including a:
+    b.push([pool[n].raw for n in range(10)], [pool[n].id for n in range(10)])
+    assert b.data_to_send() == []
+    fresh = chat.post("alice", "general", "from a, live")
+    a.push([fresh.raw], [fresh.id])
+    wire.pump()
+    b.push([fresh.raw], [fresh.id])  # relayed back: a sent it, so a has it
+    assert b.data_to_send() == []
+    known = chat.post("bob", "general", "a told us it has this")
+    b.mark_known([known.id])
+    b.push([known.raw], [known.id])
+    assert b.data_to_send() == []
+
+
+def test_push_before_connecting_is_dropped_but_reconcile_catches_up(pool, secret):
+    clock = Clock()
+    store_a = MemoryStore(pool[:3])
+    a, b, wire = pair(store_a, MemoryStore(), clock, secret=secret)
+    a.push([pool[0].raw], [pool[0].id])  # not connected yet
+    wire.pump()
+    assert sorted(wire.received_ids(b)) == sorted(ids(pool[:3]))  # each once
+
+
+# Deleted objects ------------------------------------------------------------------------------
+
+
+def _gone_setup(pool, *, holder_initiates: bool, secret: bytes):
+    target = pool[7]
+    holder = MemoryStore([o for o in pool[:20] if o.id != target.id])
+    holder.gone[target.id] = target.ts  # deleted here: tombstone, no content
+    other = MemoryStore(pool[:5])  # never had it
+    clock = Clock()
+    h, o, wire = pair(holder, other, clock, secret=secret, a_initiates=holder_initiates)
+    wire.pump()
+    initiator = h if holder_initiates else o
+    initiator.reconcile(clock.now)
+    wire.pump()
+    return target, holder, other, h, o, wire, initiator
+
+
+def test_a_tombstone_reaches_a_peer_that_never_had_the_object(pool, secret):
+    target, holder, other, h, o, wire, initiator = _gone_setup(
+        pool, holder_initiates=False, secret=secret)
+    assert wire.events(o, GoneReceived) == [GoneReceived([(target.ts, target.id)])]
+    assert other.gone == {target.id: target.ts}
+    assert target.id not in held(other)
+    assert target.id not in wire.received_ids(o)
+    first, second = wire.events(o, ReconcileComplete)
+    assert first.need == 20 - 5  # 14 objects and the tombstoned id
+    assert (second.have, second.need) == (0, 0)
+    assert held(other) == held(holder)
+
+
+def test_a_tombstone_held_by_the_initiator_reaches_the_peer(pool, secret):
+    target, holder, other, h, o, wire, initiator = _gone_setup(
+        pool, holder_initiates=True, secret=secret)
+    assert target.id not in wire.received_ids(o)
+    assert target.id not in held(other)
+    second = wire.events(h, ReconcileComplete)[1]
+    assert (second.have, second.need) == (0, 0)
+    assert other.gone == {target.id: target.ts}
+
+
+def test_a_deleted_object_and_its_tombstone_are_the_same_item(pool, secret):
+    target = pool[3]
+    deleter = MemoryStore(pool[:10])
+    del deleter.objects[target.id]
+    deleter.gone[target.id] = target.ts
+    keeper = MemoryStore(pool[:10])
+    a, b, wire, clock = connected(deleter, keeper, secret=secret)
+    [done] = wire.events(a, ReconcileComplete)
+    assert (done.have, done.need) == (0, 0)
+    assert not wire.events(a, ObjectsReceived)  # the deleted post is not sent back
+    assert target.id not in held(deleter)
+
+
+# Closing --------------------------------------------------------------------------------------
+
+
+def test_close_says_bye_and_is_idempotent(pool, secret):
+    a, b, wire, clock = connected(MemoryStore(pool[:3]), secret=secret)
+    seen_by_b = tap(b)
+    a.close("shutting down for the night")
+    a.close("again")
+    wire.pump()
+    assert seen_by_b == [{"t": "bye", "reason": "shutting down for the night"}]
+    assert closed(wire, a) == Closed("shutting down for the night", False)
+    assert closed(wire, b) == Closed("peer closed: shutting down for the night", False)
+    a.close()
+    b.close()
+    assert a.data_to_send() == [] and b.data_to_send() == []
+    assert drain_all(a) == [] and drain_all(b) == []
+    assert a.get_timer() is None and b.get_timer() is None
+
+
+def test_close_during_the_handshake_sends_nothing(secret):
+    clock = Clock()
+    a, b, wire = pair(MemoryStore(), MemoryStore(), clock, secret=secret)
+    first = a.data_to_send()
+    a.close("changed my mind")
+    assert a.data_to_send() == []
+    assert drain_all(a) == [Closed("changed my mind", False)]
+    assert len(first) == 1
+
+
+def test_a_long_reason_is_cut(secret):
+    a, b, wire, clock = connected(secret=secret)
+    a.close("x" * 5000)
+    wire.pump()
+    assert closed(wire, b).reason == "peer closed: " + "x" * 200
+
+
+def test_connection_lost_mid_round_is_an_error(pool, secret):
+    clock = Clock()
+    a, b, wire = pair(MemoryStore(pool[:40]), MemoryStore(), clock, secret=secret)
+    for _ in range(2):  # handshake and hellos, but the round's reply never comes
+        for src, dst in ((a, b), (b, a)):
+            for data in src.data_to_send():
+                dst.receive(data, clock.now)
+    assert a.connected
+    a.connection_lost("gone")
+    assert drain_all(a)[-1] == Closed("gone", True)
+
+
+# Large sets -----------------------------------------------------------------------------------
+
+
+class ItemsOnly:
+    """A Store of bare (ts, id) items: enough for negotiation, holds no object bytes."""
+
+    def __init__(self, items: list[tuple[int, bytes]]):
+        self.items = items
+
+    def snapshot(self):
+        from contextlib import contextmanager
+
+        @contextmanager
+        def sealed():
+            storage = VectorStorage()
+            for ts, oid in self.items:
+                storage.insert(ts, oid)
+            storage.seal()
+            yield storage
+
+        return sealed()
+
+    def missing(self, ids):
+        return [], []
+
+
+def test_a_large_responder_can_serve_an_empty_initiator(secret):
+    rng = random.Random(7)
+    items = [(1_700_000_000_000 + n, rng.randbytes(32)) for n in range(40_000)]
+    clock = Clock()
+    a, b, wire = pair(MemoryStore(), ItemsOnly(items), clock, secret=secret)
+    wire.pump()
+    assert not wire.events(b, Closed), wire.events(b, Closed)
+    [done] = wire.events(a, ReconcileComplete)
+    assert done.need == len(items)
