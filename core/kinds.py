@@ -25,9 +25,10 @@ documents
 - doc/branch     {name: str 1..64, source: id | None, at: [id, 0..64]}  (fork of `source`
                   at commits `at`; `source` None for the first `main`)
 - doc/main       {branch: id}  (makes that branch the document's main)
-- doc/commit     {branch: id, root: [id, 0..64], epoch: int >= 0, nonce: bytes 24,
-                  box: bytes}  (`root` = root-branch heads the author had seen; `box` is the
-                  SecretBox of the commit payload under the branch key of `epoch`)
+- doc/commit     {root: [id, 0..64], epoch: int >= 0, nonce: bytes 24, box: bytes}
+                  (in its branch's stream; `root` = root-branch heads the author had seen,
+                  or [] for "the same as my first parent's"; `box` is the SecretBox of the
+                  commit payload under the branch key of `epoch`)
 - doc/tag        {name: str 1..64, commit: id}
 - doc/branch-key {branch: id, epoch: int >= 0, recipient: key, sealed: bytes <= 256}
 - doc/key-refresh {branch: id, epoch: int >= 1}
@@ -196,7 +197,6 @@ def _doc_branch(body: dict) -> None:
 
 
 def _doc_commit(body: dict) -> None:
-    _id(body["branch"], "branch")
     _ids(body["root"], "root")
     _uint(body["epoch"], "epoch")
     _id(body["nonce"], "nonce", BOX_NONCE_SIZE)
@@ -246,7 +246,7 @@ KINDS: dict[str, tuple[frozenset[str], Callable[[dict], None]]] = {
     "doc/editors": (frozenset({"add", "remove"}), _doc_editors),
     "doc/branch": (frozenset({"name", "source", "at"}), _doc_branch),
     "doc/main": (frozenset({"branch"}), _id_field("branch")),
-    "doc/commit": (frozenset({"branch", "root", "epoch", "nonce", "box"}), _doc_commit),
+    "doc/commit": (frozenset({"root", "epoch", "nonce", "box"}), _doc_commit),
     "doc/tag": (frozenset({"name", "commit"}), _doc_tag),
     "doc/branch-key": (frozenset({"branch", "epoch", "recipient", "sealed"}), _doc_branch_key),
     "doc/key-refresh": (frozenset({"branch", "epoch"}), _doc_key_refresh),

@@ -173,7 +173,6 @@ BODIES = {
     "doc/main": st.fixed_dictionaries({"branch": ids}),
     "doc/commit": st.fixed_dictionaries(
         {
-            "branch": ids,
             "root": id_lists(),
             "epoch": epochs,
             "nonce": st.binary(min_size=24, max_size=24),
@@ -582,7 +581,7 @@ VALID = {
     "doc/editors": {"add": [ID1], "remove": []},
     "doc/branch": {"name": "main", "source": None, "at": []},
     "doc/main": {"branch": ID1},
-    "doc/commit": {"branch": ID1, "root": [], "epoch": 0, "nonce": bytes(24), "box": b"box"},
+    "doc/commit": {"root": [], "epoch": 0, "nonce": bytes(24), "box": b"box"},
     "doc/tag": {"name": "v1", "commit": ID1},
     "doc/branch-key": {"branch": ID1, "epoch": 0, "recipient": ID2, "sealed": b"s" * 80},
     "doc/key-refresh": {"branch": ID1, "epoch": 1},
@@ -701,7 +700,6 @@ OUT_OF_LIMITS = [
     ("doc/branch", "at", None),
     ("doc/main", "branch", ID1[:31]),
     ("doc/main", "branch", None),
-    ("doc/commit", "branch", ID1[:31]),
     ("doc/commit", "root", MANY),
     ("doc/commit", "root", [ID1, ID1]),
     ("doc/commit", "epoch", -1),
@@ -824,7 +822,7 @@ def test_build_rejects_oversize():
     assert len(obj.raw) == MAX_OBJECT_SIZE
     pad = b"\x00" * (len(fields["body"]["pad"]) + 1)
     assert build_reason(body={"pad": pad}) is Reason.OVERSIZE
-    big = {"branch": ID1, "root": [], "epoch": 0, "nonce": bytes(24), "box": bytes(65536)}
+    big = {"root": [], "epoch": 0, "nonce": bytes(24), "box": bytes(65536)}
     assert build_reason(kind="doc/commit", body=big) is Reason.OVERSIZE
 
 

@@ -1,0 +1,757 @@
+"""Documents: repos of branches whose content is a pycrdt (Yjs) text (DESIGN.md "Documents").
+
+A document is its signed objects (core.kinds documents the bodies):
+- `doc/root` (its id is the document's id) names the title and first editors;
+- the root branch, the stream named by that id, holds `doc/editors`, `doc/title`, `doc/branch`,
+  `doc/main`, `doc/tag`, `doc/branch-key` and `doc/key-refresh`;
+- each branch is the stream named by its `doc/branch` id, a DAG of `doc/commit`s whose links
+  are their parents.
+
+A commit carries the Yjs update of its own transaction, encrypted with its branch's key of an
+epoch; the text at a set of commits is the union of the updates in their causal past, so it
+depends on that set alone. A commit names the root-branch heads its author had seen and counts
+only if its author was an editor there, so removing an editor does not depend on arrival
+order. Only the creator changes editors or the title. Branch keys reach editors sealed to
+their identity; a capability hands one branch's keys to anyone.
+
+Positions at this API are Unicode codepoints; pycrdt counts UTF-8 bytes (see `_Live`).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import secrets
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import nacl.exceptions
+import nacl.secret
+import pycrdt
+
+from . import encoding
+from .causal import causal_order, next_ts
+from .identity import Identity, IdentityError, seal_to
+from .objects import Object, build
+
+Edit = tuple[int, int, str]  # (position, delete count, inserted text), in codepoints
+KEY_SIZE = nacl.secret.SecretBox.KEY_SIZE
+CLIENT_ID_BITS = 53  # Yjs client ids are safe integers in JavaScript
+CAP_PREFIX = "hearthcap1-"
+_CAP_CHECKSUM = 4
+TEXT = "text"
+LOCAL = "local"  # origin of this holder's own edits: the only ones undo and redo touch
+
+
+class DocumentError(ValueError):
+    """A document operation that cannot be done; the message is for a person."""
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    id: str
+    branch: str
+    parents: tuple[str, ...]
+    author: bytes
+    ts: int
+    kind: str  # edit | snapshot | merge, or "?" when this holder cannot read the branch
+    merged: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BranchInfo:
+    id: str
+    name: str
+    source: str | None
+    at: tuple[str, ...]
+    heads: tuple[str, ...]
+    main: bool
+    readable: bool
+
+
+@dataclass
+class _Live:
+    """A pycrdt document at a set of heads, that commits may continue from.
+
+    Its client id is used by this instance only, and only while its state moves forward, so a
+    client id is never reused from two different states.
+    """
+
+    heads: frozenset[bytes]
+    doc: pycrdt.Doc
+    text: pycrdt.Text
+    mirror: str | None = None  # the text, kept only once it holds non-ASCII characters
+    ascii: bool = True
+    undo: pycrdt.UndoManager | None = None
+    length: int | None = None  # in codepoints; None when unknown
+
+    @classmethod
+    def empty(cls) -> _Live:
+        doc = pycrdt.Doc(client_id=secrets.randbits(CLIENT_ID_BITS) or 1)
+        return cls(frozenset(), doc, doc.get(TEXT, type=pycrdt.Text))
+
+    def absorb(self, update: bytes) -> None:
+        self.doc.apply_update(update)
+        self.forget()
+
+    def forget(self) -> None:
+        """The text changed in ways not tracked here: recompute what is derived from it."""
+        self.mirror, self.ascii, self.length = None, False, None
+
+    def value(self) -> str:
+        if self.mirror is not None:
+            return self.mirror
+        value = str(self.text)
+        self.ascii = value.isascii()
+        if not self.ascii:
+            self.mirror = value
+        return value
+
+    def _offset(self, position: int) -> int:
+        """UTF-8 byte offset of a codepoint position (pycrdt counts bytes)."""
+        if self.ascii and self.mirror is None:
+            return position
+        return len(self.value()[:position].encode())
+
+    def apply(self, edits: Iterable[Edit], *, track_undo: bool = True) -> bytes:
+        """Apply edits in one transaction; returns that transaction's Yjs update."""
+        if self.undo is None and track_undo:
+            self.undo = pycrdt.UndoManager(scopes=[self.text], capture_timeout_millis=0)
+            self.undo.include_origin(LOCAL)
+        if self.mirror is None and not self.ascii:
+            self.value()
+
+        def run() -> None:
+            with self.doc.transaction(origin=LOCAL):
+                for position, delete, insert in edits:
+                    self._edit(position, delete, insert)
+        return self.capture(run)
+
+    def capture(self, action: Callable[[], object]) -> bytes:
+        """Run `action`; return the Yjs update of the transactions it made."""
+        updates: list[bytes] = []
+        subscription = self.doc.observe(lambda event: updates.append(event.update))
+        try:
+            action()
+        finally:
+            self.doc.unobserve(subscription)
+        return updates[0] if len(updates) == 1 else _merge(updates)
+
+    def _length(self) -> int:
+        """Length in codepoints (cached: pycrdt's len() is bytes, and not free)."""
+        if self.length is None:
+            self.length = len(self.value())
+        return self.length
+
+    def _edit(self, position: int, delete: int, insert: str) -> None:
+        length = self._length()
+        if not (0 <= position <= length and 0 <= delete <= length - position):
+            raise DocumentError(f"edit ({position}, {delete}) is outside the text "
+                                f"({length} characters)")
+        start = self._offset(position)
+        if delete:
+            end = self._offset(position + delete)
+            del self.text[start:end]
+        if insert:
+            self.text.insert(start, insert)
+        self.length = length - delete + len(insert)
+        if self.mirror is not None:
+            self.mirror = self.mirror[:position] + insert + self.mirror[position + delete:]
+        elif not insert.isascii():
+            self.ascii = False
+            self.mirror = None
+            self.value()
+
+
+def _merge(updates: list[bytes]) -> bytes:
+    if not updates:
+        return b""
+    return pycrdt.merge_updates(*updates)
+
+
+# Capabilities ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Capability:
+    """Read access to one branch: its keys, by epoch."""
+
+    document: bytes
+    branch: bytes
+    keys: tuple[tuple[int, bytes], ...]
+
+    def encode(self) -> str:
+        data = encoding.dumps({"d": self.document, "b": self.branch,
+                               "k": [[epoch, key] for epoch, key in self.keys]})
+        data += hashlib.blake2b(data, digest_size=_CAP_CHECKSUM).digest()
+        return CAP_PREFIX + base64.b32encode(data).decode().rstrip("=").lower()
+
+    @classmethod
+    def decode(cls, text: str) -> Capability:
+        text = "".join(text.split()).lower()
+        if not text.startswith(CAP_PREFIX):
+            raise DocumentError("that is not a Hearth read capability")
+        body = text[len(CAP_PREFIX):].upper()
+        try:
+            data = base64.b32decode(body + "=" * (-len(body) % 8))
+        except ValueError:
+            raise DocumentError("that capability has characters it cannot have") from None
+        payload, checksum = data[:-_CAP_CHECKSUM], data[-_CAP_CHECKSUM:]
+        if hashlib.blake2b(payload, digest_size=_CAP_CHECKSUM).digest() != checksum:
+            raise DocumentError("that capability is damaged or incomplete; copy it again")
+        try:
+            record = encoding.loads(payload)
+            keys = tuple((int(e), bytes(k)) for e, k in record["k"])
+            cap = cls(bytes(record["d"]), bytes(record["b"]), keys)
+        except (encoding.EncodingError, KeyError, TypeError, ValueError):
+            raise DocumentError("that capability is damaged") from None
+        if len(cap.document) != 32 or len(cap.branch) != 32 or any(
+                len(k) != KEY_SIZE for _, k in keys):
+            raise DocumentError("that capability is damaged")
+        return cap
+
+
+# The document ------------------------------------------------------------------------------
+
+@dataclass
+class _Cache:
+    """What is derived from the objects; dropped when objects arrive that can change it."""
+
+    editors: dict[frozenset[bytes], frozenset[bytes]] = field(default_factory=dict)
+    heads: dict[bytes, tuple[bytes, ...]] = field(default_factory=dict)
+    visible: dict[bytes, bool] = field(default_factory=dict)
+    roots: dict[bytes, tuple[bytes, ...] | None] = field(default_factory=dict)
+    branches: list[Object] | None = None
+
+
+class Document:
+    """One document, held in memory: its objects, the branch keys this holder has, and the
+    states derived from them. Pure: no I/O; time only from the `clock` it is handed."""
+
+    def __init__(self, root: Object, *, identity: Identity | None = None,
+                 clock: Callable[[], int] | None = None, undo: bool = True):
+        if root.type != "doc/root":
+            raise DocumentError("a document starts from a doc/root object")
+        self.root = root
+        self.identity = identity
+        self._clock = clock
+        self._track_undo = undo  # an editor wants it; a bulk import need not pay for it
+        self._objects: dict[bytes, Object] = {root.id: root}
+        self._streams: dict[bytes, list[Object]] = {}
+        self._keys: dict[tuple[bytes, int], bytes] = {}
+        self._payloads: dict[bytes, dict | None] = {}
+        self._live: dict[bytes, _Live] = {}
+        self._cache = _Cache()
+        self._new: list[Object] = []
+
+    # Building ----------------------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, identity: Identity, title: str, *, workspace: bytes = bytes(32),
+               clock: Callable[[], int] | None = None, undo: bool = True) -> Document:
+        """A new document whose first editor is `identity`, with an empty `main` branch."""
+        root = build(identity, "doc/root", stream=workspace,
+                     body={"title": title, "editors": [identity.public_key],
+                           "nonce": os.urandom(16)},
+                     ts=clock() if clock else 0)
+        document = cls(root, identity=identity, clock=clock, undo=undo)
+        document._new.append(root)
+        document._new_branch(identity, "main", None, [])
+        return document
+
+    @classmethod
+    def load(cls, objects: Iterable[Object], *, identity: Identity | None = None,
+             keys: Iterable[tuple[bytes, int, bytes]] = (),
+             clock: Callable[[], int] | None = None, undo: bool = True) -> Document:
+        """A document from its objects (any order) and the branch keys already known."""
+        objects = list(objects)
+        roots = [o for o in objects if o.type == "doc/root"]
+        if len(roots) != 1:
+            raise DocumentError("a document needs exactly one doc/root object")
+        document = cls(roots[0], identity=identity, clock=clock, undo=undo)
+        for branch, epoch, key in keys:
+            document._keys[(branch, epoch)] = key
+        document.add(objects)
+        return document
+
+    def add(self, objects: Iterable[Object]) -> None:
+        """Take in objects from elsewhere (sync, storage): state follows the set."""
+        changed = False
+        for obj in objects:
+            if obj.id in self._objects or not self._belongs(obj):
+                continue
+            self._store(obj)
+            changed = True
+            if obj.type == "doc/branch-key":
+                self._unseal(obj)
+        if changed:
+            self._cache = _Cache()
+
+    def _store(self, obj: Object) -> None:
+        self._objects[obj.id] = obj
+        self._streams.setdefault(obj.stream, []).append(obj)
+
+    def _belongs(self, obj: Object) -> bool:
+        if obj.stream == self.root.id:
+            return obj.type.startswith("doc/")
+        return obj.type == "doc/commit"
+
+    def drain(self) -> list[Object]:
+        """Objects created here since the last drain (for the replica to ingest)."""
+        new, self._new = self._new, []
+        return new
+
+    def objects(self) -> list[Object]:
+        return list(self._objects.values())
+
+    def keys(self) -> list[tuple[bytes, int, bytes]]:
+        """Every branch key this holder has: (branch id, epoch, key)."""
+        return [(branch, epoch, key) for (branch, epoch), key in self._keys.items()]
+
+    @property
+    def id(self) -> str:
+        return self.root.id.hex()
+
+    def _now(self) -> int:
+        return self._clock() if self._clock else 0
+
+    def _publish(self, identity: Identity, kind: str, stream: bytes, body: dict,
+                 links: Iterable[bytes]) -> Object:
+        links = sorted(set(links))
+        ts = next_ts(self._now(), (self._objects[link].ts for link in links
+                                   if link in self._objects))
+        obj = build(identity, kind, stream=stream, body=body, ts=ts, links=links[:64])
+        self._store(obj)
+        self._new.append(obj)
+        if kind == "doc/commit":  # a new commit changes its branch's heads and nothing else
+            self._cache.heads.pop(stream, None)
+        else:
+            self._cache = _Cache()
+        return obj
+
+    def _root_publish(self, identity: Identity, kind: str, body: dict) -> Object:
+        return self._publish(identity, kind, self.root.id, body, self._root_heads())
+
+    # The root branch: editors, title, branches, main, tags ------------------------------------
+
+    def _in_root(self, kind: str) -> list[Object]:
+        return [o for o in self._streams.get(self.root.id, ()) if o.type == kind]
+
+    def _root_heads(self) -> list[bytes]:
+        members = self._streams.get(self.root.id, [])
+        linked = {link for o in members for link in o.links}
+        return sorted(o.id for o in members if o.id not in linked)
+
+    def _past(self, heads: Iterable[bytes], stream: bytes) -> list[Object]:
+        """Objects of `stream` in the causal past of `heads` (inclusive)."""
+        seen: set[bytes] = set()
+        stack = list(heads)
+        out = []
+        while stack:
+            oid = stack.pop()
+            if oid in seen:
+                continue
+            seen.add(oid)
+            obj = self._objects.get(oid)
+            if obj is None or obj.stream != stream:
+                continue
+            out.append(obj)
+            stack.extend(obj.links)
+        return out
+
+    def editors(self, root_heads: Iterable[bytes] | None = None) -> frozenset[bytes]:
+        """Editors in the root-branch state at `root_heads` (default: everything held)."""
+        heads = frozenset(self._root_heads() if root_heads is None else root_heads)
+        found = self._cache.editors.get(heads)
+        if found is None:
+            editors = set(self.root.body["editors"])
+            changes = [o for o in self._past(heads, self.root.id) if o.type == "doc/editors"]
+            for change in causal_order(changes):
+                if change.author == self.root.author:  # only the creator changes editors
+                    editors.update(change.body["add"])
+                    editors.difference_update(change.body["remove"])
+            found = self._cache.editors[heads] = frozenset(editors)
+        return found
+
+    def _by_editor(self, obj: Object) -> bool:
+        return obj.author in self.editors(obj.links)
+
+    def _require_editor(self, identity: Identity) -> None:
+        if identity.public_key not in self.editors():
+            raise DocumentError("only the document's editors can do that")
+
+    def _require_creator(self, identity: Identity) -> None:
+        if identity.public_key != self.root.author:
+            raise DocumentError("only the document's creator can do that")
+
+    def add_editor(self, identity: Identity, public_key: bytes) -> None:
+        """`identity` (the creator) makes `public_key` an editor; it gets every branch key."""
+        self._require_creator(identity)
+        if public_key in self.editors():
+            raise DocumentError("already an editor")
+        self._root_publish(identity, "doc/editors", {"add": [public_key], "remove": []})
+        for (branch, epoch), key in sorted(self._keys.items()):
+            self._seal(identity, branch, epoch, key, [public_key])
+
+    def remove_editor(self, identity: Identity, public_key: bytes) -> None:
+        """Remove an editor and refresh every branch key, so later commits are closed to them."""
+        self._require_creator(identity)
+        if public_key not in self.editors():
+            raise DocumentError("not an editor")
+        if public_key == self.root.author:
+            raise DocumentError("the creator stays an editor")
+        self._root_publish(identity, "doc/editors", {"add": [], "remove": [public_key]})
+        for branch in self._branch_objects():
+            if self._latest_epoch(branch.id) is not None:
+                self.refresh_key(identity, branch.id.hex())
+
+    @property
+    def title(self) -> str:
+        titles = [o for o in self._in_root("doc/title") if o.author == self.root.author]
+        return max(titles, key=lambda o: (o.ts, o.id)).body["title"] if titles else \
+            self.root.body["title"]
+
+    def rename(self, identity: Identity, title: str) -> None:
+        self._require_creator(identity)
+        self._root_publish(identity, "doc/title", {"title": title})
+
+    def _branch_objects(self) -> list[Object]:
+        if self._cache.branches is None:
+            self._cache.branches = sorted(
+                (o for o in self._in_root("doc/branch") if self._by_editor(o)),
+                key=lambda o: (o.ts, o.id))
+        return self._cache.branches
+
+    def _main(self) -> bytes | None:
+        branches = {b.id for b in self._branch_objects()}
+        pointers = [o for o in self._in_root("doc/main")
+                    if self._by_editor(o) and o.body["branch"] in branches]
+        if pointers:
+            return max(pointers, key=lambda o: (o.ts, o.id)).body["branch"]
+        first = [b for b in self._branch_objects() if b.body["name"] == "main"]
+        return first[0].id if first else None
+
+    def _branch(self, name_or_id: str) -> bytes:
+        """A branch by name ("main" follows set_main) or by hex id."""
+        branches = self._branch_objects()
+        if name_or_id == "main" and (main := self._main()) is not None:
+            return main
+        for branch in branches:
+            if branch.id.hex() == name_or_id:
+                return branch.id
+        named = [b for b in branches if b.body["name"] == name_or_id]
+        if not named:
+            raise DocumentError(f"no branch {name_or_id!r}")
+        return named[0].id
+
+    def branches(self) -> list[BranchInfo]:
+        main = self._main()
+        return [BranchInfo(b.id.hex(), b.body["name"],
+                           b.body["source"].hex() if b.body["source"] else None,
+                           tuple(c.hex() for c in b.body["at"]), tuple(self.heads(b.id.hex())),
+                           b.id == main, self._latest_epoch(b.id) is not None)
+                for b in self._branch_objects()]
+
+    def set_main(self, identity: Identity, branch: str) -> None:
+        """Make `branch` the document's main (what opens by default)."""
+        self._require_editor(identity)
+        self._root_publish(identity, "doc/main", {"branch": self._branch(branch)})
+
+    def tag(self, identity: Identity, name: str, commit: str) -> None:
+        """Point the tag `name` at `commit` (moving it if it exists: the latest wins)."""
+        self._require_editor(identity)
+        target = self._commit(commit)
+        self._root_publish(identity, "doc/tag", {"name": name, "commit": target.id})
+
+    def tags(self) -> dict[str, str]:
+        latest: dict[str, Object] = {}
+        for tag in self._in_root("doc/tag"):
+            if self._by_editor(tag):
+                current = latest.get(tag.body["name"])
+                if current is None or (tag.ts, tag.id) > (current.ts, current.id):
+                    latest[tag.body["name"]] = tag
+        return {name: tag.body["commit"].hex() for name, tag in sorted(latest.items())}
+
+    # Keys ---------------------------------------------------------------------------------------
+
+    def _seal(self, identity: Identity, branch: bytes, epoch: int, key: bytes,
+              recipients: Iterable[bytes]) -> None:
+        for recipient in sorted(set(recipients)):
+            self._root_publish(identity, "doc/branch-key",
+                               {"branch": branch, "epoch": epoch, "recipient": recipient,
+                                "sealed": seal_to(recipient, key)})
+
+    def _unseal(self, obj: Object) -> None:
+        if self.identity is None or obj.body["recipient"] != self.identity.public_key:
+            return
+        slot = (obj.body["branch"], obj.body["epoch"])
+        if slot in self._keys:
+            return
+        try:
+            key = self.identity.unseal(obj.body["sealed"])
+        except IdentityError:
+            return
+        if len(key) == KEY_SIZE:
+            self._keys[slot] = key
+
+    def _latest_epoch(self, branch: bytes) -> int | None:
+        epochs = [epoch for (b, epoch) in self._keys if b == branch]
+        return max(epochs) if epochs else None
+
+    def refresh_key(self, identity: Identity, branch: str) -> int:
+        """A new key for `branch`, sealed to the current editors: later commits are closed to
+        anyone who only had the earlier keys. Returns the new epoch."""
+        self._require_editor(identity)
+        branch_id = self._branch(branch)
+        announced = [o.body["epoch"] for o in self._in_root("doc/key-refresh")
+                     if o.body["branch"] == branch_id]
+        epoch = max([*announced, self._latest_epoch(branch_id) or 0]) + 1
+        key = os.urandom(KEY_SIZE)
+        self._keys[(branch_id, epoch)] = key
+        self._root_publish(identity, "doc/key-refresh", {"branch": branch_id, "epoch": epoch})
+        self._seal(identity, branch_id, epoch, key, self.editors())
+        return epoch
+
+    def share(self, branch: str) -> Capability:
+        """A capability to read `branch` (its keys so far), and nothing else."""
+        branch_id = self._branch(branch)
+        keys = tuple(sorted((e, k) for (b, e), k in self._keys.items() if b == branch_id))
+        if not keys:
+            raise DocumentError("you cannot read that branch, so you cannot share it")
+        return Capability(self.root.id, branch_id, keys)
+
+    def open_capability(self, capability: Capability) -> None:
+        if capability.document != self.root.id:
+            raise DocumentError("that capability is for another document")
+        for epoch, key in capability.keys:
+            self._keys[(capability.branch, epoch)] = key
+        self._payloads = {k: v for k, v in self._payloads.items() if v is not None}
+
+    # Branches and commits -------------------------------------------------------------------
+
+    def _new_branch(self, identity: Identity, name: str, source: bytes | None,
+                    at: list[bytes]) -> bytes:
+        branch = self._root_publish(identity, "doc/branch",
+                                    {"name": name, "source": source, "at": at})
+        key = os.urandom(KEY_SIZE)
+        self._keys[(branch.id, 0)] = key
+        self._seal(identity, branch.id, 0, key, self.editors())
+        return branch.id
+
+    def _commits(self, branch: bytes) -> list[Object]:
+        return [o for o in self._streams.get(branch, ()) if o.type == "doc/commit"]
+
+    def _root_of(self, commit: Object) -> tuple[bytes, ...] | None:
+        """The root-branch heads a commit names: its own, or (when it names none and has
+        parents) its first parent's, so unchanged roots cost no bytes. None while a parent
+        it depends on is missing."""
+        chain = []
+        while not commit.body["root"] and commit.links:
+            chain.append(commit)
+            parent = self._objects.get(commit.links[0])
+            if parent is None or parent.type != "doc/commit":
+                return None
+            if parent.id in self._cache.roots:
+                root = self._cache.roots[parent.id]
+                break
+            commit = parent
+        else:
+            root = tuple(commit.body["root"])
+            self._cache.roots[commit.id] = root
+        for item in chain:
+            self._cache.roots[item.id] = root
+        return root
+
+    def _visible(self, commit: Object) -> bool:
+        found = self._cache.visible.get(commit.id)
+        if found is None:
+            root = self._root_of(commit)
+            found = self._cache.visible[commit.id] = (
+                root is not None and commit.author in self.editors(root)
+                and commit.stream in {b.id for b in self._branch_objects()})
+        return found
+
+    def _commit(self, commit: str | bytes) -> Object:
+        oid = bytes.fromhex(commit) if isinstance(commit, str) else commit
+        obj = self._objects.get(oid)
+        if obj is None or obj.type != "doc/commit" or not self._visible(obj):
+            raise DocumentError(f"no commit {oid.hex()[:16]} in this document")
+        return obj
+
+    def heads(self, branch: str = "main") -> list[str]:
+        branch_id = self._branch(branch)
+        found = self._cache.heads.get(branch_id)
+        if found is None:
+            commits = [c for c in self._commits(branch_id) if self._visible(c)]
+            linked = {link for c in commits for link in c.links}
+            found = self._cache.heads[branch_id] = tuple(
+                sorted(c.id for c in commits if c.id not in linked))
+        return [h.hex() for h in found]
+
+    def _payload(self, commit: Object) -> dict:
+        if commit.id not in self._payloads or self._payloads[commit.id] is None:
+            key = self._keys.get((commit.stream, commit.body["epoch"]))
+            if key is None:
+                self._payloads[commit.id] = None
+                raise DocumentError("you have no read key for this branch")
+            try:
+                plain = nacl.secret.SecretBox(key).decrypt(commit.body["box"],
+                                                           commit.body["nonce"])
+                payload = encoding.loads(plain)
+                if not isinstance(payload, dict) or not isinstance(payload.get("u"), bytes):
+                    raise ValueError
+            except (nacl.exceptions.CryptoError, encoding.EncodingError, ValueError):
+                raise DocumentError(f"commit {commit.id.hex()[:16]} cannot be read") from None
+            self._payloads[commit.id] = payload
+        return self._payloads[commit.id]  # type: ignore[return-value]
+
+    def _state(self, branch: bytes, heads: frozenset[bytes]) -> _Live:
+        """A live document at `heads`. The branch's cached one is reused when it is there
+        already, or moved forward when `heads` descend from it (remote commits arriving);
+        otherwise a new one (with a new client id) replays the causal past."""
+        live = self._live.get(branch)
+        if live is not None and live.heads == heads:
+            return live
+        past = {c.id: c for c in self._past(heads, branch)
+                if c.type == "doc/commit" and self._visible(c)}
+        if live is not None and live.heads <= past.keys():
+            done = {c.id for c in self._past(live.heads, branch)}
+            todo = [c for oid, c in past.items() if oid not in done]
+        else:
+            live, todo = _Live.empty(), list(past.values())
+        for commit in causal_order(todo):
+            update = self._payload(commit)["u"]
+            if update:
+                live.absorb(update)
+        live.heads = heads
+        self._live[branch] = live
+        return live
+
+    def _heads_of(self, heads: Iterable[str]) -> tuple[bytes, frozenset[bytes]]:
+        commits = [self._commit(h) for h in heads]
+        branches = {c.stream for c in commits}
+        if len(branches) > 1:
+            raise DocumentError("those commits are on different branches")
+        return (branches.pop() if branches else b""), frozenset(c.id for c in commits)
+
+    def text(self, heads: Iterable[str]) -> str:
+        """The text at that set of commits (an empty set: the empty document)."""
+        branch, ids = self._heads_of(heads)
+        if not ids:
+            return ""
+        return self._state(branch, ids).value()
+
+    def commit(self, identity: Identity, edits: list[Edit], parents: list[str],
+               branch: str = "main") -> str:
+        """Apply `edits` to the text at `parents` and commit them to `branch`."""
+        self._require_editor(identity)
+        branch_id = self._branch(branch)
+        parent_ids = frozenset(self._commit(p).id for p in parents)
+        if any(self._objects[p].stream != branch_id for p in parent_ids):
+            raise DocumentError("a commit's parents must be on its branch")
+        live = self._state(branch_id, parent_ids)
+        update = live.apply(edits, track_undo=self._track_undo)
+        obj = self._seal_commit(identity, branch_id, parent_ids, {"u": update})
+        live.heads = frozenset([obj.id])
+        self._live[branch_id] = live
+        return obj.hex
+
+    def undo(self, identity: Identity, branch: str = "main") -> str | None:
+        """Commit the undoing of this holder's last edit on `branch` (others' edits stay).
+        Returns the commit id, or None when there is nothing to undo."""
+        return self._undo_redo(identity, branch, redo=False)
+
+    def redo(self, identity: Identity, branch: str = "main") -> str | None:
+        return self._undo_redo(identity, branch, redo=True)
+
+    def _undo_redo(self, identity: Identity, branch: str, *, redo: bool) -> str | None:
+        self._require_editor(identity)
+        branch_id = self._branch(branch)
+        heads = frozenset(bytes.fromhex(h) for h in self.heads(branch_id.hex()))
+        live = self._state(branch_id, heads)
+        manager = live.undo
+        if manager is None or not (manager.can_redo() if redo else manager.can_undo()):
+            return None
+        update = live.capture(manager.redo if redo else manager.undo)
+        live.forget()
+        obj = self._seal_commit(identity, branch_id, heads, {"u": update})
+        live.heads = frozenset([obj.id])
+        return obj.hex
+
+    def _seal_commit(self, identity: Identity, branch: bytes, parents: Iterable[bytes],
+                     payload: dict) -> Object:
+        epoch = self._latest_epoch(branch)
+        if epoch is None:
+            raise DocumentError("you have no key for this branch")
+        nonce = os.urandom(nacl.secret.SecretBox.NONCE_SIZE)
+        box = nacl.secret.SecretBox(self._keys[(branch, epoch)]).encrypt(
+            encoding.dumps(payload), nonce).ciphertext
+        root = tuple(self._root_heads())
+        parents = sorted(parents)
+        first = self._objects.get(parents[0]) if parents else None
+        same = first is not None and self._root_of(first) == root
+        obj = self._publish(identity, "doc/commit", branch,
+                            {"root": [] if same else list(root), "epoch": epoch,
+                             "nonce": nonce, "box": box}, parents)
+        self._payloads[obj.id] = payload
+        return obj
+
+    def fork(self, identity: Identity, source: str, name: str,
+             at: list[str] | None = None) -> str:
+        """A new branch that starts at commits `at` of `source` (default: its heads); its first
+        commit carries a snapshot of the text there. Returns the branch id."""
+        self._require_editor(identity)
+        source_id = self._branch(source)
+        at_ids = sorted(self._commit(c).id for c in (at if at is not None else
+                                                     self.heads(source_id.hex())))
+        if any(self._objects[c].stream != source_id for c in at_ids):
+            raise DocumentError("a fork starts at commits of its source branch")
+        snapshot = self._state(source_id, frozenset(at_ids)).doc.get_update() if at_ids else b""
+        branch = self._new_branch(identity, name, source_id, at_ids)
+        self._seal_commit(identity, branch, [], {"u": snapshot, "k": "snapshot"})
+        return branch.hex()
+
+    def _ancestry(self, branch: bytes) -> list[bytes]:
+        chain = []
+        objects = {b.id: b for b in self._branch_objects()}
+        while branch in objects and branch not in chain:
+            chain.append(branch)
+            branch = objects[branch].body["source"]
+        return chain
+
+    def merge(self, identity: Identity, source: str, target: str) -> str:
+        """A commit on `target` that acknowledges `source`'s heads and carries the changes
+        `target` lacked. Returns the commit id."""
+        self._require_editor(identity)
+        source_id, target_id = self._branch(source), self._branch(target)
+        if source_id == target_id:
+            raise DocumentError("a branch cannot be merged into itself")
+        if not set(self._ancestry(source_id)) & set(self._ancestry(target_id)):
+            raise DocumentError("those branches share no history")
+        source_heads = [bytes.fromhex(h) for h in self.heads(source_id.hex())]
+        target_heads = frozenset(bytes.fromhex(h) for h in self.heads(target_id.hex()))
+        live = self._state(target_id, target_heads)
+        theirs = self._state(source_id, frozenset(source_heads))
+        update = theirs.doc.get_update(live.doc.get_state())
+        live.absorb(update)
+        obj = self._seal_commit(identity, target_id, target_heads,
+                                {"u": update, "k": "merge", "m": source_heads})
+        live.heads = frozenset([obj.id])
+        self._live[target_id] = live
+        return obj.hex
+
+    def history(self, branch: str = "main") -> list[CommitInfo]:
+        """The branch's visible commits in causal order."""
+        branch_id = self._branch(branch)
+        out = []
+        for commit in causal_order(c for c in self._commits(branch_id) if self._visible(c)):
+            try:
+                payload = self._payload(commit)
+                kind, merged = payload.get("k", "edit"), tuple(
+                    m.hex() for m in payload.get("m", ()))
+            except DocumentError:
+                kind, merged = "?", ()
+            out.append(CommitInfo(commit.hex, branch_id.hex(),
+                                  tuple(p.hex() for p in commit.links), commit.author,
+                                  commit.ts, kind, merged))
+        return out
