@@ -32,7 +32,7 @@ def _common(parser: argparse.ArgumentParser, *, top: bool = False) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import chat_commands, sync_commands  # noqa: F401  (they register commands)
+    from . import chat_commands, doc_commands, sync_commands  # noqa: F401  (they register)
 
     parser = argparse.ArgumentParser(
         prog="hearth",

@@ -262,8 +262,10 @@ class Document:
     @classmethod
     def load(cls, objects: Iterable[Object], *, identity: Identity | None = None,
              keys: Iterable[tuple[bytes, int, bytes]] = (),
+             snapshots: Iterable[tuple[bytes, bytes, int, bytes, bytes]] = (),
              clock: Callable[[], int] | None = None, undo: bool = True) -> Document:
-        """A document from its objects (any order) and the branch keys already known."""
+        """A document from its objects (any order), the branch keys already known, and
+        snapshots written by `snapshot` (so opening does not replay every update)."""
         objects = list(objects)
         roots = [o for o in objects if o.type == "doc/root"]
         if len(roots) != 1:
@@ -272,7 +274,41 @@ class Document:
         for branch, epoch, key in keys:
             document._keys[(branch, epoch)] = key
         document.add(objects)
+        for snapshot in snapshots:
+            document._restore(*snapshot)
         return document
+
+    def snapshot(self, branch: str) -> tuple[bytes, bytes, int, bytes, bytes] | None:
+        """The branch's state at its heads, sealed with its latest key:
+        (branch, heads, epoch, nonce, box); None when this holder cannot read it."""
+        branch_id = self._branch(branch)
+        epoch = self._latest_epoch(branch_id)
+        if epoch is None:
+            return None
+        heads = frozenset(bytes.fromhex(h) for h in self.heads(branch_id.hex()))
+        state = self._state(branch_id, heads).doc.get_update() if heads else b""
+        nonce = os.urandom(nacl.secret.SecretBox.NONCE_SIZE)
+        box = nacl.secret.SecretBox(self._keys[(branch_id, epoch)]).encrypt(
+            state, nonce).ciphertext
+        return branch_id, encoding.dumps(sorted(heads)), epoch, nonce, box
+
+    def _restore(self, branch: bytes, heads: bytes, epoch: int, nonce: bytes,
+                 box: bytes) -> None:
+        key = self._keys.get((branch, epoch))
+        try:
+            ids = frozenset(encoding.loads(heads))
+            state = nacl.secret.SecretBox(key).decrypt(box, nonce) if key else None
+        except (encoding.EncodingError, TypeError, nacl.exceptions.CryptoError):
+            return  # a damaged cache is only a slower open
+        if state is None or not all(
+                (c := self._objects.get(h)) is not None and c.stream == branch
+                and self._visible(c) for h in ids):
+            return
+        live = _Live.empty()
+        if state:
+            live.absorb(state)
+        live.heads = ids
+        self._live[branch] = live
 
     def add(self, objects: Iterable[Object]) -> None:
         """Take in objects from elsewhere (sync, storage): state follows the set."""
@@ -593,7 +629,8 @@ class Document:
             key = self._keys.get((commit.stream, commit.body["epoch"]))
             if key is None:
                 self._payloads[commit.id] = None
-                raise DocumentError("you have no read key for this branch")
+                raise DocumentError("you have no read key for this branch (an editor can give "
+                                    "you one with `hearth doc share`)")
             try:
                 plain = nacl.secret.SecretBox(key).decrypt(commit.body["box"],
                                                            commit.body["nonce"])

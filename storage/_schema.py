@@ -150,6 +150,17 @@ def _v4(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO messages_fts (rowid, text) SELECT sk, text FROM messages")
 
 
+# Version 5: documents. Their objects are ordinary objects (found by stream); this holder's
+# branch keys and its encrypted cache of a branch's state at its heads are local, never synced.
+_V5 = """
+CREATE INDEX objects_by_stream ON objects (stream, ts);
+CREATE TABLE doc_keys (branch BLOB NOT NULL, epoch INTEGER NOT NULL, key BLOB NOT NULL,
+                       PRIMARY KEY (branch, epoch)) WITHOUT ROWID;
+CREATE TABLE doc_cache (branch BLOB PRIMARY KEY, heads BLOB NOT NULL, epoch INTEGER NOT NULL,
+                        nonce BLOB NOT NULL, box BLOB NOT NULL) WITHOUT ROWID
+"""
+
+
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     def apply(conn: sqlite3.Connection) -> None:
         for statement in sql.split(";\n"):
@@ -158,7 +169,7 @@ def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     return apply
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_script(_V1), _script(_V2), _v3, _v4]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_script(_V1), _script(_V2), _v3, _v4, _script(_V5)]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -476,6 +476,53 @@ class Replica:
                 h.update(b"|")
         return h.hexdigest()
 
+    # Documents ---------------------------------------------------------------------------------
+
+    def document_roots(self) -> list[bytes]:
+        """Raw doc/root objects of the workspace's documents, oldest first."""
+        return [row[0] for row in self.conn.execute(
+            "SELECT raw FROM objects WHERE type = 'doc/root' AND stream = ? ORDER BY ts, id",
+            (self.workspace.id,))]
+
+    def document_objects(self, document: bytes) -> list[bytes]:
+        """Every object of a document: its root, its root branch and its branches' commits."""
+        return [row[0] for row in self.conn.execute(
+            "SELECT raw FROM objects WHERE id = ?1 OR stream = ?1 OR stream IN "
+            "(SELECT id FROM objects WHERE stream = ?1 AND type = 'doc/branch') "
+            "ORDER BY ts, id", (document,))]
+
+    def document_titles(self, document: bytes) -> list[bytes]:
+        return [row[0] for row in self.conn.execute(
+            "SELECT raw FROM objects WHERE stream = ? AND type = 'doc/title'", (document,))]
+
+    def doc_keys(self, branches: list[bytes]) -> list[tuple[bytes, int, bytes]]:
+        """This holder's keys for these branches: (branch, epoch, key)."""
+        out: list[tuple[bytes, int, bytes]] = []
+        for part in chunks(branches):
+            out.extend(self.conn.execute(
+                f"SELECT branch, epoch, key FROM doc_keys WHERE branch IN "
+                f"({placeholders(len(part))})", part).fetchall())
+        return out
+
+    def save_doc_keys(self, keys: Iterable[tuple[bytes, int, bytes]]) -> None:
+        with self._write() as conn:
+            conn.executemany("INSERT OR IGNORE INTO doc_keys (branch, epoch, key) "
+                             "VALUES (?, ?, ?)", list(keys))
+
+    def doc_cache(self, branch: bytes) -> tuple[bytes, int, bytes, bytes] | None:
+        """(heads, epoch, nonce, box) of the cached state of `branch`, if any."""
+        return self.conn.execute("SELECT heads, epoch, nonce, box FROM doc_cache "
+                                 "WHERE branch = ?", (branch,)).fetchone()
+
+    def save_doc_cache(self, branch: bytes, heads: bytes, epoch: int, nonce: bytes,
+                       box: bytes) -> None:
+        with self._write() as conn:
+            conn.execute("INSERT INTO doc_cache (branch, heads, epoch, nonce, box) "
+                         "VALUES (?, ?, ?, ?, ?) ON CONFLICT (branch) DO UPDATE SET "
+                         "heads = excluded.heads, epoch = excluded.epoch, "
+                         "nonce = excluded.nonce, box = excluded.box",
+                         (branch, heads, epoch, nonce, box))
+
     # Change feed ---------------------------------------------------------------------------------
 
     def last_sequence(self) -> int:

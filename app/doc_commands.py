@@ -1,0 +1,229 @@
+"""`hearth doc ...` commands. Each calls the app.documents method of the same name."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from core.documents import DocumentError
+
+from .chat_commands import _errors, _open, _print_json
+from .cli import COMMANDS, CLIError
+from .documents import Documents
+
+
+def _docs(args: argparse.Namespace):
+    ws = _open(args)
+    return ws, Documents(ws)
+
+
+def _checked(handler: Callable[[argparse.Namespace], None]) -> Callable:
+    def run(args: argparse.Namespace) -> None:
+        try:
+            handler(args)
+        except DocumentError as exc:
+            raise CLIError(str(exc)) from None
+    return run
+
+
+def _when(ts: int) -> str:
+    return datetime.fromtimestamp(ts / 1000).strftime("%Y-%m-%d %H:%M")
+
+
+def cmd_new(args) -> None:
+    ws, docs = _docs(args)
+    with ws:
+        print(docs.new(args.title).id)
+
+
+def cmd_list(args) -> None:
+    ws, docs = _docs(args)
+    with ws:
+        rows = docs.list()
+        nicks = ws.replica.nicknames()
+    if args.json:
+        _print_json([{"id": d.id, "title": d.title, "creator": d.creator.hex(), "ts": d.ts}
+                     for d in rows])
+        return
+    if not rows:
+        print("no documents yet: create one with `hearth doc new TITLE`")
+    for d in rows:
+        print(f"{d.id[:12]}  {d.title}  (by {nicks.get(d.creator, d.creator.hex()[:8])}, "
+              f"{_when(d.ts)})")
+
+
+def cmd_rename(args) -> None:
+    ws, docs = _docs(args)
+    with ws:
+        docs.rename(docs.open(args.doc), args.title)
+
+
+def cmd_write(args) -> None:
+    if (args.text is None) == (args.file is None):
+        raise CLIError("give the new text with exactly one of --text or --file")
+    if args.file is not None:
+        try:
+            text = Path(args.file).read_text(encoding="utf-8")
+        except (OSError, UnicodeError) as exc:
+            raise CLIError(f"cannot read {args.file}: {exc}") from None
+    else:
+        text = args.text
+    ws, docs = _docs(args)
+    with ws:
+        commit = docs.write(docs.open(args.doc), text, branch=args.branch)
+    print(commit or "unchanged")
+
+
+def cmd_show(args) -> None:
+    ws, docs = _docs(args)
+    with ws:
+        document = docs.open(args.doc)
+        heads = [args.at] if args.at else document.heads(args.branch)
+        text = document.text(heads)
+        if args.json:
+            _print_json({"id": document.id, "title": document.title, "branch": args.branch,
+                         "heads": heads, "text": text})
+            return
+    print(text, end="" if text.endswith("\n") or not text else "\n")
+
+
+def cmd_history(args) -> None:
+    ws, docs = _docs(args)
+    with ws:
+        history = docs.open(args.doc).history(args.branch)
+        nicks = ws.replica.nicknames()
+    if args.json:
+        _print_json([{"id": c.id, "parents": list(c.parents), "author": c.author.hex(),
+                      "ts": c.ts, "kind": c.kind, "merged": list(c.merged)} for c in history])
+        return
+    for c in history:
+        who = nicks.get(c.author, c.author.hex()[:8])
+        print(f"{c.id[:12]}  {_when(c.ts)}  {who}  {c.kind}"
+              + (f" (merged {', '.join(m[:12] for m in c.merged)})" if c.merged else ""))
+
+
+def cmd_fork(args) -> None:
+    source, _, at = args.source.partition("@")
+    ws, docs = _docs(args)
+    with ws:
+        print(docs.fork(docs.open(args.doc), source, args.name, at or None))
+
+
+def cmd_merge(args) -> None:
+    ws, docs = _docs(args)
+    with ws:
+        print(docs.merge(docs.open(args.doc), args.source, args.into))
+
+
+def cmd_set_main(args) -> None:
+    ws, docs = _docs(args)
+    with ws:
+        docs.set_main(docs.open(args.doc), args.branch)
+
+
+def cmd_tag(args) -> None:
+    ws, docs = _docs(args)
+    with ws:
+        print(docs.tag(docs.open(args.doc), args.name, args.at, args.branch))
+
+
+def cmd_branches(args) -> None:
+    ws, docs = _docs(args)
+    with ws:
+        document = docs.open(args.doc)
+        branches, tags = document.branches(), document.tags()
+    if args.json:
+        _print_json({"branches": [{"id": b.id, "name": b.name, "source": b.source,
+                                   "at": list(b.at), "heads": list(b.heads), "main": b.main,
+                                   "readable": b.readable} for b in branches], "tags": tags})
+        return
+    for b in branches:
+        flags = " (main)" if b.main else ""
+        flags += "" if b.readable else " (no read key)"
+        print(f"{b.name}{flags}  {b.id[:12]}  heads {', '.join(h[:12] for h in b.heads)}")
+    for name, commit in tags.items():
+        print(f"tag {name} -> {commit[:12]}")
+
+
+def cmd_editors(args) -> None:
+    ws, docs = _docs(args)
+    with ws:
+        document = docs.open(args.doc)
+        if args.add:
+            docs.add_editor(document, args.add)
+        elif args.remove:
+            docs.remove_editor(document, args.remove)
+        nicks = ws.replica.nicknames()
+        for key in sorted(document.editors()):
+            print(f"{nicks.get(key, 'anonymous')}  {key.hex()}")
+
+
+def cmd_share(args) -> None:
+    ws, docs = _docs(args)
+    with ws:
+        print(docs.open(args.doc).share(args.branch).encode())
+
+
+def cmd_open_cap(args) -> None:
+    ws, docs = _docs(args)
+    with ws:
+        document = docs.open_capability(args.cap)
+        print(f"{document.id}  {document.title}")
+
+
+def register(sub: argparse._SubParsersAction, common: Callable) -> None:
+    doc = sub.add_parser("doc", help="documents: write together, branch, merge, share",
+                         description="documents: write together, branch, merge, share")
+    doc_sub = doc.add_subparsers(dest="doc_command", metavar="COMMAND", required=True)
+
+    def add(name: str, handler: Callable, help: str, *, json_flag: bool = False,
+            document: bool = True) -> argparse.ArgumentParser:
+        parser = doc_sub.add_parser(name, help=help, description=help)
+        common(parser)
+        if document:
+            parser.add_argument("doc", metavar="DOC", help="document id, id prefix or title")
+        if json_flag:
+            parser.add_argument("--json", action="store_true", help="print JSON")
+        parser.set_defaults(handler=_errors(_checked(handler)))
+        return parser
+
+    p = add("new", cmd_new, "create a document", document=False)
+    p.add_argument("title")
+    add("list", cmd_list, "list documents", json_flag=True, document=False)
+    p = add("rename", cmd_rename, "rename a document (its creator)")
+    p.add_argument("title")
+    p = add("write", cmd_write, "replace a branch's text (only what changed is recorded)")
+    p.add_argument("--branch", default="main")
+    p.add_argument("--text")
+    p.add_argument("--file")
+    p = add("show", cmd_show, "print a branch's text, or the text at a commit", json_flag=True)
+    p.add_argument("--branch", default="main")
+    p.add_argument("--at", metavar="COMMIT")
+    p = add("history", cmd_history, "a branch's commits", json_flag=True)
+    p.add_argument("--branch", default="main")
+    p = add("fork", cmd_fork, "start a branch from another branch (or one of its commits)")
+    p.add_argument("--from", dest="source", required=True, metavar="BRANCH[@COMMIT]")
+    p.add_argument("--name", required=True)
+    p = add("merge", cmd_merge, "merge a branch into another")
+    p.add_argument("--from", dest="source", required=True, metavar="BRANCH")
+    p.add_argument("--into", required=True, metavar="BRANCH")
+    p = add("set-main", cmd_set_main, "make a branch the document's main")
+    p.add_argument("branch")
+    p = add("tag", cmd_tag, "name a commit (default: the branch's newest head)")
+    p.add_argument("name")
+    p.add_argument("--at", metavar="COMMIT")
+    p.add_argument("--branch", default="main")
+    add("branches", cmd_branches, "branches and tags", json_flag=True)
+    p = add("editors", cmd_editors, "list, add or remove editors (its creator)")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--add", metavar="KEY")
+    group.add_argument("--remove", metavar="KEY")
+    p = add("share", cmd_share, "print a capability to read one branch")
+    p.add_argument("--branch", default="main")
+    p = add("open-cap", cmd_open_cap, "use a read capability someone shared", document=False)
+    p.add_argument("cap")
+
+
+COMMANDS.append(register)

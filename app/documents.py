@@ -1,0 +1,197 @@
+"""The documents of a workspace: core.documents over the replica (the library API that the
+`hearth doc` commands and the window call).
+
+Objects take the one path of data (Replica.ingest). Branch keys this person holds, and an
+encrypted snapshot of each readable branch at its heads, stay in the local replica only.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+from core.documents import Capability, Document, DocumentError, Edit
+from core.errors import InvalidObject
+from core.objects import Object, decode_trusted
+
+from .workspace import Workspace, WorkspaceError, parse_key
+
+
+@dataclass(frozen=True)
+class DocumentSummary:
+    id: str
+    title: str
+    creator: bytes
+    ts: int
+
+
+def minimal_edits(old: str, new: str) -> list[Edit]:
+    """Edits (in codepoints) that turn `old` into `new`, touching only what changed."""
+    start = 0
+    limit = min(len(old), len(new))
+    while start < limit and old[start] == new[start]:
+        start += 1
+    end_old, end_new = len(old), len(new)
+    while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
+        end_old -= 1
+        end_new -= 1
+    a, b = old[start:end_old], new[start:end_new]
+    if not a or not b or len(a) * len(b) > 4_000_000:  # one replacement is already minimal
+        return [(start, len(a), b)] if a or b else []
+    edits: list[Edit] = []
+    shift = 0  # positions move as earlier edits change the length
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag != "equal":
+            edits.append((start + i1 + shift, i2 - i1, b[j1:j2]))
+            shift += (j2 - j1) - (i2 - i1)
+    return edits
+
+
+class Documents:
+    """Documents of one workspace, for the person whose identity the workspace holds."""
+
+    def __init__(self, workspace: Workspace):
+        self.ws = workspace
+        self._open: dict[bytes, Document] = {}
+
+    def _clock(self) -> int:
+        return int(self.ws.clock() * 1000)
+
+    # Finding ----------------------------------------------------------------------------------
+
+    def list(self) -> list[DocumentSummary]:
+        out = []
+        for raw in self.ws.replica.document_roots():
+            root = decode_trusted(raw)
+            titles = [decode_trusted(t) for t in self.ws.replica.document_titles(root.id)]
+            titles = [t for t in titles if t.author == root.author]
+            title = max(titles, key=lambda t: (t.ts, t.id)).body["title"] if titles else \
+                root.body["title"]
+            out.append(DocumentSummary(root.hex, title, root.author, root.ts))
+        return out
+
+    def resolve(self, ref: str) -> bytes:
+        """A document by hex id, unique id prefix (6+ characters) or exact title."""
+        summaries = self.list()
+        ref = ref.strip()
+        exact = [s for s in summaries if s.id == ref.lower()]
+        prefixed = [s for s in summaries if len(ref) >= 6 and s.id.startswith(ref.lower())]
+        titled = [s for s in summaries if s.title == ref]
+        for found in (exact, prefixed, titled):
+            if len(found) == 1:
+                return bytes.fromhex(found[0].id)
+            if len(found) > 1:
+                raise WorkspaceError(f"{ref!r} matches {len(found)} documents; use more of an id")
+        raise WorkspaceError(f"no document {ref!r}; see `hearth doc list`")
+
+    def open(self, ref: str | bytes) -> Document:
+        doc_id = ref if isinstance(ref, bytes) else self.resolve(ref)
+        objects = [decode_trusted(raw) for raw in self.ws.replica.document_objects(doc_id)]
+        if not any(o.id == doc_id for o in objects):
+            raise WorkspaceError(f"no document {doc_id.hex()}")
+        branches = [o.id for o in objects if o.type == "doc/branch"]
+        snapshots = [(b, *cached) for b in branches
+                     if (cached := self.ws.replica.doc_cache(b)) is not None]
+        document = Document.load(objects, identity=self.ws.identity,
+                                 keys=self.ws.replica.doc_keys(branches),
+                                 snapshots=snapshots, clock=self._clock)
+        self._open[doc_id] = document
+        return document
+
+    def refresh(self, document: Document) -> None:
+        """Take in what arrived by sync since the document was opened."""
+        document.add(decode_trusted(raw)
+                     for raw in self.ws.replica.document_objects(document.root.id))
+
+    # Saving -----------------------------------------------------------------------------------
+
+    def save(self, document: Document, *, cache: list[str] = ()) -> list[Object]:
+        """Ingest what `document` created, keep its keys, and cache the branches' states."""
+        new = document.drain()
+        if new:
+            results = self.ws.replica.ingest(new)
+            bad = [r for r in results if r.status == "rejected"]
+            if bad:  # pragma: no cover - build() only makes valid objects
+                raise WorkspaceError(f"object rejected: {bad[0].message}")
+            if self.ws.on_created is not None:
+                for obj in new:
+                    self.ws.on_created(obj)
+        self.ws.replica.save_doc_keys(document.keys())
+        for branch in cache:
+            snapshot = document.snapshot(branch)
+            if snapshot is not None:
+                self.ws.replica.save_doc_cache(*snapshot)
+        return new
+
+    # Operations (each saves) ------------------------------------------------------------------
+
+    def new(self, title: str) -> Document:
+        try:
+            document = Document.create(self.ws.identity, title, workspace=self.ws.id,
+                                       clock=self._clock)
+        except InvalidObject as exc:
+            raise WorkspaceError(str(exc)) from None
+        self.save(document)
+        return document
+
+    def write(self, document: Document, text: str, *, branch: str = "main") -> str | None:
+        """Make `branch` read `text`, with the smallest edits; None when nothing changed."""
+        heads = document.heads(branch)
+        edits = minimal_edits(document.text(heads), text)
+        if not edits:
+            return None
+        commit = document.commit(self.ws.identity, edits, heads, branch=branch)
+        self.save(document, cache=[branch])
+        return commit
+
+    def edit(self, document: Document, edits: list[Edit], *, branch: str = "main") -> str:
+        commit = document.commit(self.ws.identity, edits, document.heads(branch),
+                                 branch=branch)
+        self.save(document, cache=[branch])
+        return commit
+
+    def fork(self, document: Document, source: str, name: str,
+             at: str | None = None) -> str:
+        branch = document.fork(self.ws.identity, source, name, [at] if at else None)
+        self.save(document, cache=[branch])
+        return branch
+
+    def merge(self, document: Document, source: str, target: str) -> str:
+        commit = document.merge(self.ws.identity, source, target)
+        self.save(document, cache=[target])
+        return commit
+
+    def set_main(self, document: Document, branch: str) -> None:
+        document.set_main(self.ws.identity, branch)
+        self.save(document)
+
+    def tag(self, document: Document, name: str, commit: str | None, branch: str) -> str:
+        target = commit or max(document.heads(branch))
+        document.tag(self.ws.identity, name, target)
+        self.save(document)
+        return target
+
+    def rename(self, document: Document, title: str) -> None:
+        document.rename(self.ws.identity, title)
+        self.save(document)
+
+    def add_editor(self, document: Document, key: str) -> None:
+        document.add_editor(self.ws.identity, parse_key(key))
+        self.save(document)
+
+    def remove_editor(self, document: Document, key: str) -> None:
+        document.remove_editor(self.ws.identity, parse_key(key))
+        self.save(document)
+
+    def open_capability(self, text: str) -> Document:
+        capability = Capability.decode(text)
+        self.ws.replica.save_doc_keys(
+            (capability.branch, epoch, key) for epoch, key in capability.keys)
+        try:
+            return self.open(capability.document)
+        except WorkspaceError:
+            raise WorkspaceError("the keys are saved, but this replica does not hold that "
+                                 "document yet; it opens once it arrives by sync") from None
+
+
+__all__ = ["DocumentError", "Documents", "DocumentSummary", "minimal_edits"]
