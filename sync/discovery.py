@@ -128,5 +128,6 @@ class Discovery:
         if self._browser is not None:
             await self._browser.async_cancel()
         if self._info is not None:
-            await self._zc.async_unregister_service(self._info)
+            goodbye = await self._zc.async_unregister_service(self._info)
+            await goodbye  # the goodbye broadcast, so peers drop us now
         await self._zc.async_close()

@@ -72,6 +72,7 @@ class SyncService:
         self._dialing: set[str] = set()
         self._tasks: set[asyncio.Task] = set()
         self._runner: web.AppRunner | None = None
+        self._site: web.TCPSite | None = None
         self._http: aiohttp.ClientSession | None = None
         self._discovery: Discovery | None = None
         self._announced = self._max_oid()
@@ -87,8 +88,8 @@ class SyncService:
         app.router.add_get(conn_mod.PATH, self._accept)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, host=self.host, port=self.port,
-                           reuse_address=True)
+        site = self._site = web.TCPSite(self._runner, host=self.host, port=self.port,
+                                        reuse_address=True)
         await site.start()
         self.port = self._runner.addresses[0][1]
         self._http = aiohttp.ClientSession()
@@ -105,6 +106,8 @@ class SyncService:
         if self._stopping:
             return
         self._stopping = True
+        if self._site is not None:
+            await self._site.stop()  # no new connections from here on
         for connection in list(self.connections.values()):
             connection.close("shutting down")
         if self._discovery is not None:
@@ -181,13 +184,18 @@ class SyncService:
         finally:
             self._dialing.discard(peer.address)
 
-    async def _accept(self, request: web.Request) -> web.WebSocketResponse:
+    async def _accept(self, request: web.Request) -> web.StreamResponse:
+        if self._stopping:
+            return web.Response(status=503, text="shutting down")
         ws = conn_mod.accept_response()
         await ws.prepare(request)
         await self._serve(ws, initiator=False, address=f"{request.remote}:-", peer=None)
         return ws
 
     async def _serve(self, ws, *, initiator: bool, address: str, peer: Peer | None) -> Closed:
+        if self._stopping:
+            await ws.close()
+            return Closed("shutting down", False)
         session = Session(self.store, initiator=initiator, secret=self.secret,
                           identity=self.identity, workspace=self.replica.workspace.id,
                           now=time.monotonic(), reconcile_interval=self.reconcile_interval)
@@ -210,11 +218,12 @@ class SyncService:
             if event.peer_key in self.blocked:
                 session.close("blocked")
                 return
-            if self._duplicate(connection, event.peer_key):
-                return
-            if peer is not None:
+            if peer is not None:  # even if this turns out a duplicate: the peer answered
                 peer.key = event.peer_key.hex()
                 peer.succeeded(time.time())
+            if self._duplicate(connection, event.peer_key):
+                return
+            connection.counted = True  # type: ignore[attr-defined]
             self.syncing += 1
             self.on_event(SyncEvent("peers", {"online": len(self.online())}))
         elif isinstance(event, ObjectsReceived):
@@ -243,8 +252,8 @@ class SyncService:
             self.on_event(SyncEvent("synced", {"peer": session.peer_key, "have": event.have,
                                                "need": event.need}))
         elif isinstance(event, Closed):
-            if session.peer_key:
-                self.syncing = max(0, self.syncing - 1)
+            if getattr(connection, "counted", False):
+                self.syncing -= 1
             stats = session.stats
             who = session.peer_key.hex()[:12] if session.peer_key else "?"
             (log.warning if event.error else log.info)(
