@@ -235,7 +235,7 @@ class Document:
         self.root = root
         self.identity = identity
         self._clock = clock
-        self._track_undo = undo  # an editor wants it; a bulk import need not pay for it
+        self.track_undo = undo  # an editor wants it; a bulk import need not pay for it
         self._objects: dict[bytes, Object] = {root.id: root}
         self._streams: dict[bytes, list[Object]] = {}
         self._keys: dict[tuple[bytes, int], bytes] = {}
@@ -687,7 +687,7 @@ class Document:
         if any(self._objects[p].stream != branch_id for p in parent_ids):
             raise DocumentError("a commit's parents must be on its branch")
         live = self._state(branch_id, parent_ids)
-        update = live.apply(edits, track_undo=self._track_undo)
+        update = live.apply(edits, track_undo=self.track_undo)
         obj = self._seal_commit(identity, branch_id, parent_ids, {"u": update})
         live.heads = frozenset([obj.id])
         self._live[branch_id] = live
