@@ -58,10 +58,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return worker_main()
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.handler is None:
-        parser.print_help()
-        return 0
     try:
+        if args.handler is None:
+            return _start(parser, args)
         return args.handler(args) or 0
     except CLIError as exc:
         print(f"hearth: {exc}", file=sys.stderr)
@@ -71,6 +70,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `hearth read ... | head`: the reader left; not an error
         sys.stderr.close()
         return 0
+
+
+WELCOME = """Welcome to Hearth.
+
+Start a workspace:          hearth init --nick YOUR_NAME
+or join one from a code:    hearth join-workspace CODE --nick YOUR_NAME
+then run `hearth` again to stay in sync with the people on your network.
+`hearth --help` lists every command.
+"""
+
+
+def _start(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """`hearth` alone: run this computer's node on the workspace (the headless app), or say
+    how to create one."""
+    from .paths import PathError, Paths
+
+    try:
+        paths = Paths.resolve(args.data, args.workspace)
+    except PathError as exc:
+        raise CLIError(str(exc)) from None
+    if not paths.replica.exists():
+        print(WELCOME, end="")
+        return 0
+    serve = parser.parse_args(["serve"])
+    serve.data, serve.workspace = args.data, args.workspace
+    return serve.handler(serve) or 0
 
 
 if __name__ == "__main__":
