@@ -32,7 +32,12 @@ def _common(parser: argparse.ArgumentParser, *, top: bool = False) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import chat_commands, doc_commands, sync_commands  # noqa: F401  (they register)
+    from . import (  # noqa: F401  (they register their commands)
+        chat_commands,
+        doc_commands,
+        gui_command,
+        sync_commands,
+    )
 
     parser = argparse.ArgumentParser(
         prog="hearth",
@@ -82,8 +87,8 @@ then run `hearth` again to stay in sync with the people on your network.
 
 
 def _start(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    """`hearth` alone: run this computer's node on the workspace (the headless app), or say
-    how to create one."""
+    """`hearth` alone: the window on the workspace (or, with no display, this computer's
+    headless node), or how to create a workspace first."""
     from .paths import PathError, Paths
 
     try:
@@ -93,7 +98,9 @@ def _start(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if not paths.replica.exists():
         print(WELCOME, end="")
         return 0
-    serve = parser.parse_args(["serve"])
+    from .gui_command import display_available
+
+    serve = parser.parse_args(["gui" if display_available() else "serve"])
     serve.data, serve.workspace = args.data, args.workspace
     return serve.handler(serve) or 0
 

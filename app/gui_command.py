@@ -1,0 +1,51 @@
+"""`hearth gui`: the window over a running Node. The composition root starts it; ui/ is
+imported only here, and only when a window is asked for."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Callable
+
+from .chat_commands import _errors, _paths
+from .cli import COMMANDS, CLIError
+from .sync_commands import LOG_FORMAT, _addresses
+
+
+def display_available() -> bool:
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+                or os.environ.get("QT_QPA_PLATFORM") or sys.platform in ("darwin", "win32"))
+
+
+def cmd_gui(args: argparse.Namespace) -> None:
+    from .node import Node, NodeError
+
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
+    node = Node(_paths(args), port=getattr(args, "port", 0),
+                interfaces=getattr(args, "interface", None) or None,
+                mdns=not getattr(args, "no_mdns", False),
+                peers=_addresses(getattr(args, "peer", [])))
+    try:
+        node.start()
+    except NodeError as exc:
+        raise CLIError(str(exc)) from None
+    from ui.app import run
+
+    sys.exit(run(node))
+
+
+def register(sub: argparse._SubParsersAction, common: Callable) -> None:
+    p = sub.add_parser("gui", help="open the window", description="open the window")
+    common(p)
+    p.add_argument("--port", type=int, default=0, help="port to sync on (default: any)")
+    p.add_argument("--interface", action="append", default=[], metavar="IP",
+                   help="listen and advertise only on this address (repeatable)")
+    p.add_argument("--no-mdns", action="store_true", help="do not advertise or browse mDNS")
+    p.add_argument("--peer", action="append", default=[], metavar="HOST:PORT",
+                   help="also connect to this peer (repeatable)")
+    p.set_defaults(handler=_errors(cmd_gui))
+
+
+COMMANDS.append(register)

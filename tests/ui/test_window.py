@@ -1,0 +1,126 @@
+"""The window over real Nodes, offscreen (pytest-qt): what a person sees and does."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import Qt  # noqa: E402
+
+from app import sharing  # noqa: E402
+from app.node import Node  # noqa: E402
+from app.paths import Paths  # noqa: E402
+from app.workspace import Workspace  # noqa: E402
+from ui.main_window import MainWindow  # noqa: E402
+
+WAIT_MS = 20_000  # generous: latency belongs in the benchmarks
+
+
+@pytest.fixture
+def pair(tmp_path):
+    a = Paths.resolve(tmp_path / "a", "default")
+    b = Paths.resolve(tmp_path / "b", "default")
+    Workspace.init(a, "ada").close()
+    sharing.join_workspace(b, sharing.invite(a).encode(), nick="bob")
+    node_a = Node(a, interfaces=["127.0.0.1"], mdns=False, reconcile_interval=None).start()
+    node_b = Node(b, interfaces=["127.0.0.1"], mdns=False, reconcile_interval=None,
+                  peers=[("127.0.0.1", node_a.port)]).start()
+    yield node_a, node_b
+    node_b.stop()
+    node_a.stop()
+
+
+@pytest.fixture
+def window(qtbot, pair):
+    win = MainWindow(pair[0])
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    win.close()
+
+
+def texts(win: MainWindow) -> list[str]:
+    return [m.text for m in win.messages.messages]
+
+
+def type_and_send(qtbot, win: MainWindow, text: str) -> None:
+    win.composer.setPlainText(text)
+    qtbot.keyClick(win.composer, Qt.Key.Key_Return)
+
+
+def test_sending_through_the_composer_stores_and_shows_it(qtbot, window, pair):
+    type_and_send(qtbot, window, "hello from the window")
+    qtbot.waitUntil(lambda: "hello from the window" in texts(window), timeout=WAIT_MS)
+    assert window.composer.toPlainText() == ""
+    stored = pair[0].call(lambda: [m.text for m in pair[0].workspace.read("general")])
+    assert "hello from the window" in stored
+
+
+def test_shift_enter_makes_a_new_line_instead_of_sending(qtbot, window):
+    window.composer.setPlainText("first line")
+    qtbot.keyClick(window.composer, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert "first line" in window.composer.toPlainText()
+    assert "\n" in window.composer.toPlainText()
+    assert "first line" not in texts(window)
+
+
+def test_a_message_from_another_node_appears(qtbot, window, pair):
+    pair[1].post("general", "hi ada, from bob's computer")
+    qtbot.waitUntil(lambda: "hi ada, from bob's computer" in texts(window), timeout=WAIT_MS)
+
+
+def test_slash_commands(qtbot, window, pair):
+    type_and_send(qtbot, window, "/topic Plans for the week")
+    qtbot.waitUntil(lambda: window.topic_bar.text() == "Plans for the week", timeout=WAIT_MS)
+    type_and_send(qtbot, window, "/nick ada lovelace")
+    qtbot.waitUntil(lambda: pair[0].workspace.nickname() == "ada lovelace", timeout=WAIT_MS)
+    type_and_send(qtbot, window, "/me waves")
+    qtbot.waitUntil(lambda: "/me waves" in texts(window), timeout=WAIT_MS)
+    row = texts(window).index("/me waves")
+    assert "* ada lovelace waves" in window.messages.index(row).data()
+    type_and_send(qtbot, window, "/delete")
+    qtbot.waitUntil(lambda: "/me waves" not in texts(window), timeout=WAIT_MS)
+    type_and_send(qtbot, window, "/join random")
+    qtbot.waitUntil(lambda: window.channel == "random", timeout=WAIT_MS)
+    type_and_send(qtbot, window, "/bogus")
+    qtbot.waitUntil(lambda: "unknown command" in window.statusBar().currentMessage(),
+                    timeout=WAIT_MS)
+
+
+def test_switching_channels_updates_topic_and_members(qtbot, window, pair):
+    pair[1].call(lambda: pair[1].workspace.topic("design", "Sketches and mockups"))
+    pair[1].post("design", "first sketch")
+    qtbot.waitUntil(lambda: any(c.name == "design" for c in window.channels.channels),
+                    timeout=WAIT_MS)
+    row = [c.name for c in window.channels.channels].index("design")
+    window.channel_list.clicked.emit(window.channels.index(row))
+    qtbot.waitUntil(lambda: window.topic_bar.text() == "Sketches and mockups",
+                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: texts(window) == ["first sketch"], timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: window.member_list.count() == 1
+                    and "bob" in window.member_list.item(0).text(), timeout=WAIT_MS)
+
+
+def test_search_finds_and_jumps(qtbot, window, pair):
+    pair[1].post("design", "the quarterly roadmap draft")
+    qtbot.waitUntil(lambda: any(c.name == "design" for c in window.channels.channels),
+                    timeout=WAIT_MS)
+    window.search_box.setText("roadmap")
+    qtbot.keyClick(window.search_box, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: window.search_results.isVisible()
+                    and window.search_results.count() == 1
+                    and window.search_results.item(0).data(Qt.ItemDataRole.UserRole)
+                    is not None,
+                    timeout=WAIT_MS)
+    window.search_results.itemActivated.emit(window.search_results.item(0))
+    qtbot.waitUntil(lambda: window.channel == "design"
+                    and window.message_view.currentIndex().isValid(), timeout=WAIT_MS)
+    assert window.message_view.currentIndex().data(Qt.ItemDataRole.UserRole).text == \
+        "the quarterly roadmap draft"
+
+
+def test_peer_status_shows_the_connected_peer(qtbot, window):
+    qtbot.waitUntil(lambda: window.peer_status.text() == "1 peer connected", timeout=WAIT_MS)

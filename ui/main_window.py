@@ -1,0 +1,219 @@
+"""The main window: channels, a channel's messages, the composer, members and sync status."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListView,
+    QListWidget,
+    QMainWindow,
+    QPlainTextEdit,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.node import Node
+
+from .bridge import NodeBridge
+from .commands import run_command
+from .models import ChannelListModel, MessageListModel
+
+DEFAULT_CHANNEL = "general"
+
+
+class Composer(QPlainTextEdit):
+    """Enter sends, Shift+Enter starts a new line."""
+
+    submitted = Signal(str)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not (
+                event.modifiers() & Qt.KeyboardModifier.ShiftModifier):
+            text = self.toPlainText().strip()
+            if text:
+                self.submitted.emit(text)
+                self.clear()
+            return
+        super().keyPressEvent(event)
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, node: Node):
+        super().__init__()
+        self.node = node
+        self.bridge = NodeBridge(node, self)
+        self.setWindowTitle("Hearth")
+        self.resize(1000, 680)
+        self.channel = DEFAULT_CHANNEL
+
+        self.channels = ChannelListModel(self.bridge)
+        self.channel_list = QListView(objectName="channelList")
+        self.channel_list.setModel(self.channels)
+        self.channel_list.clicked.connect(self._channel_clicked)
+
+        self.topic_bar = QLineEdit(objectName="topicBar")
+        self.topic_bar.setPlaceholderText("Set a topic")
+        self.topic_bar.returnPressed.connect(self._set_topic)
+        self.search_box = QLineEdit(objectName="searchBox")
+        self.search_box.setPlaceholderText("Search all channels")
+        self.search_box.returnPressed.connect(self._search)
+        self.search_results = QListWidget(objectName="searchResults")
+        self.search_results.hide()
+        self.search_results.itemActivated.connect(self._jump)
+
+        self.messages = MessageListModel(self.bridge)
+        self.messages.me = node.key
+        self.message_view = QListView(objectName="messageView")
+        self.message_view.setModel(self.messages)
+        self.message_view.setWordWrap(True)
+        self.messages.modelReset.connect(self.message_view.scrollToBottom)
+        self.messages.modelReset.connect(self._select_jump)
+
+        self.composer = Composer(objectName="composer")
+        self.composer.setPlaceholderText("Message (Enter sends, Shift+Enter for a new line, "
+                                         "/join /leave /topic /nick /me /delete)")
+        self.composer.setFixedHeight(72)
+        self.composer.submitted.connect(self._submit)
+
+        self.member_list = QListWidget(objectName="memberList")
+        self.peer_status = QLabel("offline", objectName="peerStatus")
+        self.statusBar().addPermanentWidget(self.peer_status)
+
+        center = QWidget()
+        column = QVBoxLayout(center)
+        top = QHBoxLayout()
+        top.addWidget(self.topic_bar, 3)
+        top.addWidget(self.search_box, 2)
+        column.addLayout(top)
+        column.addWidget(self.search_results)
+        column.addWidget(self.message_view, 1)
+        column.addWidget(self.composer)
+        splitter = QSplitter()
+        splitter.addWidget(self.channel_list)
+        splitter.addWidget(center)
+        splitter.addWidget(self.member_list)
+        splitter.setSizes([180, 620, 200])
+        self.setCentralWidget(splitter)
+
+        self.bridge.objectsAdded.connect(self._objects_added)
+        self.bridge.peersChanged.connect(self._peers_changed)
+        self.bridge.synced.connect(lambda _: self._peers_changed(None))
+        self.bridge.failed.connect(lambda message: self.statusBar().showMessage(message, 8000))
+        self._refresh = QTimer(self, singleShot=True, interval=50)
+        self._refresh.timeout.connect(self._reload)
+        self.show_channel(DEFAULT_CHANNEL)
+        self.channels.refresh()
+        self._peers_changed(None)
+
+    # Actions -----------------------------------------------------------------------------------
+
+    def show_channel(self, channel: str) -> None:
+        self.channel = channel
+        self.search_results.hide()
+        self.messages.show_channel(channel)
+        self._load_state()
+
+    def _channel_clicked(self, index: QModelIndex) -> None:
+        self.show_channel(index.data(Qt.ItemDataRole.UserRole))
+
+    def _load_state(self) -> None:
+        channel = self.channel
+        ws = self.node.workspace
+
+        def state():
+            try:
+                return ws.state(channel)
+            except Exception:  # a channel nobody posted in yet
+                return None
+
+        self.bridge.run(state, done=lambda s: self._state_loaded(channel, s))
+
+    def _state_loaded(self, channel: str, state) -> None:
+        if channel != self.channel:
+            return
+        if not self.topic_bar.hasFocus():
+            self.topic_bar.setText(state.topic or "" if state else "")
+        self.member_list.clear()
+        online = self._online
+        for member in state.members if state else ():
+            dot = "●" if member.key in online or member.key == self.node.key else "○"
+            self.member_list.addItem(f"{dot} {member.nick or 'anonymous'} "
+                                     f"({member.key.hex()[:6]})")
+
+    _online: set[bytes] = set()
+
+    def _submit(self, text: str) -> None:
+        run_command(self, text)
+
+    def _set_topic(self) -> None:
+        ws, channel, topic = self.node.workspace, self.channel, self.topic_bar.text()
+        self.bridge.run(lambda: ws.topic(channel, topic), done=lambda _: self._reload())
+
+    def _search(self) -> None:
+        query = self.search_box.text().strip()
+        if not query:
+            self.search_results.hide()
+            return
+        ws = self.node.workspace
+        self.bridge.run(lambda: ws.search(query, limit=50), done=self._show_results)
+
+    def _show_results(self, results) -> None:
+        self.search_results.clear()
+        for message in results:
+            self.search_results.addItem(f"#{message.channel}  {message.nick or 'anonymous'}: "
+                                        f"{message.text[:120]}")
+            self.search_results.item(self.search_results.count() - 1).setData(
+                Qt.ItemDataRole.UserRole, message)
+        if not results:
+            self.search_results.addItem("no messages match")
+        self.search_results.show()
+
+    def _jump(self, item) -> None:
+        message = item.data(Qt.ItemDataRole.UserRole)
+        if message is None:
+            return
+        self._jump_to = message.id
+        self.show_channel(message.channel)
+        self._select_jump()
+
+    _jump_to: bytes | None = None
+
+    def _select_jump(self) -> None:
+        """Select the search result once its channel's messages are in (they arrive later)."""
+        for row, shown in enumerate(self.messages.messages):
+            if shown.id == self._jump_to:
+                index = self.messages.index(row)
+                self.message_view.setCurrentIndex(index)
+                self.message_view.scrollTo(index)
+                self._jump_to = None
+
+    # Updates -----------------------------------------------------------------------------------
+
+    def _objects_added(self, ids: list) -> None:
+        self._refresh.start()  # coalesce a burst of arrivals into one reload
+
+    def _reload(self) -> None:
+        self.messages.reload()
+        self.channels.refresh()
+        self._load_state()
+
+    def _peers_changed(self, count: int | None) -> None:
+        def online():
+            return self.node.service.online()
+
+        self.bridge.run(online, done=self._show_peers)
+
+    def _show_peers(self, online: set[bytes]) -> None:
+        self._online = online
+        self.peer_status.setText(f"{len(online)} peer{'s' if len(online) != 1 else ''} "
+                                 "connected" if online else "no peers connected")
+        self._load_state()
+
+    def closeEvent(self, event) -> None:
+        self.bridge.close()
+        super().closeEvent(event)
