@@ -166,7 +166,7 @@ class Documents:
         self.save(document)
 
     def tag(self, document: Document, name: str, commit: str | None, branch: str) -> str:
-        target = commit or max(document.heads(branch))
+        target = commit or document.latest(branch)
         document.tag(self.ws.identity, name, target)
         self.save(document)
         return target

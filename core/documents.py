@@ -85,6 +85,7 @@ class _Live:
     ascii: bool = True
     undo: pycrdt.UndoManager | None = None
     length: int | None = None  # in codepoints; None when unknown
+    complete: bool = True  # False when built while an ancestor commit was missing
 
     @classmethod
     def empty(cls) -> _Live:
@@ -145,10 +146,7 @@ class _Live:
         return self.length
 
     def _edit(self, position: int, delete: int, insert: str) -> None:
-        length = self._length()
-        if not (0 <= position <= length and 0 <= delete <= length - position):
-            raise DocumentError(f"edit ({position}, {delete}) is outside the text "
-                                f"({length} characters)")
+        length = self._length()  # edits were checked against it (_check_edits)
         start = self._offset(position)
         if delete:
             end = self._offset(position + delete)
@@ -168,6 +166,58 @@ def _merge(updates: list[bytes]) -> bytes:
     if not updates:
         return b""
     return pycrdt.merge_updates(*updates)
+
+
+MAX_COMMIT_BYTES = 40_000  # text or update bytes per commit: with its envelope, < 64 KiB
+MAX_INSERT = 10_000  # codepoints (at most 4 bytes each) per piece of a long insert
+
+
+def _check_edits(length: int, edits: list[Edit]) -> None:
+    """Refuse edits that fall outside the text, before any is applied."""
+    for position, delete, insert in edits:
+        if not (isinstance(insert, str) and 0 <= position <= length
+                and 0 <= delete <= length - position):
+            raise DocumentError(f"edit ({position}, {delete}) is outside the text "
+                                f"({length} characters)")
+        length += len(insert) - delete
+
+
+def _groups(edits: list[Edit]) -> list[list[Edit]]:
+    """Edits in groups small enough for one commit each (long inserts cut into pieces)."""
+    pieces: list[Edit] = []
+    for position, delete, insert in edits:
+        if len(insert) <= MAX_INSERT:
+            pieces.append((position, delete, insert))
+            continue
+        for start in range(0, len(insert), MAX_INSERT):
+            pieces.append((position + start, delete if start == 0 else 0,
+                           insert[start:start + MAX_INSERT]))
+    groups: list[list[Edit]] = []
+    size = MAX_COMMIT_BYTES
+    for edit in pieces:
+        cost = len(edit[2].encode()) + 16
+        if size + cost > MAX_COMMIT_BYTES:
+            groups.append([])
+            size = 0
+        groups[-1].append(edit)
+        size += cost
+    return groups
+
+
+def _chunk_updates(updates: list[bytes]) -> list[bytes]:
+    """Yjs updates merged into as few chunks as fit in one commit each."""
+    chunks: list[bytes] = []
+    group: list[bytes] = []
+    size = 0
+    for update in updates:
+        if group and size + len(update) > MAX_COMMIT_BYTES:
+            chunks.append(_merge(group))
+            group, size = [], 0
+        group.append(update)
+        size += len(update)
+    if group:
+        chunks.append(_merge(group))
+    return chunks
 
 
 # Capabilities ------------------------------------------------------------------------------
@@ -238,7 +288,8 @@ class Document:
         self.track_undo = undo  # an editor wants it; a bulk import need not pay for it
         self._objects: dict[bytes, Object] = {root.id: root}
         self._streams: dict[bytes, list[Object]] = {}
-        self._keys: dict[tuple[bytes, int], bytes] = {}
+        # (branch, epoch) -> keys; two editors refreshing at once make two keys of one epoch
+        self._keys: dict[tuple[bytes, int], list[bytes]] = {}
         self._payloads: dict[bytes, dict | None] = {}
         self._live: dict[bytes, _Live] = {}
         self._cache = _Cache()
@@ -272,7 +323,7 @@ class Document:
             raise DocumentError("a document needs exactly one doc/root object")
         document = cls(roots[0], identity=identity, clock=clock, undo=undo)
         for branch, epoch, key in keys:
-            document._keys[(branch, epoch)] = key
+            document._add_key(branch, epoch, key)
         document.add(objects)
         for snapshot in snapshots:
             document._restore(*snapshot)
@@ -288,17 +339,16 @@ class Document:
         heads = frozenset(bytes.fromhex(h) for h in self.heads(branch_id.hex()))
         state = self._state(branch_id, heads).doc.get_update() if heads else b""
         nonce = os.urandom(nacl.secret.SecretBox.NONCE_SIZE)
-        box = nacl.secret.SecretBox(self._keys[(branch_id, epoch)]).encrypt(
+        box = nacl.secret.SecretBox(self._keys[(branch_id, epoch)][0]).encrypt(
             state, nonce).ciphertext
         return branch_id, encoding.dumps(sorted(heads)), epoch, nonce, box
 
     def _restore(self, branch: bytes, heads: bytes, epoch: int, nonce: bytes,
                  box: bytes) -> None:
-        key = self._keys.get((branch, epoch))
         try:
             ids = frozenset(encoding.loads(heads))
-            state = nacl.secret.SecretBox(key).decrypt(box, nonce) if key else None
-        except (encoding.EncodingError, TypeError, nacl.exceptions.CryptoError):
+            state = self._open_box(branch, epoch, box, nonce)
+        except (encoding.EncodingError, TypeError):
             return  # a damaged cache is only a slower open
         if state is None or not all(
                 (c := self._objects.get(h)) is not None and c.stream == branch
@@ -322,6 +372,7 @@ class Document:
                 self._unseal(obj)
         if changed:
             self._cache = _Cache()
+            self._live = {b: live for b, live in self._live.items() if live.complete}
 
     def _store(self, obj: Object) -> None:
         self._objects[obj.id] = obj
@@ -342,7 +393,24 @@ class Document:
 
     def keys(self) -> list[tuple[bytes, int, bytes]]:
         """Every branch key this holder has: (branch id, epoch, key)."""
-        return [(branch, epoch, key) for (branch, epoch), key in self._keys.items()]
+        return [(branch, epoch, key) for (branch, epoch), keys in self._keys.items()
+                for key in keys]
+
+    def _add_key(self, branch: bytes, epoch: int, key: bytes) -> None:
+        keys = self._keys.setdefault((branch, epoch), [])
+        if key not in keys:
+            keys.append(key)
+            keys.sort()  # every holder prefers the same one when sealing
+            self._payloads = {k: v for k, v in self._payloads.items() if v is not None}
+
+    def _open_box(self, branch: bytes, epoch: int, box: bytes, nonce: bytes) -> bytes | None:
+        """Decrypt with whichever of the epoch's keys fits; None when none does."""
+        for key in self._keys.get((branch, epoch), ()):
+            try:
+                return nacl.secret.SecretBox(key).decrypt(box, nonce)
+            except nacl.exceptions.CryptoError:
+                continue
+        return None
 
     @property
     def id(self) -> str:
@@ -426,8 +494,9 @@ class Document:
         if public_key in self.editors():
             raise DocumentError("already an editor")
         self._root_publish(identity, "doc/editors", {"add": [public_key], "remove": []})
-        for (branch, epoch), key in sorted(self._keys.items()):
-            self._seal(identity, branch, epoch, key, [public_key])
+        for (branch, epoch), keys in sorted(self._keys.items()):
+            for key in keys:
+                self._seal(identity, branch, epoch, key, [public_key])
 
     def remove_editor(self, identity: Identity, public_key: bytes) -> None:
         """Remove an editor and refresh every branch key, so later commits are closed to them."""
@@ -520,15 +589,12 @@ class Document:
     def _unseal(self, obj: Object) -> None:
         if self.identity is None or obj.body["recipient"] != self.identity.public_key:
             return
-        slot = (obj.body["branch"], obj.body["epoch"])
-        if slot in self._keys:
-            return
         try:
             key = self.identity.unseal(obj.body["sealed"])
         except IdentityError:
             return
         if len(key) == KEY_SIZE:
-            self._keys[slot] = key
+            self._add_key(obj.body["branch"], obj.body["epoch"], key)
 
     def _latest_epoch(self, branch: bytes) -> int | None:
         epochs = [epoch for (b, epoch) in self._keys if b == branch]
@@ -543,7 +609,7 @@ class Document:
                      if o.body["branch"] == branch_id]
         epoch = max([*announced, self._latest_epoch(branch_id) or 0]) + 1
         key = os.urandom(KEY_SIZE)
-        self._keys[(branch_id, epoch)] = key
+        self._add_key(branch_id, epoch, key)
         self._root_publish(identity, "doc/key-refresh", {"branch": branch_id, "epoch": epoch})
         self._seal(identity, branch_id, epoch, key, self.editors())
         return epoch
@@ -551,7 +617,8 @@ class Document:
     def share(self, branch: str) -> Capability:
         """A capability to read `branch` (its keys so far), and nothing else."""
         branch_id = self._branch(branch)
-        keys = tuple(sorted((e, k) for (b, e), k in self._keys.items() if b == branch_id))
+        keys = tuple(sorted((e, k) for (b, e), ks in self._keys.items() if b == branch_id
+                            for k in ks))
         if not keys:
             raise DocumentError("you cannot read that branch, so you cannot share it")
         return Capability(self.root.id, branch_id, keys)
@@ -560,8 +627,7 @@ class Document:
         if capability.document != self.root.id:
             raise DocumentError("that capability is for another document")
         for epoch, key in capability.keys:
-            self._keys[(capability.branch, epoch)] = key
-        self._payloads = {k: v for k, v in self._payloads.items() if v is not None}
+            self._add_key(capability.branch, epoch, key)
 
     # Branches and commits -------------------------------------------------------------------
 
@@ -570,7 +636,7 @@ class Document:
         branch = self._root_publish(identity, "doc/branch",
                                     {"name": name, "source": source, "at": at})
         key = os.urandom(KEY_SIZE)
-        self._keys[(branch.id, 0)] = key
+        self._add_key(branch.id, 0, key)
         self._seal(identity, branch.id, 0, key, self.editors())
         return branch.id
 
@@ -608,10 +674,20 @@ class Document:
         return found
 
     def _commit(self, commit: str | bytes) -> Object:
-        oid = bytes.fromhex(commit) if isinstance(commit, str) else commit
-        obj = self._objects.get(oid)
+        """A visible commit by id (bytes or hex) or by a unique hex prefix."""
+        if isinstance(commit, bytes):
+            obj = self._objects.get(commit)
+        else:
+            ref = commit.strip().lower()
+            matches = [o for oid, o in self._objects.items()
+                       if o.type == "doc/commit" and oid.hex().startswith(ref)] \
+                if len(ref) >= 6 else []
+            if len(matches) > 1:
+                raise DocumentError(f"{commit!r} matches {len(matches)} commits; give more of it")
+            obj = matches[0] if matches else None
         if obj is None or obj.type != "doc/commit" or not self._visible(obj):
-            raise DocumentError(f"no commit {oid.hex()[:16]} in this document")
+            shown = commit.hex()[:16] if isinstance(commit, bytes) else repr(commit)
+            raise DocumentError(f"no commit {shown} in this document")
         return obj
 
     def heads(self, branch: str = "main") -> list[str]:
@@ -625,19 +701,18 @@ class Document:
         return [h.hex() for h in found]
 
     def _payload(self, commit: Object) -> dict:
-        if commit.id not in self._payloads or self._payloads[commit.id] is None:
-            key = self._keys.get((commit.stream, commit.body["epoch"]))
-            if key is None:
+        if self._payloads.get(commit.id) is None:
+            if not self._keys.get((commit.stream, commit.body["epoch"])):
                 self._payloads[commit.id] = None
                 raise DocumentError("you have no read key for this branch (an editor can give "
                                     "you one with `hearth doc share`)")
+            plain = self._open_box(commit.stream, commit.body["epoch"], commit.body["box"],
+                                   commit.body["nonce"])
             try:
-                plain = nacl.secret.SecretBox(key).decrypt(commit.body["box"],
-                                                           commit.body["nonce"])
-                payload = encoding.loads(plain)
+                payload = encoding.loads(plain) if plain is not None else None
                 if not isinstance(payload, dict) or not isinstance(payload.get("u"), bytes):
                     raise ValueError
-            except (nacl.exceptions.CryptoError, encoding.EncodingError, ValueError):
+            except (encoding.EncodingError, ValueError):
                 raise DocumentError(f"commit {commit.id.hex()[:16]} cannot be read") from None
             self._payloads[commit.id] = payload
         return self._payloads[commit.id]  # type: ignore[return-value]
@@ -651,17 +726,21 @@ class Document:
             return live
         past = {c.id: c for c in self._past(heads, branch)
                 if c.type == "doc/commit" and self._visible(c)}
-        if live is not None and live.heads <= past.keys():
+        forward = live is not None and live.heads <= past.keys()
+        if forward:
             done = {c.id for c in self._past(live.heads, branch)}
             todo = [c for oid, c in past.items() if oid not in done]
-        else:
+        else:  # another version: built aside, so the branch's state (and undo) stays
             live, todo = _Live.empty(), list(past.values())
         for commit in causal_order(todo):
             update = self._payload(commit)["u"]
             if update:
                 live.absorb(update)
         live.heads = heads
-        self._live[branch] = live
+        # A state built while an ancestor was missing must not outlive that ancestor's arrival.
+        live.complete = all(link in self._objects for c in past.values() for link in c.links)
+        if forward or branch not in self._live:
+            self._live[branch] = live
         return live
 
     def _heads_of(self, heads: Iterable[str]) -> tuple[bytes, frozenset[bytes]]:
@@ -680,18 +759,39 @@ class Document:
 
     def commit(self, identity: Identity, edits: list[Edit], parents: list[str],
                branch: str = "main") -> str:
-        """Apply `edits` to the text at `parents` and commit them to `branch`."""
+        """Apply `edits` to the text at `parents` and commit them to `branch`.
+
+        Edits too large for one object (a long paste) become a chain of commits; the last
+        one's id is returned. A refused edit leaves no trace."""
         self._require_editor(identity)
         branch_id = self._branch(branch)
         parent_ids = frozenset(self._commit(p).id for p in parents)
         if any(self._objects[p].stream != branch_id for p in parent_ids):
             raise DocumentError("a commit's parents must be on its branch")
+        edits = list(edits)
         live = self._state(branch_id, parent_ids)
-        update = live.apply(edits, track_undo=self.track_undo)
-        obj = self._seal_commit(identity, branch_id, parent_ids, {"u": update})
-        live.heads = frozenset([obj.id])
+        _check_edits(live._length(), edits)
+        obj = None
+        try:
+            for group in _groups(edits):
+                update = live.apply(group, track_undo=self.track_undo)
+                obj = self._seal_commit(identity, branch_id, parent_ids, {"u": update})
+                parent_ids = live.heads = frozenset([obj.id])
+        except BaseException:
+            self._live.pop(branch_id, None)  # the live text ran ahead of what was committed
+            raise
+        if obj is None:  # no edits: a commit that only acknowledges its parents
+            obj = self._seal_commit(identity, branch_id, parent_ids, {"u": b""})
+            live.heads = frozenset([obj.id])
         self._live[branch_id] = live
         return obj.hex
+
+    def latest(self, branch: str = "main") -> str:
+        """The branch's newest head (by time, then id)."""
+        heads = [self._commit(h) for h in self.heads(branch)]
+        if not heads:
+            raise DocumentError("that branch has no commits yet")
+        return max(heads, key=lambda c: (c.ts, c.id)).hex
 
     def undo(self, identity: Identity, branch: str = "main") -> str | None:
         """Commit the undoing of this holder's last edit on `branch` (others' edits stay).
@@ -721,7 +821,7 @@ class Document:
         if epoch is None:
             raise DocumentError("you have no key for this branch")
         nonce = os.urandom(nacl.secret.SecretBox.NONCE_SIZE)
-        box = nacl.secret.SecretBox(self._keys[(branch, epoch)]).encrypt(
+        box = nacl.secret.SecretBox(self._keys[(branch, epoch)][0]).encrypt(
             encoding.dumps(payload), nonce).ciphertext
         root = tuple(self._root_heads())
         parents = sorted(parents)
@@ -743,9 +843,16 @@ class Document:
                                                      self.heads(source_id.hex())))
         if any(self._objects[c].stream != source_id for c in at_ids):
             raise DocumentError("a fork starts at commits of its source branch")
-        snapshot = self._state(source_id, frozenset(at_ids)).doc.get_update() if at_ids else b""
+        # The state at `at`, as the source's own updates (so merges find shared history),
+        # merged into as few commits as fit in objects.
+        past = [c for c in self._past(at_ids, source_id)
+                if c.type == "doc/commit" and self._visible(c)]
+        updates = [u for c in causal_order(past) if (u := self._payload(c)["u"])]
         branch = self._new_branch(identity, name, source_id, at_ids)
-        self._seal_commit(identity, branch, [], {"u": snapshot, "k": "snapshot"})
+        parents: list[bytes] = []
+        for chunk in _chunk_updates(updates) or [b""]:
+            parents = [self._seal_commit(identity, branch, parents,
+                                         {"u": chunk, "k": "snapshot"}).id]
         return branch.hex()
 
     def _ancestry(self, branch: bytes) -> list[bytes]:

@@ -155,7 +155,7 @@ def _v4(conn: sqlite3.Connection) -> None:
 _V5 = """
 CREATE INDEX objects_by_stream ON objects (stream, ts);
 CREATE TABLE doc_keys (branch BLOB NOT NULL, epoch INTEGER NOT NULL, key BLOB NOT NULL,
-                       PRIMARY KEY (branch, epoch)) WITHOUT ROWID;
+                       PRIMARY KEY (branch, epoch, key)) WITHOUT ROWID;
 CREATE TABLE doc_cache (branch BLOB PRIMARY KEY, heads BLOB NOT NULL, epoch INTEGER NOT NULL,
                         nonce BLOB NOT NULL, box BLOB NOT NULL) WITHOUT ROWID
 """

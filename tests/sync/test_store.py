@@ -402,7 +402,6 @@ def test_missing_many_ids_returns_each_once(full, corpus):
 
 
 def test_a_session_between_a_replica_and_a_memory_store_converges(full, corpus):
-    # No tombstones only the dialling side knows: see test_session's xfail about those.
     memory, memory_items = memory_side(corpus, random.Random(8), own_gone=0)
     had = set(memory.objects)
     replica_store = ReplicaStore(full)
