@@ -19,7 +19,7 @@ class NodeBridge(QObject):
     peersChanged = Signal(int)  # number of connected peers
     synced = Signal(dict)
     failed = Signal(str)  # a background call failed; the message is for a person
-    _finished = Signal(object, object)  # (callback, future), delivered on the GUI thread
+    _finished = Signal(object, object, object)  # (done, failed, future), on the GUI thread
 
     def __init__(self, node: Node, parent: QObject | None = None):
         super().__init__(parent)
@@ -36,20 +36,23 @@ class NodeBridge(QObject):
             self.synced.emit(dict(event.detail))
 
     def run(self, fn: Callable[..., Any], *args: Any,
-            done: Callable[[Any], None] | None = None) -> None:
-        """Run fn(*args) on the Node's thread; `done(result)` later on the GUI thread."""
+            done: Callable[[Any], None] | None = None,
+            failed: Callable[[str], None] | None = None) -> None:
+        """Run fn(*args) on the Node's thread; later, on the GUI thread, `done(result)` or
+        `failed(message)` (default: the `failed` signal, which the window shows)."""
         try:
             future = self.node.submit(fn, *args)
         except NodeError:  # the node stopped (the window is closing): nothing to do
             return
-        future.add_done_callback(lambda f: self._finished.emit(done, f))
+        future.add_done_callback(lambda f: self._finished.emit(done, failed, f))
 
-    @Slot(object, object)
-    def _deliver(self, done: Callable[[Any], None] | None, future: Future) -> None:
+    @Slot(object, object, object)
+    def _deliver(self, done: Callable[[Any], None] | None,
+                 failed: Callable[[str], None] | None, future: Future) -> None:
         try:
             result = future.result()
         except Exception as exc:  # shown to the person, never a crash of the window
-            self.failed.emit(str(exc))
+            (failed or self.failed.emit)(str(exc))
             return
         if done is not None:
             done(result)

@@ -6,21 +6,26 @@ from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
+    QInputDialog,
     QLabel,
     QLineEdit,
     QListView,
     QListWidget,
     QMainWindow,
     QPlainTextEdit,
+    QPushButton,
     QSplitter,
+    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
 
+from app.documents import Documents
 from app.node import Node
 
 from .bridge import NodeBridge
 from .commands import run_command
+from .document_pane import DocumentPane
 from .models import ChannelListModel, MessageListModel
 
 DEFAULT_CHANNEL = "general"
@@ -81,6 +86,11 @@ class MainWindow(QMainWindow):
         self.composer.submitted.connect(self._submit)
 
         self.member_list = QListWidget(objectName="memberList")
+        self.document_list = QListWidget(objectName="documentList")
+        self.document_list.itemClicked.connect(self._document_clicked)
+        new_document = QPushButton("New document")
+        new_document.clicked.connect(self._new_document)
+        self.document_pane = DocumentPane(self.bridge)
         self.peer_status = QLabel("offline", objectName="peerStatus")
         self.statusBar().addPermanentWidget(self.peer_status)
 
@@ -93,9 +103,19 @@ class MainWindow(QMainWindow):
         column.addWidget(self.search_results)
         column.addWidget(self.message_view, 1)
         column.addWidget(self.composer)
+        sidebar = QWidget()
+        left = QVBoxLayout(sidebar)
+        left.addWidget(QLabel("Channels"))
+        left.addWidget(self.channel_list, 2)
+        left.addWidget(QLabel("Documents"))
+        left.addWidget(self.document_list, 1)
+        left.addWidget(new_document)
+        self.pages = QStackedWidget()
+        self.pages.addWidget(center)
+        self.pages.addWidget(self.document_pane)
         splitter = QSplitter()
-        splitter.addWidget(self.channel_list)
-        splitter.addWidget(center)
+        splitter.addWidget(sidebar)
+        splitter.addWidget(self.pages)
         splitter.addWidget(self.member_list)
         splitter.setSizes([180, 620, 200])
         self.setCentralWidget(splitter)
@@ -108,12 +128,14 @@ class MainWindow(QMainWindow):
         self._refresh.timeout.connect(self._reload)
         self.show_channel(DEFAULT_CHANNEL)
         self.channels.refresh()
+        self._load_documents()
         self._peers_changed(None)
 
     # Actions -----------------------------------------------------------------------------------
 
     def show_channel(self, channel: str) -> None:
         self.channel = channel
+        self.pages.setCurrentIndex(0)
         self.search_results.hide()
         self.messages.show_channel(channel)
         self._load_state()
@@ -201,6 +223,43 @@ class MainWindow(QMainWindow):
         self.messages.reload()
         self.channels.refresh()
         self._load_state()
+        self._load_documents()
+        if self.pages.currentWidget() is self.document_pane:
+            self.document_pane.reload()
+
+    # Documents ---------------------------------------------------------------------------------
+
+    def _load_documents(self) -> None:
+        ws = self.node.workspace
+        self.bridge.run(lambda: Documents(ws).list(), done=self._documents_loaded)
+
+    def _documents_loaded(self, summaries) -> None:
+        shown = [self.document_list.item(i).data(Qt.ItemDataRole.UserRole)
+                 for i in range(self.document_list.count())]
+        if shown == [s.id for s in summaries]:
+            return
+        self.document_list.clear()
+        for summary in summaries:
+            self.document_list.addItem(summary.title)
+            self.document_list.item(self.document_list.count() - 1).setData(
+                Qt.ItemDataRole.UserRole, summary.id)
+
+    def open_document(self, doc_id: str) -> None:
+        self.pages.setCurrentWidget(self.document_pane)
+        self.document_pane.open(bytes.fromhex(doc_id))
+
+    def _document_clicked(self, item) -> None:
+        self.open_document(item.data(Qt.ItemDataRole.UserRole))
+
+    def new_document(self, title: str) -> None:
+        ws = self.node.workspace
+        self.bridge.run(lambda: Documents(ws).new(title).id,
+                        done=lambda doc_id: (self._load_documents(), self.open_document(doc_id)))
+
+    def _new_document(self) -> None:
+        title, ok = QInputDialog.getText(self, "New document", "Title:")
+        if ok and title.strip():
+            self.new_document(title.strip())
 
     def _peers_changed(self, count: int | None) -> None:
         def online():

@@ -1,0 +1,74 @@
+"""The document pane over real nodes: typing commits, remote edits keep my cursor, branches."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from app.documents import Documents  # noqa: E402
+from ui.document_pane import utf16_offset  # noqa: E402
+
+from .test_window import WAIT_MS, pair, window  # noqa: E402, F401
+
+
+def doc_text(node, doc_id: str, branch: str = "main") -> str:
+    def read():
+        document = Documents(node.workspace).open(bytes.fromhex(doc_id))
+        return document.text(document.heads(branch))
+    return node.call(read)
+
+
+def open_new(qtbot, window, title: str) -> str:  # noqa: F811
+    window.new_document(title)
+    qtbot.waitUntil(lambda: window.document_list.count() == 1, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: window.document_pane.title.text() == title, timeout=WAIT_MS)
+    return window.document_list.item(0).data(0x0100)  # Qt.UserRole
+
+
+def type_into(pane, text: str) -> None:
+    pane.editor.setPlainText(text)
+    pane.commit_now()
+
+
+def test_typing_is_committed_and_stored(qtbot, window, pair):  # noqa: F811
+    doc_id = open_new(qtbot, window, "Notes")
+    type_into(window.document_pane, "first draft 😀")
+    qtbot.waitUntil(lambda: doc_text(pair[0], doc_id) == "first draft 😀", timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: window.document_pane.history.count() == 1, timeout=WAIT_MS)
+
+
+def test_a_remote_insert_before_my_cursor_keeps_it_on_its_character(qtbot, window, pair):  # noqa: F811
+    node_a, node_b = pair
+    doc_id = open_new(qtbot, window, "Shared")
+    pane = window.document_pane
+    type_into(pane, "héllo 😀 world")
+    qtbot.waitUntil(lambda: doc_text(node_a, doc_id) == "héllo 😀 world", timeout=WAIT_MS)
+    node_a.call(lambda: Documents(node_a.workspace).add_editor(
+        Documents(node_a.workspace).open(bytes.fromhex(doc_id)), node_b.key.hex()))
+    qtbot.waitUntil(lambda: _can_read(node_b, doc_id), timeout=WAIT_MS)
+    # My cursor sits on the "w" of "world".
+    text = pane.editor.toPlainText()
+    cursor = pane.editor.textCursor()
+    cursor.setPosition(utf16_offset(text, text.index("w")))
+    pane.editor.setTextCursor(cursor)
+
+    def remote_edit():
+        docs = Documents(node_b.workspace)
+        document = docs.open(bytes.fromhex(doc_id))
+        docs.edit(document, [(0, 0, "¡Hola! ")])
+    node_b.call(remote_edit)
+    expected = "¡Hola! héllo 😀 world"
+    qtbot.waitUntil(lambda: pane.editor.toPlainText() == expected, timeout=WAIT_MS)
+    shown = pane.editor.toPlainText()
+    position = pane.editor.textCursor().position()
+    assert shown.encode("utf-16-le")[position * 2:position * 2 + 2].decode("utf-16-le") == "w"
+    assert doc_text(node_a, doc_id) == doc_text(node_b, doc_id) == expected
+
+
+def _can_read(node, doc_id: str) -> bool:
+    try:
+        doc_text(node, doc_id)
+    except Exception:
+        return False
+    return True

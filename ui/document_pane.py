@@ -1,0 +1,285 @@
+"""A document: its text editor, branch selector and history. Typing is committed after a pause;
+remote commits are applied to the editor as minimal edits, so the cursor stays on its
+characters. Every Document operation runs on the Node's thread."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QShortcut, QTextCursor
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QListWidget,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.documents import Documents, minimal_edits
+
+from .bridge import NodeBridge
+
+PAUSE_MS = 600  # keystrokes within a pause make one commit
+
+
+def utf16_offset(text: str, position: int) -> int:
+    """Qt counts UTF-16 code units; the document API counts codepoints."""
+    return len(text[:position].encode("utf-16-le")) // 2
+
+
+class DocumentPane(QWidget):
+    changed = Signal()  # the shown text or branches changed (tests wait on it)
+
+    def __init__(self, bridge: NodeBridge):
+        super().__init__()
+        self.bridge = bridge
+        self.doc_id: bytes | None = None
+        self.branch = "main"
+        self.committed = ""  # the text at `seen`, the heads the editor was last in step with
+        self.seen: list[str] = []
+        self._applying = False
+        self._service: Documents | None = None
+        self._generation = 0  # snapshots of a document or branch no longer shown are dropped
+        self._busy = False  # a commit of my typing is on its way; reloads wait for it
+        self._reload_after = False
+
+        self.title = QLabel(objectName="docTitle")
+        self.branch_selector = QComboBox(objectName="branchSelector")
+        self.branch_selector.activated.connect(self._branch_chosen)
+        fork = QPushButton("Fork…")
+        fork.clicked.connect(self._fork)
+        merge = QPushButton("Merge into main")
+        merge.clicked.connect(lambda: self.merge(self.branch, "main"))
+        self.editor = QPlainTextEdit(objectName="docEditor")
+        self.editor.textChanged.connect(self._typed)
+        self.history = QListWidget(objectName="historyView")
+        self.history.itemActivated.connect(self._show_version)
+        self.version = QPlainTextEdit(objectName="versionView", readOnly=True)
+        self.version.hide()
+
+        bar = QHBoxLayout()
+        bar.addWidget(self.title, 1)
+        bar.addWidget(self.branch_selector)
+        bar.addWidget(fork)
+        bar.addWidget(merge)
+        side = QSplitter(Qt.Orientation.Vertical)
+        side.addWidget(self.history)
+        side.addWidget(self.version)
+        body = QSplitter()
+        body.addWidget(self.editor)
+        body.addWidget(side)
+        body.setSizes([600, 240])
+        layout = QVBoxLayout(self)
+        layout.addLayout(bar)
+        layout.addWidget(body, 1)
+
+        self._pause = QTimer(self, singleShot=True, interval=PAUSE_MS)
+        self._pause.timeout.connect(self.commit_now)
+        QShortcut(QKeySequence.StandardKey.Undo, self.editor, self.undo)
+        QShortcut(QKeySequence.StandardKey.Redo, self.editor, self.redo)
+
+    # Node-thread helpers -----------------------------------------------------------------------
+
+    def _docs(self) -> Documents:
+        if self._service is None:
+            self._service = Documents(self.bridge.node.workspace)
+        return self._service
+
+    def _document(self):
+        docs = self._docs()
+        document = docs._open.get(self.doc_id) or docs.open(self.doc_id)
+        docs.refresh(document)
+        return document
+
+    def _snapshot(self):
+        """(title, branches, heads, text, history) of the shown branch (Node's thread)."""
+        document = self._document()
+        branches = [(b.name, b.main) for b in document.branches()]
+        heads = document.heads(self.branch)
+        return (document.title, branches, heads, document.text(heads),
+                document.history(self.branch))
+
+    # Showing -----------------------------------------------------------------------------------
+
+    def open(self, doc_id: bytes, branch: str = "main") -> None:
+        self._generation += 1
+        self.doc_id, self.branch = doc_id, branch
+        self.committed, self.seen = "", []
+        self._applying = True
+        self.editor.setPlainText("")
+        self._applying = False
+        self.reload()
+
+    def reload(self) -> None:
+        """Bring the editor in step with the branch's heads (after remote commits)."""
+        if self.doc_id is None:
+            return
+        if self._busy:
+            self._reload_after = True
+            return
+        if self.editor.toPlainText() != self.committed:  # my typing goes first
+            self.commit_now(then=self.reload)
+            return
+        generation = self._generation
+        self.bridge.run(self._snapshot, done=lambda snapshot: self._show(generation, snapshot))
+
+    def _show(self, generation: int, snapshot) -> None:
+        if generation != self._generation or self._busy:
+            if generation == self._generation:
+                self._reload_after = True
+            return
+        if self.editor.toPlainText() != self.committed:  # typed while the snapshot was made
+            self.reload()
+            return
+        title, branches, heads, text, history = snapshot
+        self.title.setText(title)
+        self.branch_selector.clear()
+        for name, main in branches:
+            self.branch_selector.addItem(f"{name}{' (main)' if main else ''}", name)
+        index = self.branch_selector.findData(self.branch)
+        self.branch_selector.setCurrentIndex(max(index, 0))
+        self._step_to(text, heads)
+        self.history.clear()
+        nicks = {}
+        for commit in reversed(history):
+            when = datetime.fromtimestamp(commit.ts / 1000).strftime("%Y-%m-%d %H:%M")
+            who = nicks.get(commit.author, commit.author.hex()[:6])
+            self.history.addItem(f"{when}  {who}  {commit.kind}  {commit.id[:8]}")
+            self.history.item(self.history.count() - 1).setData(Qt.ItemDataRole.UserRole,
+                                                                commit.id)
+        self.changed.emit()
+
+    def _step_to(self, text: str, heads: list[str]) -> None:
+        """Apply the difference between the editor and `text` as minimal edits."""
+        current = self.editor.toPlainText()
+        self.seen = heads
+        if current == text:
+            self.committed = text
+            return
+        self._applying = True
+        try:
+            cursor = QTextCursor(self.editor.document())
+            cursor.beginEditBlock()
+            # Later edits first, so earlier positions stay valid; positions in codepoints of
+            # the current text are converted to Qt's UTF-16 units.
+            for position, delete, insert in reversed(minimal_edits(current, text)):
+                start = utf16_offset(current, position)
+                end = utf16_offset(current, position + delete)
+                cursor.setPosition(start)
+                cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+                cursor.insertText(insert)
+            cursor.endEditBlock()
+        finally:
+            self._applying = False
+        self.committed = text
+
+    # Editing ----------------------------------------------------------------------------------
+
+    def _typed(self) -> None:
+        if not self._applying and self.doc_id is not None:
+            self._pause.start()
+
+    def commit_now(self, then=None) -> None:
+        """Commit what was typed since the editor was last in step (grouped by pause)."""
+        self._pause.stop()
+        text, base, branch = self.editor.toPlainText(), self.committed, self.branch
+        if text == base:
+            if then:
+                then()
+            return
+
+        seen = list(self.seen)
+
+        def work():
+            docs = self._docs()
+            document = self._document()
+            # The edits are against the text at the heads I saw; if the branch moved on
+            # meanwhile (remote commits), a merge commit acknowledges both.
+            mine = document.commit(docs.ws.identity, minimal_edits(base, text), seen,
+                                   branch=branch)
+            if len(document.heads(branch)) > 1:
+                document.commit(docs.ws.identity, [], document.heads(branch), branch=branch)
+            docs.save(document, cache=[branch])
+            heads = document.heads(branch)
+            return mine, heads, document.text(heads)
+
+        def done(result) -> None:
+            self._busy = False
+            mine, heads, merged = result
+            if self.editor.toPlainText() == text:  # nothing typed meanwhile
+                self._step_to(merged, heads)
+            else:  # keep typing on top of my commit; what others did merges next time
+                self.committed, self.seen = text, [mine]
+            self.changed.emit()
+            if then:
+                then()
+            elif self._reload_after:
+                self._reload_after = False
+                self.reload()
+
+        def failed(message: str) -> None:
+            self._busy = False
+            self.bridge.failed.emit(message)
+
+        self.bridge.run(work, done=done, failed=failed)
+
+    def undo(self) -> None:
+        self._undo_redo(redo=False)
+
+    def redo(self) -> None:
+        self._undo_redo(redo=True)
+
+    def _undo_redo(self, *, redo: bool) -> None:
+        branch = self.branch
+
+        def work():
+            docs = self._docs()
+            document = self._document()
+            (document.redo if redo else document.undo)(docs.ws.identity, branch)
+            docs.save(document, cache=[branch])
+
+        self.commit_now(then=lambda: self.bridge.run(work, done=lambda _: self.reload()))
+
+    def _branch_chosen(self, index: int) -> None:
+        self.commit_now(then=lambda: self.open(self.doc_id, self.branch_selector.itemData(index)))
+
+    def fork(self, name: str) -> None:
+        source = self.branch
+
+        def work():
+            docs = self._docs()
+            docs.fork(self._document(), source, name)
+
+        self.commit_now(then=lambda: self.bridge.run(
+            work, done=lambda _: self.open(self.doc_id, name)))
+
+    def _fork(self) -> None:
+        name, ok = QInputDialog.getText(self, "Fork", "New branch name:")
+        if ok and name.strip():
+            self.fork(name.strip())
+
+    def merge(self, source: str, target: str) -> None:
+        def work():
+            docs = self._docs()
+            docs.merge(self._document(), source, target)
+
+        self.commit_now(then=lambda: self.bridge.run(
+            work, done=lambda _: self.open(self.doc_id, target)))
+
+    def _show_version(self, item) -> None:
+        commit = item.data(Qt.ItemDataRole.UserRole)
+
+        def work():
+            return self._document().text([commit])
+
+        def done(text: str) -> None:
+            self.version.setPlainText(text)
+            self.version.show()
+
+        self.bridge.run(work, done=done)
