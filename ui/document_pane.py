@@ -189,12 +189,15 @@ class DocumentPane(QWidget):
         """Commit what was typed since the editor was last in step (grouped by pause)."""
         self._pause.stop()
         text, base, branch = self.editor.toPlainText(), self.committed, self.branch
-        if text == base:
+        if text == base or self._busy:  # nothing new, or it follows the commit under way
+            if self._busy and text != base:
+                self._reload_after = True
             if then:
                 then()
             return
-
         seen = list(self.seen)
+        generation = self._generation
+        self._busy = True
 
         def work():
             docs = self._docs()
@@ -212,6 +215,13 @@ class DocumentPane(QWidget):
         def done(result) -> None:
             self._busy = False
             mine, heads, merged = result
+            if generation != self._generation:  # another document or branch is shown now
+                if then:
+                    then()
+                elif self._reload_after:
+                    self._reload_after = False
+                    self.reload()
+                return
             if self.editor.toPlainText() == text:  # nothing typed meanwhile
                 self._step_to(merged, heads)
             else:  # keep typing on top of my commit; what others did merges next time

@@ -72,3 +72,22 @@ def _can_read(node, doc_id: str) -> bool:
     except Exception:
         return False
     return True
+
+
+def test_fork_and_merge_from_the_branch_selector(qtbot, window, pair):  # noqa: F811
+    doc_id = open_new(qtbot, window, "Plan")
+    pane = window.document_pane
+    type_into(pane, "step one")
+    qtbot.waitUntil(lambda: doc_text(pair[0], doc_id) == "step one", timeout=WAIT_MS)
+    pane.fork("draft")
+    qtbot.waitUntil(lambda: pane.branch == "draft"
+                    and pane.branch_selector.findData("draft") >= 0, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: pane.editor.toPlainText() == "step one", timeout=WAIT_MS)
+    type_into(pane, "step one, step two")
+    qtbot.waitUntil(lambda: doc_text(pair[0], doc_id, "draft") == "step one, step two",
+                    timeout=WAIT_MS)
+    assert doc_text(pair[0], doc_id, "main") == "step one"
+    pane.merge("draft", "main")
+    qtbot.waitUntil(lambda: pane.branch == "main"
+                    and pane.editor.toPlainText() == "step one, step two", timeout=WAIT_MS)
+    assert doc_text(pair[0], doc_id, "main") == "step one, step two"
