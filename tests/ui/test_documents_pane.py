@@ -46,7 +46,7 @@ def test_a_remote_insert_before_my_cursor_keeps_it_on_its_character(qtbot, windo
     qtbot.waitUntil(lambda: doc_text(node_a, doc_id) == "héllo 😀 world", timeout=WAIT_MS)
     node_a.call(lambda: Documents(node_a.workspace).add_editor(
         Documents(node_a.workspace).open(bytes.fromhex(doc_id)), node_b.key.hex()))
-    qtbot.waitUntil(lambda: _can_read(node_b, doc_id), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: _is_editor(node_b, doc_id), timeout=WAIT_MS)
     # My cursor sits on the "w" of "world".
     text = pane.editor.toPlainText()
     cursor = pane.editor.textCursor()
@@ -66,12 +66,16 @@ def test_a_remote_insert_before_my_cursor_keeps_it_on_its_character(qtbot, windo
     assert doc_text(node_a, doc_id) == doc_text(node_b, doc_id) == expected
 
 
-def _can_read(node, doc_id: str) -> bool:
+def _is_editor(node, doc_id: str) -> bool:
+    """The node can read the document and has learned that it may edit it."""
+    def check():
+        document = Documents(node.workspace).open(bytes.fromhex(doc_id))
+        document.text(document.heads())
+        return node.key in document.editors()
     try:
-        doc_text(node, doc_id)
+        return node.call(check)
     except Exception:
         return False
-    return True
 
 
 def test_fork_and_merge_from_the_branch_selector(qtbot, window, pair):  # noqa: F811
