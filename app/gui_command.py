@@ -36,7 +36,24 @@ def cmd_gui(args: argparse.Namespace) -> None:
     sys.exit(run(node))
 
 
+def cmd_screenshot(args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from ui.screenshot import render
+
+    for path in render(Path(args.out)):
+        print(path)
+
+
 def register(sub: argparse._SubParsersAction, common: Callable) -> None:
+    p = sub.add_parser("screenshot", help="render the window's views of a demonstration "
+                       "workspace to PNG files (offscreen)",
+                       description="render the window's views of a demonstration workspace "
+                       "to PNG files (offscreen)")
+    p.add_argument("--out", required=True, metavar="DIR", help="folder for the PNG files")
+    p.set_defaults(handler=_errors(cmd_screenshot))
+
     p = sub.add_parser("gui", help="open the window", description="open the window")
     common(p)
     p.add_argument("--port", type=int, default=0, help="port to sync on (default: any)")

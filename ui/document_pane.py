@@ -103,7 +103,7 @@ class DocumentPane(QWidget):
         branches = [(b.name, b.main) for b in document.branches()]
         heads = document.heads(self.branch)
         return (document.title, branches, heads, document.text(heads),
-                document.history(self.branch))
+                document.history(self.branch), self._docs().ws.replica.nicknames())
 
     # Showing -----------------------------------------------------------------------------------
 
@@ -137,7 +137,7 @@ class DocumentPane(QWidget):
         if self.editor.toPlainText() != self.committed:  # typed while the snapshot was made
             self.reload()
             return
-        title, branches, heads, text, history = snapshot
+        title, branches, heads, text, history, nicks = snapshot
         self.title.setText(title)
         self.branch_selector.clear()
         for name, main in branches:
@@ -146,7 +146,6 @@ class DocumentPane(QWidget):
         self.branch_selector.setCurrentIndex(max(index, 0))
         self._step_to(text, heads)
         self.history.clear()
-        nicks = {}
         for commit in reversed(history):
             when = datetime.fromtimestamp(commit.ts / 1000).strftime("%Y-%m-%d %H:%M")
             who = nicks.get(commit.author, commit.author.hex()[:6])

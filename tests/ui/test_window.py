@@ -124,3 +124,22 @@ def test_search_finds_and_jumps(qtbot, window, pair):
 
 def test_peer_status_shows_the_connected_peer(qtbot, window):
     qtbot.waitUntil(lambda: window.peer_status.text() == "1 peer connected", timeout=WAIT_MS)
+
+
+def test_screenshot_command_renders_the_views(tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "shots"
+    result = subprocess.run([sys.executable, "-m", "app", "screenshot", "--out", str(out)],
+                            cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
+                            capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert result.returncode == 0, result.stderr
+    shots = sorted(p.name for p in out.glob("*.png"))
+    assert shots == ["channel.png", "documents.png"]
+    from PySide6.QtGui import QImage
+
+    for name in shots:
+        image = QImage(str(out / name))
+        assert image.width() >= 800 and image.height() >= 500
