@@ -161,6 +161,13 @@ CREATE TABLE doc_cache (branch BLOB PRIMARY KEY, heads BLOB NOT NULL, epoch INTE
 """
 
 
+# Version 6: what this person has read, per channel (local, never synced).
+_V6 = """
+CREATE TABLE read_marks (channel TEXT PRIMARY KEY, ts INTEGER NOT NULL, id BLOB NOT NULL)
+WITHOUT ROWID
+"""
+
+
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     def apply(conn: sqlite3.Connection) -> None:
         for statement in sql.split(";\n"):
@@ -169,7 +176,8 @@ def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     return apply
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_script(_V1), _script(_V2), _v3, _v4, _script(_V5)]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_script(_V1), _script(_V2), _v3, _v4, _script(_V5),
+                                                      _script(_V6)]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -476,6 +476,39 @@ class Replica:
                 h.update(b"|")
         return h.hexdigest()
 
+    # Reading marks -----------------------------------------------------------------------------
+
+    def mark_read(self, channel: str) -> None:
+        """Everything visible in `channel` now counts as read."""
+        key = kinds.channel_key(channel)
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO read_marks (channel, ts, id) SELECT channel, ts, id FROM messages "
+                "WHERE channel = ?1 AND hidden = 0 ORDER BY ts DESC, id DESC LIMIT 1 "
+                "ON CONFLICT (channel) DO UPDATE SET ts = excluded.ts, id = excluded.id",
+                (key,))
+
+    def unread(self, me: bytes, nick: str | None) -> dict[str, tuple[int, bool]]:
+        """Per channel name: (messages by others since my mark, whether one mentions `nick`)."""
+        out: dict[str, tuple[int, bool]] = {}
+        with self._read() as conn:
+            for key, name, mark_ts, mark_id in conn.execute(
+                    "SELECT c.key, c.name, r.ts, r.id FROM channels c "
+                    "LEFT JOIN read_marks r ON r.channel = c.key"):
+                since = "FROM messages WHERE channel = ? AND hidden = 0 AND (ts, id) > (?, ?) " \
+                        "AND author != ?"
+                args = (key, mark_ts if mark_ts is not None else -1, mark_id or b"", me)
+                count = conn.execute("SELECT COUNT(*) " + since, args).fetchone()[0]
+                mention = False
+                if count and nick:
+                    pattern = "%" + nick.replace("\\", "\\\\").replace("%", "\\%").replace(
+                        "_", "\\_") + "%"
+                    mention = conn.execute(
+                        "SELECT EXISTS (SELECT 1 " + since + " AND text LIKE ? ESCAPE '\\')",
+                        (*args, pattern)).fetchone()[0] == 1
+                out[name] = (count, mention)
+        return out
+
     # Documents ---------------------------------------------------------------------------------
 
     def document_roots(self) -> list[bytes]:

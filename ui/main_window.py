@@ -78,6 +78,8 @@ class MainWindow(QMainWindow):
         self.message_view.setWordWrap(True)
         self.messages.modelReset.connect(self.message_view.scrollToBottom)
         self.messages.modelReset.connect(self._select_jump)
+        self.messages.modelReset.connect(self._mark_read)
+        self.channels.modelReset.connect(self._title_badge)
 
         self.composer = Composer(objectName="composer")
         self.composer.setPlaceholderText("Message (Enter sends, Shift+Enter for a new line, "
@@ -213,6 +215,18 @@ class MainWindow(QMainWindow):
                 self.message_view.setCurrentIndex(index)
                 self.message_view.scrollTo(index)
                 self._jump_to = None
+
+    def _mark_read(self) -> None:
+        """What the open channel shows is read (unread counts survive a restart)."""
+        if self.pages.currentIndex() != 0 or not self.isVisible():
+            return
+        ws, channel = self.node.workspace, self.channel
+        self.bridge.run(lambda: ws.replica.mark_read(channel),
+                        done=lambda _: self.channels.refresh())
+
+    def _title_badge(self) -> None:
+        total = self.channels.total_unread()
+        self.setWindowTitle(f"Hearth ({total})" if total else "Hearth")
 
     # Updates -----------------------------------------------------------------------------------
 

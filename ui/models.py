@@ -20,6 +20,7 @@ class ChannelListModel(QAbstractListModel):
         super().__init__()
         self.bridge = bridge
         self.channels: list[ChannelInfo] = []
+        self.unread: dict[str, tuple[int, bool]] = {}  # name -> (count, mentions me)
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.channels)
@@ -28,8 +29,16 @@ class ChannelListModel(QAbstractListModel):
         if not index.isValid():
             return None
         channel = self.channels[index.row()]
+        count, mention = self.unread.get(channel.name, (0, False))
         if role == Qt.ItemDataRole.DisplayRole:
-            return f"# {channel.name}"
+            badge = f"  ({'@ ' if mention else ''}{count})" if count else ""
+            return f"# {channel.name}{badge}"
+        if role == Qt.ItemDataRole.FontRole and count:
+            from PySide6.QtGui import QFont
+
+            font = QFont()
+            font.setBold(True)
+            return font
         if role == Qt.ItemDataRole.ToolTipRole:
             return channel.topic or ""
         if role == Qt.ItemDataRole.UserRole:
@@ -37,15 +46,20 @@ class ChannelListModel(QAbstractListModel):
         return None
 
     def refresh(self) -> None:
-        self.bridge.run(lambda: self.bridge.node.workspace.channels(), done=self._loaded)
+        ws = self.bridge.node.workspace
+        self.bridge.run(lambda: (ws.channels(), ws.replica.unread(ws.key, ws.nickname())),
+                        done=self._loaded)
 
-    def _loaded(self, channels: list[ChannelInfo]) -> None:
-        if [(c.name, c.topic) for c in channels] != [(c.name, c.topic) for c in self.channels]:
+    def total_unread(self) -> int:
+        return sum(count for count, _ in self.unread.values())
+
+    def _loaded(self, result) -> None:
+        channels, unread = result
+        if [(c.name, c.topic) for c in channels] != [(c.name, c.topic) for c in self.channels] \
+                or unread != self.unread:
             self.beginResetModel()
-            self.channels = channels
+            self.channels, self.unread = channels, unread
             self.endResetModel()
-        else:
-            self.channels = channels
 
 
 class MessageListModel(QAbstractListModel):

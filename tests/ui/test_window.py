@@ -143,3 +143,39 @@ def test_screenshot_command_renders_the_views(tmp_path):
     for name in shots:
         image = QImage(str(out / name))
         assert image.width() >= 800 and image.height() >= 500
+
+
+def unread_of(win: MainWindow, name: str) -> tuple[int, bool]:
+    return win.channels.unread.get(name, (0, False))
+
+
+def test_unread_counts_rise_clear_and_survive_a_restart(qtbot, tmp_path, pair):
+    node_a, node_b = pair
+    win = MainWindow(node_a)
+    qtbot.addWidget(win)
+    win.show()
+    node_b.post("design", "first")
+    node_b.post("design", "second, for ada")
+    qtbot.waitUntil(lambda: unread_of(win, "design") == (2, True), timeout=WAIT_MS)
+    assert win.windowTitle() == "Hearth (2)"
+    row = [c.name for c in win.channels.channels].index("design")
+    assert "(@ 2)" in win.channels.index(row).data()
+    node_b.post("general", "while ada reads general")
+    qtbot.waitUntil(lambda: "while ada reads general" in texts(win), timeout=WAIT_MS)
+    assert unread_of(win, "general") == (0, False)  # the open channel counts as read
+    win.close()
+    # Restart: a new Node and window on the same data folder; the counts were stored.
+    node_a.stop()
+    restarted = Node(node_a.paths, interfaces=["127.0.0.1"], mdns=False,
+                     reconcile_interval=None).start()
+    try:
+        again = MainWindow(restarted)
+        qtbot.addWidget(again)
+        again.show()
+        qtbot.waitUntil(lambda: unread_of(again, "design") == (2, True), timeout=WAIT_MS)
+        again.show_channel("design")
+        qtbot.waitUntil(lambda: unread_of(again, "design") == (0, False), timeout=WAIT_MS)
+        qtbot.waitUntil(lambda: again.windowTitle() == "Hearth", timeout=WAIT_MS)
+        again.close()
+    finally:
+        restarted.stop()
