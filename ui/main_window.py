@@ -25,6 +25,7 @@ from app.node import Node
 
 from .bridge import NodeBridge
 from .commands import run_command
+from .dialogs import PeersDialog, SettingsDialog
 from .document_pane import DocumentPane
 from .models import ChannelListModel, MessageListModel
 
@@ -93,7 +94,11 @@ class MainWindow(QMainWindow):
         new_document = QPushButton("New document")
         new_document.clicked.connect(self._new_document)
         self.document_pane = DocumentPane(self.bridge)
-        self.peer_status = QLabel("offline", objectName="peerStatus")
+        self.peer_status = QPushButton("offline", objectName="peerStatus", flat=True)
+        self.peer_status.clicked.connect(self.show_peers)
+        settings = QPushButton("Settings", flat=True)
+        settings.clicked.connect(self.show_settings)
+        self.statusBar().addPermanentWidget(settings)
         self.statusBar().addPermanentWidget(self.peer_status)
 
         center = QWidget()
@@ -286,6 +291,19 @@ class MainWindow(QMainWindow):
         self.peer_status.setText(f"{len(online)} peer{'s' if len(online) != 1 else ''} "
                                  "connected" if online else "no peers connected")
         self._load_state()
+
+    def show_settings(self) -> SettingsDialog:
+        dialog = SettingsDialog(self.bridge, self)
+        dialog.saved.connect(lambda what: (self.statusBar().showMessage(f"saved {what}", 4000),
+                                           self._reload()))
+        dialog.show()
+        return dialog
+
+    def show_peers(self) -> PeersDialog:
+        dialog = PeersDialog(self.bridge, self)
+        self.bridge.peersChanged.connect(lambda _: dialog.refresh())
+        dialog.show()
+        return dialog
 
     def closeEvent(self, event) -> None:
         self.bridge.close()

@@ -179,3 +179,30 @@ def test_unread_counts_rise_clear_and_survive_a_restart(qtbot, tmp_path, pair):
         again.close()
     finally:
         restarted.stop()
+
+
+def test_settings_change_the_nickname_and_show_the_invite(qtbot, window, pair):
+    dialog = window.show_settings()
+    assert dialog.objectName() == "settingsDialog"
+    qtbot.waitUntil(lambda: dialog.invite.text().startswith("hearth-"), timeout=WAIT_MS)
+    assert dialog.nick.text() == "ada"
+    with qtbot.waitSignal(dialog.saved, timeout=WAIT_MS):
+        dialog.nick.setText("ada l.")
+        dialog.save_nick()
+    assert pair[0].call(lambda: pair[0].workspace.nickname()) == "ada l."
+    qtbot.waitUntil(lambda: pair[1].call(lambda: pair[1].workspace.replica.nickname(
+        pair[0].key)) == "ada l.", timeout=WAIT_MS)
+
+
+def test_peers_dialog_lists_peers_and_adds_one_by_address(qtbot, window, pair):
+    qtbot.waitUntil(lambda: window.peer_status.text() == "1 peer connected", timeout=WAIT_MS)
+    dialog = window.show_peers()
+    dialog.address.setText("not an address")
+    dialog.add_peer()
+    assert "HOST:PORT" in dialog.error.text()
+    with qtbot.waitSignal(dialog.added, timeout=WAIT_MS):
+        dialog.address.setText("127.0.0.1:9")
+        dialog.add_peer()
+    assert "127.0.0.1:9" in pair[0].call(lambda: pair[0].service.peers.peers)
+    qtbot.waitUntil(lambda: any("127.0.0.1:9" in dialog.list.item(i).text()
+                                for i in range(dialog.list.count())), timeout=WAIT_MS)

@@ -1,0 +1,139 @@
+"""Settings and peers dialogs. Non-modal; every change runs on the Node's thread."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (
+    QDialog,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPushButton,
+    QVBoxLayout,
+)
+
+from app import sharing
+from app.workspace import export_identity
+from sync.peers import AddressError, parse_address
+
+from .bridge import NodeBridge
+
+
+class SettingsDialog(QDialog):
+    saved = Signal(str)  # what was changed, for tests and the status bar
+
+    def __init__(self, bridge: NodeBridge, parent=None):
+        super().__init__(parent, objectName="settingsDialog")
+        self.bridge = bridge
+        self.setWindowTitle("Settings")
+        ws = bridge.node.workspace
+        self.nick = QLineEdit(objectName="nickEdit")
+        self.nick.returnPressed.connect(self.save_nick)
+        save = QPushButton("Save nickname")
+        save.clicked.connect(self.save_nick)
+        self.invite = QLineEdit(objectName="inviteCode", readOnly=True)
+        copy = QPushButton("Copy invite")
+        copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.invite.text()))
+        export = QPushButton("Export identity…")
+        export.clicked.connect(self._export)
+        form = QFormLayout()
+        nick_row = QHBoxLayout()
+        nick_row.addWidget(self.nick)
+        nick_row.addWidget(save)
+        form.addRow("Nickname", nick_row)
+        form.addRow("Your key", QLabel(ws.key.hex(), objectName="identityKey"))
+        form.addRow("Data folder", QLabel(str(ws.paths.data), objectName="dataFolder"))
+        invite_row = QHBoxLayout()
+        invite_row.addWidget(self.invite)
+        invite_row.addWidget(copy)
+        form.addRow("Invite others", invite_row)
+        form.addRow("", export)
+        note = QLabel("The invite code carries this workspace's secret: anyone holding it can "
+                      "read and write here. Removing someone means changing the secret, which "
+                      "today means starting a new workspace.", wordWrap=True)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(note)
+        paths = ws.paths
+        bridge.run(lambda: (ws.nickname() or "", sharing.invite(paths).encode()),
+                   done=self._loaded)
+
+    def _loaded(self, result) -> None:
+        nick, invite = result
+        self.nick.setText(nick)
+        self.invite.setText(invite)
+
+    def save_nick(self) -> None:
+        name = self.nick.text().strip()
+        ws = self.bridge.node.workspace
+        self.bridge.run(lambda: ws.nick(name), done=lambda _: self.saved.emit("nickname"))
+
+    def export_to(self, path: str, passphrase: str) -> None:
+        from pathlib import Path
+
+        identity = self.bridge.node.workspace.identity
+        self.bridge.run(lambda: export_identity(identity, Path(path), passphrase),
+                        done=lambda _: self.saved.emit("identity"))
+
+    def _export(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export identity", "hearth-identity")
+        if not path:
+            return
+        passphrase, ok = QInputDialog.getText(self, "Passphrase", "Protect it with:",
+                                              QLineEdit.EchoMode.Password)
+        if ok and passphrase:
+            self.export_to(path, passphrase)
+
+
+class PeersDialog(QDialog):
+    added = Signal(str)
+
+    def __init__(self, bridge: NodeBridge, parent=None):
+        super().__init__(parent, objectName="peersDialog")
+        self.bridge = bridge
+        self.setWindowTitle("Peers")
+        self.list = QListWidget(objectName="peerList")
+        self.address = QLineEdit(objectName="peerAddress")
+        self.address.setPlaceholderText("HOST:PORT, where the network blocks discovery")
+        self.address.returnPressed.connect(self.add_peer)
+        add = QPushButton("Add peer")
+        add.clicked.connect(self.add_peer)
+        self.error = QLabel(objectName="peerError")
+        row = QHBoxLayout()
+        row.addWidget(self.address)
+        row.addWidget(add)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.list)
+        layout.addLayout(row)
+        layout.addWidget(self.error)
+        self.refresh()
+
+    def refresh(self) -> None:
+        service = self.bridge.node.service
+        self.bridge.run(lambda: (service.peers.as_records(), service.online()),
+                        done=self._show)
+
+    def _show(self, result) -> None:
+        records, online = result
+        self.list.clear()
+        for record in records:
+            key = record.get("key")
+            state = "connected" if key and bytes.fromhex(key) in online else (
+                record.get("last_error") or "not connected")
+            self.list.addItem(f"{record['address']}  ({record['source']}, {state})")
+
+    def add_peer(self) -> None:
+        try:
+            host, port = parse_address(self.address.text())
+        except AddressError as exc:
+            self.error.setText(str(exc))
+            return
+        self.error.clear()
+        service = self.bridge.node.service
+        self.bridge.run(lambda: service.add_peer(host, port),
+                        done=lambda _: (self.added.emit(f"{host}:{port}"), self.refresh()))
