@@ -1,39 +1,65 @@
 """The Qt side of the Node facade: Node events become signals on the GUI thread, and work runs
-on the Node's thread with its result delivered back by signal. Nothing here waits."""
+on the Node's thread with its result delivered back by signal. Nothing here waits.
+
+Results and events cross threads through a queue that the GUI thread drains on a short timer.
+Emitting PySide signals from the Node's (non-Qt) thread crashed the interpreter under load
+("deallocating None": a reference-count error inside the binding), so no other thread ever
+touches Qt.
+"""
 
 from __future__ import annotations
 
+import queue
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from app.node import Node, NodeError, NodeEvent
 
+POLL_MS = 10  # how often the GUI thread takes in results and events
+
 
 class NodeBridge(QObject):
-    """Lives on the GUI thread. Signals emitted from the Node's thread are queued to it."""
+    """Lives on the GUI thread; everything it emits is emitted there."""
 
     objectsAdded = Signal(list)  # ids of newly stored objects
     peersChanged = Signal(int)  # number of connected peers
     synced = Signal(dict)
     failed = Signal(str)  # a background call failed; the message is for a person
-    _finished = Signal(object, object, object)  # (done, failed, future), on the GUI thread
 
     def __init__(self, node: Node, parent: QObject | None = None):
         super().__init__(parent)
         self.node = node
-        self._finished.connect(self._deliver)
+        self._inbox: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._poll = QTimer(self, interval=POLL_MS)
+        self._poll.timeout.connect(self._drain)
+        self._poll.start()
         self._unsubscribe = node.subscribe(self._on_node_event)
+
+    def _post(self, action: Callable[[], None]) -> None:  # any thread; no Qt call here
+        self._inbox.put(action)
+
+    @Slot()
+    def _drain(self) -> None:  # the GUI thread
+        while True:
+            try:
+                action = self._inbox.get_nowait()
+            except queue.Empty:
+                return
+            action()
 
     def _on_node_event(self, event: NodeEvent) -> None:  # the Node's thread
         if event.kind == "objects":
-            self.objectsAdded.emit(list(event.detail["ids"]))
+            ids = list(event.detail["ids"])
+            self._post(lambda: self.objectsAdded.emit(ids))
         elif event.kind == "peers":
-            self.peersChanged.emit(int(event.detail["online"]))
+            online = int(event.detail["online"])
+            self._post(lambda: self.peersChanged.emit(online))
         elif event.kind == "synced":
-            self.synced.emit(dict(event.detail))
+            detail = dict(event.detail)
+            self._post(lambda: self.synced.emit(detail))
 
     def run(self, fn: Callable[..., Any], *args: Any,
             done: Callable[[Any], None] | None = None,
@@ -44,9 +70,8 @@ class NodeBridge(QObject):
             future = self.node.submit(fn, *args)
         except NodeError:  # the node stopped (the window is closing): nothing to do
             return
-        future.add_done_callback(lambda f: self._finished.emit(done, failed, f))
+        future.add_done_callback(lambda f: self._post(lambda: self._deliver(done, failed, f)))
 
-    @Slot(object, object, object)
     def _deliver(self, done: Callable[[Any], None] | None,
                  failed: Callable[[str], None] | None, future: Future) -> None:
         try:
@@ -58,4 +83,5 @@ class NodeBridge(QObject):
             done(result)
 
     def close(self) -> None:
+        self._poll.stop()
         self._unsubscribe()
