@@ -77,6 +77,10 @@ class MainWindow(QMainWindow):
         self.message_view = QListView(objectName="messageView")
         self.message_view.setModel(self.messages)
         self.message_view.setWordWrap(True)
+        # Lay rows out in batches: a channel scrolled back through 100,000 messages would
+        # otherwise be laid out whole on every page that loads.
+        self.message_view.setLayoutMode(QListView.LayoutMode.Batched)
+        self.message_view.setBatchSize(200)
         self.messages.modelReset.connect(self.message_view.scrollToBottom)
         self.messages.modelReset.connect(self._select_jump)
         self.messages.modelReset.connect(self._mark_read)
