@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from .chat_commands import _errors, _paths
 from .cli import COMMANDS, CLIError
-from .sync_commands import LOG_FORMAT, _addresses
+from .sync_commands import LOG_FORMAT, _addresses, add_node_options
 
 
 def display_available() -> bool:
@@ -23,10 +23,8 @@ def cmd_gui(args: argparse.Namespace) -> None:
     from .node import Node, NodeError
 
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
-    node = Node(_paths(args), port=getattr(args, "port", 0),
-                interfaces=getattr(args, "interface", None) or None,
-                mdns=not getattr(args, "no_mdns", False),
-                peers=_addresses(getattr(args, "peer", [])))
+    node = Node(_paths(args), port=args.port, interfaces=args.interface or None,
+                mdns=not args.no_mdns, peers=_addresses(args.peer))
     try:
         node.start()
     except NodeError as exc:
@@ -56,12 +54,7 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
 
     p = sub.add_parser("gui", help="open the window", description="open the window")
     common(p)
-    p.add_argument("--port", type=int, default=0, help="port to sync on (default: any)")
-    p.add_argument("--interface", action="append", default=[], metavar="IP",
-                   help="listen and advertise only on this address (repeatable)")
-    p.add_argument("--no-mdns", action="store_true", help="do not advertise or browse mDNS")
-    p.add_argument("--peer", action="append", default=[], metavar="HOST:PORT",
-                   help="also connect to this peer (repeatable)")
+    add_node_options(p)
     p.set_defaults(handler=_errors(cmd_gui))
 
 

@@ -106,6 +106,17 @@ def cmd_import(args: argparse.Namespace) -> None:
           f"{counts['rejected']} rejected")
 
 
+def add_node_options(parser: argparse.ArgumentParser) -> None:
+    """How a running node syncs: what `serve` and `gui` share."""
+    parser.add_argument("--port", type=int, default=0, help="port to listen on (default: any)")
+    parser.add_argument("--interface", action="append", default=[], metavar="IP",
+                        help="listen and advertise only on this address (repeatable)")
+    parser.add_argument("--no-mdns", action="store_true",
+                        help="do not advertise or browse mDNS")
+    parser.add_argument("--peer", action="append", default=[], metavar="HOST:PORT",
+                        help="also connect to this peer (repeatable)")
+
+
 def register(sub: argparse._SubParsersAction, common: Callable) -> None:
     def add(name: str, handler: Callable, help: str) -> argparse.ArgumentParser:
         parser = sub.add_parser(name, help=help, description=help)
@@ -113,13 +124,8 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
         parser.set_defaults(handler=_errors(handler))
         return parser
 
-    p = add("serve", cmd_serve, "run a headless node: sync with peers until stopped")
-    p.add_argument("--port", type=int, default=0, help="port to listen on (default: any)")
-    p.add_argument("--interface", action="append", default=[], metavar="IP",
-                   help="listen and advertise only on this address (repeatable)")
-    p.add_argument("--no-mdns", action="store_true", help="do not advertise or browse mDNS")
-    p.add_argument("--peer", action="append", default=[], metavar="HOST:PORT",
-                   help="also connect to this peer (repeatable)")
+    add_node_options(add("serve", cmd_serve,
+                         "run a headless node: sync with peers until stopped"))
     p = add("sync", cmd_sync, "reconcile with one peer")
     p.add_argument("--peer", required=True, metavar="HOST:PORT")
     p.add_argument("--once", action="store_true", help="reconcile once, then exit")
