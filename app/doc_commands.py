@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 
 from core.documents import DocumentError
 
-from .chat_commands import _errors, _open, _print_json
+from .chat_commands import _errors, _open, _print_json, _when
 from .cli import COMMANDS, CLIError
 from .documents import Documents
 
@@ -26,10 +25,6 @@ def _checked(handler: Callable[[argparse.Namespace], None]) -> Callable:
         except DocumentError as exc:
             raise CLIError(str(exc)) from None
     return run
-
-
-def _when(ts: int) -> str:
-    return datetime.fromtimestamp(ts / 1000).strftime("%Y-%m-%d %H:%M")
 
 
 def cmd_new(args) -> None:

@@ -98,6 +98,14 @@ class Documents:
         self._open[doc_id] = document
         return document
 
+    def current(self, doc_id: bytes) -> Document:
+        """The document as opened before, taking in what arrived since; else opened now."""
+        document = self._open.get(doc_id)
+        if document is None:
+            return self.open(doc_id)
+        self.refresh(document)
+        return document
+
     def refresh(self, document: Document) -> None:
         """Take in what arrived by sync since the document was opened."""
         document.add(decode_trusted(raw)

@@ -111,11 +111,16 @@ _object_id = encoding.object_id
 _check_body = kinds.check_body
 
 
+def bad_signature() -> InvalidObject:
+    """The error for an object whose signature does not verify (here or in a helper)."""
+    return InvalidObject(Reason.BAD_SIGNATURE, "the signature does not match the author")
+
+
 def decode(raw: bytes) -> Object:
     """Decode `raw` and check its validity; raises InvalidObject with a reason code."""
     obj, unsigned = parse(raw)
     if not verify(obj.author, unsigned, obj.sig):
-        raise InvalidObject(Reason.BAD_SIGNATURE, "the signature does not match the author")
+        raise bad_signature()
     return obj
 
 

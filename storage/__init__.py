@@ -3,10 +3,9 @@
 from ._verify import start_helper as start_signature_helper
 from .errors import NotFound, SchemaError, StorageError
 from .records import ChannelInfo, ChannelState, IngestResult, Member, Message, StateEvent, Status
-from .replica import Replica, validate_many
+from .replica import Replica
 
 __all__ = [
     "ChannelInfo", "ChannelState", "IngestResult", "Member", "Message", "NotFound", "Replica",
     "SchemaError", "StateEvent", "Status", "StorageError", "start_signature_helper",
-    "validate_many",
 ]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from core import kinds
 from core.encoding import dumps, loads
-from core.objects import Object
+from core.objects import Object, decode_trusted  # stored objects were validated on the way in
 from core.policy import Policy, evaluate
 
 from . import items
@@ -135,7 +135,7 @@ class Batch:
                 "SELECT o.raw, o.oid FROM delete_targets d JOIN objects o "
                 "ON o.oid = d.delete_oid WHERE o.author = ? GROUP BY o.oid", (key,)).fetchall()
             for raw, oid in pending:
-                self._delete(_stored(raw), oid, record=False)
+                self._delete(decode_trusted(raw), oid, record=False)
         self._arrived_targets(list(oids))
 
     # Heads --------------------------------------------------------------------------------
@@ -218,7 +218,7 @@ class Batch:
             "AND p.author IN (SELECT key FROM admins) ORDER BY p.ts, p.id LIMIT 1",
             (channel,)).fetchone()
         if row:
-            obj = _stored(row[0])
+            obj = decode_trusted(row[0])
             self._channel(channel, obj.body["channel"], obj)
 
     def rehide(self, channel: str) -> None:
@@ -378,7 +378,7 @@ class Batch:
                 "JOIN objects o ON o.oid = d.delete_oid "
                 f"WHERE d.target IN ({placeholders(len(part))})", part).fetchall()
             for raw, target in rows:
-                self._honour(_stored(raw), target)
+                self._honour(decode_trusted(raw), target)
 
     def _honour(self, delete: Object, target: bytes) -> None:
         """Drop `target` if `delete` may delete it: its author, or an admin, in its stream."""
@@ -392,7 +392,7 @@ class Batch:
             return
         if delete.author != author and delete.author not in self.admins:
             return
-        obj = _stored(raw)
+        obj = decode_trusted(raw)
         self.purge(oid, obj)
         # The item (ts, id) stays in the reconciliation set: peers agree it existed.
         self.conn.execute(
@@ -437,7 +437,7 @@ class Batch:
             "    AND author IN (SELECT key FROM admins)"
             "  ORDER BY ts, id LIMIT 1) first ON first.oid = o.oid", (channel,)).fetchall()
         for (raw,) in rows:
-            obj = _stored(raw)
+            obj = decode_trusted(raw)
             self._channel(channel, obj.body["channel"], obj)
             self.recount(channel)
 
@@ -504,10 +504,3 @@ def sort_keys(conn: sqlite3.Connection, messages: list[tuple[int, bytes]]) -> li
         taken.add(key)
         keys.append(key)
     return keys
-
-
-def _stored(raw: bytes) -> Object:
-    """An object read back from the replica: validated on the way in, so not re-verified."""
-    from core.objects import decode_trusted
-
-    return decode_trusted(raw)

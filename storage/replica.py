@@ -15,8 +15,8 @@ from pathlib import Path
 
 from core import kinds
 from core.encoding import loads
-from core.errors import InvalidObject, Reason
-from core.objects import Object, parse
+from core.errors import InvalidObject
+from core.objects import Object, bad_signature, decode_trusted, parse
 from core.policy import Policy
 
 from . import _schema, _verify, items
@@ -50,23 +50,9 @@ def _parse_all(raws: list[bytes]) -> list[tuple[Object, bytes] | InvalidObject]:
     return out
 
 
-_BAD_SIGNATURE = "the signature does not match the author"
-
-
-def validate_many(raws: list[bytes]) -> list[Object | InvalidObject]:
-    """Decode and check every object (all cores for large batches)."""
-    parsed = _parse_all(raws)
-    verdicts = _verify_parsed(parsed)
-    return [p if isinstance(p, InvalidObject) else
-            p[0] if ok else InvalidObject(Reason.BAD_SIGNATURE, _BAD_SIGNATURE)
-            for p, ok in zip(parsed, verdicts, strict=True)]
-
-
-def _verify_parsed(parsed: list) -> list[bool]:
-    triples = [(p[0].author, p[1], p[0].sig) for p in parsed if not isinstance(p, InvalidObject)]
-    future = _verify.submit(triples) if len(triples) >= PARALLEL_MIN else None
-    oks = iter(future.result(VERIFY_TIMEOUT_S) if future else _verify.verify_all(triples))
-    return [False if isinstance(p, InvalidObject) else next(oks) for p in parsed]
+def _triples(parsed: list, positions: list[int]) -> list[tuple[bytes, bytes, bytes]]:
+    """What a signature check needs of parsed objects: (key, signed bytes, signature)."""
+    return [(parsed[n][0].author, parsed[n][1], parsed[n][0].sig) for n in positions]
 
 
 def parse_cursor(cursor: str) -> tuple[int, bytes]:
@@ -228,8 +214,7 @@ class Replica:
         order = list(fresh.values())
         subs = [order[i:i + SUB_BATCH] for i in range(0, len(order), SUB_BATCH)]
         remote = len(order) >= PARALLEL_MIN
-        futures = [_verify.submit([(parsed[n][0].author, parsed[n][1], parsed[n][0].sig)
-                                   for n in sub]) for sub in subs] if remote else []
+        futures = [_verify.submit(_triples(parsed, sub)) for sub in subs] if remote else []
         with self._write() as conn:
             held = self._held(conn, list(fresh))
             batch = Batch(conn, self.workspace, self.now_ms())
@@ -247,8 +232,7 @@ class Replica:
                         new.append(obj)
                         results[n] = IngestResult(obj.id, Status.ADDED)
                     else:
-                        results[n] = self._rejected(
-                            raws[n], InvalidObject(Reason.BAD_SIGNATURE, _BAD_SIGNATURE))
+                        results[n] = self._rejected(raws[n], bad_signature())
                 batch.add(new)
         return results  # type: ignore[return-value]
 
@@ -262,8 +246,7 @@ class Replica:
                 log.warning("signature helper failed (%s); verifying here", exc)
                 _verify.shutdown()
         if verdicts is None:
-            verdicts = _verify.verify_all(
-                [(parsed[n][0].author, parsed[n][1], parsed[n][0].sig) for n in sub])
+            verdicts = _verify.verify_all(_triples(parsed, sub))
         return dict(zip(sub, verdicts, strict=True))
 
     @staticmethod
@@ -291,8 +274,6 @@ class Replica:
         raw = self.get(object_id)
         if raw is None:
             raise NotFound(f"this replica holds no object {object_id.hex()}")
-        from core.objects import decode_trusted
-
         return decode_trusted(raw)
 
     def has(self, object_id: bytes) -> bool:

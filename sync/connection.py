@@ -34,10 +34,11 @@ class Connection:
     """A Session bound to a WebSocket. `wake()` makes it send what was queued by `push`."""
 
     def __init__(self, session: Session, ws: web.WebSocketResponse | aiohttp.ClientWebSocketResponse,
-                 on_event: EventHandler, *, address: str):
+                 on_event: EventHandler, *, address: str, peer: object = None):
         self.session = session
         self.ws = ws
         self.address = address
+        self.peer = peer  # the peer-book entry this connection was dialled for, if any
         self._on_event = on_event
         self._wakeup = asyncio.Event()
         self.started = time.monotonic()

@@ -75,10 +75,9 @@ class SyncService:
         self._site: web.TCPSite | None = None
         self._http: aiohttp.ClientSession | None = None
         self._discovery: Discovery | None = None
-        self._announced = self._max_oid()
-        self._data_version = self._read_data_version()
+        self._announced = self.replica.last_sequence()
+        self._data_version = self.replica.data_version()
         self._stopping = False
-        self.syncing = 0
         self.blocked: set[bytes] = set()
 
     # Lifecycle ------------------------------------------------------------------------------
@@ -199,8 +198,8 @@ class SyncService:
         session = Session(self.store, initiator=initiator, secret=self.secret,
                           identity=self.identity, workspace=self.replica.workspace.id,
                           now=time.monotonic(), reconcile_interval=self.reconcile_interval)
-        connection = Connection(session, ws, self._on_session_event, address=address)
-        connection.peer = peer  # type: ignore[attr-defined]
+        connection = Connection(session, ws, self._on_session_event, address=address,
+                                peer=peer)
         self.connections[id(connection)] = connection
         try:
             return await connection.run()
@@ -213,7 +212,7 @@ class SyncService:
 
     def _on_session_event(self, connection: Connection, event) -> None:
         session = connection.session
-        peer: Peer | None = getattr(connection, "peer", None)
+        peer: Peer | None = connection.peer
         if isinstance(event, Connected):
             if event.peer_key in self.blocked:
                 session.close("blocked")
@@ -223,8 +222,6 @@ class SyncService:
                 peer.succeeded(time.time())
             if self._duplicate(connection, event.peer_key):
                 return
-            connection.counted = True  # type: ignore[attr-defined]
-            self.syncing += 1
             self.on_event(SyncEvent("peers", {"online": len(self.online())}))
         elif isinstance(event, ObjectsReceived):
             results = self.replica.ingest(event.raws)
@@ -252,8 +249,6 @@ class SyncService:
             self.on_event(SyncEvent("synced", {"peer": session.peer_key, "have": event.have,
                                                "need": event.need}))
         elif isinstance(event, Closed):
-            if getattr(connection, "counted", False):
-                self.syncing -= 1
             stats = session.stats
             who = session.peer_key.hex()[:12] if session.peer_key else "?"
             (log.warning if event.error else log.info)(
@@ -286,12 +281,6 @@ class SyncService:
 
     # Live pushes ------------------------------------------------------------------------------
 
-    def _max_oid(self) -> int:
-        return self.replica.last_sequence()
-
-    def _read_data_version(self) -> int:
-        return self.replica.data_version()
-
     def announce(self) -> None:
         """Push every object stored since the last announcement to every connected peer."""
         while True:
@@ -310,7 +299,7 @@ class SyncService:
         while not self._stopping:
             await asyncio.sleep(WATCH_INTERVAL_S)
             with contextlib.suppress(Exception):
-                version = self._read_data_version()
+                version = self.replica.data_version()
                 if version != self._data_version:
                     self._data_version = version
                     self.announce()

@@ -257,8 +257,9 @@ class Session:
     def _send_objects(self, raws: list[bytes]) -> None:
         """Queue objects the peer lacks, even ones pushed before (a push can be lost)."""
         for raw in raws:
-            self._sent.pop(object_id(raw), None)
-            self._remember_sent(object_id(raw))
+            oid = object_id(raw)
+            self._sent.pop(oid, None)  # re-remembered as the newest sent
+            self._remember_sent(oid)
         self._backlog.extend(raws)
 
     def mark_known(self, ids: list[bytes]) -> None:

@@ -92,10 +92,7 @@ class DocumentPane(QWidget):
         return self._service
 
     def _document(self):
-        docs = self._docs()
-        document = docs._open.get(self.doc_id) or docs.open(self.doc_id)
-        docs.refresh(document)
-        return document
+        return self._docs().current(self.doc_id)
 
     def _snapshot(self):
         """(title, branches, heads, text, history) of the shown branch (Node's thread)."""

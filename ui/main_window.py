@@ -56,6 +56,8 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("Hearth")
         self.resize(1000, 680)
         self.channel = DEFAULT_CHANNEL
+        self._online: set[bytes] = set()  # keys of connected peers
+        self._jump_to: bytes | None = None  # a search result to select once it is loaded
 
         self.channels = ChannelListModel(self.bridge)
         self.channel_list = QListView(objectName="channelList")
@@ -178,8 +180,6 @@ class MainWindow(QMainWindow):
             self.member_list.addItem(f"{dot} {member.nick or 'anonymous'} "
                                      f"({member.key.hex()[:6]})")
 
-    _online: set[bytes] = set()
-
     def _submit(self, text: str) -> None:
         run_command(self, text)
 
@@ -213,8 +213,6 @@ class MainWindow(QMainWindow):
         self._jump_to = message.id
         self.show_channel(message.channel)
         self._select_jump()
-
-    _jump_to: bytes | None = None
 
     def _select_jump(self) -> None:
         """Select the search result once its channel's messages are in (they arrive later)."""

@@ -4,14 +4,25 @@ runs on the Node's thread through the bridge, and rows arrive by signal."""
 from __future__ import annotations
 
 from datetime import datetime
+from functools import cache
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QFont
 
 from storage import ChannelInfo, Message
 
 from .bridge import NodeBridge
 
 PAGE = 100
+
+
+@cache
+def _font(*, bold: bool = False, italic: bool = False) -> QFont:
+    """Fonts for rows, made once (data() runs for every row drawn)."""
+    font = QFont()
+    font.setBold(bold)
+    font.setItalic(italic)
+    return font
 Index = QModelIndex | QPersistentModelIndex
 
 
@@ -34,11 +45,7 @@ class ChannelListModel(QAbstractListModel):
             badge = f"  ({'@ ' if mention else ''}{count})" if count else ""
             return f"# {channel.name}{badge}"
         if role == Qt.ItemDataRole.FontRole and count:
-            from PySide6.QtGui import QFont
-
-            font = QFont()
-            font.setBold(True)
-            return font
+            return _font(bold=True)
         if role == Qt.ItemDataRole.ToolTipRole:
             return channel.topic or ""
         if role == Qt.ItemDataRole.UserRole:
@@ -91,11 +98,7 @@ class MessageListModel(QAbstractListModel):
         if role == Qt.ItemDataRole.UserRole:
             return message
         if role == Qt.ItemDataRole.FontRole and message.author == self.me:
-            from PySide6.QtGui import QFont
-
-            font = QFont()
-            font.setItalic(True)  # my own messages
-            return font
+            return _font(italic=True)  # my own messages
         return None
 
     def show_channel(self, channel: str) -> None:
