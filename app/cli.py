@@ -33,6 +33,7 @@ def _common(parser: argparse.ArgumentParser, *, top: bool = False) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     from . import (  # noqa: F401  (they register their commands)
+        analytics_commands,
         chat_commands,
         doc_commands,
         gui_command,

@@ -167,6 +167,8 @@ class Documents:
     def merge(self, document: Document, source: str, target: str) -> str:
         commit = document.merge(self.ws.identity, source, target)
         self.save(document, cache=[target])
+        if self.ws.on_merged is not None:
+            self.ws.on_merged(document.root.id)
         return commit
 
     def set_main(self, document: Document, branch: str) -> None:

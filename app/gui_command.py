@@ -24,7 +24,7 @@ def cmd_gui(args: argparse.Namespace) -> None:
 
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
     node = Node(_paths(args), port=args.port, interfaces=args.interface or None,
-                mdns=not args.no_mdns, peers=_addresses(args.peer))
+                mdns=not args.no_mdns, peers=_addresses(args.peer), ui="window")
     try:
         node.start()
     except NodeError as exc:

@@ -20,10 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from storage import Message, start_signature_helper
+from analytics.recorder import Recorder
+from core.objects import Object
+from storage import Message, NotFound, start_signature_helper
 from sync.peers import PeerBook
 from sync.service import SyncEvent, SyncService
 
+from .activity import Activity
 from .paths import Paths
 from .workspace import Workspace, WorkspaceError
 
@@ -46,7 +49,8 @@ class NodeLocked(NodeError):
 @dataclass(frozen=True)
 class NodeEvent:
     """kind: objects (new objects stored: detail["ids"]), peers (detail["online"]),
-    synced (a reconciliation round finished)."""
+    synced (a reconciliation round finished), delivered (my objects reached a peer:
+    Node.pending() shrank)."""
 
     kind: str
     detail: dict
@@ -87,7 +91,7 @@ class Node:
     def __init__(self, paths: Paths, *, port: int = 0, interfaces: list[str] | None = None,
                  mdns: bool = True, peers: list[tuple[str, int]] = (),
                  reconcile_interval: float | None = 30.0,
-                 clock: Callable[[], float] = time.time):
+                 clock: Callable[[], float] = time.time, ui: str = "serve"):
         self.paths = paths
         self._port = port
         self._interfaces = interfaces
@@ -95,6 +99,9 @@ class Node:
         self._initial_peers = list(peers)
         self._reconcile_interval = reconcile_interval
         self._clock = clock
+        self._ui = ui
+        self.recorder = Recorder(paths.data, clock=clock)
+        self.activity: Activity | None = None
         self._lock = DataLock(paths.data / "node.lock")
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -104,6 +111,7 @@ class Node:
         self._subscribers: list[Callable[[NodeEvent], None]] = []
         self.workspace: Workspace | None = None
         self.service: SyncService | None = None
+        self._pending: frozenset[bytes] = frozenset()
         self._stopped = False
 
     # Lifecycle ------------------------------------------------------------------------------
@@ -164,7 +172,10 @@ class Node:
                 on_event=self._on_sync_event, reconcile_interval=self._reconcile_interval)
             for host, port in self._initial_peers:
                 self.service.add_peer(host, port)
-            self.workspace.on_created = lambda obj: self.service.announce()
+            self._pending = frozenset(self.workspace.replica.undelivered(self.workspace.key))
+            self.activity = Activity(self.recorder, self._types_and_times)
+            self.workspace.on_created = self._created
+            self.workspace.on_merged = self.activity.merged_document
             start_signature_helper()  # a catch-up's first large batch need not wait for it
             await self.service.async_start()
         except BaseException as exc:  # reported to start()'s caller
@@ -173,6 +184,9 @@ class Node:
             self._ready.set()
             return
         self._ready.set()
+        from .cli import app_version
+
+        self.activity.started(app_version(), self._ui)
         await self._stop.wait()
         await self._shutdown()
 
@@ -181,6 +195,7 @@ class Node:
             await self.service.async_stop()
         if self.workspace is not None:
             self.workspace.close()
+        self.recorder.close()
 
     # Facade ---------------------------------------------------------------------------------
 
@@ -229,12 +244,35 @@ class Node:
     def online(self) -> set[bytes]:
         return self.call(lambda: self.service.online())
 
+    def pending(self) -> frozenset[bytes]:
+        """Ids of my objects no peer has received yet (safe from any thread)."""
+        return self._pending
+
+    def _created(self, obj: Object) -> None:
+        self._pending = self._pending | {obj.id}
+        self.service.announce()
+        self.activity.created(obj)
+
+    def _types_and_times(self, ids: list[bytes]) -> list[tuple[str, int]]:
+        out = []
+        for object_id in ids:
+            with contextlib.suppress(NotFound):
+                obj = self.workspace.replica.object(object_id)
+                out.append((obj.type, obj.ts))
+        return out
+
     def subscribe(self, callback: Callable[[NodeEvent], None]) -> Callable[[], None]:
         """Call `callback` (on the Node's thread) with every NodeEvent; returns unsubscribe."""
         self._subscribers.append(callback)
         return lambda: self._subscribers.remove(callback)
 
     def _on_sync_event(self, event: SyncEvent) -> None:
+        if event.kind == "delivered":
+            self._pending = frozenset(self.workspace.replica.undelivered(self.workspace.key))
+        elif event.kind == "session":
+            self.activity.session(event.detail)
+        elif event.kind == "rejected":
+            self.activity.rejected(event.detail["reason"])
         node_event = NodeEvent(event.kind, event.detail)
         for callback in list(self._subscribers):
             try:

@@ -76,6 +76,8 @@ class Workspace:
     clock: Callable[[], float] = time.time
     # Called with every object this workspace created (the Node hooks sync and the UI here).
     on_created: Callable[[Object], None] | None = None
+    # Called with a document's root id when I merge two of its branches (usage analytics).
+    on_merged: Callable[[bytes], None] | None = None
 
     # Opening ----------------------------------------------------------------------------------
 

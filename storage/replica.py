@@ -551,6 +551,26 @@ class Replica:
                 "SELECT oid, id, raw FROM objects WHERE oid > ? ORDER BY oid LIMIT ?",
                 (sequence, limit)).fetchall()
 
+    def delivered_sequence(self) -> int:
+        """Objects up to this storage sequence number have reached at least one peer."""
+        with self._read() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'delivered'").fetchone()
+        return int(row[0]) if row else 0
+
+    def set_delivered(self, sequence: int) -> None:
+        with self._write() as conn:
+            conn.execute("INSERT INTO meta (key, value) VALUES ('delivered', ?) ON CONFLICT (key) "
+                         "DO UPDATE SET value = MAX(CAST(value AS INTEGER), excluded.value)",
+                         (sequence,))
+
+    def undelivered(self, author: bytes) -> set[bytes]:
+        """Ids of `author`'s objects that no peer has received yet."""
+        with self._read() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'delivered'").fetchone()
+            return {r[0] for r in conn.execute(
+                "SELECT id FROM objects WHERE oid > ? AND author = ?",
+                (int(row[0]) if row else 0, author))}
+
     def data_version(self) -> int:
         """Changes when another connection (another process) commits to this file."""
         with self._lock:

@@ -44,7 +44,9 @@ STOP_TIMEOUT_S = 5.0
 
 @dataclass(frozen=True)
 class SyncEvent:
-    """What the service tells the Node: `kind` is peers | synced | objects."""
+    """What the service tells the Node: `kind` is peers | synced | objects | delivered, and
+    for usage analytics session (a sync session ended: its counts) | rejected (a peer's object
+    was refused: detail["reason"])."""
 
     kind: str
     detail: dict
@@ -76,6 +78,7 @@ class SyncService:
         self._http: aiohttp.ClientSession | None = None
         self._discovery: Discovery | None = None
         self._announced = self.replica.last_sequence()
+        self.delivered = self.replica.delivered_sequence()
         self._data_version = self.replica.data_version()
         self._stopping = False
         self.blocked: set[bytes] = set()
@@ -227,6 +230,7 @@ class SyncService:
             results = self.replica.ingest(event.raws)
             bad = [r for r in results if r.status is Status.REJECTED]
             if bad:
+                self.on_event(SyncEvent("rejected", {"reason": str(bad[0].reason)}))
                 session.protocol_error(f"peer sent an invalid object ({bad[0].reason})")
                 log.warning("cut off %s: it sent an invalid object: %s", connection.address,
                             bad[0].message)
@@ -248,6 +252,7 @@ class SyncService:
                 self.peers.save()
             self.on_event(SyncEvent("synced", {"peer": session.peer_key, "have": event.have,
                                                "need": event.need}))
+            self._delivered(self.replica.last_sequence())
         elif isinstance(event, Closed):
             stats = session.stats
             who = session.peer_key.hex()[:12] if session.peer_key else "?"
@@ -257,6 +262,12 @@ class SyncService:
                 stats.bytes_sent, stats.bytes_received, stats.objects_sent,
                 stats.objects_received, (time.monotonic() - connection.started) * 1000,
                 event.reason)
+            if session.peer_key is not None:
+                self.on_event(SyncEvent("session", {
+                    "peers": len(self.online()) + 1, "rounds": stats.rounds,
+                    "bytes": stats.bytes_sent + stats.bytes_received,
+                    "objects": stats.objects_sent + stats.objects_received,
+                    "duration_ms": round((time.monotonic() - connection.started) * 1000)}))
 
     def _duplicate(self, connection: Connection, peer_key: bytes) -> bool:
         """Two connections to one peer (each side dialled): both sides keep the one dialled
@@ -290,9 +301,20 @@ class SyncService:
             self._announced = rows[-1][0]
             ids = [row[1] for row in rows]
             raws = [row[2] for row in rows]
+            reached = False
             for connection in self.connections.values():
                 connection.push(raws, ids)
+                reached = reached or connection.session.connected
             self.on_event(SyncEvent("objects", {"ids": ids}))
+            if reached:
+                self._delivered(self._announced)
+
+    def _delivered(self, sequence: int) -> None:
+        """Objects up to `sequence` reached a peer (pushed on a live session, or reconciled)."""
+        if sequence > self.delivered:
+            self.delivered = sequence
+            self.replica.set_delivered(sequence)
+            self.on_event(SyncEvent("delivered", {"sequence": sequence}))
 
     async def _watch_loop(self) -> None:
         """Notice objects another process wrote to the replica (PRAGMA data_version)."""

@@ -27,6 +27,7 @@ class NodeBridge(QObject):
     objectsAdded = Signal(list)  # ids of newly stored objects
     peersChanged = Signal(int)  # number of connected peers
     synced = Signal(dict)
+    delivered = Signal()  # node.pending() changed: messages no peer had have reached one
     failed = Signal(str)  # a background call failed; the message is for a person
 
     def __init__(self, node: Node, parent: QObject | None = None):
@@ -57,6 +58,8 @@ class NodeBridge(QObject):
         elif event.kind == "peers":
             online = int(event.detail["online"])
             self._post(lambda: self.peersChanged.emit(online))
+        elif event.kind == "delivered":
+            self._post(self.delivered.emit)
         elif event.kind == "synced":
             detail = dict(event.detail)
             self._post(lambda: self.synced.emit(detail))

@@ -56,6 +56,16 @@ class DocumentPane(QWidget):
         fork.clicked.connect(self._fork)
         merge = QPushButton("Merge into main")
         merge.clicked.connect(lambda: self.merge(self.branch, "main"))
+        make_main = QPushButton("Set as main")
+        make_main.clicked.connect(lambda: self.set_main(self.branch))
+        undo = QPushButton("Undo", toolTip="Undo my last edit (Ctrl+Z)")
+        undo.clicked.connect(self.undo)
+        redo = QPushButton("Redo", toolTip="Redo (Ctrl+Shift+Z)")
+        redo.clicked.connect(self.redo)
+        rename = QPushButton("Rename…")
+        rename.clicked.connect(self._rename)
+        tag = QPushButton("Tag…", toolTip="Name the selected version (or the latest)")
+        tag.clicked.connect(self._tag)
         self.editor = QPlainTextEdit(objectName="docEditor")
         self.editor.textChanged.connect(self._typed)
         self.history = QListWidget(objectName="historyView")
@@ -68,6 +78,11 @@ class DocumentPane(QWidget):
         bar.addWidget(self.branch_selector)
         bar.addWidget(fork)
         bar.addWidget(merge)
+        bar.addWidget(make_main)
+        tools = QHBoxLayout()
+        for button in (undo, redo, rename, tag):
+            tools.addWidget(button)
+        tools.addStretch(1)
         side = QSplitter(Qt.Orientation.Vertical)
         side.addWidget(self.history)
         side.addWidget(self.version)
@@ -77,6 +92,7 @@ class DocumentPane(QWidget):
         body.setSizes([600, 240])
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
+        layout.addLayout(tools)
         layout.addWidget(body, 1)
 
         self._pause = QTimer(self, singleShot=True, interval=PAUSE_MS)
@@ -100,7 +116,8 @@ class DocumentPane(QWidget):
         branches = [(b.name, b.main) for b in document.branches()]
         heads = document.heads(self.branch)
         return (document.title, branches, heads, document.text(heads),
-                document.history(self.branch), self._docs().ws.replica.nicknames())
+                document.history(self.branch), self._docs().ws.replica.nicknames(),
+                document.tags())
 
     # Showing -----------------------------------------------------------------------------------
 
@@ -134,7 +151,10 @@ class DocumentPane(QWidget):
         if self.editor.toPlainText() != self.committed:  # typed while the snapshot was made
             self.reload()
             return
-        title, branches, heads, text, history, nicks = snapshot
+        title, branches, heads, text, history, nicks, tags = snapshot
+        tagged: dict[str, list[str]] = {}
+        for name, commit in sorted(tags.items()):
+            tagged.setdefault(commit, []).append(name)
         self.title.setText(title)
         self.branch_selector.clear()
         for name, main in branches:
@@ -146,7 +166,8 @@ class DocumentPane(QWidget):
         for commit in reversed(history):
             when = datetime.fromtimestamp(commit.ts / 1000).strftime("%Y-%m-%d %H:%M")
             who = nicks.get(commit.author, commit.author.hex()[:6])
-            self.history.addItem(f"{when}  {who}  {commit.kind}  {commit.id[:8]}")
+            labels = "".join(f"  [{name}]" for name in tagged.get(commit.id, ()))
+            self.history.addItem(f"{when}  {who}  {commit.kind}  {commit.id[:8]}{labels}")
             self.history.item(self.history.count() - 1).setData(Qt.ItemDataRole.UserRole,
                                                                 commit.id)
         self.changed.emit()
@@ -277,6 +298,39 @@ class DocumentPane(QWidget):
 
         self.commit_now(then=lambda: self.bridge.run(
             work, done=lambda _: self.open(self.doc_id, target)))
+
+    def set_main(self, branch: str) -> None:
+        def work():
+            self._docs().set_main(self._document(), branch)
+
+        self.bridge.run(work, done=lambda _: self.reload())
+
+    def rename(self, title: str) -> None:
+        def work():
+            self._docs().rename(self._document(), title)
+
+        self.bridge.run(work, done=lambda _: self.reload())
+
+    def _rename(self) -> None:
+        title, ok = QInputDialog.getText(self, "Rename", "Title:", text=self.title.text())
+        if ok and title.strip():
+            self.rename(title.strip())
+
+    def tag(self, name: str, commit: str | None = None) -> None:
+        """Tag `commit` (default: the branch's latest) once my typing is committed."""
+        branch = self.branch
+
+        def work():
+            self._docs().tag(self._document(), name, commit, branch)
+
+        self.commit_now(then=lambda: self.bridge.run(work, done=lambda _: self.reload()))
+
+    def _tag(self) -> None:
+        selected = self.history.currentItem()
+        commit = selected.data(Qt.ItemDataRole.UserRole) if selected else None
+        name, ok = QInputDialog.getText(self, "Tag", "Tag name:")
+        if ok and name.strip():
+            self.tag(name.strip(), commit)
 
     def _show_version(self, item) -> None:
         commit = item.data(Qt.ItemDataRole.UserRole)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtCore import QModelIndex, Qt, QTimer
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QInputDialog,
@@ -12,7 +11,6 @@ from PySide6.QtWidgets import (
     QListView,
     QListWidget,
     QMainWindow,
-    QPlainTextEdit,
     QPushButton,
     QSplitter,
     QStackedWidget,
@@ -25,27 +23,13 @@ from app.node import Node
 
 from .bridge import NodeBridge
 from .commands import run_command
+from .composer import Composer
 from .dialogs import PeersDialog, SettingsDialog
 from .document_pane import DocumentPane
+from .message_view import MessageView
 from .models import ChannelListModel, MessageListModel
 
 DEFAULT_CHANNEL = "general"
-
-
-class Composer(QPlainTextEdit):
-    """Enter sends, Shift+Enter starts a new line."""
-
-    submitted = Signal(str)
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not (
-                event.modifiers() & Qt.KeyboardModifier.ShiftModifier):
-            text = self.toPlainText().strip()
-            if text:
-                self.submitted.emit(text)
-                self.clear()
-            return
-        super().keyPressEvent(event)
 
 
 class MainWindow(QMainWindow):
@@ -76,13 +60,7 @@ class MainWindow(QMainWindow):
 
         self.messages = MessageListModel(self.bridge)
         self.messages.me = node.key
-        self.message_view = QListView(objectName="messageView")
-        self.message_view.setModel(self.messages)
-        self.message_view.setWordWrap(True)
-        # Lay rows out in batches: a channel scrolled back through 100,000 messages would
-        # otherwise be laid out whole on every page that loads.
-        self.message_view.setLayoutMode(QListView.LayoutMode.Batched)
-        self.message_view.setBatchSize(200)
+        self.message_view = MessageView(self.messages)
         self.messages.modelReset.connect(self.message_view.scrollToBottom)
         self.messages.modelReset.connect(self._select_jump)
         self.messages.modelReset.connect(self._mark_read)
@@ -255,9 +233,9 @@ class MainWindow(QMainWindow):
         self.bridge.run(lambda: Documents(ws).list(), done=self._documents_loaded)
 
     def _documents_loaded(self, summaries) -> None:
-        shown = [self.document_list.item(i).data(Qt.ItemDataRole.UserRole)
-                 for i in range(self.document_list.count())]
-        if shown == [s.id for s in summaries]:
+        shown = [(self.document_list.item(i).data(Qt.ItemDataRole.UserRole),
+                  self.document_list.item(i).text()) for i in range(self.document_list.count())]
+        if shown == [(s.id, s.title) for s in summaries]:
             return
         self.document_list.clear()
         for summary in summaries:

@@ -95,3 +95,32 @@ def test_fork_and_merge_from_the_branch_selector(qtbot, window, pair):  # noqa: 
     qtbot.waitUntil(lambda: pane.branch == "main"
                     and pane.editor.toPlainText() == "step one, step two", timeout=WAIT_MS)
     assert doc_text(pair[0], doc_id, "main") == "step one, step two"
+
+
+def test_rename_tag_set_main_and_undo_from_the_pane(qtbot, window, pair):  # noqa: F811
+    node_a = pair[0]
+    doc_id = open_new(qtbot, window, "Draft")
+    pane = window.document_pane
+    type_into(pane, "one")
+    qtbot.waitUntil(lambda: doc_text(node_a, doc_id) == "one", timeout=WAIT_MS)
+    pane.rename("Final")
+    qtbot.waitUntil(lambda: pane.title.text() == "Final", timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: window.document_list.item(0).text() == "Final", timeout=WAIT_MS)
+
+    pane.tag("v1")
+    qtbot.waitUntil(lambda: any("[v1]" in pane.history.item(i).text()
+                                for i in range(pane.history.count())), timeout=WAIT_MS)
+
+    pane.editor.setPlainText("one two")
+    pane.commit_now()
+    qtbot.waitUntil(lambda: doc_text(node_a, doc_id) == "one two", timeout=WAIT_MS)
+    pane.undo()
+    qtbot.waitUntil(lambda: doc_text(node_a, doc_id) == "one", timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: pane.editor.toPlainText() == "one", timeout=WAIT_MS)
+
+    pane.fork("wip")
+    qtbot.waitUntil(lambda: pane.branch == "wip" and pane.branch_selector.count() == 2,
+                    timeout=WAIT_MS)
+    pane.set_main("wip")
+    qtbot.waitUntil(lambda: pane.branch_selector.currentText() == "wip (main)",
+                    timeout=WAIT_MS)

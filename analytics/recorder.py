@@ -1,0 +1,283 @@
+"""The opt-in recorder: anonymized, schema-checked events spooled to a local file.
+
+Off until switched on. Every event carries a pseudonymous id that changes every UTC day and an
+hour-truncated time; stream ids become keyed hashes that also change every day, so nothing
+links one day's events to another's. Switching off deletes the spool at once, queues a request
+that the collector delete what it holds of this install, and forgets the install's secret.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import logging
+import os
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from .events import SCHEMA_VERSION, EventError, hour, validate
+
+log = logging.getLogger(__name__)
+
+SPOOL_MAX_EVENTS = 100_000  # beyond this, the oldest events are dropped
+SETTINGS_RECHECK_S = 2.0  # how often a running app notices `hearth analytics enable|disable`
+MAX_DELETION_PIDS = 1000  # pids per deletion request (one per day analytics was on)
+
+
+class AnalyticsError(Exception):
+    """A setting that cannot be applied; the message is for a person."""
+
+
+@dataclass(frozen=True)
+class Status:
+    enabled: bool
+    collector: str | None
+    spooled: int
+    pending_deletions: int
+    folder: Path
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Write `data` to `path` atomically, readable by the owner only."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def check_collector_url(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise AnalyticsError(f"collector URL {url!r} must look like http://HOST:PORT")
+    return url.rstrip("/")
+
+
+class Recorder:
+    """Records events for one data folder. Thread-safe; `record` never raises."""
+
+    def __init__(self, data_dir: Path, *, clock: Callable[[], float] = time.time):
+        self.folder = Path(data_dir) / "analytics"
+        self._settings_path = self.folder / "settings.json"
+        self._secret_path = self.folder / "install.key"
+        self._spool_path = self.folder / "spool.sqlite3"
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._settings: dict = {}
+        self._settings_mtime: float | None = None
+        self._checked = 0.0
+        self._secret: bytes | None = None
+        self._spool: sqlite3.Connection | None = None
+        self._reload()
+
+    # Settings ----------------------------------------------------------------------------------
+
+    def _reload(self) -> None:
+        try:
+            mtime = self._settings_path.stat().st_mtime_ns
+        except FileNotFoundError:
+            mtime = None
+        if mtime == self._settings_mtime:
+            return
+        settings: dict = {}
+        if mtime is not None:
+            try:
+                settings = json.loads(self._settings_path.read_text())
+                if not isinstance(settings, dict):
+                    raise ValueError("not an object")
+            except (OSError, ValueError) as exc:
+                log.warning("analytics settings unreadable (%s): analytics stay off", exc)
+                settings = {}
+        self._settings, self._settings_mtime = settings, mtime
+        self._secret = None
+        if not settings.get("enabled"):
+            self._close_spool()
+
+    def _maybe_reload(self) -> None:
+        now = time.monotonic()
+        if now - self._checked >= SETTINGS_RECHECK_S:
+            self._checked = now
+            self._reload()
+
+    def _save(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _write_private(self._settings_path, json.dumps(self._settings, sort_keys=True).encode())
+        self._settings_mtime = self._settings_path.stat().st_mtime_ns
+
+    @property
+    def enabled(self) -> bool:
+        with self._lock:
+            self._maybe_reload()
+            return bool(self._settings.get("enabled"))
+
+    @property
+    def collector(self) -> str | None:
+        with self._lock:
+            self._maybe_reload()
+            return self._settings.get("collector")
+
+    def enable(self, collector: str | None = None) -> None:
+        with self._lock:
+            self._reload()
+            self._settings["enabled"] = True
+            if collector:
+                self._settings["collector"] = check_collector_url(collector)
+            self._save()
+
+    def disable(self) -> None:
+        """Stop recording, delete the spool now, and queue the collector's deletion request."""
+        with self._lock:
+            self._reload()
+            days = self._settings.pop("days", [])
+            secret = self._load_secret(create=False)
+            if secret is not None and days:
+                pids = [self._pid(secret, day) for day in days][-MAX_DELETION_PIDS:]
+                self._settings.setdefault("deletions", []).append(pids)
+            self._settings["enabled"] = False
+            self._close_spool()
+            for path in (self._spool_path, *self._spool_path.parent.glob("spool.sqlite3-*"),
+                         self._secret_path):
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+            self._secret = None
+            self._save()
+
+    def status(self) -> Status:
+        with self._lock:
+            self._reload()
+            spool = self._open_spool() if self._settings.get("enabled") else None
+            spooled = spool.execute("SELECT COUNT(*) FROM events").fetchone()[0] if spool else 0
+            return Status(bool(self._settings.get("enabled")), self._settings.get("collector"),
+                          spooled, len(self._settings.get("deletions", [])), self.folder)
+
+    # Anonymization -----------------------------------------------------------------------------
+
+    def _load_secret(self, *, create: bool) -> bytes | None:
+        if self._secret is not None:
+            return self._secret
+        try:
+            secret = self._secret_path.read_bytes()
+            if len(secret) == 32:
+                self._secret = secret
+                return secret
+        except FileNotFoundError:
+            pass
+        if not create:
+            return None
+        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._secret = secrets.token_bytes(32)
+        _write_private(self._secret_path, self._secret)
+        return self._secret
+
+    @staticmethod
+    def _keyed(secret: bytes, label: bytes, value: bytes) -> str:
+        return hmac.new(secret, label + b"\0" + value, hashlib.sha256).hexdigest()[:32]
+
+    def _pid(self, secret: bytes, day: str) -> str:
+        return self._keyed(secret, b"pid", day.encode())
+
+    def _day(self) -> str:
+        return datetime.fromtimestamp(self._clock(), UTC).strftime("%Y-%m-%d")
+
+    def hash_id(self, value: bytes) -> str:
+        """A stream or document id as a keyed hash that changes every day."""
+        with self._lock:
+            secret = self._load_secret(create=True)
+            return self._keyed(secret, b"id:" + self._day().encode(), value)
+
+    # Recording ---------------------------------------------------------------------------------
+
+    def record(self, event: str, **fields: object) -> bool:
+        """Spool one event if analytics are on. Returns whether it was recorded."""
+        try:
+            with self._lock:
+                self._maybe_reload()
+                if not self._settings.get("enabled"):
+                    return False
+                secret = self._load_secret(create=True)
+                day = self._day()
+                line = {"event": event, "schema": SCHEMA_VERSION, "ts": hour(self._clock()),
+                        "pid": self._pid(secret, day), **fields}
+                validate(line)
+                spool = self._open_spool()
+                with spool:
+                    spool.execute("INSERT INTO events (line) VALUES (?)",
+                                  (json.dumps(line, sort_keys=True, separators=(",", ":")),))
+                    spool.execute("DELETE FROM events WHERE seq <= (SELECT MAX(seq) FROM events)"
+                                  " - ?", (SPOOL_MAX_EVENTS,))
+                if day not in self._settings.setdefault("days", []):
+                    self._settings["days"].append(day)
+                    self._save()
+                return True
+        except EventError as exc:  # a bug in a caller: never an app failure
+            log.warning("analytics event %s not recorded: %s", event, exc)
+        except (OSError, sqlite3.Error) as exc:
+            log.warning("analytics spool unavailable: %s", exc)
+        return False
+
+    # The spool, as the shipper sees it --------------------------------------------------------
+
+    def _open_spool(self) -> sqlite3.Connection:
+        if self._spool is None:
+            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(self._spool_path, os.O_RDWR | os.O_CREAT, 0o600)
+            os.close(fd)
+            conn = sqlite3.connect(self._spool_path, check_same_thread=False, timeout=5)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")  # losing the last event to a crash is fine
+            conn.execute("CREATE TABLE IF NOT EXISTS events "
+                         "(seq INTEGER PRIMARY KEY AUTOINCREMENT, line TEXT NOT NULL)")
+            self._spool = conn
+        return self._spool
+
+    def _close_spool(self) -> None:
+        if self._spool is not None:
+            self._spool.close()
+            self._spool = None
+
+    def take_batch(self, max_lines: int) -> tuple[int, list[str]] | None:
+        """The oldest spooled events: (batch id, JSON lines), or None when there are none."""
+        with self._lock:
+            self._maybe_reload()
+            if not self._settings.get("enabled"):
+                return None
+            rows = self._open_spool().execute(
+                "SELECT seq, line FROM events ORDER BY seq LIMIT ?", (max_lines,)).fetchall()
+            return (rows[-1][0], [line for _, line in rows]) if rows else None
+
+    def ack(self, batch_id: int) -> None:
+        """The collector has the batch: drop it from the spool."""
+        with self._lock:
+            if self._spool is not None:
+                with self._spool:
+                    self._spool.execute("DELETE FROM events WHERE seq <= ?", (batch_id,))
+
+    def pending_deletions(self) -> list[list[str]]:
+        with self._lock:
+            self._maybe_reload()
+            return [list(pids) for pids in self._settings.get("deletions", [])]
+
+    def ack_deletion(self, index: int) -> None:
+        with self._lock:
+            self._reload()
+            deletions = self._settings.get("deletions", [])
+            if 0 <= index < len(deletions):
+                del deletions[index]
+                self._save()
+
+    def close(self) -> None:
+        with self._lock:
+            self._close_spool()

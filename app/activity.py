@@ -1,0 +1,84 @@
+"""What the Node tells the analytics recorder: app activity turned into anonymized events.
+
+Only counts, buckets, reason codes and keyed hashes leave here: never text, names or keys.
+A conflict is recorded by the node whose own post or commit merges the concurrent heads (it
+links to all of them), so each conflict is counted once, with the time from the fork (the
+oldest of the merged heads) to that merge.
+"""
+
+from __future__ import annotations
+
+import logging
+import platform
+from collections.abc import Callable
+
+from analytics.events import length_bucket, pow2
+from analytics.recorder import Recorder
+from core.errors import Reason
+from core.objects import Object
+
+log = logging.getLogger(__name__)
+
+REJECTION_REASONS = frozenset(r.value for r in Reason)
+CHAT_KINDS = frozenset({"post/text", "post/topic", "post/join", "post/leave", "post/delete"})
+
+
+def _platform() -> str:
+    system = platform.system().lower()
+    return system if system in ("linux", "darwin", "windows") else "other"
+
+
+class Activity:
+    """Feeds a Recorder from the Node's thread. `heads_of(ids)` gives (type, ts) of objects
+    the replica holds, for telling merges apart."""
+
+    def __init__(self, recorder: Recorder, heads_of: Callable[[list[bytes]], list[tuple[str, int]]]):
+        self.recorder = recorder
+        self._heads_of = heads_of
+
+    def started(self, version: str, ui: str) -> None:
+        self.recorder.record("app_started", version=version.split("+")[0] if version[0].isdigit()
+                             else "0.0.0", platform=_platform(), ui=ui)
+
+    def created(self, obj: Object) -> None:
+        """One of my objects was stored."""
+        if not self.recorder.enabled:
+            return
+        record, stream = self.recorder.record, self.recorder.hash_id(obj.stream)
+        if obj.type == "post/text":
+            record("message_sent", length=length_bucket(len(obj.body["text"])))
+        elif obj.type == "post/join":
+            record("channel_joined", stream=stream)
+        elif obj.type == "doc/commit":
+            record("doc_commit", stream=stream, size=pow2(len(obj.raw)))
+        elif obj.type == "doc/branch":
+            record("doc_fork", stream=stream)
+        if len(obj.links) > 1 and (obj.type in CHAT_KINDS or obj.type == "doc/commit"):
+            self._merged(obj, stream)
+
+    def _merged(self, obj: Object, stream: str) -> None:
+        heads = self._heads_of(list(obj.links))
+        if len(heads) < 2:  # links this replica cannot see: nothing to say about them
+            return
+        record = self.recorder.record
+        if obj.type == "doc/commit":
+            record("conflict", kind="concurrent_doc_edit", heads=len(heads), stream=stream)
+        else:
+            record("conflict", kind="concurrent_heads", heads=len(heads), stream=stream)
+            topics = sum(1 for kind, _ in heads if kind == "post/topic")
+            if topics > 1:
+                record("conflict", kind="lww_overwrite", heads=topics, stream=stream)
+        record("convergence", ms=max(0, obj.ts - min(ts for _, ts in heads)), stream=stream)
+
+    def merged_document(self, root: bytes) -> None:
+        self.recorder.record("doc_merge", stream=self.recorder.hash_id(root))
+
+    def session(self, detail: dict) -> None:
+        self.recorder.record("sync_session", peers=max(1, int(detail["peers"])),
+                             rounds=int(detail["rounds"]), bytes=pow2(int(detail["bytes"])),
+                             objects=int(detail["objects"]),
+                             duration_ms=max(0, int(detail["duration_ms"])))
+
+    def rejected(self, reason: str) -> None:
+        if reason in REJECTION_REASONS:
+            self.recorder.record("rejection", reason=reason)

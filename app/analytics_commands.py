@@ -1,0 +1,94 @@
+"""`hearth analytics ...`: switch the opt-in recorder, see what it holds, run a collector.
+Each command calls the analytics library API of the same name."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from analytics.recorder import AnalyticsError, Recorder
+
+from .chat_commands import _errors
+from .cli import COMMANDS, CLIError
+from .paths import PathError, Paths
+
+WHAT_IS_COLLECTED = (
+    "Collected when on: which features are used (messages sent, with their length rounded to a "
+    "bucket; channels joined; document commits, forks and merges), how sync sessions went "
+    "(peers, rounds, bytes rounded, duration), how often replicas conflicted and how long they "
+    "took to converge, and why objects were refused. Never: what anyone wrote, names, keys or "
+    "addresses. The id sent changes every day, and times are rounded to the hour."
+)
+
+
+def _recorder(args: argparse.Namespace) -> Recorder:
+    try:
+        return Recorder(Paths.resolve(args.data, None).data)
+    except PathError as exc:
+        raise CLIError(str(exc)) from None
+
+
+def _checked(handler: Callable[[argparse.Namespace], None]) -> Callable[[argparse.Namespace], None]:
+    def run(args: argparse.Namespace) -> None:
+        try:
+            handler(args)
+        except AnalyticsError as exc:
+            raise CLIError(str(exc)) from None
+    return run
+
+
+def cmd_enable(args: argparse.Namespace) -> None:
+    _recorder(args).enable(args.collector)
+    print("analytics on. " + WHAT_IS_COLLECTED)
+
+
+def cmd_disable(args: argparse.Namespace) -> None:
+    _recorder(args).disable()
+    print("analytics off: the local spool is deleted, and the collector will be asked to "
+          "delete what it has from this computer")
+
+
+def cmd_status(args: argparse.Namespace) -> None:
+    status = _recorder(args).status()
+    if args.json:
+        print(json.dumps({"enabled": status.enabled, "collector": status.collector,
+                          "spooled": status.spooled,
+                          "pending_deletions": status.pending_deletions}))
+        return
+    print(f"analytics {'on' if status.enabled else 'off'}; collector: "
+          f"{status.collector or 'none set'}; {status.spooled} events waiting; "
+          f"{status.pending_deletions} deletion requests waiting")
+
+
+def cmd_collect(args: argparse.Namespace) -> None:
+    from analytics.collector import run
+
+    run(args.host, args.port, Path(args.out))
+
+
+def register(sub: argparse._SubParsersAction, common: Callable) -> None:
+    parser = sub.add_parser("analytics", help="opt-in anonymized usage analytics",
+                            description="opt-in anonymized usage analytics. " + WHAT_IS_COLLECTED)
+    analytics_sub = parser.add_subparsers(dest="analytics_command", metavar="COMMAND",
+                                          required=True)
+
+    def add(name: str, handler: Callable, help: str) -> argparse.ArgumentParser:
+        p = analytics_sub.add_parser(name, help=help, description=help)
+        common(p)
+        p.set_defaults(handler=_errors(_checked(handler)))
+        return p
+
+    p = add("enable", cmd_enable, "turn usage analytics on (for this data folder)")
+    p.add_argument("--collector", metavar="URL", help="where to send events, http://HOST:PORT")
+    add("disable", cmd_disable, "turn analytics off, delete the spool, ask for deletion")
+    p = add("status", cmd_status, "whether analytics are on and what is waiting to be sent")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p = add("collect", cmd_collect, "run a collector server that stores events it receives")
+    p.add_argument("--port", type=int, required=True, help="port to listen on")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--out", required=True, metavar="DIR", help="folder for the event files")
+
+
+COMMANDS.append(register)

@@ -1,0 +1,155 @@
+"""The recorder: off by default, schema-valid anonymized events, daily pseudonyms, deletion."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import stat
+
+import pytest
+
+from analytics import recorder as recorder_module
+from analytics.events import validate
+from analytics.recorder import AnalyticsError, Recorder
+
+DAY = 86_400.0
+T0 = 1_795_000_000.0  # 2026-11-18, mid-morning UTC
+
+
+class Clock:
+    def __init__(self, now: float = T0):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def spooled(rec: Recorder) -> list[dict]:
+    batch = rec.take_batch(10_000)
+    return [json.loads(line) for line in batch[1]] if batch else []
+
+
+def test_off_by_default_records_nothing_and_writes_nothing(tmp_path):
+    rec = Recorder(tmp_path)
+    assert not rec.enabled
+    assert rec.record("message_sent", length=16) is False
+    assert not (tmp_path / "analytics").exists()
+    assert rec.take_batch(10) is None
+
+
+def test_events_are_schema_valid_hour_truncated_and_keyed(tmp_path):
+    clock = Clock()
+    rec = Recorder(tmp_path, clock=clock)
+    rec.enable("http://127.0.0.1:9")
+    assert rec.record("message_sent", length=64)
+    assert rec.record("channel_joined", stream=rec.hash_id(b"\x01" * 32))
+    events = spooled(rec)
+    assert [e["event"] for e in events] == ["message_sent", "channel_joined"]
+    for event in events:
+        validate(event)
+        assert event["ts"].endswith(":00:00Z")
+        assert len(event["pid"]) == 32
+    assert events[1]["stream"] != (b"\x01" * 32).hex()[:32]
+
+
+def test_a_bad_event_is_dropped_without_raising(tmp_path):
+    rec = Recorder(tmp_path)
+    rec.enable()
+    assert rec.record("message_sent", length=16, text="hello") is False  # extra field
+    assert rec.record("no_such_event") is False
+    assert spooled(rec) == []
+
+
+def test_pseudonyms_rotate_every_utc_day(tmp_path):
+    clock = Clock()
+    rec = Recorder(tmp_path, clock=clock)
+    rec.enable()
+    stream = b"\x02" * 32
+    rec.record("channel_joined", stream=rec.hash_id(stream))
+    clock.now += 3600
+    rec.record("channel_joined", stream=rec.hash_id(stream))
+    clock.now += DAY
+    rec.record("channel_joined", stream=rec.hash_id(stream))
+    first, same_day, next_day = spooled(rec)
+    assert first["pid"] == same_day["pid"] and first["stream"] == same_day["stream"]
+    assert next_day["pid"] != first["pid"]
+    assert next_day["stream"] != first["stream"]  # nothing links the two days
+
+
+def test_disable_deletes_the_spool_and_queues_deletion_of_every_days_pids(tmp_path):
+    clock = Clock()
+    rec = Recorder(tmp_path, clock=clock)
+    rec.enable("http://127.0.0.1:9")
+    rec.record("message_sent", length=0)
+    clock.now += DAY
+    rec.record("message_sent", length=0)
+    pids = {e["pid"] for e in spooled(rec)}
+    assert len(pids) == 2
+    rec.disable()
+    assert not rec.enabled
+    assert not (tmp_path / "analytics" / "spool.sqlite3").exists()
+    assert not (tmp_path / "analytics" / "install.key").exists()
+    assert [set(d) for d in rec.pending_deletions()] == [pids]
+    assert rec.record("message_sent", length=0) is False
+    rec.ack_deletion(0)
+    assert rec.pending_deletions() == []
+    # Switching on again starts a new pseudonym: the old one is not linkable to it.
+    rec.enable()
+    rec.record("message_sent", length=0)
+    assert spooled(rec)[0]["pid"] not in pids
+
+
+def test_a_running_app_notices_the_cli_switching_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(recorder_module, "SETTINGS_RECHECK_S", 0.0)
+    app_side, cli_side = Recorder(tmp_path), Recorder(tmp_path)
+    cli_side.enable()
+    assert app_side.record("message_sent", length=16)
+    cli_side.disable()
+    assert not app_side.record("message_sent", length=16)
+
+
+def test_files_are_private_and_the_spool_is_bounded(tmp_path, monkeypatch):
+    monkeypatch.setattr(recorder_module, "SPOOL_MAX_EVENTS", 5)
+    rec = Recorder(tmp_path)
+    rec.enable()
+    for _ in range(12):
+        rec.record("message_sent", length=16)
+    assert len(spooled(rec)) == 5
+    folder = tmp_path / "analytics"
+    for name in ("install.key", "settings.json", "spool.sqlite3"):
+        assert stat.S_IMODE((folder / name).stat().st_mode) == 0o600, name
+
+
+def test_ack_drops_shipped_events_only(tmp_path):
+    rec = Recorder(tmp_path)
+    rec.enable()
+    for length in (0, 16, 64):
+        rec.record("message_sent", length=length)
+    batch_id, lines = rec.take_batch(2)
+    assert len(lines) == 2
+    rec.ack(batch_id)
+    assert [e["length"] for e in spooled(rec)] == [64]
+
+
+def test_a_collector_url_must_be_http(tmp_path):
+    with pytest.raises(AnalyticsError, match="http://HOST:PORT"):
+        Recorder(tmp_path).enable("ftp://example.org")
+
+
+def test_unreadable_settings_leave_analytics_off(tmp_path):
+    folder = tmp_path / "analytics"
+    folder.mkdir()
+    (folder / "settings.json").write_text("{not json")
+    rec = Recorder(tmp_path)
+    assert not rec.enabled
+    assert rec.record("message_sent", length=16) is False
+
+
+def test_spool_survives_a_restart(tmp_path):
+    rec = Recorder(tmp_path)
+    rec.enable()
+    rec.record("message_sent", length=16)
+    rec.close()
+    assert [e["event"] for e in spooled(Recorder(tmp_path))] == ["message_sent"]
+    with sqlite3.connect(tmp_path / "analytics" / "spool.sqlite3") as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
