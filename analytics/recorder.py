@@ -31,6 +31,14 @@ SPOOL_MAX_EVENTS = 100_000  # beyond this, the oldest events are dropped
 SETTINGS_RECHECK_S = 2.0  # how often a running app notices `hearth analytics enable|disable`
 MAX_DELETION_PIDS = 1000  # pids per deletion request (one per day analytics was on)
 
+WHAT_IS_COLLECTED = (
+    "Collected when on: which features are used (messages sent, with their length rounded to a "
+    "bucket; channels joined; document commits, forks and merges), how sync sessions went "
+    "(peers, rounds, bytes rounded, duration), how often replicas conflicted and how long they "
+    "took to converge, and why objects were refused. Never: what anyone wrote, names, keys or "
+    "addresses. The id sent changes every day, and times are rounded to the hour."
+)
+
 
 class AnalyticsError(Exception):
     """A setting that cannot be applied; the message is for a person."""

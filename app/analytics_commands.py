@@ -8,19 +8,11 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from analytics.recorder import AnalyticsError, Recorder
+from analytics.recorder import WHAT_IS_COLLECTED, AnalyticsError, Recorder
 
 from .chat_commands import _errors
 from .cli import COMMANDS, CLIError
 from .paths import PathError, Paths
-
-WHAT_IS_COLLECTED = (
-    "Collected when on: which features are used (messages sent, with their length rounded to a "
-    "bucket; channels joined; document commits, forks and merges), how sync sessions went "
-    "(peers, rounds, bytes rounded, duration), how often replicas conflicted and how long they "
-    "took to converge, and why objects were refused. Never: what anyone wrote, names, keys or "
-    "addresses. The id sent changes every day, and times are rounded to the hour."
-)
 
 
 def _recorder(args: argparse.Namespace) -> Recorder:
@@ -65,7 +57,11 @@ def cmd_status(args: argparse.Namespace) -> None:
 def cmd_collect(args: argparse.Namespace) -> None:
     from analytics.collector import run
 
-    run(args.host, args.port, Path(args.out))
+    try:
+        run(args.host, args.port, Path(args.out))
+    except OSError as exc:
+        raise CLIError(f"cannot collect on {args.host}:{args.port} into {args.out}: "
+                       f"{exc.strerror or exc}") from None
 
 
 def register(sub: argparse._SubParsersAction, common: Callable) -> None:

@@ -88,20 +88,21 @@ then run `hearth` again to stay in sync with the people on your network.
 
 
 def _start(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    """`hearth` alone: the window on the workspace (or, with no display, this computer's
-    headless node), or how to create a workspace first."""
+    """`hearth` alone: the window on the workspace (on a first run it creates one and welcomes
+    the person), or, with no display, this computer's headless node or how to start one."""
     from .paths import PathError, Paths
 
     try:
         paths = Paths.resolve(args.data, args.workspace)
     except PathError as exc:
         raise CLIError(str(exc)) from None
-    if not paths.replica.exists():
-        print(WELCOME, end="")
-        return 0
     from .gui_command import display_available
 
-    serve = parser.parse_args(["gui" if display_available() else "serve"])
+    window = display_available()
+    if not paths.replica.exists() and not window:
+        print(WELCOME, end="")
+        return 0
+    serve = parser.parse_args(["gui" if window else "serve"])
     serve.data, serve.workspace = args.data, args.workspace
     return serve.handler(serve) or 0
 

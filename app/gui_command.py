@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from .chat_commands import _errors, _paths
 from .cli import COMMANDS, CLIError
+from .paths import DEFAULT_WORKSPACE, Paths
 from .sync_commands import LOG_FORMAT, _addresses, add_node_options
 
 
@@ -20,18 +21,38 @@ def display_available() -> bool:
 
 
 def cmd_gui(args: argparse.Namespace) -> None:
-    from .node import Node, NodeError
+    from .node import Node, NodeError, NodeLocked
+    from .paths import workspaces
+    from .workspace import Workspace, default_nick
 
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
-    node = Node(_paths(args), port=args.port, interfaces=args.interface or None,
-                mdns=not args.no_mdns, peers=_addresses(args.peer), ui="window")
+    paths = _paths(args)
+    # A first run: an identity and a default workspace, then the window asks for a nickname.
+    first_run = not workspaces(paths.data) and args.workspace == DEFAULT_WORKSPACE
+    if first_run:
+        Workspace.init(paths, default_nick()).close()
+    elif not paths.replica.exists() and args.workspace == DEFAULT_WORKSPACE:
+        paths = Paths(paths.data, workspaces(paths.data)[0])  # the default one was left
+
+    def make_node(target: Paths) -> Node:
+        return Node(target, port=args.port, interfaces=args.interface or None,
+                    mdns=not args.no_mdns, peers=_addresses(args.peer), ui="window")
+
+    node = make_node(paths)
     try:
         node.start()
+    except NodeLocked as exc:
+        from ui.single_instance import ask_running_to_raise
+
+        if ask_running_to_raise(paths.data):
+            print("Hearth is already open on this data folder: its window was brought forward")
+            return
+        raise CLIError(str(exc)) from None
     except NodeError as exc:
         raise CLIError(str(exc)) from None
     from ui.app import run
 
-    sys.exit(run(node))
+    sys.exit(run(node, make_node, first_run=first_run))
 
 
 def cmd_screenshot(args: argparse.Namespace) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from analytics.recorder import Recorder
+from analytics.shipper import Shipper
 from core.objects import Object
 from storage import Message, NotFound, start_signature_helper
 from sync.peers import PeerBook
@@ -35,6 +36,7 @@ log = logging.getLogger(__name__)
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
 CALL_TIMEOUT_S = 60.0
+COLLECTOR_CHECK_S = 5.0  # how soon a collector URL set in the settings is used
 T = TypeVar("T")
 
 
@@ -102,6 +104,7 @@ class Node:
         self._ui = ui
         self.recorder = Recorder(paths.data, clock=clock)
         self.activity: Activity | None = None
+        self._shipper: Shipper | None = None
         self._lock = DataLock(paths.data / "node.lock")
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -187,8 +190,43 @@ class Node:
         from .cli import app_version
 
         self.activity.started(app_version(), self._ui)
+        shipping = asyncio.ensure_future(self._async_ship_loop())
         await self._stop.wait()
+        shipping.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await shipping
         await self._shutdown()
+
+    async def _async_ship_loop(self) -> None:
+        """Send spooled events (and deletion requests) to the collector the settings name; a
+        collector that is down or slow only delays them."""
+        while not self._stop.is_set():
+            url = self.recorder.collector
+            if url is None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), COLLECTOR_CHECK_S)
+                continue
+            changed = asyncio.Event()
+            self._shipper = Shipper(url, self.recorder, spool_in_thread=True)
+            watch = asyncio.ensure_future(self._async_watch_collector(url, changed))
+            try:
+                await self._shipper.async_run(changed)
+            finally:
+                watch.cancel()
+                await self._shipper.async_close()
+                self._shipper = None
+
+    async def _async_watch_collector(self, url: str, changed: asyncio.Event) -> None:
+        while self.recorder.collector == url and not self._stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), COLLECTOR_CHECK_S)
+        changed.set()
+
+    def flush_analytics(self) -> None:
+        """Send what the spool holds now rather than at the next interval."""
+        shipper = self._shipper
+        if shipper is not None:
+            shipper.wake()
 
     async def _shutdown(self) -> None:
         if self.service is not None:

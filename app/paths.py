@@ -54,3 +54,12 @@ class Paths:
     @property
     def secret(self) -> Path:
         return self.workspace_dir / "secret.key"
+
+
+def workspaces(data: Path) -> list[str]:
+    """Names of the workspaces that have a replica in the data folder, sorted."""
+    root = Path(data) / "workspaces"
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir()
+                  if _WORKSPACE_NAME.match(p.name) and (p / "replica.sqlite3").exists())

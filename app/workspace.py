@@ -5,6 +5,7 @@ Every object goes the one path of data: build (core) -> ingest (storage) -> noti
 
 from __future__ import annotations
 
+import getpass
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -58,10 +59,23 @@ def _write_private(path: Path, data: bytes) -> None:
         os.close(fd)
 
 
+def default_nick() -> str:
+    """A first nickname before the person picks one: their login name, made valid."""
+    try:
+        name = getpass.getuser()
+    except (KeyError, OSError):
+        name = ""
+    name = "".join(ch for ch in name if ch.isprintable()).strip()[:kinds.MAX_NICK]
+    return name or "me"
+
+
 def load_or_create_identity(paths: Paths) -> Identity:
     if paths.identity.exists():
         return Identity.load(paths.identity)
     identity = Identity.generate()
+    if paths.identity.exists():
+        paths.identity.rename(paths.identity.with_name(
+            f"identity.key.replaced-{time.strftime('%Y%m%d-%H%M%S')}"))
     identity.save(paths.identity)
     return identity
 
@@ -251,9 +265,11 @@ def export_identity(identity: Identity, path: Path, passphrase: str) -> None:
     _write_private(path, identity.export_protected(passphrase))
 
 
-def import_identity(paths: Paths, path: Path, passphrase: str) -> Identity:
-    """Make this data folder use the identity exported to `path` (e.g. on another computer)."""
-    if paths.identity.exists():
+def import_identity(paths: Paths, path: Path, passphrase: str, *,
+                    replace: bool = False) -> Identity:
+    """Make this data folder use the identity exported to `path` (e.g. on another computer).
+    With `replace`, the current identity is kept aside (identity.key.replaced-TIME), not lost."""
+    if paths.identity.exists() and not replace:
         current = Identity.load(paths.identity)
         raise WorkspaceError(
             f"this data folder already has an identity ({current.public_key.hex()[:16]}…); "
@@ -266,5 +282,8 @@ def import_identity(paths: Paths, path: Path, passphrase: str) -> Identity:
         identity = Identity.import_protected(data, passphrase)
     except IdentityError as exc:
         raise WorkspaceError(str(exc)) from None
+    if paths.identity.exists():
+        paths.identity.rename(paths.identity.with_name(
+            f"identity.key.replaced-{time.strftime('%Y%m%d-%H%M%S')}"))
     identity.save(paths.identity)
     return identity

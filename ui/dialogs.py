@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
+    QCheckBox,
     QDialog,
     QFileDialog,
     QFormLayout,
@@ -17,8 +18,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from analytics.recorder import WHAT_IS_COLLECTED
 from app import sharing
-from app.workspace import export_identity
+from app.workspace import export_identity, import_identity
 from sync.peers import AddressError, parse_address
 
 from .bridge import NodeBridge
@@ -26,6 +28,9 @@ from .bridge import NodeBridge
 
 class SettingsDialog(QDialog):
     saved = Signal(str)  # what was changed, for tests and the status bar
+    peersRequested = Signal()
+    leaveRequested = Signal()  # leave this workspace (the window confirms first)
+    identityReplaced = Signal()  # the node must restart with the imported identity
 
     def __init__(self, bridge: NodeBridge, parent=None):
         super().__init__(parent, objectName="settingsDialog")
@@ -41,6 +46,17 @@ class SettingsDialog(QDialog):
         copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.invite.text()))
         export = QPushButton("Export identity…")
         export.clicked.connect(self._export)
+        import_ = QPushButton("Import identity…")
+        import_.clicked.connect(self._import)
+        peers = QPushButton("Peers and addresses…", objectName="openPeers")
+        peers.clicked.connect(self.peersRequested)
+        leave = QPushButton("Leave this workspace…", objectName="leaveWorkspace")
+        leave.clicked.connect(self.leaveRequested)
+        self.analytics = QCheckBox("Share anonymous usage statistics", objectName="analyticsOptIn")
+        self.collector = QLineEdit(objectName="analyticsCollector",
+                                   placeholderText="collector, e.g. http://stats.example:8080")
+        self.analytics_error = QLabel(objectName="analyticsError", wordWrap=True)
+        self._recorder = bridge.node.recorder
         form = QFormLayout()
         nick_row = QHBoxLayout()
         nick_row.addWidget(self.nick)
@@ -52,16 +68,51 @@ class SettingsDialog(QDialog):
         invite_row.addWidget(self.invite)
         invite_row.addWidget(copy)
         form.addRow("Invite others", invite_row)
-        form.addRow("", export)
+        form.addRow("Identity", row(export, import_))
+        form.addRow("Peers", peers)
         note = QLabel("The invite code carries this workspace's secret: anyone holding it can "
-                      "read and write here. Removing someone means changing the secret, which "
-                      "today means starting a new workspace.", wordWrap=True)
+                      "read and write here. Removing someone from a workspace means rotating "
+                      "its secret, which today means starting a new workspace and inviting "
+                      "everyone else to it.", wordWrap=True)
+        explained = QLabel(WHAT_IS_COLLECTED + " Off unless you tick the box; unticking deletes "
+                           "what is waiting to be sent and asks the collector to delete the rest.",
+                           wordWrap=True, objectName="analyticsExplained")
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(note)
+        layout.addWidget(leave)
+        layout.addWidget(self.analytics)
+        layout.addWidget(self.collector)
+        layout.addWidget(explained)
+        layout.addWidget(self.analytics_error)
+        recorder = self._recorder
+        bridge.run(lambda: (recorder.enabled, recorder.collector or ""),
+                   done=self._analytics_loaded)
         paths = ws.paths
         bridge.run(lambda: (ws.nickname() or "", sharing.invite(paths).encode()),
                    done=self._loaded)
+
+    def _analytics_loaded(self, result: tuple[bool, str]) -> None:
+        enabled, collector = result
+        self.analytics.setChecked(enabled)
+        self.collector.setText(collector)
+        self.analytics.toggled.connect(self.set_analytics)
+        self.collector.editingFinished.connect(
+            lambda: self.analytics.isChecked() and self.set_analytics(True))
+
+    def set_analytics(self, on: bool) -> None:
+        recorder, collector = self._recorder, self.collector.text().strip() or None
+        self.analytics_error.clear()
+
+        def failed(message: str) -> None:
+            self.analytics_error.setText(message)
+
+        if on:
+            self.bridge.run(lambda: recorder.enable(collector),
+                            done=lambda _: self.saved.emit("analytics on"), failed=failed)
+        else:
+            self.bridge.run(recorder.disable, done=lambda _: self.saved.emit("analytics off"),
+                            failed=failed)
 
     def _loaded(self, result) -> None:
         nick, invite = result
@@ -88,6 +139,32 @@ class SettingsDialog(QDialog):
                                               QLineEdit.EchoMode.Password)
         if ok and passphrase:
             self.export_to(path, passphrase)
+
+
+    def import_from(self, path: str, passphrase: str) -> None:
+        from pathlib import Path
+
+        paths = self.bridge.node.workspace.paths
+        self.bridge.run(lambda: import_identity(paths, Path(path), passphrase, replace=True),
+                        done=lambda _: (self.saved.emit("identity imported"),
+                                        self.identityReplaced.emit()))
+
+    def _import(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Import identity")
+        if not path:
+            return
+        passphrase, ok = QInputDialog.getText(self, "Passphrase", "It was protected with:",
+                                              QLineEdit.EchoMode.Password)
+        if ok and passphrase:
+            self.import_from(path, passphrase)
+
+
+def row(*widgets) -> QHBoxLayout:
+    """Widgets side by side."""
+    row = QHBoxLayout()
+    for widget in widgets:
+        row.addWidget(widget)
+    return row
 
 
 class PeersDialog(QDialog):

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, Qt, QTimer
+from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
+from PySide6.QtGui import QFont, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QInputDialog,
@@ -10,7 +11,10 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListView,
     QListWidget,
+    QListWidgetItem,
     QMainWindow,
+    QMenu,
+    QMessageBox,
     QPushButton,
     QSplitter,
     QStackedWidget,
@@ -20,20 +24,36 @@ from PySide6.QtWidgets import (
 
 from app.documents import Documents
 from app.node import Node
+from app.paths import workspaces
 
 from .bridge import NodeBridge
 from .commands import run_command
 from .composer import Composer
 from .dialogs import PeersDialog, SettingsDialog
 from .document_pane import DocumentPane
+from .first_run import FirstRunPanel
 from .message_view import MessageView
 from .models import ChannelListModel, MessageListModel
+from .notifier import Notifier
+from .switcher import QuickSwitcher
 
 DEFAULT_CHANNEL = "general"
 
 
+def _bold() -> QFont:
+    font = QFont()
+    font.setBold(True)
+    return font
+
+
 class MainWindow(QMainWindow):
-    def __init__(self, node: Node):
+    # Asks for the application (ui.app.Controller), which owns the Node: these change it.
+    switchRequested = Signal(str)  # open another workspace of this data folder
+    leaveRequested = Signal(str)  # leave this workspace (already confirmed)
+    joinRequested = Signal(str, str)  # invite code, nickname
+    restartRequested = Signal()  # reopen the workspace (a new identity was imported)
+
+    def __init__(self, node: Node, *, first_run: bool = False):
         super().__init__()
         self.node = node
         self.bridge = NodeBridge(node, self)
@@ -72,6 +92,22 @@ class MainWindow(QMainWindow):
         self.composer.setFixedHeight(72)
         self.composer.submitted.connect(self._submit)
 
+        self.workspace_list = QListWidget(objectName="workspaceList")
+        self.workspace_list.itemActivated.connect(self._workspace_chosen)
+        self.workspace_list.itemClicked.connect(self._workspace_chosen)
+        current = node.workspace.paths.workspace
+        for name in workspaces(node.workspace.paths.data):
+            item = QListWidgetItem(name)
+            if name == current:
+                item.setFont(_bold())
+            self.workspace_list.addItem(item)
+        self.workspace_list.setMaximumHeight(
+            self.workspace_list.sizeHintForRow(0) * min(4, self.workspace_list.count()) + 6)
+        join_channel = QPushButton("Join or create a channel…", objectName="joinChannel")
+        join_channel.clicked.connect(self._join_channel)
+        self.channel_list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.channel_list.customContextMenuRequested.connect(self._channel_menu)
+
         self.member_list = QListWidget(objectName="memberList")
         self.document_list = QListWidget(objectName="documentList")
         self.document_list.itemClicked.connect(self._document_clicked)
@@ -90,14 +126,23 @@ class MainWindow(QMainWindow):
         top = QHBoxLayout()
         top.addWidget(self.topic_bar, 3)
         top.addWidget(self.search_box, 2)
+        self.first_run: FirstRunPanel | None = None
+        if first_run:
+            self.first_run = FirstRunPanel(self.bridge)
+            self.first_run.joinRequested.connect(self.joinRequested)
+            self.first_run.nicknameSaved.connect(lambda _: self._reload())
+            column.addWidget(self.first_run)
         column.addLayout(top)
         column.addWidget(self.search_results)
         column.addWidget(self.message_view, 1)
         column.addWidget(self.composer)
         sidebar = QWidget()
         left = QVBoxLayout(sidebar)
+        left.addWidget(QLabel("Workspaces"))
+        left.addWidget(self.workspace_list)
         left.addWidget(QLabel("Channels"))
         left.addWidget(self.channel_list, 2)
+        left.addWidget(join_channel)
         left.addWidget(QLabel("Documents"))
         left.addWidget(self.document_list, 1)
         left.addWidget(new_document)
@@ -110,6 +155,12 @@ class MainWindow(QMainWindow):
         splitter.addWidget(self.member_list)
         splitter.setSizes([180, 620, 200])
         self.setCentralWidget(splitter)
+
+        self.notifier = Notifier(self, self.windowIcon())
+        self._mentions: set[str] = set()  # channels whose unread include a mention of me
+        self.channels.modelReset.connect(self._notify_mentions)
+        QShortcut(QKeySequence("Ctrl+K"), self, self.show_switcher)
+        QShortcut(QKeySequence("Ctrl+F"), self, self.search_box.setFocus)
 
         self.bridge.objectsAdded.connect(self._objects_added)
         self.bridge.peersChanged.connect(self._peers_changed)
@@ -211,7 +262,71 @@ class MainWindow(QMainWindow):
 
     def _title_badge(self) -> None:
         total = self.channels.total_unread()
-        self.setWindowTitle(f"Hearth ({total})" if total else "Hearth")
+        name = self.node.workspace.paths.workspace
+        self.setWindowTitle(f"({total}) Hearth: {name}" if total else f"Hearth: {name}")
+        self.notifier.set_unread(total)
+
+    def _notify_mentions(self) -> None:
+        """A desktop notification for a new mention, when I am looking elsewhere."""
+        mentioned = {name for name, (count, mention) in self.channels.unread.items()
+                     if count and mention}
+        new, self._mentions = mentioned - self._mentions, mentioned
+        if new and not self.isActiveWindow():
+            for name in sorted(new):
+                count = self.channels.unread[name][0]
+                self.notifier.notify(f"You were mentioned in #{name}",
+                                     f"{count} unread message{'s' if count != 1 else ''}")
+
+    # Channels and workspaces --------------------------------------------------------------------
+
+    def join_channel(self, name: str) -> None:
+        ws = self.node.workspace
+        self.bridge.run(lambda: ws.join(name),
+                        done=lambda _: (self.show_channel(name.strip()), self._reload()))
+
+    def _join_channel(self) -> None:
+        name, ok = QInputDialog.getText(self, "Join a channel",
+                                        "Channel name (a new one is created if none exists):")
+        if ok and name.strip():
+            self.join_channel(name.strip())
+
+    def leave_channel(self, name: str) -> None:
+        ws = self.node.workspace
+        self.bridge.run(lambda: ws.leave(name), done=lambda _: self._reload())
+
+    def _channel_menu(self, position) -> None:
+        index = self.channel_list.indexAt(position)
+        if not index.isValid():
+            return
+        name = index.data(Qt.ItemDataRole.UserRole)
+        menu = QMenu(self)
+        menu.addAction(f"Leave #{name}", lambda: self.leave_channel(name))
+        menu.popup(self.channel_list.viewport().mapToGlobal(position))
+
+    def _workspace_chosen(self, item: QListWidgetItem) -> None:
+        if item.text() != self.node.workspace.paths.workspace:
+            self.switchRequested.emit(item.text())
+
+    def confirm_leave(self) -> None:
+        name = self.node.workspace.paths.workspace
+        answer = QMessageBox.question(
+            self, "Leave workspace",
+            f"Leave the workspace “{name}”? Its messages and documents are removed from this "
+            "computer (the other members keep theirs).")
+        if answer == QMessageBox.StandardButton.Yes:
+            self.leaveRequested.emit(name)
+
+    def show_switcher(self) -> QuickSwitcher:
+        channels = [c.name for c in self.channels.channels]
+        documents = [(self.document_list.item(i).data(Qt.ItemDataRole.UserRole),
+                      self.document_list.item(i).text())
+                     for i in range(self.document_list.count())]
+        switcher = QuickSwitcher(channels, documents, self)
+        switcher.chosen.connect(lambda kind, value: self.show_channel(value)
+                                if kind == "channel" else self.open_document(value))
+        switcher.show()
+        switcher.filter.setFocus()
+        return switcher
 
     # Updates -----------------------------------------------------------------------------------
 
@@ -276,6 +391,9 @@ class MainWindow(QMainWindow):
         dialog = SettingsDialog(self.bridge, self)
         dialog.saved.connect(lambda what: (self.statusBar().showMessage(f"saved {what}", 4000),
                                            self._reload()))
+        dialog.peersRequested.connect(self.show_peers)
+        dialog.leaveRequested.connect(self.confirm_leave)
+        dialog.identityReplaced.connect(self.restartRequested)
         dialog.show()
         return dialog
 
@@ -285,6 +403,12 @@ class MainWindow(QMainWindow):
         dialog.show()
         return dialog
 
+    def bring_forward(self) -> None:
+        self.showNormal()
+        self.raise_()
+        self.activateWindow()
+
     def closeEvent(self, event) -> None:
+        self.notifier.close()
         self.bridge.close()
         super().closeEvent(event)

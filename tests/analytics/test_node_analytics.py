@@ -1,0 +1,143 @@
+"""Two opted-in nodes chat, conflict and write; their events reach a real collector (the
+`hearth analytics collect` command) with nothing in them that names or quotes anyone, and
+the conflict is counted once, by the node that merged it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from analytics.events import validate
+from analytics.recorder import Recorder
+from app import sharing
+from app.documents import Documents
+from app.node import Node
+from app.paths import Paths
+from app.workspace import Workspace
+from core import kinds
+
+ROOT = Path(__file__).resolve().parents[2]
+WAIT_S = 30.0  # generous: latency belongs in the benchmarks
+
+NICKS = ("zorro-nick", "quill-nick")
+CHANNEL = "project-xylophone"
+TEXTS = ("zorro writes: the launch code is swordfish", "quill replies: meet at the pier",
+         "zorro merges: agreed, see you there", "quill: after the merge")
+DOC_TITLE = "Quarterly Plans Of Zorro"
+DOC_TEXT = "Secret agenda paragraph"
+
+
+def wait_until(condition, what: str, timeout: float = WAIT_S) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+@pytest.fixture
+def collector(tmp_path) -> Iterator[tuple[str, Path]]:
+    """The real `hearth analytics collect` on a free port."""
+    out = tmp_path / "collected"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app", "analytics", "collect", "--port", "0", "--out", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={k: v for k, v in os.environ.items() if not k.startswith("HEARTH_")})
+    try:
+        line = proc.stdout.readline()
+        assert "http://127.0.0.1:" in line, line + proc.stderr.read()
+        url = line.split()[line.split().index("on") + 1]
+        yield url, out
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=WAIT_S) == 0
+
+
+def collected(out: Path) -> list[dict]:
+    return [json.loads(line) for path in sorted(out.glob("date=*/*.jsonl"))
+            for line in path.read_text().splitlines() if line.strip()]
+
+
+def texts(node: Node) -> set[str]:
+    return {m.text for m in node.read(CHANNEL, limit=100)}
+
+
+def test_two_opted_in_nodes_report_one_conflict_and_nothing_identifying(tmp_path, collector):
+    url, out = collector
+    a = Paths.resolve(tmp_path / "a", "default")
+    b = Paths.resolve(tmp_path / "b", "default")
+    Workspace.init(a, NICKS[0]).close()
+    sharing.join_workspace(b, sharing.invite(a).encode(), nick=NICKS[1])
+    for paths in (a, b):
+        Recorder(paths.data).enable(url)
+
+    node_a = Node(a, interfaces=["127.0.0.1"], mdns=False, reconcile_interval=None).start()
+    node_b = Node(b, interfaces=["127.0.0.1"], mdns=False, reconcile_interval=None).start()
+    try:
+        # Apart, both write in the channel: its stream forks.
+        node_a.call(lambda: node_a.workspace.join(CHANNEL))
+        node_a.post(CHANNEL, TEXTS[0])
+        node_b.call(lambda: node_b.workspace.join(CHANNEL))
+        node_b.post(CHANNEL, TEXTS[1])
+
+        def write_doc():
+            docs = Documents(node_a.workspace)
+            document = docs.new(DOC_TITLE)
+            docs.write(document, DOC_TEXT)
+            docs.fork(document, "main", "draft")
+            docs.merge(document, "draft", "main")
+        node_a.call(write_doc)
+
+        node_b.add_peer("127.0.0.1", node_a.port)
+        wait_until(lambda: {TEXTS[0], TEXTS[1]} <= texts(node_a) and
+                   {TEXTS[0], TEXTS[1]} <= texts(node_b), "the first sync")
+        stream = kinds.channel_stream(node_a.workspace.id, CHANNEL)
+        assert len(node_a.workspace.replica.heads(stream)) == 2
+        node_a.post(CHANNEL, TEXTS[2])  # links both heads: the merge
+        wait_until(lambda: TEXTS[2] in texts(node_b), "the merge to reach b")
+        node_b.post(CHANNEL, TEXTS[3])  # after the merge: one head, no conflict
+        wait_until(lambda: TEXTS[3] in texts(node_a), "b's post to reach a")
+
+        def shipped() -> bool:
+            node_a.flush_analytics()
+            node_b.flush_analytics()
+            events = collected(out)
+            return sum(e["event"] == "message_sent" for e in events) == 4
+        wait_until(shipped, "both nodes' events at the collector")
+        secrets = [*NICKS, CHANNEL, *TEXTS, DOC_TITLE, DOC_TEXT, "127.0.0.1",
+                   f":{node_a.port}", f":{node_b.port}"]
+        for node in (node_a, node_b):
+            secrets += [node.key.hex(), node.workspace.id.hex(), node.key.hex()[:32],
+                        kinds.channel_stream(node.workspace.id, CHANNEL).hex()[:32]]
+        secrets += [d.id for d in node_a.call(lambda: Documents(node_a.workspace).list())]
+    finally:
+        node_b.stop()
+        node_a.stop()
+
+    events = collected(out)
+    for event in events:
+        validate(event)
+        line = json.dumps(event)
+        for secret in secrets:
+            assert secret.lower() not in line.lower(), f"{secret!r} leaked into {line}"
+
+    conflicts = [e for e in events if e["event"] == "conflict"]
+    assert [(c["kind"], c["heads"]) for c in conflicts] == [("concurrent_heads", 2)]
+    merges = [e for e in events if e["event"] == "convergence"]
+    assert len(merges) == 1 and merges[0]["ms"] >= 0
+    by_event = {e["event"] for e in events}
+    assert {"app_started", "message_sent", "channel_joined", "doc_commit", "doc_fork",
+            "doc_merge"} <= by_event
+    assert len({e["pid"] for e in events if e["event"] == "app_started"}) == 2
+    # The collector's acknowledgements emptied the spools; what is left was recorded as the
+    # nodes stopped (their sync sessions ended then) and goes with the next start.
+    for paths in (a, b):
+        _, left = Recorder(paths.data).take_batch(100) or (0, [])
+        assert {json.loads(line)["event"] for line in left} <= {"sync_session"}

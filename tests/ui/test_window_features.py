@@ -1,0 +1,172 @@
+"""The window's first run, workspaces, quick switcher, notifications, single instance and
+analytics opt-in, over real Nodes offscreen."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtWidgets import QWidget  # noqa: E402
+
+from app import sharing  # noqa: E402
+from app.node import Node  # noqa: E402
+from app.paths import Paths, workspaces  # noqa: E402
+from app.workspace import Workspace  # noqa: E402
+from ui.app import Controller  # noqa: E402
+from ui.main_window import MainWindow  # noqa: E402
+from ui.single_instance import ask_running_to_raise  # noqa: E402
+
+from .test_window import WAIT_MS, pair, window  # noqa: E402, F401
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def local_node(paths: Paths) -> Node:
+    return Node(paths, interfaces=["127.0.0.1"], mdns=False, reconcile_interval=None)
+
+
+def test_first_run_panel_sets_the_nickname_and_shows_the_invite(qtbot, tmp_path):
+    paths = Paths.resolve(tmp_path / "new", "default")
+    Workspace.init(paths, "someone").close()
+    with local_node(paths) as node:
+        win = MainWindow(node, first_run=True)
+        qtbot.addWidget(win)
+        win.show()
+        panel = win.first_run
+        assert panel is not None and panel.isVisible()
+        qtbot.waitUntil(lambda: panel.invite.text().startswith("hearth-"), timeout=WAIT_MS)
+        assert panel.invite.text() == sharing.invite(paths).encode()
+        panel.nick.setText("grace")
+        with qtbot.waitSignal(panel.nicknameSaved, timeout=WAIT_MS):
+            panel.save_nick()
+        assert node.call(lambda: node.workspace.nickname()) == "grace"
+        qtbot.mouseClick(panel.findChild(QWidget, "dismissFirstRun"), Qt.MouseButton.LeftButton)
+        assert not panel.isVisible()
+        win.close()
+
+
+def test_join_by_code_switch_and_leave_a_workspace(qtbot, tmp_path):
+    ada = Paths.resolve(tmp_path / "ada", "default")
+    with Workspace.init(ada, "ada") as ws:
+        ws.post("general", "from ada's workspace")
+    code = sharing.invite(ada).encode()
+    mine = Paths.resolve(tmp_path / "me", "default")
+    Workspace.init(mine, "me").close()
+    ada_node = local_node(ada).start()
+    controller = Controller(mine, lambda p: Node(p, interfaces=["127.0.0.1"], mdns=False,
+                                                 reconcile_interval=None,
+                                                 peers=[("127.0.0.1", ada_node.port)]))
+    try:
+        controller.start(controller._make_node(mine).start())
+        qtbot.addWidget(controller.window)
+        controller.window.first_run is None  # noqa: B015 (not a first run)
+        controller.join(code, "grace")
+        joined = controller.paths.workspace
+        assert joined.startswith("ws-") and set(workspaces(mine.data)) == {"default", joined}
+        win = controller.window
+        qtbot.waitUntil(lambda: "from ada's workspace" in [m.text for m in win.messages.messages],
+                        timeout=WAIT_MS)
+        assert win.workspace_list.count() == 2
+
+        controller.switch("default")
+        assert controller.node.workspace.paths.workspace == "default"
+        controller.switch(joined)
+        controller.leave(joined)
+        assert workspaces(mine.data) == ["default"]
+        assert not (mine.data / "workspaces" / joined).exists()
+        assert controller.node.workspace.paths.workspace == "default"
+
+        with qtbot.waitSignal(controller.warned, timeout=WAIT_MS) as warned:
+            controller.join("hearth-not-a-code", "")
+        assert "invite code" in warned.args[0]
+        assert workspaces(mine.data) == ["default"]
+    finally:
+        controller.window and controller.window.close()
+        controller.close()
+        ada_node.stop()
+
+
+def test_a_second_hearth_raises_the_running_window(qtbot, tmp_path):
+    paths = Paths.resolve(tmp_path / "one", "default")
+    Workspace.init(paths, "ada").close()
+    controller = Controller(paths, local_node)
+    try:
+        controller.start(local_node(paths).start())
+        qtbot.addWidget(controller.window)
+        with qtbot.waitSignal(controller.instance.activated, timeout=WAIT_MS):
+            assert ask_running_to_raise(paths.data)
+        # The real command: a second `hearth gui` on the folder says so and exits cleanly.
+        env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPATH=ROOT)
+        with qtbot.waitSignal(controller.instance.activated, timeout=WAIT_MS):
+            second = subprocess.run(
+                [sys.executable, "-m", "app", "gui", "--data", str(paths.data), "--no-mdns"],
+                capture_output=True, text=True, timeout=60, env=env, cwd=ROOT)
+        assert second.returncode == 0, second.stderr
+        assert "already open" in second.stdout
+    finally:
+        controller.window and controller.window.close()
+        controller.close()
+    assert not ask_running_to_raise(paths.data)
+
+
+def test_quick_switcher_jumps_to_a_channel(qtbot, window, pair):  # noqa: F811
+    window.join_channel("design-review")
+    qtbot.waitUntil(lambda: any(c.name == "design-review" for c in window.channels.channels),
+                    timeout=WAIT_MS)
+    window.show_channel("general")
+    qtbot.keyClick(window, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    switcher = window.findChild(QWidget, "quickSwitcher")
+    assert switcher is not None and switcher.isVisible()
+    qtbot.keyClicks(switcher.filter, "desi rev")
+    visible = [switcher.list.item(i).text() for i in range(switcher.list.count())
+               if not switcher.list.item(i).isHidden()]
+    assert visible == ["# design-review"]
+    qtbot.keyClick(switcher.filter, Qt.Key.Key_Return)
+    assert window.channel == "design-review"
+    assert not switcher.isVisible()
+
+
+def test_join_and_leave_a_channel_from_the_sidebar(qtbot, window, pair):  # noqa: F811
+    window.join_channel("random")
+    qtbot.waitUntil(lambda: window.channel == "random", timeout=WAIT_MS)
+    key = pair[0].key
+    qtbot.waitUntil(lambda: any(m.key == key for m in pair[0].workspace.members("random")),
+                    timeout=WAIT_MS)
+    window.leave_channel("random")
+    qtbot.waitUntil(lambda: all(m.key != key for m in pair[0].workspace.members("random")),
+                    timeout=WAIT_MS)
+
+
+def test_a_mention_while_away_notifies_and_badges_the_title(qtbot, window, pair):  # noqa: F811
+    elsewhere = QWidget()
+    qtbot.addWidget(elsewhere)
+    elsewhere.show()
+    elsewhere.activateWindow()
+    qtbot.waitUntil(lambda: not window.isActiveWindow(), timeout=WAIT_MS)
+    window.show_channel("design")  # general is not being read
+    with qtbot.waitSignal(window.notifier.notified, timeout=WAIT_MS) as note:
+        pair[1].post("general", "ada, can you look at the release notes?")
+    assert note.args[0] == "You were mentioned in #general"
+    qtbot.waitUntil(lambda: window.windowTitle().startswith("(1) Hearth"), timeout=WAIT_MS)
+
+
+def test_settings_analytics_checkbox_switches_the_recorder(qtbot, window, pair):  # noqa: F811
+    node = pair[0]
+    dialog = window.show_settings()
+    box = dialog.findChild(QWidget, "analyticsOptIn")
+    assert box is not None and not box.isChecked()  # off by default
+    qtbot.waitUntil(lambda: box.receivers("2toggled(bool)") > 0, timeout=WAIT_MS)
+    with qtbot.waitSignal(dialog.saved, timeout=WAIT_MS):
+        box.setChecked(True)
+    assert node.recorder.enabled
+    node.post("general", "counted, not read")
+    spool = node.recorder.folder / "spool.sqlite3"
+    assert spool.exists()
+    with qtbot.waitSignal(dialog.saved, timeout=WAIT_MS):
+        box.setChecked(False)
+    assert not node.recorder.enabled and not spool.exists()
+    assert "Never" in dialog.findChild(QWidget, "analyticsExplained").text()
