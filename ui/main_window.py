@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
@@ -38,6 +40,7 @@ from .notifier import Notifier
 from .switcher import QuickSwitcher
 
 DEFAULT_CHANNEL = "general"
+QUIET_MS = 1000  # "syncing…" until objects stop arriving for this long
 
 
 def _bold() -> QFont:
@@ -119,6 +122,11 @@ class MainWindow(QMainWindow):
         settings = QPushButton("Settings", flat=True)
         settings.clicked.connect(self.show_settings)
         self.statusBar().addPermanentWidget(settings)
+        self.sync_state = QLabel("idle", objectName="syncState")
+        self._last_synced: str | None = None
+        self._quiet = QTimer(self, singleShot=True, interval=QUIET_MS)
+        self._quiet.timeout.connect(self._sync_quiet)
+        self.statusBar().addPermanentWidget(self.sync_state)
         self.statusBar().addPermanentWidget(self.peer_status)
 
         center = QWidget()
@@ -165,6 +173,7 @@ class MainWindow(QMainWindow):
         self.bridge.objectsAdded.connect(self._objects_added)
         self.bridge.peersChanged.connect(self._peers_changed)
         self.bridge.synced.connect(lambda _: self._peers_changed(None))
+        self.bridge.synced.connect(self._synced)
         self.bridge.failed.connect(lambda message: self.statusBar().showMessage(message, 8000))
         self._refresh = QTimer(self, singleShot=True, interval=50)
         self._refresh.timeout.connect(self._reload)
@@ -330,7 +339,21 @@ class MainWindow(QMainWindow):
 
     # Updates -----------------------------------------------------------------------------------
 
+    def _synced(self, detail: dict) -> None:
+        self._last_synced = datetime.now().strftime("%H:%M:%S")
+        if not self._quiet.isActive():
+            self._sync_quiet()
+
+    def _sync_quiet(self) -> None:
+        if self.sync_state.text() == "syncing…":  # what arrived is in: we are in step again
+            self._last_synced = datetime.now().strftime("%H:%M:%S")
+        self.sync_state.setText(f"last synced {self._last_synced}" if self._last_synced
+                                else "idle")
+
     def _objects_added(self, ids: list) -> None:
+        if any(i not in self.node.pending() for i in ids[:50]):  # others' objects arriving
+            self.sync_state.setText("syncing…")
+            self._quiet.start()
         self._refresh.start()  # coalesce a burst of arrivals into one reload
 
     def _reload(self) -> None:

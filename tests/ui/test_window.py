@@ -137,12 +137,15 @@ def test_screenshot_command_renders_the_views(tmp_path):
                             env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
     assert result.returncode == 0, result.stderr
     shots = sorted(p.name for p in out.glob("*.png"))
-    assert shots == ["channel.png", "documents.png"]
+    assert shots == ["channel.png", "documents.png", "peers.png", "settings.png", "welcome.png"]
     from PySide6.QtGui import QImage
 
     for name in shots:
         image = QImage(str(out / name))
-        assert image.width() >= 800 and image.height() >= 500
+        assert image.width() >= 300 and image.height() >= 150, name
+        colours = {image.pixel(x, y) for x in range(0, image.width(), 7)
+                   for y in range(0, image.height(), 7)}
+        assert len(colours) > 8, f"{name} looks blank"
 
 
 def unread_of(win: MainWindow, name: str) -> tuple[int, bool]:

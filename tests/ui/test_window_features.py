@@ -62,8 +62,7 @@ def test_join_by_code_switch_and_leave_a_workspace(qtbot, tmp_path):
                                                  peers=[("127.0.0.1", ada_node.port)]))
     try:
         controller.start(controller._make_node(mine).start())
-        qtbot.addWidget(controller.window)
-        controller.window.first_run is None  # noqa: B015 (not a first run)
+        assert controller.window.first_run is None  # not a first run
         controller.join(code, "grace")
         joined = controller.paths.workspace
         assert joined.startswith("ws-") and set(workspaces(mine.data)) == {"default", joined}
@@ -96,7 +95,6 @@ def test_a_second_hearth_raises_the_running_window(qtbot, tmp_path):
     controller = Controller(paths, local_node)
     try:
         controller.start(local_node(paths).start())
-        qtbot.addWidget(controller.window)
         with qtbot.waitSignal(controller.instance.activated, timeout=WAIT_MS):
             assert ask_running_to_raise(paths.data)
         # The real command: a second `hearth gui` on the folder says so and exits cleanly.
@@ -170,3 +168,12 @@ def test_settings_analytics_checkbox_switches_the_recorder(qtbot, window, pair):
         box.setChecked(False)
     assert not node.recorder.enabled and not spool.exists()
     assert "Never" in dialog.findChild(QWidget, "analyticsExplained").text()
+
+
+def test_status_bar_shows_sync_state(qtbot, window, pair):  # noqa: F811
+    state = window.findChild(QWidget, "syncState")
+    pair[1].post("general", "a message to sync")
+    qtbot.waitUntil(lambda: state.text() == "syncing…" or state.text().startswith("last synced"),
+                    timeout=WAIT_MS)
+    # The connection's first reconciliation finished: once arrivals stop, it says when.
+    qtbot.waitUntil(lambda: state.text().startswith("last synced"), timeout=WAIT_MS)
