@@ -122,7 +122,7 @@ class Controller(QObject):
 def run(node: Node, make_node: NodeFactory, *, first_run: bool = False) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Hearth")
-    app.setDesktopFileName("hearth")
+    app.setDesktopFileName("io.github.hearth.Hearth")  # packaging/linux's desktop entry
     controller = Controller(node.paths, make_node, first_run=first_run)
     controller.start(node)
     try:

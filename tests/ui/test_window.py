@@ -160,7 +160,7 @@ def test_unread_counts_rise_clear_and_survive_a_restart(qtbot, tmp_path, pair):
     node_b.post("design", "first")
     node_b.post("design", "second, for ada")
     qtbot.waitUntil(lambda: unread_of(win, "design") == (2, True), timeout=WAIT_MS)
-    assert win.windowTitle() == "Hearth (2)"
+    assert win.windowTitle() == "(2) Hearth: default"
     row = [c.name for c in win.channels.channels].index("design")
     assert "(@ 2)" in win.channels.index(row).data()
     node_b.post("general", "while ada reads general")
@@ -179,7 +179,7 @@ def test_unread_counts_rise_clear_and_survive_a_restart(qtbot, tmp_path, pair):
         qtbot.waitUntil(lambda: unread_of(again, "design") == (2, True), timeout=WAIT_MS)
         again.show_channel("design")
         qtbot.waitUntil(lambda: unread_of(again, "design") == (0, False), timeout=WAIT_MS)
-        qtbot.waitUntil(lambda: again.windowTitle() == "Hearth", timeout=WAIT_MS)
+        qtbot.waitUntil(lambda: again.windowTitle() == "Hearth: default", timeout=WAIT_MS)
         again.close()
     finally:
         restarted.stop()
