@@ -84,7 +84,6 @@ class MainWindow(QMainWindow):
         self.messages = MessageListModel(self.bridge)
         self.messages.me = node.key
         self.message_view = MessageView(self.messages)
-        self.messages.modelReset.connect(self.message_view.scrollToBottom)
         self.messages.modelReset.connect(self._select_jump)
         self.messages.modelReset.connect(self._mark_read)
         self.channels.modelReset.connect(self._title_badge)
@@ -212,6 +211,7 @@ class MainWindow(QMainWindow):
         if not self.topic_bar.hasFocus():
             self.topic_bar.setText(state.topic or "" if state else "")
         self.member_list.clear()
+        self.composer.set_nicknames([m.nick for m in state.members if m.nick] if state else [])
         online = self._online
         for member in state.members if state else ():
             dot = "●" if member.key in online or member.key == self.node.key else "○"

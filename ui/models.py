@@ -3,7 +3,7 @@ runs on the Node's thread through the bridge, and rows arrive by signal."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Callable
 from functools import cache
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
@@ -11,6 +11,7 @@ from PySide6.QtGui import QFont
 
 from storage import ChannelInfo, Message
 
+from . import _rows
 from .bridge import NodeBridge
 
 PAGE = 100
@@ -69,44 +70,120 @@ class ChannelListModel(QAbstractListModel):
             self.endResetModel()
 
 
+# MessageListModel's roles: what the delegate draws, and what tests read.
+MessageRole = int(Qt.ItemDataRole.UserRole)  # the storage Message
+HeaderRole = MessageRole + 1  # bool: first of a burst, shows nickname and time
+NameRole = MessageRole + 2  # str: the nickname, with a key suffix if two authors share it
+MineRole = MessageRole + 3  # bool: written with this computer's identity
+PendingRole = MessageRole + 4  # bool: no peer has received it yet
+BodyRole = MessageRole + 5  # str: the text shown ("* ada waves" for "/me waves")
+LinksRole = MessageRole + 6  # list[_rows.Link] of BodyRole's text
+TimeRole = MessageRole + 7  # str: "14:03", "Yesterday 14:03", ...
+
+
 class MessageListModel(QAbstractListModel):
-    """A channel's messages, newest last; older pages load as the view scrolls up."""
+    """A channel's messages, newest last; older pages load as the view scrolls up.
+
+    Besides each Message it answers how a row shows: whether it starts a group (one header per
+    burst of one author), the author's name (told apart by a key suffix when two authors share
+    a nickname), whether it is mine, and whether it is still pending (no peer has it yet;
+    refreshed in place when the bridge says something was delivered)."""
 
     def __init__(self, bridge: NodeBridge):
         super().__init__()
         self.bridge = bridge
         self.channel: str | None = None
         self.messages: list[Message] = []
-        self.me: bytes = b""
+        self.me: bytes = bridge.node.key if bridge.node.workspace is not None else b""
+        # The view may veto fetches it did not ask for (Qt fetches when the *last* row shows,
+        # but a chat's older messages are above the first).
+        self.fetch_gate: Callable[[], bool] | None = None
+        self._starts: list[bool] = []  # per row: shows the header
+        self._names = _rows.NickIndex()
+        self._pending: frozenset[bytes] = frozenset()
         self._more = False
         self._loading = False
         self._generation = 0  # answers for a channel we left are dropped
+        bridge.delivered.connect(self.refresh_pending)
+
+    # Reading rows ------------------------------------------------------------------------------
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.messages)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole):
-        if not index.isValid():
+        if not index.isValid() or index.row() >= len(self.messages):
             return None
-        message = self.messages[index.row()]
-        if role == Qt.ItemDataRole.DisplayRole:
-            when = datetime.fromtimestamp(message.ts / 1000).strftime("%H:%M")
-            who = message.nick or "anonymous"
-            if message.text.startswith("/me "):
-                return f"{when}  * {who} {message.text[4:]}"
-            return f"{who} ({message.author.hex()[:6]})  {when}\n{message.text}"
-        if role == Qt.ItemDataRole.UserRole:
+        row = index.row()
+        message = self.messages[row]
+        role = int(role)
+        if role == MessageRole:
             return message
-        if role == Qt.ItemDataRole.FontRole and message.author == self.me:
-            return _font(italic=True)  # my own messages
+        if role == Qt.ItemDataRole.DisplayRole or role == Qt.ItemDataRole.AccessibleTextRole:
+            name = self._names.name(message)
+            if _rows.is_emote(message):
+                return _rows.body_text(message, name)
+            return f"{name}  {_rows.time_label(message.ts)}\n{message.text}"
+        if role == HeaderRole:
+            return self._starts[row]
+        if role == NameRole:
+            return self._names.name(message)
+        if role == MineRole:
+            return message.author == self.me
+        if role == PendingRole:
+            return message.id in self._pending
+        if role == BodyRole:
+            return _rows.body_text(message, self._names.name(message))
+        if role == LinksRole:
+            return _rows.links(_rows.body_text(message, self._names.name(message)))
+        if role == TimeRole:
+            return _rows.time_label(message.ts)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            pending = "\nsending… (no peer has it yet)" if message.id in self._pending else ""
+            return (f"{_rows.nick_of(message)} ({message.author.hex()[:12]})\n"
+                    f"{_rows.full_time(message.ts)}{pending}")
         return None
+
+    def row(self, row: int) -> tuple[Message, bool, str, bool, bool]:
+        """(message, shows header, display name, mine, pending): all a row draws, in one call."""
+        message = self.messages[row]
+        return (message, self._starts[row], self._names.name(message), message.author == self.me,
+                message.id in self._pending)
+
+    def is_pending(self, row: int) -> bool:
+        return self.messages[row].id in self._pending
+
+    def shows_header(self, row: int) -> bool:
+        return self._starts[row]
+
+    def display_name(self, row: int) -> str:
+        return self._names.name(self.messages[row])
+
+    def is_mine(self, row: int) -> bool:
+        return self.messages[row].author == self.me
+
+    def row_of(self, message_id: bytes) -> int | None:
+        """The row showing `message_id` (searched from the newest end), or None."""
+        for row in range(len(self.messages) - 1, -1, -1):
+            if self.messages[row].id == message_id:
+                return row
+        return None
+
+    # Loading -----------------------------------------------------------------------------------
 
     def show_channel(self, channel: str) -> None:
         self._generation += 1
         self.beginResetModel()
-        self.channel, self.messages, self._more = channel, [], False
+        self.channel, self._more = channel, False
+        self._set_messages([])
         self.endResetModel()
         self.reload()
+
+    def _set_messages(self, messages: list[Message]) -> None:
+        self.messages = messages
+        self._starts = _rows.group_starts(messages)
+        self._names = _rows.NickIndex(messages)
+        self._pending = self.bridge.node.pending()
 
     def reload(self) -> None:
         """Re-read the loaded window (plus new messages): sync may add older ones too."""
@@ -121,14 +198,18 @@ class MessageListModel(QAbstractListModel):
     def _reloaded(self, generation: int, messages: list[Message], limit: int) -> None:
         if generation != self._generation:
             return
-        if [m.id for m in messages] != [m.id for m in self.messages]:
+        self._more = len(messages) >= limit  # before the reset: the view may fetch on it
+        # A nickname change shows too (same ids, new names), not only new and deleted posts.
+        if [(m.id, m.nick) for m in messages] != [(m.id, m.nick) for m in self.messages]:
             self.beginResetModel()
-            self.messages = messages
+            self._set_messages(messages)
             self.endResetModel()
-        self._more = len(messages) >= limit
+        else:
+            self.refresh_pending()
 
     def canFetchMore(self, parent: Index = QModelIndex()) -> bool:  # noqa: B008
-        return not parent.isValid() and self._more and not self._loading
+        return (not parent.isValid() and self._more and not self._loading
+                and (self.fetch_gate is None or self.fetch_gate()))
 
     def fetchMore(self, parent: Index = QModelIndex()) -> None:  # noqa: B008
         if not self.messages or self._loading:
@@ -138,7 +219,13 @@ class MessageListModel(QAbstractListModel):
         before = self.messages[0].cursor
         ws = self.bridge.node.workspace
         self.bridge.run(lambda: ws.read(channel, limit=PAGE, before=before),
-                        done=lambda older: self._fetched(generation, older))
+                        done=lambda older: self._fetched(generation, older),
+                        failed=lambda message: self._fetch_failed(generation, message))
+
+    def _fetch_failed(self, generation: int, message: str) -> None:
+        self._loading = False
+        if generation == self._generation:
+            self.bridge.failed.emit(message)
 
     def _fetched(self, generation: int, older: list[Message]) -> None:
         self._loading = False
@@ -147,5 +234,31 @@ class MessageListModel(QAbstractListModel):
         self._more = len(older) >= PAGE
         if older:
             self.beginInsertRows(QModelIndex(), 0, len(older) - 1)
+            starts = _rows.group_starts(older)
+            if self.messages:  # the old first row may now continue the last older one
+                self._starts[0] = _rows.starts_group(older[-1], self.messages[0])
             self.messages[:0] = older
+            self._starts[:0] = starts
+            self._names.add(older)  # a clash found in history renames rows below too
+            self._pending = self.bridge.node.pending()
             self.endInsertRows()
+
+    # Pending marks -----------------------------------------------------------------------------
+
+    def refresh_pending(self) -> None:
+        """Re-read node.pending() and repaint the rows whose mark changed (no reset)."""
+        pending = self.bridge.node.pending()
+        changed = pending ^ self._pending
+        self._pending = pending
+        if not changed or not self.messages:
+            return
+        rows = [row for row, message in enumerate(self.messages) if message.id in changed]
+        # One dataChanged per run of adjacent rows (a burst of sends is delivered together).
+        runs: list[list[int]] = []
+        for row in rows:
+            if runs and runs[-1][1] == row - 1:
+                runs[-1][1] = row
+            else:
+                runs.append([row, row])
+        for first, last in runs:
+            self.dataChanged.emit(self.index(first), self.index(last), [PendingRole])

@@ -1,0 +1,260 @@
+"""What the message list shows, decided without Qt: which rows start a group, how authors are
+named, where the links are, how times read, and how nicknames complete in the composer.
+
+Plain functions over storage Messages, so tests/ui/test_rows.py checks them without a display.
+Positions are Python string indices (codepoints); Qt counts UTF-16 units, so `to_utf16` and
+`from_utf16` convert explicitly (an emoji before a link shifts it by one unit per emoji).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from storage import Message
+
+GROUP_GAP_MS = 5 * 60 * 1000  # one author's messages closer than this share one header
+KEY_SUFFIX = 6  # hex digits of the author key that tell two same-named people apart
+ANONYMOUS = "anonymous"
+EMOTE = "/me "
+
+
+# Grouping --------------------------------------------------------------------------------------
+
+def is_emote(message: Message) -> bool:
+    return message.text.startswith(EMOTE)
+
+
+def _day(ts: int) -> date:
+    return datetime.fromtimestamp(ts / 1000).date()
+
+
+def starts_group(previous: Message | None, message: Message) -> bool:
+    """Whether `message` shows the nickname/time header: the first of a burst by one author
+    (within GROUP_GAP_MS of the previous one, on the same local day). A `/me` row names its
+    author inline ("* ada waves"), so it never shows a header, and the row after it does."""
+    if is_emote(message):
+        return False
+    if previous is None or is_emote(previous) or previous.author != message.author:
+        return True
+    if abs(message.ts - previous.ts) > GROUP_GAP_MS:
+        return True
+    return _day(previous.ts) != _day(message.ts)
+
+
+def group_starts(messages: Sequence[Message], previous: Message | None = None) -> list[bool]:
+    """starts_group for each row of `messages` (oldest first); `previous` is the row shown just
+    above the first one, if any."""
+    starts = []
+    for message in messages:
+        starts.append(starts_group(previous, message))
+        previous = message
+    return starts
+
+
+# Names -----------------------------------------------------------------------------------------
+
+def nick_of(message: Message) -> str:
+    return message.nick or ANONYMOUS
+
+
+def nick_key(nick: str | None) -> str:
+    """Nicknames that look alike compare equal: NFKC, case-folded ("Ada", "ＡＤＡ", "ada")."""
+    return unicodedata.normalize("NFKC", nick or ANONYMOUS).casefold().strip()
+
+
+class NickIndex:
+    """Which nicknames more than one author uses among the loaded messages; grows as older
+    pages load, so a clash that only shows in history is still told apart."""
+
+    def __init__(self, messages: Iterable[Message] = ()):
+        self._authors: dict[str, set[bytes]] = {}
+        self.shared: set[str] = set()
+        self.add(messages)
+
+    def add(self, messages: Iterable[Message]) -> bool:
+        """Take in more messages; True if the set of shared nicknames changed."""
+        before = len(self.shared)
+        for message in messages:
+            key = nick_key(message.nick)
+            authors = self._authors.setdefault(key, set())
+            if message.author not in authors:
+                authors.add(message.author)
+                if len(authors) > 1:
+                    self.shared.add(key)
+        return len(self.shared) != before
+
+    def name(self, message: Message) -> str:
+        return display_name(message, self.shared)
+
+
+def shared_nicks(messages: Iterable[Message]) -> set[str]:
+    """Nickname keys (see nick_key) that two or more different authors use."""
+    return NickIndex(messages).shared
+
+
+def display_name(message: Message, shared: set[str]) -> str:
+    """The author's nickname, with a short key suffix ("ada ·3f2a9c") when another author
+    among the loaded messages goes by the same (or a look-alike) nickname."""
+    nick = nick_of(message)
+    if nick_key(message.nick) in shared:
+        return f"{nick} ·{message.author.hex()[:KEY_SUFFIX]}"
+    return nick
+
+
+def body_text(message: Message, name: str) -> str:
+    """The text a row shows: `/me waves` reads "* ada waves"."""
+    if is_emote(message):
+        return f"* {name} {message.text[len(EMOTE):]}"
+    return message.text
+
+
+# Links -----------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    start: int  # codepoint index into the text, inclusive
+    end: int  # exclusive
+    url: str  # what opens: www.x.org opens http://www.x.org
+
+    def utf16(self, text: str) -> tuple[int, int]:
+        return to_utf16(text, self.start), to_utf16(text, self.end)
+
+
+_LINK = re.compile(r"(?<![\w.@/:-])(?:https?://|www\.)[^\s<>\"]+", re.IGNORECASE)
+_TRAILING = ".,;:!?'\"*_~"
+_CLOSERS = {")": "(", "]": "[", "}": "{"}
+
+
+def links(text: str) -> list[Link]:
+    """Links in `text`: http://, https:// and www. up to whitespace, without trailing
+    punctuation ("see https://x.org." links https://x.org) and without a closing bracket
+    that opened before the link ("(www.x.org)"), but keeping balanced ones
+    ("https://en.wikipedia.org/wiki/Rust_(language)")."""
+    found = []
+    if "http" not in text.lower() and "www." not in text.lower():  # the common case, quickly
+        return found
+    for match in _LINK.finditer(text):
+        url = match.group()
+        while url:
+            last = url[-1]
+            if last in _TRAILING or (last in _CLOSERS
+                                     and url.count(_CLOSERS[last]) < url.count(last)):
+                url = url[:-1]
+            else:
+                break
+        lower = url.lower()
+        prefix = "www." if lower.startswith("www.") else lower.split("//", 1)[0] + "//"
+        host = url[len(prefix):]
+        if not host or host.startswith((".", "/")) or (prefix == "www." and "." not in host
+                                                       and len(host) < 2):
+            continue
+        start = match.start()
+        found.append(Link(start, start + len(url),
+                          url if prefix != "www." else "http://" + url))
+    return found
+
+
+def to_utf16(text: str, index: int) -> int:
+    """A codepoint index into `text` as a UTF-16 position (what Qt counts)."""
+    if text.isascii():
+        return index
+    return len(text[:index].encode("utf-16-le")) // 2
+
+
+def from_utf16(text: str, position: int) -> int:
+    """A UTF-16 position (from Qt) as a codepoint index into `text`."""
+    if text.isascii():
+        return position
+    return len(text.encode("utf-16-le")[:2 * position].decode("utf-16-le", errors="ignore"))
+
+
+# Times -----------------------------------------------------------------------------------------
+
+def time_label(ts: int, today: date | None = None) -> str:
+    """"14:03" today, "Yesterday 14:03", "Mon 3 Mar 14:03" this year, else "3 Mar 2023 14:03"."""
+    when = datetime.fromtimestamp(ts / 1000)
+    today = today or date.today()
+    clock = when.strftime("%H:%M")
+    day = when.date()
+    if day == today:
+        return clock
+    if (today - day).days == 1:
+        return f"Yesterday {clock}"
+    if day.year == today.year:
+        return f"{when.strftime('%a')} {day.day} {when.strftime('%b')} {clock}"
+    return f"{day.day} {when.strftime('%b')} {day.year} {clock}"
+
+
+def full_time(ts: int) -> str:
+    return datetime.fromtimestamp(ts / 1000).strftime("%Y-%m-%d %H:%M:%S")
+
+
+# Nickname completion ---------------------------------------------------------------------------
+
+def nick_matches(prefix: str, names: Iterable[str]) -> list[str]:
+    """Names starting with `prefix`, ignoring case; each once, in case-insensitive order."""
+    wanted = prefix.casefold()
+    seen: dict[str, str] = {}
+    for name in names:
+        name = name.strip()
+        if name and name.casefold().startswith(wanted):
+            seen.setdefault(name.casefold(), name)
+    return [seen[key] for key in sorted(seen)]
+
+
+class NickCompleter:
+    """Tab completion of nicknames in a composer's text.
+
+    `complete(text, cursor)` completes the word before the cursor to a matching nickname (": "
+    after it at the start of the message, " " elsewhere) and answers the new (text, cursor), or
+    None when nothing matches. Asked again with the text and cursor it just answered, it moves
+    to the next match (or the previous one, `backward`)."""
+
+    def __init__(self, names: Iterable[str] = ()):
+        self.names: list[str] = []
+        # (text answered, cursor answered, that text without the completion, where it goes,
+        #  the matches, which one is shown)
+        self._cycle: tuple[str, int, str, int, list[str], int] | None = None
+        self.set_names(names)
+
+    def set_names(self, names: Iterable[str]) -> None:
+        self.names = [n for n in dict.fromkeys(n.strip() for n in names) if n]
+        self._cycle = None
+
+    def complete(self, text: str, cursor: int, *,
+                 backward: bool = False) -> tuple[str, int] | None:
+        cursor = max(0, min(cursor, len(text)))
+        if self._cycle is not None and self._cycle[:2] == (text, cursor):
+            _, _, base, start, matches, i = self._cycle
+            return self._apply(base, start, matches, (i + (-1 if backward else 1)) % len(matches))
+        start = cursor
+        while start > 0 and not text[start - 1].isspace():
+            start -= 1
+        if text[start:cursor].startswith("@"):  # "@ad" completes like "ad", keeping the "@"
+            start += 1
+        prefix = text[start:cursor]
+        matches = nick_matches(prefix, self.names) if prefix else []
+        if not matches:
+            self._cycle = None
+            return None
+        rest = text[cursor:]
+        suffix = self._suffix(text, start)
+        if rest.startswith(suffix):  # completing "ad|: hi" again must not double the ": "
+            rest = rest[len(suffix):]
+        return self._apply(text[:start] + rest, start, matches,
+                           len(matches) - 1 if backward else 0)
+
+    @staticmethod
+    def _suffix(text: str, start: int) -> str:
+        return ": " if text[:start].strip() in ("", "@") else " "
+
+    def _apply(self, base: str, start: int, matches: list[str], i: int) -> tuple[str, int]:
+        inserted = matches[i] + self._suffix(base, start)
+        text = base[:start] + inserted + base[start:]
+        cursor = start + len(inserted)
+        self._cycle = (text, cursor, base, start, matches, i)
+        return text, cursor
