@@ -1,7 +1,10 @@
-"""The window on a channel of 100,000 messages, offscreen: ms to the first page shown (target
-<= 100 ms), ms to scroll to the top through lazy loading, peak RSS (target <= 300 MB), and the
-longest GUI-thread stall (a 10 ms timer) while 10,000 messages arrive by sync (target
-<= 50 ms)."""
+"""The window on a channel of 100,000 messages, offscreen: ms to the first paint of the
+message list with the newest page in it (target <= 100 ms), ms to scroll to the top through lazy
+loading, peak RSS of the window's process (target <= 300 MB), and the longest GUI-thread stall (a
+10 ms timer) while 10,000 messages arrive by sync (target <= 50 ms).
+
+The replicas are filled by child processes (`--fill`), so the peak RSS is the window's own:
+Qt, the Node, and every message row once scrolled to the top."""
 
 from __future__ import annotations
 
@@ -15,7 +18,9 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from PySide6.QtCore import QEventLoop, QTimer  # noqa: E402
+import subprocess  # noqa: E402
+
+from PySide6.QtCore import QEvent, QEventLoop, QObject, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from app import sharing  # noqa: E402
@@ -48,22 +53,53 @@ def fill(paths: Paths, count: int, offset: int = 0) -> None:
             replica.ingest(raws[start:start + 5000])
 
 
+def fill_in_child(paths: Paths, count: int, offset: int = 0) -> None:
+    subprocess.run([sys.executable, __file__, "--fill", str(paths.data), paths.workspace,
+                    str(count), str(offset)], check=True)
+
+
+class FirstPaint(QObject):
+    """Notes when the message list's viewport has first painted with rows in its model."""
+
+    def __init__(self, window: MainWindow):
+        super().__init__()
+        self.window = window
+        self.at: float | None = None
+        self._seen = False
+        window.message_view.viewport().installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == QEvent.Type.Paint and not self._seen and \
+                self.window.messages.rowCount() > 0:
+            self._seen = True
+            QTimer.singleShot(0, self._painted)  # runs once this paint is done
+        return False
+
+    def _painted(self) -> None:
+        self.at = time.perf_counter()
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--fill"]:
+        data, workspace, count, offset = sys.argv[2:6]
+        fill(Paths.resolve(data, workspace), int(count), int(offset))
+        return
     app = QApplication([])
     with tempfile.TemporaryDirectory() as tmp:
         a = Paths.resolve(Path(tmp) / "a", "default")
         b = Paths.resolve(Path(tmp) / "b", "default")
         Workspace.init(a, "ada").close()
         sharing.join_workspace(b, sharing.invite(a).encode(), nick="bob")
-        fill(a, CHANNEL_MESSAGES)
+        fill_in_child(a, CHANNEL_MESSAGES)
         node_a = Node(a, interfaces=["127.0.0.1"], mdns=False, reconcile_interval=None).start()
         try:
             start = time.perf_counter()
             window = MainWindow(node_a)
+            painted = FirstPaint(window)
             window.show()
             window.show_channel("channel-0")
-            wait(app, lambda: len(window.messages.messages) > 0)
-            first_page_ms = (time.perf_counter() - start) * 1000
+            wait(app, lambda: painted.at is not None)
+            first_page_ms = (painted.at - start) * 1000
             start = time.perf_counter()
             while window.messages.canFetchMore() or window.messages._loading:
                 if window.messages.canFetchMore():
@@ -73,7 +109,7 @@ def main() -> None:
             loaded = len(window.messages.messages)
             window.show_channel("general")
 
-            fill(b, SYNC_MESSAGES, offset=CHANNEL_MESSAGES)
+            fill_in_child(b, SYNC_MESSAGES, offset=CHANNEL_MESSAGES)
             ticks: list[float] = []
             timer = QTimer(interval=10)
             timer.timeout.connect(lambda: ticks.append(time.monotonic()))

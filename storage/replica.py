@@ -38,6 +38,7 @@ BUSY_TIMEOUT_MS = 10_000
 PARALLEL_MIN = 512  # below this, a helper process costs more than it saves
 SUB_BATCH = 250  # objects verified per message to the helper; storage work follows each
 VERIFY_TIMEOUT_S = 120.0
+UNREAD_CAP = 1000  # unread counts stop here (the window shows "999+")
 
 
 def _parse_all(raws: list[bytes]) -> list[tuple[Object, bytes] | InvalidObject]:
@@ -470,22 +471,26 @@ class Replica:
                 (key,))
 
     def unread(self, me: bytes, nick: str | None) -> dict[str, tuple[int, bool]]:
-        """Per channel name: (messages by others since my mark, whether one mentions `nick`)."""
+        """Per channel name: (messages by others since my mark, at most UNREAD_CAP, and
+        whether one of the newest UNREAD_CAP of them mentions `nick`)."""
         out: dict[str, tuple[int, bool]] = {}
         with self._read() as conn:
             for key, name, mark_ts, mark_id in conn.execute(
                     "SELECT c.key, c.name, r.ts, r.id FROM channels c "
                     "LEFT JOIN read_marks r ON r.channel = c.key"):
-                since = "FROM messages WHERE channel = ? AND hidden = 0 AND (ts, id) > (?, ?) " \
-                        "AND author != ?"
-                args = (key, mark_ts if mark_ts is not None else -1, mark_id or b"", me)
+                # The newest UNREAD_CAP unread: a channel left unread for months stays cheap.
+                since = "FROM (SELECT text FROM messages WHERE channel = ? AND hidden = 0 " \
+                        "AND (ts, id) > (?, ?) AND author != ? ORDER BY ts DESC, id DESC " \
+                        "LIMIT ?)"
+                args = (key, mark_ts if mark_ts is not None else -1, mark_id or b"", me,
+                        UNREAD_CAP)
                 count = conn.execute("SELECT COUNT(*) " + since, args).fetchone()[0]
                 mention = False
                 if count and nick:
                     pattern = "%" + nick.replace("\\", "\\\\").replace("%", "\\%").replace(
                         "_", "\\_") + "%"
                     mention = conn.execute(
-                        "SELECT EXISTS (SELECT 1 " + since + " AND text LIKE ? ESCAPE '\\')",
+                        "SELECT EXISTS (SELECT 1 " + since + " WHERE text LIKE ? ESCAPE '\\')",
                         (*args, pattern)).fetchone()[0] == 1
                 out[name] = (count, mention)
         return out

@@ -10,6 +10,7 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelInde
 from PySide6.QtGui import QFont
 
 from storage import ChannelInfo, Message
+from storage.replica import UNREAD_CAP
 
 from . import _rows
 from .bridge import NodeBridge
@@ -43,7 +44,8 @@ class ChannelListModel(QAbstractListModel):
         channel = self.channels[index.row()]
         count, mention = self.unread.get(channel.name, (0, False))
         if role == Qt.ItemDataRole.DisplayRole:
-            badge = f"  ({'@ ' if mention else ''}{count})" if count else ""
+            shown = "999+" if count >= UNREAD_CAP else str(count)
+            badge = f"  ({'@ ' if mention else ''}{shown})" if count else ""
             return f"# {channel.name}{badge}"
         if role == Qt.ItemDataRole.FontRole and count:
             return _font(bold=True)
@@ -63,8 +65,7 @@ class ChannelListModel(QAbstractListModel):
 
     def _loaded(self, result) -> None:
         channels, unread = result
-        if [(c.name, c.topic) for c in channels] != [(c.name, c.topic) for c in self.channels] \
-                or unread != self.unread:
+        if channels != self.channels or unread != self.unread:
             self.beginResetModel()
             self.channels, self.unread = channels, unread
             self.endResetModel()

@@ -367,3 +367,25 @@ def test_search_newest_first_does_not_depend_on_arrival_order(replica, world, pe
     add(replica, *reversed(posts))  # the newest (by ts) arrives first
     found = replica.search("needle", limit=2)
     assert [m.text for m in found] == ["needle 79", "needle 78"]
+
+
+def test_unread_counts_others_since_my_mark_capped_and_finds_mentions(replica, world,
+                                                                      people, monkeypatch):
+    from storage import replica as replica_module
+
+    monkeypatch.setattr(replica_module, "UNREAD_CAP", 5)
+    alice, bob = people["alice"], people["bob"]
+    me = alice.public_key
+    add(replica, world.text(alice, "general", "mine do not count"),
+        world.text(bob, "general", "first"))
+    assert replica.unread(me, "alice") == {"general": (1, False)}
+    replica.mark_read("general")
+    assert replica.unread(me, "alice") == {"general": (0, False)}
+    add(replica, world.text(bob, "general", "hey alice, look"),
+        *(world.text(bob, "general", f"later {n}") for n in range(3)))
+    assert replica.unread(me, "alice") == {"general": (4, True)}
+    assert replica.unread(me, "carol") == {"general": (4, False)}
+    # Past the cap, the count stops and only the newest unread are searched for mentions.
+    add(replica, *(world.text(bob, "general", f"more {n}") for n in range(6)))
+    assert replica.unread(me, "alice") == {"general": (5, False)}
+    assert replica.unread(me, "50%_off") == {"general": (5, False)}  # LIKE wildcards escaped
