@@ -48,23 +48,35 @@ class Hearth:
         self.env["HEARTH_DATA"] = str(fallback_data)
         self.env["PYTHONIOENCODING"] = "utf-8"
 
+    name = "hearth"  # how failures name the program
+
+    def command(self) -> list[Any]:
+        """The program, before its arguments."""
+        return [sys.executable, "-m", "app"]
+
+    @property
+    def cwd(self) -> Path:
+        return ROOT
+
     def __call__(self, *args: str | bytes | os.PathLike, data: Path | None = None,
                  ok: bool = True, passphrase: str | None = None,
                  extra: Sequence[str] = ()) -> Run:
-        argv: list[Any] = [sys.executable, "-m", "app", *map(_arg, args)]
+        command = self.command()
+        argv: list[Any] = [*command, *map(_arg, args)]
         if data is not None:
             argv += ["--data", str(data)]
         argv += list(extra)
         env = dict(self.env)
         if passphrase is not None:
             env["HEARTH_PASSPHRASE"] = passphrase
-        proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True,
+        proc = subprocess.run(argv, cwd=self.cwd, env=env, capture_output=True,
                               stdin=subprocess.DEVNULL, timeout=CLI_TIMEOUT_S)
-        shown = [a.decode(errors="replace") if isinstance(a, bytes) else a for a in argv[3:]]
+        shown = [a.decode(errors="replace") if isinstance(a, bytes) else a
+                 for a in argv[len(command):]]
         run = Run(shown, proc.returncode, proc.stdout.decode("utf-8", "replace"),
                   proc.stderr.decode("utf-8", "replace"))
         if ok:
-            assert run.returncode == 0, f"hearth {shown} failed: {run.stderr}"
+            assert run.returncode == 0, f"{self.name} {shown} failed: {run.stderr}"
             assert "Traceback" not in run.stderr, run.stderr
         return run
 

@@ -9,14 +9,13 @@ build); `make package-test` brings it up to date first, then runs them.
 from __future__ import annotations
 
 import os
-import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.app.conftest import CLI_TIMEOUT_S, ROOT, Hearth, Run, _arg
+from tests.app.conftest import ROOT, Hearth, _arg
 
 BUNDLE_DIR = ROOT / "dist" / "hearth"
 EXE = BUNDLE_DIR / "hearth"
@@ -62,29 +61,18 @@ class Bundle(Hearth):
         super().__init__(fallback_data)
         self.env["QT_QPA_PLATFORM"] = "offscreen"
 
-    def argv(self, *args: str | bytes | os.PathLike) -> list[Any]:
-        return [str(EXE), *map(_arg, args)]
+    name = "packaged hearth"
 
-    def __call__(self, *args: str | bytes | os.PathLike, data: Path | None = None,
-                 ok: bool = True, passphrase: str | None = None,
-                 extra: Sequence[str] = ()) -> Run:
-        argv = self.argv(*args)
-        if data is not None:
-            argv += ["--data", str(data)]
-        argv += list(extra)
-        env = dict(self.env)
-        if passphrase is not None:
-            env["HEARTH_PASSPHRASE"] = passphrase
+    def command(self) -> list[Any]:
+        return [str(EXE)]
+
+    @property
+    def cwd(self) -> Path:
         # Run from elsewhere than the checkout: the bundle must not lean on the sources.
-        proc = subprocess.run(argv, cwd=self.fallback_data.parent, env=env, capture_output=True,
-                              stdin=subprocess.DEVNULL, timeout=CLI_TIMEOUT_S)
-        shown = [a.decode(errors="replace") if isinstance(a, bytes) else a for a in argv[1:]]
-        run = Run(shown, proc.returncode, proc.stdout.decode("utf-8", "replace"),
-                  proc.stderr.decode("utf-8", "replace"))
-        if ok:
-            assert run.returncode == 0, f"packaged hearth {shown} failed: {run.stderr}"
-            assert "Traceback" not in run.stderr, run.stderr
-        return run
+        return self.fallback_data.parent
+
+    def argv(self, *args: str | bytes | os.PathLike) -> list[Any]:
+        return [*self.command(), *map(_arg, args)]
 
 
 @pytest.fixture
