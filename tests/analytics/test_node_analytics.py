@@ -1,6 +1,6 @@
 """Two opted-in nodes chat, conflict and write; their events reach a real collector (the
-`hearth analytics collect` command) with nothing in them that names or quotes anyone, and
-the conflict is counted once, by the node that merged it."""
+`hearth analytics collect` command) with nothing in them that names or quotes anyone, the
+conflict is counted once, by the node that merged it, and the Spark report shows it once."""
 
 from __future__ import annotations
 
@@ -69,7 +69,8 @@ def texts(node: Node) -> set[str]:
     return {m.text for m in node.read(CHANNEL, limit=100)}
 
 
-def test_two_opted_in_nodes_report_one_conflict_and_nothing_identifying(tmp_path, collector):
+def test_two_opted_in_nodes_report_one_conflict_and_nothing_identifying(tmp_path, collector,
+                                                                         spark, run_report):
     url, out = collector
     a = Paths.resolve(tmp_path / "a", "default")
     b = Paths.resolve(tmp_path / "b", "default")
@@ -141,3 +142,13 @@ def test_two_opted_in_nodes_report_one_conflict_and_nothing_identifying(tmp_path
     for paths in (a, b):
         _, left = Recorder(paths.data).take_batch(100) or (0, [])
         assert {json.loads(line)["event"] for line in left} <= {"sync_session"}
+
+    # The report over what was collected (a cohort of 1: two installs only) shows it once.
+    report = run_report("--input", str(out), "--output", str(tmp_path / "report"),
+                        "--min-cohort", "1")
+    assert report.summary["bad"]["total"] == 0
+    table = spark.read.parquet(str(tmp_path / "report" / "tables" / "conflicts"))
+    found = [(r["kind"], r["count"]) for r in table.collect()]
+    assert found == [("concurrent_heads", 1)]
+    html = (tmp_path / "report" / "report.html").read_text()
+    assert "concurrent_heads" in html

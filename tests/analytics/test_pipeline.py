@@ -1,0 +1,300 @@
+"""The Spark report against the pure-Python reference (DESIGN.md "Analytics").
+
+The pipeline runs on the session-wide local[2] SparkSession through `report.run`, the function
+`main()` wraps; one test runs the real command line in a subprocess.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
+from datetime import date, datetime
+from pathlib import Path
+
+import pytest
+
+from analytics import _reference
+from analytics.events import EventError, validate
+
+from .conftest import write_logs
+
+REPO = Path(__file__).resolve().parents[2]
+DAY = "2025-03-03"
+NEXT = "2025-03-04"
+PID = "0123456789abcdef" * 2
+STREAM = "fedcba9876543210" * 2
+SUBPROCESS_TIMEOUT_S = 240
+
+
+def line(event: str = "message_sent", *, ts: str = f"{DAY}T10:00:00Z", pid: str = PID,
+         **fields: object) -> str:
+    defaults = {
+        "message_sent": {"length": 16},
+        "sync_session": {"peers": 2, "rounds": 3, "bytes": 1024, "objects": 5,
+                         "duration_ms": 250},
+        "conflict": {"kind": "concurrent_heads", "heads": 2, "stream": STREAM},
+        "convergence": {"ms": 120, "stream": STREAM},
+        "rejection": {"reason": "policy"},
+    }
+    body = {"event": event, "schema": 1, "ts": ts, "pid": pid} | defaults.get(event, {})
+    return json.dumps(body | fields, separators=(",", ":"))
+
+
+def edit(text: str, old: str, new: str) -> str:
+    assert old in text
+    return text.replace(old, new, 1)
+
+
+GOOD = line()
+# (line, reason it is not counted or None): every reason, and the odd but valid.
+LINES = [
+    (GOOD, None),
+    (edit(GOOD, '"length":16', '"length":16.0'), None),  # JSON Schema: 16.0 is an integer
+    (edit(GOOD, '"schema":1', '"schema":1.0'), None),
+    (edit(GOOD, ":", " : ").replace(",", " , ") + "  ", None),
+    (line(pid="0123456789" * 3 + "01"), None),  # all digits, but a string
+    (line("sync_session", objects=-0.0), None),
+    (line("conflict", heads=60), None),
+    ("this is not json", "not_json"),
+    (GOOD[:40], "not_json"),
+    ("", "not_json"),
+    ("[1, 2]", "not_json"),
+    ("null", "not_json"),
+    (GOOD + " trailing", "not_json"),
+    (GOOD + GOOD, "not_json"),
+    (GOOD.replace('"', "'"), "not_json"),
+    (edit(GOOD, '"length":16', '"length":NaN'), "not_json"),
+    (edit(GOOD, '"length":16', '"length":016'), "not_json"),
+    (edit(GOOD, "message_sent", "screen_viewed"), "unknown_event"),
+    (edit(GOOD, '"message_sent"', "5"), "unknown_event"),
+    (edit(GOOD, ',"length":16', ""), "invalid"),
+    (edit(GOOD, '"length":16', '"length":16,"text":"hello"'), "invalid"),
+    (edit(GOOD, '"length":16', '"length":16,"length":16'), "invalid"),
+    (edit(GOOD, '"length":16', '"length":"16"'), "invalid"),
+    (edit(GOOD, '"length":16', '"length":17'), "invalid"),
+    (edit(GOOD, '"length":16', '"length":true'), "invalid"),
+    (edit(GOOD, '"schema":1', '"schema":2'), "invalid"),
+    (line(pid=PID.upper()), "invalid"),
+    (edit(GOOD, f'"{PID}"', "12345678901234567890123456789012"), "invalid"),
+    (line(ts=f"{DAY}T10:30:00Z"), "invalid"),
+    (line(ts=f"{DAY} 10:00:00"), "invalid"),
+    (edit(GOOD, '"event":"message_sent"', '"event":null'), "invalid"),
+    ("{}", "invalid"),
+    (line("conflict", heads=1), "invalid"),
+    (line("sync_session", peers=0), "invalid"),
+    (line("sync_session", rounds=1.5), "invalid"),
+    (line("rejection", reason="too_slow"), "invalid"),
+    (line(ts="2025-02-30T10:00:00Z"), "bad_ts"),
+    (line(ts=f"{DAY}T24:00:00Z"), "bad_ts"),
+    (line(ts=f"{NEXT}T00:00:00Z"), "wrong_partition"),
+]
+# Bad for both, but each names the reason its own way (documented in _pipeline's checks).
+BAD_EITHER_WAY = [
+    edit(GOOD, "message_sent", "message}sent"),
+    edit(GOOD, '"length":16', '"length":16,"x":{"y":1}'),
+]
+
+
+def _unique(pairs: list) -> dict:
+    if len({k for k, _ in pairs}) != len(pairs):
+        raise ValueError("a key appears twice")
+    return dict(pairs)
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(name)
+
+
+def contract_verdict(text: str, part: str) -> bool:
+    """Whether the collector would have stored the line in that partition: strict JSON, one
+    value per key, `events.validate`, a real hour of that day."""
+    try:
+        event = validate(json.loads(text, object_pairs_hook=_unique, parse_constant=_no_constant))
+        when = datetime.strptime(event["ts"], "%Y-%m-%dT%H:%M:%SZ")
+    except (ValueError, EventError):
+        return False
+    return when.date().isoformat() == part
+
+
+def test_reference_follows_the_contract(synth_logs):
+    root, _ = synth_logs
+    samples = [text for text, _ in LINES] + BAD_EITHER_WAY
+    part = root / f"date={DAY}"
+    samples += list(_reference.lines(part))[:3000]
+    for text in samples:
+        reason, _ = _reference.classify(text, DAY)
+        assert (reason is None) == contract_verdict(text, DAY), text
+    for text, reason in LINES:
+        assert _reference.classify(text, DAY)[0] == reason, text
+
+
+def test_spark_names_each_bad_line_like_the_reference(spark):
+    from analytics import _pipeline
+
+    rows = [(i, text, DAY) for i, (text, _) in enumerate(LINES)]
+    rows += [(len(rows) + i, text, DAY) for i, text in enumerate(BAD_EITHER_WAY)]
+    df = spark.createDataFrame(rows, "i int, value string, part string")
+    got = {r["i"]: r["bad"] for r in _pipeline.parse(df, [DAY], keep=["i"]).collect()}
+    for i, (text, reason) in enumerate(LINES):
+        assert got[i] == reason, text
+    for i in range(len(LINES), len(rows)):
+        assert got[i] is not None
+
+
+@pytest.fixture(scope="module")
+def synth_report(synth_logs, run_report, tmp_path_factory):
+    root, _ = synth_logs
+    out = tmp_path_factory.mktemp("report") / "out"
+    return out, run_report("--input", str(root), "--output", str(out))
+
+
+def test_every_table_matches_the_reference(spark, synth_logs, synth_report):
+    from pyspark.testing import assertDataFrameEqual
+
+    from analytics import _contract, _pipeline
+
+    root, synth = synth_logs
+    out, report = synth_report
+    expected = _reference.compute(root)
+    assert report.outcome.lines == expected.lines == synth.lines
+    assert report.outcome.bad == expected.bad
+    assert sum(expected.bad.values()) == synth.malformed
+    assert report.outcome.suppressed == expected.suppressed
+    for name in _contract.TABLES:
+        assert expected.rows[name], f"the synthetic logs should fill {name}"
+        written = spark.read.parquet(str(out / "tables" / name))
+        want = spark.createDataFrame(expected.rows[name], _pipeline.table_schema(name))
+        assertDataFrameEqual(written, want, rtol=0.0, atol=0.0)
+        assert report.outcome.rows[name] == expected.rows[name]  # same order, exact floats
+
+
+def test_summary_counts_bad_lines_and_suppressed_groups(synth_report):
+    out, report = synth_report
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary == json.loads(json.dumps(report.summary))
+    assert summary["bad"]["total"] == sum(report.outcome.bad.values()) > 0
+    assert summary["valid"] + summary["bad"]["total"] == summary["lines"]
+    assert set(summary["suppressed"]) == set(report.outcome.rows)
+    assert len(summary["days"]) == 9
+
+
+def test_report_page_is_self_contained(synth_report):
+    out, report = synth_report
+    page = (out / "report.html").read_text(encoding="utf-8")
+    images = re.findall(r'<img [^>]*src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    assert len(images) == len(report.plots) >= 7
+    for data in images:
+        assert base64.b64decode(data).startswith(b"\x89PNG\r\n\x1a\n")
+    without_images = re.sub(r"base64,[A-Za-z0-9+/=]+", "", page)
+    assert not re.search(r"(src|href)\s*=\s*[\"']?\s*(https?:)?//", without_images)
+    assert "http://" not in without_images and "https://" not in without_images
+    assert "@import" not in without_images and "url(" not in without_images
+    for name in report.outcome.rows:
+        assert name in page
+    assert "Suppressed groups" in page
+
+
+def test_bad_lines_are_counted_not_fatal(tmp_path, run_report):
+    root = write_logs(tmp_path / "logs", {DAY: [text for text, _ in LINES],
+                                          NEXT: [line(ts=f"{NEXT}T08:00:00Z")]})
+    report = run_report("--input", str(root), "--output", str(tmp_path / "out"),
+                        "--min-cohort", "1")
+    expected = Counter(reason for _, reason in LINES if reason)
+    reference = _reference.compute(root, min_cohort=1)
+    assert report.outcome.bad == reference.bad == {r: expected[r] for r in report.outcome.bad}
+    assert report.outcome.rows == reference.rows
+    valid = sum(1 for _, reason in LINES if reason is None) + 1
+    assert sum(r[2] for r in report.outcome.rows["events_daily"]) == valid
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["bad"] == {"total": len(LINES) + 1 - valid, **expected} | {
+        r: 0 for r in report.outcome.bad if r not in expected}
+
+
+def test_groups_below_min_cohort_are_suppressed_everywhere(tmp_path, run_report):
+    a, b, c, d, e = (f"{n:032x}" for n in range(1, 6))
+    logs = {
+        DAY: [line(pid=p) for p in (a, b, c)]
+        + [line("rejection", pid=p, reason="policy") for p in (a, b, c)]
+        + [line("rejection", pid=p, reason="frame") for p in (a, b, b)],
+        NEXT: [line(pid=p, ts=f"{NEXT}T09:00:00Z") for p in (d, e, e)],
+    }
+    root = write_logs(tmp_path / "logs", logs)
+    report = run_report("--input", str(root), "--output", str(tmp_path / "out"),
+                        "--min-cohort", "3")
+    rows = report.outcome.rows
+    day, next_day = date.fromisoformat(DAY), date.fromisoformat(NEXT)
+    assert rows["daily_active"] == [(day, 3)]
+    assert rows["events_daily"] == [(day, "message_sent", 3, 3), (day, "rejection", 6, 3)]
+    assert rows["rejections"] == [(day, "policy", 3, 3)]  # frame: 2 installs, one short
+    assert report.outcome.suppressed["daily_active"] == 1
+    assert report.outcome.suppressed["events_daily"] == 1
+    assert report.outcome.suppressed["rejections"] == 1
+    assert report.outcome.rows == _reference.compute(root, min_cohort=3).rows
+    drawn = {label: points for plot in report.plots for label, points in plot.series.items()}
+    assert "frame" not in {x for points in drawn.values() for x, _ in points}
+    assert drawn["installs"] == [(day, 3)]
+    assert all(x != next_day for points in drawn.values() for x, _ in points)
+    assert dict(drawn["rejections"]) == {"policy": 3}
+    page = re.sub(r"base64,[A-Za-z0-9+/=]+", "", (tmp_path / "out" / "report.html").read_text())
+    assert "frame" not in page
+    assert re.search(r"<th>total</th><td>3</td>", page)
+
+
+def test_since_and_until_pick_whole_days(synth_logs, run_report, tmp_path, spark):
+    root, _ = synth_logs
+    since, until = date(2025, 3, 5), date(2025, 3, 7)
+    report = run_report("--input", str(root), "--output", str(tmp_path / "out"),
+                        "--since", since.isoformat(), "--until", until.isoformat())
+    expected = _reference.compute(root, since=since, until=until)
+    assert report.summary["days"] == ["2025-03-05", "2025-03-06", "2025-03-07"]
+    assert report.outcome.lines == expected.lines
+    assert report.outcome.bad == expected.bad
+    assert report.outcome.rows == expected.rows
+    dates = {r[0] for rows in report.outcome.rows.values() for r in rows}
+    assert dates == {since, date(2025, 3, 6), until}
+    written = spark.read.parquet(str(tmp_path / "out" / "tables" / "daily_active"))
+    assert sorted(r["date"] for r in written.collect()) == sorted(dates)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run([sys.executable, "-m", "analytics.report", *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S)
+
+
+def test_command_line_runs_with_min_cohort(synth_logs, tmp_path):
+    root, _ = synth_logs
+    out = tmp_path / "out"
+    done = _cli("--input", str(root), "--output", str(out), "--min-cohort", "3",
+                "--conf", "spark.sql.shuffle.partitions=2", "--conf", "spark.ui.enabled=false")
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads((out / "summary.json").read_text())
+    expected = _reference.compute(root, min_cohort=3)
+    assert summary["min_cohort"] == 3
+    assert summary["suppressed"] == expected.suppressed
+    assert summary["rows"] == {name: len(rows) for name, rows in expected.rows.items()}
+    assert (out / "report.html").stat().st_size > 10_000
+    assert "report.html" in done.stdout
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--input", "/nonexistent/hearth-logs", "--output", "OUT"], "does not exist"),
+    (["--input", ".", "--output", "OUT", "--since", "2025-13-01"], "YYYY-MM-DD"),
+    (["--input", ".", "--output", "OUT", "--since", "2025-03-05", "--until", "2025-03-01"],
+     "after --until"),
+    (["--input", ".", "--output", "OUT", "--min-cohort", "0"], "at least 1"),
+    (["--input", ".", "--output", "OUT", "--conf", "spark.executor.memory"], "KEY=VALUE"),
+    (["--output", "OUT"], "--input"),
+])
+def test_command_line_refuses_bad_arguments(args, message, tmp_path):
+    done = _cli(*[str(tmp_path / a) if a == "OUT" else a for a in args])
+    assert done.returncode == 2
+    assert message in done.stderr.strip().splitlines()[-1]
+    if message == "does not exist":
+        assert len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "OUT").exists()

@@ -1,0 +1,178 @@
+"""Synthetic analytics logs: contract, realism (skew, cycles, tails), rotation, determinism."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+from collections import Counter, defaultdict
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from analytics import synth
+from analytics.events import HEAD_BUCKETS, EventError, validate
+
+REPO = Path(__file__).resolve().parents[2]
+START = date(2025, 3, 3)  # a Monday
+SUBPROCESS_TIMEOUT_S = 120
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory) -> tuple[synth.SynthConfig, synth.SynthResult, list[tuple[str, str]]]:
+    cfg = synth.SynthConfig(installs=60, days=14, out=tmp_path_factory.mktemp("s") / "logs",
+                            seed=5, start=START, workers=1)
+    result = synth.generate(cfg)
+    lines = [(path.parent.name.removeprefix("date="), text)
+             for path in sorted(cfg.out.glob("date=*/*.jsonl"))
+             for text in path.read_text().splitlines()]
+    return cfg, result, lines
+
+
+@pytest.fixture(scope="module")
+def checked(logs) -> tuple[list[tuple[str, dict]], Counter]:
+    """(day, event) of every valid line, and the kinds of the malformed ones."""
+    good, bad = [], Counter()
+    for day, text in logs[2]:
+        try:
+            event = json.loads(text)
+        except ValueError:
+            bad["truncated"] += 1
+            continue
+        try:
+            good.append((day, validate(event)))
+        except EventError:
+            bad["unknown event" if event["event"] == "screen_viewed" else
+                "extra field" if "user" in event else "other"] += 1
+            continue
+        assert text == json.dumps(event, sort_keys=True, separators=(",", ":"))
+    return good, bad
+
+
+def events(checked) -> list[tuple[str, dict]]:
+    return checked[0]
+
+
+def test_every_line_follows_the_contract_but_the_intended_few(logs, checked):
+    _, result, lines = logs
+    good, kinds = checked
+    assert all(event["ts"][:10] == day for day, event in good)
+    assert len(lines) == result.lines == len(good) + sum(kinds.values())
+    assert sum(kinds.values()) == result.malformed
+    assert kinds["other"] == 0 and min(kinds.values()) >= 3 and len(kinds) == 3
+
+
+def test_a_few_installs_make_most_of_the_events(checked):
+    per_pid_day = sorted(Counter((day, e["pid"]) for day, e in events(checked)).values(),
+                         reverse=True)
+    top = per_pid_day[: len(per_pid_day) // 10]
+    assert sum(top) > 0.3 * sum(per_pid_day)
+    assert per_pid_day[0] > 5 * statistics.median(per_pid_day)
+
+
+def test_fewer_events_at_weekends_and_at_night(checked):
+    evs = events(checked)
+    per_day = Counter(day for day, _ in evs)
+    weekend = [n for d, n in per_day.items() if date.fromisoformat(d).weekday() >= 5]
+    weekday = [n for d, n in per_day.items() if date.fromisoformat(d).weekday() < 5]
+    assert len(weekend) == 4 and statistics.mean(weekday) > 1.3 * statistics.mean(weekend)
+    per_hour = Counter(int(e["ts"][11:13]) for _, e in evs)
+    assert len(per_hour) == 24 and min(per_hour.values()) < 0.5 * max(per_hour.values())
+
+
+def test_pid_is_a_keyed_hash_of_the_install_and_the_day(logs, checked):
+    cfg = logs[0]
+    pop = synth.population(cfg.installs, cfg.days, cfg.seed)
+    by_day: dict[str, set[str]] = defaultdict(set)
+    for day, e in events(checked):
+        by_day[day].add(e["pid"])
+        assert all(len(e[k]) == 32 for k in ("pid", "stream") if k in e)
+    assert len(by_day) == cfg.days
+    days = sorted(by_day)
+    for a, b in zip(days, days[1:], strict=False):
+        assert not by_day[a] & by_day[b], "a pid must not survive the day"
+    for day in days:
+        expected = {synth.pid(secret, date.fromisoformat(day)) for secret in pop.secrets}
+        assert by_day[day] <= expected
+    secret = pop.secrets[0]
+    assert len({synth.pid(secret, date.fromisoformat(d)) for d in days}) == len(days)
+
+
+def test_conflicts_bring_their_convergence(logs):
+    _, result, lines = logs
+    texts = [text for _, text in lines]
+    conflicts = unmatched = 0
+    for i, text in enumerate(texts[:-1]):
+        if '"event":"conflict"' not in text or '"user"' in text:
+            continue
+        conflicts += 1
+        try:
+            first, then = json.loads(text), json.loads(texts[i + 1])
+        except ValueError:
+            unmatched += 1
+            continue
+        if then.get("event") != "convergence" or (then["pid"], then["stream"]) != (
+                first["pid"], first["stream"]) or then["ts"] != first["ts"]:
+            unmatched += 1
+    assert conflicts > 100 and unmatched <= result.malformed
+
+
+def test_heads_are_mostly_two_and_rarely_fifty_or_more():
+    heads = synth._heads(np.random.default_rng(1), 200_000)
+    assert heads.min() >= 2
+    assert 0.75 < np.mean(heads == 2) < 0.85
+    assert 0.001 < np.mean(heads >= HEAD_BUCKETS[-1]) < 0.005
+    assert np.mean((heads > 2) & (heads < 10)) > 0.1
+
+
+def test_sync_sessions_have_a_long_tail(checked):
+    durations = sorted(e["duration_ms"] for _, e in events(checked)
+                       if e["event"] == "sync_session")
+    p50, p99 = durations[len(durations) // 2], durations[int(len(durations) * 0.99)]
+    assert p99 > 10 * p50
+    kinds = Counter(e["event"] for _, e in events(checked))
+    assert all(kinds[name] > 0 for name in ("doc_commit", "doc_fork", "doc_merge", "rejection",
+                                            "channel_joined", "app_started", "message_sent"))
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*.jsonl"))}
+
+
+def test_same_seed_same_files_whatever_the_processes(tmp_path):
+    def run(name: str, seed: int, workers: int) -> dict[str, bytes]:
+        synth.generate(synth.SynthConfig(installs=25, days=3, out=tmp_path / name, seed=seed,
+                                         start=START, workers=workers))
+        return _snapshot(tmp_path / name)
+
+    one = run("a", 7, 1)
+    assert one == run("b", 7, 2)
+    assert one != run("c", 8, 1)
+
+
+def test_events_target_is_met_exactly(tmp_path):
+    result = synth.generate(synth.SynthConfig(installs=30, days=5, out=tmp_path, seed=3,
+                                              events_target=4321, workers=1))
+    assert result.lines == 4321
+    assert sum(len(p.read_text().splitlines()) for p in tmp_path.rglob("*.jsonl")) == 4321
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run([sys.executable, "-m", "analytics.synth", *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S)
+
+
+def test_command_line(tmp_path):
+    done = _cli("--installs", "5", "--days", "2", "--out", str(tmp_path / "o"), "--seed", "1",
+                "--start", "2025-01-01")
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == [
+        "date=2025-01-01", "date=2025-01-02"]
+    bad = _cli("--installs", "0", "--days", "2", "--out", str(tmp_path / "x"))
+    assert bad.returncode == 2 and "at least 1" in bad.stderr
+    assert not (tmp_path / "x").exists()
