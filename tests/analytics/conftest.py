@@ -18,6 +18,17 @@ from analytics.synth import SynthConfig, SynthResult, generate
 SYNTH_START = "2025-03-03"  # a Monday: 9 days hold one weekend
 
 
+@pytest.fixture
+async def collector(tmp_path: Path):
+    """A collector (analytics.collector) on a free port of 127.0.0.1."""
+    from analytics.collector import Collector
+
+    c = Collector(tmp_path / "events")
+    await c.async_start("127.0.0.1", 0)
+    yield c
+    await c.async_close()
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator:
     """The tests' only SparkSession: local[2], 2 shuffle partitions, no UI."""

@@ -56,14 +56,6 @@ def written_files(out: Path) -> list[Path]:
 
 
 @pytest.fixture
-async def collector(tmp_path: Path):
-    c = Collector(tmp_path / "events")
-    await c.async_start("127.0.0.1", 0)
-    yield c
-    await c.async_close()
-
-
-@pytest.fixture
 async def http():
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=CLIENT_TIMEOUT_S)) as s:
         yield s

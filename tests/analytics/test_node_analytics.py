@@ -43,7 +43,7 @@ def wait_until(condition, what: str, timeout: float = WAIT_S) -> None:
 
 
 @pytest.fixture
-def collector(tmp_path) -> Iterator[tuple[str, Path]]:
+def collect_command(tmp_path) -> Iterator[tuple[str, Path]]:
     """The real `hearth analytics collect` on a free port."""
     out = tmp_path / "collected"
     proc = subprocess.Popen(
@@ -69,9 +69,9 @@ def texts(node: Node) -> set[str]:
     return {m.text for m in node.read(CHANNEL, limit=100)}
 
 
-def test_two_opted_in_nodes_report_one_conflict_and_nothing_identifying(tmp_path, collector,
+def test_two_opted_in_nodes_report_one_conflict_and_nothing_identifying(tmp_path, collect_command,
                                                                          spark, run_report):
-    url, out = collector
+    url, out = collect_command
     a = Paths.resolve(tmp_path / "a", "default")
     b = Paths.resolve(tmp_path / "b", "default")
     Workspace.init(a, NICKS[0]).close()

@@ -115,14 +115,6 @@ class AsyncSpool(MemorySpool):
         super().ack_deletion(index)
 
 
-@pytest.fixture
-async def collector(tmp_path: Path):
-    c = Collector(tmp_path / "events")
-    await c.async_start("127.0.0.1", 0)
-    yield c
-    await c.async_close()
-
-
 @contextlib.asynccontextmanager
 async def running(shipper: Shipper) -> AsyncIterator[asyncio.Task]:
     stop = asyncio.Event()
