@@ -16,7 +16,6 @@ from .events import EVENT_TYPES, HEAD_BUCKETS, schema
 
 BASE_FIELDS = ("event", "schema", "ts", "pid")
 PARTITION_PREFIX = "date="
-JSON_SPACE = " \t\r\n"
 # Why a line is not counted, in the order they are tested.
 BAD_REASONS = ("not_json", "unknown_event", "invalid", "bad_ts", "wrong_partition")
 _IGNORED = {"description", "$comment", "title"}

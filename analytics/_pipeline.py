@@ -3,9 +3,11 @@
 Lines are read as text and parsed with `from_json` against an explicit schema covering every
 field of every event type. Numbers are read as doubles and then held to the contract's integer
 rule (JSON Schema counts 16.0 as an integer). Extra and repeated keys, which a struct schema
-drops silently, show in the number of commas, since no valid value holds one. A line that breaks a rule is counted under one of
-`_contract.BAD_REASONS` and otherwise ignored. Every table keeps only the groups (rows) with at
-least `min_cohort` distinct pids.
+drops silently, show in the number of commas, since no valid value holds one. A line that breaks
+a rule is counted under the first of `_contract.BAD_REASONS` that applies and otherwise ignored;
+whether a line counts is exactly what the pure-Python reference decides, though a line broken in
+two ways, or holding a brace inside a string, may be given another reason by the two. Every
+table keeps only the groups (rows) with at least `min_cohort` distinct pids.
 """
 
 from __future__ import annotations
@@ -119,7 +121,8 @@ def read_lines(spark: SparkSession, root: str, parts: list[str]) -> DataFrame:
 
 # Checking -----------------------------------------------------------------------------------
 
-def parse(lines: DataFrame, valid_days: Iterable[str] = (), keep: Sequence[str] = ()) -> DataFrame:
+def parse(lines: DataFrame, valid_days: Iterable[str] = (),
+          keep: Sequence[str] = ()) -> DataFrame:
     """One row per line: `bad` (why it is not counted, or null) and the event's fields.
 
     Columns: the `keep` columns of `lines`, bad, day (YYYY-MM-DD), event, pid, label (conflict
@@ -178,7 +181,7 @@ def _one_object(value: Column) -> Column:
     """One closing brace (no valid string holds one), then only whitespace: Spark's JSON parser
     ignores whatever follows the first value."""
     return (_count(value, "}") == 1) & F.when(value.endswith("}"), True).otherwise(
-        F.rtrim(value, F.lit(C.JSON_SPACE)).endswith("}"))
+        value.rlike(r"\}[ \t\r\n]+\z"))
 
 
 def _count(value: Column, char: str) -> Column:

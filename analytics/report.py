@@ -43,8 +43,6 @@ if __package__ in (None, ""):  # `spark-submit analytics/report.py` runs this fi
 from analytics import _contract as C  # noqa: E402
 from analytics import _html, _pipeline  # noqa: E402
 
-log = logging.getLogger(__name__)
-
 DEFAULT_MIN_COHORT = 5
 APP_NAME = "hearth-analytics-report"
 
@@ -115,10 +113,7 @@ def session(args: argparse.Namespace):
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName(APP_NAME)
-    if under_spark_submit():
-        if args.master:
-            log.warning("--master %s ignored: spark-submit's master applies", args.master)
-    else:
+    if not under_spark_submit():  # spark-submit's own --master must win
         builder = builder.master(args.master or "local[*]").config(
             "spark.ui.showConsoleProgress", "false")
     for key, value in args.conf:
@@ -182,7 +177,11 @@ def main(argv: list[str] | None = None) -> int:
             "file:") else args.input).is_dir():
         print(f"report: input folder {args.input} does not exist", file=sys.stderr)
         return 2
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    if args.master and under_spark_submit():
+        print(f"report: --master {args.master} ignored: spark-submit's --master applies",
+              file=sys.stderr)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("analytics").setLevel(logging.INFO)
     spark = session(args)
     try:
         report = run(spark, args)

@@ -172,6 +172,9 @@ def _adjust(rng: np.random.Generator, counts: np.ndarray, lam: np.ndarray,
     elif diff < 0:
         # Take lines away without emptying an active install-day (its first line stays).
         spare = np.maximum(flat - 1, 0)
+        if spare.sum() < -diff:
+            raise ValueError(f"--events-target {target} is fewer than the {flat.sum() - spare.sum()}"
+                             " install-days that are active: lower --installs or --days")
         flat -= rng.multivariate_hypergeometric(spare, -diff, method="marginals")
     return flat.reshape(counts.shape)
 

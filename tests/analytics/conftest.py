@@ -7,6 +7,7 @@ Spark is imported lazily, so the recorder and collector tests never start a JVM.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -32,7 +33,7 @@ async def collector(tmp_path: Path):
 @pytest.fixture(scope="session")
 def spark() -> Iterator:
     """The tests' only SparkSession: local[2], 2 shuffle partitions, no UI."""
-    if shutil.which("java") is None:
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         pytest.skip("Java is not installed: the Spark tests need a JVM")
     from pyspark.sql import SparkSession
 

@@ -1,7 +1,8 @@
 """The Spark report against the pure-Python reference (DESIGN.md "Analytics").
 
 The pipeline runs on the session-wide local[2] SparkSession through `report.run`, the function
-`main()` wraps; one test runs the real command line in a subprocess.
+`main()` wraps. The command line's refusals are tested here in subprocesses; its full runs (with
+--min-cohort, --master, and through spark-submit) are in test_standalone_cluster.py.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import random
 import re
 import subprocess
 import sys
@@ -118,6 +120,8 @@ def contract_verdict(text: str, part: str) -> bool:
         when = datetime.strptime(event["ts"], "%Y-%m-%dT%H:%M:%SZ")
     except (ValueError, EventError):
         return False
+    except TypeError:  # validate() itself fails on an unhashable "event" (a list or an object)
+        return False
     return when.date().isoformat() == part
 
 
@@ -144,6 +148,65 @@ def test_spark_names_each_bad_line_like_the_reference(spark):
         assert got[i] == reason, text
     for i in range(len(LINES), len(rows)):
         assert got[i] is not None
+
+
+def mutations(texts: list[str], count: int, seed: int = 1) -> list[str]:
+    """Small random edits of valid lines: characters, values, keys, spacing, number forms."""
+    rng = random.Random(seed)
+    tokens = ["16.5", "true", "null", '"x"', "1e3", "-1", "[]", "{}", '"16"', "0", "1.0",
+              '"' + PID.upper() + '"', '"2025-03-03T10:00:00Z"']
+    out = []
+    while len(out) < count:
+        text = rng.choice(texts)
+        kind = rng.randrange(7)
+        if kind == 0:
+            i = rng.randrange(len(text))
+            out.append(text[:i] + text[i + 1:])
+        elif kind == 1:
+            i = rng.randrange(len(text) + 1)
+            out.append(text[:i] + rng.choice(',{}":0a -.eE\\t') + text[i:])
+        elif kind == 2:
+            values = list(re.finditer(r':("[^"]*"|[^,}]+)', text))
+            m = rng.choice(values)
+            out.append(text[:m.start(1)] + rng.choice(tokens) + text[m.end(1):])
+        elif kind == 3:
+            pairs = re.findall(r'"[a-z_]+":(?:"[^"]*"|[^,}]+)', text)
+            extra = rng.choice(pairs + ['"extra":1'])
+            out.append(text[:-1] + "," + extra + "}")
+        elif kind == 4:
+            pairs = re.findall(r'"[a-z_]+":(?:"[^"]*"|[^,}]+)', text)
+            drop = rng.choice(pairs)
+            out.append(text.replace("," + drop, "").replace(drop + ",", ""))
+        elif kind == 5:
+            seps = [m.end() for m in re.finditer(r'[,:{]"|"[,:}]', text)]
+            i = rng.choice(seps) - 1
+            out.append(text[:i] + rng.choice([" ", "\t", "  "]) + text[i:])
+        else:
+            numbers = list(re.finditer(r":(-?[0-9]+)(?=[,}])", text))
+            m = rng.choice(numbers)
+            out.append(text[:m.end(1)] + rng.choice([".0", "e0", ".00", ".5", "E1"])
+                       + text[m.end(1):])
+    return out
+
+
+def test_spark_the_reference_and_the_contract_agree_on_mutated_lines(spark, synth_logs):
+    from analytics import _pipeline
+
+    root, _ = synth_logs
+    valid = [t for t in _reference.lines(root / f"date={DAY}")
+             if _reference.classify(t, DAY)[0] is None]
+    by_event = {json.loads(t)["event"]: t for t in valid}
+    texts = mutations(list(by_event.values()), 800)
+    df = spark.createDataFrame([(i, t, DAY) for i, t in enumerate(texts)],
+                               "i int, value string, part string")
+    got = {r["i"]: r["bad"] for r in _pipeline.parse(df, [DAY], keep=["i"]).collect()}
+    verdicts = Counter()
+    for i, text in enumerate(texts):
+        counted = contract_verdict(text, DAY)
+        verdicts[counted] += 1
+        assert (_reference.classify(text, DAY)[0] is None) == counted, text
+        assert (got[i] is None) == counted, text
+    assert verdicts[True] > 100 and verdicts[False] > 300
 
 
 @pytest.fixture(scope="module")
@@ -265,21 +328,6 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     return subprocess.run([sys.executable, "-m", "analytics.report", *args], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S)
-
-
-def test_command_line_runs_with_min_cohort(synth_logs, tmp_path):
-    root, _ = synth_logs
-    out = tmp_path / "out"
-    done = _cli("--input", str(root), "--output", str(out), "--min-cohort", "3",
-                "--conf", "spark.sql.shuffle.partitions=2", "--conf", "spark.ui.enabled=false")
-    assert done.returncode == 0, done.stderr[-2000:]
-    summary = json.loads((out / "summary.json").read_text())
-    expected = _reference.compute(root, min_cohort=3)
-    assert summary["min_cohort"] == 3
-    assert summary["suppressed"] == expected.suppressed
-    assert summary["rows"] == {name: len(rows) for name, rows in expected.rows.items()}
-    assert (out / "report.html").stat().st_size > 10_000
-    assert "report.html" in done.stdout
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -122,9 +122,10 @@ def _completed(cluster: Cluster) -> int:
                for app in cluster.state()["completedapps"])
 
 
-def _check(out: Path, root: Path) -> None:
+def _check(out: Path, root: Path, min_cohort: int = 5) -> None:
     summary = json.loads((out / "summary.json").read_text())
-    expected = _reference.compute(root)
+    expected = _reference.compute(root, min_cohort=min_cohort)
+    assert summary["min_cohort"] == min_cohort
     assert summary["lines"] == expected.lines
     assert summary["suppressed"] == expected.suppressed
     assert summary["rows"] == {name: len(rows) for name, rows in expected.rows.items()}
@@ -133,17 +134,18 @@ def _check(out: Path, root: Path) -> None:
         assert any((out / "tables" / name).glob("*.parquet"))
 
 
-def test_report_runs_on_a_standalone_master(cluster, synth_logs, tmp_path):
+def test_command_line_runs_on_a_standalone_master(cluster, synth_logs, tmp_path):
     root, _ = synth_logs
     out = tmp_path / "out"
     before = _completed(cluster)
     done = subprocess.run(
         [sys.executable, "-m", "analytics.report", "--input", str(root), "--output", str(out),
-         "--master", cluster.url, "--conf", "spark.executor.memory=512m",
+         "--master", cluster.url, "--min-cohort", "3", "--conf", "spark.executor.memory=512m",
          "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.sql.shuffle.partitions=2"],
         cwd=REPO, env=cluster.env, capture_output=True, text=True, timeout=DRIVER_TIMEOUT_S)
     assert done.returncode == 0, done.stderr[-3000:]
-    _check(out, root)
+    _check(out, root, min_cohort=3)
+    assert "report.html" in done.stdout
     assert _completed(cluster) == before + 1  # it ran there, not on local[*]
 
 
@@ -155,8 +157,9 @@ def test_spark_submit_keeps_its_own_master(cluster, synth_logs, tmp_path):
         [str(cluster.spark_home / "bin" / "spark-submit"), "--master", cluster.url,
          "--conf", "spark.executor.memory=512m", "--conf", "spark.driver.host=127.0.0.1",
          "--conf", "spark.sql.shuffle.partitions=2", str(REPO / "analytics" / "report.py"),
-         "--input", str(root), "--output", str(out)],
+         "--input", str(root), "--output", str(out), "--master", "local[1]"],
         cwd=tmp_path, env=cluster.env, capture_output=True, text=True, timeout=DRIVER_TIMEOUT_S)
     assert done.returncode == 0, done.stderr[-3000:]
     _check(out, root)
-    assert _completed(cluster) == before + 1
+    assert "--master local[1] ignored" in done.stdout + done.stderr  # Python's stderr: stdout
+    assert _completed(cluster) == before + 1  # the script's own --master did not win
