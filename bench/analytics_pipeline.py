@@ -26,7 +26,7 @@ EVENTS = int(os.environ.get("HEARTH_BENCH_EVENTS", 10_000_000))
 INSTALLS = max(EVENTS // 500, 50)
 DAYS = 28
 SEED = 1
-SYNTH_VERSION = 1  # bump when analytics.synth changes what it writes
+SYNTH_VERSION = 2  # bump when analytics.synth changes what it writes
 TARGET_TOTAL_S = 120
 
 
@@ -50,21 +50,19 @@ def logs() -> tuple[Path, float | None]:
 
 def main() -> None:
     logs_dir, generate_s = logs()
-    from pyspark.sql import SparkSession
-
     from analytics import _reference
     from analytics import report as analytics_report
 
-    started = time.perf_counter()
-    spark = (SparkSession.builder.master("local[*]").appName("bench-analytics-pipeline")
-             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
-    session_start_s = time.perf_counter() - started
-    jvm = spark._jvm
-    cpu_before = jvm.ProcessHandle.current().info().totalCpuDuration().get().toMillis()
     with tempfile.TemporaryDirectory(prefix="bench-analytics-") as out:
-        args = analytics_report.parse_args(["--input", str(logs_dir), "--output", out])
+        # The session the command line would build (local[*]), without the web UI.
+        args = analytics_report.parse_args(["--input", str(logs_dir), "--output", out,
+                                            "--conf", "spark.ui.enabled=false"])
+        started = time.perf_counter()
+        spark = analytics_report.session(args)
+        session_start_s = time.perf_counter() - started
+        spark.sparkContext.setLogLevel("ERROR")
+        jvm = spark._jvm
+        cpu_before = jvm.ProcessHandle.current().info().totalCpuDuration().get().toMillis()
         started = time.perf_counter()
         result = analytics_report.run(spark, args)
         pipeline_s = time.perf_counter() - started
