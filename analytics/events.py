@@ -50,7 +50,9 @@ def validate(event: Any) -> dict:
     if not isinstance(event, dict):
         raise EventError("an event must be a JSON object")
     validators = _validators()
-    for validator in (validators[""], validators.get(event.get("event"))):
+    name = event.get("event")
+    typed = validators.get(name) if isinstance(name, str) else None  # a list is not hashable
+    for validator in (validators[""], typed):
         error = next(iter(validator.iter_errors(event)), None) if validator else None
         if error is not None:
             where = ".".join(str(p) for p in error.absolute_path)

@@ -153,3 +153,15 @@ def test_spool_survives_a_restart(tmp_path):
     assert [e["event"] for e in spooled(Recorder(tmp_path))] == ["message_sent"]
     with sqlite3.connect(tmp_path / "analytics" / "spool.sqlite3") as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+@pytest.mark.parametrize("bad", [
+    {"event": [], "schema": 1, "ts": "2026-11-22T01:00:00Z", "pid": "a" * 32},
+    {"event": {"x": 1}, "schema": 1, "ts": "2026-11-22T01:00:00Z", "pid": "a" * 32},
+    ["not", "an", "object"],
+])
+def test_validate_refuses_any_shape_with_an_event_error(bad):
+    from analytics.events import EventError
+
+    with pytest.raises(EventError):
+        validate(bad)
