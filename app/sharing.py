@@ -90,7 +90,7 @@ async def _sync_once(ws: Workspace, secret: bytes, host: str, port: int,
 
     from sync import connection as conn_mod
     from sync.connection import Connection
-    from sync.session import GoneReceived, ObjectsReceived, ReconcileComplete, Session
+    from sync.session import ObjectsReceived, ReconcileComplete, Session
     from sync.store import ReplicaStore
 
     started = time.monotonic()
@@ -104,8 +104,6 @@ async def _sync_once(ws: Workspace, secret: bytes, host: str, port: int,
             results = ws.replica.ingest(event.raws)
             if any(r.status is Status.REJECTED for r in results):
                 session.protocol_error("the peer sent an invalid object")
-        elif isinstance(event, GoneReceived):
-            ws.replica.record_gone(event.items)
         elif isinstance(event, ReconcileComplete):
             if event.have == 0 and event.need == 0:
                 outcome["done"] = event.round

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core import kinds
-from core.causal import next_ts
+from core.causal import linkable, next_ts
 from core.errors import InvalidObject
 from core.identity import Identity, IdentityError
 from core.objects import Object, build
@@ -153,11 +153,12 @@ class Workspace:
 
     def publish(self, kind: str, stream: bytes, body: dict) -> Object:
         """Build, sign and ingest an object that links to the current heads of `stream`."""
-        heads = self.replica.heads(stream)
-        ts = next_ts(int(self.clock() * 1000), (ts for _, ts in heads))
+        now = int(self.clock() * 1000)
+        heads = linkable(self.replica.heads(stream), now)
+        ts = next_ts(now, (ts for _, ts in heads))
         try:
             obj = build(self.identity, kind, stream=stream, body=body, ts=ts,
-                        links=[head for head, _ in heads][:64])
+                        links=[head for head, _ in heads])
         except InvalidObject as exc:
             raise WorkspaceError(str(exc)) from None
         return self._ingest(obj)

@@ -11,6 +11,11 @@ import heapq
 from collections.abc import Iterable
 from typing import Protocol
 
+# Objects dated further ahead than this are hidden until their time comes (DESIGN.md,
+# "Chat kinds"). Authors neither link to nor date after them: a far-future object must not
+# drag every later object of its stream into the future with it.
+HORIZON_MS = 7 * 24 * 3600 * 1000
+
 
 class Linked(Protocol):
     id: bytes
@@ -64,3 +69,12 @@ def next_ts(now_ms: int, parents_ts: Iterable[int]) -> int:
     lets the replica keep last-writer-wins views with an index instead of a graph walk.
     """
     return max([now_ms, *(ts + 1 for ts in parents_ts)])
+
+
+def linkable(heads: Iterable[tuple[bytes, int]], now_ms: int,
+             limit: int = 64) -> list[tuple[bytes, int]]:
+    """The (id, ts) heads a new object may link to and date itself after: those not beyond
+    the horizon, at most `limit` (the newest, ties by id), sorted by id."""
+    horizon = now_ms + HORIZON_MS
+    within = sorted((h for h in heads if h[1] <= horizon), key=lambda h: (-h[1], h[0]))
+    return sorted(within[:limit])

@@ -14,13 +14,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from core import kinds
+from core.causal import HORIZON_MS
 from core.encoding import dumps, loads
 from core.objects import Object, decode_trusted  # stored objects were validated on the way in
 from core.policy import Policy, evaluate
 
 from . import items
 
-FUTURE_MS = 7 * 24 * 3600 * 1000
+FUTURE_MS = HORIZON_MS
 HIDDEN_POLICY = 1
 HIDDEN_FUTURE = 2
 _STATE_KINDS = {"post/topic": "topic", "post/join": "join", "post/leave": "leave"}
@@ -394,7 +395,9 @@ class Batch:
             return
         obj = decode_trusted(raw)
         self.purge(oid, obj)
-        # The item (ts, id) stays in the reconciliation set: peers agree it existed.
+        # The item leaves the reconciliation set with the content: the delete, which is in
+        # it, tells peers; a peer that still sends the post sees it dropped on arrival here.
+        items.remove_items(self.conn, [(obj.ts, target)])
         self.conn.execute(
             "INSERT OR IGNORE INTO tombstones (id, deleted_by, ts) VALUES (?, ?, ?)",
             (target, delete.id, obj.ts))
@@ -424,22 +427,35 @@ class Batch:
 
     def _rename(self, channel: str, gone: bytes) -> None:
         """If the object that named the channel is gone, the next earliest names it."""
-        row = self.conn.execute("SELECT name_id FROM channels WHERE key = ?", (channel,))
-        found = row.fetchone()
+        found = self.conn.execute(
+            "SELECT name_id FROM channels WHERE key = ?", (channel,)).fetchone()
         if not found or found[0] != gone:
             return
-        self.conn.execute("DELETE FROM channels WHERE key = ?", (channel,))
-        rows = self.conn.execute(
-            "SELECT o.raw FROM objects o JOIN ("
-            "  SELECT oid, ts, id FROM messages WHERE channel = ?1 UNION ALL "
-            "  SELECT oid, ts, id FROM state WHERE channel = ?1 UNION ALL "
-            "  SELECT oid, ts, id FROM policies WHERE channel = ?1 "
-            "    AND author IN (SELECT key FROM admins)"
-            "  ORDER BY ts, id LIMIT 1) first ON first.oid = o.oid", (channel,)).fetchall()
-        for (raw,) in rows:
-            obj = decode_trusted(raw)
-            self._channel(channel, obj.body["channel"], obj)
-            self.recount(channel)
+        # One indexed look-up per index prefix: deleting a channel's oldest posts one after
+        # another must not cost a scan of the channel each time.
+        first = []
+        for hidden in range(4):
+            first.append(self.conn.execute(
+                "SELECT ts, id, oid FROM messages INDEXED BY messages_by_channel "
+                "WHERE channel = ? AND hidden = ? ORDER BY ts, id LIMIT 1",
+                (channel, hidden)).fetchone())
+            for kind in _STATE_RESOURCE:
+                first.append(self.conn.execute(
+                    "SELECT ts, id, oid FROM state INDEXED BY state_by_channel "
+                    "WHERE channel = ? AND kind = ? AND hidden = ? ORDER BY ts, id LIMIT 1",
+                    (channel, kind, hidden)).fetchone())
+        first.append(self.conn.execute(
+            "SELECT ts, id, oid FROM policies WHERE channel = ? AND author IN "
+            "(SELECT key FROM admins) ORDER BY ts, id LIMIT 1", (channel,)).fetchone())
+        rows = [row for row in first if row is not None]
+        if not rows:
+            self.conn.execute("DELETE FROM channels WHERE key = ?", (channel,))
+            return
+        _, _, oid = min(rows)
+        obj = decode_trusted(self.conn.execute(
+            "SELECT raw FROM objects WHERE oid = ?", (oid,)).fetchone()[0])
+        self.conn.execute("UPDATE channels SET name = ?, name_ts = ?, name_id = ? WHERE key = ?",
+                          (obj.body["channel"], obj.ts, obj.id, channel))
 
     # Time ---------------------------------------------------------------------------------
 

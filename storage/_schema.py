@@ -168,6 +168,16 @@ WITHOUT ROWID
 """
 
 
+def _v7(conn: sqlite3.Connection) -> None:
+    """Version 7: deletions rest on signed delete objects alone. Tombstones taken on a peer's
+    word (deleted_by empty) are dropped, and tombstoned ids leave the reconciliation set.
+    Purging an object looks up the deletes that name it by their own oid (a foreign key)."""
+    conn.execute("CREATE INDEX delete_targets_by_delete ON delete_targets (delete_oid)")
+    conn.execute("DELETE FROM tombstones WHERE deleted_by = x''")
+    conn.execute("DELETE FROM items WHERE id NOT IN (SELECT id FROM objects)")
+    items.rebuild_buckets(conn)
+
+
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     def apply(conn: sqlite3.Connection) -> None:
         for statement in sql.split(";\n"):
@@ -177,7 +187,7 @@ def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
 
 
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_script(_V1), _script(_V2), _v3, _v4, _script(_V5),
-                                                      _script(_V6)]
+                                                      _script(_V6), _v7]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -1,6 +1,8 @@
-"""The reconciliation index: every stored id plus every tombstoned id, as (ts, id) items.
+"""The reconciliation index: every stored id, as (ts, id) items.
 
-Sync reconciles this set with negentropy (DESIGN.md "Sync"). Range fingerprints need the sum
+Sync reconciles this set with negentropy (docs/ARCHITECTURE.md "Sync"). Deleted posts leave it
+with their content: the signed delete objects, which stay, are what carries a deletion to
+peers, so no peer's word about a deletion is ever needed (docs/SECURITY.md). Range fingerprints need the sum
 of the ids in a range; rather than scanning, ingest keeps per-bucket counts and sums (one
 bucket per 2^20 ms of `ts`), with each 256-bit id split into eight 32-bit lanes so the sums
 never overflow SQLite's 64-bit integers. sync.store reads it: whole buckets are summed from
@@ -38,12 +40,8 @@ def lanes_to_int(lanes: Iterable[int]) -> int:
     return total
 
 
-def add_items(conn: sqlite3.Connection, items: Iterable[tuple[int, bytes]]) -> None:
-    """Add (ts, id) items that are not in the set yet (inside the ingest transaction)."""
-    items = list(items)
-    if not items:
-        return
-    conn.executemany("INSERT INTO items (ts, id) VALUES (?, ?)", items)
+def _bucket_sums(items: Iterable[tuple[int, bytes]]) -> dict[int, list[int]]:
+    """Per bucket: [count, lane sums...] of these items."""
     buckets: dict[int, list[int]] = {}
     for ts, item_id in items:
         acc = buckets.get(ts >> BUCKET_SHIFT)
@@ -52,12 +50,30 @@ def add_items(conn: sqlite3.Connection, items: Iterable[tuple[int, bytes]]) -> N
         acc[0] += 1
         for k, lane in enumerate(_LANES.unpack(item_id), 1):
             acc[k] += lane
+    return buckets
+
+
+def add_items(conn: sqlite3.Connection, items: Iterable[tuple[int, bytes]]) -> None:
+    """Add (ts, id) items that are not in the set yet (inside the ingest transaction)."""
+    items = list(items)
+    if not items:
+        return
+    conn.executemany("INSERT INTO items (ts, id) VALUES (?, ?)", items)
     updates = ", ".join(f"l{k} = l{k} + excluded.l{k}" for k in range(LANES))
     conn.executemany(
         f"INSERT INTO item_buckets (bucket, count, {_LANE_COLUMNS}) "
         f"VALUES (?, ?, {', '.join('?' * LANES)}) "
         f"ON CONFLICT (bucket) DO UPDATE SET count = count + excluded.count, {updates}",
-        [(bucket, *acc) for bucket, acc in buckets.items()])
+        [(bucket, *acc) for bucket, acc in _bucket_sums(items).items()])
+
+
+def remove_items(conn: sqlite3.Connection, items: Iterable[tuple[int, bytes]]) -> None:
+    """Remove (ts, id) items from the set, if there (inside the ingest transaction)."""
+    gone = [(ts, item_id) for ts, item_id in items if conn.execute(
+        "DELETE FROM items WHERE ts = ? AND id = ? RETURNING 1", (ts, item_id)).fetchone()]
+    updates = ", ".join(f"l{k} = l{k} - ?" for k in range(LANES))
+    conn.executemany(f"UPDATE item_buckets SET count = count - ?, {updates} WHERE bucket = ?",
+                     [(*acc, bucket) for bucket, acc in _bucket_sums(gone).items()])
 
 
 def rebuild_buckets(conn: sqlite3.Connection) -> None:

@@ -19,7 +19,7 @@ from core.errors import InvalidObject
 from core.objects import Object, bad_signature, decode_trusted, parse
 from core.policy import Policy
 
-from . import _schema, _verify, items
+from . import _schema, _verify
 from ._ingest import FUTURE_MS, Batch, Workspace, chunks, placeholders
 from .errors import NotFound, StorageError
 from .records import (
@@ -438,7 +438,6 @@ class Replica:
         """A hash of every view's content: equal replicas have equal digests."""
         queries = [
             "SELECT id FROM objects ORDER BY id",
-            "SELECT id FROM tombstones ORDER BY id",
             "SELECT stream, id FROM heads ORDER BY stream, id",
             "SELECT key FROM admins ORDER BY key",
             "SELECT key, name, messages FROM channels ORDER BY key",
@@ -586,35 +585,20 @@ class Replica:
     @contextmanager
     def item_reader(self) -> Iterator[sqlite3.Connection]:
         """A connection in one read transaction over the reconciliation index (storage.items):
-        every stored id plus every tombstoned id, as (ts, id)."""
+        every stored id, as (ts, id)."""
         with self._read() as conn:
             yield conn
 
-    def missing(self, ids: Iterable[bytes]) -> tuple[list[bytes], list[tuple[int, bytes]]]:
-        """For ids a peer asks for: (raw objects held, (ts, id) of those deleted here)."""
+    def missing(self, ids: Iterable[bytes]) -> list[bytes]:
+        """For ids a peer asks for: the raw objects held, oldest first within each chunk."""
         ids = list(ids)
         raws: list[bytes] = []
-        gone: list[tuple[int, bytes]] = []
-        for part in chunks(ids):
-            marks = placeholders(len(part))
-            raws.extend(row[0] for row in self.conn.execute(
-                f"SELECT raw FROM objects WHERE id IN ({marks}) ORDER BY ts, id", part))
-            gone.extend((row[0], row[1]) for row in self.conn.execute(
-                f"SELECT ts, id FROM tombstones WHERE id IN ({marks}) AND ts IS NOT NULL", part))
-        return raws, gone
-
-    def record_gone(self, gone: Iterable[tuple[int, bytes]]) -> int:
-        """Take a peer's word that these items were deleted: tombstone the ids not held here,
-        so reconciliation agrees and nobody fetches them again. Returns how many were new."""
-        gone = [(int(ts), bytes(oid)) for ts, oid in gone]
-        with self._write() as conn:
-            held = self._held(conn, [oid for _, oid in gone])
-            new = [(ts, oid) for ts, oid in dict((o, (t, o)) for t, o in gone).values()
-                   if oid not in held]
-            conn.executemany("INSERT INTO tombstones (id, deleted_by, ts) VALUES (?, x'', ?)",
-                             [(oid, ts) for ts, oid in new])
-            items.add_items(conn, new)
-        return len(new)
+        with self._lock:
+            for part in chunks(ids):
+                raws.extend(row[0] for row in self.conn.execute(
+                    f"SELECT raw FROM objects WHERE id IN ({placeholders(len(part))}) "
+                    "ORDER BY ts, id", part))
+        return raws
 
     def integrity_check(self) -> str:
         """'ok' when both SQLite's check and the full-text index's own check pass."""

@@ -110,8 +110,13 @@ class Connection:
                 self.session.protocol_error("internal error")
 
     async def _flush(self) -> None:
+        """Send what the session has now; it produces at most about MAX_OUTGOING bytes at a
+        time, so if it still owes objects, come round again (after reading the socket)."""
         for data in self.session.data_to_send():
             await asyncio.wait_for(self.ws.send_bytes(data), SEND_TIMEOUT_S)
+        self._drain_events()
+        if self.session.has_output:
+            self._wakeup.set()
 
 
 async def connect(http: aiohttp.ClientSession, host: str, port: int) -> aiohttp.ClientWebSocketResponse:

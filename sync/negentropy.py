@@ -77,6 +77,7 @@ DEFAULT_BUCKETS = 16
 DEFAULT_ID_LIST_THRESHOLD = 2 * DEFAULT_BUCKETS
 """Ranges with fewer items than this are sent as id lists instead of being split."""
 MIN_FRAME_SIZE_LIMIT = 4096
+MIN_MAX_RANGES = 64
 FRAME_SIZE_MARGIN = 200
 """Stop adding ranges once a frame is within this many bytes of the limit (as the reference)."""
 MAX_VARINT_BYTES = 10
@@ -425,8 +426,9 @@ def _check_version(version: int) -> None:
         raise UnsupportedVersionError(version)
 
 
-def decode_message(data: bytes) -> Message:
-    """Parse a whole V1 message into its ranges (timestamps made absolute)."""
+def decode_message(data: bytes, max_ranges: int = 0) -> Message:
+    """Parse a whole V1 message into its ranges (timestamps made absolute); with
+    `max_ranges`, a message of more ranges is refused before the rest is read."""
     data = bytes(data)
     if not data:
         raise NegentropyError("empty message: no protocol version byte")
@@ -452,6 +454,8 @@ def decode_message(data: bytes) -> Message:
         else:
             raise NegentropyError(f"unexpected mode {mode}")
         ranges.append(Range(bound, Mode(mode), payload))
+        if max_ranges and len(ranges) > max_ranges:
+            raise NegentropyError(f"message of more than {max_ranges} ranges")
     return Message(tuple(ranges))
 
 
@@ -483,7 +487,9 @@ class Negentropy:
     The client calls :meth:`initiate` then :meth:`reconcile_client` with each server reply (on
     the same instance or one from :meth:`resume_client`); the server answers each message with
     :meth:`reconcile_server`. ``frame_size_limit`` (0 = none,
-    else at least 4096) caps the size of produced messages, at the cost of more rounds.
+    else at least 4096) caps the size of produced messages, at the cost of more rounds;
+    ``max_ranges`` (0 = none, else at least 64) caps the ranges of produced messages the same
+    way and refuses received messages of more, which bounds the work one message can cause.
     """
 
     def __init__(
@@ -493,7 +499,10 @@ class Negentropy:
         *,
         buckets: int = DEFAULT_BUCKETS,
         id_list_threshold: int = DEFAULT_ID_LIST_THRESHOLD,
+        max_ranges: int = 0,
     ) -> None:
+        if max_ranges and max_ranges < MIN_MAX_RANGES:
+            raise ValueError(f"max_ranges must be 0 or at least {MIN_MAX_RANGES}")
         if frame_size_limit and frame_size_limit < MIN_FRAME_SIZE_LIMIT:
             raise ValueError(f"frame_size_limit must be 0 or at least {MIN_FRAME_SIZE_LIMIT}")
         if buckets < 2:
@@ -504,6 +513,7 @@ class Negentropy:
         self._frame_size_limit = frame_size_limit
         self._buckets = buckets
         self._id_list_threshold = id_list_threshold
+        self._max_ranges = max_ranges
         self._is_initiator = False
 
     @classmethod
@@ -514,6 +524,7 @@ class Negentropy:
         *,
         buckets: int = DEFAULT_BUCKETS,
         id_list_threshold: int = DEFAULT_ID_LIST_THRESHOLD,
+        max_ranges: int = 0,
     ) -> Negentropy:
         """A client for a reconciliation initiated by another instance.
 
@@ -521,7 +532,8 @@ class Negentropy:
         (the reference's ``setInitiator``).
         """
         negentropy = cls(
-            storage, frame_size_limit, buckets=buckets, id_list_threshold=id_list_threshold
+            storage, frame_size_limit, buckets=buckets, id_list_threshold=id_list_threshold,
+            max_ranges=max_ranges,
         )
         negentropy._is_initiator = True
         return negentropy
@@ -566,16 +578,21 @@ class Negentropy:
         ):
             # As the reference: answer a bare version byte naming the version we speak.
             return bytes([PROTOCOL_VERSION])
-        ranges = decode_message(message).ranges  # raises on anything malformed
+        ranges = decode_message(message, self._max_ranges).ranges  # raises if malformed
 
         storage, limit = self._storage, self._frame_size_limit
+        # Kept back: an id list (and its skip) written before the check, and the fingerprint
+        # that covers the rest when out of room.
+        room_ranges = self._max_ranges - 3 if self._max_ranges else len(ranges) * 64 + 64
         size = storage.size()
         encoder = _BoundEncoder()
         output = bytearray([PROTOCOL_VERSION])
+        written = 0  # ranges in output
         prev_bound, prev_index, skip = ZERO_BOUND, 0, False
 
         for rng in ranges:
             pending = bytearray()
+            adding = 0  # ranges in pending
             lower = prev_index
             upper = storage.find_lower_bound(prev_index, size, rng.bound)
 
@@ -588,7 +605,9 @@ class Negentropy:
                     if skip:
                         skip = False
                         pending += encoder.encode_range(Range(prev_bound, Mode.SKIP))
+                        adding += 1
                     pending += self._split_range(lower, upper, rng.bound, encoder)
+                    adding += 1 if upper - lower < self._id_list_threshold else self._buckets
             elif self._is_initiator:
                 assert isinstance(rng.payload, tuple)
                 theirs = dict.fromkeys(rng.payload)
@@ -603,6 +622,7 @@ class Negentropy:
                 if skip:
                     skip = False
                     pending += encoder.encode_range(Range(prev_bound, Mode.SKIP))
+                    adding += 1
                 end_bound = rng.bound
                 if limit:
                     # The reference adds the n-th id while len(output) + 32 * n stays within
@@ -615,14 +635,18 @@ class Negentropy:
                 ids = tuple(item_id for _, item_id in storage.iterate(lower, upper))
                 pending += encoder.encode_range(Range(end_bound, Mode.ID_LIST, ids))
                 output += pending
+                written += adding + 1
                 pending = bytearray()
+                adding = 0
 
-            if limit and len(output) + len(pending) > limit - FRAME_SIZE_MARGIN:
+            if (limit and len(output) + len(pending) > limit - FRAME_SIZE_MARGIN
+                    or written + adding > room_ranges):
                 # Out of room: one fingerprint covers everything not yet answered.
                 rest = storage.fingerprint(upper, size)
                 output += encoder.encode_range(Range(INFINITY_BOUND, Mode.FINGERPRINT, rest))
                 break
             output += pending
+            written += adding
             prev_index, prev_bound = upper, rng.bound
 
         return bytes(output)

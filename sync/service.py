@@ -27,7 +27,6 @@ from .peers import Peer, PeerBook
 from .session import (
     Closed,
     Connected,
-    GoneReceived,
     ObjectsReceived,
     ReconcileComplete,
     Session,
@@ -235,8 +234,6 @@ class SyncService:
                 log.warning("cut off %s: it sent an invalid object: %s", connection.address,
                             bad[0].message)
             self.announce()
-        elif isinstance(event, GoneReceived):
-            self.replica.record_gone(event.items)
         elif isinstance(event, ReconcileComplete):
             elapsed = (time.monotonic() - connection.started) * 1000
             stats = session.stats

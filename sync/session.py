@@ -14,9 +14,14 @@ maps of at most MAX_FRAME bytes:
     neg   {r, m}              negentropy message m of reconciliation round r
     want  {ids}               ids the sender lacks
     objs  {raws}              objects (answers to want, the sender's extras, live pushes)
-    gone  {items}             [ts, id] of wanted ids the sender deleted (never fetched again)
+    done  {}                  ends the answer to one want (ids no longer held are left out)
     ping  {} / pong {}        keep-alive
     bye   {reason}
+
+Nothing a peer says is stored on its word: objects take the one ingest path, and a deletion
+travels only as the signed delete object (deleted ids are not in the reconciled set). Answers
+are read from the store as the output buffer drains, so a peer that asks and never reads costs
+a bounded amount of memory.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from core.identity import Identity, verify
 from .negentropy import Negentropy, NegentropyError
 from .store import Store
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2  # 2: no "gone" frame; deleted ids left the reconciled set
 NOISE_PROTOCOL = b"Noise_XXpsk0_25519_ChaChaPoly_BLAKE2b"
 PROLOGUE = b"hearth/1"
 HELLO_CONTEXT = b"hearth-hello/1"
@@ -46,6 +51,8 @@ MAX_HANDSHAKE_MESSAGE = 1024
 OBJECTS_FRAME_BYTES = 256 * 1024
 WANT_BATCH = 2048
 WANT_WINDOW = 2  # want frames in flight, so a large catch-up streams with bounded memory
+MAX_QUEUED_WANTS = 2 * WANT_WINDOW  # a peer asking more before reading answers is cut off
+ANSWER_READ = 64  # objects read from the store at a time while answering
 MAX_OUTGOING = 8 << 20  # bytes queued for the socket before we stop producing more
 SENT_MEMORY = 50_000  # ids remembered as already sent to this peer
 # Negentropy splitting (the encoding is fixed, these are ours to tune): measured on 1M items,
@@ -55,12 +62,16 @@ NEG_BUCKETS = 12
 NEG_ID_LIST_THRESHOLD = 24
 # Negentropy messages must fit a frame: a large set answering an id list would not otherwise.
 NEG_FRAME_LIMIT = 512 * 1024
+# Ranges per negentropy message, both ways: each costs an index look-up, so this bounds what one
+# message can cost the event loop (about 60 ms on a 2-core laptop); more is refused.
+NEG_MAX_RANGES = 2048
 
 HANDSHAKE_TIMEOUT_S = 10.0
 REPLY_TIMEOUT_S = 30.0
 PING_INTERVAL_S = 15.0
 IDLE_TIMEOUT_S = 45.0
 RECONCILE_INTERVAL_S = 30.0
+ROUND_RETRY_S = 1.0  # a round put off while the last one's objects are still being sent
 
 
 class SessionError(Exception):
@@ -80,11 +91,6 @@ class ObjectsReceived:
 
 
 @dataclass(frozen=True)
-class GoneReceived:
-    items: list[tuple[int, bytes]]
-
-
-@dataclass(frozen=True)
 class ReconcileComplete:
     """The initiator's round finished and every object it asked for has arrived."""
 
@@ -100,7 +106,7 @@ class Closed:
     error: bool
 
 
-Event = Connected | ObjectsReceived | GoneReceived | ReconcileComplete | Closed
+Event = Connected | ObjectsReceived | ReconcileComplete | Closed
 
 
 @dataclass
@@ -111,6 +117,16 @@ class Stats:
     objects_received: int = 0
     rounds: int = 0
     messages: int = 0
+
+
+@dataclass
+class _Answer:
+    """Objects owed to the peer, read from the store only as the output buffer drains."""
+
+    ids: deque[bytes]
+    done: bool  # an answer to a want: ends with a "done" frame
+    ready: deque[bytes] = field(default_factory=deque)
+    ready_bytes: int = 0
 
 
 @dataclass
@@ -165,7 +181,8 @@ class Session:
         self._events: deque[Event] = deque()
         self._partial = bytearray()
         self._sent: OrderedDict[bytes, None] = OrderedDict()
-        self._backlog: deque[bytes] = deque()  # raw objects waiting for room in _out
+        self._backlog: deque[bytes] = deque()  # live pushes waiting for room in _out
+        self._answers: deque[_Answer] = deque()
         self._round: _Round | None = None
         self._rounds = 0
         self._wants_in_flight = 0
@@ -196,6 +213,12 @@ class Session:
 
     def next_event(self) -> Event | None:
         return self._events.popleft() if self._events else None
+
+    @property
+    def has_output(self) -> bool:
+        """Objects are still owed to the peer: call `data_to_send` again once the socket
+        has taken what it returned."""
+        return self.connected and bool(self._backlog or self._answers)
 
     def get_timer(self) -> float | None:
         if self.closed:
@@ -237,8 +260,12 @@ class Session:
                 self.reconcile(now)
 
     def reconcile(self, now: float) -> None:
-        """Start a reconciliation round (initiator only; ignored while one is running)."""
+        """Start a reconciliation round (initiator only; ignored while one is running, and
+        put off while objects owed from the last one are still being sent)."""
         if not (self.initiator and self.connected) or self._round is not None:
+            return
+        if self._answers:
+            self._next_round = now + ROUND_RETRY_S
             return
         self._next_round = None
         self._rounds += 1
@@ -253,14 +280,6 @@ class Session:
             return
         fresh = [raw for raw, oid in zip(raws, ids, strict=True) if self._remember_sent(oid)]
         self._backlog.extend(fresh)
-
-    def _send_objects(self, raws: list[bytes]) -> None:
-        """Queue objects the peer lacks, even ones pushed before (a push can be lost)."""
-        for raw in raws:
-            oid = object_id(raw)
-            self._sent.pop(oid, None)  # re-remembered as the newest sent
-            self._remember_sent(oid)
-        self._backlog.extend(raws)
 
     def mark_known(self, ids: list[bytes]) -> None:
         """Ids the peer is known to hold (it sent them): never push them back."""
@@ -352,7 +371,7 @@ class Session:
             return
         _require(self.state == "open", f"{kind} before hello")
         handler = {"neg": self._on_neg, "want": self._on_want, "objs": self._on_objs,
-                   "gone": self._on_gone, "ping": self._on_ping, "pong": self._on_pong,
+                   "done": self._on_done, "ping": self._on_ping, "pong": self._on_pong,
                    "bye": self._on_bye}.get(kind)
         if handler is None:
             raise SessionError(f"unknown frame type {kind!r}")
@@ -391,7 +410,8 @@ class Session:
         with self.store.snapshot() as storage:
             step = Negentropy.resume_client(
                 storage, self.frame_size_limit, buckets=NEG_BUCKETS,
-                id_list_threshold=NEG_ID_LIST_THRESHOLD).reconcile_client(frame["m"])
+                id_list_threshold=NEG_ID_LIST_THRESHOLD,
+                max_ranges=NEG_MAX_RANGES).reconcile_client(frame["m"])
         # With a frame size limit one id can come back in two steps: count and ask once.
         fresh_have = [i for i in step.have if i not in rnd.seen]
         fresh_need = [i for i in step.need if i not in rnd.seen]
@@ -405,21 +425,17 @@ class Session:
         rnd.negotiating = False
         self._deadline = None
         self.stats.rounds += 1
-        raws, gone = self.store.missing(rnd.have)
-        self._send_objects(raws)
-        if gone:  # ids deleted here that the peer never had: it records them as deleted
-            self._flush_backlog(force=True)
-            self._send_frame({"t": "gone", "items": [[ts, oid] for ts, oid in gone]})
+        if rnd.have:
+            self._answers.append(_Answer(deque(rnd.have), done=False))
         self._send_wants(now)
         self._maybe_finish_round(now)
 
     def _negentropy(self, storage) -> Negentropy:
         return Negentropy(storage, self.frame_size_limit, buckets=NEG_BUCKETS,
-                          id_list_threshold=NEG_ID_LIST_THRESHOLD)
+                          id_list_threshold=NEG_ID_LIST_THRESHOLD, max_ranges=NEG_MAX_RANGES)
 
     def _send_neg(self, message: bytes, now: float) -> None:
         assert self._round is not None
-        self._flush_backlog(force=True)  # objects owed from the last round go first
         self._round.messages += 1
         self._deadline = now + REPLY_TIMEOUT_S
         self._send_frame({"t": "neg", "r": self._round.number, "m": message})
@@ -436,6 +452,8 @@ class Session:
         rnd = self._round
         if rnd is None or rnd.negotiating or rnd.need or self._wants_in_flight:
             return
+        if any(not answer.done for answer in self._answers):
+            return  # our extras are still being sent: finished once they are out
         self._round = None
         self._deadline = None
         self._events.append(ReconcileComplete(rnd.number, rnd.messages, len(rnd.have),
@@ -447,11 +465,9 @@ class Session:
         _require(frame.keys() == {"t", "ids"}, "want fields")
         ids = _ids(frame["ids"], "want ids")
         _require(len(ids) <= WANT_BATCH, "want too long")
-        raws, gone = self.store.missing(ids)
-        self._send_objects(raws)
-        # "objs" frames for the answer come first; "gone" closes the answer.
-        self._flush_backlog(force=True)
-        self._send_frame({"t": "gone", "items": [[ts, oid] for ts, oid in gone]})
+        if sum(answer.done for answer in self._answers) >= MAX_QUEUED_WANTS:
+            raise SessionError("peer keeps asking without reading the answers")
+        self._answers.append(_Answer(deque(ids), done=True))
 
     def _on_objs(self, frame: dict, now: float) -> None:
         _require(frame.keys() == {"t", "raws"}, "objs fields")
@@ -462,22 +478,13 @@ class Session:
         if raws:
             self._events.append(ObjectsReceived(raws))
 
-    def _on_gone(self, frame: dict, now: float) -> None:
-        _require(frame.keys() == {"t", "items"} and isinstance(frame["items"], list), "gone")
-        items = []
-        for item in frame["items"]:
-            _require(isinstance(item, list) and len(item) == 2 and isinstance(item[0], int)
-                     and 0 <= item[0] < 2**63 and isinstance(item[1], bytes)
-                     and len(item[1]) == 32, "gone item")
-            items.append((item[0], item[1]))
-        if items:
-            self._events.append(GoneReceived(items))
-        # A gone frame ends the answer to one want.
-        if self.initiator and self._wants_in_flight:
-            self._wants_in_flight -= 1
-            self._deadline = now + REPLY_TIMEOUT_S if self._wants_in_flight else None
-            self._send_wants(now)
-            self._maybe_finish_round(now)
+    def _on_done(self, frame: dict, now: float) -> None:
+        _require(frame.keys() == {"t"}, "done fields")
+        _require(self.initiator and self._wants_in_flight > 0, "done without a want")
+        self._wants_in_flight -= 1
+        self._deadline = now + REPLY_TIMEOUT_S if self._wants_in_flight else None
+        self._send_wants(now)
+        self._maybe_finish_round(now)
 
     # Output ---------------------------------------------------------------------------------
 
@@ -490,21 +497,46 @@ class Session:
         return True
 
     def _fill(self) -> None:
-        if self.connected:
-            self._flush_backlog(force=False)
+        """Turn owed objects into "objs" frames while the output buffer has room: live
+        pushes first, then answers in the order they were asked for."""
+        if not self.connected:
+            return
+        while self._backlog and self._out_bytes < MAX_OUTGOING:
+            self._send_objs(self._backlog)
+        while self._answers and self._out_bytes < MAX_OUTGOING:
+            answer = self._answers[0]
+            while answer.ids and answer.ready_bytes < OBJECTS_FRAME_BYTES:
+                take = [answer.ids.popleft() for _ in range(min(ANSWER_READ, len(answer.ids)))]
+                for raw in self.store.missing(take):
+                    answer.ready.append(raw)
+                    answer.ready_bytes += len(raw)
+            if answer.ready:
+                answer.ready_bytes -= self._send_objs(answer.ready, resent=True)
+            if not answer.ids and not answer.ready:
+                self._answers.popleft()
+                if answer.done:
+                    self._send_frame({"t": "done"})
+                else:
+                    self._maybe_finish_round(self._last_received)
 
-    def _flush_backlog(self, *, force: bool) -> None:
-        """Turn queued objects into "objs" frames while the output buffer has room."""
-        while self._backlog and (force or self._out_bytes < MAX_OUTGOING):
-            batch, size = [], 0
-            while self._backlog and size + len(self._backlog[0]) < OBJECTS_FRAME_BYTES:
-                raw = self._backlog.popleft()
-                batch.append(raw)
-                size += len(raw) + 4
-            if not batch:  # a single object larger than the frame budget still fits MAX_FRAME
-                batch.append(self._backlog.popleft())
-            self.stats.objects_sent += len(batch)
-            self._send_frame({"t": "objs", "raws": batch})
+    def _send_objs(self, raws: deque[bytes], *, resent: bool = False) -> int:
+        """Send one "objs" frame of the first objects of `raws`; returns their size. Objects
+        the peer asked for count as sent even if pushed before (a push can be lost)."""
+        batch, size = [], 0
+        while raws and size + len(raws[0]) < OBJECTS_FRAME_BYTES:
+            batch.append(raws.popleft())
+            size += len(batch[-1])
+        if not batch:  # a single object larger than the frame budget still fits MAX_FRAME
+            batch.append(raws.popleft())
+            size = len(batch[0])
+        if resent:
+            for raw in batch:
+                oid = object_id(raw)
+                self._sent.pop(oid, None)  # re-remembered as the newest sent
+                self._remember_sent(oid)
+        self.stats.objects_sent += len(batch)
+        self._send_frame({"t": "objs", "raws": batch})
+        return size
 
     def _send_frame(self, frame: dict) -> None:
         data = dumps(frame)
@@ -527,5 +559,6 @@ class Session:
     def _closed(self, reason: str, error: bool) -> None:
         self.state = "closed"
         self._backlog.clear()
+        self._answers.clear()
         self._events.append(Closed(reason, error))
 

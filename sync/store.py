@@ -23,11 +23,11 @@ from .negentropy import Bound, NegentropyStorage, VectorStorage, fingerprint_fro
 
 class Store(Protocol):
     def snapshot(self) -> AbstractContextManager[NegentropyStorage]:
-        """The reconciliation set (held ids plus tombstoned ids), sealed, for one step."""
+        """The reconciliation set (the ids held), sealed, for one step."""
         ...
 
-    def missing(self, ids: list[bytes]) -> tuple[list[bytes], list[tuple[int, bytes]]]:
-        """For ids a peer asks for: the raw objects held, and (ts, id) of deleted ones."""
+    def missing(self, ids: list[bytes]) -> list[bytes]:
+        """For ids a peer asks for: the raw objects held (ids not held are left out)."""
         ...
 
 
@@ -50,7 +50,7 @@ class ReplicaStore:
                 self._cached = (key, snapshot)
             yield snapshot
 
-    def missing(self, ids: list[bytes]) -> tuple[list[bytes], list[tuple[int, bytes]]]:
+    def missing(self, ids: list[bytes]) -> list[bytes]:
         return self.replica.missing(ids)
 
 
@@ -59,30 +59,23 @@ class MemoryStore:
 
     def __init__(self, objects: Iterable[Object | bytes] = ()):
         self.objects: dict[bytes, Object] = {}
-        self.gone: dict[bytes, int] = {}
         self.add(objects)
 
     def add(self, objects: Iterable[Object | bytes]) -> None:
         for obj in objects:
             obj = obj if isinstance(obj, Object) else decode(obj)
-            if obj.id not in self.gone:
-                self.objects[obj.id] = obj
+            self.objects[obj.id] = obj
 
     @contextmanager
     def snapshot(self) -> Iterator[NegentropyStorage]:
         storage = VectorStorage()
         for obj in self.objects.values():
             storage.insert(obj.ts, obj.id)
-        for oid, ts in self.gone.items():
-            if oid not in self.objects:
-                storage.insert(ts, oid)
         storage.seal()
         yield storage
 
-    def missing(self, ids: list[bytes]) -> tuple[list[bytes], list[tuple[int, bytes]]]:
-        raws = [self.objects[i].raw for i in ids if i in self.objects]
-        gone = [(self.gone[i], i) for i in ids if i in self.gone and i not in self.objects]
-        return raws, gone
+    def missing(self, ids: list[bytes]) -> list[bytes]:
+        return [self.objects[i].raw for i in ids if i in self.objects]
 
 
 class ItemSnapshot:

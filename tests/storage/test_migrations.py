@@ -167,3 +167,36 @@ def test_create_refuses_an_existing_file(tmp_path, world):
     with pytest.raises(StorageError, match="already exists"):
         Replica.create(path, world.ws, world.root.public_key)
     assert path.read_bytes() == before
+
+
+def test_version_6_forgets_tombstones_taken_on_a_peers_word(tmp_path, world, people):
+    """Version 6 tombstoned ids a peer merely said were deleted, and kept deleted ids in the
+    reconciliation set; version 7 drops both (issue #12: deletion rests on delete objects)."""
+    from storage import items
+
+    bob = people["bob"]
+    path = tmp_path / "v6.sqlite"
+    rep = new_replica(path, world)
+    kept, gone = world.text(bob, "general", "kept"), world.text(bob, "general", "deleted")
+    add(rep, kept, gone, world.delete(bob, gone))
+    rep.close()
+    forged = bytes(range(32))
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("INSERT INTO tombstones (id, deleted_by, ts) VALUES (?, x'', ?)",
+                 (forged, kept.ts))
+    conn.execute("INSERT INTO items (ts, id) VALUES (?, ?), (?, ?)",
+                 (kept.ts, forged, gone.ts, gone.id))  # what version 6 kept
+    items.rebuild_buckets(conn)
+    conn.execute("DROP INDEX delete_targets_by_delete")
+    conn.execute("PRAGMA user_version = 6")
+    conn.close()
+
+    with Replica(path, clock=Clock()) as upgraded:
+        assert _user_version(path) == SCHEMA_VERSION
+        assert not upgraded.is_deleted(forged) and upgraded.is_deleted(gone.id)
+        in_set = set(upgraded.conn.execute("SELECT id FROM items").fetchall())
+        assert in_set == set(upgraded.conn.execute("SELECT id FROM objects").fetchall())
+        count = upgraded.conn.execute("SELECT SUM(count) FROM item_buckets").fetchone()[0]
+        assert count == upgraded.count()
+        assert [m.text for m in upgraded.messages("general")] == ["kept"]
+        assert_healthy(upgraded)

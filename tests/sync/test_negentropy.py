@@ -331,6 +331,36 @@ def test_tuned_parameters_reconcile(
     check_symmetric_difference(items, 0, buckets=buckets, id_list_threshold=buckets + extra)
 
 
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32), size=st.integers(1000, 6000),
+       diff=st.sampled_from([0.05, 0.5, 1.0]), limit=st.sampled_from([0, FRAME_LIMIT]))
+def test_a_range_cap_bounds_every_message_and_still_converges(
+    seed: int, size: int, diff: float, limit: int
+) -> None:
+    rng = random.Random(seed)
+    items = [(rng.randrange(2**40), rng.randbytes(ID_SIZE),
+              rng.choice(["client", "server"]) if rng.random() < diff else "both")
+             for _ in range(size)]
+    client, server = split_sides(items)
+    transcript, have, need = reconcile(client, server, limit, buckets=12,
+                                       id_list_threshold=24, max_ranges=64)
+    assert set(have) == {i for _, i, side in items if side == "client"}
+    assert set(need) == {i for _, i, side in items if side == "server"}
+    assert max(len(decode_message(m).ranges) for m in transcript) <= 64
+
+
+def test_a_message_of_more_ranges_than_the_cap_is_refused_unread() -> None:
+    """A peer's message of many cheap ranges (each an index look-up here) is refused at the
+    cap instead of costing the event loop in proportion to its size (issue #12, item 13)."""
+    storage = make_storage((1000 + n, bytes([n % 256]) * ID_SIZE) for n in range(200))
+    message = encode_message(Message(tuple(Range(Bound(1000 + n), Mode.SKIP)
+                                           for n in range(1, 100))))
+    server = Negentropy(storage, max_ranges=64)
+    with pytest.raises(NegentropyError, match="more than 64 ranges"):
+        server.reconcile_server(message)
+    assert Negentropy(storage).reconcile_server(message)
+
+
 @settings(max_examples=100, deadline=None)
 @given(
     items=st.lists(st.tuples(st.integers(0, 5), ids), max_size=40, unique_by=lambda t: t[1]),

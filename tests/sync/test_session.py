@@ -1,8 +1,7 @@
 """Tests for sync.session: two sans-I/O sessions wired together in memory (DESIGN.md "Sync").
 
 No sockets and no sleeps: a `Wire` moves each session's `data_to_send()` into the other's
-`receive`, drains their events (ingesting ObjectsReceived into the receiving side's store and
-applying GoneReceived), and a fake clock only moves when a test advances it, firing the
+`receive`, drains their events (ingesting ObjectsReceived into the receiving side's store), and a fake clock only moves when a test advances it, firing the
 sessions' timers in order. Hostile peers are real sessions whose frames a test rewrites, or
 whose Noise state a test uses to encrypt bytes no honest session would send.
 """
@@ -19,6 +18,7 @@ from hypothesis import strategies as st
 from core.encoding import dumps, loads, object_id
 from core.identity import Identity
 from core.objects import Object
+from storage import Replica, Status
 from sync.negentropy import VectorStorage
 from sync.session import (
     CHUNK,
@@ -30,7 +30,6 @@ from sync.session import (
     REPLY_TIMEOUT_S,
     Closed,
     Connected,
-    GoneReceived,
     ObjectsReceived,
     ReconcileComplete,
     Session,
@@ -61,15 +60,6 @@ def apply_objects(store, raws: list[bytes]) -> None:
         assert not [r for r in results if r.status == "rejected"], results
     else:
         store.add(raws)
-
-
-def apply_gone(store, items: list[tuple[int, bytes]]) -> None:
-    if isinstance(store, ReplicaStore):
-        store.replica.record_gone(items)
-    else:
-        for ts, oid in items:
-            if oid not in store.objects:
-                store.gone[oid] = ts
 
 
 class Wire:
@@ -103,8 +93,6 @@ class Wire:
             self.log[id(side)].append((self.clock.now, event))
             if isinstance(event, ObjectsReceived):
                 apply_objects(side.store, event.raws)
-            elif isinstance(event, GoneReceived):
-                apply_gone(side.store, event.items)
 
     def pump(self, limit: int = 100_000) -> None:
         for _ in range(limit):
@@ -521,7 +509,10 @@ HOSTILE = {
     "want ids": ([frame({"t": "want", "ids": [b"short"]})], "want ids"),
     "want fields": ([frame({"t": "want", "ids": [], "x": 1})], "want fields"),
     "objs raws": ([frame({"t": "objs", "raws": ["text"]})], "raws"),
-    "gone item": ([frame({"t": "gone", "items": [[-1, bytes(32)]]})], "gone item"),
+    # Version 1's deletion claims: a peer's word is no longer taken for anything.
+    "gone claim": ([frame({"t": "gone", "items": [[1, bytes(32)]]})],
+                   "unknown frame type 'gone'"),
+    "done nobody asked for": ([frame({"t": "done"})], "done without a want"),
     "neg reply nobody asked for": ([frame({"t": "neg", "r": 9, "m": b"\x61"})],
                                    "unexpected reconciliation reply"),
 }
@@ -589,7 +580,7 @@ HELLOS = {
     "short key": (lambda f: {**f, "key": f["key"][:31]}, "hello key"),
     "key as text": (lambda f: {**f, "key": f["key"].hex()}, "hello key"),
     "short sig": (lambda f: {**f, "sig": f["sig"][:10]}, "hello sig"),
-    "other version": (lambda f: {**f, "v": 2}, "sync protocol 2"),
+    "other version": (lambda f: {**f, "v": 1}, "sync protocol 1"),
     "other workspace": (lambda f: {**f, "ws": b"V" * 32}, "another workspace"),
 }
 
@@ -774,54 +765,52 @@ def test_push_before_connecting_is_dropped_but_reconcile_catches_up(pool, secret
 # Deleted objects ------------------------------------------------------------------------------
 
 
-def _gone_setup(pool, *, holder_initiates: bool, secret: bytes):
+def replica_store(tmp_path, chat, objects, name: str) -> ReplicaStore:
+    replica = Replica.create(tmp_path / f"{name}.sqlite", chat.ws, chat.root.public_key,
+                             clock=lambda: 1_900_000_000.0)
+    results = replica.ingest([chat.genesis, *objects])
+    assert not [r for r in results if r.status is Status.REJECTED], results
+    return ReplicaStore(replica)
+
+
+def stored(store: ReplicaStore) -> set[bytes]:
+    return {row[0] for row in store.replica.conn.execute("SELECT id FROM objects")}
+
+
+@pytest.mark.parametrize("holder_initiates", [True, False])
+def test_a_delete_reaches_a_peer_that_never_had_the_post(tmp_path, chat, pool, secret,
+                                                         holder_initiates):
     target = pool[7]
-    holder = MemoryStore([o for o in pool[:20] if o.id != target.id])
-    holder.gone[target.id] = target.ts  # deleted here: tombstone, no content
-    other = MemoryStore(pool[:5])  # never had it
+    delete = chat.delete(chat.author_of(target), target)
+    holder = replica_store(tmp_path, chat, [*pool[:20], delete], "holder")
+    other = replica_store(tmp_path, chat, pool[:5], "other")
+    assert target.id not in stored(holder)
     clock = Clock()
     h, o, wire = pair(holder, other, clock, secret=secret, a_initiates=holder_initiates)
     wire.pump()
-    initiator = h if holder_initiates else o
-    initiator.reconcile(clock.now)
+    (h if holder_initiates else o).reconcile(clock.now)
     wire.pump()
-    return target, holder, other, h, o, wire, initiator
-
-
-def test_a_tombstone_reaches_a_peer_that_never_had_the_object(pool, secret):
-    target, holder, other, h, o, wire, initiator = _gone_setup(
-        pool, holder_initiates=False, secret=secret)
-    assert wire.events(o, GoneReceived) == [GoneReceived([(target.ts, target.id)])]
-    assert other.gone == {target.id: target.ts}
-    assert target.id not in held(other)
     assert target.id not in wire.received_ids(o)
-    first, second = wire.events(o, ReconcileComplete)
-    assert first.need == 20 - 5  # 14 objects and the tombstoned id
+    assert stored(other) == stored(holder)
+    assert other.replica.digest() == holder.replica.digest()
+    second = wire.events(h if holder_initiates else o, ReconcileComplete)[1]
     assert (second.have, second.need) == (0, 0)
-    assert held(other) == held(holder)
 
 
-def test_a_tombstone_held_by_the_initiator_reaches_the_peer(pool, secret):
-    target, holder, other, h, o, wire, initiator = _gone_setup(
-        pool, holder_initiates=True, secret=secret)
-    assert target.id not in wire.received_ids(o)
-    assert target.id not in held(other)
-    second = wire.events(h, ReconcileComplete)[1]
-    assert (second.have, second.need) == (0, 0)
-    assert other.gone == {target.id: target.ts}
-
-
-def test_a_deleted_object_and_its_tombstone_are_the_same_item(pool, secret):
+def test_a_peer_that_still_has_a_post_drops_it_when_the_delete_arrives(tmp_path, chat, pool,
+                                                                       secret):
     target = pool[3]
-    deleter = MemoryStore(pool[:10])
-    del deleter.objects[target.id]
-    deleter.gone[target.id] = target.ts
-    keeper = MemoryStore(pool[:10])
+    delete = chat.delete(chat.author_of(target), target)
+    deleter = replica_store(tmp_path, chat, [*pool[:10], delete], "deleter")
+    keeper = replica_store(tmp_path, chat, pool[:10], "keeper")
     a, b, wire, clock = connected(deleter, keeper, secret=secret)
-    [done] = wire.events(a, ReconcileComplete)
-    assert (done.have, done.need) == (0, 0)
-    assert not wire.events(a, ObjectsReceived)  # the deleted post is not sent back
-    assert target.id not in held(deleter)
+    a.reconcile(clock.now)
+    wire.pump()
+    assert target.id not in stored(deleter) | stored(keeper)
+    assert keeper.replica.is_deleted(target.id) and deleter.replica.is_deleted(target.id)
+    assert deleter.replica.digest() == keeper.replica.digest()
+    second = wire.events(a, ReconcileComplete)[1]
+    assert (second.have, second.need) == (0, 0)
 
 
 # Closing --------------------------------------------------------------------------------------
@@ -895,7 +884,7 @@ class ItemsOnly:
         return sealed()
 
     def missing(self, ids):
-        return [], []
+        return []
 
 
 def test_a_large_responder_can_serve_an_empty_initiator(secret):

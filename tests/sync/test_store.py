@@ -1,9 +1,9 @@
 """Tests for sync.store over a real SQLite replica (DESIGN.md "Sync", "Storage").
 
-The reconciled set is every stored id plus every tombstoned id. `ItemSnapshot` reads it from the
-replica's item index (per-bucket sums kept by ingest); here it must answer exactly as a
-`VectorStorage` built from the same (ts, id) set, whatever was deleted (by a post/delete or by a
-peer's word via `record_gone`) and whatever range or bound is asked.
+The reconciled set is every stored id: a deleted post leaves it, its delete stays in it.
+`ItemSnapshot` reads it from the replica's item index (per-bucket sums kept by ingest); here it
+must answer exactly as a `VectorStorage` built from the same (ts, id) set, whatever was deleted
+and whatever range or bound is asked.
 """
 
 from __future__ import annotations
@@ -46,10 +46,9 @@ def random_ts(rng: random.Random, used: list[int]) -> int:
 
 
 class Corpus:
-    """Posts, deletes of some of them (by their authors, or the root admin), and ids that a
-    peer said were deleted (record_gone)."""
+    """Posts, and deletes of some of them (by their authors, or the root admin)."""
 
-    def __init__(self, seed: int, posts: int = 600, deleted: int = 60, gone: int = 40):
+    def __init__(self, seed: int, posts: int = 600, deleted: int = 60):
         rng = random.Random(seed)
         self.chat = chat = Chat()
         names = sorted(chat.people)
@@ -66,16 +65,15 @@ class Corpus:
             who = chat.root if n % 5 == 0 else chat.author_of(target)
             ts = target.ts + rng.choice([0, 1, rng.randrange(3 * BUCKET)])
             self.deletes.append(chat.delete(who, target, ts=ts))
-        self.gone = [(random_ts(rng, used), rng.randbytes(32)) for _ in range(gone)]
 
     @property
     def objects(self) -> list[Object]:
         return [self.chat.genesis, *self.posts, *self.deletes]
 
     def items(self) -> set[tuple[int, bytes]]:
-        """The reconciled set: everything ever stored (deleted targets included) and the
-        ids recorded as gone."""
-        return {(o.ts, o.id) for o in self.objects} | set(self.gone)
+        """The reconciled set: everything stored, deleted targets left out."""
+        deleted = {t.id for t in self.targets}
+        return {(o.ts, o.id) for o in self.objects if o.id not in deleted}
 
 
 def new_replica(path: Path, chat: Chat) -> Replica:
@@ -109,10 +107,9 @@ def corpus() -> Corpus:
 
 @pytest.fixture
 def full(tmp_path: Path, corpus: Corpus) -> Replica:
-    """A replica holding the corpus: posts, deletes honoured, and the gone ids recorded."""
+    """A replica holding the corpus: posts, and deletes honoured."""
     replica = new_replica(tmp_path / "full.sqlite", corpus.chat)
     ingest(replica, corpus.objects)
-    assert replica.record_gone(corpus.gone) == len(corpus.gone)
     yield replica
     replica.close()
 
@@ -172,13 +169,12 @@ def test_snapshot_answers_like_a_vector_storage(full: Replica, corpus: Corpus):
             assert snap.find_lower_bound(max(0, i - 1), i + 1, Bound(ts, oid)) == i
 
 
-def test_deleted_targets_stay_in_the_set(full: Replica, corpus: Corpus):
+def test_deleted_targets_leave_the_set_and_their_deletes_stay(full: Replica, corpus: Corpus):
     for target in corpus.targets:
         assert not full.has(target.id) and full.is_deleted(target.id)
     items = stored_items(full)
-    assert {(t.ts, t.id) for t in corpus.targets} <= items
+    assert not {(t.ts, t.id) for t in corpus.targets} & items
     assert {(d.ts, d.id) for d in corpus.deletes} <= items
-    assert set(corpus.gone) <= items
     assert items == corpus.items()
     assert full.count() == 1 + len(corpus.posts) - len(corpus.targets) + len(corpus.deletes)
 
@@ -188,12 +184,9 @@ def lanes(oid: bytes) -> tuple[int, ...]:
 
 
 def test_buckets_agree_with_the_items_after_deletes_and_repeats(full: Replica, corpus: Corpus):
-    # Offering deleted targets, deletes and gone ids again changes nothing.
+    # Offering deleted targets and deletes again changes nothing.
     again = full.ingest([*corpus.targets[:10], *corpus.deletes[:10], *corpus.posts[:10]])
     assert {r.status for r in again} == {Status.DUPLICATE}
-    assert full.record_gone(corpus.gone[:5]) == 0
-    assert full.record_gone([(t.ts, t.id) for t in corpus.targets[:5]]) == 0
-    assert full.record_gone([(o.ts, o.id) for o in corpus.posts[-5:]]) == 0  # held here
     expected: dict[int, list[int]] = {}
     for ts, oid in corpus.items():
         acc = expected.setdefault(ts >> BUCKET_SHIFT, [0] * 9)
@@ -222,7 +215,7 @@ def test_deletes_before_their_targets_give_the_same_set(tmp_path: Path, corpus: 
     ingest(backward, corpus.posts)
     for target in corpus.targets:
         assert not backward.has(target.id) and backward.is_deleted(target.id)
-    expected = {(o.ts, o.id) for o in corpus.objects}
+    expected = corpus.items()
     assert stored_items(forward) == stored_items(backward) == expected
     assert_same_storage_of(backward, expected, seed=3)
     forward.close()
@@ -232,10 +225,10 @@ def test_deletes_before_their_targets_give_the_same_set(tmp_path: Path, corpus: 
 @settings(max_examples=30, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1), keep=st.floats(0.0, 1.0),
-       deleted=st.integers(0, 40), gone=st.integers(0, 30))
-def test_random_replicas_answer_like_vector_storage(tmp_path_factory, seed, keep, deleted, gone):
+       deleted=st.integers(0, 40))
+def test_random_replicas_answer_like_vector_storage(tmp_path_factory, seed, keep, deleted):
     rng = random.Random(seed)
-    corpus = Corpus(seed, posts=rng.randint(0, 300), deleted=0, gone=gone)
+    corpus = Corpus(seed, posts=rng.randint(0, 300), deleted=0)
     posts = [p for p in corpus.posts if rng.random() < keep]
     targets = rng.sample(posts, min(deleted, len(posts)))
     deletes = [corpus.chat.delete(corpus.chat.author_of(t), t, ts=t.ts + rng.randrange(BUCKET))
@@ -244,8 +237,7 @@ def test_random_replicas_answer_like_vector_storage(tmp_path_factory, seed, keep
     objects = [corpus.chat.genesis, *posts, *deletes]
     rng.shuffle(objects)  # arrival order must not matter
     ingest(replica, objects)
-    replica.record_gone(corpus.gone)
-    items = {(o.ts, o.id) for o in objects} | set(corpus.gone)
+    items = {(o.ts, o.id) for o in objects if o not in targets}
     try:
         assert stored_items(replica) == items
         assert_same_storage_of(replica, items, seed)
@@ -296,22 +288,16 @@ def run_negentropy(client_store, server_store, limit: int, **params):
     raise AssertionError("reconciliation did not finish")
 
 
-def memory_side(corpus: Corpus, rng: random.Random, *, own_gone: int = 25,
+def memory_side(corpus: Corpus, rng: random.Random, *,
                 extra: int = 6) -> tuple[MemoryStore, set]:
     """A peer holding part of the posts (some deleted targets still among them), part of the
-    deletes, posts the replica never saw, and gone ids of its own."""
+    deletes, and posts the replica never saw."""
     store = MemoryStore([corpus.chat.genesis])
     store.add([p for p in corpus.posts if rng.random() < 0.7])
     store.add([d for d in corpus.deletes if rng.random() < 0.5])
     store.add([corpus.chat.post("bob", "random", f"only in memory {rng.random()}",
                                 ts=random_ts(rng, [])) for _ in range(extra)])
-    for ts, oid in [(random_ts(rng, []), rng.randbytes(32)) for _ in range(own_gone)]:
-        store.gone[oid] = ts
-    for ts, oid in corpus.gone[:10]:  # gone on both sides
-        store.gone[oid] = ts
-    items = {(o.ts, o.id) for o in store.objects.values()}
-    items |= {(ts, oid) for oid, ts in store.gone.items() if oid not in store.objects}
-    return store, items
+    return store, {(o.ts, o.id) for o in store.objects.values()}
 
 
 @pytest.mark.parametrize("limit", [0, 4096])
@@ -333,10 +319,6 @@ def test_replica_and_memory_reconcile_to_the_symmetric_difference(full, corpus, 
 def test_equal_sets_reconcile_in_one_round_trip(full, corpus):
     memory = MemoryStore([o for o in corpus.objects if o.id not in
                           {t.id for t in corpus.targets}])
-    for target in corpus.targets:
-        memory.gone[target.id] = target.ts
-    for ts, oid in corpus.gone:
-        memory.gone[oid] = ts
     replica = ReplicaStore(full)
     with replica.snapshot() as storage:
         message = Negentropy(storage).initiate()
@@ -365,44 +347,39 @@ def test_snapshots_see_writes_from_this_and_other_connections(full, corpus):
     late = corpus.chat.post("dave", "dev", "written by another connection",
                             ts=BASE + 7 * BUCKET + 6)
     ingest(other, [late])
-    gone = (BASE + 31 * BUCKET, b"\x42" * 32)
-    other.record_gone([gone])
     other.close()
-    expected = before | {(extra.ts, extra.id), (late.ts, late.id), gone}
+    expected = before | {(extra.ts, extra.id), (late.ts, late.id)}
     with store.snapshot() as snap:
         assert set(snap.iterate(0, snap.size())) == expected
         assert_same_storage(snap, vector(expected), random.Random(9), ranges=100)
 
 
-def test_missing_answers_raws_and_tombstones(full, corpus):
+def test_missing_answers_the_objects_held(full, corpus):
     held_posts = [p for p in corpus.posts if p.id not in {t.id for t in corpus.targets}]
     unknown = [bytes([n]) * 32 for n in range(3)]
     asked = [p.id for p in held_posts[:20]] + [t.id for t in corpus.targets[:7]] + \
-        [oid for _, oid in corpus.gone[:4]] + unknown + [corpus.deletes[0].id]
-    raws, gone = full.missing(asked)
-    expected_raws = [p.raw for p in held_posts[:20]] + [corpus.deletes[0].raw]
-    assert sorted(raws) == sorted(expected_raws)
-    assert sorted(gone) == sorted([(t.ts, t.id) for t in corpus.targets[:7]] + corpus.gone[:4])
-    assert ReplicaStore(full).missing(asked) == (raws, gone)
-    assert full.missing([]) == ([], [])
-    assert full.missing(unknown) == ([], [])
+        unknown + [corpus.deletes[0].id]
+    raws = full.missing(asked)
+    assert sorted(raws) == sorted([p.raw for p in held_posts[:20]] + [corpus.deletes[0].raw])
+    assert ReplicaStore(full).missing(asked) == raws
+    assert full.missing([]) == []
+    assert full.missing(unknown) == []
 
 
 def test_missing_many_ids_returns_each_once(full, corpus):
-    asked = [o.id for o in corpus.objects] + [oid for _, oid in corpus.gone]
+    asked = [o.id for o in corpus.objects]
     assert len(asked) > 600  # more than one IN (...) query
-    raws, gone = full.missing(asked)
+    raws = full.missing(asked)
     target_ids = {t.id for t in corpus.targets}
     assert len(raws) == len(set(raws)) == len(corpus.objects) - len(target_ids)
     assert sorted(raws) == sorted(o.raw for o in corpus.objects if o.id not in target_ids)
-    assert sorted(gone) == sorted([(t.ts, t.id) for t in corpus.targets] + corpus.gone)
 
 
 # A session over a replica ---------------------------------------------------------------------
 
 
 def test_a_session_between_a_replica_and_a_memory_store_converges(full, corpus):
-    memory, memory_items = memory_side(corpus, random.Random(8), own_gone=0)
+    memory, memory_items = memory_side(corpus, random.Random(8))
     had = set(memory.objects)
     replica_store = ReplicaStore(full)
     clock = Clock()
@@ -414,15 +391,20 @@ def test_a_session_between_a_replica_and_a_memory_store_converges(full, corpus):
     memory_ids = {oid for _, oid in memory_items}
     assert (done.have, done.need) == (len(memory_ids - replica_ids),
                                       len(replica_ids - memory_ids))
-    # The memory side now holds everything the replica holds, and the tombstones.
-    with memory.snapshot() as a, replica_store.snapshot() as b:
-        assert a.iterate(0, a.size()) == list(b.iterate(0, b.size()))
-    never_had = {t.id for t in corpus.targets} - had
-    assert never_had and set(memory.gone) >= never_had | {o for _, o in corpus.gone}
-    assert not set(memory.objects) & never_had  # deleted content is never sent
-    extras = {o.id for o in memory.objects.values()} - replica_ids
+    # The memory side now holds everything the replica holds; deleted content is never sent.
+    replica_items = stored_items(full)
+    with memory.snapshot() as a:
+        assert replica_items <= set(a.iterate(0, a.size()))
+    target_ids = {t.id for t in corpus.targets}
+    assert not (set(memory.objects) - had) & target_ids
+    extras = {o.id for o in memory.objects.values()} - replica_ids - target_ids
     assert extras and all(full.has(oid) for oid in extras)  # the replica ingested them
+    # Deleted posts the memory side still had were dropped on arrival: the replica holds
+    # their deletes, so they are what the next round still finds (a MemoryStore does not
+    # apply deletes; a replica would drop them too).
+    stale = had & target_ids
+    assert stale and not any(full.has(oid) for oid in stale)
     m.reconcile(clock.now)
     wire.pump()
     again = wire.events(m, ReconcileComplete)[-1]
-    assert (again.have, again.need) == (0, 0)
+    assert (again.have, again.need) == (len(stale), 0)
