@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
+from core.causal import HORIZON_MS
 from core.documents import Capability, Document, DocumentError, Edit
 from core.errors import InvalidObject
 from core.objects import Object, decode_trusted
@@ -61,10 +62,11 @@ class Documents:
 
     def list(self) -> list[DocumentSummary]:
         out = []
+        horizon = self._clock() + HORIZON_MS  # a title dated later is not visible yet
         for raw in self.ws.replica.document_roots():
             root = decode_trusted(raw)
             titles = [decode_trusted(t) for t in self.ws.replica.document_titles(root.id)]
-            titles = [t for t in titles if t.author == root.author]
+            titles = [t for t in titles if t.author == root.author and t.ts <= horizon]
             title = max(titles, key=lambda t: (t.ts, t.id)).body["title"] if titles else \
                 root.body["title"]
             out.append(DocumentSummary(root.hex, title, root.author, root.ts))

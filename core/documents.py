@@ -11,8 +11,12 @@ A commit carries the Yjs update of its own transaction, encrypted with its branc
 epoch; the text at a set of commits is the union of the updates in their causal past, so it
 depends on that set alone. A commit names the root-branch heads its author had seen and counts
 only if its author was an editor there, so removing an editor does not depend on arrival
-order. Only the creator changes editors or the title. Branch keys reach editors sealed to
-their identity; a capability hands one branch's keys to anyone.
+order. Only the creator changes editors or the title. Other root-branch objects count when
+their author was an editor in the root state they name and, if the author was removed, the
+removal acknowledged them. Branch keys reach editors sealed to their identity; a capability
+hands one branch's keys to anyone. New commits are encrypted only with keys editors sealed
+(capabilities and strangers' keys are for reading). Objects dated beyond the horizon
+(core.causal.HORIZON_MS) are not linked to, dated after, or chosen as the latest yet.
 
 Positions at this API are Unicode codepoints; pycrdt counts UTF-8 bytes (see `_Live`).
 """
@@ -31,7 +35,7 @@ import nacl.secret
 import pycrdt
 
 from . import encoding
-from .causal import causal_order, next_ts
+from .causal import HORIZON_MS, causal_order, linkable, next_ts
 from .identity import Identity, IdentityError, seal_to
 from .objects import Object, build
 
@@ -251,12 +255,13 @@ class Capability:
             raise DocumentError("that capability is damaged or incomplete; copy it again")
         try:
             record = encoding.loads(payload)
-            keys = tuple((int(e), bytes(k)) for e, k in record["k"])
+            keys = tuple((e, bytes(k)) for e, k in record["k"])
             cap = cls(bytes(record["d"]), bytes(record["b"]), keys)
         except (encoding.EncodingError, KeyError, TypeError, ValueError):
             raise DocumentError("that capability is damaged") from None
-        if len(cap.document) != 32 or len(cap.branch) != 32 or any(
-                len(k) != KEY_SIZE for _, k in keys):
+        if len(cap.document) != 32 or len(cap.branch) != 32 or not keys or any(
+                type(e) is not int or not 0 <= e < 2**63 or len(k) != KEY_SIZE
+                for e, k in keys):
             raise DocumentError("that capability is damaged")
         return cap
 
@@ -264,14 +269,33 @@ class Capability:
 # The document ------------------------------------------------------------------------------
 
 @dataclass
+class _RootIndex:
+    """The root branch's causal structure, from one pass over it, so that asking who was an
+    editor in a root state walks nothing."""
+
+    # root object -> the creator's doc/editors objects in its causal past (itself included)
+    changes: dict[bytes, frozenset[bytes]]
+    every_change: frozenset[bytes]
+    # removed key -> (removal id, ids in that removal's causal past)
+    removals: dict[bytes, list[tuple[bytes, frozenset[bytes]]]]
+    heads: set[bytes] | None = None  # heads among the objects that count
+
+
+@dataclass
 class _Cache:
     """What is derived from the objects; dropped when objects arrive that can change it."""
 
     editors: dict[frozenset[bytes], frozenset[bytes]] = field(default_factory=dict)
-    heads: dict[bytes, tuple[bytes, ...]] = field(default_factory=dict)
+    # branch -> (heads, ts of the earliest commit left out for being beyond the horizon)
+    heads: dict[bytes, tuple[tuple[bytes, ...], int | None]] = field(default_factory=dict)
     visible: dict[bytes, bool] = field(default_factory=dict)
     roots: dict[bytes, tuple[bytes, ...] | None] = field(default_factory=dict)
     branches: list[Object] | None = None
+    branch_ids: frozenset[bytes] | None = None
+    index: _RootIndex | None = None
+    counts: dict[bytes, bool] = field(default_factory=dict)
+    # recipient -> branch -> [(epoch, key)] sealed to it by editors
+    sealed: dict[bytes, dict[bytes, list[tuple[int, bytes]]]] = field(default_factory=dict)
 
 
 class Document:
@@ -288,8 +312,12 @@ class Document:
         self.track_undo = undo  # an editor wants it; a bulk import need not pay for it
         self._objects: dict[bytes, Object] = {root.id: root}
         self._streams: dict[bytes, list[Object]] = {}
-        # (branch, epoch) -> keys; two editors refreshing at once make two keys of one epoch
+        self._root_kinds: dict[str, list[Object]] = {}
+        # (branch, epoch) -> keys, for reading; two editors refreshing at once make two keys of
+        # one epoch. Which key encrypts new commits is decided by `_writing` alone.
         self._keys: dict[tuple[bytes, int], list[bytes]] = {}
+        self._unsealed: dict[bytes, bytes | None] = {}  # doc/branch-key id -> its key
+        self._pending: list[Object] = []  # keys sealed to this holder, by no editor (yet)
         self._payloads: dict[bytes, dict | None] = {}
         self._live: dict[bytes, _Live] = {}
         self._cache = _Cache()
@@ -368,15 +396,19 @@ class Document:
                 continue
             self._store(obj)
             changed = True
-            if obj.type == "doc/branch-key":
-                self._unseal(obj)
+            if (obj.type == "doc/branch-key" and self.identity is not None
+                    and obj.body["recipient"] == self.identity.public_key):
+                self._pending.append(obj)
         if changed:
             self._cache = _Cache()
             self._live = {b: live for b, live in self._live.items() if live.complete}
+            self._take_keys()
 
     def _store(self, obj: Object) -> None:
         self._objects[obj.id] = obj
         self._streams.setdefault(obj.stream, []).append(obj)
+        if obj.stream == self.root.id:
+            self._root_kinds.setdefault(obj.type, []).append(obj)
 
     def _belongs(self, obj: Object) -> bool:
         if obj.stream == self.root.id:
@@ -400,16 +432,19 @@ class Document:
         keys = self._keys.setdefault((branch, epoch), [])
         if key not in keys:
             keys.append(key)
-            keys.sort()  # every holder prefers the same one when sealing
             self._payloads = {k: v for k, v in self._payloads.items() if v is not None}
 
     def _open_box(self, branch: bytes, epoch: int, box: bytes, nonce: bytes) -> bytes | None:
         """Decrypt with whichever of the epoch's keys fits; None when none does."""
-        for key in self._keys.get((branch, epoch), ()):
+        keys = self._keys.get((branch, epoch), [])
+        for n, key in enumerate(keys):
             try:
-                return nacl.secret.SecretBox(key).decrypt(box, nonce)
+                plain = nacl.secret.SecretBox(key).decrypt(box, nonce)
             except nacl.exceptions.CryptoError:
                 continue
+            if n:  # tried first next time: stray keys of an epoch cost one failure, not many
+                keys.insert(0, keys.pop(n))
+            return plain
         return None
 
     @property
@@ -419,16 +454,33 @@ class Document:
     def _now(self) -> int:
         return self._clock() if self._clock else 0
 
+    def _horizon(self) -> int | None:
+        """Objects dated after this are not visible yet; None without a clock."""
+        return self._clock() + HORIZON_MS if self._clock else None
+
+    def _current(self, objects: Iterable[Object]) -> list[Object]:
+        horizon = self._horizon()
+        return [o for o in objects if horizon is None or o.ts <= horizon]
+
+    def _linkable(self, ids: Iterable[bytes], now: int) -> list[bytes]:
+        """Of `ids`, those a new object made at `now` may link to and date itself after."""
+        heads = [(i, self._objects[i].ts) for i in set(ids) if i in self._objects]
+        if self._clock is None:  # no "now" to measure a horizon from: only cap the count
+            now = max((ts for _, ts in heads), default=0)
+        return [i for i, _ in linkable(heads, now)]
+
     def _publish(self, identity: Identity, kind: str, stream: bytes, body: dict,
                  links: Iterable[bytes]) -> Object:
-        links = sorted(set(links))
-        ts = next_ts(self._now(), (self._objects[link].ts for link in links
-                                   if link in self._objects))
-        obj = build(identity, kind, stream=stream, body=body, ts=ts, links=links[:64])
+        now = self._now()
+        links = self._linkable(links, now)
+        ts = next_ts(now, (self._objects[link].ts for link in links))
+        obj = build(identity, kind, stream=stream, body=body, ts=ts, links=links)
         self._store(obj)
         self._new.append(obj)
         if kind == "doc/commit":  # a new commit changes its branch's heads and nothing else
             self._cache.heads.pop(stream, None)
+        elif stream == self.root.id and kind != "doc/editors" and self._cache.index is not None:
+            self._extend_index(obj)
         else:
             self._cache = _Cache()
         return obj
@@ -439,12 +491,72 @@ class Document:
     # The root branch: editors, title, branches, main, tags ------------------------------------
 
     def _in_root(self, kind: str) -> list[Object]:
-        return [o for o in self._streams.get(self.root.id, ()) if o.type == kind]
+        return self._root_kinds.get(kind, [])
+
+    def _is_change(self, obj: Object) -> bool:
+        return obj.type == "doc/editors" and obj.author == self.root.author
+
+    def _inherit(self, changes: dict[bytes, frozenset[bytes]], obj: Object) -> frozenset[bytes]:
+        parents = {changes[link] for link in obj.links if link in changes}
+        own = frozenset([obj.id]) if self._is_change(obj) else frozenset()
+        if len(parents) == 1 and not own:
+            return parents.pop()
+        return own.union(*parents)
+
+    def _index(self) -> _RootIndex:
+        index = self._cache.index
+        if index is None:
+            members = self._streams.get(self.root.id, [])
+            changes: dict[bytes, frozenset[bytes]] = {}
+            for obj in causal_order(members):
+                changes[obj.id] = self._inherit(changes, obj)
+            removals: dict[bytes, list[tuple[bytes, frozenset[bytes]]]] = {}
+            for obj in self._in_root("doc/editors"):
+                if self._is_change(obj) and obj.body["remove"]:
+                    past = frozenset(o.id for o in self._past([obj.id], self.root.id))
+                    for key in obj.body["remove"]:
+                        removals.setdefault(key, []).append((obj.id, past))
+            every = frozenset(o.id for o in self._in_root("doc/editors") if self._is_change(o))
+            index = self._cache.index = _RootIndex(changes, every, removals)
+        return index
+
+    def _extend_index(self, obj: Object) -> None:
+        """Take in a root object just made here (no editor change): nothing links to it yet."""
+        index = self._index()
+        index.changes[obj.id] = self._inherit(index.changes, obj)
+        if index.heads is not None and self._counts(obj):
+            index.heads.difference_update(obj.links)
+            index.heads.add(obj.id)
+        self._cache.branches = self._cache.branch_ids = None
+        self._cache.sealed.clear()
+
+    def _counts(self, obj: Object) -> bool:
+        """Whether a root-branch object takes effect. Editors and titles: the creator's only.
+        Others: its author was an editor in the root state it names, and each removal of its
+        author either is in its causal past or acknowledges it (so what a removed editor makes
+        in a stale view, or dates before the removal without it being seen, counts for nothing).
+        """
+        found = self._cache.counts.get(obj.id)
+        if found is None:
+            if obj.type in ("doc/editors", "doc/title"):
+                found = obj.author == self.root.author
+            else:
+                index = self._index()
+                before = index.changes.get(obj.id, frozenset())
+                found = obj.author in self.editors(obj.links) and all(
+                    removal in before or obj.id in past
+                    for removal, past in index.removals.get(obj.author, ()))
+            self._cache.counts[obj.id] = found
+        return found
 
     def _root_heads(self) -> list[bytes]:
-        members = self._streams.get(self.root.id, [])
-        linked = {link for o in members for link in o.links}
-        return sorted(o.id for o in members if o.id not in linked)
+        """Heads of the root branch among the objects that count: what a new one acknowledges."""
+        index = self._index()
+        if index.heads is None:
+            counting = [o for o in self._streams.get(self.root.id, []) if self._counts(o)]
+            linked = {link for o in counting for link in o.links}
+            index.heads = {o.id for o in counting if o.id not in linked}
+        return sorted(index.heads)
 
     def _past(self, heads: Iterable[bytes], stream: bytes) -> list[Object]:
         """Objects of `stream` in the causal past of `heads` (inclusive)."""
@@ -465,20 +577,20 @@ class Document:
 
     def editors(self, root_heads: Iterable[bytes] | None = None) -> frozenset[bytes]:
         """Editors in the root-branch state at `root_heads` (default: everything held)."""
-        heads = frozenset(self._root_heads() if root_heads is None else root_heads)
-        found = self._cache.editors.get(heads)
-        if found is None:
-            editors = set(self.root.body["editors"])
-            changes = [o for o in self._past(heads, self.root.id) if o.type == "doc/editors"]
-            for change in causal_order(changes):
-                if change.author == self.root.author:  # only the creator changes editors
-                    editors.update(change.body["add"])
-                    editors.difference_update(change.body["remove"])
-            found = self._cache.editors[heads] = frozenset(editors)
-        return found
-
-    def _by_editor(self, obj: Object) -> bool:
-        return obj.author in self.editors(obj.links)
+        index = self._index()
+        if root_heads is None:
+            changes = index.every_change
+        else:
+            found = {index.changes[h] for h in root_heads if h in index.changes}
+            changes = found.pop() if len(found) == 1 else frozenset().union(*found)
+        editors = self._cache.editors.get(changes)
+        if editors is None:
+            current = set(self.root.body["editors"])
+            for change in causal_order(self._objects[c] for c in changes):
+                current.update(change.body["add"])  # only the creator's changes are here
+                current.difference_update(change.body["remove"])
+            editors = self._cache.editors[changes] = frozenset(current)
+        return editors
 
     def _require_editor(self, identity: Identity) -> None:
         if identity.public_key not in self.editors():
@@ -494,8 +606,9 @@ class Document:
         if public_key in self.editors():
             raise DocumentError("already an editor")
         self._root_publish(identity, "doc/editors", {"add": [public_key], "remove": []})
-        for (branch, epoch), keys in sorted(self._keys.items()):
-            for key in keys:
+        # Only keys editors sealed: a key from a capability, or a stranger, is for reading.
+        for branch, keys in sorted(self._sealed_to(identity).items()):
+            for epoch, key in keys:
                 self._seal(identity, branch, epoch, key, [public_key])
 
     def remove_editor(self, identity: Identity, public_key: bytes) -> None:
@@ -512,7 +625,7 @@ class Document:
 
     @property
     def title(self) -> str:
-        titles = [o for o in self._in_root("doc/title") if o.author == self.root.author]
+        titles = [o for o in self._current(self._in_root("doc/title")) if self._counts(o)]
         return max(titles, key=lambda o: (o.ts, o.id)).body["title"] if titles else \
             self.root.body["title"]
 
@@ -523,14 +636,19 @@ class Document:
     def _branch_objects(self) -> list[Object]:
         if self._cache.branches is None:
             self._cache.branches = sorted(
-                (o for o in self._in_root("doc/branch") if self._by_editor(o)),
+                (o for o in self._in_root("doc/branch") if self._counts(o)),
                 key=lambda o: (o.ts, o.id))
         return self._cache.branches
 
+    def _branch_ids(self) -> frozenset[bytes]:
+        if self._cache.branch_ids is None:
+            self._cache.branch_ids = frozenset(b.id for b in self._branch_objects())
+        return self._cache.branch_ids
+
     def _main(self) -> bytes | None:
-        branches = {b.id for b in self._branch_objects()}
-        pointers = [o for o in self._in_root("doc/main")
-                    if self._by_editor(o) and o.body["branch"] in branches]
+        branches = self._branch_ids()
+        pointers = [o for o in self._current(self._in_root("doc/main"))
+                    if self._counts(o) and o.body["branch"] in branches]
         if pointers:
             return max(pointers, key=lambda o: (o.ts, o.id)).body["branch"]
         first = [b for b in self._branch_objects() if b.body["name"] == "main"]
@@ -570,8 +688,8 @@ class Document:
 
     def tags(self) -> dict[str, str]:
         latest: dict[str, Object] = {}
-        for tag in self._in_root("doc/tag"):
-            if self._by_editor(tag):
+        for tag in self._current(self._in_root("doc/tag")):
+            if self._counts(tag):
                 current = latest.get(tag.body["name"])
                 if current is None or (tag.ts, tag.id) > (current.ts, current.id):
                     latest[tag.body["name"]] = tag
@@ -582,19 +700,59 @@ class Document:
     def _seal(self, identity: Identity, branch: bytes, epoch: int, key: bytes,
               recipients: Iterable[bytes]) -> None:
         for recipient in sorted(set(recipients)):
-            self._root_publish(identity, "doc/branch-key",
-                               {"branch": branch, "epoch": epoch, "recipient": recipient,
-                                "sealed": seal_to(recipient, key)})
+            obj = self._root_publish(identity, "doc/branch-key",
+                                     {"branch": branch, "epoch": epoch, "recipient": recipient,
+                                      "sealed": seal_to(recipient, key)})
+            if recipient == identity.public_key:
+                self._unsealed[obj.id] = key
 
-    def _unseal(self, obj: Object) -> None:
-        if self.identity is None or obj.body["recipient"] != self.identity.public_key:
+    def _unseal(self, identity: Identity, obj: Object) -> bytes | None:
+        if obj.id not in self._unsealed:
+            try:
+                key: bytes | None = identity.unseal(obj.body["sealed"])
+            except IdentityError:
+                key = None
+            self._unsealed[obj.id] = key if key is not None and len(key) == KEY_SIZE else None
+        return self._unsealed[obj.id]
+
+    def _take_keys(self) -> None:
+        """Read keys sealed to this holder by anyone who is or was an editor (whose sealing
+        counts for writing is `_sealed_to`'s question); a stranger's are never even opened."""
+        if not self._pending or self.identity is None:
             return
-        try:
-            key = self.identity.unseal(obj.body["sealed"])
-        except IdentityError:
-            return
-        if len(key) == KEY_SIZE:
-            self._add_key(obj.body["branch"], obj.body["epoch"], key)
+        ever = set(self.root.body["editors"]).union(
+            *(c.body["add"] for c in self._in_root("doc/editors") if self._is_change(c)))
+        waiting = []
+        for obj in self._pending:
+            if obj.author not in ever:
+                waiting.append(obj)
+            elif (key := self._unseal(self.identity, obj)) is not None:
+                self._add_key(obj.body["branch"], obj.body["epoch"], key)
+        self._pending = waiting
+
+    def _sealed_to(self, identity: Identity) -> dict[bytes, list[tuple[int, bytes]]]:
+        """Branch -> (epoch, key)s sealed to `identity` by objects that count."""
+        found = self._cache.sealed.get(identity.public_key)
+        if found is None:
+            found = {}
+            for obj in self._in_root("doc/branch-key"):
+                if obj.body["recipient"] == identity.public_key and self._counts(obj):
+                    key = self._unseal(identity, obj)
+                    if key is not None:
+                        found.setdefault(obj.body["branch"], []).append((obj.body["epoch"], key))
+            for keys in found.values():
+                keys.sort()
+            self._cache.sealed[identity.public_key] = found
+        return found
+
+    def _writing(self, identity: Identity, branch: bytes) -> tuple[int, bytes] | None:
+        """The (epoch, key) that `identity` encrypts new commits of `branch` with: the newest
+        epoch that editors sealed to it (the smallest key of it, as every holder picks)."""
+        keys = self._sealed_to(identity).get(branch)
+        if not keys:
+            return None
+        epoch = keys[-1][0]
+        return epoch, min(k for e, k in keys if e == epoch)
 
     def _latest_epoch(self, branch: bytes) -> int | None:
         epochs = [epoch for (b, epoch) in self._keys if b == branch]
@@ -605,9 +763,9 @@ class Document:
         anyone who only had the earlier keys. Returns the new epoch."""
         self._require_editor(identity)
         branch_id = self._branch(branch)
-        announced = [o.body["epoch"] for o in self._in_root("doc/key-refresh")
-                     if o.body["branch"] == branch_id]
-        epoch = max([*announced, self._latest_epoch(branch_id) or 0]) + 1
+        epoch = 1 + max((o.body["epoch"] for kind in ("doc/key-refresh", "doc/branch-key")
+                         for o in self._in_root(kind)
+                         if o.body["branch"] == branch_id and self._counts(o)), default=0)
         key = os.urandom(KEY_SIZE)
         self._add_key(branch_id, epoch, key)
         self._root_publish(identity, "doc/key-refresh", {"branch": branch_id, "epoch": epoch})
@@ -647,21 +805,26 @@ class Document:
         """The root-branch heads a commit names: its own, or (when it names none and has
         parents) its first parent's, so unchanged roots cost no bytes. None while a parent
         it depends on is missing."""
+        roots = self._cache.roots
         chain = []
-        while not commit.body["root"] and commit.links:
-            chain.append(commit)
+        root: tuple[bytes, ...] | None
+        while True:
+            if commit.id in roots:
+                root = roots[commit.id]
+                break
+            chain.append(commit.id)
+            if commit.body["root"] or not commit.links:
+                root = tuple(commit.body["root"])
+                break
             parent = self._objects.get(commit.links[0])
             if parent is None or parent.type != "doc/commit":
-                return None
-            if parent.id in self._cache.roots:
-                root = self._cache.roots[parent.id]
+                root = None
                 break
             commit = parent
-        else:
-            root = tuple(commit.body["root"])
-            self._cache.roots[commit.id] = root
-        for item in chain:
-            self._cache.roots[item.id] = root
+        # Every commit walked gets the answer, "none yet" too: else a long chain above a missing
+        # parent is walked again from each of its commits, and opening becomes quadratic.
+        for oid in chain:
+            roots[oid] = root
         return root
 
     def _visible(self, commit: Object) -> bool:
@@ -670,15 +833,17 @@ class Document:
             root = self._root_of(commit)
             found = self._cache.visible[commit.id] = (
                 root is not None and commit.author in self.editors(root)
-                and commit.stream in {b.id for b in self._branch_objects()})
+                and commit.stream in self._branch_ids())
         return found
 
     def _commit(self, commit: str | bytes) -> Object:
         """A visible commit by id (bytes or hex) or by a unique hex prefix."""
+        ref = commit.strip().lower() if isinstance(commit, str) else ""
         if isinstance(commit, bytes):
             obj = self._objects.get(commit)
+        elif len(ref) == 64 and all(c in "0123456789abcdef" for c in ref):
+            obj = self._objects.get(bytes.fromhex(ref))  # a whole id: no scan of every object
         else:
-            ref = commit.strip().lower()
             matches = [o for oid, o in self._objects.items()
                        if o.type == "doc/commit" and oid.hex().startswith(ref)] \
                 if len(ref) >= 6 else []
@@ -691,14 +856,22 @@ class Document:
         return obj
 
     def heads(self, branch: str = "main") -> list[str]:
+        """The branch's visible commits that no other links to; a commit dated beyond the
+        horizon is left out until its time comes (and new commits do not build on it)."""
         branch_id = self._branch(branch)
+        horizon = self._horizon()
         found = self._cache.heads.get(branch_id)
-        if found is None:
+        if found is None or (found[1] is not None and horizon is not None
+                             and found[1] <= horizon):
             commits = [c for c in self._commits(branch_id) if self._visible(c)]
+            later = [c.ts for c in commits if horizon is not None and c.ts > horizon]
+            if later:
+                commits = [c for c in commits if c.ts <= horizon]  # type: ignore[operator]
             linked = {link for c in commits for link in c.links}
-            found = self._cache.heads[branch_id] = tuple(
-                sorted(c.id for c in commits if c.id not in linked))
-        return [h.hex() for h in found]
+            found = self._cache.heads[branch_id] = (
+                tuple(sorted(c.id for c in commits if c.id not in linked)),
+                min(later, default=None))
+        return [h.hex() for h in found[0]]
 
     def _payload(self, commit: Object) -> dict:
         if self._payloads.get(commit.id) is None:
@@ -768,6 +941,9 @@ class Document:
         parent_ids = frozenset(self._commit(p).id for p in parents)
         if any(self._objects[p].stream != branch_id for p in parent_ids):
             raise DocumentError("a commit's parents must be on its branch")
+        horizon = self._horizon()
+        if horizon is not None and any(self._objects[p].ts > horizon for p in parent_ids):
+            raise DocumentError("a parent is dated in the future; commit on the heads shown now")
         edits = list(edits)
         live = self._state(branch_id, parent_ids)
         _check_edits(live._length(), edits)
@@ -817,13 +993,14 @@ class Document:
 
     def _seal_commit(self, identity: Identity, branch: bytes, parents: Iterable[bytes],
                      payload: dict) -> Object:
-        epoch = self._latest_epoch(branch)
-        if epoch is None:
+        writing = self._writing(identity, branch)
+        if writing is None:
             raise DocumentError("you have no key for this branch")
+        epoch, key = writing
+        self._add_key(branch, epoch, key)
         nonce = os.urandom(nacl.secret.SecretBox.NONCE_SIZE)
-        box = nacl.secret.SecretBox(self._keys[(branch, epoch)][0]).encrypt(
-            encoding.dumps(payload), nonce).ciphertext
-        root = tuple(self._root_heads())
+        box = nacl.secret.SecretBox(key).encrypt(encoding.dumps(payload), nonce).ciphertext
+        root = tuple(self._linkable(self._root_heads(), self._now()))
         parents = sorted(parents)
         first = self._objects.get(parents[0]) if parents else None
         same = first is not None and self._root_of(first) == root
