@@ -6,25 +6,31 @@ import json
 import re
 import zlib
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, date, datetime
 
-from .events import EventError, validate
+from .events import EventError, is_pid, is_token, pid_of_token, validate
+
+__all__ = ["DELETION_FORMAT", "Accepted", "BatchError", "Inflater", "Plain", "is_day", "is_pid",
+           "parse_batch", "parse_deletion"]
 
 _GZIP_WBITS = 16 + zlib.MAX_WBITS
 # How much one zlib call may produce: keeps the peak memory near the limit, whatever the input.
 _INFLATE_STEP = 64 * 1024
 _MAX_REASON = 300
-_PID = re.compile(r"[0-9a-f]{32}")
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_TS_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+DELETION_FORMAT = '{"tokens": [{"day": "YYYY-MM-DD", "token": "<64 hex digits>"}, ...]}'
 
 
 class BatchError(ValueError):
     """A request the collector refuses; `status` is the HTTP status to answer with."""
 
-    def __init__(self, reason: str, status: int = 400):
+    def __init__(self, reason: str, status: int = 400, *, retry_after: int | None = None):
         reason = " ".join(reason.split())[:_MAX_REASON]
         super().__init__(reason)
         self.reason = reason
         self.status = status
+        self.retry_after = retry_after  # seconds, for a Retry-After header
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +53,10 @@ class Plain:
         self._out += data
         if len(self._out) > self._limit:
             raise BatchError(f"the body is larger than {self._limit} bytes", 413)
+
+    @property
+    def size(self) -> int:
+        return len(self._out)
 
     def finish(self) -> bytes:
         return bytes(self._out)
@@ -76,6 +86,10 @@ class Inflater:
             if not data and len(piece) < room:
                 return
 
+    @property
+    def size(self) -> int:
+        return len(self._out)
+
     def finish(self) -> bytes:
         if not self._z.eof:
             raise BatchError("the gzip body is truncated")
@@ -86,8 +100,13 @@ def canonical(event: dict) -> str:
     return json.dumps(event, sort_keys=True, separators=(",", ":"))
 
 
-def parse_batch(data: bytes, max_lines: int, max_line_bytes: int) -> list[Accepted]:
-    """Every line of an inflated batch, checked; raises BatchError naming the first bad line."""
+def parse_batch(data: bytes, max_lines: int, max_line_bytes: int, *, earliest: datetime,
+                latest: datetime, max_days: int) -> list[Accepted]:
+    """Every line of an inflated batch, checked; raises BatchError naming the first bad line.
+
+    An event's time must lie in [earliest, latest] (aware UTC datetimes), and the batch may
+    span at most `max_days` UTC days (one file each): more is 413, so a shipper sends fewer.
+    """
     if data.endswith(b"\n"):
         data = data[:-1]
     if not data.strip():
@@ -95,10 +114,24 @@ def parse_batch(data: bytes, max_lines: int, max_line_bytes: int) -> list[Accept
     lines = data.split(b"\n", max_lines)  # at most max_lines + 1 pieces, however many there are
     if len(lines) > max_lines:
         raise BatchError(f"the batch has more than {max_lines} lines")
-    return [_parse_line(n, raw, max_line_bytes) for n, raw in enumerate(lines, 1)]
+    window = f"{earliest:{_TS_FORMAT}} to {latest:{_TS_FORMAT}}"
+    events, days = [], set()
+    for n, raw in enumerate(lines, 1):
+        event, ts = _parse_line(n, raw, max_line_bytes)
+        if not earliest <= ts <= latest:
+            raise BatchError(f"line {n}: ts {event['ts']} is outside the accepted window "
+                             f"({window})")
+        day = ts.date().isoformat()
+        if day not in days:
+            days.add(day)
+            if len(days) > max_days:
+                raise BatchError(f"line {n}: the batch spans more than {max_days} days;"
+                                 " send fewer events at a time", 413)
+        events.append(Accepted(day, event["pid"], canonical(event)))
+    return events
 
 
-def _parse_line(n: int, raw: bytes, max_line_bytes: int) -> Accepted:
+def _parse_line(n: int, raw: bytes, max_line_bytes: int) -> tuple[dict, datetime]:
     raw = raw.removesuffix(b"\r")
     if not raw.strip():
         raise BatchError(f"line {n} is blank")
@@ -117,10 +150,10 @@ def _parse_line(n: int, raw: bytes, max_line_bytes: int) -> Accepted:
     except EventError as exc:
         raise BatchError(f"line {n}: {exc}") from None
     try:
-        day = datetime.strptime(event["ts"], "%Y-%m-%dT%H:%M:%SZ").date().isoformat()
+        ts = datetime.strptime(event["ts"], _TS_FORMAT).replace(tzinfo=UTC)
     except ValueError:
         raise BatchError(f"line {n}: ts: {event['ts']!r} is not a real hour") from None
-    return Accepted(day, event["pid"], canonical(event))
+    return event, ts
 
 
 def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
@@ -134,24 +167,39 @@ def _no_constant(name: str) -> object:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def parse_deletion(data: bytes, max_pids: int) -> set[str]:
-    """The pids of a `{"pids": [...]}` deletion request; raises BatchError with the reason."""
+def parse_deletion(data: bytes, max_tokens: int) -> dict[str, set[str]]:
+    """The pids to forget, by UTC day, of a deletion request (DELETION_FORMAT): each token is
+    hashed to its pid, so only the install that made a pid can name it. Raises BatchError."""
     try:
         request = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
-        raise BatchError('the body must be JSON: {"pids": ["<32 hex digits>", ...]}') from None
-    if not isinstance(request, dict) or set(request) != {"pids"}:
-        raise BatchError('the body must be an object with exactly one field, "pids"')
-    pids = request["pids"]
-    if not isinstance(pids, list) or not pids:
-        raise BatchError("pids must be a non-empty list")
-    if len(pids) > max_pids:
-        raise BatchError(f"at most {max_pids} pids per request")
-    for i, pid in enumerate(pids):
-        if not is_pid(pid):
-            raise BatchError(f"pids[{i}] is not 32 lowercase hex digits")
-    return set(pids)
+        raise BatchError(f"the body must be JSON: {DELETION_FORMAT}") from None
+    if not isinstance(request, dict) or set(request) != {"tokens"}:
+        raise BatchError('the body must be an object with exactly one field, "tokens" '
+                         "(deletion by pid is not accepted: send the install's tokens)")
+    tokens = request["tokens"]
+    if not isinstance(tokens, list) or not tokens:
+        raise BatchError("tokens must be a non-empty list")
+    if len(tokens) > max_tokens:
+        raise BatchError(f"at most {max_tokens} tokens per request")
+    by_day: dict[str, set[str]] = {}
+    for i, item in enumerate(tokens):
+        if not isinstance(item, dict) or set(item) != {"day", "token"}:
+            raise BatchError(f'tokens[{i}] must be an object with exactly "day" and "token"')
+        day, token = item["day"], item["token"]
+        if not is_day(day):
+            raise BatchError(f"tokens[{i}].day is not a YYYY-MM-DD date")
+        if not is_token(token):
+            raise BatchError(f"tokens[{i}].token is not 64 lowercase hex digits")
+        by_day.setdefault(day, set()).add(pid_of_token(token))
+    return by_day
 
 
-def is_pid(value: object) -> bool:
-    return isinstance(value, str) and _PID.fullmatch(value) is not None
+def is_day(value: object) -> bool:
+    if not isinstance(value, str) or _DAY.fullmatch(value) is None:
+        return False
+    try:
+        date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True

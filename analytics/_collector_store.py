@@ -5,6 +5,12 @@ naming) and `_deleted_pids.txt` (Spark skips names starting with `_` or `.`, so 
 files). Every change is a temporary file in the same folder, fsynced, then renamed into place, so
 a reader or a crash never sees half a file. One collector process per folder: the store is not
 safe for concurrent writers, and the collector calls it from a single worker thread.
+
+The deletion list (`YYYY-MM-DD <pid>` a line, oldest first) exists so that events of a deleted
+pid arriving later (an at-least-once re-send) are dropped. Only pids found stored join it, so a
+request naming pids nobody stored changes nothing; an entry is forgotten once its day is older
+than any event the collector still accepts, and beyond `max_deleted` entries the oldest go first:
+a deletion is never refused because the list is full.
 """
 
 from __future__ import annotations
@@ -13,33 +19,41 @@ import contextlib
 import json
 import logging
 import os
+import re
 import secrets
-from collections.abc import Iterable
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterable
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
-from ._collector_batch import Accepted, is_pid
+from ._collector_batch import Accepted, is_day, is_pid
 
 log = logging.getLogger(__name__)
 
 DELETED_FILE = "_deleted_pids.txt"
 PARTITION_GLOB = "date=*"
 _TMP_SUFFIX = ".tmp"
-
-
-class DeletionListFull(RuntimeError):
-    """The deletion list reached its size limit; the collector answers 503."""
+# The pid field of a stored (canonical) line: finds which pids a file holds in one pass.
+_PID_FIELD = re.compile(rb'"pid":"([0-9a-f]{32})"')
 
 
 class EventStore:
-    def __init__(self, root: Path, max_deleted: int):
+    """`today()` is the collector's UTC day; a deleted pid is kept until its day is more than
+    `keep_days` before it (when the collector no longer accepts events of that day)."""
+
+    def __init__(self, root: Path, max_deleted: int, *, today: Callable[[], date],
+                 keep_days: int):
         self.root = root
         self._max_deleted = max_deleted
+        self._today = today
+        self._keep_days = keep_days
+        self._expired_before: str | None = None
         root.mkdir(parents=True, exist_ok=True)
         for pattern in (f".*{_TMP_SUFFIX}", f"{PARTITION_GLOB}/.*{_TMP_SUFFIX}"):
             for stale in root.glob(pattern):  # left by a crash
                 stale.unlink(missing_ok=True)
-        self._deleted = self._load_deleted()
+        self._deleted, clean = self._load_deleted()
+        if not self._expire() and not clean:
+            self._save_deleted()
 
     @property
     def deleted_pids(self) -> frozenset[str]:
@@ -69,25 +83,33 @@ class EventStore:
             _fsync_dir(final.parent)
         return written, len(events) - written
 
-    def delete(self, pids: set[str]) -> int:
-        """Forget every stored event of these pids and drop later ones; returns how many went."""
-        new = pids - self._deleted
-        if len(self._deleted) + len(new) > self._max_deleted:
-            raise DeletionListFull(f"the deletion list holds {len(self._deleted)} pids already")
+    def delete(self, by_day: dict[str, set[str]]) -> int:
+        """Forget every stored event of these pids, each looked for in its own day's partition,
+        and drop their later events; returns how many events went."""
+        self._expire()
+        plan: list[tuple[Path, set[str]]] = []
+        found: dict[str, str] = {}
+        for day, pids in sorted(by_day.items()):
+            if not is_day(day):
+                raise ValueError(f"not a day: {day!r}")
+            for path in sorted((self.root / f"date={day}").glob("*.jsonl")):
+                here = pids.intersection(
+                    pid.decode() for pid in _PID_FIELD.findall(path.read_bytes()))
+                if here:
+                    plan.append((path, here))
+                    found.update(dict.fromkeys(here, day))
+        new = {pid: day for pid, day in found.items() if pid not in self._deleted}
         if new:
-            # Saved before the scan, so events arriving meanwhile, or after a crash, are dropped.
-            self._save_deleted(self._deleted | new)
-            self._deleted |= new
-        return sum(self._delete_from(path, pids) for path in self.files())
+            # Saved before the files change, so events arriving meanwhile, or after a crash, are
+            # dropped; a crash in between leaves the rest for the client's retry.
+            self._remember(new)
+        return sum(self._delete_from(path, pids) for path, pids in plan)
 
     def files(self) -> list[Path]:
         return sorted(self.root.glob(f"{PARTITION_GLOB}/*.jsonl"))
 
     def _delete_from(self, path: Path, pids: set[str]) -> int:
-        data = path.read_bytes()
-        if not any(pid.encode() in data for pid in pids):
-            return 0
-        lines = data.splitlines()
+        lines = path.read_bytes().splitlines()
         keep = [line.decode() for line in lines if _pid_of(line) not in pids]
         if len(keep) == len(lines):
             return 0
@@ -101,19 +123,55 @@ class EventStore:
                 path.parent.rmdir()
         return len(lines) - len(keep)
 
-    def _load_deleted(self) -> set[str]:
+    def _remember(self, new: dict[str, str]) -> None:
+        self._deleted.update(new)
+        extra = len(self._deleted) - self._max_deleted
+        if extra > 0:
+            for pid in list(self._deleted)[:extra]:
+                del self._deleted[pid]
+            log.warning("the deletion list is full: forgot its %d oldest pids", extra)
+        self._save_deleted()
+
+    def _expire(self) -> bool:
+        """Forget deleted pids of days no event can be accepted for any more; True if saved."""
+        earliest = (self._today() - timedelta(days=self._keep_days)).isoformat()
+        if earliest == self._expired_before:
+            return False
+        self._expired_before = earliest
+        old = [pid for pid, day in self._deleted.items() if day < earliest]
+        for pid in old:
+            del self._deleted[pid]
+        if old:
+            self._save_deleted()
+        return bool(old)
+
+    def _load_deleted(self) -> tuple[dict[str, str], bool]:
+        """The list as saved, oldest first, and whether the file needs no rewriting."""
         path = self.root / DELETED_FILE
         try:
-            words = path.read_text("ascii", errors="replace").split()
+            rows = path.read_text("ascii", errors="replace").splitlines()
         except FileNotFoundError:
-            return set()
-        pids = {word for word in words if is_pid(word)}
-        if len(pids) != len(set(words)):
-            log.warning("ignored %d malformed entries in %s", len(set(words)) - len(pids), path)
-        return pids
+            return {}, True
+        deleted: dict[str, str] = {}
+        bad = legacy = 0
+        for row in rows:
+            words = row.split()
+            if len(words) == 1 and is_pid(words[0]):  # an older collector's list: no day
+                legacy += 1
+                deleted[words[0]] = self._today().isoformat()  # kept a whole window from now
+            elif len(words) == 2 and is_day(words[0]) and is_pid(words[1]):
+                deleted[words[1]] = words[0]
+            else:
+                bad += 1
+        if bad:
+            log.warning("ignored %d malformed entries in %s", bad, path)
+        if len(deleted) > self._max_deleted:
+            deleted = dict(list(deleted.items())[-self._max_deleted:])
+        return deleted, not bad and not legacy and len(deleted) == len(rows)
 
-    def _save_deleted(self, pids: set[str]) -> None:
-        os.replace(_write_temp(self.root, DELETED_FILE, sorted(pids)), self.root / DELETED_FILE)
+    def _save_deleted(self) -> None:
+        rows = (f"{day} {pid}" for pid, day in self._deleted.items())
+        os.replace(_write_temp(self.root, DELETED_FILE, rows), self.root / DELETED_FILE)
         _fsync_dir(self.root)
 
 

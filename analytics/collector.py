@@ -1,11 +1,16 @@
 """The analytics collector: an aiohttp server that validates uploaded events and stores them.
 
 `POST /v1/events` takes gzip-compressed JSON lines (or plain `application/x-ndjson`). A batch is
-all or nothing: every line must follow the event schema, or the answer is 400 naming the first
-bad line and nothing is written. Accepted events go to date-partitioned files (see
-`_collector_store`). `POST /v1/delete` forgets every event of some pids, now and later.
+all or nothing: every line must follow the event schema and carry a time near the collector's own
+clock, or the answer is 400 naming the first bad line and nothing is written. Accepted events go
+to date-partitioned files (see `_collector_store`). `POST /v1/delete` forgets every event of some
+pids, now and later; it takes the install's per-day tokens, never pids (see
+`analytics.events.pid_of_token`), so only the install that made a pid can have it deleted.
+
 Every read is bounded in size and time, and nothing about an event or a client's address is
-logged.
+logged. A slow or greedy client costs only itself: a body is read without holding anything other
+clients wait for, each client address has a few requests in progress at most (more get 429 at
+once), and bodies in memory are counted as their bytes arrive, against one total.
 """
 
 from __future__ import annotations
@@ -13,18 +18,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import ipaddress
 import logging
 import signal
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
 from aiohttp import hdrs, web
 
 from ._collector_batch import BatchError, Inflater, Plain, parse_batch, parse_deletion
-from ._collector_store import DeletionListFull, EventStore
+from ._collector_store import EventStore
 
 log = logging.getLogger(__name__)
 
@@ -38,15 +46,24 @@ MAX_BODY_BYTES = 1024 * 1024  # as sent, compressed or not
 MAX_INFLATED_BYTES = 4 * 1024 * 1024
 MAX_LINES = 10_000
 MAX_LINE_BYTES = 2048
-MAX_DELETE_BODY_BYTES = 64 * 1024
-MAX_DELETE_PIDS = 1000
-MAX_DELETED_PIDS = 100_000
-# Uploads handled at once; each may hold up to MAX_INFLATED_BYTES while it is checked.
-MAX_CONCURRENT_UPLOADS = 8
+MAX_DELETE_BODY_BYTES = 128 * 1024
+MAX_DELETE_TOKENS = 1000  # one per day analytics was on
+MAX_DELETED_PIDS = 100_000  # past it, the oldest entries of the deletion list are forgotten
+# Event times accepted, around the collector's clock: a laptop may ship weeks late, and clocks
+# drift. Older or later events are refused; so no batch can make folders for far-off dates.
+MAX_EVENT_AGE = timedelta(days=400)
+MAX_EVENT_AHEAD = timedelta(days=1)
+MAX_DAYS_PER_BATCH = 32  # one file each; more is 413, and the shipper sends fewer events
+# Requests of one client (an IPv4 address, an IPv6 /64) in progress at once; more get 429.
+MAX_REQUESTS_PER_CLIENT = 4
+IPV6_CLIENT_PREFIX = 64
+# Request bodies held at once, all clients together, counted as their bytes arrive (so a slow
+# sender holds only what it sent); a request that would go past it gets 503.
+MAX_BUFFERED_BYTES = 64 * 1024 * 1024
 
-READ_TIMEOUT_S = 30.0
-BUSY_TIMEOUT_S = 5.0
+BODY_READ_TIMEOUT_S = 15.0  # the whole body, however it trickles in
 BUSY_RETRY_AFTER_S = 30
+CLIENT_RETRY_AFTER_S = 5
 KEEPALIVE_TIMEOUT_S = 15.0
 LINGER_S = 2.0
 SHUTDOWN_TIMEOUT_S = 2.0
@@ -61,14 +78,18 @@ class CollectorStats:
     dropped: int = 0  # valid events of deleted pids
     rejected_batches: int = 0
     deleted: int = 0
+    refused_busy: int = 0  # 429 and 503: a client over its share, or memory full
 
 
 class Collector:
-    """The collector server. `async_start` binds it, `async_close` stops it (idempotent)."""
+    """The collector server. `async_start` binds it, `async_close` stops it (idempotent).
+
+    `clock` (seconds since the epoch) decides which event times are accepted."""
 
     def __init__(self, out_dir: Path, max_body: int = MAX_BODY_BYTES, *,
                  max_inflated: int = MAX_INFLATED_BYTES, max_lines: int = MAX_LINES,
-                 max_deleted: int = MAX_DELETED_PIDS):
+                 max_deleted: int = MAX_DELETED_PIDS, max_buffered: int = MAX_BUFFERED_BYTES,
+                 clock: Callable[[], float] = time.time):
         self.out_dir = Path(out_dir)
         self.stats = CollectorStats()
         self.host: str | None = None
@@ -77,12 +98,15 @@ class Collector:
         self._max_inflated = max_inflated
         self._max_lines = max_lines
         self._max_deleted = max_deleted
+        self._clock = clock
         self._store: EventStore | None = None
-        # One worker thread does all parsing and file work: the loop stays free, and the store
-        # never sees two changes at once.
+        # One worker thread does all parsing and file work: the loop stays free, the store never
+        # sees two changes at once, and requests reach it in the order their bodies arrived.
+        # Nothing is held while a body is read.
         self._io: ThreadPoolExecutor | None = None
         self._runner: web.AppRunner | None = None
-        self._uploads = asyncio.Semaphore(MAX_CONCURRENT_UPLOADS)
+        self._per_client: dict[str, int] = {}
+        self._buffered = _Budget(max_buffered)
         self._closed = False
 
     @property
@@ -106,7 +130,10 @@ class Collector:
             keepalive_timeout=KEEPALIVE_TIMEOUT_S, lingering_time=LINGER_S,
             shutdown_timeout=SHUTDOWN_TIMEOUT_S)
         try:
-            self._store = await self._in_worker(EventStore, self.out_dir, self._max_deleted)
+            self._store = await self._in_worker(
+                functools.partial(EventStore, today=self._today,
+                                  keep_days=MAX_EVENT_AGE.days + 1),
+                self.out_dir, self._max_deleted)
             await self._runner.setup()
             await web.TCPSite(self._runner, host, port).start()
         except BaseException:
@@ -138,56 +165,98 @@ class Collector:
         return await asyncio.get_running_loop().run_in_executor(
             self._io, functools.partial(fn, *args))
 
+    def _now(self) -> datetime:
+        return datetime.fromtimestamp(self._clock(), UTC)
+
+    def _today(self) -> date:
+        return self._now().date()
+
     async def _post_events(self, request: web.Request) -> web.Response:
         try:
-            async with asyncio.timeout(BUSY_TIMEOUT_S):
-                await self._uploads.acquire()
-        except TimeoutError:
-            return _error(503, "the collector is busy, try again later",
-                          headers={hdrs.RETRY_AFTER: str(BUSY_RETRY_AFTER_S)})
-        try:
-            data = await self._read(request, self._upload_sink(request), self._max_body)
-            assert self._store is not None
-            events = await self._in_worker(parse_batch, data, self._max_lines, MAX_LINE_BYTES)
-            del data
-            written, dropped = await self._in_worker(self._store.write, events)
+            async with self._admitted(request) as charge:
+                data = await self._read(request, self._upload_sink(request), self._max_body,
+                                        charge)
+                written, dropped = await self._in_worker(self._store_batch, data, self._now())
+                del data
         except BatchError as exc:
-            self.stats.rejected_batches += 1
-            log.info("refused a batch (%d): %s", exc.status, exc.reason)
-            return _error(exc.status, exc.reason)
+            return self._refused("a batch", exc)
         except OSError:
             log.exception("could not store a batch")
             return _error(500, "the collector could not store the batch")
-        finally:
-            self._uploads.release()
         self.stats.accepted += written
         self.stats.dropped += dropped
         log.debug("accepted %d events, dropped %d of deleted pids", written, dropped)
         return web.json_response({"accepted": written, "dropped": dropped})
 
+    def _store_batch(self, data: bytes, now: datetime) -> tuple[int, int]:
+        """In the worker: check the whole batch, then write it (one job, so it keeps its turn)."""
+        assert self._store is not None
+        earliest = (now - MAX_EVENT_AGE).replace(minute=0, second=0, microsecond=0)
+        events = parse_batch(data, self._max_lines, MAX_LINE_BYTES, earliest=earliest,
+                             latest=now + MAX_EVENT_AHEAD, max_days=MAX_DAYS_PER_BATCH)
+        return self._store.write(events)
+
     async def _post_delete(self, request: web.Request) -> web.Response:
         try:
-            if _encoding(request) != "identity":
-                raise BatchError("a deletion request is sent uncompressed", 415)
-            limit = min(self._max_body, MAX_DELETE_BODY_BYTES)
-            pids = parse_deletion(await self._read(request, Plain(limit), limit), MAX_DELETE_PIDS)
-            assert self._store is not None
-            deleted = await self._in_worker(self._store.delete, pids)
+            async with self._admitted(request) as charge:
+                if _encoding(request) != "identity":
+                    raise BatchError("a deletion request is sent uncompressed", 415)
+                limit = min(self._max_body, MAX_DELETE_BODY_BYTES)
+                body = await self._read(request, Plain(limit), limit, charge)
+                by_day = parse_deletion(body, MAX_DELETE_TOKENS)
+                assert self._store is not None
+                deleted = await self._in_worker(self._store.delete, by_day)
         except BatchError as exc:
-            log.info("refused a deletion request (%d): %s", exc.status, exc.reason)
-            return _error(exc.status, exc.reason)
-        except DeletionListFull as exc:
-            log.error("refused a deletion request: %s", exc)
-            return _error(503, "the collector's deletion list is full")
+            return self._refused("a deletion request", exc)
         except OSError:
             log.exception("could not carry out a deletion request")
             return _error(500, "the collector could not carry out the deletion")
         self.stats.deleted += deleted
-        log.info("deleted %d stored events of %d pids", deleted, len(pids))
+        log.info("deleted %d stored events of %d pids", deleted,
+                 sum(len(pids) for pids in by_day.values()))
         return web.json_response({"deleted": deleted})
 
     async def _get_health(self, request: web.Request) -> web.Response:
         return web.json_response({"ok": True})
+
+    def _refused(self, what: str, exc: BatchError) -> web.Response:
+        if exc.status in (429, 503):
+            self.stats.refused_busy += 1
+            log.debug("turned away %s (%d): %s", what, exc.status, exc.reason)
+        else:
+            if what == "a batch":
+                self.stats.rejected_batches += 1
+            log.info("refused %s (%d): %s", what, exc.status, exc.reason)
+        headers = ({hdrs.RETRY_AFTER: str(exc.retry_after)}
+                   if exc.retry_after is not None else None)
+        return _error(exc.status, exc.reason, headers)
+
+    @contextlib.asynccontextmanager
+    async def _admitted(self, request: web.Request):
+        """One of the client's request slots (429 at once when it has none left) and a way to
+        count its body against the shared memory limit; both given back at the end."""
+        key = _client_key(request)
+        if self._per_client.get(key, 0) >= MAX_REQUESTS_PER_CLIENT:
+            raise BatchError(f"more than {MAX_REQUESTS_PER_CLIENT} requests at once from one "
+                             "address; try again later", 429, retry_after=CLIENT_RETRY_AFTER_S)
+        self._per_client[key] = self._per_client.get(key, 0) + 1
+        held = 0
+
+        def charge(size: int) -> None:
+            nonlocal held
+            if size > held:
+                if not self._buffered.take(size - held):
+                    raise BatchError("the collector is busy, try again later", 503,
+                                     retry_after=BUSY_RETRY_AFTER_S)
+                held = size
+
+        try:
+            yield charge
+        finally:
+            self._buffered.give(held)
+            left = self._per_client.pop(key) - 1
+            if left:
+                self._per_client[key] = left
 
     def _upload_sink(self, request: web.Request) -> Inflater | Plain:
         encoding = _encoding(request)
@@ -198,23 +267,60 @@ class Collector:
         raise BatchError(f"send gzip (Content-Encoding: gzip) or uncompressed {NDJSON}", 415)
 
     @staticmethod
-    async def _read(request: web.Request, sink: Inflater | Plain, limit: int) -> bytes:
-        """The body through `sink`, refusing more than `limit` bytes as sent or a slow sender."""
+    async def _read(request: web.Request, sink: Inflater | Plain, limit: int,
+                    charge: Callable[[int], None]) -> bytes:
+        """The body through `sink`, refusing more than `limit` bytes as sent, a body that takes
+        longer than BODY_READ_TIMEOUT_S, or one that would go past the memory limit."""
         if request.content_length is not None and request.content_length > limit:
             raise BatchError(f"the body is larger than {limit} bytes", 413)
         size = 0
         try:
-            async with asyncio.timeout(READ_TIMEOUT_S):
+            async with asyncio.timeout(BODY_READ_TIMEOUT_S):
                 while chunk := await request.content.readany():
                     size += len(chunk)
                     if size > limit:
                         raise BatchError(f"the body is larger than {limit} bytes", 413)
-                    sink.feed(chunk)
+                    sink.feed(chunk)  # raises past its own limit: at most that much extra
+                    charge(sink.size)
         except TimeoutError:
-            raise BatchError(f"the body took longer than {READ_TIMEOUT_S:g} s", 408) from None
+            raise BatchError(f"the body took longer than {BODY_READ_TIMEOUT_S:g} s",
+                             408) from None
+        except (ConnectionError, web.HTTPException) as exc:
+            raise BatchError(f"the body was cut off ({type(exc).__name__})") from None
         if size == 0:
             raise BatchError("the body is empty")
         return sink.finish()
+
+
+class _Budget:
+    """A count of bytes shared by every request; only the event loop touches it."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.used = 0
+
+    def take(self, n: int) -> bool:
+        if self.used + n > self.limit:
+            return False
+        self.used += n
+        return True
+
+    def give(self, n: int) -> None:
+        self.used -= n
+
+
+def _client_key(request: web.Request) -> str:
+    """Who a request counts against: its IPv4 address, or its IPv6 /64 (one host's share)."""
+    remote = request.remote or ""
+    try:
+        ip = ipaddress.ip_address(remote.split("%", 1)[0])
+    except ValueError:
+        return remote
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{ip}/{IPV6_CLIENT_PREFIX}", strict=False))
+    return str(ip)
 
 
 def _encoding(request: web.Request) -> str:

@@ -6,7 +6,9 @@ the collector and the pipeline all read the contract from here.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
@@ -22,6 +24,16 @@ CONFLICT_KINDS = ("concurrent_heads", "lww_overwrite", "concurrent_doc_edit")
 LENGTH_BUCKETS = (0, 16, 64, 256, 1024, 4096)
 # The report's histogram of heads per concurrent_heads conflict; the last bucket is "50+".
 HEAD_BUCKETS = (1, 2, 3, 5, 7, 10, 15, 20, 50)
+
+
+# A pid is the hash of a per-day deletion token that only its install knows (the recorder keeps
+# it): a deletion request carries tokens, and the collector hashes them back to the pids to
+# forget, so it never needs the install's secret and nobody else can delete those pids.
+TOKEN_HEX = 64  # 32 bytes
+PID_HEX = 32
+_PID_LABEL = b"hearth-analytics-pid\0"
+_TOKEN = re.compile(r"[0-9a-f]{64}")
+_PID = re.compile(r"[0-9a-f]{32}")
 
 
 class EventError(ValueError):
@@ -58,6 +70,21 @@ def validate(event: Any) -> dict:
             where = ".".join(str(p) for p in error.absolute_path)
             raise EventError(f"{where or 'event'}: {error.message}"[:300])
     return event
+
+
+def is_token(value: object) -> bool:
+    return isinstance(value, str) and _TOKEN.fullmatch(value) is not None
+
+
+def is_pid(value: object) -> bool:
+    return isinstance(value, str) and _PID.fullmatch(value) is not None
+
+
+def pid_of_token(token: str) -> str:
+    """The pid a deletion token stands for (64 lowercase hex digits in, 32 out)."""
+    if not is_token(token):
+        raise ValueError("a deletion token is 64 lowercase hex digits")
+    return hashlib.sha256(_PID_LABEL + bytes.fromhex(token)).hexdigest()[:PID_HEX]
 
 
 def hour(when: datetime | float) -> str:

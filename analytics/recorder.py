@@ -2,8 +2,11 @@
 
 Off until switched on. Every event carries a pseudonymous id that changes every UTC day and an
 hour-truncated time; stream ids become keyed hashes that also change every day, so nothing
-links one day's events to another's. Switching off deletes the spool at once, queues a request
-that the collector delete what it holds of this install, and forgets the install's secret.
+links one day's events to another's. The pid is the hash of that day's deletion token (see
+`analytics.events.pid_of_token`); the settings file (private to the user) keeps the token of
+every day analytics was on, because only a token can have the collector delete a pid. Switching
+off deletes the spool at once, queues a request carrying those tokens that the collector delete
+what it holds of this install, and forgets the install's secret and the tokens' list.
 """
 
 from __future__ import annotations
@@ -23,13 +26,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .events import SCHEMA_VERSION, EventError, hour, validate
+from .events import SCHEMA_VERSION, EventError, hour, pid_of_token, validate
 
 log = logging.getLogger(__name__)
 
 SPOOL_MAX_EVENTS = 100_000  # beyond this, the oldest events are dropped
 SETTINGS_RECHECK_S = 2.0  # how often a running app notices `hearth analytics enable|disable`
-MAX_DELETION_PIDS = 1000  # pids per deletion request (one per day analytics was on)
+MAX_DELETION_TOKENS = 1000  # days remembered for a deletion request (the newest are kept)
 
 WHAT_IS_COLLECTED = (
     "Collected when on: which features are used (messages sent, with their length rounded to a "
@@ -149,11 +152,13 @@ class Recorder:
         """Stop recording, delete the spool now, and queue the collector's deletion request."""
         with self._lock:
             self._reload()
-            days = self._settings.pop("days", [])
-            secret = self._load_secret(create=False)
-            if secret is not None and days:
-                pids = [self._pid(secret, day) for day in days][-MAX_DELETION_PIDS:]
-                self._settings.setdefault("deletions", []).append(pids)
+            # An older version's list of days: its pids had no token, and cannot be deleted.
+            self._settings.pop("days", None)
+            tokens = self._settings.pop("tokens", None)
+            if isinstance(tokens, dict) and tokens:
+                request = [[day, token] for day, token in sorted(tokens.items())]
+                self._settings.setdefault("deletions", []).append(
+                    request[-MAX_DELETION_TOKENS:])
             self._settings["enabled"] = False
             self._close_spool()
             for path in (self._spool_path, *self._spool_path.parent.glob("spool.sqlite3-*"),
@@ -194,11 +199,14 @@ class Recorder:
     def _keyed(secret: bytes, label: bytes, value: bytes) -> str:
         return hmac.new(secret, label + b"\0" + value, hashlib.sha256).hexdigest()[:32]
 
-    def _pid(self, secret: bytes, day: str) -> str:
-        return self._keyed(secret, b"pid", day.encode())
+    @staticmethod
+    def _token(secret: bytes, day: str) -> str:
+        """The day's deletion token: 64 hex digits that only this install can compute."""
+        return hmac.new(secret, b"pid-token\0" + day.encode(), hashlib.sha256).hexdigest()
 
-    def _day(self) -> str:
-        return datetime.fromtimestamp(self._clock(), UTC).strftime("%Y-%m-%d")
+    def _day(self, now: float | None = None) -> str:
+        return datetime.fromtimestamp(self._clock() if now is None else now,
+                                      UTC).strftime("%Y-%m-%d")
 
     def hash_id(self, value: bytes) -> str:
         """A stream or document id as a keyed hash that changes every day."""
@@ -215,26 +223,47 @@ class Recorder:
                 self._maybe_reload()
                 if not self._settings.get("enabled"):
                     return False
+                now = self._clock()
+                day = self._day(now)
+                if day not in (self._settings.get("tokens") or {}):
+                    # The day's token is about to be saved: on top of the latest settings, not
+                    # a copy up to SETTINGS_RECHECK_S old that would undo a `disable`.
+                    self._reload()
+                    if not self._settings.get("enabled"):
+                        return False
                 secret = self._load_secret(create=True)
-                day = self._day()
-                line = {"event": event, "schema": SCHEMA_VERSION, "ts": hour(self._clock()),
-                        "pid": self._pid(secret, day), **fields}
+                token = self._token(secret, day)
+                line = {"event": event, "schema": SCHEMA_VERSION, "ts": hour(now),
+                        "pid": pid_of_token(token), **fields}
                 validate(line)
+                self._keep_token(day, token)  # first: no event goes out that cannot be deleted
                 spool = self._open_spool()
                 with spool:
                     spool.execute("INSERT INTO events (line) VALUES (?)",
                                   (json.dumps(line, sort_keys=True, separators=(",", ":")),))
                     spool.execute("DELETE FROM events WHERE seq <= (SELECT MAX(seq) FROM events)"
                                   " - ?", (SPOOL_MAX_EVENTS,))
-                if day not in self._settings.setdefault("days", []):
-                    self._settings["days"].append(day)
-                    self._save()
                 return True
         except EventError as exc:  # a bug in a caller: never an app failure
             log.warning("analytics event %s not recorded: %s", event, exc)
         except (OSError, sqlite3.Error) as exc:
             log.warning("analytics spool unavailable: %s", exc)
         return False
+
+    def _keep_token(self, day: str, token: str) -> None:
+        tokens = self._settings.get("tokens")
+        if not isinstance(tokens, dict):
+            tokens = self._settings["tokens"] = {}
+        if tokens.get(day) != token:
+            before = dict(tokens)
+            tokens[day] = token
+            for old in sorted(tokens)[:-MAX_DELETION_TOKENS]:
+                del tokens[old]
+            try:
+                self._save()
+            except OSError:
+                self._settings["tokens"] = before  # tried again with the next event
+                raise
 
     # The spool, as the shipper sees it --------------------------------------------------------
 
@@ -273,10 +302,12 @@ class Recorder:
                 with self._spool:
                     self._spool.execute("DELETE FROM events WHERE seq <= ?", (batch_id,))
 
-    def pending_deletions(self) -> list[list[str]]:
+    def pending_deletions(self) -> list[list[list[str]]]:
+        """The deletion requests not yet delivered, oldest first: each a list of [day, token]."""
         with self._lock:
             self._maybe_reload()
-            return [list(pids) for pids in self._settings.get("deletions", [])]
+            return [[list(pair) if isinstance(pair, list) else pair for pair in request]
+                    for request in self._settings.get("deletions", [])]
 
     def ack_deletion(self, index: int) -> None:
         with self._lock:

@@ -16,15 +16,16 @@ import json
 import logging
 import random
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import aiohttp
 from aiohttp import hdrs
 
-from ._collector_batch import is_pid
-from .collector import DELETE_PATH, EVENTS_PATH, MAX_DELETE_PIDS, NDJSON
+from ._collector_batch import is_day
+from .collector import DELETE_PATH, EVENTS_PATH, MAX_DELETE_TOKENS, NDJSON
+from .events import is_token
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +82,7 @@ class Spool(Protocol):
       offered again by the next call (possibly fewer of them, if `max_lines` shrank).
     - `ack(batch_id)`: the batch is done (delivered, or refused for good): remove it.
     - `pending_deletions()`: the deletion requests not yet delivered, oldest first, each a list
-      of pids.
+      of (day, token) pairs: the install's deletion token of each UTC day it sent events.
     - `ack_deletion(index)`: remove the request at this index of the list the latest
       `pending_deletions()` returned; the shipper always sends and acks index 0.
     """
@@ -107,19 +108,27 @@ async def async_ship(session: aiohttp.ClientSession | None, url: str, lines: lis
     return _count(answer, "accepted")
 
 
-async def async_request_deletion(url: str, pids: Iterable[str], timeout: float = SHIP_TIMEOUT_S,
-                                 *, session: aiohttp.ClientSession | None = None) -> int:
-    """Ask the collector to forget these pids (in requests of at most MAX_DELETE_PIDS, each
-    with its own timeout); returns how many stored events it deleted."""
-    unique = list(dict.fromkeys(pids))
-    for i, pid in enumerate(unique):
-        if not is_pid(pid):
-            raise ShipError(f"pid #{i} is not 32 lowercase hex digits", retryable=False)
+async def async_request_deletion(url: str, tokens: Iterable[Sequence[str]],
+                                 timeout: float = SHIP_TIMEOUT_S, *,
+                                 session: aiohttp.ClientSession | None = None) -> int:
+    """Ask the collector to forget the pids of these (day, token) pairs (in requests of at
+    most MAX_DELETE_TOKENS, each with its own timeout); returns how many stored events it
+    deleted. The tokens are secrets of the install: they are never logged."""
+    unique: list[tuple[str, str]] = []
+    for i, pair in enumerate(tokens):
+        if (not isinstance(pair, list | tuple) or len(pair) != 2 or not is_day(pair[0])
+                or not is_token(pair[1])):
+            raise ShipError(f"deletion entry #{i} is not a (YYYY-MM-DD, 64 hex digits) pair",
+                            retryable=False)
+        unique.append((pair[0], pair[1]))
+    unique = list(dict.fromkeys(unique))
     deleted = 0
     headers = {hdrs.CONTENT_TYPE: "application/json"}
     async with _session(session) as http:
-        for start in range(0, len(unique), MAX_DELETE_PIDS):
-            body = json.dumps({"pids": unique[start:start + MAX_DELETE_PIDS]}).encode()
+        for start in range(0, len(unique), MAX_DELETE_TOKENS):
+            chunk = unique[start:start + MAX_DELETE_TOKENS]
+            body = json.dumps({"tokens": [{"day": day, "token": token}
+                                          for day, token in chunk]}).encode()
             answer = await _post(http, _base(url) + DELETE_PATH, body, headers, timeout)
             deleted += _count(answer, "deleted")
     return deleted
@@ -232,15 +241,15 @@ class Shipper:
                 log.exception("analytics shipping failed")
             return self._failed(ShipError(f"internal error: {exc!r}", retryable=True))
 
-    async def _ship_deletion(self, http: aiohttp.ClientSession, pids: list[str]) -> None:
+    async def _ship_deletion(self, http: aiohttp.ClientSession, tokens: list) -> None:
         try:
-            deleted = await async_request_deletion(self.url, pids, self._timeout, session=http)
+            deleted = await async_request_deletion(self.url, tokens, self._timeout, session=http)
         except ShipError as exc:
             if exc.retryable:
                 raise
             log.warning("the collector refused a deletion request, dropping it: %s", exc.reason)
         else:
-            log.info("the collector deleted %d events of %d pids", deleted, len(pids))
+            log.info("the collector deleted %d events of %d days", deleted, len(tokens))
             self.stats.deletions += 1
             self._succeeded()
         await self._call(self._spool.ack_deletion, 0)

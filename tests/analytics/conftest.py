@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -17,14 +18,32 @@ import pytest
 from analytics.synth import SynthConfig, SynthResult, generate
 
 SYNTH_START = "2025-03-03"  # a Monday: 9 days hold one weekend
+# The collectors' clock in the tests: the events they send are of 2024-05-01 and 2024-05-02.
+COLLECTOR_NOW = datetime(2024, 5, 3, 12, 0, tzinfo=UTC).timestamp()
+
+
+class Clock:
+    """A clock the test moves: `clock()` is the time, `clock.now` can be set."""
+
+    def __init__(self, now: float = COLLECTOR_NOW):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
 
 
 @pytest.fixture
-async def collector(tmp_path: Path):
-    """A collector (analytics.collector) on a free port of 127.0.0.1."""
+def collector_clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+async def collector(tmp_path: Path, collector_clock: Clock):
+    """A collector (analytics.collector) on a free port of 127.0.0.1, its clock at
+    COLLECTOR_NOW (`collector_clock`)."""
     from analytics.collector import Collector
 
-    c = Collector(tmp_path / "events")
+    c = Collector(tmp_path / "events", clock=collector_clock)
     await c.async_start("127.0.0.1", 0)
     yield c
     await c.async_close()

@@ -9,7 +9,7 @@ import stat
 import pytest
 
 from analytics import recorder as recorder_module
-from analytics.events import validate
+from analytics.events import pid_of_token, validate
 from analytics.recorder import AnalyticsError, Recorder
 
 DAY = 86_400.0
@@ -89,7 +89,10 @@ def test_disable_deletes_the_spool_and_queues_deletion_of_every_days_pids(tmp_pa
     assert not rec.enabled
     assert not (tmp_path / "analytics" / "spool.sqlite3").exists()
     assert not (tmp_path / "analytics" / "install.key").exists()
-    assert [set(d) for d in rec.pending_deletions()] == [pids]
+    # The request carries each day's token; the collector hashes them back to the pids.
+    [request] = rec.pending_deletions()
+    assert [day for day, _ in request] == ["2026-11-18", "2026-11-19"]
+    assert {pid_of_token(token) for _, token in request} == pids
     assert rec.record("message_sent", length=0) is False
     rec.ack_deletion(0)
     assert rec.pending_deletions() == []
@@ -165,3 +168,66 @@ def test_validate_refuses_any_shape_with_an_event_error(bad):
 
     with pytest.raises(EventError):
         validate(bad)
+
+
+def settings(tmp_path) -> dict:
+    return json.loads((tmp_path / "analytics" / "settings.json").read_text())
+
+
+def test_each_days_token_is_kept_privately_from_its_first_event_until_disable(tmp_path):
+    clock = Clock()
+    rec = Recorder(tmp_path, clock=clock)
+    rec.enable("http://127.0.0.1:9")
+    assert "tokens" not in settings(tmp_path)
+    rec.record("message_sent", length=0)
+    clock.now += 3600
+    rec.record("message_sent", length=16)
+    tokens = settings(tmp_path)["tokens"]
+    assert list(tokens) == ["2026-11-18"]
+    assert {e["pid"] for e in spooled(rec)} == {pid_of_token(tokens["2026-11-18"])}
+    path = tmp_path / "analytics" / "settings.json"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+    rec.disable()
+    after = settings(tmp_path)
+    assert "tokens" not in after
+    assert after["deletions"] == [[["2026-11-18", tokens["2026-11-18"]]]]
+    rec.ack_deletion(0)
+    assert tokens["2026-11-18"] not in path.read_text()
+
+
+def test_tokens_of_at_most_max_days_are_kept(tmp_path, monkeypatch):
+    monkeypatch.setattr(recorder_module, "MAX_DELETION_TOKENS", 3)
+    clock = Clock()
+    rec = Recorder(tmp_path, clock=clock)
+    rec.enable()
+    for _ in range(5):
+        rec.record("message_sent", length=0)
+        clock.now += DAY
+    assert sorted(settings(tmp_path)["tokens"]) == ["2026-11-20", "2026-11-21", "2026-11-22"]
+
+
+def test_an_older_versions_list_of_days_is_dropped_on_disable(tmp_path):
+    rec = Recorder(tmp_path, clock=Clock())
+    rec.enable()
+    rec.record("message_sent", length=0)
+    legacy = settings(tmp_path) | {"days": ["2026-11-17"]}
+    (tmp_path / "analytics" / "settings.json").write_text(json.dumps(legacy))
+    rec.disable()
+    assert "days" not in settings(tmp_path)
+    assert [day for day, _ in rec.pending_deletions()[0]] == ["2026-11-18"]
+
+
+def test_a_new_days_first_event_does_not_undo_a_disable_by_another_process(tmp_path,
+                                                                           monkeypatch):
+    """Saving the day's token must not write back a stale copy of the settings."""
+    monkeypatch.setattr(recorder_module, "SETTINGS_RECHECK_S", 3600.0)
+    clock = Clock()
+    app_side, cli_side = Recorder(tmp_path, clock=clock), Recorder(tmp_path, clock=clock)
+    app_side.enable()
+    assert app_side.record("message_sent", length=16)
+    cli_side.disable()
+    clock.now += DAY
+    assert app_side.record("message_sent", length=16) is False
+    assert not Recorder(tmp_path).enabled
+    assert len(Recorder(tmp_path).pending_deletions()) == 1

@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from analytics.collector import Collector
+from analytics.collector import MAX_DAYS_PER_BATCH, Collector
+from analytics.events import pid_of_token
+from analytics.recorder import Recorder
 from analytics.shipper import (
     Backoff,
     ShipError,
@@ -26,8 +28,14 @@ from analytics.shipper import (
     async_ship,
 )
 
-PID_A = "a" * 32
-PID_B = "b" * 32
+from .conftest import COLLECTOR_NOW, Clock
+
+# A pid is the hash of its install's deletion token of the day (analytics.events).
+TOKEN_A = "a" * 64
+TOKEN_B = "b" * 64
+PID_A = pid_of_token(TOKEN_A)
+PID_B = pid_of_token(TOKEN_B)
+DAY = "2024-05-01"
 WAIT_S = 20.0
 FAST = dict(initial=0.01, max=0.05, jitter=0.0)
 
@@ -171,7 +179,7 @@ async def test_collector_down_retries_with_backoff_then_delivers(tmp_path):
         assert shipper.stats.failures >= 2 and "cannot reach" in shipper.stats.last_error
         assert len(spool.lines) == 10 and spool.log == []
 
-        collector = Collector(tmp_path / "events")
+        collector = Collector(tmp_path / "events", clock=Clock())
         await collector.async_start("127.0.0.1", port)
         try:
             await spool.until(spool.empty, "delivery once the collector is up")
@@ -193,7 +201,7 @@ async def test_refused_batch_is_dropped_and_the_queue_goes_on(collector):
 
 async def test_deletions_are_shipped_before_batches(collector):
     assert await async_ship(None, collector.url, [line(PID_A)]) == 1
-    spool = MemorySpool([line(PID_A, length=64), line(PID_B)], deletions=[[PID_A]])
+    spool = MemorySpool([line(PID_A, length=64), line(PID_B)], deletions=[[[DAY, TOKEN_A]]])
     shipper = Shipper(collector.url, spool)
     async with running(shipper):
         await spool.until(spool.empty, "the deletion and the batch")
@@ -205,14 +213,14 @@ async def test_deletions_are_shipped_before_batches(collector):
 
 
 async def test_async_spool_methods_are_awaited(collector):
-    spool = AsyncSpool(lines(5), deletions=[[PID_B]])
+    spool = AsyncSpool(lines(5), deletions=[[[DAY, TOKEN_B]]])
     async with running(Shipper(collector.url, spool)):
         await spool.until(spool.empty, "shipping from a coroutine spool")
     assert stored(collector.out_dir) == sorted(lines(5))
 
 
 async def test_spool_can_be_called_in_a_worker_thread(collector):
-    spool = MemorySpool(lines(700), deletions=[[PID_B]])
+    spool = MemorySpool(lines(700), deletions=[[[DAY, TOKEN_B]]])
     async with running(Shipper(collector.url, spool, spool_in_thread=True)):
         await spool.until(spool.empty, "shipping from a threaded spool")
     assert stored(collector.out_dir) == sorted(lines(700))
@@ -220,7 +228,7 @@ async def test_spool_can_be_called_in_a_worker_thread(collector):
 
 
 async def test_too_large_batches_are_split_until_they_fit(tmp_path):
-    collector = Collector(tmp_path / "events", max_body=400)
+    collector = Collector(tmp_path / "events", max_body=400, clock=Clock())
     await collector.async_start("127.0.0.1", 0)
     events = [line(f"{random.getrandbits(128):032x}") for _ in range(40)]
     spool = MemorySpool(events)
@@ -347,22 +355,105 @@ async def test_timeout_is_retryable():
                 await async_ship(None, url, [line()], timeout=0.2)
             assert err.value.retryable and "within" in err.value.reason
             with pytest.raises(ShipError) as err:
-                await async_request_deletion(url, [PID_A], timeout=0.2)
+                await async_request_deletion(url, [(DAY, TOKEN_A)], timeout=0.2)
             assert err.value.retryable
         finally:
             release.set()
 
 
-async def test_request_deletion_checks_pids_and_splits_large_requests(collector):
+@pytest.mark.parametrize("bad", [
+    [(DAY, PID_A)],  # a pid is not a token
+    [(DAY, TOKEN_A), ("2024-13-01", TOKEN_B)],
+    [(DAY, TOKEN_A), (DAY, TOKEN_B, "extra")],
+    [PID_A],  # an older version's queued request: pids only, which cannot be authenticated
+])
+async def test_request_deletion_refuses_what_is_not_a_day_and_token_pair(collector, bad):
     with pytest.raises(ShipError) as err:
-        await async_request_deletion(collector.url, [PID_A, "not-a-pid"])
-    assert not err.value.retryable
+        await async_request_deletion(collector.url, bad)
+    assert not err.value.retryable and "pair" in err.value.reason
 
+
+async def test_request_deletion_splits_large_requests(collector):
     await async_ship(None, collector.url, [line(PID_A), line(PID_B)])
-    pids = [f"{i:032x}" for i in range(1500)] + [PID_A, PID_A]
-    assert await async_request_deletion(collector.url, pids) == 1
-    assert len((collector.out_dir / "_deleted_pids.txt").read_text().split()) == 1501
+    junk = [(DAY, f"{i:064x}") for i in range(1500)]  # nobody's: the collector keeps nothing
+    assert await async_request_deletion(collector.url, junk + [(DAY, TOKEN_A)] * 2) == 1
+    assert (collector.out_dir / "_deleted_pids.txt").read_text().split() == [DAY, PID_A]
     assert stored(collector.out_dir) == [line(PID_B)]
+
+
+async def test_a_batch_spanning_too_many_days_is_split_until_it_fits(collector):
+    from datetime import date, timedelta
+
+    days = [date(2024, 5, 3) - timedelta(days=n) for n in range(MAX_DAYS_PER_BATCH * 2)]
+    events = [line(ts=f"{day.isoformat()}T10:00:00Z") for day in days]
+    spool = MemorySpool(events)
+    shipper = Shipper(collector.url, spool, batch_lines=len(events), backoff=Backoff(**FAST))
+    async with running(shipper):
+        await spool.until(spool.empty, "every event in batches of fewer days")
+    assert stored(collector.out_dir) == sorted(events)
+    assert shipper.stats.dropped_batches == 0
+    assert max(len(batch) for _, batch in spool.log) <= MAX_DAYS_PER_BATCH
+
+
+class RecorderSpool(MemorySpool):
+    """A real recorder behind the spool interface, poking the test after each call."""
+
+    def __init__(self, recorder: Recorder):
+        super().__init__()
+        self.recorder = recorder
+
+    def take_batch(self, max_lines: int):
+        self._poke()
+        return self.recorder.take_batch(max_lines)
+
+    def ack(self, batch_id: int) -> None:
+        self.recorder.ack(batch_id)
+        self._poke()
+
+    def pending_deletions(self):
+        return self.recorder.pending_deletions()
+
+    def ack_deletion(self, index: int) -> None:
+        self.recorder.ack_deletion(index)
+        self._poke()
+
+    def empty(self) -> bool:
+        status = self.recorder.status()
+        return status.spooled == 0 and status.pending_deletions == 0
+
+
+async def test_an_install_can_have_its_events_deleted_and_nobody_else_can(collector, tmp_path):
+    """The recorder, the shipper and the collector agree on tokens: an install's deletion
+    request removes what it shipped, and only that, now and when it is sent again."""
+    clock = Clock(COLLECTOR_NOW - 86_400)
+    mine = RecorderSpool(Recorder(tmp_path / "mine", clock=clock))
+    other = RecorderSpool(Recorder(tmp_path / "other", clock=clock))
+    for spool in (mine, other):
+        spool.recorder.enable(collector.url)
+        spool.recorder.record("message_sent", length=16)
+    clock.now += 3600
+    mine.recorder.record("message_sent", length=64)
+    for spool in (mine, other):
+        async with running(Shipper(collector.url, spool)):
+            await spool.until(spool.empty, "the events shipped")
+    everything = stored(collector.out_dir)
+    assert len(everything) == 3
+
+    other.recorder.disable()
+    async with running(Shipper(collector.url, other)):
+        await other.until(other.empty, "the other install's deletion")
+    mine_only = stored(collector.out_dir)
+    assert len(mine_only) == 2 and {json.loads(text)["pid"] for text in mine_only} != {
+        json.loads(text)["pid"] for text in everything if text not in mine_only}
+
+    mine.recorder.disable()
+    async with running(Shipper(collector.url, mine)):
+        await mine.until(mine.empty, "this install's deletion")
+    assert stored(collector.out_dir) == []
+    assert collector.stats.deleted == 3
+    # A batch shipped again after the deletion (its acknowledgement was lost) is dropped.
+    assert await async_ship(None, collector.url, everything) == 0
+    assert stored(collector.out_dir) == []
 
 
 def test_backoff_doubles_up_to_max_and_resets():
