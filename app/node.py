@@ -29,7 +29,7 @@ from sync.service import SyncEvent, SyncService
 
 from .activity import Activity
 from .paths import Paths
-from .workspace import Workspace, WorkspaceError
+from .workspace import Workspace, WorkspaceError, read_secret
 
 log = logging.getLogger(__name__)
 
@@ -165,9 +165,7 @@ class Node:
         self._stop = asyncio.Event()
         try:
             self.workspace = Workspace.open(self.paths, clock=self._clock)
-            secret = self.paths.secret.read_bytes()
-            if len(secret) != 32:
-                raise NodeError(f"{self.paths.secret} is damaged")
+            secret = read_secret(self.paths)
             book = PeerBook(self.paths.workspace_dir / "peers.json")
             self.service = SyncService(
                 self.workspace.replica, self.workspace.identity, secret,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import getpass
 import os
+import stat
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -57,6 +58,25 @@ def _write_private(path: Path, data: bytes) -> None:
         os.write(fd, data)
     finally:
         os.close(fd)
+
+
+def read_secret(paths: Paths) -> bytes:
+    """The workspace secret; refused when anyone but its owner may read or write the file."""
+    try:
+        fd = os.open(paths.secret, os.O_RDONLY)
+    except FileNotFoundError:
+        raise WorkspaceError(f"no workspace secret at {paths.secret}") from None
+    try:
+        mode = stat.S_IMODE(os.fstat(fd).st_mode)
+        if mode & 0o077:
+            raise WorkspaceError(f"{paths.secret} is readable by others (mode {mode:o}); "
+                                 "run `chmod 600` on it first")
+        secret = os.read(fd, SECRET_SIZE + 1)
+    finally:
+        os.close(fd)
+    if len(secret) != SECRET_SIZE:
+        raise WorkspaceError(f"{paths.secret} is damaged (not a {SECRET_SIZE}-byte secret)")
+    return secret
 
 
 def default_nick() -> str:

@@ -1,10 +1,12 @@
 """Finding peers on the local network with mDNS (zeroconf's asyncio API).
 
 Each run advertises `_hearth._tcp.local.` under a random instance name, with TXT records for
-the protocol version, the port and a membership tag: a random nonce and a keyed hash of it
-under the workspace secret. A member recognises the tag; an outsider sees random bytes that
-change every run, so it can tell neither which workspace this is nor that two adverts came
-from the same computer.
+the protocol version, the port, the addresses to dial, the hour, and a membership tag: a random
+nonce and a keyed hash, under the workspace secret, of the nonce, the port, the addresses and
+the hour. A member recognises the tag and dials only the addresses and port it covers; an
+outsider sees random bytes that change every run, so it can tell neither which workspace this
+is nor that two adverts came from the same computer, and an advert it replays can only point
+at the member that made it, for an hour or two.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import hmac
 import logging
 import os
 import socket
+import time
 from collections.abc import Callable
 
 import ifaddr
@@ -29,24 +32,50 @@ log = logging.getLogger(__name__)
 SERVICE_TYPE = "_hearth._tcp.local."
 RESOLVE_TIMEOUT_MS = 3000
 CLOSE_TIMEOUT_S = 3.0
+TAG_PERIOD_S = 3600  # an advert names its hour; members accept the hour before and after too
+REFRESH_S = TAG_PERIOD_S / 2
+MAX_ADVERT_ADDRESSES = 16
 _NONCE = 8
 _MAC = 16
 
 
-def membership_tag(secret: bytes, nonce: bytes | None = None) -> str:
+def _signed(port: int, addresses: list[str], period: int) -> bytes:
+    return f"{port}|{','.join(addresses)}|{period}".encode()
+
+
+def membership_tag(secret: bytes, port: int, addresses: list[str], period: int,
+                   nonce: bytes | None = None) -> str:
     nonce = nonce if nonce is not None else os.urandom(_NONCE)
-    mac = hmac.new(secret, b"hearth-mdns/1" + nonce, hashlib.blake2b).digest()[:_MAC]
+    mac = hmac.new(secret, b"hearth-mdns/2" + nonce + _signed(port, addresses, period),
+                   hashlib.blake2b).digest()[:_MAC]
     return (nonce + mac).hex()
 
 
-def is_member_tag(secret: bytes, tag: str) -> bool:
+def advert(secret: bytes, port: int, addresses: list[str], now: float) -> dict[str, str]:
+    """The TXT properties of this node's advert at wall-clock time `now`."""
+    addresses = sorted(addresses)[:MAX_ADVERT_ADDRESSES]
+    period = int(now // TAG_PERIOD_S)
+    return {"v": str(PROTOCOL_VERSION), "port": str(port), "a": ",".join(addresses),
+            "p": str(period), "tag": membership_tag(secret, port, addresses, period)}
+
+
+def members_in(secret: bytes, props: dict[str, str], now: float) -> list[tuple[str, int]]:
+    """The (address, port) pairs a member's advert asks to be dialled at; [] for an advert
+    of another workspace, a forged or altered one, or one replayed after its hours."""
     try:
-        raw = bytes.fromhex(tag)
-    except ValueError:
-        return False
-    if len(raw) != _NONCE + _MAC:
-        return False
-    return hmac.compare_digest(membership_tag(secret, raw[:_NONCE]), tag)
+        raw = bytes.fromhex(props["tag"])
+        port, period = int(props["port"]), int(props["p"])
+        addresses = props["a"].split(",") if props["a"] else []
+    except (KeyError, ValueError):
+        return []
+    if (len(raw) != _NONCE + _MAC or not 0 < port < 65536
+            or abs(period - int(now // TAG_PERIOD_S)) > 1
+            or len(addresses) > MAX_ADVERT_ADDRESSES or addresses != sorted(addresses)):
+        return []
+    expected = membership_tag(secret, port, addresses, period, raw[:_NONCE])
+    if not hmac.compare_digest(expected, props["tag"]):
+        return []
+    return [(address, port) for address in addresses]
 
 
 def local_ipv4_addresses() -> list[str]:
@@ -58,11 +87,15 @@ class Discovery:
     """Advertise this node and report members' adverts through `on_peer(host, port)`."""
 
     def __init__(self, secret: bytes, port: int, on_peer: Callable[[str, int], None], *,
-                 interfaces: list[str] | None = None):
+                 interfaces: list[str] | None = None,
+                 clock: Callable[[], float] = time.time):
         self._secret = secret
         self._port = port
         self._on_peer = on_peer
         self._interfaces = interfaces
+        self._clock = clock
+        self._addresses: list[str] = []
+        self.ignored = 0  # adverts seen and not taken (another workspace, forged, replayed)
         self.instance = os.urandom(8).hex()
         self._zc: AsyncZeroconf | None = None
         self._browser: AsyncServiceBrowser | None = None
@@ -74,17 +107,32 @@ class Discovery:
     async def async_start(self) -> None:
         addresses = self._interfaces or [a for a in local_ipv4_addresses()
                                          if a != "127.0.0.1"] or ["127.0.0.1"]
+        self._addresses = addresses
         self._zc = AsyncZeroconf(interfaces=self._interfaces or addresses,
                                  ip_version=IPVersion.V4Only)
-        self._info = AsyncServiceInfo(
-            SERVICE_TYPE, f"{self.instance}.{SERVICE_TYPE}",
-            addresses=[socket.inet_aton(a) for a in addresses], port=self._port,
-            properties={"v": str(PROTOCOL_VERSION), "port": str(self._port),
-                        "tag": membership_tag(self._secret)})
+        self._info = self._service_info()
         self._announcing = await self._zc.async_register_service(
             self._info, allow_name_change=True)
         self._browser = AsyncServiceBrowser(self._zc.zeroconf, [SERVICE_TYPE],
                                             handlers=[self._on_change])
+        refresh = asyncio.ensure_future(self._refresh_loop())
+        self._tasks.add(refresh)
+        refresh.add_done_callback(self._tasks.discard)
+
+    def _service_info(self, name: str | None = None) -> AsyncServiceInfo:
+        return AsyncServiceInfo(
+            SERVICE_TYPE, name or f"{self.instance}.{SERVICE_TYPE}",
+            addresses=[socket.inet_aton(a) for a in self._addresses], port=self._port,
+            properties=advert(self._secret, self._port, self._addresses, self._clock()))
+
+    async def _refresh_loop(self) -> None:
+        """A new tag before the hour the last one names is over."""
+        while not self._closed:
+            await asyncio.sleep(REFRESH_S)
+            if self._zc is not None and self._info is not None:
+                self._info = self._service_info(self._info.name)
+                with contextlib.suppress(Exception):
+                    await self._zc.async_update_service(self._info)
 
     def _on_change(self, zeroconf, service_type: str, name: str,
                    state_change: ServiceStateChange) -> None:
@@ -102,15 +150,17 @@ class Discovery:
         info = AsyncServiceInfo(service_type, name)
         if not await info.async_request(self._zc.zeroconf, RESOLVE_TIMEOUT_MS):
             return
-        props = {k.decode(): (v or b"").decode(errors="replace")
+        props = {k.decode(errors="replace"): (v or b"").decode(errors="replace")
                  for k, v in (info.properties or {}).items()}
         if props.get("v") != str(PROTOCOL_VERSION):
             return
-        if not is_member_tag(self._secret, props.get("tag", "")):
-            log.debug("ignoring advert %s of another workspace", name)
+        found = members_in(self._secret, props, self._clock())
+        if not found:
+            self.ignored += 1
+            log.debug("ignoring advert %s of another workspace (or forged, or replayed)", name)
             return
-        for address in info.parsed_addresses(IPVersion.V4Only):
-            self._on_peer(address, info.port)
+        for address, port in found:
+            self._on_peer(address, port)
 
     async def async_close(self) -> None:
         """Withdraw the advert and stop browsing (idempotent, bounded)."""

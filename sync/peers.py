@@ -88,8 +88,10 @@ class PeerBook:
                    "last_sync": p.last_sync, "last_sync_ms": p.last_sync_ms, "stats": p.stats}
                   for p in self.peers.values() if p.last_seen]
         tmp = self.path.with_name(self.path.name + ".tmp")
-        try:
-            tmp.write_text(json.dumps(worked, indent=1))
+        try:  # private: it says who this computer talks to, and where they are
+            with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+                os.fchmod(f.fileno(), 0o600)  # also when an older version left it 0644
+                f.write(json.dumps(worked, indent=1))
             os.replace(tmp, self.path)
         except OSError as exc:
             log.warning("cannot save peer list %s: %s", self.path, exc)

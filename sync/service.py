@@ -21,6 +21,7 @@ from core.identity import Identity
 from storage import Replica, Status
 
 from . import connection as conn_mod
+from ._guard import Guard, GuardedProtocol
 from .connection import Connection
 from .discovery import Discovery
 from .peers import Peer, PeerBook
@@ -57,7 +58,7 @@ class SyncService:
                  interfaces: list[str] | None = None, mdns: bool = True,
                  peers: PeerBook | None = None,
                  on_event: Callable[[SyncEvent], None] | None = None,
-                 reconcile_interval: float | None = 30.0):
+                 reconcile_interval: float | None = 30.0, guard: Guard | None = None):
         self.replica = replica
         self.identity = identity
         self.secret = secret
@@ -73,7 +74,9 @@ class SyncService:
         self._dialing: set[str] = set()
         self._tasks: set[asyncio.Task] = set()
         self._runner: web.AppRunner | None = None
-        self._site: web.TCPSite | None = None
+        self._server: asyncio.Server | None = None
+        self.guard = guard or Guard()
+        self._unupgraded: dict[asyncio.BaseTransport, GuardedProtocol] = {}
         self._http: aiohttp.ClientSession | None = None
         self._discovery: Discovery | None = None
         self._announced = self.replica.last_sequence()
@@ -89,10 +92,13 @@ class SyncService:
         app.router.add_get(conn_mod.PATH, self._accept)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
-        site = self._site = web.TCPSite(self._runner, host=self.host, port=self.port,
-                                        reuse_address=True)
-        await site.start()
-        self.port = self._runner.addresses[0][1]
+        http = self._runner.server
+        assert http is not None
+        # Every accepted socket passes the guard before aiohttp sees a byte of it.
+        self._server = await asyncio.get_running_loop().create_server(
+            lambda: GuardedProtocol(self.guard, http(), self._unupgraded),
+            host=self.host, port=self.port, reuse_address=True)
+        self.port = self._server.sockets[0].getsockname()[1]
         self._http = aiohttp.ClientSession()
         if self.mdns:
             self._discovery = Discovery(self.secret, self.port, self.add_discovered,
@@ -107,8 +113,8 @@ class SyncService:
         if self._stopping:
             return
         self._stopping = True
-        if self._site is not None:
-            await self._site.stop()  # no new connections from here on
+        if self._server is not None:
+            self._server.close()  # no new connections from here on
         for connection in list(self.connections.values()):
             connection.close("shutting down")
         if self._discovery is not None:
@@ -123,6 +129,9 @@ class SyncService:
             await self._http.close()
         if self._runner is not None:
             await self._runner.cleanup()
+        if self._server is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._server.wait_closed(), STOP_TIMEOUT_S)
         self.peers.save()
 
     def _spawn(self, coro) -> asyncio.Task:
@@ -190,6 +199,9 @@ class SyncService:
             return web.Response(status=503, text="shutting down")
         ws = conn_mod.accept_response()
         await ws.prepare(request)
+        guarded = self._unupgraded.get(request.transport) if request.transport else None
+        if guarded is not None:
+            guarded.upgraded()
         await self._serve(ws, initiator=False, address=f"{request.remote}:-", peer=None)
         return ws
 
@@ -218,6 +230,10 @@ class SyncService:
         if isinstance(event, Connected):
             if event.peer_key in self.blocked:
                 session.close("blocked")
+                return
+            wait = self.guard.key_refused(event.peer_key, time.monotonic())
+            if wait:
+                session.close(f"refused for {wait:.0f} s after protocol faults")
                 return
             if peer is not None:  # even if this turns out a duplicate: the peer answered
                 peer.key = event.peer_key.hex()
@@ -251,6 +267,9 @@ class SyncService:
                                                "need": event.need}))
             self._delivered(self.replica.last_sequence())
         elif isinstance(event, Closed):
+            if event.fault:
+                self.guard.fault(connection.address.rpartition(":")[0], session.peer_key,
+                                 time.monotonic())
             stats = session.stats
             who = session.peer_key.hex()[:12] if session.peer_key else "?"
             (log.warning if event.error else log.info)(

@@ -104,6 +104,7 @@ class ReconcileComplete:
 class Closed:
     reason: str
     error: bool
+    fault: bool = False  # the peer sent what this protocol never sends (not a timeout)
 
 
 Event = Connected | ObjectsReceived | ReconcileComplete | Closed
@@ -240,7 +241,7 @@ class Session:
             else:
                 self._transport(data, now)
         except SessionError as exc:
-            self._fail(str(exc))
+            self._fail(str(exc), fault=True)
 
     def handle_timer(self, now: float) -> None:
         if self.closed:
@@ -295,7 +296,7 @@ class Session:
 
     def protocol_error(self, reason: str) -> None:
         """The transport saw something this protocol never sends: close on the peer's account."""
-        self._fail(reason)
+        self._fail(reason, fault=True)
 
     def connection_lost(self, reason: str = "connection closed") -> None:
         if not self.closed:
@@ -552,13 +553,13 @@ class Session:
         self._out_bytes += len(data)
         self.stats.bytes_sent += len(data)
 
-    def _fail(self, reason: str) -> None:
+    def _fail(self, reason: str, *, fault: bool = False) -> None:
         if not self.closed:
-            self._closed(reason, error=True)
+            self._closed(reason, error=True, fault=fault)
 
-    def _closed(self, reason: str, error: bool) -> None:
+    def _closed(self, reason: str, error: bool, *, fault: bool = False) -> None:
         self.state = "closed"
         self._backlog.clear()
         self._answers.clear()
-        self._events.append(Closed(reason, error))
+        self._events.append(Closed(reason, error, fault))
 

@@ -62,3 +62,40 @@ def test_an_object_at_the_end_of_time_leaves_channel_and_workspace_writable(ws):
     assert ws.state("general").topic == "rules"
     assert ws.replica.is_deleted(post.id)
     assert ws.policies("general") == [deny]
+
+
+# 14. Private files ------------------------------------------------------------------------------
+
+
+def test_a_secret_file_others_can_read_is_refused(tmp_path):
+    import os
+
+    from app.node import Node, NodeError
+    from app.workspace import WorkspaceError, read_secret
+
+    paths = Paths(tmp_path, "default")
+    Workspace.init(paths, "root").close()
+    assert len(read_secret(paths)) == 32
+    os.chmod(paths.secret, 0o644)
+    with pytest.raises(WorkspaceError, match="readable by others.*chmod 600"):
+        read_secret(paths)
+    node = Node(paths, port=0, interfaces=["127.0.0.1"], mdns=False)
+    with pytest.raises((NodeError, WorkspaceError), match="readable by others"):
+        node.start()
+    node.stop()
+
+
+def test_the_peer_list_is_private_even_where_an_older_version_left_it_open(tmp_path):
+    import os
+    import stat
+
+    from sync.peers import PeerBook
+
+    path = tmp_path / "peers.json"
+    path.write_text("[]")
+    os.chmod(path, 0o644)
+    book = PeerBook(path)
+    book.add("192.0.2.7", 7654, "manual").succeeded(NOW_S)
+    book.save()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert PeerBook(path).peers["192.0.2.7:7654"].last_seen == NOW_S

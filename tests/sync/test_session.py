@@ -534,7 +534,7 @@ def test_a_frame_type_naming_an_internal_method_is_unknown(secret):
     a, evil, wire, clock = connected(secret=secret)
     inject(evil, a, [frame({"t": "frame"})], clock.now)
     wire.drain(a)
-    assert closed(wire, a) == Closed("unknown frame type 'frame'", True)
+    assert closed(wire, a) == Closed("unknown frame type 'frame'", True, fault=True)
 
 
 def test_garbage_negentropy_message_closes_the_responder(secret):
@@ -570,7 +570,7 @@ def test_a_frame_before_hello_is_refused(secret, frame_t):
     rewrite(a, lambda f: replacement if f["t"] == "hello" else f)
     wire.pump()
     verdict = closed(wire, b)
-    assert verdict == Closed(f"malformed frame: {frame_t} before hello", True)
+    assert verdict == Closed(f"malformed frame: {frame_t} before hello", True, fault=True)
     assert not wire.events(b, Connected)
 
 
@@ -608,7 +608,7 @@ def test_a_peer_in_another_workspace_is_refused_by_both(secret):
 def test_protocol_error_closes_on_the_peers_account(secret):
     a, b, wire, clock = connected(secret=secret)
     a.protocol_error("unexpected TEXT message")
-    assert drain_all(a) == [Closed("unexpected TEXT message", True)]
+    assert drain_all(a) == [Closed("unexpected TEXT message", True, fault=True)]
     assert a.closed and not a.connected and a.get_timer() is None
     a.protocol_error("again")
     a.close()
