@@ -10,8 +10,9 @@ from pathlib import Path
 
 from analytics.recorder import WHAT_IS_COLLECTED, AnalyticsError, Recorder
 
+from . import _text
 from .chat_commands import _errors
-from .cli import COMMANDS, CLIError
+from .cli import COMMANDS, CLIError, whole_number
 from .paths import PathError, Paths
 
 
@@ -50,7 +51,7 @@ def cmd_status(args: argparse.Namespace) -> None:
                           "pending_deletions": status.pending_deletions}))
         return
     print(f"analytics {'on' if status.enabled else 'off'}; collector: "
-          f"{status.collector or 'none set'}; {status.spooled} events waiting; "
+          f"{_text.line(status.collector) or 'none set'}; {status.spooled} events waiting; "
           f"{status.pending_deletions} deletion requests waiting")
 
 
@@ -82,7 +83,8 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
     p = add("status", cmd_status, "whether analytics are on and what is waiting to be sent")
     p.add_argument("--json", action="store_true", help="print JSON")
     p = add("collect", cmd_collect, "run a collector server that stores events it receives")
-    p.add_argument("--port", type=int, required=True, help="port to listen on")
+    p.add_argument("--port", type=whole_number(0, 65535), required=True,
+                   help="port to listen on, 0 to 65535 (0: any free port, printed at start)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--out", required=True, metavar="DIR", help="folder for the event files")
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -18,11 +17,15 @@ from core.identity import IdentityError
 from core.policy import Policy
 from storage import Message, StorageError
 
-from .cli import COMMANDS, CLIError
+from . import _text
+from .cli import COMMANDS, CLIError, whole_number
+from .names import NickBook, channel_names, lookalike_channel, spelled
 from .paths import PathError, Paths
 from .workspace import Workspace, WorkspaceError, export_identity, import_identity, parse_key
 
 PASSPHRASE_ENV = "HEARTH_PASSPHRASE"
+MAX_LIMIT = 100_000  # messages or results one command prints
+LIMIT = whole_number(1, MAX_LIMIT)
 
 
 def _paths(args: argparse.Namespace) -> Paths:
@@ -50,7 +53,8 @@ def _open(args: argparse.Namespace) -> Workspace:
 
 
 def _print_json(value: Any) -> None:
-    print(json.dumps(value, ensure_ascii=False, indent=2))
+    """JSON output: readable Unicode, but nothing a terminal would act on (see app._text)."""
+    print(_text.json_text(value))
 
 
 def _short(key: bytes) -> str:
@@ -66,14 +70,25 @@ def _message_json(m: Message) -> dict:
             "ts": m.ts, "text": m.text, "cursor": m.cursor}
 
 
-def _print_messages(messages: list[Message], as_json: bool, *, channel: bool = False) -> None:
+def _print_messages(ws: Workspace, messages: list[Message], as_json: bool, *,
+                    channel: bool = False) -> None:
+    """Each message as a header line (time, channel, author and key, first line of text),
+    its further lines indented, then its id. Nothing a peer wrote starts a line or moves the
+    cursor (app._text); an author whose nickname looks like another key's is marked."""
     if as_json:
         _print_json([_message_json(m) for m in messages])
         return
+    book = NickBook(ws.replica.nicknames())
+    channels = channel_names(ws.id, [c.name for c in ws.channels()]) if channel else {}
     for m in messages:
-        where = f"#{m.channel} " if channel else ""
-        who = f"{m.nick or 'anonymous'} ({_short(m.author)})"
-        print(f"{_when(m.ts)}  {where}{who}: {m.text}")
+        where = ""
+        if channel:
+            shown = channels.get(m.channel)
+            where = f"#{shown.label if shown else _text.line(m.channel)} "
+        warning = book.warning(m.author, m.nick)
+        key = _short(m.author) + (f", {warning}" if warning else "")
+        print(f"{_when(m.ts)}  {where}{book.nick(m.author, m.nick)} ({key}): "
+              f"{_text.block(m.text)}")
         print(f"    id {m.id.hex()}")
 
 
@@ -96,12 +111,31 @@ def cmd_init(args: argparse.Namespace) -> None:
         print(ws.id.hex())
 
 
-def _writer(method: str, *fields: str) -> Callable[[argparse.Namespace], None]:
+def _writer(method: str, *fields: str,
+            new_channel: bool = False) -> Callable[[argparse.Namespace], None]:
+    """A command that writes one object; `new_channel`: it may create args.channel, so a
+    name that looks like an existing, different channel needs --force."""
     def handler(args: argparse.Namespace) -> None:
         with _open(args) as ws:
+            if new_channel and not args.force:
+                _refuse_lookalike(ws, args.channel)
             obj = getattr(ws, method)(*(getattr(args, f) for f in fields))
             print(obj.id.hex())
     return handler
+
+
+def _refuse_lookalike(ws: Workspace, name: str) -> None:
+    """A channel name that looks like an existing, different channel is refused: someone
+    typing "gеneral" (a Cyrillic е) almost never means a new channel beside #general."""
+    name = name.strip()
+    existing = lookalike_channel((c.name for c in ws.channels()), name)
+    if existing is None:
+        return
+    label = channel_names(ws.id, [existing, name])[existing].label
+    spelling = spelled(name)
+    raise CLIError(
+        f"#{_text.line(name)} looks like the existing channel #{label} but is another "
+        f"channel{f' (spelled {spelling})' if spelling else ''}; add --force if you mean it")
 
 
 def cmd_delete(args: argparse.Namespace) -> None:
@@ -110,46 +144,56 @@ def cmd_delete(args: argparse.Namespace) -> None:
 
 
 def cmd_read(args: argparse.Namespace) -> None:
-    if args.limit < 1:
-        raise CLIError("--limit must be at least 1")
     with _open(args) as ws:
-        _print_messages(ws.read(args.channel, limit=args.limit, before=args.before), args.json)
+        _print_messages(ws, ws.read(args.channel, limit=args.limit, before=args.before),
+                        args.json)
 
 
 def cmd_channels(args: argparse.Namespace) -> None:
     with _open(args) as ws:
         rows = ws.channels()
+        names = channel_names(ws.id, [c.name for c in rows])
     if args.json:
         _print_json([{"name": c.name, "topic": c.topic, "members": c.members,
                       "messages": c.messages} for c in rows])
         return
     for c in rows:
-        topic = f"  {c.topic}" if c.topic else ""
-        print(f"#{c.name}  {c.members} members, {c.messages} messages{topic}")
+        shown = names[c.name]
+        warning = f"  ({shown.warning})" if shown.warning else ""
+        topic = f"  {_text.line(c.topic)}" if c.topic else ""
+        print(f"#{shown.label}{warning}  {c.members} members, {c.messages} messages{topic}")
 
 
 def _members_json(members: Any) -> list[dict]:
     return [{"key": m.key.hex(), "nick": m.nick} for m in members]
 
 
+def _member_line(book: NickBook, key: bytes, nick: str | None) -> str:
+    warning = book.warning(key, nick)
+    return f"{book.nick(key, nick)}  {key.hex()}" + (f"  ({warning})" if warning else "")
+
+
 def cmd_members(args: argparse.Namespace) -> None:
     with _open(args) as ws:
         members = ws.members(args.channel)
+        book = NickBook(ws.replica.nicknames())
     if args.json:
         _print_json(_members_json(members))
         return
     for m in members:
-        print(f"{m.nick or 'anonymous'}  {m.key.hex()}")
+        print(_member_line(book, m.key, m.nick))
 
 
 def cmd_search(args: argparse.Namespace) -> None:
     with _open(args) as ws:
-        _print_messages(ws.search(args.query, limit=args.limit), args.json, channel=True)
+        _print_messages(ws, ws.search(args.query, limit=args.limit), args.json, channel=True)
 
 
 def cmd_state(args: argparse.Namespace) -> None:
     with _open(args) as ws:
         state = ws.state(args.channel)
+        book = NickBook(ws.replica.nicknames())
+        shown = channel_names(ws.id, [c.name for c in ws.channels()]).get(state.channel)
     if args.json:
         _print_json({
             "channel": state.channel, "topic": state.topic,
@@ -159,11 +203,12 @@ def cmd_state(args: argparse.Namespace) -> None:
                          "ts": e.ts, "value": e.value} for e in state.history],
         })
         return
-    print(f"#{state.channel}")
-    print(f"topic: {state.topic or '(none)'}")
+    warning = f"  ({shown.warning})" if shown and shown.warning else ""
+    print(f"#{shown.label if shown else _text.line(state.channel)}{warning}")
+    print(f"topic: {_text.line(state.topic) if state.topic else '(none)'}")
     print(f"members ({len(state.members)}):")
     for m in state.members:
-        print(f"  {m.nick or 'anonymous'}  {m.key.hex()}")
+        print("  " + _member_line(book, m.key, m.nick))
 
 
 def cmd_policy(args: argparse.Namespace) -> None:
@@ -185,9 +230,9 @@ def cmd_policies(args: argparse.Namespace) -> None:
     if not policies:
         print("no policies: everyone may post everything")
     for n, p in enumerate(policies, 1):
-        who = ", ".join(s[:16] for s in sorted(p.subjects)) or "anyone"
-        what = ", ".join(sorted(p.resources)) or "any kind"
-        print(f"{n}. {p.effect} {who} to post {what}")
+        who = ", ".join(_text.line(s[:16]) for s in sorted(p.subjects)) or "anyone"
+        what = ", ".join(_text.line(r) for r in sorted(p.resources)) or "any kind"
+        print(f"{n}. {_text.line(p.effect)} {who} to post {what}")
 
 
 def cmd_admin_grant(args: argparse.Namespace) -> None:
@@ -215,7 +260,7 @@ def cmd_whoami(args: argparse.Namespace) -> None:
             _print_json({"key": ws.key.hex(), "nick": ws.nickname(), "workspace": ws.id.hex(),
                          "admin": ws.replica.is_admin(ws.key)})
         else:
-            print(f"{ws.nickname() or 'anonymous'}  {ws.key.hex()}")
+            print(f"{_text.line(ws.nickname()) or 'anonymous'}  {ws.key.hex()}")
 
 
 # Registration -------------------------------------------------------------------------------
@@ -233,30 +278,39 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
     p = add("init", cmd_init, "create your identity (if needed) and a new workspace")
     p.add_argument("--nick", required=True, help="your nickname")
     p.add_argument("--name", help="the workspace's display name")
-    p = add("post", _writer("post", "channel", "text"), "post a message to a channel")
+    force = ("post even if CHANNEL looks like another channel's name "
+             "(a lookalike is refused without it)")
+    p = add("post", _writer("post", "channel", "text", new_channel=True),
+            "post a message to a channel")
     p.add_argument("channel")
     p.add_argument("text")
-    p = add("topic", _writer("topic", "channel", "text"), "set a channel's topic")
+    p.add_argument("--force", action="store_true", help=force)
+    p = add("topic", _writer("topic", "channel", "text", new_channel=True),
+            "set a channel's topic")
     p.add_argument("channel")
     p.add_argument("text")
+    p.add_argument("--force", action="store_true", help=force.replace("post", "set it", 1))
     p = add("nick", _writer("nick", "name"), "set your nickname")
     p.add_argument("name")
-    p = add("join", _writer("join", "channel"), "join a channel")
+    p = add("join", _writer("join", "channel", new_channel=True), "join a channel")
     p.add_argument("channel")
+    p.add_argument("--force", action="store_true", help=force.replace("post", "join", 1))
     p = add("leave", _writer("leave", "channel"), "leave a channel")
     p.add_argument("channel")
     p = add("delete", cmd_delete, "delete one of your posts (admins: anyone's)")
     p.add_argument("id", help="the post's id (64 hex characters)")
     p = add("read", cmd_read, "read a channel, newest last", json_flag=True)
     p.add_argument("channel")
-    p.add_argument("--limit", type=int, default=50, help="how many messages (default 50)")
+    p.add_argument("--limit", type=LIMIT, default=50,
+                   help=f"how many messages, 1 to {MAX_LIMIT} (default 50)")
     p.add_argument("--before", metavar="CURSOR", help="page: messages before this cursor")
     add("channels", cmd_channels, "list channels", json_flag=True)
     p = add("members", cmd_members, "list a channel's members", json_flag=True)
     p.add_argument("channel")
     p = add("search", cmd_search, "search messages in every channel", json_flag=True)
     p.add_argument("query")
-    p.add_argument("--limit", type=int, default=50, help="how many results (default 50)")
+    p.add_argument("--limit", type=LIMIT, default=50,
+                   help=f"how many results, 1 to {MAX_LIMIT} (default 50)")
     p = add("state", cmd_state, "a channel's topic, members and nicknames", json_flag=True)
     p.add_argument("channel")
     p = add("policy", cmd_policy, "add an access policy to a channel (admins)")

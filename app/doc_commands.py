@@ -8,9 +8,11 @@ from pathlib import Path
 
 from core.documents import DocumentError
 
+from . import _text
 from .chat_commands import _errors, _open, _print_json, _when
 from .cli import COMMANDS, CLIError
 from .documents import Documents
+from .names import NickBook
 
 
 def _docs(args: argparse.Namespace):
@@ -37,7 +39,7 @@ def cmd_list(args) -> None:
     ws, docs = _docs(args)
     with ws:
         rows = docs.list()
-        nicks = ws.replica.nicknames()
+        book = NickBook(ws.replica.nicknames())
     if args.json:
         _print_json([{"id": d.id, "title": d.title, "creator": d.creator.hex(), "ts": d.ts}
                      for d in rows])
@@ -45,8 +47,14 @@ def cmd_list(args) -> None:
     if not rows:
         print("no documents yet: create one with `hearth doc new TITLE`")
     for d in rows:
-        print(f"{d.id[:12]}  {d.title}  (by {nicks.get(d.creator, d.creator.hex()[:8])}, "
+        print(f"{d.id[:12]}  {_text.line(d.title)}  (by {_who(book, d.creator)}, "
               f"{_when(d.ts)})")
+
+
+def _who(book: NickBook, key: bytes) -> str:
+    """A key as lists without a key column name it: its nickname (told apart from lookalikes
+    by a key suffix), or the first 8 hex digits of the key."""
+    return book.short(key) if key in book.nicks else key.hex()[:8]
 
 
 def cmd_rename(args) -> None:
@@ -81,21 +89,22 @@ def cmd_show(args) -> None:
             _print_json({"id": document.id, "title": document.title, "branch": args.branch,
                          "heads": heads, "text": text})
             return
-    print(text, end="" if text.endswith("\n") or not text else "\n")
+    # The text, line by line, with anything a terminal would act on spelled out (`--json`
+    # gives it exactly as it is).
+    print("\n".join(_text.lines(text)), end="" if text.endswith("\n") or not text else "\n")
 
 
 def cmd_history(args) -> None:
     ws, docs = _docs(args)
     with ws:
         history = docs.open(args.doc).history(args.branch)
-        nicks = ws.replica.nicknames()
+        book = NickBook(ws.replica.nicknames())
     if args.json:
         _print_json([{"id": c.id, "parents": list(c.parents), "author": c.author.hex(),
                       "ts": c.ts, "kind": c.kind, "merged": list(c.merged)} for c in history])
         return
     for c in history:
-        who = nicks.get(c.author, c.author.hex()[:8])
-        print(f"{c.id[:12]}  {_when(c.ts)}  {who}  {c.kind}"
+        print(f"{c.id[:12]}  {_when(c.ts)}  {_who(book, c.author)}  {_text.line(c.kind)}"
               + (f" (merged {', '.join(m[:12] for m in c.merged)})" if c.merged else ""))
 
 
@@ -137,9 +146,10 @@ def cmd_branches(args) -> None:
     for b in branches:
         flags = " (main)" if b.main else ""
         flags += "" if b.readable else " (no read key)"
-        print(f"{b.name}{flags}  {b.id[:12]}  heads {', '.join(h[:12] for h in b.heads)}")
+        print(f"{_text.line(b.name)}{flags}  {b.id[:12]}  "
+              f"heads {', '.join(h[:12] for h in b.heads)}")
     for name, commit in tags.items():
-        print(f"tag {name} -> {commit[:12]}")
+        print(f"tag {_text.line(name)} -> {commit[:12]}")
 
 
 def cmd_editors(args) -> None:
@@ -150,9 +160,10 @@ def cmd_editors(args) -> None:
             docs.add_editor(document, args.add)
         elif args.remove:
             docs.remove_editor(document, args.remove)
-        nicks = ws.replica.nicknames()
+        book = NickBook(ws.replica.nicknames())
         for key in sorted(document.editors()):
-            print(f"{nicks.get(key, 'anonymous')}  {key.hex()}")
+            warning = book.warning(key)
+            print(f"{book.nick(key)}  {key.hex()}" + (f"  ({warning})" if warning else ""))
 
 
 def cmd_share(args) -> None:
@@ -165,7 +176,7 @@ def cmd_open_cap(args) -> None:
     ws, docs = _docs(args)
     with ws:
         document = docs.open_capability(args.cap)
-        print(f"{document.id}  {document.title}")
+        print(f"{document.id}  {_text.line(document.title)}")
 
 
 def register(sub: argparse._SubParsersAction, common: Callable) -> None:

@@ -3,6 +3,7 @@ to a Workspace. Qt-free, so the window and tests share one implementation."""
 
 from __future__ import annotations
 
+from .names import lookalike_channel
 from .workspace import Workspace, WorkspaceError
 
 COMMANDS = ("join", "leave", "topic", "nick", "me", "delete")
@@ -25,7 +26,13 @@ def apply(ws: Workspace, channel: str, text: str) -> tuple[str, str | None]:
         ws.post(channel, f"/me {arg}")
         return channel, None
     if name == "join":
-        target = arg or channel
+        force, target = arg.startswith("--force "), arg or channel
+        if force:
+            target = arg.removeprefix("--force ").strip()
+        existing = None if force else lookalike_channel((c.name for c in ws.channels()), target)
+        if existing is not None:  # "gеneral" (a Cyrillic е) almost never means a new channel
+            raise WorkspaceError(f"#{target} looks like #{existing}, another channel; to join "
+                                 f"it anyway: /join --force {target}")
         ws.join(target)
         return target, None
     if name == "leave":

@@ -4,7 +4,6 @@ export and import. Each calls the library (app.node, app.sharing); no logic of i
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import signal
 import sys
@@ -15,12 +14,13 @@ from pathlib import Path
 
 from sync.peers import AddressError, PeerBook, parse_address
 
-from . import sharing
+from . import _text, sharing
 from .chat_commands import _errors, _paths, _print_json
-from .cli import COMMANDS, CLIError
+from .cli import COMMANDS, PORT, CLIError, seconds
 from .invite import InviteError
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+MAX_SYNC_S = 24 * 3600.0  # the longest `hearth sync --timeout`
 
 
 def _addresses(values: list[str]) -> list[tuple[str, int]]:
@@ -73,7 +73,7 @@ def cmd_peers(args: argparse.Namespace) -> None:
         print("no known peers yet: run `hearth serve` (peers on this network are found "
               "automatically) or add one with `hearth serve --peer HOST:PORT`")
     for r in records:
-        print(f"{r['address']}  key {(r['key'] or '?')[:16]}  "
+        print(f"{_text.line(r['address'])}  key {_text.line((r['key'] or '?')[:16])}  "
               f"last seen {_when(r['last_seen'])}  last sync {_when(r['last_sync'])}"
               + (f" ({r['last_sync_ms']:.0f} ms)" if r.get("last_sync_ms") else ""))
 
@@ -101,14 +101,15 @@ def cmd_export(args: argparse.Namespace) -> None:
 
 def cmd_import(args: argparse.Namespace) -> None:
     counts = sharing.import_bundle(_paths(args), Path(args.file))
-    print(json.dumps(counts) if args.json else
+    print(_text.json_text(counts, indent=None) if args.json else
           f"{counts['added']} added, {counts['duplicate']} already here, "
           f"{counts['rejected']} rejected")
 
 
 def add_node_options(parser: argparse.ArgumentParser) -> None:
     """How a running node syncs: what `serve` and `gui` share."""
-    parser.add_argument("--port", type=int, default=0, help="port to listen on (default: any)")
+    parser.add_argument("--port", type=PORT, default=0,
+                        help="port to listen on, 0 to 65535 (default 0: any free port)")
     parser.add_argument("--interface", action="append", default=[], metavar="IP",
                         help="listen and advertise only on this address (repeatable)")
     parser.add_argument("--no-mdns", action="store_true",
@@ -129,7 +130,8 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
     p = add("sync", cmd_sync, "reconcile with one peer")
     p.add_argument("--peer", required=True, metavar="HOST:PORT")
     p.add_argument("--once", action="store_true", help="reconcile once, then exit")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds (default 60)")
+    p.add_argument("--timeout", type=seconds(MAX_SYNC_S), default=60.0,
+                   help=f"seconds, at most {MAX_SYNC_S:g} (default 60)")
     p = add("peers", cmd_peers, "known peers with last-seen and last-sync figures")
     p.add_argument("--json", action="store_true", help="print JSON")
     add("invite", cmd_invite, "print an invite code for this workspace (it holds the secret)")

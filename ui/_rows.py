@@ -9,11 +9,11 @@ Positions are Python string indices (codepoints); Qt counts UTF-16 units, so `to
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 
+from app.names import lookalike_keys
 from storage import Message
 
 GROUP_GAP_MS = 5 * 60 * 1000  # one author's messages closer than this share one header
@@ -61,14 +61,17 @@ def nick_of(message: Message) -> str:
     return message.nick or ANONYMOUS
 
 
-def nick_key(nick: str | None) -> str:
-    """Nicknames that look alike compare equal: NFKC, case-folded ("Ada", "ＡＤＡ", "ada")."""
-    return unicodedata.normalize("NFKC", nick or ANONYMOUS).casefold().strip()
+def nick_keys(nick: str | None) -> frozenset[str]:
+    """The lookalike keys of a nickname (app.names, Unicode TS #39 skeletons): two nicknames
+    look alike when they share one, whatever the case, width, invisible characters or
+    letters from another script ("Ada", "ＡＤＡ", "аda" with a Cyrillic а, "a\u200dda")."""
+    return lookalike_keys(nick or ANONYMOUS)
 
 
 class NickIndex:
-    """Which nicknames more than one author uses among the loaded messages; grows as older
-    pages load, so a clash that only shows in history is still told apart."""
+    """Which nicknames more than one author uses, or look like another author's, among the
+    loaded messages; grows as older pages load, so a clash that only shows in history is
+    still told apart."""
 
     def __init__(self, messages: Iterable[Message] = ()):
         self._authors: dict[str, set[bytes]] = {}
@@ -77,14 +80,18 @@ class NickIndex:
 
     def add(self, messages: Iterable[Message]) -> bool:
         """Take in more messages; True if the set of shared nicknames changed."""
+        return self.add_names((message.author, message.nick) for message in messages)
+
+    def add_names(self, names: Iterable[tuple[bytes, str | None]]) -> bool:
+        """Take in (author key, nickname) pairs; True if the shared nicknames changed."""
         before = len(self.shared)
-        for message in messages:
-            key = nick_key(message.nick)
-            authors = self._authors.setdefault(key, set())
-            if message.author not in authors:
-                authors.add(message.author)
-                if len(authors) > 1:
-                    self.shared.add(key)
+        for author, nick in names:
+            for key in nick_keys(nick):
+                authors = self._authors.setdefault(key, set())
+                if author not in authors:
+                    authors.add(author)
+                    if len(authors) > 1:
+                        self.shared.add(key)
         return len(self.shared) != before
 
     def name(self, message: Message) -> str:
@@ -92,17 +99,30 @@ class NickIndex:
 
 
 def shared_nicks(messages: Iterable[Message]) -> set[str]:
-    """Nickname keys (see nick_key) that two or more different authors use."""
+    """Nickname keys (see nick_keys) that two or more different authors use."""
     return NickIndex(messages).shared
 
 
 def display_name(message: Message, shared: set[str]) -> str:
     """The author's nickname, with a short key suffix ("ada ·3f2a9c") when another author
     among the loaded messages goes by the same (or a look-alike) nickname."""
-    nick = nick_of(message)
-    if nick_key(message.nick) in shared:
-        return f"{nick} ·{message.author.hex()[:KEY_SUFFIX]}"
-    return nick
+    return _named(message.author, message.nick, shared)
+
+
+def _named(author: bytes, nick: str | None, shared: set[str]) -> str:
+    if not nick_keys(nick).isdisjoint(shared):
+        return f"{nick or ANONYMOUS} ·{author.hex()[:KEY_SUFFIX]}"
+    return nick or ANONYMOUS
+
+
+def member_names(members: Iterable[tuple[bytes, str | None]]) -> dict[bytes, str]:
+    """How the member list and nickname completion name each (key, nickname): the nickname,
+    or with a key suffix ("ada ·3f2a9c") when another member's looks like it, so Tab never
+    offers two names that read the same."""
+    members = list(members)
+    index = NickIndex()
+    index.add_names(members)
+    return {key: _named(key, nick, index.shared) for key, nick in members}
 
 
 def body_text(message: Message, name: str) -> str:

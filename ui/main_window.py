@@ -28,6 +28,7 @@ from app.documents import Documents
 from app.node import Node
 from app.paths import workspaces
 
+from . import _rows
 from .bridge import NodeBridge
 from .commands import run_command
 from .composer import Composer
@@ -211,12 +212,19 @@ class MainWindow(QMainWindow):
         if not self.topic_bar.hasFocus():
             self.topic_bar.setText(state.topic or "" if state else "")
         self.member_list.clear()
-        self.composer.set_nicknames([m.nick for m in state.members if m.nick] if state else [])
+        members = state.members if state else ()
+        # Two members whose nicknames look alike ("alice", "аlice" with a Cyrillic а) are
+        # completed and listed with a key suffix, so Tab never offers two names that read
+        # the same.
+        names = _rows.member_names((m.key, m.nick) for m in members)
+        self.composer.set_nicknames([names[m.key] for m in members if m.nick])
         online = self._online
-        for member in state.members if state else ():
+        for member in members:
             dot = "●" if member.key in online or member.key == self.node.key else "○"
+            lookalike = " \N{WARNING SIGN}" if member.nick and names[member.key] != member.nick \
+                else ""
             self.member_list.addItem(f"{dot} {member.nick or 'anonymous'} "
-                                     f"({member.key.hex()[:6]})")
+                                     f"({member.key.hex()[:6]}){lookalike}")
 
     def _submit(self, text: str) -> None:
         run_command(self, text)
@@ -235,9 +243,10 @@ class MainWindow(QMainWindow):
 
     def _show_results(self, results) -> None:
         self.search_results.clear()
+        authors = _rows.NickIndex(results)  # lookalike nicknames among them get key suffixes
         for message in results:
-            self.search_results.addItem(f"#{message.channel}  {message.nick or 'anonymous'}: "
-                                        f"{message.text[:120]}")
+            self.search_results.addItem(f"#{self.channels.label(message.channel)}  "
+                                        f"{authors.name(message)}: {message.text[:120]}")
             self.search_results.item(self.search_results.count() - 1).setData(
                 Qt.ItemDataRole.UserRole, message)
         if not results:

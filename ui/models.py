@@ -9,6 +9,7 @@ from functools import cache
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont
 
+from app.names import ChannelName, channel_names
 from storage import ChannelInfo, Message
 from storage.replica import UNREAD_CAP
 
@@ -34,6 +35,9 @@ class ChannelListModel(QAbstractListModel):
         self.bridge = bridge
         self.channels: list[ChannelInfo] = []
         self.unread: dict[str, tuple[int, bool]] = {}  # name -> (count, mentions me)
+        # name -> how it shows: two channels whose names look alike (a Cyrillic е in
+        # "gеneral") each get a stream suffix and a warning
+        self.names: dict[str, ChannelName] = {}
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.channels)
@@ -46,28 +50,43 @@ class ChannelListModel(QAbstractListModel):
         if role == Qt.ItemDataRole.DisplayRole:
             shown = "999+" if count >= UNREAD_CAP else str(count)
             badge = f"  ({'@ ' if mention else ''}{shown})" if count else ""
-            return f"# {channel.name}{badge}"
+            return f"# {self.label(channel.name)}{badge}"
         if role == Qt.ItemDataRole.FontRole and count:
             return _font(bold=True)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return channel.topic or ""
+            name = self.names.get(channel.name)
+            warning = f"#{name.label} {name.warning}" if name and name.warning else ""
+            return "\n".join(part for part in (warning, channel.topic or "") if part)
         if role == Qt.ItemDataRole.UserRole:
             return channel.name
         return None
 
+    def label(self, name: str) -> str:
+        """A channel's name as the list shows it: with " ·" and a stream suffix, and a ⚠, when
+        another channel's name looks like it."""
+        shown = self.names.get(name)
+        if shown is None or not shown.lookalikes:
+            return name
+        return f"{shown.label} \N{WARNING SIGN}"
+
     def refresh(self) -> None:
         ws = self.bridge.node.workspace
-        self.bridge.run(lambda: (ws.channels(), ws.replica.unread(ws.key, ws.nickname())),
-                        done=self._loaded)
+
+        def load():
+            channels = ws.channels()
+            return (channels, ws.replica.unread(ws.key, ws.nickname()),
+                    channel_names(ws.id, [c.name for c in channels]))
+
+        self.bridge.run(load, done=self._loaded)
 
     def total_unread(self) -> int:
         return sum(count for count, _ in self.unread.values())
 
     def _loaded(self, result) -> None:
-        channels, unread = result
+        channels, unread, names = result
         if channels != self.channels or unread != self.unread:
             self.beginResetModel()
-            self.channels, self.unread = channels, unread
+            self.channels, self.unread, self.names = channels, unread, names
             self.endResetModel()
 
 

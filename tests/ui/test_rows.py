@@ -22,6 +22,8 @@ from ui._rows import (
     from_utf16,
     group_starts,
     links,
+    member_names,
+    nick_keys,
     nick_matches,
     shared_nicks,
     starts_group,
@@ -104,9 +106,46 @@ def test_two_people_with_one_nickname_are_told_apart_by_key():
 
 def test_look_alike_nicknames_and_anonymous_authors_count_as_shared():
     assert shared_nicks([msg(ADA, nick="Ada"), msg(EVE, nick="ＡＤＡ")]) == {"ada"}
-    assert shared_nicks([msg(ADA, nick=None), msg(EVE, nick=None)]) == {"anonymous"}
+    assert shared_nicks([msg(ADA, nick=None), msg(EVE, nick=None)]) == set(nick_keys(None))
     assert shared_nicks([msg(ADA, nick="ada"), msg(ADA, nick="ada")]) == set()
     assert display_name(msg(nick=None), set()) == "anonymous"
+
+
+LOOKALIKE_ALICES = ["\u0430lice", "al\u200dice", "aIice", "ALICE", "\uff41lice", "a\u217cice"]
+
+
+def test_lookalike_nicknames_from_other_scripts_or_with_invisibles_get_key_suffixes():
+    """A Cyrillic а, a zero-width joiner, a capital I for the l, fullwidth or a Roman numeral
+    fifty: each reads as "alice", so both authors show their key."""
+    for fake in LOOKALIKE_ALICES:
+        rows = [msg(ADA, nick="alice", n=1), msg(EVE, nick=fake, n=2), msg(BOB, nick="bob", n=3)]
+        shared = shared_nicks(rows)
+        assert display_name(rows[0], shared) == f"alice ·{ADA.hex()[:6]}", fake
+        assert display_name(rows[1], shared) == f"{fake} ·{EVE.hex()[:6]}", fake
+        assert display_name(rows[2], shared) == "bob"
+        # The clash shows whichever of them loads first, and in a /me row.
+        index = NickIndex(rows[1:])
+        assert index.name(rows[1]) == fake
+        assert index.add(rows[:1]) and index.name(rows[1]) == f"{fake} ·{EVE.hex()[:6]}"
+        emote = msg(EVE, nick=fake, text="/me waves", n=4)
+        assert body_text(emote, index.name(emote)) == f"* {fake} ·{EVE.hex()[:6]} waves"
+
+
+def test_different_names_stay_bare():
+    alisa = "\u0430\u043b\u0438\u0441\u0430"  # Cyrillic, reads "алиса", not "alice"
+    rows = [msg(ADA, nick="alice"), msg(EVE, nick="alicia"), msg(BOB, nick=alisa)]
+    assert [display_name(m, shared_nicks(rows)) for m in rows] == ["alice", "alicia", alisa]
+
+
+def test_members_and_completions_tell_lookalikes_apart():
+    nobody = b"\x01" * 32
+    names = member_names([(ADA, "alice"), (EVE, "\u0430lice"), (BOB, "bob"), (nobody, None)])
+    assert names == {ADA: f"alice ·{ADA.hex()[:6]}", EVE: f"\u0430lice ·{EVE.hex()[:6]}",
+                     BOB: "bob", nobody: "anonymous"}
+    completer = NickCompleter([names[ADA], names[EVE], names[BOB]])
+    assert completer.complete("al", 2) == (f"alice ·{ADA.hex()[:6]}: ", 15)
+    completed = completer.complete("\u0430l", 2)
+    assert completed is not None and completed[0] == f"\u0430lice ·{EVE.hex()[:6]}: "
 
 
 @given(messages, st.integers(0, 30))
