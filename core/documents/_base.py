@@ -1,0 +1,158 @@
+"""What a document holds: its objects by id and stream, the branch keys this holder has, the
+states and caches derived from them, and time (only from the clock it is handed)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import nacl.exceptions
+import nacl.secret
+
+from ..causal import HORIZON_MS, linkable
+from ..identity import Identity
+from ..objects import Object
+from ._live import _Live
+from ._records import DocumentError
+
+
+@dataclass
+class _RootIndex:
+    """The root branch's causal structure, from one pass over it, so that asking who was an
+    editor in a root state walks nothing."""
+
+    # root object -> the creator's doc/editors objects in its causal past (itself included)
+    changes: dict[bytes, frozenset[bytes]]
+    every_change: frozenset[bytes]
+    # removed key -> (removal id, ids in that removal's causal past)
+    removals: dict[bytes, list[tuple[bytes, frozenset[bytes]]]]
+    heads: set[bytes] | None = None  # heads among the objects that count
+
+
+@dataclass
+class _Cache:
+    """What is derived from the objects; dropped when objects arrive that can change it."""
+
+    editors: dict[frozenset[bytes], frozenset[bytes]] = field(default_factory=dict)
+    # branch -> (heads, ts of the earliest commit left out for being beyond the horizon)
+    heads: dict[bytes, tuple[tuple[bytes, ...], int | None]] = field(default_factory=dict)
+    visible: dict[bytes, bool] = field(default_factory=dict)
+    roots: dict[bytes, tuple[bytes, ...] | None] = field(default_factory=dict)
+    branches: list[Object] | None = None
+    branch_ids: frozenset[bytes] | None = None
+    index: _RootIndex | None = None
+    counts: dict[bytes, bool] = field(default_factory=dict)
+    # recipient -> branch -> [(epoch, key)] sealed to it by editors
+    sealed: dict[bytes, dict[bytes, list[tuple[int, bytes]]]] = field(default_factory=dict)
+
+
+class _DocumentBase:
+    """The objects, keys and caches of one document, and the clock. The layers above (_root,
+    _keys, _commits, _document) give them meaning."""
+
+    def __init__(self, root: Object, *, identity: Identity | None = None,
+                 clock: Callable[[], int] | None = None, undo: bool = True) -> None:
+        if root.type != "doc/root":
+            raise DocumentError("a document starts from a doc/root object")
+        self.root = root
+        self.identity = identity
+        self._clock = clock
+        self.track_undo = undo  # an editor wants it; a bulk import need not pay for it
+        self._objects: dict[bytes, Object] = {root.id: root}
+        self._streams: dict[bytes, list[Object]] = {}
+        self._root_kinds: dict[str, list[Object]] = {}
+        # (branch, epoch) -> keys, for reading; two editors refreshing at once make two keys of
+        # one epoch. Which key encrypts new commits is decided by `_writing` alone.
+        self._keys: dict[tuple[bytes, int], list[bytes]] = {}
+        self._unsealed: dict[bytes, bytes | None] = {}  # doc/branch-key id -> its key
+        self._pending: list[Object] = []  # keys sealed to this holder, by no editor (yet)
+        self._payloads: dict[bytes, dict | None] = {}
+        self._live: dict[bytes, _Live] = {}
+        self._cache = _Cache()
+        self._new: list[Object] = []
+
+    def _store(self, obj: Object) -> None:
+        self._objects[obj.id] = obj
+        self._streams.setdefault(obj.stream, []).append(obj)
+        if obj.stream == self.root.id:
+            self._root_kinds.setdefault(obj.type, []).append(obj)
+
+    def _belongs(self, obj: Object) -> bool:
+        if obj.stream == self.root.id:
+            return obj.type.startswith("doc/")
+        return obj.type == "doc/commit"
+
+    def drain(self) -> list[Object]:
+        """Objects created here since the last drain (for the replica to ingest)."""
+        new, self._new = self._new, []
+        return new
+
+    def objects(self) -> list[Object]:
+        return list(self._objects.values())
+
+    def keys(self) -> list[tuple[bytes, int, bytes]]:
+        """Every branch key this holder has: (branch id, epoch, key)."""
+        return [(branch, epoch, key) for (branch, epoch), keys in self._keys.items()
+                for key in keys]
+
+    def _add_key(self, branch: bytes, epoch: int, key: bytes) -> None:
+        keys = self._keys.setdefault((branch, epoch), [])
+        if key not in keys:
+            keys.append(key)
+            self._payloads = {k: v for k, v in self._payloads.items() if v is not None}
+
+    def _open_box(self, branch: bytes, epoch: int, box: bytes, nonce: bytes) -> bytes | None:
+        """Decrypt with whichever of the epoch's keys fits; None when none does."""
+        keys = self._keys.get((branch, epoch), [])
+        for n, key in enumerate(keys):
+            try:
+                plain = nacl.secret.SecretBox(key).decrypt(box, nonce)
+            except nacl.exceptions.CryptoError:
+                continue
+            if n:  # tried first next time: stray keys of an epoch cost one failure, not many
+                keys.insert(0, keys.pop(n))
+            return plain
+        return None
+
+    def _latest_epoch(self, branch: bytes) -> int | None:
+        epochs = [epoch for (b, epoch) in self._keys if b == branch]
+        return max(epochs) if epochs else None
+
+    @property
+    def id(self) -> str:
+        return self.root.id.hex()
+
+    def _now(self) -> int:
+        return self._clock() if self._clock else 0
+
+    def _horizon(self) -> int | None:
+        """Objects dated after this are not visible yet; None without a clock."""
+        return self._clock() + HORIZON_MS if self._clock else None
+
+    def _current(self, objects: Iterable[Object]) -> list[Object]:
+        horizon = self._horizon()
+        return [o for o in objects if horizon is None or o.ts <= horizon]
+
+    def _linkable(self, ids: Iterable[bytes], now: int) -> list[bytes]:
+        """Of `ids`, those a new object made at `now` may link to and date itself after."""
+        heads = [(i, self._objects[i].ts) for i in set(ids) if i in self._objects]
+        if self._clock is None:  # no "now" to measure a horizon from: only cap the count
+            now = max((ts for _, ts in heads), default=0)
+        return [i for i, _ in linkable(heads, now)]
+
+    def _past(self, heads: Iterable[bytes], stream: bytes) -> list[Object]:
+        """Objects of `stream` in the causal past of `heads` (inclusive)."""
+        seen: set[bytes] = set()
+        stack = list(heads)
+        out = []
+        while stack:
+            oid = stack.pop()
+            if oid in seen:
+                continue
+            seen.add(oid)
+            obj = self._objects.get(oid)
+            if obj is None or obj.stream != stream:
+                continue
+            out.append(obj)
+            stack.extend(obj.links)
+        return out

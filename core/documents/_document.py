@@ -1,0 +1,214 @@
+"""The Document: building and loading one, snapshots of its branches, taking in objects, and the
+changes an editor makes (commits, undo and redo, forks, merges)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+
+import nacl.secret
+
+from .. import encoding
+from ..causal import causal_order
+from ..identity import Identity
+from ..objects import Object, build
+from ._base import _Cache
+from ._commits import _Commits
+from ._edits import _check_edits, _chunk_updates, _groups
+from ._live import _Live
+from ._records import DocumentError, Edit
+
+
+class Document(_Commits):
+    """One document, held in memory: its objects, the branch keys this holder has, and the
+    states derived from them. Pure: no I/O; time only from the `clock` it is handed."""
+
+    # Constructed by _DocumentBase.__init__(root, *, identity=None, clock=None, undo=True).
+
+    # Building ----------------------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, identity: Identity, title: str, *, workspace: bytes = bytes(32),
+               clock: Callable[[], int] | None = None, undo: bool = True) -> Document:
+        """A new document whose first editor is `identity`, with an empty `main` branch."""
+        root = build(identity, "doc/root", stream=workspace,
+                     body={"title": title, "editors": [identity.public_key],
+                           "nonce": os.urandom(16)},
+                     ts=clock() if clock else 0)
+        document = cls(root, identity=identity, clock=clock, undo=undo)
+        document._new.append(root)
+        document._new_branch(identity, "main", None, [])
+        return document
+
+    @classmethod
+    def load(cls, objects: Iterable[Object], *, identity: Identity | None = None,
+             keys: Iterable[tuple[bytes, int, bytes]] = (),
+             snapshots: Iterable[tuple[bytes, bytes, int, bytes, bytes]] = (),
+             clock: Callable[[], int] | None = None, undo: bool = True) -> Document:
+        """A document from its objects (any order), the branch keys already known, and
+        snapshots written by `snapshot` (so opening does not replay every update)."""
+        objects = list(objects)
+        roots = [o for o in objects if o.type == "doc/root"]
+        if len(roots) != 1:
+            raise DocumentError("a document needs exactly one doc/root object")
+        document = cls(roots[0], identity=identity, clock=clock, undo=undo)
+        for branch, epoch, key in keys:
+            document._add_key(branch, epoch, key)
+        document.add(objects)
+        for snapshot in snapshots:
+            document._restore(*snapshot)
+        return document
+
+    def snapshot(self, branch: str) -> tuple[bytes, bytes, int, bytes, bytes] | None:
+        """The branch's state at its heads, sealed with its latest key:
+        (branch, heads, epoch, nonce, box); None when this holder cannot read it."""
+        branch_id = self._branch(branch)
+        epoch = self._latest_epoch(branch_id)
+        if epoch is None:
+            return None
+        heads = frozenset(bytes.fromhex(h) for h in self.heads(branch_id.hex()))
+        state = self._state(branch_id, heads).doc.get_update() if heads else b""
+        nonce = os.urandom(nacl.secret.SecretBox.NONCE_SIZE)
+        box = nacl.secret.SecretBox(self._keys[(branch_id, epoch)][0]).encrypt(
+            state, nonce).ciphertext
+        return branch_id, encoding.dumps(sorted(heads)), epoch, nonce, box
+
+    def _restore(self, branch: bytes, heads: bytes, epoch: int, nonce: bytes,
+                 box: bytes) -> None:
+        try:
+            ids = frozenset(encoding.loads(heads))
+            state = self._open_box(branch, epoch, box, nonce)
+        except (encoding.EncodingError, TypeError):
+            return  # a damaged cache is only a slower open
+        if state is None or not all(
+                (c := self._objects.get(h)) is not None and c.stream == branch
+                and self._visible(c) for h in ids):
+            return
+        live = _Live.empty()
+        if state:
+            live.absorb(state)
+        live.heads = ids
+        self._live[branch] = live
+
+    def add(self, objects: Iterable[Object]) -> None:
+        """Take in objects from elsewhere (sync, storage): state follows the set."""
+        changed = False
+        for obj in objects:
+            if obj.id in self._objects or not self._belongs(obj):
+                continue
+            self._store(obj)
+            changed = True
+            if (obj.type == "doc/branch-key" and self.identity is not None
+                    and obj.body["recipient"] == self.identity.public_key):
+                self._pending.append(obj)
+        if changed:
+            self._cache = _Cache()
+            self._live = {b: live for b, live in self._live.items() if live.complete}
+            self._take_keys()
+
+    # Commits, undo and redo, forks and merges ----------------------------------------------
+
+    def commit(self, identity: Identity, edits: list[Edit], parents: list[str],
+               branch: str = "main") -> str:
+        """Apply `edits` to the text at `parents` and commit them to `branch`.
+
+        Edits too large for one object (a long paste) become a chain of commits; the last
+        one's id is returned. A refused edit leaves no trace."""
+        self._require_editor(identity)
+        branch_id = self._branch(branch)
+        parent_ids = frozenset(self._commit(p).id for p in parents)
+        if any(self._objects[p].stream != branch_id for p in parent_ids):
+            raise DocumentError("a commit's parents must be on its branch")
+        horizon = self._horizon()
+        if horizon is not None and any(self._objects[p].ts > horizon for p in parent_ids):
+            raise DocumentError("a parent is dated in the future; commit on the heads shown now")
+        edits = list(edits)
+        live = self._state(branch_id, parent_ids)
+        _check_edits(live._length(), edits)
+        obj = None
+        try:
+            for group in _groups(edits):
+                update = live.apply(group, track_undo=self.track_undo)
+                obj = self._seal_commit(identity, branch_id, parent_ids, {"u": update})
+                parent_ids = live.heads = frozenset([obj.id])
+        except BaseException:
+            self._live.pop(branch_id, None)  # the live text ran ahead of what was committed
+            raise
+        if obj is None:  # no edits: a commit that only acknowledges its parents
+            obj = self._seal_commit(identity, branch_id, parent_ids, {"u": b""})
+            live.heads = frozenset([obj.id])
+        self._live[branch_id] = live
+        return obj.hex
+
+    def undo(self, identity: Identity, branch: str = "main") -> str | None:
+        """Commit the undoing of this holder's last edit on `branch` (others' edits stay).
+        Returns the commit id, or None when there is nothing to undo."""
+        return self._undo_redo(identity, branch, redo=False)
+
+    def redo(self, identity: Identity, branch: str = "main") -> str | None:
+        return self._undo_redo(identity, branch, redo=True)
+
+    def _undo_redo(self, identity: Identity, branch: str, *, redo: bool) -> str | None:
+        self._require_editor(identity)
+        branch_id = self._branch(branch)
+        heads = frozenset(bytes.fromhex(h) for h in self.heads(branch_id.hex()))
+        live = self._state(branch_id, heads)
+        manager = live.undo
+        if manager is None or not (manager.can_redo() if redo else manager.can_undo()):
+            return None
+        update = live.capture(manager.redo if redo else manager.undo)
+        live.forget()
+        obj = self._seal_commit(identity, branch_id, heads, {"u": update})
+        live.heads = frozenset([obj.id])
+        return obj.hex
+
+    def fork(self, identity: Identity, source: str, name: str,
+             at: list[str] | None = None) -> str:
+        """A new branch that starts at commits `at` of `source` (default: its heads); its first
+        commit carries a snapshot of the text there. Returns the branch id."""
+        self._require_editor(identity)
+        source_id = self._branch(source)
+        at_ids = sorted(self._commit(c).id for c in (at if at is not None else
+                                                     self.heads(source_id.hex())))
+        if any(self._objects[c].stream != source_id for c in at_ids):
+            raise DocumentError("a fork starts at commits of its source branch")
+        # The state at `at`, as the source's own updates (so merges find shared history),
+        # merged into as few commits as fit in objects.
+        past = [c for c in self._past(at_ids, source_id)
+                if c.type == "doc/commit" and self._visible(c)]
+        updates = [u for c in causal_order(past) if (u := self._payload(c)["u"])]
+        branch = self._new_branch(identity, name, source_id, at_ids)
+        parents: list[bytes] = []
+        for chunk in _chunk_updates(updates) or [b""]:
+            parents = [self._seal_commit(identity, branch, parents,
+                                         {"u": chunk, "k": "snapshot"}).id]
+        return branch.hex()
+
+    def _ancestry(self, branch: bytes) -> list[bytes]:
+        chain = []
+        objects = {b.id: b for b in self._branch_objects()}
+        while branch in objects and branch not in chain:
+            chain.append(branch)
+            branch = objects[branch].body["source"]
+        return chain
+
+    def merge(self, identity: Identity, source: str, target: str) -> str:
+        """A commit on `target` that acknowledges `source`'s heads and carries the changes
+        `target` lacked. Returns the commit id."""
+        self._require_editor(identity)
+        source_id, target_id = self._branch(source), self._branch(target)
+        if source_id == target_id:
+            raise DocumentError("a branch cannot be merged into itself")
+        if not set(self._ancestry(source_id)) & set(self._ancestry(target_id)):
+            raise DocumentError("those branches share no history")
+        source_heads = [bytes.fromhex(h) for h in self.heads(source_id.hex())]
+        target_heads = frozenset(bytes.fromhex(h) for h in self.heads(target_id.hex()))
+        live = self._state(target_id, target_heads)
+        theirs = self._state(source_id, frozenset(source_heads))
+        update = theirs.doc.get_update(live.doc.get_state())
+        live.absorb(update)
+        obj = self._seal_commit(identity, target_id, target_heads,
+                                {"u": update, "k": "merge", "m": source_heads})
+        live.heads = frozenset([obj.id])
+        self._live[target_id] = live
+        return obj.hex

@@ -1,0 +1,190 @@
+"""The root branch: publishing objects, which root objects count (editors' changes and removals
+in the root state an object names), editors, title, branches, main and tags."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..causal import causal_order, next_ts
+from ..identity import Identity
+from ..objects import Object, build
+from ._base import _Cache, _DocumentBase, _RootIndex
+from ._records import DocumentError
+
+
+class _RootBranch(_DocumentBase):
+    """A document's root-branch state, on top of what it holds."""
+
+    # Publishing: new objects and the caches they change ---------------------------------------
+
+    def _publish(self, identity: Identity, kind: str, stream: bytes, body: dict,
+                 links: Iterable[bytes]) -> Object:
+        now = self._now()
+        links = self._linkable(links, now)
+        ts = next_ts(now, (self._objects[link].ts for link in links))
+        obj = build(identity, kind, stream=stream, body=body, ts=ts, links=links)
+        self._store(obj)
+        self._new.append(obj)
+        if kind == "doc/commit":  # a new commit changes its branch's heads and nothing else
+            self._cache.heads.pop(stream, None)
+        elif stream == self.root.id and kind != "doc/editors" and self._cache.index is not None:
+            self._extend_index(obj)
+        else:
+            self._cache = _Cache()
+        return obj
+
+    def _root_publish(self, identity: Identity, kind: str, body: dict) -> Object:
+        return self._publish(identity, kind, self.root.id, body, self._root_heads())
+
+    # The root branch: editors, title, branches, main, tags ------------------------------------
+
+    def _in_root(self, kind: str) -> list[Object]:
+        return self._root_kinds.get(kind, [])
+
+    def _is_change(self, obj: Object) -> bool:
+        return obj.type == "doc/editors" and obj.author == self.root.author
+
+    def _inherit(self, changes: dict[bytes, frozenset[bytes]], obj: Object) -> frozenset[bytes]:
+        parents = {changes[link] for link in obj.links if link in changes}
+        own = frozenset([obj.id]) if self._is_change(obj) else frozenset()
+        if len(parents) == 1 and not own:
+            return parents.pop()
+        return own.union(*parents)
+
+    def _index(self) -> _RootIndex:
+        index = self._cache.index
+        if index is None:
+            members = self._streams.get(self.root.id, [])
+            changes: dict[bytes, frozenset[bytes]] = {}
+            for obj in causal_order(members):
+                changes[obj.id] = self._inherit(changes, obj)
+            removals: dict[bytes, list[tuple[bytes, frozenset[bytes]]]] = {}
+            for obj in self._in_root("doc/editors"):
+                if self._is_change(obj) and obj.body["remove"]:
+                    past = frozenset(o.id for o in self._past([obj.id], self.root.id))
+                    for key in obj.body["remove"]:
+                        removals.setdefault(key, []).append((obj.id, past))
+            every = frozenset(o.id for o in self._in_root("doc/editors") if self._is_change(o))
+            index = self._cache.index = _RootIndex(changes, every, removals)
+        return index
+
+    def _extend_index(self, obj: Object) -> None:
+        """Take in a root object just made here (no editor change): nothing links to it yet."""
+        index = self._index()
+        index.changes[obj.id] = self._inherit(index.changes, obj)
+        if index.heads is not None and self._counts(obj):
+            index.heads.difference_update(obj.links)
+            index.heads.add(obj.id)
+        self._cache.branches = self._cache.branch_ids = None
+        self._cache.sealed.clear()
+
+    def _counts(self, obj: Object) -> bool:
+        """Whether a root-branch object takes effect. Editors and titles: the creator's only.
+        Others: its author was an editor in the root state it names, and each removal of its
+        author either is in its causal past or acknowledges it (so what a removed editor makes
+        in a stale view, or dates before the removal without it being seen, counts for nothing).
+        """
+        found = self._cache.counts.get(obj.id)
+        if found is None:
+            if obj.type in ("doc/editors", "doc/title"):
+                found = obj.author == self.root.author
+            else:
+                index = self._index()
+                before = index.changes.get(obj.id, frozenset())
+                found = obj.author in self.editors(obj.links) and all(
+                    removal in before or obj.id in past
+                    for removal, past in index.removals.get(obj.author, ()))
+            self._cache.counts[obj.id] = found
+        return found
+
+    def _root_heads(self) -> list[bytes]:
+        """Heads of the root branch among the objects that count: what a new one acknowledges."""
+        index = self._index()
+        if index.heads is None:
+            counting = [o for o in self._streams.get(self.root.id, []) if self._counts(o)]
+            linked = {link for o in counting for link in o.links}
+            index.heads = {o.id for o in counting if o.id not in linked}
+        return sorted(index.heads)
+
+    def editors(self, root_heads: Iterable[bytes] | None = None) -> frozenset[bytes]:
+        """Editors in the root-branch state at `root_heads` (default: everything held)."""
+        index = self._index()
+        if root_heads is None:
+            changes = index.every_change
+        else:
+            found = {index.changes[h] for h in root_heads if h in index.changes}
+            changes = found.pop() if len(found) == 1 else frozenset().union(*found)
+        editors = self._cache.editors.get(changes)
+        if editors is None:
+            current = set(self.root.body["editors"])
+            for change in causal_order(self._objects[c] for c in changes):
+                current.update(change.body["add"])  # only the creator's changes are here
+                current.difference_update(change.body["remove"])
+            editors = self._cache.editors[changes] = frozenset(current)
+        return editors
+
+    def _require_editor(self, identity: Identity) -> None:
+        if identity.public_key not in self.editors():
+            raise DocumentError("only the document's editors can do that")
+
+    def _require_creator(self, identity: Identity) -> None:
+        if identity.public_key != self.root.author:
+            raise DocumentError("only the document's creator can do that")
+
+    @property
+    def title(self) -> str:
+        titles = [o for o in self._current(self._in_root("doc/title")) if self._counts(o)]
+        return max(titles, key=lambda o: (o.ts, o.id)).body["title"] if titles else \
+            self.root.body["title"]
+
+    def rename(self, identity: Identity, title: str) -> None:
+        self._require_creator(identity)
+        self._root_publish(identity, "doc/title", {"title": title})
+
+    def _branch_objects(self) -> list[Object]:
+        if self._cache.branches is None:
+            self._cache.branches = sorted(
+                (o for o in self._in_root("doc/branch") if self._counts(o)),
+                key=lambda o: (o.ts, o.id))
+        return self._cache.branches
+
+    def _branch_ids(self) -> frozenset[bytes]:
+        if self._cache.branch_ids is None:
+            self._cache.branch_ids = frozenset(b.id for b in self._branch_objects())
+        return self._cache.branch_ids
+
+    def _main(self) -> bytes | None:
+        branches = self._branch_ids()
+        pointers = [o for o in self._current(self._in_root("doc/main"))
+                    if self._counts(o) and o.body["branch"] in branches]
+        if pointers:
+            return max(pointers, key=lambda o: (o.ts, o.id)).body["branch"]
+        first = [b for b in self._branch_objects() if b.body["name"] == "main"]
+        return first[0].id if first else None
+
+    def _branch(self, name_or_id: str) -> bytes:
+        """A branch by name ("main" follows set_main) or by hex id."""
+        branches = self._branch_objects()
+        if name_or_id == "main" and (main := self._main()) is not None:
+            return main
+        for branch in branches:
+            if branch.id.hex() == name_or_id:
+                return branch.id
+        named = [b for b in branches if b.body["name"] == name_or_id]
+        if not named:
+            raise DocumentError(f"no branch {name_or_id!r}")
+        return named[0].id
+
+    def set_main(self, identity: Identity, branch: str) -> None:
+        """Make `branch` the document's main (what opens by default)."""
+        self._require_editor(identity)
+        self._root_publish(identity, "doc/main", {"branch": self._branch(branch)})
+
+    def tags(self) -> dict[str, str]:
+        latest: dict[str, Object] = {}
+        for tag in self._current(self._in_root("doc/tag")):
+            if self._counts(tag):
+                current = latest.get(tag.body["name"])
+                if current is None or (tag.ts, tag.id) > (current.ts, current.id):
+                    latest[tag.body["name"]] = tag
+        return {name: tag.body["commit"].hex() for name, tag in sorted(latest.items())}
