@@ -14,10 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core import kinds
-from core.causal import linkable, next_ts
 from core.errors import InvalidObject
 from core.identity import Identity, IdentityError
-from core.objects import Object, build
+from core.objects import Object, authored, build
 from core.policy import Policy
 from storage import (
     ChannelInfo,
@@ -173,12 +172,9 @@ class Workspace:
 
     def publish(self, kind: str, stream: bytes, body: dict) -> Object:
         """Build, sign and ingest an object that links to the current heads of `stream`."""
-        now = int(self.clock() * 1000)
-        heads = linkable(self.replica.heads(stream), now)
-        ts = next_ts(now, (ts for _, ts in heads))
         try:
-            obj = build(self.identity, kind, stream=stream, body=body, ts=ts,
-                        links=[head for head, _ in heads])
+            obj = authored(self.identity, kind, stream=stream, body=body,
+                           now_ms=int(self.clock() * 1000), heads=self.replica.heads(stream))
         except InvalidObject as exc:
             raise WorkspaceError(str(exc)) from None
         return self._ingest(obj)

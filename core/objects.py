@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 import cbor2
 
 from . import encoding, kinds
+from .causal import linkable, next_ts
 from .errors import InvalidObject, Reason
 from .identity import PUBLIC_KEY_SIZE, SIGNATURE_SIZE, Identity, verify
 
@@ -101,6 +102,16 @@ def build(identity: Identity, kind: str, *, stream: bytes, body: dict[str, Any],
     # Parse what was built, so nothing can be built that decoding would refuse.
     obj, _ = parse(raw)
     return obj
+
+
+def authored(identity: Identity, kind: str, *, stream: bytes, body: dict[str, Any],
+             now_ms: int, heads: Iterable[tuple[bytes, int]] = ()) -> Object:
+    """The one way a member's new object is made: it links to the (id, ts) heads of its stream
+    the author knows, those not beyond the horizon and at most MAX_LINKS of them, and is dated
+    now but after each of them (so ordering by (ts, id) is a causal order)."""
+    links = linkable(heads, now_ms, MAX_LINKS)
+    return build(identity, kind, stream=stream, body=body,
+                 ts=next_ts(now_ms, (ts for _, ts in links)), links=[oid for oid, _ in links])
 
 
 _ENVELOPE_SET = frozenset(ENVELOPE_KEYS)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..causal import causal_order, next_ts
+from ..causal import causal_order
 from ..identity import Identity
-from ..objects import Object, build
+from ..objects import Object, authored
 from ._base import _Cache, _DocumentBase, _RootIndex
 from ._records import DocumentError
 
@@ -19,10 +19,9 @@ class _RootBranch(_DocumentBase):
 
     def _publish(self, identity: Identity, kind: str, stream: bytes, body: dict,
                  links: Iterable[bytes]) -> Object:
-        now = self._now()
-        links = self._linkable(links, now)
-        ts = next_ts(now, (self._objects[link].ts for link in links))
-        obj = build(identity, kind, stream=stream, body=body, ts=ts, links=links)
+        heads = [(i, self._objects[i].ts) for i in set(links) if i in self._objects]
+        now = self._now() if self._clock is not None else max((t for _, t in heads), default=0)
+        obj = authored(identity, kind, stream=stream, body=body, now_ms=now, heads=heads)
         self._store(obj)
         self._new.append(obj)
         if kind == "doc/commit":  # a new commit changes its branch's heads and nothing else

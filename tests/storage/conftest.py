@@ -18,7 +18,7 @@ import pytest
 from core import kinds
 from core.causal import next_ts
 from core.identity import Identity
-from core.objects import Object, build
+from core.objects import Object, authored, build
 from core.policy import Policy
 from storage import Replica, Status, StorageError
 
@@ -79,13 +79,18 @@ class World:
                 track: bool = True) -> Object:
         """Sign an object linking the known heads of `stream` (or `links`), dated after them."""
         known = self._heads.setdefault(stream, {})
-        links = sorted(known) if links is None else sorted(set(links))
-        if ts is None:
+        if ts is None and links is None:  # as a member's app authors it
             self.now_ms += 1000
-            ts = next_ts(self.now_ms, (known[link] for link in links if link in known))
-        obj = build(who, kind, stream=stream, body=body, ts=ts, links=links)
+            obj = authored(who, kind, stream=stream, body=body, now_ms=self.now_ms,
+                           heads=known.items())
+        else:
+            links = sorted(known) if links is None else sorted(set(links))
+            if ts is None:
+                self.now_ms += 1000
+                ts = next_ts(self.now_ms, (known[link] for link in links if link in known))
+            obj = build(who, kind, stream=stream, body=body, ts=ts, links=links)
         if track:
-            for link in links:
+            for link in obj.links:
                 known.pop(link, None)
             known[obj.id] = obj.ts
         return obj

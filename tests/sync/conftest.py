@@ -14,9 +14,8 @@ import os
 import pytest
 
 from core import kinds
-from core.causal import next_ts
 from core.identity import Identity
-from core.objects import Object, build
+from core.objects import Object, authored, build
 
 T0_MS = 1_700_000_000_000
 POOL_SIZE = 3000
@@ -46,12 +45,13 @@ class Chat:
     def publish(self, who: Identity, kind: str, stream: bytes, body: dict, *,
                 ts: int | None = None, step_ms: int = 1000) -> Object:
         known = self._heads.setdefault(stream, {})
-        links = sorted(known)[:64]
-        if ts is None:
+        if ts is None:  # as a member's app authors it
             self.now_ms += step_ms
-            ts = next_ts(self.now_ms, (known[link] for link in links))
-        obj = build(who, kind, stream=stream, body=body, ts=ts, links=links)
-        for link in links:
+            obj = authored(who, kind, stream=stream, body=body, now_ms=self.now_ms,
+                           heads=known.items())
+        else:
+            obj = build(who, kind, stream=stream, body=body, ts=ts, links=sorted(known)[:64])
+        for link in obj.links:
             known.pop(link, None)
         known[obj.id] = obj.ts
         return obj
