@@ -63,9 +63,9 @@ class Documents:
     def list(self) -> list[DocumentSummary]:
         out = []
         horizon = self._clock() + HORIZON_MS  # a title dated later is not visible yet
-        for raw in self.ws.replica.document_roots():
+        for raw in self.ws.replica.documents.roots():
             root = decode_trusted(raw)
-            titles = [decode_trusted(t) for t in self.ws.replica.document_titles(root.id)]
+            titles = [decode_trusted(t) for t in self.ws.replica.documents.titles(root.id)]
             titles = [t for t in titles if t.author == root.author and t.ts <= horizon]
             title = max(titles, key=lambda t: (t.ts, t.id)).body["title"] if titles else \
                 root.body["title"]
@@ -88,14 +88,14 @@ class Documents:
 
     def open(self, ref: str | bytes) -> Document:
         doc_id = ref if isinstance(ref, bytes) else self.resolve(ref)
-        objects = [decode_trusted(raw) for raw in self.ws.replica.document_objects(doc_id)]
+        objects = [decode_trusted(raw) for raw in self.ws.replica.documents.objects(doc_id)]
         if not any(o.id == doc_id for o in objects):
             raise WorkspaceError(f"no document {doc_id.hex()}")
         branches = [o.id for o in objects if o.type == "doc/branch"]
         snapshots = [(b, *cached) for b in branches
-                     if (cached := self.ws.replica.doc_cache(b)) is not None]
+                     if (cached := self.ws.replica.documents.cached_state(b)) is not None]
         document = Document.load(objects, identity=self.ws.identity,
-                                 keys=self.ws.replica.doc_keys(branches),
+                                 keys=self.ws.replica.documents.branch_keys(branches),
                                  snapshots=snapshots, clock=self._clock)
         self._open[doc_id] = document
         return document
@@ -111,7 +111,7 @@ class Documents:
     def refresh(self, document: Document) -> None:
         """Take in what arrived by sync since the document was opened."""
         document.add(decode_trusted(raw)
-                     for raw in self.ws.replica.document_objects(document.root.id))
+                     for raw in self.ws.replica.documents.objects(document.root.id))
 
     # Saving -----------------------------------------------------------------------------------
 
@@ -126,11 +126,11 @@ class Documents:
             if self.ws.on_created is not None:
                 for obj in new:
                     self.ws.on_created(obj)
-        self.ws.replica.save_doc_keys(document.keys())
+        self.ws.replica.documents.save_branch_keys(document.keys())
         for branch in cache:
             snapshot = document.snapshot(branch)
             if snapshot is not None:
-                self.ws.replica.save_doc_cache(*snapshot)
+                self.ws.replica.documents.save_cached_state(*snapshot)
         return new
 
     # Operations (each saves) ------------------------------------------------------------------
@@ -197,7 +197,7 @@ class Documents:
 
     def open_capability(self, text: str) -> Document:
         capability = Capability.decode(text)
-        self.ws.replica.save_doc_keys(
+        self.ws.replica.documents.save_branch_keys(
             (capability.branch, epoch, key) for epoch, key in capability.keys)
         try:
             return self.open(capability.document)

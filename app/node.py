@@ -173,7 +173,7 @@ class Node:
                 on_event=self._on_sync_event, reconcile_interval=self._reconcile_interval)
             for host, port in self._initial_peers:
                 self.service.add_peer(host, port)
-            self._pending = frozenset(self.workspace.replica.undelivered(self.workspace.key))
+            self._pending = frozenset(self.workspace.replica.outbox.undelivered(self.workspace.key))
             self.activity = Activity(self.recorder, self._types_and_times)
             self.workspace.on_created = self._created
             self.workspace.on_merged = self.activity.merged_document
@@ -304,7 +304,7 @@ class Node:
 
     def _on_sync_event(self, event: SyncEvent) -> None:
         if event.kind == "delivered":
-            self._pending = frozenset(self.workspace.replica.undelivered(self.workspace.key))
+            self._pending = frozenset(self.workspace.replica.outbox.undelivered(self.workspace.key))
         elif event.kind == "session":
             self.activity.session(event.detail)
         elif event.kind == "rejected":

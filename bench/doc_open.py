@@ -46,7 +46,7 @@ def main() -> None:
         with Workspace.open(paths) as ws:
             replica = ws.replica
             objects = [o for o in Documents(ws).open(doc_id).objects()]
-            keys = replica.doc_keys([o.id for o in objects if o.type == "doc/branch"])
+            keys = replica.documents.branch_keys([o.id for o in objects if o.type == "doc/branch"])
             for _ in range(2):
                 start = time.perf_counter()
                 replay = Document.load(objects, identity=ws.identity, keys=keys)

@@ -65,15 +65,16 @@ def reconcile(client: sqlite3.Connection, server: sqlite3.Connection) -> dict:
     need: list[bytes] = []
     client.execute("BEGIN")
     server.execute("BEGIN")
+    client_items, server_items = items.ItemReader(client), items.ItemReader(server)
     try:
-        message = Negentropy(ItemSnapshot(client), **PARAMS).initiate()
+        message = Negentropy(ItemSnapshot(client_items), **PARAMS).initiate()
         while message is not None:
             rounds += 1
             sent += len(message)
-            reply = Negentropy(ItemSnapshot(server), **PARAMS).reconcile_server(message)
+            reply = Negentropy(ItemSnapshot(server_items), **PARAMS).reconcile_server(message)
             received += len(reply)
             message, h, n = Negentropy.resume_client(
-                ItemSnapshot(client), **PARAMS).reconcile_client(reply)
+                ItemSnapshot(client_items), **PARAMS).reconcile_client(reply)
             have += h
             need += n
     finally:

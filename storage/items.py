@@ -5,8 +5,9 @@ with their content: the signed delete objects, which stay, are what carries a de
 peers, so no peer's word about a deletion is ever needed (docs/SECURITY.md). Range fingerprints need the sum
 of the ids in a range; rather than scanning, ingest keeps per-bucket counts and sums (one
 bucket per 2^20 ms of `ts`), with each 256-bit id split into eight 32-bit lanes so the sums
-never overflow SQLite's 64-bit integers. sync.store reads it: whole buckets are summed from
-memory and only the items of the (at most two) buckets at a range's edges are read.
+never overflow SQLite's 64-bit integers. sync.store reads it through an `ItemReader`: whole
+buckets are summed from memory and only the items of the (at most two) buckets at a range's
+edges are read.
 """
 
 from __future__ import annotations
@@ -82,3 +83,32 @@ def rebuild_buckets(conn: sqlite3.Connection) -> None:
     rows = conn.execute("SELECT ts, id FROM items").fetchall()
     conn.execute("DELETE FROM items")
     add_items(conn, rows)
+
+
+class ItemReader:
+    """Reads the index through `conn`, which the caller keeps in one read transaction while
+    the reader is used; answers plain tuples."""
+
+    __slots__ = ("_conn",)
+
+    def __init__(self, conn: sqlite3.Connection):
+        self._conn = conn
+
+    def version(self) -> tuple[int, int]:
+        """Changes whenever the index may have: another connection committed to the file, or
+        this one wrote."""
+        return self._conn.execute("PRAGMA data_version").fetchone()[0], self._conn.total_changes
+
+    def buckets(self) -> list[tuple[int, int, int]]:
+        """(bucket, count, unreduced sum of ids) of every non-empty bucket, in order."""
+        rows = self._conn.execute(
+            f"SELECT bucket, count, {_LANE_COLUMNS} FROM item_buckets WHERE count > 0 "
+            "ORDER BY bucket").fetchall()
+        return [(row[0], row[1], lanes_to_int(row[2:])) for row in rows]
+
+    def bucket_items(self, bucket: int) -> list[tuple[int, bytes]]:
+        """The (ts, id) items of `bucket`, in order."""
+        lo = bucket << BUCKET_SHIFT
+        return self._conn.execute(
+            "SELECT ts, id FROM items WHERE ts BETWEEN ? AND ? ORDER BY ts, id",
+            (lo, lo + (1 << BUCKET_SHIFT) - 1)).fetchall()

@@ -1,4 +1,8 @@
-"""One workspace's SQLite replica: the single ingest path and the chat views' queries."""
+"""One workspace's SQLite replica: the single ingest path and the chat views' queries.
+
+The parts that are not views of the chat live in their own modules and share the replica's
+connection and lock: `Replica.documents` (storage._documents), `Replica.outbox`
+(storage._outbox) and `Replica.reconciliation` (storage._reconciliation)."""
 
 from __future__ import annotations
 
@@ -20,7 +24,10 @@ from core.objects import Object, bad_signature, decode_trusted, parse
 from core.policy import Policy
 
 from . import _schema, _verify
+from ._documents import DocumentStore
 from ._ingest import FUTURE_MS, Batch, Workspace, chunks, placeholders
+from ._outbox import Outbox
+from ._reconciliation import Reconciliation
 from .errors import NotFound, StorageError
 from .records import (
     ChannelInfo,
@@ -192,6 +199,24 @@ class Replica:
         if due:
             with self._write() as conn:
                 Batch(conn, self.workspace, self.now_ms()).mature()
+
+    # What is not a view of the chat: each part shares this connection and lock ----------------
+    # (a small object made at each access, so no reference cycle outlives the replica)
+
+    @property
+    def documents(self) -> DocumentStore:
+        """Documents' objects, this holder's branch keys and the cached branch states."""
+        return DocumentStore(self)
+
+    @property
+    def outbox(self) -> Outbox:
+        """Objects in storage order, and how far they have reached a peer."""
+        return Outbox(self)
+
+    @property
+    def reconciliation(self) -> Reconciliation:
+        """What sync reconciles: the item index, and the objects a peer asks for."""
+        return Reconciliation(self)
 
     # The one path of data ---------------------------------------------------------------------
 
@@ -494,111 +519,12 @@ class Replica:
                 out[name] = (count, mention)
         return out
 
-    # Documents ---------------------------------------------------------------------------------
-
-    def document_roots(self) -> list[bytes]:
-        """Raw doc/root objects of the workspace's documents, oldest first."""
-        return [row[0] for row in self.conn.execute(
-            "SELECT raw FROM objects WHERE type = 'doc/root' AND stream = ? ORDER BY ts, id",
-            (self.workspace.id,))]
-
-    def document_objects(self, document: bytes) -> list[bytes]:
-        """Every object of a document: its root, its root branch and its branches' commits."""
-        return [row[0] for row in self.conn.execute(
-            "SELECT raw FROM objects WHERE id = ?1 OR stream = ?1 OR stream IN "
-            "(SELECT id FROM objects WHERE stream = ?1 AND type = 'doc/branch') "
-            "ORDER BY ts, id", (document,))]
-
-    def document_titles(self, document: bytes) -> list[bytes]:
-        return [row[0] for row in self.conn.execute(
-            "SELECT raw FROM objects WHERE stream = ? AND type = 'doc/title'", (document,))]
-
-    def doc_keys(self, branches: list[bytes]) -> list[tuple[bytes, int, bytes]]:
-        """This holder's keys for these branches: (branch, epoch, key)."""
-        out: list[tuple[bytes, int, bytes]] = []
-        for part in chunks(branches):
-            out.extend(self.conn.execute(
-                f"SELECT branch, epoch, key FROM doc_keys WHERE branch IN "
-                f"({placeholders(len(part))})", part).fetchall())
-        return out
-
-    def save_doc_keys(self, keys: Iterable[tuple[bytes, int, bytes]]) -> None:
-        with self._write() as conn:
-            conn.executemany("INSERT OR IGNORE INTO doc_keys (branch, epoch, key) "
-                             "VALUES (?, ?, ?)", list(keys))
-
-    def doc_cache(self, branch: bytes) -> tuple[bytes, int, bytes, bytes] | None:
-        """(heads, epoch, nonce, box) of the cached state of `branch`, if any."""
-        return self.conn.execute("SELECT heads, epoch, nonce, box FROM doc_cache "
-                                 "WHERE branch = ?", (branch,)).fetchone()
-
-    def save_doc_cache(self, branch: bytes, heads: bytes, epoch: int, nonce: bytes,
-                       box: bytes) -> None:
-        with self._write() as conn:
-            conn.execute("INSERT INTO doc_cache (branch, heads, epoch, nonce, box) "
-                         "VALUES (?, ?, ?, ?, ?) ON CONFLICT (branch) DO UPDATE SET "
-                         "heads = excluded.heads, epoch = excluded.epoch, "
-                         "nonce = excluded.nonce, box = excluded.box",
-                         (branch, heads, epoch, nonce, box))
-
-    # Change feed ---------------------------------------------------------------------------------
-
-    def last_sequence(self) -> int:
-        """Storage sequence number of the newest object (grows with every stored object)."""
-        with self._lock:
-            return self.conn.execute("SELECT COALESCE(MAX(oid), 0) FROM objects").fetchone()[0]
-
-    def stored_since(self, sequence: int, limit: int) -> list[tuple[int, bytes, bytes]]:
-        """(sequence, id, raw) of objects stored after `sequence`, oldest first."""
-        with self._lock:
-            return self.conn.execute(
-                "SELECT oid, id, raw FROM objects WHERE oid > ? ORDER BY oid LIMIT ?",
-                (sequence, limit)).fetchall()
-
-    def delivered_sequence(self) -> int:
-        """Objects up to this storage sequence number have reached at least one peer."""
-        with self._read() as conn:
-            row = conn.execute("SELECT value FROM meta WHERE key = 'delivered'").fetchone()
-        return int(row[0]) if row else 0
-
-    def set_delivered(self, sequence: int) -> None:
-        with self._write() as conn:
-            conn.execute("INSERT INTO meta (key, value) VALUES ('delivered', ?) ON CONFLICT (key) "
-                         "DO UPDATE SET value = MAX(CAST(value AS INTEGER), excluded.value)",
-                         (sequence,))
-
-    def undelivered(self, author: bytes) -> set[bytes]:
-        """Ids of `author`'s objects that no peer has received yet."""
-        with self._read() as conn:
-            row = conn.execute("SELECT value FROM meta WHERE key = 'delivered'").fetchone()
-            return {r[0] for r in conn.execute(
-                "SELECT id FROM objects WHERE oid > ? AND author = ?",
-                (int(row[0]) if row else 0, author))}
+    # The file ---------------------------------------------------------------------------------
 
     def data_version(self) -> int:
         """Changes when another connection (another process) commits to this file."""
         with self._lock:
             return self.conn.execute("PRAGMA data_version").fetchone()[0]
-
-    # Reconciliation ----------------------------------------------------------------------------
-
-    @contextmanager
-    def item_reader(self) -> Iterator[sqlite3.Connection]:
-        """A connection in one read transaction over the reconciliation index (storage.items):
-        every stored id, as (ts, id)."""
-        with self._read() as conn:
-            yield conn
-
-    def missing(self, ids: Iterable[bytes]) -> list[bytes]:
-        """For ids a peer asks for: the raw objects held, oldest first within each chunk."""
-        ids = list(ids)
-        raws: list[bytes] = []
-        with self._lock:
-            for part in chunks(ids):
-                raws.extend(row[0] for row in self.conn.execute(
-                    f"SELECT raw FROM objects WHERE id IN ({placeholders(len(part))}) "
-                    "ORDER BY ts, id", part))
-        return raws
 
     def integrity_check(self) -> str:
         """'ok' when both SQLite's check and the full-text index's own check pass."""

@@ -19,19 +19,39 @@ initiating twice) raises :class:`RuntimeError`.
 
 Items are ``(timestamp, id)`` tuples: timestamps in ``[0, 2**64 - 2]`` (``2**64 - 1`` is the
 protocol's infinity), 32-byte ids, sorted by timestamp then id.
+
+This module holds the protocol itself; the wire format (constants, bounds, varints, the message
+codec) is in ``sync._negentropy_wire`` and the storage (the ``NegentropyStorage`` protocol,
+``VectorStorage``, fingerprints) in ``sync._negentropy_storage``, both re-exported here.
 """
 
 from __future__ import annotations
 
-import hashlib
-from array import array
-from bisect import bisect_left, bisect_right
-from collections.abc import Iterable
-from dataclasses import dataclass
-from enum import IntEnum
-from itertools import accumulate, islice
-from operator import eq
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import NamedTuple
+
+from ._negentropy_storage import NegentropyStorage, VectorStorage, fingerprint_from_sum, id_to_int
+from ._negentropy_wire import (
+    FINGERPRINT_SIZE,
+    ID_SIZE,
+    INFINITY_BOUND,
+    MAX_TIMESTAMP,
+    PROTOCOL_VERSION,
+    PROTOCOL_VERSION_MAX,
+    PROTOCOL_VERSION_MIN,
+    ZERO_BOUND,
+    Bound,
+    BoundEncoder,
+    Item,
+    Message,
+    Mode,
+    NegentropyError,
+    Range,
+    UnsupportedVersionError,
+    decode_message,
+    encode_message,
+    encode_varint,
+    minimal_bound,
+)
 
 __all__ = [
     "DEFAULT_BUCKETS",
@@ -59,20 +79,6 @@ __all__ = [
     "id_to_int",
 ]
 
-PROTOCOL_VERSION = 0x61
-"""Version byte of protocol V1."""
-PROTOCOL_VERSION_MIN = 0x60
-PROTOCOL_VERSION_MAX = 0x6F
-"""Bytes in this range are negentropy versions; anything else is not a negentropy message."""
-
-ID_SIZE = 32
-FINGERPRINT_SIZE = 16
-MAX_U64 = (1 << 64) - 1
-MAX_TIMESTAMP = MAX_U64
-"""The 'infinity' timestamp; stored items must have a smaller one."""
-ID_MODULUS = 1 << 256
-"""Ids are summed as 256-bit little-endian integers modulo this."""
-
 DEFAULT_BUCKETS = 16
 DEFAULT_ID_LIST_THRESHOLD = 2 * DEFAULT_BUCKETS
 """Ranges with fewer items than this are sent as id lists instead of being split."""
@@ -80,73 +86,6 @@ MIN_FRAME_SIZE_LIMIT = 4096
 MIN_MAX_RANGES = 64
 FRAME_SIZE_MARGIN = 200
 """Stop adding ranges once a frame is within this many bytes of the limit (as the reference)."""
-MAX_VARINT_BYTES = 10
-"""A 64-bit value needs at most 10 base-128 digits."""
-
-Item = tuple[int, bytes]
-"""A stored item: (timestamp, 32-byte id)."""
-
-
-class NegentropyError(ValueError):
-    """A negentropy message is malformed or cannot be processed."""
-
-
-class UnsupportedVersionError(NegentropyError):
-    """The peer speaks a negentropy protocol version other than V1."""
-
-    def __init__(self, version: int) -> None:
-        super().__init__(
-            f"unsupported negentropy protocol version 0x{version:02x} "
-            f"(this implementation speaks 0x{PROTOCOL_VERSION:02x})"
-        )
-        self.version = version
-
-
-class Mode(IntEnum):
-    """What a range of a message carries."""
-
-    SKIP = 0
-    FINGERPRINT = 1
-    ID_LIST = 2
-
-
-@dataclass(frozen=True, slots=True)
-class Bound:
-    """Upper bound of a range: a timestamp and an id prefix (at most 32 bytes).
-
-    Compared with items as the tuple ``(timestamp, id_prefix)`` (a shorter prefix sorts first).
-    """
-
-    timestamp: int
-    id_prefix: bytes = b""
-
-    def key(self) -> tuple[int, bytes]:
-        """The bound as a tuple comparable with items."""
-        return (self.timestamp, self.id_prefix)
-
-
-ZERO_BOUND = Bound(0)
-INFINITY_BOUND = Bound(MAX_TIMESTAMP)
-
-
-@dataclass(frozen=True, slots=True)
-class Range:
-    """One range of a message; ``payload`` depends on ``mode``.
-
-    SKIP: ``None``; FINGERPRINT: 16 bytes; ID_LIST: a tuple of 32-byte ids.
-    """
-
-    bound: Bound
-    mode: Mode
-    payload: bytes | tuple[bytes, ...] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Message:
-    """A decoded V1 message: the version byte and its ranges in order."""
-
-    ranges: tuple[Range, ...]
-    version: int = PROTOCOL_VERSION
 
 
 class ClientStep(NamedTuple):
@@ -158,324 +97,6 @@ class ClientStep(NamedTuple):
     """Ids the client has and the server lacks."""
     need: list[bytes]
     """Ids the server has and the client lacks."""
-
-
-# --- Fingerprints ----------------------------------------------------------------------------
-
-
-def id_to_int(item_id: bytes) -> int:
-    """An id as the 256-bit little-endian integer that fingerprints sum."""
-    return int.from_bytes(item_id, "little")
-
-
-def fingerprint_from_sum(id_sum: int, count: int) -> bytes:
-    """Fingerprint of a range from the sum of its ids (as from :func:`id_to_int`) and its size."""
-    data = (id_sum % ID_MODULUS).to_bytes(ID_SIZE, "little") + encode_varint(count)
-    return hashlib.sha256(data).digest()[:FINGERPRINT_SIZE]
-
-
-# --- Storage ---------------------------------------------------------------------------------
-
-
-@runtime_checkable
-class NegentropyStorage(Protocol):
-    """A sealed, sorted set of items; mirrors the reference's storage interface.
-
-    Indices are positions in the sort order; ``end`` is exclusive.
-    """
-
-    def size(self) -> int:
-        """Number of items."""
-        ...
-
-    def get_item(self, i: int) -> Item:
-        """The item at position ``i``."""
-        ...
-
-    def iterate(self, begin: int, end: int) -> Iterable[Item]:
-        """Items at positions ``begin`` to ``end``, in order."""
-        ...
-
-    def find_lower_bound(self, begin: int, end: int, bound: Bound) -> int:
-        """First position in ``[begin, end)`` whose item is not below ``bound``, else ``end``."""
-        ...
-
-    def fingerprint(self, begin: int, end: int) -> bytes:
-        """Fingerprint of the items at positions ``begin`` to ``end``."""
-        ...
-
-
-class VectorStorage:
-    """In-memory storage: ``insert`` items, ``seal``, then use.
-
-    Sealed data is three flat buffers, so the garbage collector never walks per-item objects:
-    timestamps in an ``array('Q')`` (fast bisection), ids concatenated in one ``bytes``, and
-    the running sums of the ids (32 bytes each, little-endian, mod 2**256), which make
-    :meth:`fingerprint` O(1).
-    """
-
-    def __init__(self) -> None:
-        self._pending: list[Item] = []
-        self._timestamps = array("Q")
-        self._ids = b""
-        self._sums = bytes(ID_SIZE)
-        self._sealed = False
-
-    def insert(self, timestamp: int, item_id: bytes) -> None:
-        """Add an item; only before :meth:`seal`."""
-        if self._sealed:
-            raise RuntimeError("storage already sealed")
-        if not 0 <= timestamp < MAX_TIMESTAMP:
-            raise ValueError(f"timestamp out of range: {timestamp}")
-        if len(item_id) != ID_SIZE:
-            raise ValueError(f"id must be {ID_SIZE} bytes, got {len(item_id)}")
-        self._pending.append((timestamp, bytes(item_id)))
-
-    def seal(self) -> None:
-        """Sort the items, reject duplicates, and build the running sums of the ids."""
-        if self._sealed:
-            raise RuntimeError("storage already sealed")
-        items = self._pending
-        items.sort()
-        if any(map(eq, items, islice(items, 1, None))):
-            raise ValueError("duplicate item inserted")
-        self._timestamps = array("Q", [ts for ts, _ in items])
-        ids = [item_id for _, item_id in items]
-        self._ids = b"".join(ids)
-        sums = accumulate(map(id_to_int, ids), _add_mod_2_256, initial=0)
-        self._sums = b"".join(total.to_bytes(ID_SIZE, "little") for total in sums)
-        self._pending = []
-        self._sealed = True
-
-    def size(self) -> int:
-        self._check_sealed()
-        return len(self._timestamps)
-
-    def get_item(self, i: int) -> Item:
-        self._check_sealed()
-        if not 0 <= i < len(self._timestamps):
-            raise IndexError(f"item {i} out of range")
-        return (self._timestamps[i], self._ids[i * ID_SIZE : (i + 1) * ID_SIZE])
-
-    def iterate(self, begin: int, end: int) -> list[Item]:
-        self._check_range(begin, end)
-        ids = self._ids
-        offsets = range(begin * ID_SIZE, end * ID_SIZE, ID_SIZE)
-        return [
-            (ts, ids[o : o + ID_SIZE])
-            for ts, o in zip(self._timestamps[begin:end], offsets, strict=True)
-        ]
-
-    def find_lower_bound(self, begin: int, end: int, bound: Bound) -> int:
-        self._check_range(begin, end)
-        timestamps = self._timestamps
-        lo = bisect_left(timestamps, bound.timestamp, begin, end)
-        if not bound.id_prefix or lo == end or timestamps[lo] != bound.timestamp:
-            return lo
-        hi = bisect_right(timestamps, bound.timestamp, lo, end)
-        ids, prefix = self._ids, bound.id_prefix
-        while lo < hi:  # bisect the ids of the items sharing the bound's timestamp
-            mid = (lo + hi) // 2
-            if ids[mid * ID_SIZE : (mid + 1) * ID_SIZE] < prefix:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo
-
-    def fingerprint(self, begin: int, end: int) -> bytes:
-        self._check_range(begin, end)
-        sums = self._sums
-        total = int.from_bytes(sums[end * ID_SIZE : (end + 1) * ID_SIZE], "little")
-        total -= int.from_bytes(sums[begin * ID_SIZE : (begin + 1) * ID_SIZE], "little")
-        return fingerprint_from_sum(total, end - begin)
-
-    def _check_sealed(self) -> None:
-        if not self._sealed:
-            raise RuntimeError("storage not sealed")
-
-    def _check_range(self, begin: int, end: int) -> None:
-        self._check_sealed()
-        if not 0 <= begin <= end <= len(self._timestamps):
-            raise ValueError(f"bad range [{begin}, {end}) for {len(self._timestamps)} items")
-
-
-def _add_mod_2_256(a: int, b: int) -> int:
-    return (a + b) % ID_MODULUS
-
-
-# --- Encoding --------------------------------------------------------------------------------
-
-
-def encode_varint(n: int) -> bytes:
-    """Big-endian base-128 varint; the high bit marks 'more digits follow'."""
-    if 0 <= n < 0x80:
-        return _SMALL_VARINTS[n]
-    if n < 0:
-        raise ValueError("varint must not be negative")
-    digits = [n & 0x7F]
-    n >>= 7
-    while n:
-        digits.append(0x80 | (n & 0x7F))
-        n >>= 7
-    return bytes(reversed(digits))
-
-
-_SMALL_VARINTS = [bytes([n]) for n in range(0x80)]
-
-
-class _Reader:
-    """Consumes a message; every read checks the remaining length."""
-
-    __slots__ = ("_data", "_pos")
-
-    def __init__(self, data: bytes) -> None:
-        self._data = data
-        self._pos = 0
-
-    def remaining(self) -> int:
-        return len(self._data) - self._pos
-
-    def read_bytes(self, n: int) -> bytes:
-        if n > self.remaining():
-            raise NegentropyError(f"message ends prematurely: wanted {n} bytes at {self._pos}")
-        start = self._pos
-        self._pos += n
-        return self._data[start : self._pos]
-
-    def read_varint(self) -> int:
-        data, result = self._data, 0
-        if self._pos < len(data) and data[self._pos] < 0x80:  # fast path: one byte
-            self._pos += 1
-            return data[self._pos - 1]
-        for _ in range(MAX_VARINT_BYTES):
-            if self._pos >= len(data):
-                raise NegentropyError(f"truncated varint at byte {self._pos}")
-            byte = data[self._pos]
-            self._pos += 1
-            result = (result << 7) | (byte & 0x7F)
-            if not byte & 0x80:
-                break
-        else:
-            raise NegentropyError(f"varint longer than {MAX_VARINT_BYTES} bytes")
-        if result > MAX_U64:
-            raise NegentropyError("varint does not fit in 64 bits")
-        return result
-
-
-class _BoundDecoder:
-    """Decodes bounds whose timestamps are deltas from the previous bound of the message."""
-
-    __slots__ = ("_last",)
-
-    def __init__(self) -> None:
-        self._last = 0
-
-    def decode(self, reader: _Reader) -> Bound:
-        encoded = reader.read_varint()
-        if encoded == 0 or self._last == MAX_TIMESTAMP:
-            timestamp = MAX_TIMESTAMP
-        else:
-            timestamp = min(self._last + encoded - 1, MAX_TIMESTAMP)  # saturate, as the reference
-        self._last = timestamp
-        prefix_len = reader.read_varint()
-        if prefix_len > ID_SIZE:
-            raise NegentropyError(f"bound id prefix too long: {prefix_len} bytes")
-        return Bound(timestamp, reader.read_bytes(prefix_len))
-
-
-class _BoundEncoder:
-    """Encodes ranges; bound timestamps become deltas from the previous bound."""
-
-    __slots__ = ("_last",)
-
-    def __init__(self) -> None:
-        self._last = 0
-
-    def encode_bound(self, bound: Bound) -> bytes:
-        if bound.timestamp == MAX_TIMESTAMP:
-            self._last = MAX_TIMESTAMP
-            timestamp = encode_varint(0)
-        else:
-            delta = bound.timestamp - self._last
-            if delta < 0 or bound.timestamp > MAX_TIMESTAMP:
-                raise NegentropyError(f"bound timestamp {bound.timestamp} out of order or range")
-            self._last = bound.timestamp
-            timestamp = encode_varint(delta + 1)
-        if len(bound.id_prefix) > ID_SIZE:
-            raise NegentropyError("bound id prefix too long")
-        return timestamp + encode_varint(len(bound.id_prefix)) + bound.id_prefix
-
-    def encode_range(self, rng: Range) -> bytes:
-        head = self.encode_bound(rng.bound) + encode_varint(rng.mode)
-        if rng.mode == Mode.SKIP:
-            return head
-        if rng.mode == Mode.FINGERPRINT:
-            if not isinstance(rng.payload, bytes) or len(rng.payload) != FINGERPRINT_SIZE:
-                raise NegentropyError("fingerprint payload must be 16 bytes")
-            return head + rng.payload
-        ids = rng.payload
-        if not isinstance(ids, tuple) or any(len(i) != ID_SIZE for i in ids):
-            raise NegentropyError("id list payload must be a tuple of 32-byte ids")
-        return head + encode_varint(len(ids)) + b"".join(ids)
-
-
-def _check_version(version: int) -> None:
-    if not PROTOCOL_VERSION_MIN <= version <= PROTOCOL_VERSION_MAX:
-        raise NegentropyError(f"invalid negentropy protocol version byte 0x{version:02x}")
-    if version != PROTOCOL_VERSION:
-        raise UnsupportedVersionError(version)
-
-
-def decode_message(data: bytes, max_ranges: int = 0) -> Message:
-    """Parse a whole V1 message into its ranges (timestamps made absolute); with
-    `max_ranges`, a message of more ranges is refused before the rest is read."""
-    data = bytes(data)
-    if not data:
-        raise NegentropyError("empty message: no protocol version byte")
-    _check_version(data[0])
-    reader = _Reader(data)
-    reader.read_bytes(1)
-    bounds = _BoundDecoder()
-    ranges: list[Range] = []
-    while reader.remaining():  # every pass consumes at least 3 bytes
-        bound = bounds.decode(reader)
-        mode = reader.read_varint()
-        payload: bytes | tuple[bytes, ...] | None = None
-        if mode == Mode.SKIP:
-            pass
-        elif mode == Mode.FINGERPRINT:
-            payload = reader.read_bytes(FINGERPRINT_SIZE)
-        elif mode == Mode.ID_LIST:
-            count = reader.read_varint()
-            if count * ID_SIZE > reader.remaining():
-                raise NegentropyError(f"id list of {count} ids exceeds the message")
-            blob = reader.read_bytes(count * ID_SIZE)
-            payload = tuple(blob[i : i + ID_SIZE] for i in range(0, len(blob), ID_SIZE))
-        else:
-            raise NegentropyError(f"unexpected mode {mode}")
-        ranges.append(Range(bound, Mode(mode), payload))
-        if max_ranges and len(ranges) > max_ranges:
-            raise NegentropyError(f"message of more than {max_ranges} ranges")
-    return Message(tuple(ranges))
-
-
-def encode_message(message: Message) -> bytes:
-    """Serialize a message; the inverse of :func:`decode_message`."""
-    encoder = _BoundEncoder()
-    parts = [bytes([message.version])]
-    parts.extend(encoder.encode_range(rng) for rng in message.ranges)
-    return b"".join(parts)
-
-
-def _minimal_bound(prev: Item, curr: Item) -> Bound:
-    """The shortest bound above ``prev`` and not above ``curr``."""
-    if curr[0] != prev[0]:
-        return Bound(curr[0])
-    prev_id, curr_id = prev[1], curr[1]
-    shared = 0
-    while shared < ID_SIZE and prev_id[shared] == curr_id[shared]:
-        shared += 1
-    return Bound(curr[0], curr_id[: shared + 1])
 
 
 # --- Protocol --------------------------------------------------------------------------------
@@ -548,7 +169,7 @@ class Negentropy:
         if self._is_initiator:
             raise RuntimeError("already initiated")
         self._is_initiator = True
-        encoder = _BoundEncoder()
+        encoder = BoundEncoder()
         body = self._split_range(0, self._storage.size(), INFINITY_BOUND, encoder)
         return bytes([PROTOCOL_VERSION]) + body
 
@@ -585,7 +206,7 @@ class Negentropy:
         # that covers the rest when out of room.
         room_ranges = self._max_ranges - 3 if self._max_ranges else len(ranges) * 64 + 64
         size = storage.size()
-        encoder = _BoundEncoder()
+        encoder = BoundEncoder()
         output = bytearray([PROTOCOL_VERSION])
         written = 0  # ranges in output
         prev_bound, prev_index, skip = ZERO_BOUND, 0, False
@@ -652,7 +273,7 @@ class Negentropy:
         return bytes(output)
 
     def _split_range(
-        self, lower: int, upper: int, upper_bound: Bound, encoder: _BoundEncoder
+        self, lower: int, upper: int, upper_bound: Bound, encoder: BoundEncoder
     ) -> bytes:
         """Describe ``[lower, upper)`` as an id list, or as fingerprints of equal buckets."""
         storage = self._storage
@@ -670,6 +291,6 @@ class Negentropy:
             if curr == upper:
                 bound = upper_bound
             else:
-                bound = _minimal_bound(storage.get_item(curr - 1), storage.get_item(curr))
+                bound = minimal_bound(storage.get_item(curr - 1), storage.get_item(curr))
             parts.append(encoder.encode_range(Range(bound, Mode.FINGERPRINT, fingerprint)))
         return b"".join(parts)

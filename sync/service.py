@@ -79,8 +79,8 @@ class SyncService:
         self._unupgraded: dict[asyncio.BaseTransport, GuardedProtocol] = {}
         self._http: aiohttp.ClientSession | None = None
         self._discovery: Discovery | None = None
-        self._announced = self.replica.last_sequence()
-        self.delivered = self.replica.delivered_sequence()
+        self._announced = self.replica.outbox.last_sequence()
+        self.delivered = self.replica.outbox.delivered_sequence()
         self._data_version = self.replica.data_version()
         self._stopping = False
         self.blocked: set[bytes] = set()
@@ -265,7 +265,7 @@ class SyncService:
                 self.peers.save()
             self.on_event(SyncEvent("synced", {"peer": session.peer_key, "have": event.have,
                                                "need": event.need}))
-            self._delivered(self.replica.last_sequence())
+            self._delivered(self.replica.outbox.last_sequence())
         elif isinstance(event, Closed):
             if event.fault:
                 self.guard.fault(connection.address.rpartition(":")[0], session.peer_key,
@@ -311,7 +311,7 @@ class SyncService:
     def announce(self) -> None:
         """Push every object stored since the last announcement to every connected peer."""
         while True:
-            rows = self.replica.stored_since(self._announced, ANNOUNCE_BATCH)
+            rows = self.replica.outbox.stored_since(self._announced, ANNOUNCE_BATCH)
             if not rows:
                 return
             self._announced = rows[-1][0]
@@ -329,7 +329,7 @@ class SyncService:
         """Objects up to `sequence` reached a peer (pushed on a live session, or reconciled)."""
         if sequence > self.delivered:
             self.delivered = sequence
-            self.replica.set_delivered(sequence)
+            self.replica.outbox.set_delivered(sequence)
             self.on_event(SyncEvent("delivered", {"sequence": sequence}))
 
     async def _watch_loop(self) -> None:

@@ -7,7 +7,6 @@ session as events and take the one path of data (the Node calls Replica.ingest).
 
 from __future__ import annotations
 
-import sqlite3
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -16,7 +15,7 @@ from typing import Protocol
 
 from core.objects import Object, decode
 from storage import Replica
-from storage.items import BUCKET_SHIFT, LANE_COLUMNS, lanes_to_int
+from storage.items import BUCKET_SHIFT, ItemReader
 
 from .negentropy import Bound, NegentropyStorage, VectorStorage, fingerprint_from_sum
 
@@ -41,17 +40,17 @@ class ReplicaStore:
     @contextmanager
     def snapshot(self) -> Iterator[NegentropyStorage]:
         """A snapshot, reused while nothing was written (each step of a round asks again)."""
-        with self.replica.item_reader() as conn:
-            key = (self.replica.data_version(), conn.total_changes)
+        with self.replica.reconciliation.reader() as reader:
+            key = reader.version()
             if self._cached is not None and self._cached[0] == key:
-                snapshot = self._cached[1].rebind(conn)
+                snapshot = self._cached[1].rebind(reader)
             else:
-                snapshot = ItemSnapshot(conn)
+                snapshot = ItemSnapshot(reader)
                 self._cached = (key, snapshot)
             yield snapshot
 
     def missing(self, ids: list[bytes]) -> list[bytes]:
-        return self.replica.missing(ids)
+        return self.replica.reconciliation.missing(ids)
 
 
 class MemoryStore:
@@ -81,34 +80,29 @@ class MemoryStore:
 class ItemSnapshot:
     """The replica's reconciliation index (storage.items) as a sealed NegentropyStorage.
 
-    Reads through `conn`, which the caller keeps in one read transaction while it is used.
+    Reads through `reader`, whose read transaction the caller keeps while it is used.
     Whole buckets are summed in memory; only edge buckets' items are read, and cached.
     """
 
-    def __init__(self, conn: sqlite3.Connection):
-        self._conn = conn
-        rows = conn.execute(
-            f"SELECT bucket, count, {LANE_COLUMNS} FROM item_buckets WHERE count > 0 "
-            "ORDER BY bucket").fetchall()
-        self._buckets = [row[0] for row in rows]
+    def __init__(self, reader: ItemReader):
+        self._reader = reader
+        buckets = reader.buckets()
+        self._buckets = [bucket for bucket, _, _ in buckets]
         # starts[k]: position of bucket k's first item; sums[k]: sum of ids before it.
-        self._starts = list(accumulate((row[1] for row in rows), initial=0))
-        self._sums = list(accumulate((lanes_to_int(row[2:]) for row in rows), initial=0))
+        self._starts = list(accumulate((count for _, count, _ in buckets), initial=0))
+        self._sums = list(accumulate((total for _, _, total in buckets), initial=0))
         self._cache: dict[int, tuple[list[tuple[int, bytes]], list[int]]] = {}
 
-    def rebind(self, conn: sqlite3.Connection) -> ItemSnapshot:
+    def rebind(self, reader: ItemReader) -> ItemSnapshot:
         """Use this (unchanged) snapshot through a new read transaction."""
-        self._conn = conn
+        self._reader = reader
         return self
 
     def _bucket_items(self, k: int) -> tuple[list[tuple[int, bytes]], list[int]]:
         """Bucket k's items in order, and the running sums of their ids."""
         found = self._cache.get(k)
         if found is None:
-            lo = self._buckets[k] << BUCKET_SHIFT
-            items = self._conn.execute(
-                "SELECT ts, id FROM items WHERE ts BETWEEN ? AND ? ORDER BY ts, id",
-                (lo, lo + (1 << BUCKET_SHIFT) - 1)).fetchall()
+            items = self._reader.bucket_items(self._buckets[k])
             sums = list(accumulate((int.from_bytes(i, "little") for _, i in items), initial=0))
             if len(items) != self._starts[k + 1] - self._starts[k]:
                 raise RuntimeError("the item index changed under a snapshot")

@@ -191,7 +191,7 @@ def test_reopening_uses_the_encrypted_cache(alice: Paths, monkeypatch) -> None:
         main = next(b.id for b in doc.branches() if b.main)
         heads = {main: doc.heads(main), draft: doc.heads(draft)}
         for branch, branch_heads in heads.items():
-            cached = ws.replica.doc_cache(bytes.fromhex(branch))
+            cached = ws.replica.documents.cached_state(bytes.fromhex(branch))
             assert cached is not None
             assert sorted(h.hex() for h in encoding.loads(cached[0])) == branch_heads
             assert b"cached text" not in cached[3] and b"draft text" not in cached[3]
@@ -208,8 +208,9 @@ def test_reopening_uses_the_encrypted_cache(alice: Paths, monkeypatch) -> None:
 
     # A damaged cache is only a slower open.
     with opened(alice) as (ws, docs):
-        heads_blob, epoch, nonce, _ = ws.replica.doc_cache(bytes.fromhex(main))
-        ws.replica.save_doc_cache(bytes.fromhex(main), heads_blob, epoch, nonce, b"\0" * 40)
+        heads_blob, epoch, nonce, _ = ws.replica.documents.cached_state(bytes.fromhex(main))
+        ws.replica.documents.save_cached_state(bytes.fromhex(main), heads_blob, epoch, nonce,
+                                               b"\0" * 40)
     with opened(alice) as (_, docs):
         again = docs.open(doc_id)
         assert again.text(again.heads(main)) == "cached text ✓"

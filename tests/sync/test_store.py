@@ -359,17 +359,17 @@ def test_missing_answers_the_objects_held(full, corpus):
     unknown = [bytes([n]) * 32 for n in range(3)]
     asked = [p.id for p in held_posts[:20]] + [t.id for t in corpus.targets[:7]] + \
         unknown + [corpus.deletes[0].id]
-    raws = full.missing(asked)
+    raws = full.reconciliation.missing(asked)
     assert sorted(raws) == sorted([p.raw for p in held_posts[:20]] + [corpus.deletes[0].raw])
     assert ReplicaStore(full).missing(asked) == raws
-    assert full.missing([]) == []
-    assert full.missing(unknown) == []
+    assert full.reconciliation.missing([]) == []
+    assert full.reconciliation.missing(unknown) == []
 
 
 def test_missing_many_ids_returns_each_once(full, corpus):
     asked = [o.id for o in corpus.objects]
     assert len(asked) > 600  # more than one IN (...) query
-    raws = full.missing(asked)
+    raws = full.reconciliation.missing(asked)
     target_ids = {t.id for t in corpus.targets}
     assert len(raws) == len(set(raws)) == len(corpus.objects) - len(target_ids)
     assert sorted(raws) == sorted(o.raw for o in corpus.objects if o.id not in target_ids)

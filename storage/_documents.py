@@ -1,0 +1,66 @@
+"""Documents' storage in a replica: their objects, this holder's branch keys, and the encrypted
+cache of branch states (doc_keys, doc_cache)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from ._ingest import chunks, placeholders
+
+if TYPE_CHECKING:
+    from .replica import Replica
+
+
+class DocumentStore:
+    """`Replica.documents`: reads and writes through the replica's connection and lock."""
+
+    __slots__ = ("_replica",)
+
+    def __init__(self, replica: Replica):
+        self._replica = replica
+
+    def roots(self) -> list[bytes]:
+        """Raw doc/root objects of the workspace's documents, oldest first."""
+        return [row[0] for row in self._replica.conn.execute(
+            "SELECT raw FROM objects WHERE type = 'doc/root' AND stream = ? ORDER BY ts, id",
+            (self._replica.workspace.id,))]
+
+    def objects(self, document: bytes) -> list[bytes]:
+        """Every object of a document: its root, its root branch and its branches' commits."""
+        return [row[0] for row in self._replica.conn.execute(
+            "SELECT raw FROM objects WHERE id = ?1 OR stream = ?1 OR stream IN "
+            "(SELECT id FROM objects WHERE stream = ?1 AND type = 'doc/branch') "
+            "ORDER BY ts, id", (document,))]
+
+    def titles(self, document: bytes) -> list[bytes]:
+        return [row[0] for row in self._replica.conn.execute(
+            "SELECT raw FROM objects WHERE stream = ? AND type = 'doc/title'", (document,))]
+
+    def branch_keys(self, branches: list[bytes]) -> list[tuple[bytes, int, bytes]]:
+        """This holder's keys for these branches: (branch, epoch, key)."""
+        out: list[tuple[bytes, int, bytes]] = []
+        for part in chunks(branches):
+            out.extend(self._replica.conn.execute(
+                f"SELECT branch, epoch, key FROM doc_keys WHERE branch IN "
+                f"({placeholders(len(part))})", part).fetchall())
+        return out
+
+    def save_branch_keys(self, keys: Iterable[tuple[bytes, int, bytes]]) -> None:
+        with self._replica._write() as conn:
+            conn.executemany("INSERT OR IGNORE INTO doc_keys (branch, epoch, key) "
+                             "VALUES (?, ?, ?)", list(keys))
+
+    def cached_state(self, branch: bytes) -> tuple[bytes, int, bytes, bytes] | None:
+        """(heads, epoch, nonce, box) of the cached state of `branch`, if any."""
+        return self._replica.conn.execute("SELECT heads, epoch, nonce, box FROM doc_cache "
+                                          "WHERE branch = ?", (branch,)).fetchone()
+
+    def save_cached_state(self, branch: bytes, heads: bytes, epoch: int, nonce: bytes,
+                          box: bytes) -> None:
+        with self._replica._write() as conn:
+            conn.execute("INSERT INTO doc_cache (branch, heads, epoch, nonce, box) "
+                         "VALUES (?, ?, ?, ?, ?) ON CONFLICT (branch) DO UPDATE SET "
+                         "heads = excluded.heads, epoch = excluded.epoch, "
+                         "nonce = excluded.nonce, box = excluded.box",
+                         (branch, heads, epoch, nonce, box))

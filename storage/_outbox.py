@@ -1,0 +1,53 @@
+"""The delivery outbox of a replica: objects in storage order, and how far they reached a peer."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .replica import Replica
+
+
+class Outbox:
+    """`Replica.outbox`: reads and writes through the replica's connection and lock.
+
+    Sequence numbers are storage order (they grow with every stored object); the delivered
+    mark is kept in the replica's meta table."""
+
+    __slots__ = ("_replica",)
+
+    def __init__(self, replica: Replica):
+        self._replica = replica
+
+    def last_sequence(self) -> int:
+        """Storage sequence number of the newest object (grows with every stored object)."""
+        with self._replica._lock:
+            return self._replica.conn.execute(
+                "SELECT COALESCE(MAX(oid), 0) FROM objects").fetchone()[0]
+
+    def stored_since(self, sequence: int, limit: int) -> list[tuple[int, bytes, bytes]]:
+        """(sequence, id, raw) of objects stored after `sequence`, oldest first."""
+        with self._replica._lock:
+            return self._replica.conn.execute(
+                "SELECT oid, id, raw FROM objects WHERE oid > ? ORDER BY oid LIMIT ?",
+                (sequence, limit)).fetchall()
+
+    def delivered_sequence(self) -> int:
+        """Objects up to this storage sequence number have reached at least one peer."""
+        with self._replica._read() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'delivered'").fetchone()
+        return int(row[0]) if row else 0
+
+    def set_delivered(self, sequence: int) -> None:
+        with self._replica._write() as conn:
+            conn.execute("INSERT INTO meta (key, value) VALUES ('delivered', ?) ON CONFLICT (key) "
+                         "DO UPDATE SET value = MAX(CAST(value AS INTEGER), excluded.value)",
+                         (sequence,))
+
+    def undelivered(self, author: bytes) -> set[bytes]:
+        """Ids of `author`'s objects that no peer has received yet."""
+        with self._replica._read() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'delivered'").fetchone()
+            return {r[0] for r in conn.execute(
+                "SELECT id FROM objects WHERE oid > ? AND author = ?",
+                (int(row[0]) if row else 0, author))}
