@@ -11,8 +11,7 @@ from pathlib import Path
 from analytics.recorder import WHAT_IS_COLLECTED, AnalyticsError, Recorder
 
 from . import _text
-from .chat_commands import _errors
-from .cli import COMMANDS, CLIError, whole_number
+from ._command import CLIError, errors, whole_number
 from .paths import PathError, Paths
 
 
@@ -74,7 +73,7 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
     def add(name: str, handler: Callable, help: str) -> argparse.ArgumentParser:
         p = analytics_sub.add_parser(name, help=help, description=help)
         common(p)
-        p.set_defaults(handler=_errors(_checked(handler)))
+        p.set_defaults(handler=errors(_checked(handler)))
         return p
 
     p = add("enable", cmd_enable, "turn usage analytics on (for this data folder)")
@@ -89,4 +88,3 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="folder for the event files")
 
 
-COMMANDS.append(register)

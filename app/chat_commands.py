@@ -4,65 +4,34 @@ beyond parsing arguments and printing results."""
 from __future__ import annotations
 
 import argparse
-import getpass
-import os
-import sys
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from core.errors import InvalidObject
-from core.identity import IdentityError
 from core.policy import Policy
-from storage import Message, StorageError
+from storage import Message
 
 from . import _text
-from .cli import COMMANDS, CLIError, whole_number
+from ._command import (
+    PASSPHRASE_ENV,
+    CLIError,
+    errors,
+    open_workspace,
+    passphrase,
+    paths_of,
+    print_json,
+    when,
+    whole_number,
+)
 from .names import NickBook, channel_names, lookalike_channel, spelled
-from .paths import PathError, Paths
-from .workspace import Workspace, WorkspaceError, export_identity, import_identity, parse_key
+from .workspace import Workspace, export_identity, import_identity, parse_key
 
-PASSPHRASE_ENV = "HEARTH_PASSPHRASE"
 MAX_LIMIT = 100_000  # messages or results one command prints
 LIMIT = whole_number(1, MAX_LIMIT)
 
 
-def _paths(args: argparse.Namespace) -> Paths:
-    try:
-        return Paths.resolve(args.data, args.workspace)
-    except PathError as exc:
-        raise CLIError(str(exc)) from None
-
-
-def _errors(handler: Callable[[argparse.Namespace], Any]) -> Callable[[argparse.Namespace], Any]:
-    """Turn every expected failure into one line for the person, never a traceback."""
-    def run(args: argparse.Namespace) -> Any:
-        try:
-            return handler(args)
-        except (WorkspaceError, StorageError, IdentityError, InvalidObject, PathError) as exc:
-            raise CLIError(str(exc)) from None
-        except UnicodeError:
-            raise CLIError("an argument is not valid text (check the terminal's encoding)") \
-                from None
-    return run
-
-
-def _open(args: argparse.Namespace) -> Workspace:
-    return Workspace.open(_paths(args))
-
-
-def _print_json(value: Any) -> None:
-    """JSON output: readable Unicode, but nothing a terminal would act on (see app._text)."""
-    print(_text.json_text(value))
-
-
 def _short(key: bytes) -> str:
     return key.hex()[:8]
-
-
-def _when(ts: int) -> str:
-    return datetime.fromtimestamp(ts / 1000).strftime("%Y-%m-%d %H:%M")
 
 
 def _message_json(m: Message) -> dict:
@@ -76,7 +45,7 @@ def _print_messages(ws: Workspace, messages: list[Message], as_json: bool, *,
     its further lines indented, then its id. Nothing a peer wrote starts a line or moves the
     cursor (app._text); an author whose nickname looks like another key's is marked."""
     if as_json:
-        _print_json([_message_json(m) for m in messages])
+        print_json([_message_json(m) for m in messages])
         return
     book = NickBook(ws.replica.nicknames())
     channels = channel_names(ws.id, [c.name for c in ws.channels()]) if channel else {}
@@ -87,27 +56,15 @@ def _print_messages(ws: Workspace, messages: list[Message], as_json: bool, *,
             where = f"#{shown.label if shown else _text.line(m.channel)} "
         warning = book.warning(m.author, m.nick)
         key = _short(m.author) + (f", {warning}" if warning else "")
-        print(f"{_when(m.ts)}  {where}{book.nick(m.author, m.nick)} ({key}): "
+        print(f"{when(m.ts)}  {where}{book.nick(m.author, m.nick)} ({key}): "
               f"{_text.block(m.text)}")
         print(f"    id {m.id.hex()}")
-
-
-def _passphrase(confirm: bool) -> str:
-    value = os.environ.get(PASSPHRASE_ENV)
-    if value is not None:
-        return value
-    if not sys.stdin.isatty():
-        raise CLIError(f"no passphrase: set {PASSPHRASE_ENV} or run in a terminal")
-    value = getpass.getpass("Passphrase: ")
-    if confirm and getpass.getpass("Passphrase again: ") != value:
-        raise CLIError("the passphrases differ")
-    return value
 
 
 # Handlers -----------------------------------------------------------------------------------
 
 def cmd_init(args: argparse.Namespace) -> None:
-    with Workspace.init(_paths(args), args.nick, name=args.name) as ws:
+    with Workspace.init(paths_of(args), args.nick, name=args.name) as ws:
         print(ws.id.hex())
 
 
@@ -116,7 +73,7 @@ def _writer(method: str, *fields: str,
     """A command that writes one object; `new_channel`: it may create args.channel, so a
     name that looks like an existing, different channel needs --force."""
     def handler(args: argparse.Namespace) -> None:
-        with _open(args) as ws:
+        with open_workspace(args) as ws:
             if new_channel and not args.force:
                 _refuse_lookalike(ws, args.channel)
             obj = getattr(ws, method)(*(getattr(args, f) for f in fields))
@@ -139,22 +96,22 @@ def _refuse_lookalike(ws: Workspace, name: str) -> None:
 
 
 def cmd_delete(args: argparse.Namespace) -> None:
-    with _open(args) as ws:
+    with open_workspace(args) as ws:
         print(ws.delete(parse_key(args.id, "the id")).id.hex())
 
 
 def cmd_read(args: argparse.Namespace) -> None:
-    with _open(args) as ws:
+    with open_workspace(args) as ws:
         _print_messages(ws, ws.read(args.channel, limit=args.limit, before=args.before),
                         args.json)
 
 
 def cmd_channels(args: argparse.Namespace) -> None:
-    with _open(args) as ws:
+    with open_workspace(args) as ws:
         rows = ws.channels()
         names = channel_names(ws.id, [c.name for c in rows])
     if args.json:
-        _print_json([{"name": c.name, "topic": c.topic, "members": c.members,
+        print_json([{"name": c.name, "topic": c.topic, "members": c.members,
                       "messages": c.messages} for c in rows])
         return
     for c in rows:
@@ -174,28 +131,28 @@ def _member_line(book: NickBook, key: bytes, nick: str | None) -> str:
 
 
 def cmd_members(args: argparse.Namespace) -> None:
-    with _open(args) as ws:
+    with open_workspace(args) as ws:
         members = ws.members(args.channel)
         book = NickBook(ws.replica.nicknames())
     if args.json:
-        _print_json(_members_json(members))
+        print_json(_members_json(members))
         return
     for m in members:
         print(_member_line(book, m.key, m.nick))
 
 
 def cmd_search(args: argparse.Namespace) -> None:
-    with _open(args) as ws:
+    with open_workspace(args) as ws:
         _print_messages(ws, ws.search(args.query, limit=args.limit), args.json, channel=True)
 
 
 def cmd_state(args: argparse.Namespace) -> None:
-    with _open(args) as ws:
+    with open_workspace(args) as ws:
         state = ws.state(args.channel)
         book = NickBook(ws.replica.nicknames())
         shown = channel_names(ws.id, [c.name for c in ws.channels()]).get(state.channel)
     if args.json:
-        _print_json({
+        print_json({
             "channel": state.channel, "topic": state.topic,
             "members": _members_json(state.members),
             "nicknames": {m.key.hex(): m.nick for m in state.members if m.nick},
@@ -217,15 +174,15 @@ def cmd_policy(args: argparse.Namespace) -> None:
         policy = Policy("allow" if args.allow else "deny", subjects, args.resource, ["append"])
     except (TypeError, ValueError) as exc:
         raise CLIError(str(exc)) from None
-    with _open(args) as ws:
+    with open_workspace(args) as ws:
         print(ws.add_policy(args.channel, policy).id.hex())
 
 
 def cmd_policies(args: argparse.Namespace) -> None:
-    with _open(args) as ws:
+    with open_workspace(args) as ws:
         policies = ws.policies(args.channel)
     if args.json:
-        _print_json([p.to_dict() for p in policies])
+        print_json([p.to_dict() for p in policies])
         return
     if not policies:
         print("no policies: everyone may post everything")
@@ -236,28 +193,28 @@ def cmd_policies(args: argparse.Namespace) -> None:
 
 
 def cmd_admin_grant(args: argparse.Namespace) -> None:
-    with _open(args) as ws:
+    with open_workspace(args) as ws:
         print(ws.grant_admin(parse_key(args.key)).id.hex())
 
 
 def cmd_identity_export(args: argparse.Namespace) -> None:
-    paths = _paths(args)
+    paths = paths_of(args)
     from core.identity import Identity
 
     identity = Identity.load(paths.identity)
-    export_identity(identity, Path(args.file), _passphrase(confirm=True))
+    export_identity(identity, Path(args.file), passphrase(confirm=True))
     print(identity.public_key.hex())
 
 
 def cmd_identity_import(args: argparse.Namespace) -> None:
-    identity = import_identity(_paths(args), Path(args.file), _passphrase(confirm=False))
+    identity = import_identity(paths_of(args), Path(args.file), passphrase(confirm=False))
     print(identity.public_key.hex())
 
 
 def cmd_whoami(args: argparse.Namespace) -> None:
-    with _open(args) as ws:
+    with open_workspace(args) as ws:
         if args.json:
-            _print_json({"key": ws.key.hex(), "nick": ws.nickname(), "workspace": ws.id.hex(),
+            print_json({"key": ws.key.hex(), "nick": ws.nickname(), "workspace": ws.id.hex(),
                          "admin": ws.replica.is_admin(ws.key)})
         else:
             print(f"{_text.line(ws.nickname()) or 'anonymous'}  {ws.key.hex()}")
@@ -272,7 +229,7 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
         common(parser)
         if json_flag:
             parser.add_argument("--json", action="store_true", help="print JSON")
-        parser.set_defaults(handler=_errors(handler))
+        parser.set_defaults(handler=errors(handler))
         return parser
 
     p = add("init", cmd_init, "create your identity (if needed) and a new workspace")
@@ -344,4 +301,3 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
     p.add_argument("file")
 
 
-COMMANDS.append(register)

@@ -9,14 +9,13 @@ from pathlib import Path
 from core.documents import DocumentError
 
 from . import _text
-from .chat_commands import _errors, _open, _print_json, _when
-from .cli import COMMANDS, CLIError
+from ._command import CLIError, errors, open_workspace, print_json, when
 from .documents import Documents
 from .names import NickBook
 
 
 def _docs(args: argparse.Namespace):
-    ws = _open(args)
+    ws = open_workspace(args)
     return ws, Documents(ws)
 
 
@@ -41,14 +40,14 @@ def cmd_list(args) -> None:
         rows = docs.list()
         book = NickBook(ws.replica.nicknames())
     if args.json:
-        _print_json([{"id": d.id, "title": d.title, "creator": d.creator.hex(), "ts": d.ts}
+        print_json([{"id": d.id, "title": d.title, "creator": d.creator.hex(), "ts": d.ts}
                      for d in rows])
         return
     if not rows:
         print("no documents yet: create one with `hearth doc new TITLE`")
     for d in rows:
         print(f"{d.id[:12]}  {_text.line(d.title)}  (by {_who(book, d.creator)}, "
-              f"{_when(d.ts)})")
+              f"{when(d.ts)})")
 
 
 def _who(book: NickBook, key: bytes) -> str:
@@ -86,7 +85,7 @@ def cmd_show(args) -> None:
         heads = [args.at] if args.at else document.heads(args.branch)
         text = document.text(heads)
         if args.json:
-            _print_json({"id": document.id, "title": document.title, "branch": args.branch,
+            print_json({"id": document.id, "title": document.title, "branch": args.branch,
                          "heads": heads, "text": text})
             return
     # The text, line by line, with anything a terminal would act on spelled out (`--json`
@@ -100,11 +99,11 @@ def cmd_history(args) -> None:
         history = docs.open(args.doc).history(args.branch)
         book = NickBook(ws.replica.nicknames())
     if args.json:
-        _print_json([{"id": c.id, "parents": list(c.parents), "author": c.author.hex(),
+        print_json([{"id": c.id, "parents": list(c.parents), "author": c.author.hex(),
                       "ts": c.ts, "kind": c.kind, "merged": list(c.merged)} for c in history])
         return
     for c in history:
-        print(f"{c.id[:12]}  {_when(c.ts)}  {_who(book, c.author)}  {_text.line(c.kind)}"
+        print(f"{c.id[:12]}  {when(c.ts)}  {_who(book, c.author)}  {_text.line(c.kind)}"
               + (f" (merged {', '.join(m[:12] for m in c.merged)})" if c.merged else ""))
 
 
@@ -139,7 +138,7 @@ def cmd_branches(args) -> None:
         document = docs.open(args.doc)
         branches, tags = document.branches(), document.tags()
     if args.json:
-        _print_json({"branches": [{"id": b.id, "name": b.name, "source": b.source,
+        print_json({"branches": [{"id": b.id, "name": b.name, "source": b.source,
                                    "at": list(b.at), "heads": list(b.heads), "main": b.main,
                                    "readable": b.readable} for b in branches], "tags": tags})
         return
@@ -192,7 +191,7 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
             parser.add_argument("doc", metavar="DOC", help="document id, id prefix or title")
         if json_flag:
             parser.add_argument("--json", action="store_true", help="print JSON")
-        parser.set_defaults(handler=_errors(_checked(handler)))
+        parser.set_defaults(handler=errors(_checked(handler)))
         return parser
 
     p = add("new", cmd_new, "create a document", document=False)
@@ -232,4 +231,3 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
     p.add_argument("cap")
 
 
-COMMANDS.append(register)

@@ -9,10 +9,8 @@ import os
 import sys
 from collections.abc import Callable
 
-from .chat_commands import _errors, _paths
-from .cli import COMMANDS, CLIError
+from ._command import LOG_FORMAT, CLIError, errors, node_options, paths_of, peer_addresses
 from .paths import DEFAULT_WORKSPACE, Paths
-from .sync_commands import LOG_FORMAT, _addresses, add_node_options
 
 
 def display_available() -> bool:
@@ -26,7 +24,7 @@ def cmd_gui(args: argparse.Namespace) -> None:
     from .workspace import Workspace, default_nick
 
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
-    paths = _paths(args)
+    paths = paths_of(args)
     # A first run: an identity and a default workspace, then the window asks for a nickname.
     first_run = not workspaces(paths.data) and args.workspace == DEFAULT_WORKSPACE
     if first_run:
@@ -36,7 +34,7 @@ def cmd_gui(args: argparse.Namespace) -> None:
 
     def make_node(target: Paths) -> Node:
         return Node(target, port=args.port, interfaces=args.interface or None,
-                    mdns=not args.no_mdns, peers=_addresses(args.peer), ui="window")
+                    mdns=not args.no_mdns, peers=peer_addresses(args.peer), ui="window")
 
     node = make_node(paths)
     try:
@@ -71,12 +69,11 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
                        description="render the window's views of a demonstration workspace "
                        "to PNG files (offscreen)")
     p.add_argument("--out", required=True, metavar="DIR", help="folder for the PNG files")
-    p.set_defaults(handler=_errors(cmd_screenshot))
+    p.set_defaults(handler=errors(cmd_screenshot))
 
     p = sub.add_parser("gui", help="open the window", description="open the window")
     common(p)
-    add_node_options(p)
-    p.set_defaults(handler=_errors(cmd_gui))
+    node_options(p)
+    p.set_defaults(handler=errors(cmd_gui))
 
 
-COMMANDS.append(register)

@@ -12,30 +12,30 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from sync.peers import AddressError, PeerBook, parse_address
+from sync.peers import PeerBook
 
 from . import _text, sharing
-from .chat_commands import _errors, _paths, _print_json
-from .cli import COMMANDS, PORT, CLIError, seconds
+from ._command import (
+    LOG_FORMAT,
+    CLIError,
+    errors,
+    node_options,
+    paths_of,
+    peer_addresses,
+    print_json,
+    seconds,
+)
 from .invite import InviteError
 
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 MAX_SYNC_S = 24 * 3600.0  # the longest `hearth sync --timeout`
-
-
-def _addresses(values: list[str]) -> list[tuple[str, int]]:
-    try:
-        return [parse_address(v) for v in values]
-    except AddressError as exc:
-        raise CLIError(str(exc)) from None
 
 
 def cmd_serve(args: argparse.Namespace) -> None:
     from .node import Node, NodeError  # imported here: other commands start faster
 
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
-    node = Node(_paths(args), port=args.port, interfaces=args.interface or None,
-                mdns=not args.no_mdns, peers=_addresses(args.peer))
+    node = Node(paths_of(args), port=args.port, interfaces=args.interface or None,
+                mdns=not args.no_mdns, peers=peer_addresses(args.peer))
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
@@ -52,11 +52,11 @@ def cmd_serve(args: argparse.Namespace) -> None:
 
 
 def cmd_sync(args: argparse.Namespace) -> None:
-    (host, port), = _addresses([args.peer])
+    (host, port), = peer_addresses([args.peer])
     if not args.once:
         raise CLIError("only `--once` is supported here; `hearth serve` keeps syncing")
     try:
-        result = sharing.sync_once(_paths(args), host, port, timeout=args.timeout)
+        result = sharing.sync_once(paths_of(args), host, port, timeout=args.timeout)
     except sharing.SyncFailed as exc:
         raise CLIError(str(exc)) from None
     print(f"in sync with {host}:{port}: {result.objects_received} objects in, "
@@ -64,10 +64,10 @@ def cmd_sync(args: argparse.Namespace) -> None:
 
 
 def cmd_peers(args: argparse.Namespace) -> None:
-    paths = _paths(args)
+    paths = paths_of(args)
     records = PeerBook(paths.workspace_dir / "peers.json").as_records()
     if args.json:
-        _print_json(records)
+        print_json(records)
         return
     if not records:
         print("no known peers yet: run `hearth serve` (peers on this network are found "
@@ -83,49 +83,37 @@ def _when(seconds: float | None) -> str:
 
 
 def cmd_invite(args: argparse.Namespace) -> None:
-    print(sharing.invite(_paths(args)).encode())
+    print(sharing.invite(paths_of(args)).encode())
 
 
 def cmd_join_workspace(args: argparse.Namespace) -> None:
     try:
-        workspace_id = sharing.join_workspace(_paths(args), args.code, nick=args.nick)
+        workspace_id = sharing.join_workspace(paths_of(args), args.code, nick=args.nick)
     except InviteError as exc:
         raise CLIError(str(exc)) from None
     print(workspace_id.hex())
 
 
 def cmd_export(args: argparse.Namespace) -> None:
-    count = sharing.export_bundle(_paths(args), Path(args.file), channel=args.channel)
+    count = sharing.export_bundle(paths_of(args), Path(args.file), channel=args.channel)
     print(f"{count} objects written to {args.file}")
 
 
 def cmd_import(args: argparse.Namespace) -> None:
-    counts = sharing.import_bundle(_paths(args), Path(args.file))
+    counts = sharing.import_bundle(paths_of(args), Path(args.file))
     print(_text.json_text(counts, indent=None) if args.json else
           f"{counts['added']} added, {counts['duplicate']} already here, "
           f"{counts['rejected']} rejected")
-
-
-def add_node_options(parser: argparse.ArgumentParser) -> None:
-    """How a running node syncs: what `serve` and `gui` share."""
-    parser.add_argument("--port", type=PORT, default=0,
-                        help="port to listen on, 0 to 65535 (default 0: any free port)")
-    parser.add_argument("--interface", action="append", default=[], metavar="IP",
-                        help="listen and advertise only on this address (repeatable)")
-    parser.add_argument("--no-mdns", action="store_true",
-                        help="do not advertise or browse mDNS")
-    parser.add_argument("--peer", action="append", default=[], metavar="HOST:PORT",
-                        help="also connect to this peer (repeatable)")
 
 
 def register(sub: argparse._SubParsersAction, common: Callable) -> None:
     def add(name: str, handler: Callable, help: str) -> argparse.ArgumentParser:
         parser = sub.add_parser(name, help=help, description=help)
         common(parser)
-        parser.set_defaults(handler=_errors(handler))
+        parser.set_defaults(handler=errors(handler))
         return parser
 
-    add_node_options(add("serve", cmd_serve,
+    node_options(add("serve", cmd_serve,
                          "run a headless node: sync with peers until stopped"))
     p = add("sync", cmd_sync, "reconcile with one peer")
     p.add_argument("--peer", required=True, metavar="HOST:PORT")
@@ -147,4 +135,3 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
-COMMANDS.append(register)
