@@ -328,11 +328,13 @@ class Session:
         key, sig = frame["key"], frame["sig"]
         _require(isinstance(key, bytes) and len(key) == 32, "hello key")
         _require(isinstance(sig, bytes) and len(sig) == 64, "hello sig")
+        # Another version or workspace is no fault of the peer's: it is closed, not penalized.
         if frame["v"] != PROTOCOL_VERSION:
-            raise SessionError(f"peer speaks sync protocol {frame['v']!r}, we speak "
-                               f"{PROTOCOL_VERSION}")
+            self._fail(f"peer speaks sync protocol {frame['v']!r}, we speak {PROTOCOL_VERSION}")
+            return
         if frame["ws"] != self.workspace:
-            raise SessionError("peer is in another workspace with the same secret")
+            self._fail("peer is in another workspace with the same secret")
+            return
         if not verify(key, HELLO_CONTEXT + self._noise.get_handshake_hash(), sig):
             raise SessionError("peer's identity proof does not verify")
         self.peer_key = key

@@ -37,6 +37,21 @@ def test_off_by_default_records_nothing_and_writes_nothing(tmp_path):
     assert rec.take_batch(10) is None
 
 
+def test_activity_while_off_writes_nothing_not_even_the_install_secret(tmp_path):
+    """A merge was hashed before the recorder looked whether analytics were on, which made
+    DATA/analytics/install.key on a computer that never opted in."""
+    from app.activity import Activity
+    from core.identity import Identity
+    from core.objects import build
+
+    rec = Recorder(tmp_path)
+    activity = Activity(rec, lambda ids: [])
+    activity.merged_document(b"\x07" * 32)
+    activity.created(build(Identity.generate(), "post/text", stream=b"\x01" * 32,
+                           body={"channel": "general", "text": "hi"}, ts=1))
+    assert not (tmp_path / "analytics").exists()
+
+
 def test_events_are_schema_valid_hour_truncated_and_keyed(tmp_path):
     clock = Clock()
     rec = Recorder(tmp_path, clock=clock)

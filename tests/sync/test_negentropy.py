@@ -9,7 +9,6 @@ import os
 import random
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -398,10 +397,9 @@ def test_million_items_identical_and_one_difference() -> None:
         for _ in range(1_000_000)
     ]
     full = make_storage(items)
-    start = time.perf_counter()
     transcript, _, _ = reconcile(full, full)
-    assert time.perf_counter() - start < 1.0
-    assert len(transcript) == 2
+    # One round trip of a few hundred bytes (how fast it is: bench/reconcile.py, not a test).
+    assert len(transcript) == 2 and sum(map(len, transcript)) < 512
     transcript, have, need = reconcile(full, make_storage(items[:-1]))
     assert have == [items[-1][1]] and need == []
     assert len(transcript) // 2 <= 3

@@ -594,6 +594,8 @@ def test_a_hello_with_wrong_fields_is_refused(secret, case):
     wire.pump()
     verdict = closed(wire, a)
     assert verdict.error and expected in verdict.reason, verdict
+    # Another version or workspace is refused but not counted against the peer.
+    assert verdict.fault == (case not in ("other version", "other workspace")), verdict
     assert not wire.events(a, Connected)
 
 
