@@ -55,9 +55,11 @@ def cmd_sync(args: argparse.Namespace) -> None:
     (host, port), = peer_addresses([args.peer])
     if not args.once:
         raise CLIError("only `--once` is supported here; `hearth serve` keeps syncing")
+    from sync.service import SyncFailed  # imported here: other commands start without aiohttp
+
     try:
         result = sharing.sync_once(paths_of(args), host, port, timeout=args.timeout)
-    except sharing.SyncFailed as exc:
+    except SyncFailed as exc:
         raise CLIError(str(exc)) from None
     print(f"in sync with {host}:{port}: {result.objects_received} objects in, "
           f"{result.objects_sent} out, {result.rounds} rounds, {result.ms:.0f} ms")

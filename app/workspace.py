@@ -118,21 +118,39 @@ class Workspace:
     def init(cls, paths: Paths, nick: str, *, name: str | None = None,
              clock: Callable[[], float] = time.time) -> Workspace:
         """Create the identity (if this data folder has none), the genesis and the replica."""
-        if paths.replica.exists():
-            raise WorkspaceError(
-                f"workspace {paths.workspace!r} already exists in {paths.data}")
-        kinds.check_name(nick, "nickname", kinds.MAX_NICK)
-        identity = load_or_create_identity(paths)
+        identity = cls._prepare(paths, nick)
         genesis = build(identity, "workspace/genesis", stream=kinds.GENESIS_STREAM,
                         body={"name": name or paths.workspace, "nonce": os.urandom(16)},
                         ts=int(clock() * 1000))
-        _write_private(paths.secret, os.urandom(SECRET_SIZE))
-        replica = Replica.create(paths.replica, genesis.id, identity.public_key, clock=clock)
-        workspace = cls(paths, identity, replica, clock)
-        workspace._ingest(genesis)
-        workspace.nick(nick)
-        workspace.join(DEFAULT_CHANNEL)
-        return workspace
+        return cls.create(paths, nick, secret=os.urandom(SECRET_SIZE), workspace=genesis.id,
+                          root=identity.public_key, genesis=genesis, clock=clock)
+
+    @classmethod
+    def create(cls, paths: Paths, nick: str | None, *, secret: bytes, workspace: bytes,
+               root: bytes, genesis: Object | None = None,
+               clock: Callable[[], float] = time.time) -> Workspace:
+        """This computer's replica of workspace `workspace` (a new one with its `genesis`, or
+        one joined by invite, whose genesis arrives by sync): the identity if the data folder
+        has none, the secret, the replica, then my nickname and the default channel."""
+        identity = cls._prepare(paths, nick)
+        _write_private(paths.secret, secret)
+        replica = Replica.create(paths.replica, workspace, root, clock=clock)
+        ws = cls(paths, identity, replica, clock)
+        if genesis is not None:
+            ws._ingest(genesis)
+        if nick:
+            ws.nick(nick)
+        ws.join(DEFAULT_CHANNEL)
+        return ws
+
+    @staticmethod
+    def _prepare(paths: Paths, nick: str | None) -> Identity:
+        if paths.replica.exists():
+            raise WorkspaceError(f"workspace {paths.workspace!r} already exists in "
+                                 f"{paths.data}; choose another --workspace name")
+        if nick is not None:
+            kinds.check_name(nick, "nickname", kinds.MAX_NICK)
+        return load_or_create_identity(paths)
 
     @classmethod
     def open(cls, paths: Paths, *, clock: Callable[[], float] = time.time) -> Workspace:

@@ -457,6 +457,43 @@ class Replica:
                 (kinds.channel_key(channel),)).fetchall()
         return [(i, a, t, [Policy.from_dict(p) for p in loads(b)]) for i, a, t, b in rows]
 
+    # Bundles -----------------------------------------------------------------------------------
+
+    def set_cache_size(self, kib: int) -> None:
+        """This connection's page cache (a node keeps 64 MiB; a one-off bulk job needs less)."""
+        with self._lock:
+            self.conn.execute(f"PRAGMA cache_size = -{int(kib)}")
+
+    @contextmanager
+    def export(self, channel: str | None = None) -> Iterator[tuple[int, Iterator[bytes],
+                                                                   Iterator[bytes]]]:
+        """(count, ids, raws) of the objects to export, oldest first, from one read snapshot:
+        every object, or a channel's with what makes it readable elsewhere (the workspace
+        stream: genesis, admins, policies; and everyone's nicknames)."""
+        where, params = "", ()
+        if channel is not None:
+            stream = kinds.channel_stream(self.workspace.id, channel)
+            where = "WHERE stream IN (?, ?) OR type = 'post/info' OR id = ?"
+            params = (stream, self.workspace.id, self.workspace.id)
+        with self._lock:
+            conn = self.conn
+            conn.execute("BEGIN")  # one snapshot: the count, the ids and the objects agree
+            try:
+                if channel is not None and conn.execute(
+                        "SELECT 1 FROM objects WHERE stream = ? LIMIT 1", (stream,)).fetchone() \
+                        is None:
+                    raise NotFound(f"no channel {channel!r} in this replica")
+                count = conn.execute(f"SELECT COUNT(*) FROM objects {where}",
+                                     params).fetchone()[0]
+
+                def column(name: str) -> Iterator[bytes]:
+                    query = f"SELECT {name} FROM objects {where} ORDER BY ts, id"
+                    return (row[0] for row in conn.execute(query, params))
+
+                yield count, column("id"), column("raw")
+            finally:
+                conn.execute("ROLLBACK")  # it only read; this also ends a query left half-read
+
     # For tests and sync ------------------------------------------------------------------------
 
     def digest(self) -> str:

@@ -40,6 +40,30 @@ DIAL_INTERVAL_S = 0.5
 WATCH_INTERVAL_S = 0.2  # how often another process's writes are looked for
 ANNOUNCE_BATCH = 5000
 STOP_TIMEOUT_S = 5.0
+ONCE_ROUNDS = 4  # a one-off sync: a first round moves the differences, the next proves none left
+
+
+class SyncFailed(Exception):
+    """A one-off sync could not finish; the message says why, in one line."""
+
+
+@dataclass(frozen=True)
+class OnceResult:
+    peer_key: bytes
+    rounds: int
+    objects_sent: int
+    objects_received: int
+    ms: float
+
+
+def unreachable(exc: BaseException) -> str:
+    """Why a peer could not be reached, as a person would say it ("connection refused")."""
+    cause = getattr(exc, "os_error", None) or exc
+    if isinstance(cause, TimeoutError):
+        return "timed out"
+    if isinstance(cause, OSError) and cause.strerror:
+        return cause.strerror[:1].lower() + cause.strerror[1:]
+    return type(cause).__name__
 
 
 @dataclass(frozen=True)
@@ -84,6 +108,7 @@ class SyncService:
         self._data_version = self.replica.data_version()
         self._stopping = False
         self.blocked: set[bytes] = set()
+        self._once: dict[str, int | None] = {}  # one-off syncs by address: rounds when done
 
     # Lifecycle ------------------------------------------------------------------------------
 
@@ -139,6 +164,38 @@ class SyncService:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
+
+    async def async_sync_once(self, host: str, port: int, *, timeout: float) -> OnceResult:
+        """Reconcile with one peer until a round finds nothing to move, without listening or
+        discovering (`hearth sync --once`); the peer is remembered. Raises SyncFailed."""
+        peer = self.add_peer(host, port)
+        self._once[peer.address] = None
+        started = time.monotonic()
+        try:
+            async with aiohttp.ClientSession() as http:
+                try:
+                    ws = await conn_mod.connect(http, host, port)
+                except (TimeoutError, OSError, aiohttp.ClientError) as exc:
+                    raise SyncFailed(f"cannot reach {peer.address}: {unreachable(exc)}") from None
+                try:
+                    closed = await asyncio.wait_for(
+                        self._serve(ws, initiator=True, address=peer.address, peer=peer),
+                        timeout)
+                except TimeoutError:
+                    raise SyncFailed(f"timed out after {timeout:g} s syncing with "
+                                     f"{peer.address}") from None
+            rounds = self._once.get(peer.address)
+            if rounds is None:
+                if peer.key is None:
+                    raise SyncFailed(f"handshake refused by {peer.address}: {closed.reason}")
+                raise SyncFailed(f"sync with {peer.address} did not finish: {closed.reason}")
+            return OnceResult(bytes.fromhex(peer.key), rounds,
+                              peer.stats.get("objects_sent", 0),
+                              peer.stats.get("objects_received", 0),
+                              (time.monotonic() - started) * 1000)
+        finally:
+            self._once.pop(peer.address, None)
+            self.peers.save()
 
     # Peers ----------------------------------------------------------------------------------
 
@@ -266,13 +323,23 @@ class SyncService:
             self.on_event(SyncEvent("synced", {"peer": session.peer_key, "have": event.have,
                                                "need": event.need}))
             self._delivered(self.replica.outbox.last_sequence())
+            if connection.address in self._once:
+                if event.have == 0 and event.need == 0:
+                    self._once[connection.address] = event.round
+                    session.close("in sync")
+                elif event.round >= ONCE_ROUNDS:
+                    session.close("still differing")
+                else:
+                    session.reconcile(time.monotonic())
         elif isinstance(event, Closed):
             if event.fault:
                 self.guard.fault(connection.address.rpartition(":")[0], session.peer_key,
                                  time.monotonic())
             stats = session.stats
             who = session.peer_key.hex()[:12] if session.peer_key else "?"
-            (log.warning if event.error else log.info)(
+            # A one-off sync says how it ended itself (SyncFailed); a node's log says it here.
+            loud = event.error and connection.address not in self._once
+            (log.warning if loud else log.info)(
                 "sync session with %s (%s): %d rounds, %d B out, %d B in, %d objects out, "
                 "%d in, %.0f ms; ended: %s", who, connection.address, stats.rounds,
                 stats.bytes_sent, stats.bytes_received, stats.objects_sent,
