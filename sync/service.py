@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -61,8 +62,10 @@ def unreachable(exc: BaseException) -> str:
     cause = getattr(exc, "os_error", None) or exc
     if isinstance(cause, TimeoutError):
         return "timed out"
-    if isinstance(cause, OSError) and cause.strerror:
-        return cause.strerror[:1].lower() + cause.strerror[1:]
+    if isinstance(cause, OSError) and (cause.errno or cause.strerror):
+        # asyncio's strerror is "Connect call failed (...)"; the errno says what happened.
+        text = os.strerror(cause.errno) if cause.errno else cause.strerror
+        return text[:1].lower() + text[1:]
     return type(cause).__name__
 
 
