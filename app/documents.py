@@ -118,14 +118,7 @@ class Documents:
     def save(self, document: Document, *, cache: list[str] = ()) -> list[Object]:
         """Ingest what `document` created, keep its keys, and cache the branches' states."""
         new = document.drain()
-        if new:
-            results = self.ws.replica.ingest(new)
-            bad = [r for r in results if r.status == "rejected"]
-            if bad:  # pragma: no cover - build() only makes valid objects
-                raise WorkspaceError(f"object rejected: {bad[0].message}")
-            if self.ws.on_created is not None:
-                for obj in new:
-                    self.ws.on_created(obj)
+        self.ws.add_own(new)
         self.ws.replica.documents.save_branch_keys(document.keys())
         for branch in cache:
             snapshot = document.snapshot(branch)

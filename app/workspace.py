@@ -180,12 +180,20 @@ class Workspace:
 
     # Writing ----------------------------------------------------------------------------------
 
-    def _ingest(self, obj: Object) -> Object:
-        result = self.replica.ingest([obj])[0]
-        if result.status is Status.REJECTED:  # pragma: no cover - build() checks validity
-            raise WorkspaceError(f"object rejected: {result.message}")
+    def add_own(self, objects: list[Object]) -> None:
+        """The one path for objects made here (chat posts, documents' commits and branches):
+        ingest them in one transaction, then tell the Node (sync push, window, analytics)."""
+        if not objects:
+            return
+        bad = [r for r in self.replica.ingest(objects) if r.status is Status.REJECTED]
+        if bad:  # pragma: no cover - authored() and build() only make valid objects
+            raise WorkspaceError(f"object rejected: {bad[0].message}")
         if self.on_created is not None:
-            self.on_created(obj)
+            for obj in objects:
+                self.on_created(obj)
+
+    def _ingest(self, obj: Object) -> Object:
+        self.add_own([obj])
         return obj
 
     def publish(self, kind: str, stream: bytes, body: dict) -> Object:
