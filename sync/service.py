@@ -27,6 +27,7 @@ from .connection import Connection
 from .discovery import Discovery
 from .peers import Peer, PeerBook
 from .session import (
+    RECONCILE_INTERVAL_S,
     Closed,
     Connected,
     ObjectsReceived,
@@ -40,6 +41,8 @@ log = logging.getLogger(__name__)
 DIAL_INTERVAL_S = 0.5
 WATCH_INTERVAL_S = 0.2  # how often another process's writes are looked for
 ANNOUNCE_BATCH = 5000
+# Stopping: connections get their close (connection.CLOSE_TIMEOUT_S) and the mDNS goodbye
+# (discovery.CLOSE_TIMEOUT_S) inside this; the Node's STOP_TIMEOUT_S covers all three.
 STOP_TIMEOUT_S = 5.0
 ONCE_ROUNDS = 4  # a one-off sync: a first round moves the differences, the next proves none left
 
@@ -85,7 +88,8 @@ class SyncService:
                  interfaces: list[str] | None = None, mdns: bool = True,
                  peers: PeerBook | None = None,
                  on_event: Callable[[SyncEvent], None] | None = None,
-                 reconcile_interval: float | None = 30.0, guard: Guard | None = None):
+                 reconcile_interval: float | None = RECONCILE_INTERVAL_S,
+                 guard: Guard | None = None):
         self.replica = replica
         self.identity = identity
         self.secret = secret

@@ -66,6 +66,10 @@ NEG_FRAME_LIMIT = 512 * 1024
 # message can cost the event loop (about 60 ms on a 2-core laptop); more is refused.
 NEG_MAX_RANGES = 2048
 
+# How the timeouts relate (tests/test_timeouts.py checks it): a quiet peer is pinged twice
+# before it counts as silent (PING_INTERVAL_S * 2 < IDLE_TIMEOUT_S), a reply may take as long as
+# the socket may take to accept a frame (sync.connection.SEND_TIMEOUT_S), and an honest dialler
+# completes its handshake well within what the acceptor allows (HANDSHAKE_TIMEOUT_S).
 HANDSHAKE_TIMEOUT_S = 10.0
 REPLY_TIMEOUT_S = 30.0
 PING_INTERVAL_S = 15.0
