@@ -1,1 +1,1 @@
-"""Hearth analytics layer (see DESIGN.md, "Layers")."""
+"""Hearth analytics layer (see docs/ARCHITECTURE.md, "Layers")."""

@@ -1,1 +1,1 @@
-"""Hearth app layer (see DESIGN.md, "Layers")."""
+"""Hearth app layer (see docs/ARCHITECTURE.md, "Layers")."""

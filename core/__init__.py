@@ -1,1 +1,1 @@
-"""Hearth core layer (see DESIGN.md, "Layers")."""
+"""Hearth core layer (see docs/ARCHITECTURE.md, "Layers")."""

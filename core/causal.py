@@ -1,4 +1,4 @@
-"""Causal order inside a set of objects (DESIGN.md "Objects", causal order).
+"""Causal order inside a set of objects (docs/ARCHITECTURE.md "Objects", causal order).
 
 An object comes after everything it links to; concurrent objects are ordered by `ts`, then by
 id. Links to objects that are not in the set (missing or deleted) are ignored, so the order is a
@@ -11,7 +11,7 @@ import heapq
 from collections.abc import Iterable
 from typing import Protocol
 
-# Objects dated further ahead than this are hidden until their time comes (DESIGN.md,
+# Objects dated further ahead than this are hidden until their time comes (docs/ARCHITECTURE.md,
 # "Chat kinds"). Authors neither link to nor date after them: a far-future object must not
 # drag every later object of its stream into the future with it.
 HORIZON_MS = 7 * 24 * 3600 * 1000

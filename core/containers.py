@@ -1,11 +1,11 @@
-"""Order-independent containers (CRDTs) from the distributed-mutable-containers seed.
+"""Order-independent containers (CRDTs) from the Distributed Mutable Containers specification (DMC).
 
 Each container's state is a function of the *set* of operations it has received: any order and
 any repetition give the same state. An operation carries `op_id`, the id of the signed object that
 carried it (unique per operation), and `author`, the public key that signed it. Checking the
 signature is the caller's job; these containers only decide which signed operations count.
 
-Authorization (seed 4.6, 4.7; DESIGN.md "Who may do what"): a container may be given an
+Authorization (DMC 4.6, 4.7; docs/ARCHITECTURE.md "Who may do what"): a container may be given an
 `AuthorizedKeys`; then only operations by authorized keys count. Operations by other keys are kept
 aside per author and count as soon as a grant for their author arrives, so grants and operations
 may arrive in any order. Without an `AuthorizedKeys` anyone may write.
@@ -23,7 +23,7 @@ _MISSING = object()
 
 @dataclass(frozen=True)
 class Grant:
-    """Authorize `key` for a container (seed 4.6, dmc:AddKey); counts only if `author` is root."""
+    """Authorize `key` for a container (DMC 4.6, dmc:AddKey); counts only if `author` is root."""
 
     op_id: bytes
     author: bytes
@@ -32,7 +32,7 @@ class Grant:
 
 @dataclass(frozen=True)
 class Add:
-    """Add `element` to an OR-set (seed 5.1.3, dmc:Add)."""
+    """Add `element` to an OR-set (DMC 5.1.3, dmc:Add)."""
 
     op_id: bytes
     author: bytes
@@ -41,7 +41,7 @@ class Add:
 
 @dataclass(frozen=True)
 class Remove:
-    """Remove the elements added by the Adds whose op ids are in `removes` (seed 5.1.3)."""
+    """Remove the elements added by the Adds whose op ids are in `removes` (DMC 5.1.3)."""
 
     op_id: bytes
     author: bytes
@@ -53,7 +53,7 @@ class Remove:
 
 @dataclass(frozen=True)
 class Update:
-    """Set an LWW register to `value` at timestamp `ts` (seed 5.2.3, dmc:Update)."""
+    """Set an LWW register to `value` at timestamp `ts` (DMC 5.2.3, dmc:Update)."""
 
     op_id: bytes
     author: bytes
@@ -62,7 +62,7 @@ class Update:
 
 
 class AuthorizedKeys:
-    """The authorized keys of a container (seed 4.6 "Authorized Keys", 4.6.1 "Revocation").
+    """The authorized keys of a container (DMC 4.6 "Authorized Keys", 4.6.1 "Revocation").
 
     A key is authorized iff it is the root, or a Grant for it was authored by the root. Grants by
     any other key (even a granted one) grant nothing, and there is no revocation, so the set only
@@ -137,7 +137,7 @@ class _Container:
 
 
 class ORSet(_Container):
-    """Observed-Remove Set (seed 5.1.1 and the `setMember` program of 5.1.4; Shapiro et al.).
+    """Observed-Remove Set (DMC 5.1.1 and the `setMember` program of 5.1.4; Shapiro et al.).
 
     Members are the elements of authorized Adds that no authorized Remove names. A Remove names
     Add op ids, so it removes only the adds its author had observed: a concurrent Add of the same
@@ -185,7 +185,7 @@ class ORSet(_Container):
 
 
 class LWWRegister(_Container):
-    """Last-Writer-Wins Register (seed 5.2.1 and the `registerValue` program of 5.2.4).
+    """Last-Writer-Wins Register (DMC 5.2.1 and the `registerValue` program of 5.2.4).
 
     The value is that of the authorized Update with the greatest (ts, op_id): equal timestamps
     are broken by op id, larger wins, so every replica picks the same update.

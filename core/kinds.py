@@ -1,6 +1,6 @@
 """Every object kind of format version 1, and the shape its body must have.
 
-Streams (see DESIGN.md "Objects"): a channel's stream is `channel_stream(workspace, name)`; a
+Streams (see docs/ARCHITECTURE.md "Objects"): a channel's stream is `channel_stream(workspace, name)`; a
 profile's is `profile_stream(author)`; the workspace stream is the genesis id; a document's root
 branch stream is its `doc/root` id; a branch's stream is its `doc/branch` id. Which stream an
 object must be in is a visibility question (storage), not validity.

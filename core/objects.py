@@ -3,7 +3,7 @@
 Envelope (canonical CBOR map): `v` format version, `type` kind, `author` Ed25519 public key,
 `ts` claimed time in ms, `stream` the stream it belongs to, `links` ids of the stream heads the
 author knew, `body` kind-specific map, `sig` Ed25519 over the canonical encoding of the map
-without `sig`. The id is the BLAKE2b-256 of the full signed encoding. See DESIGN.md "Objects".
+without `sig`. The id is the BLAKE2b-256 of the full signed encoding. See docs/ARCHITECTURE.md "Objects".
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """Access policies and their evaluation.
 
-The rule comes from the streams-and-policies seed ("Access control policy", "Evaluation") as
-restated in DESIGN.md ("Who may do what"): a policy matches a request when each of its parameters
-(subjects, resources, actions) is empty or contains the request's value; among the matching
-policies the one with the most explicitly matched (non-empty) parameters decides, and between
-equally specific ones the later policy in the list decides; when no policy matches, or there are
-no policies, the action is allowed.
+The rule comes from the streams-and-access-policies model ("Access control policy",
+"Evaluation") as restated in docs/ARCHITECTURE.md ("Who may do what"): a policy matches a request
+when each of its parameters (subjects, resources, actions) is empty or contains the request's
+value; among the matching policies the one with the most explicitly matched (non-empty)
+parameters decides, and between equally specific ones the later policy in the list decides;
+when no policy matches, or there are no policies, the action is allowed.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class Policy:
     """One access policy: `effect` ("allow" or "deny") for the requests it matches.
 
     Each parameter is a set of strings; an empty parameter matches any value. Subjects are keys,
-    resources are post kinds and actions are e.g. "append" (DESIGN.md, "Who may do what").
+    resources are post kinds and actions are e.g. "append" (docs/ARCHITECTURE.md, "Who may do what").
     """
 
     effect: str
@@ -79,7 +79,7 @@ class Policy:
     def from_dict(cls, d: Any) -> Policy:
         """Inverse of `to_dict`; raises ValueError with a readable message on a wrong shape.
 
-        Missing parameters mean "any" (the seed marks them optional); unknown keys are rejected,
+        Missing parameters mean "any" (the model marks them optional); unknown keys are rejected,
         since ignoring a parameter we do not understand would widen the policy.
         """
         if not isinstance(d, Mapping):

@@ -1,1 +1,1 @@
-"""Hearth sync layer (see DESIGN.md, "Layers")."""
+"""Hearth sync layer (see docs/ARCHITECTURE.md, "Layers")."""

@@ -1,4 +1,4 @@
-"""A sync session with one peer, as a pure state machine (DESIGN.md "Sync").
+"""A sync session with one peer, as a pure state machine (docs/ARCHITECTURE.md "Sync").
 
 Bytes and `now` go in (`receive`, `handle_timer`); bytes, a timer deadline and events come out
 (`data_to_send`, `get_timer`, `next_event`). The asyncio layer (sync.connection) only moves

@@ -16,10 +16,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Third-party packages by import name (pynacl is `nacl`, sqlite-utils `sqlite_utils`,
-# noiseprotocol `noise`, PySide6 `PySide6`).
+# Third-party packages by import name (pynacl is `nacl`, noiseprotocol `noise`).
 CORE = {"core", "nacl", "cbor2", "pycrdt"}
-STORAGE = {"storage", "core", "sqlite_utils", "cbor2"}  # cbor2 frames the verify helper's pipe
+STORAGE = {"storage", "core", "cbor2"}  # cbor2 frames the verify helper's pipe
 SYNC = {"sync", "core", "storage", "aiohttp", "zeroconf", "noise", "ifaddr"}
 ANALYTICS = {"analytics", "core", "aiohttp", "jsonschema", "pyspark", "matplotlib", "numpy"}
 ALLOWED = {

@@ -1,1 +1,1 @@
-"""Hearth ui layer (see DESIGN.md, "Layers")."""
+"""Hearth ui layer (see docs/ARCHITECTURE.md, "Layers")."""

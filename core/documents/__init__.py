@@ -1,4 +1,4 @@
-"""Documents: repos of branches whose content is a pycrdt (Yjs) text (DESIGN.md "Documents").
+"""Documents: repos of branches whose content is a pycrdt (Yjs) text (docs/ARCHITECTURE.md "Documents").
 
 A document is its signed objects (core.kinds documents the bodies):
 - `doc/root` (its id is the document's id) names the title and first editors;
