@@ -31,6 +31,7 @@ from .session import (
     Closed,
     Connected,
     ObjectsReceived,
+    PeerReconciled,
     ReconcileComplete,
     Session,
 )
@@ -338,6 +339,9 @@ class SyncService:
                     session.close("still differing")
                 else:
                     session.reconcile(time.monotonic())
+        elif isinstance(event, PeerReconciled):  # a peer that dialled us has all we had
+            self.on_event(SyncEvent("synced", {"peer": session.peer_key, "have": 0, "need": 0}))
+            self._delivered(self.replica.outbox.last_sequence())
         elif isinstance(event, Closed):
             if event.fault:
                 self.guard.fault(connection.address.rpartition(":")[0], session.peer_key,

@@ -15,6 +15,7 @@ maps of at most MAX_FRAME bytes:
     want  {ids}               ids the sender lacks
     objs  {raws}              objects (answers to want, the sender's extras, live pushes)
     done  {}                  ends the answer to one want (ids no longer held are left out)
+    synced {r}                the initiator's round r is over: it holds all the responder held
     ping  {} / pong {}        keep-alive
     bye   {reason}
 
@@ -105,13 +106,21 @@ class ReconcileComplete:
 
 
 @dataclass(frozen=True)
+class PeerReconciled:
+    """(Responder) the peer finished round `round` with us: it holds everything we held when
+    the round began, so our objects up to then have reached it."""
+
+    round: int
+
+
+@dataclass(frozen=True)
 class Closed:
     reason: str
     error: bool
     fault: bool = False  # the peer sent what this protocol never sends (not a timeout)
 
 
-Event = Connected | ObjectsReceived | ReconcileComplete | Closed
+Event = Connected | ObjectsReceived | ReconcileComplete | PeerReconciled | Closed
 
 
 @dataclass
@@ -378,7 +387,7 @@ class Session:
             return
         _require(self.state == "open", f"{kind} before hello")
         handler = {"neg": self._on_neg, "want": self._on_want, "objs": self._on_objs,
-                   "done": self._on_done, "ping": self._on_ping, "pong": self._on_pong,
+                   "done": self._on_done, "synced": self._on_synced, "ping": self._on_ping, "pong": self._on_pong,
                    "bye": self._on_bye}.get(kind)
         if handler is None:
             raise SessionError(f"unknown frame type {kind!r}")
@@ -465,6 +474,7 @@ class Session:
         self._deadline = None
         self._events.append(ReconcileComplete(rnd.number, rnd.messages, len(rnd.have),
                                               rnd.need_total))
+        self._send_frame({"t": "synced", "r": rnd.number})
         if self.reconcile_interval is not None:
             self._next_round = now + self.reconcile_interval
 
@@ -484,6 +494,11 @@ class Session:
         self.mark_known([object_id(raw) for raw in raws])
         if raws:
             self._events.append(ObjectsReceived(raws))
+
+    def _on_synced(self, frame: dict, now: float) -> None:
+        _require(frame.keys() == {"t", "r"} and isinstance(frame["r"], int)
+                 and not self.initiator, "synced")
+        self._events.append(PeerReconciled(frame["r"]))
 
     def _on_done(self, frame: dict, now: float) -> None:
         _require(frame.keys() == {"t"}, "done fields")
