@@ -101,12 +101,16 @@ def paths_of(args: argparse.Namespace) -> Paths:
         raise CLIError(str(exc)) from None
 
 
-def errors(handler: Callable[[argparse.Namespace], Any]) -> Callable[[argparse.Namespace], Any]:
-    """Turn every expected failure into one line for the person, never a traceback."""
+def errors(handler: Callable[[argparse.Namespace], Any],
+           *also: type[Exception]) -> Callable[[argparse.Namespace], Any]:
+    """Turn every expected failure (and the `also` errors of a command family) into one line
+    for the person, never a traceback."""
+    expected = (WorkspaceError, StorageError, IdentityError, InvalidObject, PathError, *also)
+
     def run(args: argparse.Namespace) -> Any:
         try:
             return handler(args)
-        except (WorkspaceError, StorageError, IdentityError, InvalidObject, PathError) as exc:
+        except expected as exc:
             raise CLIError(str(exc)) from None
         except UnicodeError:
             raise CLIError("an argument is not valid text (check the terminal's encoding)") \

@@ -22,14 +22,6 @@ def _recorder(args: argparse.Namespace) -> Recorder:
         raise CLIError(str(exc)) from None
 
 
-def _checked(handler: Callable[[argparse.Namespace], None]) -> Callable[[argparse.Namespace], None]:
-    def run(args: argparse.Namespace) -> None:
-        try:
-            handler(args)
-        except AnalyticsError as exc:
-            raise CLIError(str(exc)) from None
-    return run
-
 
 def cmd_enable(args: argparse.Namespace) -> None:
     _recorder(args).enable(args.collector)
@@ -73,7 +65,7 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
     def add(name: str, handler: Callable, help: str) -> argparse.ArgumentParser:
         p = analytics_sub.add_parser(name, help=help, description=help)
         common(p)
-        p.set_defaults(handler=errors(_checked(handler)))
+        p.set_defaults(handler=errors(handler, AnalyticsError))
         return p
 
     p = add("enable", cmd_enable, "turn usage analytics on (for this data folder)")

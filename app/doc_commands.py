@@ -19,14 +19,6 @@ def _docs(args: argparse.Namespace):
     return ws, Documents(ws)
 
 
-def _checked(handler: Callable[[argparse.Namespace], None]) -> Callable:
-    def run(args: argparse.Namespace) -> None:
-        try:
-            handler(args)
-        except DocumentError as exc:
-            raise CLIError(str(exc)) from None
-    return run
-
 
 def cmd_new(args) -> None:
     ws, docs = _docs(args)
@@ -191,7 +183,7 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
             parser.add_argument("doc", metavar="DOC", help="document id, id prefix or title")
         if json_flag:
             parser.add_argument("--json", action="store_true", help="print JSON")
-        parser.set_defaults(handler=errors(_checked(handler)))
+        parser.set_defaults(handler=errors(handler, DocumentError))
         return parser
 
     p = add("new", cmd_new, "create a document", document=False)

@@ -135,21 +135,19 @@ def _head(major: int, value: int) -> bytes:
 def _bundle_parts(workspace: bytes, count: int, ids: Iterable[bytes],
                   raws: Iterable[bytes]) -> Iterator[bytes]:
     """The canonical encoding of the bundle map, in pieces (see "Bundles" above)."""
+    def items(values: Iterable[bytes]) -> Iterator[bytes]:
+        written = 0
+        for value in values:
+            written += 1
+            yield dumps(value)
+        if written != count:
+            raise WorkspaceError("the replica changed during the export; try again")
+
     yield _head(_MAP, len(_KEYS)) + dumps("v") + dumps(BUNDLE_VERSION) \
         + dumps("ids") + _head(_ARRAY, count)
-    written = 0
-    for oid in ids:
-        written += 1
-        yield dumps(oid)
-    if written != count:
-        raise WorkspaceError("the replica changed during the export; try again")
+    yield from items(ids)
     yield dumps("kind") + dumps(BUNDLE_KIND) + dumps("objects") + _head(_ARRAY, count)
-    written = 0
-    for raw in raws:
-        written += 1
-        yield dumps(raw)
-    if written != count:
-        raise WorkspaceError("the replica changed during the export; try again")
+    yield from items(raws)
     yield dumps("workspace") + dumps(workspace)
 
 

@@ -139,23 +139,14 @@ class Negentropy:
 
     @classmethod
     def resume_client(
-        cls,
-        storage: NegentropyStorage,
-        frame_size_limit: int = 0,
-        *,
-        buckets: int = DEFAULT_BUCKETS,
-        id_list_threshold: int = DEFAULT_ID_LIST_THRESHOLD,
-        max_ranges: int = 0,
+        cls, storage: NegentropyStorage, frame_size_limit: int = 0, **params: int
     ) -> Negentropy:
         """A client for a reconciliation initiated by another instance.
 
         V1 keeps no state between messages, so a client may be rebuilt for each server reply
         (the reference's ``setInitiator``).
         """
-        negentropy = cls(
-            storage, frame_size_limit, buckets=buckets, id_list_threshold=id_list_threshold,
-            max_ranges=max_ranges,
-        )
+        negentropy = cls(storage, frame_size_limit, **params)
         negentropy._is_initiator = True
         return negentropy
 

@@ -66,6 +66,8 @@ NEG_FRAME_LIMIT = 512 * 1024
 # Ranges per negentropy message, both ways: each costs an index look-up, so this bounds what one
 # message can cost the event loop (about 60 ms on a 2-core laptop); more is refused.
 NEG_MAX_RANGES = 2048
+NEG_PARAMS = {"buckets": NEG_BUCKETS, "id_list_threshold": NEG_ID_LIST_THRESHOLD,
+              "max_ranges": NEG_MAX_RANGES}
 
 # How the timeouts relate (tests/test_timeouts.py checks it): a quiet peer is pinged twice
 # before it counts as silent (PING_INTERVAL_S * 2 < IDLE_TIMEOUT_S), a reply may take as long as
@@ -424,10 +426,8 @@ class Session:
                  "unexpected reconciliation reply")
         rnd.messages += 1
         with self.store.snapshot() as storage:
-            step = Negentropy.resume_client(
-                storage, self.frame_size_limit, buckets=NEG_BUCKETS,
-                id_list_threshold=NEG_ID_LIST_THRESHOLD,
-                max_ranges=NEG_MAX_RANGES).reconcile_client(frame["m"])
+            step = Negentropy.resume_client(storage, self.frame_size_limit,
+                                            **NEG_PARAMS).reconcile_client(frame["m"])
         # With a frame size limit one id can come back in two steps: count and ask once.
         fresh_have = [i for i in step.have if i not in rnd.seen]
         fresh_need = [i for i in step.need if i not in rnd.seen]
@@ -447,8 +447,7 @@ class Session:
         self._maybe_finish_round(now)
 
     def _negentropy(self, storage) -> Negentropy:
-        return Negentropy(storage, self.frame_size_limit, buckets=NEG_BUCKETS,
-                          id_list_threshold=NEG_ID_LIST_THRESHOLD, max_ranges=NEG_MAX_RANGES)
+        return Negentropy(storage, self.frame_size_limit, **NEG_PARAMS)
 
     def _send_neg(self, message: bytes, now: float) -> None:
         assert self._round is not None
