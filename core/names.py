@@ -4,7 +4,7 @@ A skeleton is for comparing, never for showing: two names whose skeletons are eq
 alike ("alice", "аlice" with a Cyrillic а, "al\u200dice" with a zero-width joiner, "aIice"
 with a capital I). The steps: NFKC (fullwidth and other compatibility forms), NFD, drop the
 default-ignorable code points (zero-width joiners, bidi marks, variation selectors, ...), map
-each character to its prototype from confusables.txt (core/_confusables.py, generated from the
+each character to its prototype from confusables.txt (core/confusables.txt, generated from the
 confusable-homoglyphs package's copy of Unicode's data), NFD again, until nothing changes.
 
 TS #39 skeletons keep case ("I" looks like "l", "i" does not), while names here compare
@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import unicodedata
 from functools import cache, lru_cache
-
-from ._confusables import PROTOTYPES
+from importlib import resources
 
 # Default_Ignorable_Code_Point (DerivedCoreProperties.txt): drawn as nothing at all.
 _IGNORABLE = (
@@ -40,10 +39,13 @@ def is_default_ignorable(ch: str) -> bool:
 
 @cache
 def _prototypes() -> dict[str, str]:
+    """The confusables table, a constant shipped beside this module (package data)."""
+    text = resources.files(__package__).joinpath("confusables.txt").read_text("ascii")
     table = {}
-    for line in PROTOTYPES.split():
-        source, _, target = line.partition(":")
-        table[chr(int(source, 16))] = "".join(chr(int(p, 16)) for p in target.split("+"))
+    for line in (row for row in text.split("\n") if not row.startswith("#")):
+        for entry in line.split():
+            source, _, target = entry.partition(":")
+            table[chr(int(source, 16))] = "".join(chr(int(p, 16)) for p in target.split("+"))
     return table
 
 

@@ -1,6 +1,6 @@
 """Lookalike names (core/names.py): Unicode TS #39 skeletons over the vendored confusables table.
 
-`python -m tests.core.test_names` regenerates core/_confusables.py from the installed
+`python -m tests.core.test_names` regenerates core/confusables.txt from the installed
 confusable-homoglyphs package (a dev dependency); a test below fails when they drift apart.
 """
 
@@ -25,7 +25,7 @@ from core.names import (
     skeleton,
 )
 
-TABLE = Path(__file__).resolve().parents[2] / "core" / "_confusables.py"
+TABLE = Path(__file__).resolve().parents[2] / "core" / "confusables.txt"
 PACKAGE = "confusable-homoglyphs"
 
 
@@ -117,23 +117,19 @@ def prototypes_from_package() -> dict[str, str]:
     return table
 
 
-def table_module(table: dict[str, str]) -> str:
+def table_file(table: dict[str, str]) -> str:
     entries = " ".join(
         f"{ord(source):X}:" + "+".join(f"{ord(ch):X}" for ch in target)
         for source, target in sorted(table.items()))
     body = "\n".join(textwrap.wrap(entries, 96))
-    return f'''"""Unicode TS #39 confusable prototypes, for core/names.py. GENERATED: do not edit.
-
-Made by `python -m tests.core.test_names` from the data of {PACKAGE} {version(PACKAGE)}
-(MIT), which is Unicode's confusables.txt 13.0.0 (Copyright Unicode, Inc.; Unicode License,
-https://www.unicode.org/license.txt). Each entry is SOURCE:TARGET in hexadecimal code points,
-"+" between the points of a longer target.
-"""
-
-PROTOTYPES = """
+    return f"""# Unicode TS #39 confusable prototypes, for core/names.py. GENERATED: do not edit.
+#
+# Made by `python -m tests.core.test_names` from the data of {PACKAGE} {version(PACKAGE)}
+# (MIT), which is Unicode's confusables.txt 13.0.0 (Copyright Unicode, Inc.; Unicode License,
+# https://www.unicode.org/license.txt). Each entry is SOURCE:TARGET in hexadecimal code points,
+# "+" between the points of a longer target.
 {body}
 """
-'''
 
 
 def test_vendored_table_matches_the_package() -> None:
@@ -143,10 +139,10 @@ def test_vendored_table_matches_the_package() -> None:
     assert not any(ch in table for target in table.values() for ch in target), \
         "a prototype maps further: the direction was read wrongly"
     assert table["\u0430"] == "a" and table["I"] == "l" and table["m"] == "rn"
-    assert TABLE.read_text(encoding="utf-8") == table_module(table), \
-        "core/_confusables.py is stale: run python -m tests.core.test_names"
+    assert TABLE.read_text(encoding="utf-8") == table_file(table), \
+        "core/confusables.txt is stale: run python -m tests.core.test_names"
 
 
 if __name__ == "__main__":
-    TABLE.write_text(table_module(prototypes_from_package()), encoding="utf-8")
+    TABLE.write_text(table_file(prototypes_from_package()), encoding="utf-8")
     print(f"wrote {TABLE}", file=sys.stderr)
