@@ -389,8 +389,8 @@ class Session:
             return
         _require(self.state == "open", f"{kind} before hello")
         handler = {"neg": self._on_neg, "want": self._on_want, "objs": self._on_objs,
-                   "done": self._on_done, "synced": self._on_synced, "ping": self._on_ping, "pong": self._on_pong,
-                   "bye": self._on_bye}.get(kind)
+                   "done": self._on_done, "synced": self._on_synced, "ping": self._on_ping,
+                   "pong": self._on_pong, "bye": self._on_bye}.get(kind)
         if handler is None:
             raise SessionError(f"unknown frame type {kind!r}")
         handler(frame, now)
