@@ -76,8 +76,7 @@ def violations(layer: str) -> list[str]:
 
 LAYERS = [
     *(layer for layer in ALLOWED if layer != "ui"),
-    pytest.param("ui", marks=pytest.mark.xfail(
-        strict=True, reason="issue #13: the window still imports storage/sync records")),
+    pytest.param("ui"),
 ]
 
 

@@ -16,29 +16,21 @@ from pathlib import Path
 import pytest
 
 from analytics.synth import SynthConfig, SynthResult, generate
+from tests.support import FakeClock
 
 SYNTH_START = "2025-03-03"  # a Monday: 9 days hold one weekend
 # The collectors' clock in the tests: the events they send are of 2024-05-01 and 2024-05-02.
 COLLECTOR_NOW = datetime(2024, 5, 3, 12, 0, tzinfo=UTC).timestamp()
 
 
-class Clock:
-    """A clock the test moves: `clock()` is the time, `clock.now` can be set."""
-
-    def __init__(self, now: float = COLLECTOR_NOW):
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
+@pytest.fixture
+def collector_clock() -> FakeClock:
+    """The collector's clock, at COLLECTOR_NOW until the test moves it."""
+    return FakeClock(COLLECTOR_NOW)
 
 
 @pytest.fixture
-def collector_clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-async def collector(tmp_path: Path, collector_clock: Clock):
+async def collector(tmp_path: Path, collector_clock: FakeClock):
     """A collector (analytics.collector) on a free port of 127.0.0.1, its clock at
     COLLECTOR_NOW (`collector_clock`)."""
     from analytics.collector import Collector

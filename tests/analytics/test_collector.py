@@ -24,8 +24,9 @@ import pytest
 from analytics import collector as collector_module
 from analytics.collector import MAX_DELETE_TOKENS, Collector
 from analytics.events import pid_of_token
+from tests.support import FakeClock
 
-from .conftest import Clock
+from .conftest import COLLECTOR_NOW
 
 # Each pid is the hash of its install's deletion token of the day (analytics.events).
 TOKEN_A = "a" * 64
@@ -247,13 +248,13 @@ async def test_deletion_removes_stored_events_and_drops_later_ones(collector, ht
 async def test_deleted_pids_are_remembered_across_restarts(tmp_path, http):
     out = tmp_path / "events"
     batch = gz_lines([json.dumps(event(PID_A)), json.dumps(event(PID_B))])
-    first = Collector(out, clock=Clock())
+    first = Collector(out, clock=FakeClock(COLLECTOR_NOW))
     await first.async_start("127.0.0.1", 0)
     assert await post(http, first.url, batch) == (200, {"accepted": 2, "dropped": 0})
     assert await delete(http, first.url, tokens((TOKEN_A, "2024-05-01"))) == (200, {"deleted": 1})
     await first.async_close()
 
-    second = Collector(out, clock=Clock())
+    second = Collector(out, clock=FakeClock(COLLECTOR_NOW))
     await second.async_start("127.0.0.1", 0)
     try:
         # The same batch again (its acknowledgement was lost): PID_A's event stays deleted.
@@ -381,7 +382,7 @@ async def test_a_pid_alone_cannot_delete_anything(collector, http):
 
 async def test_junk_deletions_neither_fill_the_list_nor_block_real_ones(tmp_path, http):
     out = tmp_path / "events"
-    c = Collector(out, max_deleted=10, clock=Clock())
+    c = Collector(out, max_deleted=10, clock=FakeClock(COLLECTOR_NOW))
     await c.async_start("127.0.0.1", 0)
     try:
         batch = [json.dumps(event(PID_A)), json.dumps(event(PID_B))]
@@ -394,7 +395,7 @@ async def test_junk_deletions_neither_fill_the_list_nor_block_real_ones(tmp_path
     finally:
         await c.async_close()
 
-    again = Collector(out, max_deleted=10, clock=Clock())  # also after a restart
+    again = Collector(out, max_deleted=10, clock=FakeClock(COLLECTOR_NOW))  # also after a restart
     await again.async_start("127.0.0.1", 0)
     try:
         assert await delete(http, again.url, tokens((TOKEN_B, "2024-05-01"))) == (
@@ -409,7 +410,7 @@ async def test_a_full_deletion_list_forgets_its_oldest_entry_instead_of_refusing
     """Anyone may upload events and then delete them: that must not block anyone else's
     deletion either. Past its size, the list forgets its oldest pids."""
     out = tmp_path / "events"
-    c = Collector(out, max_deleted=2, clock=Clock())
+    c = Collector(out, max_deleted=2, clock=FakeClock(COLLECTOR_NOW))
     await c.async_start("127.0.0.1", 0)
     try:
         batch = gz_lines([json.dumps(event(pid)) for pid in (PID_A, PID_B, PID_C)])
@@ -428,7 +429,7 @@ async def test_deleted_pids_are_forgotten_once_their_day_is_out_of_the_window(tm
     out.mkdir()
     # An older collector's list (a pid a line) is read, and kept for a whole window from now.
     (out / "_deleted_pids.txt").write_text(f"{PID_C}\n")
-    clock = Clock()
+    clock = FakeClock(COLLECTOR_NOW)
     c = Collector(out, clock=clock)
     await c.async_start("127.0.0.1", 0)
     try:
@@ -588,7 +589,7 @@ async def test_a_body_that_never_ends_is_cut_off_and_frees_its_slot(collector, m
 
 
 async def test_bodies_held_in_memory_are_bounded_for_all_clients_together(tmp_path, http):
-    c = Collector(tmp_path / "events", max_buffered=64 * 1024, clock=Clock())
+    c = Collector(tmp_path / "events", max_buffered=64 * 1024, clock=FakeClock(COLLECTOR_NOW))
     await c.async_start("127.0.0.1", 0)
     try:
         big = [json.dumps(event(length=64)) for _ in range(2000)]  # about 160 kB inflated

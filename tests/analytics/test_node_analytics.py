@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,15 +15,12 @@ import pytest
 
 from analytics.events import validate
 from analytics.recorder import Recorder
-from app import sharing
 from app.documents import Documents
 from app.node import Node
-from app.paths import Paths
-from app.workspace import Workspace
 from core import kinds
+from tests.support import TIMEOUT_S, Cluster, two_members, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
-WAIT_S = 30.0  # generous: latency belongs in the benchmarks
 
 NICKS = ("zorro-nick", "quill-nick")
 CHANNEL = "project-xylophone"
@@ -32,14 +28,6 @@ TEXTS = ("zorro writes: the launch code is swordfish", "quill replies: meet at t
          "zorro merges: agreed, see you there", "quill: after the merge")
 DOC_TITLE = "Quarterly Plans Of Zorro"
 DOC_TEXT = "Secret agenda paragraph"
-
-
-def wait_until(condition, what: str, timeout: float = WAIT_S) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 @pytest.fixture
@@ -57,7 +45,7 @@ def collect_command(tmp_path) -> Iterator[tuple[str, Path]]:
         yield url, out
     finally:
         proc.terminate()
-        assert proc.wait(timeout=WAIT_S) == 0
+        assert proc.wait(timeout=TIMEOUT_S) == 0
 
 
 def collected(out: Path) -> list[dict]:
@@ -72,16 +60,14 @@ def texts(node: Node) -> set[str]:
 def test_two_opted_in_nodes_report_one_conflict_and_nothing_identifying(tmp_path, collect_command,
                                                                          spark, run_report):
     url, out = collect_command
-    a = Paths.resolve(tmp_path / "a", "default")
-    b = Paths.resolve(tmp_path / "b", "default")
-    Workspace.init(a, NICKS[0]).close()
-    sharing.join_workspace(b, sharing.invite(a).encode(), nick=NICKS[1])
+    a, b = two_members(tmp_path, nicks=NICKS, names=("a", "b"))
     for paths in (a, b):
         Recorder(paths.data).enable(url)
 
-    node_a = Node(a, interfaces=["127.0.0.1"], mdns=False, reconcile_interval=None).start()
-    node_b = Node(b, interfaces=["127.0.0.1"], mdns=False, reconcile_interval=None).start()
-    try:
+    # Started apart (no peer given): b dials a once both have written.
+    with Cluster(tmp_path) as cluster:
+        node_a = cluster.start(a)
+        node_b = cluster.start(b)
         # Apart, both write in the channel: its stream forks.
         node_a.call(lambda: node_a.workspace.join(CHANNEL))
         node_a.post(CHANNEL, TEXTS[0])
@@ -98,29 +84,26 @@ def test_two_opted_in_nodes_report_one_conflict_and_nothing_identifying(tmp_path
 
         node_b.add_peer("127.0.0.1", node_a.port)
         wait_until(lambda: {TEXTS[0], TEXTS[1]} <= texts(node_a) and
-                   {TEXTS[0], TEXTS[1]} <= texts(node_b), "the first sync")
+                   {TEXTS[0], TEXTS[1]} <= texts(node_b), what="the first sync")
         stream = kinds.channel_stream(node_a.workspace.id, CHANNEL)
         assert len(node_a.workspace.replica.heads(stream)) == 2
         node_a.post(CHANNEL, TEXTS[2])  # links both heads: the merge
-        wait_until(lambda: TEXTS[2] in texts(node_b), "the merge to reach b")
+        wait_until(lambda: TEXTS[2] in texts(node_b), what="the merge to reach b")
         node_b.post(CHANNEL, TEXTS[3])  # after the merge: one head, no conflict
-        wait_until(lambda: TEXTS[3] in texts(node_a), "b's post to reach a")
+        wait_until(lambda: TEXTS[3] in texts(node_a), what="b's post to reach a")
 
         def shipped() -> bool:
             node_a.flush_analytics()
             node_b.flush_analytics()
             events = collected(out)
             return sum(e["event"] == "message_sent" for e in events) == 4
-        wait_until(shipped, "both nodes' events at the collector")
+        wait_until(shipped, what="both nodes' events at the collector")
         secrets = [*NICKS, CHANNEL, *TEXTS, DOC_TITLE, DOC_TEXT, "127.0.0.1",
                    f":{node_a.port}", f":{node_b.port}"]
         for node in (node_a, node_b):
             secrets += [node.key.hex(), node.workspace.id.hex(), node.key.hex()[:32],
                         kinds.channel_stream(node.workspace.id, CHANNEL).hex()[:32]]
         secrets += [d.id for d in node_a.call(lambda: Documents(node_a.workspace).list())]
-    finally:
-        node_b.stop()
-        node_a.stop()
 
     events = collected(out)
     for event in events:

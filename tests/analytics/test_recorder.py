@@ -11,17 +11,10 @@ import pytest
 from analytics import recorder as recorder_module
 from analytics.events import pid_of_token, validate
 from analytics.recorder import AnalyticsError, Recorder
+from tests.support import FakeClock
 
 DAY = 86_400.0
 T0 = 1_795_000_000.0  # 2026-11-18, mid-morning UTC
-
-
-class Clock:
-    def __init__(self, now: float = T0):
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def spooled(rec: Recorder) -> list[dict]:
@@ -53,7 +46,7 @@ def test_activity_while_off_writes_nothing_not_even_the_install_secret(tmp_path)
 
 
 def test_events_are_schema_valid_hour_truncated_and_keyed(tmp_path):
-    clock = Clock()
+    clock = FakeClock(T0)
     rec = Recorder(tmp_path, clock=clock)
     rec.enable("http://127.0.0.1:9")
     assert rec.record("message_sent", length=64)
@@ -76,7 +69,7 @@ def test_a_bad_event_is_dropped_without_raising(tmp_path):
 
 
 def test_pseudonyms_rotate_every_utc_day(tmp_path):
-    clock = Clock()
+    clock = FakeClock(T0)
     rec = Recorder(tmp_path, clock=clock)
     rec.enable()
     stream = b"\x02" * 32
@@ -92,7 +85,7 @@ def test_pseudonyms_rotate_every_utc_day(tmp_path):
 
 
 def test_disable_deletes_the_spool_and_queues_deletion_of_every_days_pids(tmp_path):
-    clock = Clock()
+    clock = FakeClock(T0)
     rec = Recorder(tmp_path, clock=clock)
     rec.enable("http://127.0.0.1:9")
     rec.record("message_sent", length=0)
@@ -190,7 +183,7 @@ def settings(tmp_path) -> dict:
 
 
 def test_each_days_token_is_kept_privately_from_its_first_event_until_disable(tmp_path):
-    clock = Clock()
+    clock = FakeClock(T0)
     rec = Recorder(tmp_path, clock=clock)
     rec.enable("http://127.0.0.1:9")
     assert "tokens" not in settings(tmp_path)
@@ -213,7 +206,7 @@ def test_each_days_token_is_kept_privately_from_its_first_event_until_disable(tm
 
 def test_tokens_of_at_most_max_days_are_kept(tmp_path, monkeypatch):
     monkeypatch.setattr(recorder_module, "MAX_DELETION_TOKENS", 3)
-    clock = Clock()
+    clock = FakeClock(T0)
     rec = Recorder(tmp_path, clock=clock)
     rec.enable()
     for _ in range(5):
@@ -223,7 +216,7 @@ def test_tokens_of_at_most_max_days_are_kept(tmp_path, monkeypatch):
 
 
 def test_an_older_versions_list_of_days_is_dropped_on_disable(tmp_path):
-    rec = Recorder(tmp_path, clock=Clock())
+    rec = Recorder(tmp_path, clock=FakeClock(T0))
     rec.enable()
     rec.record("message_sent", length=0)
     legacy = settings(tmp_path) | {"days": ["2026-11-17"]}
@@ -237,7 +230,7 @@ def test_a_new_days_first_event_does_not_undo_a_disable_by_another_process(tmp_p
                                                                            monkeypatch):
     """Saving the day's token must not write back a stale copy of the settings."""
     monkeypatch.setattr(recorder_module, "SETTINGS_RECHECK_S", 3600.0)
-    clock = Clock()
+    clock = FakeClock(T0)
     app_side, cli_side = Recorder(tmp_path, clock=clock), Recorder(tmp_path, clock=clock)
     app_side.enable()
     assert app_side.record("message_sent", length=16)

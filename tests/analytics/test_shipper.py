@@ -27,8 +27,9 @@ from analytics.shipper import (
     async_request_deletion,
     async_ship,
 )
+from tests.support import FakeClock
 
-from .conftest import COLLECTOR_NOW, Clock
+from .conftest import COLLECTOR_NOW
 
 # A pid is the hash of its install's deletion token of the day (analytics.events).
 TOKEN_A = "a" * 64
@@ -179,7 +180,7 @@ async def test_collector_down_retries_with_backoff_then_delivers(tmp_path):
         assert shipper.stats.failures >= 2 and "cannot reach" in shipper.stats.last_error
         assert len(spool.lines) == 10 and spool.log == []
 
-        collector = Collector(tmp_path / "events", clock=Clock())
+        collector = Collector(tmp_path / "events", clock=FakeClock(COLLECTOR_NOW))
         await collector.async_start("127.0.0.1", port)
         try:
             await spool.until(spool.empty, "delivery once the collector is up")
@@ -228,7 +229,7 @@ async def test_spool_can_be_called_in_a_worker_thread(collector):
 
 
 async def test_too_large_batches_are_split_until_they_fit(tmp_path):
-    collector = Collector(tmp_path / "events", max_body=400, clock=Clock())
+    collector = Collector(tmp_path / "events", max_body=400, clock=FakeClock(COLLECTOR_NOW))
     await collector.async_start("127.0.0.1", 0)
     events = [line(f"{random.getrandbits(128):032x}") for _ in range(40)]
     spool = MemorySpool(events)
@@ -425,7 +426,7 @@ class RecorderSpool(MemorySpool):
 async def test_an_install_can_have_its_events_deleted_and_nobody_else_can(collector, tmp_path):
     """The recorder, the shipper and the collector agree on tokens: an install's deletion
     request removes what it shipped, and only that, now and when it is sent again."""
-    clock = Clock(COLLECTOR_NOW - 86_400)
+    clock = FakeClock(COLLECTOR_NOW - 86_400)
     mine = RecorderSpool(Recorder(tmp_path / "mine", clock=clock))
     other = RecorderSpool(Recorder(tmp_path / "other", clock=clock))
     for spool in (mine, other):

@@ -16,7 +16,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from analytics import _reference
+from tests.support import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 READY_TIMEOUT_S = 60.0
@@ -56,14 +56,18 @@ def _free_port() -> int:
 
 
 def _wait(what: str, ready, logs: list[Path]) -> None:
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while time.monotonic() < deadline:
+    """Wait for `ready()` (an unreachable web UI counts as not ready); a timeout shows the tails
+    of `logs`."""
+    def quietly() -> bool:
         with contextlib.suppress(OSError, ValueError):
-            if ready():
-                return
-        time.sleep(POLL_INTERVAL_S)
-    tails = "\n".join(p.read_text(errors="replace")[-2000:] for p in logs if p.exists())
-    raise TimeoutError(f"{what} not ready after {READY_TIMEOUT_S} s\n{tails}")
+            return ready()
+        return False
+
+    def tails() -> str:
+        return "\n".join(p.read_text(errors="replace")[-2000:] for p in logs if p.exists())
+
+    wait_until(quietly, what=f"{what} to be ready", timeout=READY_TIMEOUT_S,
+               poll=POLL_INTERVAL_S, detail=tails)
 
 
 def _stop(proc: subprocess.Popen) -> None:

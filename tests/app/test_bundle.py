@@ -26,6 +26,7 @@ from core import encoding, kinds
 from core.identity import Identity
 from core.objects import build
 from storage import Replica
+from tests.support import two_members
 
 from .conftest import ROOT, Hearth
 
@@ -108,9 +109,8 @@ def layout(data: bytes) -> dict[str, int]:
 @pytest.fixture(scope="module")
 def source(tmp_path_factory: pytest.TempPathFactory) -> Paths:
     root = tmp_path_factory.mktemp("bundle-source")
-    alice_paths, bob_paths = make_paths(root, "alice"), make_paths(root, "bob")
-    with Workspace.init(alice_paths, "alice") as alice:
-        sharing.join_workspace(bob_paths, sharing.invite(alice_paths).encode(), nick="bob")
+    alice_paths, bob_paths = two_members(root)
+    with Workspace.open(alice_paths) as alice:
         alice.topic("general", "plans")
         alice.join("random")
         gone = alice.post("random", "this one is deleted")

@@ -1,4 +1,6 @@
-"""The `hearth` command line end to end: every command as a subprocess on real data folders."""
+"""The `hearth` command line end to end on real data folders: every command through
+`app.cli.main` in this process (tests/app/conftest.py; test_cli_smoke.py runs the real
+process)."""
 
 from __future__ import annotations
 
@@ -37,6 +39,19 @@ def copy_objects(src: Path, dst: Path) -> None:
         raws = [row[0] for row in source.conn.execute("SELECT raw FROM objects")]
     with Replica(_replica(dst)) as target:
         target.ingest(raws)
+
+
+def member_of(hearth: Hearth, alice: Path, folder: Path, nick: str) -> str:
+    """A member of Alice's workspace in `folder`, with his own identity (from a workspace of
+    his own) and a replica holding every object Alice's does, as sync would give him, called
+    `nick` there; returns his key."""
+    me = hearth("whoami", "--json", data=alice).json()
+    hearth("init", "--nick", "someone", "--workspace", "own", data=folder)
+    Replica.create(_replica(folder), bytes.fromhex(me["workspace"]),
+                   bytes.fromhex(me["key"])).close()
+    copy_objects(alice, folder)
+    hearth("nick", nick, data=folder)
+    return hearth("whoami", "--json", data=folder).json()["key"]
 
 
 @pytest.fixture

@@ -16,10 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from storage import Replica
-
 from .conftest import Hearth
-from .test_cli import _id, _replica, copy_objects
+from .test_cli import _id, copy_objects, member_of
 
 # The control characters a terminal acts on, and the bidi controls that reorder a line.
 RAW = ["\r", "\x1b", "\x07", "\x08", "\x9b", "\x7f", "\u202e", "\u202d", "\u2066", "\u2067",
@@ -32,15 +30,10 @@ def two(hearth: Hearth, tmp_path: Path) -> tuple[Path, Path, str, str]:
     """Alice's folder, Bob's (a member of Alice's workspace), and both keys."""
     alice = tmp_path / "alice"
     _id(hearth("init", "--nick", "alice", data=alice).line)
-    me = hearth("whoami", "--json", data=alice).json()
+    alice_key = hearth("whoami", "--json", data=alice).json()["key"]
     bob = tmp_path / "bob"
-    hearth("init", "--nick", "bob", "--workspace", "own", data=bob)
-    Replica.create(_replica(bob), bytes.fromhex(me["workspace"]),
-                   bytes.fromhex(me["key"])).close()
-    copy_objects(alice, bob)
-    hearth("nick", "bob", data=bob)
-    bob_key = hearth("whoami", "--json", data=bob).json()["key"]
-    return alice, bob, me["key"], bob_key
+    bob_key = member_of(hearth, alice, bob, "bob")
+    return alice, bob, alice_key, bob_key
 
 
 def _hostile(alice_key: str) -> str:

@@ -18,23 +18,12 @@ from core import kinds
 from storage import Replica
 
 from .conftest import Hearth
-from .test_cli import _id, _replica, copy_objects
+from .test_cli import _id, _replica, copy_objects, member_of
 
 FAKE_ALICE = "\u0430lice"  # Cyrillic а
 HIDDEN_ALICE = "al\u200dice"  # a zero-width joiner inside
 FAKE_GENERAL = "g\u0435neral"  # Cyrillic е
 WARNING = "name looks like another member's"
-
-
-def _member(hearth: Hearth, alice: Path, folder: Path, nick: str) -> str:
-    """A member of Alice's workspace with his own identity; returns his key."""
-    me = hearth("whoami", "--json", data=alice).json()
-    hearth("init", "--nick", "someone", "--workspace", "own", data=folder)
-    Replica.create(_replica(folder), bytes.fromhex(me["workspace"]),
-                   bytes.fromhex(me["key"])).close()
-    copy_objects(alice, folder)
-    hearth("nick", nick, data=folder)
-    return hearth("whoami", "--json", data=folder).json()["key"]
 
 
 @pytest.fixture
@@ -46,7 +35,7 @@ def crowd(hearth: Hearth, tmp_path: Path):
     keys = {"alice": hearth("whoami", "--json", data=alice).json()["key"]}
     for name, nick in (("mallory", FAKE_ALICE), ("trudy", HIDDEN_ALICE)):
         folder = tmp_path / name
-        keys[name] = _member(hearth, alice, folder, nick)
+        keys[name] = member_of(hearth, alice, folder, nick)
         hearth("join", "general", data=folder)
         hearth("post", "general", f"hello from {name}", data=folder)
         copy_objects(folder, alice)
@@ -88,7 +77,7 @@ def test_a_document_by_a_lookalike_names_its_key(hearth: Hearth, crowd, tmp_path
 def test_a_nickname_nobody_else_resembles_shows_bare(hearth: Hearth, tmp_path: Path) -> None:
     alice = tmp_path / "alice"
     hearth("init", "--nick", "alice", data=alice)
-    _member(hearth, alice, tmp_path / "bob", "bob")
+    member_of(hearth, alice, tmp_path / "bob", "bob")
     copy_objects(tmp_path / "bob", alice)
     hearth("post", "general", "hi", data=alice)
     assert WARNING not in hearth("read", "general", data=alice).stdout
@@ -102,7 +91,7 @@ def two_generals(hearth: Hearth, tmp_path: Path):
     workspace = _id(hearth("init", "--nick", "alice", data=alice).line)
     hearth("post", "general", "the real one", data=alice)
     mallory = tmp_path / "mallory"
-    _member(hearth, alice, mallory, "mallory")
+    member_of(hearth, alice, mallory, "mallory")
     # Mallory's own software writes what it likes: the library, no questions asked.
     with Workspace.open(Paths.resolve(mallory, "default")) as ws:
         ws.post(FAKE_GENERAL, "the fake one")

@@ -1,6 +1,7 @@
-"""`hearth doc ...` end to end: every document command as a subprocess on real data folders.
+"""`hearth doc ...` end to end: every document command on real data folders.
 
-Commands run as `python -m app ... --data DIR` from the checkout (tests/app/conftest.py). Two
+Commands run as `hearth ... --data DIR` through `app.cli.main` in this process
+(tests/app/conftest.py; test_cli_smoke.py runs `hearth doc` as a process too). Two
 people's folders exchange objects with `hearth export` / `hearth import`, the out-of-band path.
 """
 

@@ -2,8 +2,8 @@
 
 Objects go through Replica.ingest; branch keys and encrypted snapshots stay in the local
 replica. Two members of one workspace are made the way people make them (Workspace.init, then
-sharing.invite / join_workspace); "sync" between them is done by hand by ingesting every raw
-object of one replica into the other.
+sharing.invite / join_workspace: the `alice` and `bob` fixtures of tests/app/conftest.py);
+"sync" between them is done by hand by ingesting every raw object of one replica into the other.
 """
 
 from __future__ import annotations
@@ -11,13 +11,11 @@ from __future__ import annotations
 import contextlib
 import itertools
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import sharing
 from app.documents import Documents, minimal_edits
 from app.paths import Paths
 from app.workspace import Workspace, WorkspaceError
@@ -33,10 +31,6 @@ def apply_edits(text: str, edits: list[tuple[int, int, str]]) -> str:
         assert 0 <= position <= len(text) and 0 <= delete <= len(text) - position
         text = text[:position] + insert + text[position + delete:]
     return text
-
-
-def make_paths(root: Path, name: str) -> Paths:
-    return Paths.resolve(root / name, "default")
 
 
 @contextlib.contextmanager
@@ -59,20 +53,6 @@ def replica_bytes(paths: Paths) -> bytes:
     files = sorted(paths.replica.parent.glob(paths.replica.name + "*"))
     assert paths.replica in files
     return b"".join(f.read_bytes() for f in files)
-
-
-@pytest.fixture
-def alice(tmp_path: Path) -> Paths:
-    paths = make_paths(tmp_path, "alice")
-    Workspace.init(paths, "alice").close()
-    return paths
-
-
-@pytest.fixture
-def bob(tmp_path: Path, alice: Paths) -> Paths:
-    paths = make_paths(tmp_path, "bob")
-    sharing.join_workspace(paths, sharing.invite(alice).encode(), nick="bob")
-    return paths
 
 
 def key_of(paths: Paths) -> str:

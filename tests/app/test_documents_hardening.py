@@ -10,13 +10,10 @@ import contextlib
 import os
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import nacl.exceptions
 import nacl.secret
-import pytest
 
-from app import sharing
 from app.documents import Documents
 from app.paths import Paths
 from app.workspace import Workspace
@@ -24,23 +21,9 @@ from core.causal import heads as causal_heads
 from core.documents import Capability
 from core.identity import seal_to
 from core.objects import build
-from tests.app.test_documents import MARKER, copy_objects, key_of, make_paths
+from tests.app.test_documents import MARKER, copy_objects, key_of
 
 TEN_YEARS_S = 10 * 365 * 24 * 3600
-
-
-@pytest.fixture
-def alice(tmp_path: Path) -> Paths:
-    paths = make_paths(tmp_path, "alice")
-    Workspace.init(paths, "alice").close()
-    return paths
-
-
-@pytest.fixture
-def bob(tmp_path: Path, alice: Paths) -> Paths:
-    paths = make_paths(tmp_path, "bob")
-    sharing.join_workspace(paths, sharing.invite(alice).encode(), nick="bob")
-    return paths
 
 
 @contextlib.contextmanager

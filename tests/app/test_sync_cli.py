@@ -1,5 +1,7 @@
-"""The sharing commands of the `hearth` command line, run as real processes: serve, sync --once,
-peers, invite, join-workspace, export and import."""
+"""The sharing commands of the `hearth` command line: serve, sync --once, peers, invite,
+join-workspace, export and import. `serve` runs as a real process (it serves until SIGTERM);
+the other commands run in this process (tests/app/conftest.py), and test_cli_smoke.py runs them
+as processes too."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from storage import Replica
-from tests.sync.nodes import wait_until
+from tests.support import two_members, wait_until
 
 from .conftest import ROOT, Hearth
 
@@ -83,12 +85,12 @@ def texts(hearth: Hearth, data: Path) -> list[str]:
     return [m["text"] for m in hearth("read", "general", "--json", data=data).json()]
 
 
-def two_members(hearth: Hearth, tmp_path: Path) -> tuple[Path, Path]:
-    a, b = tmp_path / "a", tmp_path / "b"
-    hearth("init", "--nick", "alice", data=a)
-    code = hearth("invite", data=a).line
-    hearth("join-workspace", code, "--nick", "bob", data=b)
-    return a, b
+def member_folders(tmp_path: Path) -> tuple[Path, Path]:
+    """The data folders of alice (tmp_path/a), who created a workspace, and bob (tmp_path/b),
+    who joined it with her invite code (`hearth invite` and `hearth join-workspace` are
+    tested below and in test_cli_smoke.py)."""
+    a, b = two_members(tmp_path, names=("a", "b"))
+    return a.data, b.data
 
 
 def closed_port() -> tuple[socket.socket, int]:
@@ -101,7 +103,7 @@ def closed_port() -> tuple[socket.socket, int]:
 # serve + sync --once --------------------------------------------------------------------------
 
 def test_sync_once_with_a_serving_peer_converges(hearth: Hearth, tmp_path: Path):
-    a, b = two_members(hearth, tmp_path)
+    a, b = member_folders(tmp_path)
     hearth("post", "general", "from alice", data=a)
     hearth("post", "general", "from bob", data=b)
     with serving(hearth, a) as serve:
@@ -117,7 +119,7 @@ def test_sync_once_with_a_serving_peer_converges(hearth: Hearth, tmp_path: Path)
 
 
 def test_sync_once_with_an_unreachable_peer_fails_in_one_line(hearth: Hearth, tmp_path: Path):
-    _, b = two_members(hearth, tmp_path)
+    _, b = member_folders(tmp_path)
     sock, port = closed_port()
     with sock:
         error = hearth.fails("sync", "--peer", f"{LOCAL}:{port}", "--once", data=b)
@@ -127,7 +129,7 @@ def test_sync_once_with_an_unreachable_peer_fails_in_one_line(hearth: Hearth, tm
 
 def test_sync_once_with_the_wrong_secret_is_refused_at_the_handshake(
         hearth: Hearth, tmp_path: Path):
-    a, _ = two_members(hearth, tmp_path)
+    a, _ = member_folders(tmp_path)
     stranger = tmp_path / "stranger"
     hearth("init", "--nick", "mallory", data=stranger)
     hearth("post", "general", "let me in", data=stranger)
@@ -145,7 +147,7 @@ def test_sync_once_with_the_wrong_secret_is_refused_at_the_handshake(
 
 def test_serve_refuses_a_busy_port_a_busy_data_folder_and_a_missing_workspace(
         hearth: Hearth, tmp_path: Path):
-    a, _ = two_members(hearth, tmp_path)
+    a, _ = member_folders(tmp_path)
     with socket.socket() as busy:
         busy.bind((LOCAL, 0))
         busy.listen()
@@ -191,7 +193,7 @@ def test_invite_and_join_workspace_round_trip(hearth: Hearth, tmp_path: Path):
 # export / import ------------------------------------------------------------------------------
 
 def test_export_then_import_brings_the_messages(hearth: Hearth, tmp_path: Path):
-    a, b = two_members(hearth, tmp_path)
+    a, b = member_folders(tmp_path)
     for n in range(3):
         hearth("post", "general", f"exported {n}", data=a)
     hearth("topic", "general", "plans", data=a)
@@ -211,7 +213,7 @@ def test_export_then_import_brings_the_messages(hearth: Hearth, tmp_path: Path):
 
 def test_import_of_garbage_or_another_workspaces_bundle_is_refused(
         hearth: Hearth, tmp_path: Path):
-    a, b = two_members(hearth, tmp_path)
+    a, b = member_folders(tmp_path)
     other = tmp_path / "other"
     hearth("init", "--nick", "mallory", data=other)
     hearth("post", "general", "from elsewhere", data=other)
@@ -239,7 +241,7 @@ def _synced_with(hearth: Hearth, data: Path, address: str) -> dict | None:
 
 
 def test_peers_lists_a_peer_serve_synced_with(hearth: Hearth, tmp_path: Path):
-    a, b = two_members(hearth, tmp_path)
+    a, b = member_folders(tmp_path)
     assert hearth("peers", "--json", data=b).json() == []
     with serving(hearth, a) as serve_a, serving(hearth, b, "--peer", serve_a.address) as serve_b:
         record = wait_until(lambda: _synced_with(hearth, b, serve_a.address),
@@ -252,7 +254,7 @@ def test_peers_lists_a_peer_serve_synced_with(hearth: Hearth, tmp_path: Path):
 
 
 def test_peers_lists_a_peer_after_sync_once(hearth: Hearth, tmp_path: Path):
-    a, b = two_members(hearth, tmp_path)
+    a, b = member_folders(tmp_path)
     with serving(hearth, a) as serve:
         hearth("sync", "--peer", serve.address, "--once", data=b)
         assert serve.terminate() == 0
@@ -266,7 +268,7 @@ def test_peers_lists_a_peer_after_sync_once(hearth: Hearth, tmp_path: Path):
 
 def test_sigterm_stops_serve_cleanly_and_leaves_an_intact_replica(
         hearth: Hearth, tmp_path: Path):
-    a, b = two_members(hearth, tmp_path)
+    a, b = member_folders(tmp_path)
     with serving(hearth, a) as serve_a, serving(hearth, b, "--peer", serve_a.address) as serve_b:
         # A post written beside a running node reaches the other node.
         hearth("post", "general", "while serving", data=a)

@@ -1,9 +1,10 @@
 """core.documents: branches of Yjs text whose state is a function of the set of objects held.
 
-Pure: documents are built in memory with deterministic identities and a counting clock, then
-their objects are loaded into fresh `Document`s in every arrival order. Commits and root-branch
-objects that the API refuses to make (a non-editor's commit, a non-creator's title) are built
-by hand with core.objects.build, encrypted with the branch key the way commits are.
+Pure: documents are built in memory with deterministic identities and a counting clock (a
+tests.support.FakeClock that ticks at every reading), then their objects are loaded into fresh
+`Document`s in every arrival order. Commits and root-branch objects that the API refuses to make
+(a non-editor's commit, a non-creator's title) are built by hand with core.objects.build,
+encrypted with the branch key the way commits are.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from core.documents import CAP_PREFIX, Capability, Document, DocumentError
 from core.errors import InvalidObject
 from core.identity import Identity
 from core.objects import Object, build
+from tests.support import FakeClock
 
 T0_MS = 1_700_000_000_000
 
@@ -37,15 +39,9 @@ def ident(name: str) -> Identity:
 ALICE, BOB, CAROL, MALLORY = ident("alice"), ident("bob"), ident("carol"), ident("mallory")
 
 
-class Clock:
+def counting_clock(start: int = T0_MS) -> FakeClock:
     """Milliseconds that move forward by one at every reading."""
-
-    def __init__(self, start: int = T0_MS):
-        self.now = start
-
-    def __call__(self) -> int:
-        self.now += 1
-        return self.now
+    return FakeClock(start, tick=1)
 
 
 def new_since(doc: Document, before: list[Object]) -> list[Object]:
@@ -115,7 +111,7 @@ def main_id(doc: Document) -> str:
 def concurrent() -> dict:
     """A base commit, then four commits on exactly that parent: alice twice from the same
     instance, alice from a second instance loaded from the same objects, and bob."""
-    clock = Clock()
+    clock = counting_clock()
     doc = Document.create(ALICE, "concurrent", clock=clock)
     doc.add_editor(ALICE, BOB.public_key)
     c0 = doc.commit(ALICE, [(0, 0, "base text")], [])
@@ -164,7 +160,8 @@ def test_concurrent_commits_converge_when_every_object_is_shuffled(concurrent: d
 
 
 def test_next_commit_on_every_head_merges_the_fork(concurrent: dict) -> None:
-    doc = Document.load([*concurrent["base"], *concurrent["new"]], identity=BOB, clock=Clock())
+    doc = Document.load([*concurrent["base"], *concurrent["new"]], identity=BOB,
+                        clock=counting_clock())
     before = doc.text(doc.heads())
     merge = doc.commit(BOB, [(len(before), 0, "!")], doc.heads())
     assert doc.heads() == [merge]
@@ -182,7 +179,7 @@ def test_next_commit_on_every_head_merges_the_fork(concurrent: dict) -> None:
 
 def test_same_instance_commits_on_old_parents_again_and_again() -> None:
     """Re-using one instance from an older state must never reuse a Yjs client's clock."""
-    doc = Document.create(ALICE, "again", clock=Clock())
+    doc = Document.create(ALICE, "again", clock=counting_clock())
     c0 = doc.commit(ALICE, [(0, 0, "0")], [])
     made = [doc.commit(ALICE, [(1, 0, str(n))], [c0]) for n in range(1, 5)]
     after = doc.commit(ALICE, [(0, 0, "x")], [made[0]])  # back onto one branch of the fork
@@ -212,7 +209,7 @@ UNICODE_CASES = {
 
 @pytest.mark.parametrize("initial, edits", UNICODE_CASES.values(), ids=UNICODE_CASES.keys())
 def test_unicode_edits_land_at_codepoints(initial: str, edits: list) -> None:
-    doc = Document.create(ALICE, "unicode", clock=Clock())
+    doc = Document.create(ALICE, "unicode", clock=counting_clock())
     c0 = doc.commit(ALICE, [(0, 0, initial)], [])
     c1 = doc.commit(ALICE, edits, [c0])
     expected = apply_str(initial, edits)
@@ -228,7 +225,7 @@ def test_unicode_edits_land_at_codepoints(initial: str, edits: list) -> None:
 
 def test_ascii_text_becoming_unicode_and_back() -> None:
     """The ASCII fast path and the codepoint mirror hand over correctly in both directions."""
-    doc = Document.create(ALICE, "mixed", clock=Clock())
+    doc = Document.create(ALICE, "mixed", clock=counting_clock())
     steps = [[(0, 0, "plain ascii")], [(5, 0, "😀")], [(0, 0, "ab")], [(7, 1, "")],
              [(3, 0, "é")], [(0, 14, "")], [(0, 0, "back to ascii")], [(4, 2, "ZZ")]]
     text, heads = "", []
@@ -261,7 +258,7 @@ def edit_sequences(draw: st.DrawFn) -> list[list[tuple[int, int, str]]]:
 @settings(max_examples=150, deadline=None)
 @given(edit_sequences())
 def test_random_edit_sequences_match_python_strings(commits: list) -> None:
-    doc = Document.create(ALICE, "random", clock=Clock())
+    doc = Document.create(ALICE, "random", clock=counting_clock())
     expected, heads, states = "", [], []
     for edits in commits:
         heads = [doc.commit(ALICE, edits, heads)]
@@ -274,7 +271,7 @@ def test_random_edit_sequences_match_python_strings(commits: list) -> None:
 
 
 def test_edit_outside_the_text_is_refused() -> None:
-    doc = Document.create(ALICE, "bounds", clock=Clock())
+    doc = Document.create(ALICE, "bounds", clock=counting_clock())
     c0 = doc.commit(ALICE, [(0, 0, "😀😀")], [])
     for bad in [(3, 0, "x"), (1, 2, ""), (-1, 0, "x"), (0, -1, "")]:
         with pytest.raises(DocumentError):
@@ -284,7 +281,7 @@ def test_edit_outside_the_text_is_refused() -> None:
 
 
 def test_refused_commit_leaves_no_trace() -> None:
-    doc = Document.create(ALICE, "atomic", clock=Clock())
+    doc = Document.create(ALICE, "atomic", clock=counting_clock())
     c0 = doc.commit(ALICE, [(0, 0, "hello")], [])
     with pytest.raises(DocumentError):
         doc.commit(ALICE, [(0, 0, "abc"), (100, 0, "x")], [c0])
@@ -295,7 +292,7 @@ def test_refused_commit_leaves_no_trace() -> None:
 
 
 def test_an_oversized_commit_is_either_made_or_leaves_no_trace() -> None:
-    doc = Document.create(ALICE, "big paste", clock=Clock())
+    doc = Document.create(ALICE, "big paste", clock=counting_clock())
     c0 = doc.commit(ALICE, [(0, 0, "small")], [])
     paste = "z" * 70_000
     try:
@@ -308,7 +305,7 @@ def test_an_oversized_commit_is_either_made_or_leaves_no_trace() -> None:
 
 
 def test_forking_a_document_larger_than_one_object() -> None:
-    doc = Document.create(ALICE, "big", clock=Clock())
+    doc = Document.create(ALICE, "big", clock=counting_clock())
     c1 = doc.commit(ALICE, [(0, 0, "x" * 40_000)], [])
     c2 = doc.commit(ALICE, [(40_000, 0, "y" * 40_000)], [c1])
     draft = doc.fork(ALICE, "main", "draft")
@@ -321,7 +318,7 @@ def test_forking_a_document_larger_than_one_object() -> None:
 
 @pytest.fixture
 def history_doc() -> tuple[Document, list[str]]:
-    doc = Document.create(ALICE, "branches", clock=Clock())
+    doc = Document.create(ALICE, "branches", clock=counting_clock())
     c1 = doc.commit(ALICE, [(0, 0, "alpha")], [])
     c2 = doc.commit(ALICE, [(5, 0, " beta")], [c1])
     c3 = doc.commit(ALICE, [(10, 0, " gamma")], [c2])
@@ -392,7 +389,7 @@ def test_concurrent_tag_moves_agree_in_every_order(history_doc) -> None:
     doc, (c1, c2, c3) = history_doc
     doc.add_editor(ALICE, BOB.public_key)
     base = doc.objects()
-    bob = Document.load(base, identity=BOB, clock=Clock(T0_MS + 500))
+    bob = Document.load(base, identity=BOB, clock=counting_clock(T0_MS + 500))
     bob.tag(BOB, "release", c2)
     doc.tag(ALICE, "release", c3)
     new = new_since(doc, base) + new_since(bob, base)
@@ -425,10 +422,10 @@ def test_set_main_moves_what_main_resolves_to(history_doc) -> None:
 # Who may do what -----------------------------------------------------------------------------
 
 def test_outsider_cannot_commit_and_a_forged_commit_is_held_but_not_shown() -> None:
-    doc = Document.create(ALICE, "guarded", clock=Clock())
+    doc = Document.create(ALICE, "guarded", clock=counting_clock())
     c0 = doc.commit(ALICE, [(0, 0, "clean")], [])
     main = main_id(doc)
-    outsider = Document.load(doc.objects(), identity=MALLORY, clock=Clock())
+    outsider = Document.load(doc.objects(), identity=MALLORY, clock=counting_clock())
     for attempt in (lambda: outsider.commit(MALLORY, [(0, 0, "x")], [c0]),
                     lambda: outsider.fork(MALLORY, "main", "mine"),
                     lambda: outsider.tag(MALLORY, "t", c0),
@@ -460,7 +457,7 @@ def test_outsider_cannot_commit_and_a_forged_commit_is_held_but_not_shown() -> N
 
 
 def test_forged_root_objects_by_the_wrong_people_are_ignored() -> None:
-    doc = Document.create(ALICE, "Title", clock=Clock())
+    doc = Document.create(ALICE, "Title", clock=counting_clock())
     doc.add_editor(ALICE, BOB.public_key)
     c0 = doc.commit(ALICE, [(0, 0, "x")], [])
     forged = [
@@ -485,12 +482,12 @@ def test_forged_root_objects_by_the_wrong_people_are_ignored() -> None:
 
 
 def test_removing_an_editor_concurrently_with_their_edit() -> None:
-    doc = Document.create(ALICE, "removal", clock=Clock())
+    doc = Document.create(ALICE, "removal", clock=counting_clock())
     doc.add_editor(ALICE, BOB.public_key)
     c0 = doc.commit(ALICE, [(0, 0, "base")], [])
     main = main_id(doc)
     base = doc.objects()
-    bob = Document.load(base, identity=BOB, clock=Clock(T0_MS + 700))
+    bob = Document.load(base, identity=BOB, clock=counting_clock(T0_MS + 700))
     edit = bob.commit(BOB, [(4, 0, " bob")], [c0])  # names root heads before the removal
     doc.remove_editor(ALICE, BOB.public_key)
     assert BOB.public_key not in doc.editors()
@@ -517,7 +514,7 @@ def test_removing_an_editor_concurrently_with_their_edit() -> None:
 
 @pytest.fixture
 def two_branches() -> tuple[Document, str, str]:
-    doc = Document.create(ALICE, "secret", clock=Clock())
+    doc = Document.create(ALICE, "secret", clock=counting_clock())
     doc.commit(ALICE, [(0, 0, "main text")], [])
     draft = doc.fork(ALICE, "main", "draft")
     doc.commit(ALICE, [(0, 0, "draft: ")], doc.heads("draft"), branch="draft")
@@ -567,7 +564,7 @@ def test_capability_opens_one_branch_and_not_another(two_branches) -> None:
     with pytest.raises(DocumentError):
         reader.commit(CAROL, [(0, 0, "x")], reader.heads("draft"), branch="draft")
 
-    elsewhere = Document.create(ALICE, "other", clock=Clock())
+    elsewhere = Document.create(ALICE, "other", clock=counting_clock())
     with pytest.raises(DocumentError, match="another document"):
         elsewhere.open_capability(cap)
 
@@ -611,7 +608,7 @@ def test_capability_with_a_valid_checksum_but_garbage_inside_is_refused(payload:
 
 
 def test_key_refresh_shuts_old_capabilities_out_of_later_commits() -> None:
-    doc = Document.create(ALICE, "refresh", clock=Clock())
+    doc = Document.create(ALICE, "refresh", clock=counting_clock())
     doc.add_editor(ALICE, BOB.public_key)
     c1 = doc.commit(ALICE, [(0, 0, "before")], [])
     old = doc.share("main")
@@ -636,7 +633,7 @@ def test_key_refresh_shuts_old_capabilities_out_of_later_commits() -> None:
 
 
 def test_removed_editor_reads_the_past_but_not_later_commits() -> None:
-    doc = Document.create(ALICE, "removed", clock=Clock())
+    doc = Document.create(ALICE, "removed", clock=counting_clock())
     doc.add_editor(ALICE, BOB.public_key)
     c1 = doc.commit(ALICE, [(0, 0, "shared")], [])
     doc.remove_editor(ALICE, BOB.public_key)
@@ -650,13 +647,13 @@ def test_removed_editor_reads_the_past_but_not_later_commits() -> None:
 
 
 def test_concurrent_key_refreshes_keep_the_branch_readable() -> None:
-    doc = Document.create(ALICE, "refreshes", clock=Clock())
+    doc = Document.create(ALICE, "refreshes", clock=counting_clock())
     doc.add_editor(ALICE, BOB.public_key)
     doc.add_editor(ALICE, CAROL.public_key)
     c0 = doc.commit(ALICE, [(0, 0, "hello")], [])
     base = doc.objects()
-    alice = Document.load(base, identity=ALICE, clock=Clock(T0_MS + 100))
-    bob = Document.load(base, identity=BOB, clock=Clock(T0_MS + 200))
+    alice = Document.load(base, identity=ALICE, clock=counting_clock(T0_MS + 100))
+    bob = Document.load(base, identity=BOB, clock=counting_clock(T0_MS + 200))
     alice.refresh_key(ALICE, "main")
     bob.refresh_key(BOB, "main")
     alice.commit(ALICE, [(0, 0, "A")], [c0])
@@ -671,7 +668,7 @@ def test_concurrent_key_refreshes_keep_the_branch_readable() -> None:
 # Arrival order of ancestors ------------------------------------------------------------------
 
 def test_ancestor_arriving_after_its_descendant_was_read() -> None:
-    doc = Document.create(ALICE, "late parent", clock=Clock())
+    doc = Document.create(ALICE, "late parent", clock=counting_clock())
     c0 = doc.commit(ALICE, [(0, 0, "hello")], [])
     doc.tag(ALICE, "t", c0)  # the root changes, so the next commit names its root itself
     c1 = doc.commit(ALICE, [(5, 0, " world")], [c0])
@@ -686,7 +683,7 @@ def test_ancestor_arriving_after_its_descendant_was_read() -> None:
 # Undo and redo -------------------------------------------------------------------------------
 
 def test_undo_and_redo_touch_only_my_edits() -> None:
-    clock = Clock()
+    clock = counting_clock()
     alice = Document.create(ALICE, "undo", clock=clock)
     alice.add_editor(ALICE, BOB.public_key)
     c0 = alice.commit(ALICE, [(0, 0, "The cat")], [])
@@ -716,14 +713,14 @@ def test_undo_and_redo_touch_only_my_edits() -> None:
 
 
 def test_undo_with_nothing_to_undo_and_for_outsiders() -> None:
-    doc = Document.create(ALICE, "nothing", clock=Clock())
+    doc = Document.create(ALICE, "nothing", clock=counting_clock())
     assert doc.undo(ALICE) is None and doc.redo(ALICE) is None
     with pytest.raises(DocumentError):
         doc.undo(MALLORY)
 
 
 def test_undo_still_works_after_reading_an_older_version() -> None:
-    doc = Document.create(ALICE, "undo history", clock=Clock())
+    doc = Document.create(ALICE, "undo history", clock=counting_clock())
     c0 = doc.commit(ALICE, [(0, 0, "hello")], [])
     doc.commit(ALICE, [(5, 0, " world")], [c0])
     assert doc.text([c0]) == "hello"  # e.g. a history view
@@ -734,7 +731,7 @@ def test_undo_still_works_after_reading_an_older_version() -> None:
 # Snapshots -----------------------------------------------------------------------------------
 
 def test_snapshot_round_trip_and_continuing_to_commit(monkeypatch) -> None:
-    clock = Clock()
+    clock = counting_clock()
     doc = Document.create(ALICE, "snap", clock=clock)
     c0 = doc.commit(ALICE, [(0, 0, "one 😀 two")], [])
     doc.commit(ALICE, [(3, 0, ",")], [c0])
@@ -767,7 +764,7 @@ def test_snapshot_round_trip_and_continuing_to_commit(monkeypatch) -> None:
 
 
 def test_damaged_or_foreign_snapshots_are_only_a_slower_open() -> None:
-    doc = Document.create(ALICE, "snap", clock=Clock())
+    doc = Document.create(ALICE, "snap", clock=counting_clock())
     c0 = doc.commit(ALICE, [(0, 0, "kept")], [])
     branch, heads, epoch, nonce, box = doc.snapshot("main")
     flipped = box[:-1] + bytes([box[-1] ^ 1])

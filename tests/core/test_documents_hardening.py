@@ -29,7 +29,7 @@ from tests.core.test_documents import (
     CAROL,
     MALLORY,
     T0_MS,
-    Clock,
+    counting_clock,
     craft_root,
     main_id,
     new_since,
@@ -77,7 +77,7 @@ def injected_keys(doc: Document, branch: str, key: bytes, epoch: int,
 # 2. Branch-key injection ---------------------------------------------------------------------
 
 def test_a_non_editors_sealed_key_is_never_used_to_write() -> None:
-    doc = Document.create(ALICE, "injected", clock=Clock())
+    doc = Document.create(ALICE, "injected", clock=counting_clock())
     doc.add_editor(ALICE, BOB.public_key)
     c0 = doc.commit(ALICE, [(0, 0, "base")], [])
     main = main_id(doc)
@@ -85,7 +85,7 @@ def test_a_non_editors_sealed_key_is_never_used_to_write() -> None:
     junk = injected_keys(doc, main, stolen, 1_000, [ALICE.public_key, BOB.public_key])
     for n, order in enumerate(orders([*doc.objects(), *junk])):
         for who in (ALICE, BOB):
-            editor = Document.load(order, identity=who, clock=Clock(T0_MS + 100 * n))
+            editor = Document.load(order, identity=who, clock=counting_clock(T0_MS + 100 * n))
             commit = commit_object(editor, editor.commit(who, [(0, 0, "secret ")], [c0]))
             assert commit.body["epoch"] == 0
             assert not opens_with(stolen, commit)
@@ -101,29 +101,30 @@ def test_a_non_editors_sealed_key_is_never_used_to_write() -> None:
                 spy.text([later.hex])
 
     # A new editor is given the editors' keys only, so it does not write with the stray one.
-    editor = Document.load([*doc.objects(), *junk], identity=ALICE, clock=Clock(T0_MS + 900))
+    editor = Document.load([*doc.objects(), *junk], identity=ALICE,
+                           clock=counting_clock(T0_MS + 900))
     editor.add_editor(ALICE, CAROL.public_key)
-    carol = Document.load(editor.objects(), identity=CAROL, clock=Clock(T0_MS + 1_000))
+    carol = Document.load(editor.objects(), identity=CAROL, clock=counting_clock(T0_MS + 1_000))
     commit = commit_object(carol, carol.commit(CAROL, [(0, 0, "carol ")], [c0]))
     assert commit.body["epoch"] == 0 and not opens_with(stolen, commit)
     assert carol.text([commit.hex]) == "carol base"
 
 
 def test_a_capability_gives_keys_for_reading_only() -> None:
-    doc = Document.create(ALICE, "capability", clock=Clock())
+    doc = Document.create(ALICE, "capability", clock=counting_clock())
     c0 = doc.commit(ALICE, [(0, 0, "base")], [])
     main = bytes.fromhex(main_id(doc))
     stolen = os.urandom(32)
     crafted = Capability(doc.root.id, main, ((1_000, stolen),)).encode()
 
-    editor = Document.load(doc.objects(), identity=ALICE, clock=Clock(T0_MS + 100))
+    editor = Document.load(doc.objects(), identity=ALICE, clock=counting_clock(T0_MS + 100))
     editor.open_capability(Capability.decode(crafted))
     commit = commit_object(editor, editor.commit(ALICE, [(0, 0, "secret ")], [c0]))
     assert commit.body["epoch"] == 0 and not opens_with(stolen, commit)
     assert editor.refresh_key(ALICE, "main") == 1
     # ... also once the stray key is among those kept and handed back at the next open.
     reopened = Document.load(editor.objects(), identity=ALICE, keys=editor.keys(),
-                             clock=Clock(T0_MS + 200))
+                             clock=counting_clock(T0_MS + 200))
     later = commit_object(reopened, reopened.commit(ALICE, [(0, 0, "more ")], [commit.hex]))
     assert later.body["epoch"] == 1 and not opens_with(stolen, later)
     assert reopened.text([later.hex]) == "more secret base"
@@ -135,7 +136,7 @@ def test_a_capability_gives_keys_for_reading_only() -> None:
 
 @pytest.mark.parametrize("epoch", [-1, True, 1.5, 2**63])
 def test_a_capability_with_an_impossible_epoch_is_refused(epoch: object) -> None:
-    doc = Document.create(ALICE, "epochs", clock=Clock())
+    doc = Document.create(ALICE, "epochs", clock=counting_clock())
     main = bytes.fromhex(main_id(doc))
     text = Capability(doc.root.id, main, ((epoch, os.urandom(32)),)).encode()  # type: ignore
     with pytest.raises(DocumentError, match="damaged"):
@@ -145,11 +146,11 @@ def test_a_capability_with_an_impossible_epoch_is_refused(epoch: object) -> None
 
 
 def test_a_removed_editors_key_from_a_stale_view_is_never_used_to_write() -> None:
-    doc = Document.create(ALICE, "stale key", clock=Clock())
+    doc = Document.create(ALICE, "stale key", clock=counting_clock())
     doc.add_editor(ALICE, BOB.public_key)
     c0 = doc.commit(ALICE, [(0, 0, "base")], [])
     base = doc.objects()
-    bob = Document.load(base, identity=BOB, clock=Clock(T0_MS + 500))
+    bob = Document.load(base, identity=BOB, clock=counting_clock(T0_MS + 500))
     for _ in range(5):  # his view predates his removal: he is still an editor there
         bob.refresh_key(BOB, "main")
     doc.remove_editor(ALICE, BOB.public_key)
@@ -157,7 +158,7 @@ def test_a_removed_editors_key_from_a_stale_view_is_never_used_to_write() -> Non
     held = bob.keys()
     bobs_keys = [k for _, e, k in held if e == 5]
     for n, order in enumerate(orders(objects)):
-        alice = Document.load(order, identity=ALICE, clock=Clock(T0_MS + 1_000 + n))
+        alice = Document.load(order, identity=ALICE, clock=counting_clock(T0_MS + 1_000 + n))
         commit = commit_object(alice, alice.commit(ALICE, [(0, 0, "after ")], [c0]))
         assert commit.body["epoch"] == 1 and not opens_with(bobs_keys[0], commit)
         with pytest.raises(DocumentError):
@@ -167,14 +168,14 @@ def test_a_removed_editors_key_from_a_stale_view_is_never_used_to_write() -> Non
 # 3. A removed editor keeps writing -----------------------------------------------------------
 
 def test_a_removed_editor_cannot_repoint_main_from_a_stale_view() -> None:
-    doc = Document.create(ALICE, "repointed", clock=Clock())
+    doc = Document.create(ALICE, "repointed", clock=counting_clock())
     doc.add_editor(ALICE, BOB.public_key)
     c0 = doc.commit(ALICE, [(0, 0, "base")], [])
     main = main_id(doc)
     base = doc.objects()
     # Bob, in a view from before his removal and with a clock years ahead, makes a branch named
     # main and points the document's main at it.
-    bob = Document.load(base, identity=BOB, clock=Clock(T0_MS + 10 * YEAR_MS))
+    bob = Document.load(base, identity=BOB, clock=counting_clock(T0_MS + 10 * YEAR_MS))
     trap = bob.fork(BOB, "main", "main")
     bob.set_main(BOB, trap)
     bob.tag(BOB, "v1", bob.heads(trap)[0])
@@ -182,7 +183,7 @@ def test_a_removed_editor_cannot_repoint_main_from_a_stale_view() -> None:
     objects = [*base, *new_since(bob, base), *new_since(doc, base)]
     for n, order in enumerate(orders(objects)):
         now = T0_MS + 5_000 + n
-        alice = Document.load(order, identity=ALICE, clock=Clock(now))
+        alice = Document.load(order, identity=ALICE, clock=counting_clock(now))
         assert main_id(alice) == main
         assert [b.name for b in alice.branches()] == ["main"]
         assert alice.tags() == {}
@@ -193,17 +194,17 @@ def test_a_removed_editor_cannot_repoint_main_from_a_stale_view() -> None:
         with pytest.raises(DocumentError):
             spy.text([commit.hex])
         # His commit made in that view, on the real main, stays (that is by design).
-        old = Document.load(base, identity=BOB, clock=Clock(T0_MS + 300))
+        old = Document.load(base, identity=BOB, clock=counting_clock(T0_MS + 300))
         edit = old.commit(BOB, [(4, 0, "!")], [c0])
         seen = Document.load([*order, *new_since(old, base)], identity=ALICE)
         assert edit in seen.heads()
 
 
 def test_removal_keeps_what_it_acknowledged_and_nothing_later() -> None:
-    doc = Document.create(ALICE, "acknowledged", clock=Clock())
+    doc = Document.create(ALICE, "acknowledged", clock=counting_clock())
     doc.add_editor(ALICE, BOB.public_key)
     doc.commit(ALICE, [(0, 0, "base")], [])
-    bob = Document.load(doc.objects(), identity=BOB, clock=Clock(T0_MS + 500))
+    bob = Document.load(doc.objects(), identity=BOB, clock=counting_clock(T0_MS + 500))
     draft = bob.fork(BOB, "main", "draft")
     doc.add(bob.objects())  # alice saw the draft before removing bob
     doc.remove_editor(ALICE, BOB.public_key)
@@ -213,21 +214,21 @@ def test_removal_keeps_what_it_acknowledged_and_nothing_later() -> None:
                   ts=T0_MS + 10_000, links=[o.id for o in bob.objects()
                                             if o.stream == doc.root.id][-1:])
     for order in orders([*doc.objects(), late, stale]):
-        alice = Document.load(order, identity=ALICE, clock=Clock(T0_MS + 20_000))
+        alice = Document.load(order, identity=ALICE, clock=counting_clock(T0_MS + 20_000))
         assert [b.name for b in alice.branches()] == ["main", "draft"]
         assert not next(b for b in alice.branches() if b.name == "draft").main
         assert alice.text(alice.heads("draft")) == "base"
 
 
 def test_far_future_root_objects_neither_win_nor_drag_later_ones_along() -> None:
-    doc = Document.create(ALICE, "Title", clock=Clock())
+    doc = Document.create(ALICE, "Title", clock=counting_clock())
     doc.add_editor(ALICE, BOB.public_key)
     c0 = doc.commit(ALICE, [(0, 0, "base")], [])
     main = main_id(doc)
     draft = doc.fork(ALICE, "main", "draft")
     base = doc.objects()
     far = T0_MS + 10 * YEAR_MS
-    bob = Document.load(base, identity=BOB, clock=Clock(far))  # still an editor
+    bob = Document.load(base, identity=BOB, clock=counting_clock(far))  # still an editor
     bob.set_main(BOB, draft)
     bob.tag(BOB, "t", c0)
     future_commit = bob.commit(BOB, [(0, 0, "FUTURE ")], [c0], branch=main)
@@ -237,7 +238,7 @@ def test_far_future_root_objects_neither_win_nor_drag_later_ones_along() -> None
 
     for n, order in enumerate(orders([*base, *future])):
         now = T0_MS + 50_000 + n
-        alice = Document.load(order, identity=ALICE, clock=Clock(now))
+        alice = Document.load(order, identity=ALICE, clock=counting_clock(now))
         assert main_id(alice) == main and alice.title == "Title" and alice.tags() == {}
         assert alice.heads() == [c0]  # the far-future commit is not built on
         alice.rename(ALICE, "Renamed")
@@ -251,7 +252,7 @@ def test_far_future_root_objects_neither_win_nor_drag_later_ones_along() -> None
         with pytest.raises(DocumentError, match="future"):
             alice.commit(ALICE, [(0, 0, "x")], [future_commit])
         # Once its time comes, what was dated then is shown.
-        then = Document.load(alice.objects(), identity=ALICE, clock=Clock(far + 1))
+        then = Document.load(alice.objects(), identity=ALICE, clock=counting_clock(far + 1))
         assert main_id(then) == draft and then.title == "Future title"
         assert future_commit in then.heads(main)
 
@@ -281,7 +282,7 @@ def steps(action: Callable[[], object]) -> int:
 
 
 def junk_document(shape: str, count: int) -> tuple[list[Object], list[tuple[bytes, int, bytes]]]:
-    doc = Document.create(ALICE, "junked", clock=Clock())
+    doc = Document.create(ALICE, "junked", clock=counting_clock())
     c0 = doc.commit(ALICE, [(0, 0, "real")], [])
     main = bytes.fromhex(main_id(doc))
     junk: list[Object] = []
@@ -315,7 +316,8 @@ def test_opening_grows_near_linearly_with_junk(shape: str) -> None:
         objects, keys = junk_document(shape, count)
 
         def open_and_read() -> None:
-            doc = Document.load(objects, identity=ALICE, keys=keys, clock=Clock(T0_MS + 10**6))
+            doc = Document.load(objects, identity=ALICE, keys=keys,
+                                clock=counting_clock(T0_MS + 10**6))
             assert doc.text(doc.heads()) == "real"
             assert [b.name for b in doc.branches()] == ["main"] and doc.tags() == {}
         return steps(open_and_read)

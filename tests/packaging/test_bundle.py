@@ -18,7 +18,7 @@ from app.workspace import Workspace
 from storage import Replica
 from tests.app.conftest import Hearth
 from tests.app.test_sync_cli import LOCAL, Serve, digest, replica_path, serving, texts
-from tests.sync.nodes import wait_until
+from tests.support import wait_until
 
 from .conftest import BUNDLE_DIR, EXE, ROOT, Bundle, needs_bundle
 

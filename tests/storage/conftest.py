@@ -1,4 +1,4 @@
-"""Shared helpers for the replica tests: a settable clock and a builder of signed objects.
+"""Shared helpers for the replica tests: a builder of signed objects (the clock is FakeClock).
 
 `World` mirrors `app.workspace.Workspace.publish` without a replica: every object is signed by a
 real Ed25519 identity, lives in the stream DESIGN.md gives its kind, links to the heads of that
@@ -21,27 +21,12 @@ from core.identity import Identity
 from core.objects import Object, authored, build
 from core.policy import Policy
 from storage import Replica, Status, StorageError
+from tests.support import FakeClock
 
-T0 = 1_700_000_000  # seconds; every test starts its clock here
+T0 = 1_700_000_000  # seconds; every test starts its clock (tests.support.FakeClock) here
 T0_MS = T0 * 1000
 DAY_MS = 24 * 3600 * 1000
 WEEK_MS = 7 * DAY_MS
-
-
-class Clock:
-    """An injectable wall clock (seconds, like time.time) that only moves when told."""
-
-    def __init__(self, now: float = T0):
-        self.now = float(now)
-
-    def __call__(self) -> float:
-        return self.now
-
-    def set_ms(self, ms: int) -> None:
-        self.now = ms / 1000
-
-    def advance_ms(self, ms: int) -> None:
-        self.now += ms / 1000
 
 
 def identity(name: str) -> Identity:
@@ -152,9 +137,9 @@ def _subjects(subjects: Iterable[Identity | str]) -> frozenset[str]:
     return frozenset(s.public_key.hex() if isinstance(s, Identity) else s for s in subjects)
 
 
-def new_replica(path: Path, world: World, clock: Clock | None = None) -> Replica:
+def new_replica(path: Path, world: World, clock: FakeClock | None = None) -> Replica:
     """A fresh replica of `world`'s workspace holding its genesis."""
-    replica = Replica.create(path, world.ws, world.root.public_key, clock=clock or Clock())
+    replica = Replica.create(path, world.ws, world.root.public_key, clock=clock or FakeClock(T0))
     assert replica.ingest([world.genesis])[0].status is Status.ADDED
     return replica
 
@@ -201,8 +186,9 @@ def assert_healthy(replica: Replica) -> None:
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
+def clock() -> FakeClock:
+    """The replica's wall clock (seconds), at T0 until the test moves it."""
+    return FakeClock(T0)
 
 
 @pytest.fixture
@@ -216,7 +202,7 @@ def people() -> dict[str, Identity]:
 
 
 @pytest.fixture
-def replica(tmp_path: Path, world: World, clock: Clock):
+def replica(tmp_path: Path, world: World, clock: FakeClock):
     """A fresh replica; integrity_check() must be 'ok' whatever the test did to it."""
     rep = new_replica(tmp_path / "ws.sqlite", world, clock)
     yield rep

@@ -6,9 +6,9 @@ import pytest
 
 from core.identity import Identity
 from storage import Status
+from tests.support import FakeClock
 
 from .conftest import (
-    Clock,
     World,
     add,
     allow,
@@ -31,7 +31,7 @@ def same_either_way(tmp_path, world):
     def check(reference, objs) -> None:
         digests = {reference.digest()}
         for n, order in enumerate((list(objs), list(reversed(objs)))):
-            clock = Clock(reference.now_ms() / 1000)
+            clock = FakeClock(reference.now_ms() / 1000)
             other = new_replica(tmp_path / f"order{n}.sqlite", world, clock)
             _one_by_one(other, order)
             digests.add(other.digest())

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from storage import Status
+from tests.support import FakeClock
 
 from .conftest import (
     DAY_MS,
+    T0,
     T0_MS,
     WEEK_MS,
-    Clock,
     add,
     allow,
     channel_info,
@@ -89,11 +90,11 @@ def test_exactly_seven_days_ahead_is_shown(replica, clock, world, people):
 
 def test_late_arrival_after_maturity_is_shown_at_once(tmp_path, world, people):
     now, ahead = _future_world(world, people)
-    clock = Clock()
+    clock = FakeClock(T0)
     clock.set_ms(AHEAD - WEEK_MS)
     late = new_replica(tmp_path / "late.sqlite", world, clock)
     add(late, *now, *ahead)
-    early_clock = Clock()
+    early_clock = FakeClock(T0)
     early = new_replica(tmp_path / "early.sqlite", world, early_clock)
     add(early, *ahead)
     early_clock.set_ms(AHEAD - WEEK_MS)

@@ -9,8 +9,9 @@ import pytest
 
 from storage import Replica, SchemaError, StorageError
 from storage._schema import MIGRATIONS, SCHEMA_VERSION, migrate
+from tests.support import FakeClock
 
-from .conftest import Clock, add, assert_healthy, new_replica, texts
+from .conftest import T0, add, assert_healthy, new_replica, texts
 
 
 def _user_version(path) -> int:
@@ -83,7 +84,7 @@ def test_version_1_file_upgrades_and_search_finds_old_messages(tmp_path, world, 
     _as_version_1(source, path)
     assert "messages_fts" not in _tables(path)
 
-    with Replica(path, clock=Clock()) as upgraded:
+    with Replica(path, clock=FakeClock(T0)) as upgraded:
         assert _user_version(path) == SCHEMA_VERSION
         assert [m.text for m in upgraded.search("search")] == ["written before search existed"]
         assert [m.text for m in upgraded.search("unicode diacr")] == ["Ünïcode diacritics too"]
@@ -191,7 +192,7 @@ def test_version_6_forgets_tombstones_taken_on_a_peers_word(tmp_path, world, peo
     conn.execute("PRAGMA user_version = 6")
     conn.close()
 
-    with Replica(path, clock=Clock()) as upgraded:
+    with Replica(path, clock=FakeClock(T0)) as upgraded:
         assert _user_version(path) == SCHEMA_VERSION
         assert not upgraded.is_deleted(forged) and upgraded.is_deleted(gone.id)
         in_set = set(upgraded.conn.execute("SELECT id FROM items").fetchall())

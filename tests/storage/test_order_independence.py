@@ -21,8 +21,9 @@ from core import kinds
 from core.objects import Object
 from core.policy import Policy
 from storage import Replica, Status
+from tests.support import FakeClock
 
-from .conftest import DAY_MS, T0_MS, Clock, World, assert_healthy, identity, new_replica
+from .conftest import DAY_MS, T0, T0_MS, World, assert_healthy, identity, new_replica
 
 FINAL_MS = T0_MS + DAY_MS + 60_000  # the clock every replica ends at
 SOON = T0_MS + 8 * DAY_MS  # dated ahead, shown by FINAL_MS
@@ -239,7 +240,7 @@ def _views(replica: Replica, channels: list[str]) -> tuple:
     return tuple(out)
 
 
-def _replay(replica: Replica, clock: Clock, batches: list[list[Object]], switch: int) -> None:
+def _replay(replica: Replica, clock: FakeClock, batches: list[list[Object]], switch: int) -> None:
     answered: set[bytes] = set()
     for n, batch in enumerate(batches):
         if n == switch:
@@ -262,7 +263,7 @@ def check_order_independence(seed: int, rng: random.Random, replicas: int) -> No
     pool, world = scenario.pool, scenario.world
     names = scenario.channels + ["random", "general"]
     with tempfile.TemporaryDirectory() as tmp:
-        clock = Clock()
+        clock = FakeClock(T0)
         clock.set_ms(FINAL_MS)
         reference = new_replica(Path(tmp) / "one-batch.sqlite", world, clock)
         assert all(r.status is not Status.REJECTED for r in reference.ingest(pool))
@@ -270,7 +271,7 @@ def check_order_independence(seed: int, rng: random.Random, replicas: int) -> No
         assert_healthy(reference)
         reference.close()
         for n in range(replicas):
-            clock = Clock()
+            clock = FakeClock(T0)
             replica = new_replica(Path(tmp) / f"r{n}.sqlite", world, clock)
             batches = _batches(rng, pool)
             _replay(replica, clock, batches, rng.randrange(len(batches) + 1))

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from core.policy import Policy
+from tests.support import FakeClock
 
 from .conftest import (
-    Clock,
     add,
     allow,
     channel_info,
@@ -139,7 +139,7 @@ def test_non_admin_policy_is_ignored_until_granted(tmp_path, chat, world, people
     assert member_keys(chat, "general") == {people["bob"].public_key}
 
     # The same set, grant first, gives the same replica.
-    other = new_replica(tmp_path / "other.sqlite", world, Clock(chat.now_ms() / 1000))
+    other = new_replica(tmp_path / "other.sqlite", world, FakeClock(chat.now_ms() / 1000))
     objs = [chat.object(i) for i in chat.posts_by(alice.public_key)]
     objs += [chat.object(i) for i in chat.posts_by(people["bob"].public_key)]
     add(other, grant, *objs, policy)

@@ -1,75 +1,53 @@
-"""Shared helpers of the multi-node sync tests: member replicas on disk, running Nodes, waits.
+"""Helpers of the multi-node sync tests: member replicas on disk, running Nodes, a raw peer.
 
-A `Cluster` makes the replicas of one workspace the way people do (the first with
-`Workspace.init`, the others by `sharing.join_workspace` with its invite code), runs each as a
-real `Node` on 127.0.0.1 (real sockets, no mDNS unless asked), and stops every Node it started
-when the test ends. Waits poll with a deadline; nothing here sleeps a fixed time to let sync
-"happen".
+The members, the `Cluster` of running Nodes and the waits are shared by every test folder and
+live in tests/support.py; they are re-exported here under the names the sync tests (and others)
+import from this module. What is only the sync tests' own is below: reading a Node or a replica,
+posting from many Nodes at once, and a `RawPeer` a test drives byte by byte.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-from typing import TypeVar
 
 import aiohttp
 
-from app import sharing
 from app.node import Node
 from app.paths import Paths
-from app.workspace import Workspace
 from core.identity import Identity
 from storage import Replica
 from sync import connection as conn_mod
 from sync.session import Closed, Session
 from sync.store import MemoryStore
+from tests.support import (
+    CHANNEL,
+    LOCAL,
+    NICKS,
+    POLL_S,
+    TIMEOUT_S,
+    Cluster,
+    TwoNodes,
+    converged,
+    create_workspace,
+    digest,
+    join_member,
+    make_members,
+    start_two_nodes,
+    two_members,
+    wait_converged,
+    wait_online,
+    wait_until,
+)
 
-LOCAL = "127.0.0.1"
-CHANNEL = "general"
-TIMEOUT_S = 30.0  # generous: a loaded 2-core machine; latency is for the benchmarks
-POLL_S = 0.05
-NICKS = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi"]
-
-T = TypeVar("T")
-
-
-def wait_until(predicate: Callable[[], T], *, timeout: float = TIMEOUT_S,
-               what: str = "the condition") -> T:
-    """Poll `predicate` every 50 ms until it returns something truthy; fail after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(POLL_S)
-
-
-# Replicas ------------------------------------------------------------------------------------
-
-def create_workspace(root: Path, name: str = "a", nick: str = "alice") -> Paths:
-    paths = Paths.resolve(root / name, "default")
-    Workspace.init(paths, nick).close()
-    return paths
-
-
-def join_member(root: Path, code: str, name: str, nick: str) -> Paths:
-    paths = Paths.resolve(root / name, "default")
-    sharing.join_workspace(paths, code, nick=nick)
-    return paths
-
-
-def make_members(root: Path, count: int) -> list[Paths]:
-    """`count` replicas of one new workspace: the creator's, then `count - 1` joined ones."""
-    first = create_workspace(root, "m0", NICKS[0])
-    code = sharing.invite(first).encode()
-    return [first] + [join_member(root, code, f"m{n}", NICKS[n % len(NICKS)])
-                      for n in range(1, count)]
+__all__ = [
+    "CHANNEL", "LOCAL", "NICKS", "POLL_S", "TIMEOUT_S", "Cluster", "RawPeer", "TwoNodes",
+    "converged", "create_workspace", "digest", "has_object", "join_member", "make_members",
+    "post_concurrently", "replica_digest", "start_two_nodes", "texts", "two_members",
+    "wait_converged", "wait_online", "wait_until",
+]
 
 
 def replica_digest(paths: Paths) -> str:
@@ -78,87 +56,12 @@ def replica_digest(paths: Paths) -> str:
         return replica.digest()
 
 
-# Nodes ---------------------------------------------------------------------------------------
-
-def digest(node: Node) -> str:
-    return node.call(lambda: node.workspace.replica.digest())
-
-
 def texts(node: Node, channel: str = CHANNEL) -> list[str]:
     return [m.text for m in node.read(channel, limit=10_000)]
 
 
 def has_object(node: Node, oid: bytes) -> bool:
     return node.call(lambda: node.workspace.replica.has(oid))
-
-
-def converged(nodes: list[Node]) -> bool:
-    return len({digest(node) for node in nodes}) == 1
-
-
-def wait_converged(nodes: list[Node], *, timeout: float = TIMEOUT_S) -> str:
-    """Wait until every node's replica has the same digest; returns it."""
-    wait_until(lambda: converged(nodes), timeout=timeout,
-               what=f"{len(nodes)} replicas to converge")
-    return digest(nodes[0])
-
-
-def wait_online(a: Node, b: Node, *, timeout: float = TIMEOUT_S) -> None:
-    """Wait until a and b each hold an open session with the other."""
-    wait_until(lambda: b.key in a.online() and a.key in b.online(), timeout=timeout,
-               what="the two nodes to be connected")
-
-
-class Cluster:
-    """The Nodes of one test; `close()` stops every one still running (in parallel)."""
-
-    def __init__(self, root: Path):
-        self.root = root
-        self.nodes: list[Node] = []
-
-    def members(self, count: int) -> list[Paths]:
-        return make_members(self.root, count)
-
-    def start(self, paths: Paths, *, peers: Iterable[Node | tuple[str, int]] = (),
-              reconcile_interval: float | None = None, mdns: bool = False,
-              interfaces: list[str] | None = None) -> Node:
-        addresses = [(LOCAL, p.port) if isinstance(p, Node) else p for p in peers]
-        node = Node(paths, port=0, interfaces=interfaces or [LOCAL], mdns=mdns,
-                    peers=addresses, reconcile_interval=reconcile_interval)
-        node.start()
-        self.nodes.append(node)
-        return node
-
-    def chain(self, paths: list[Paths], **kwargs) -> list[Node]:
-        """Node k dials node k-1 only."""
-        nodes: list[Node] = []
-        for p in paths:
-            nodes.append(self.start(p, peers=nodes[-1:], **kwargs))
-        return nodes
-
-    def star(self, paths: list[Paths], **kwargs) -> list[Node]:
-        """Every node dials the first one."""
-        hub = self.start(paths[0], **kwargs)
-        return [hub] + [self.start(p, peers=[hub], **kwargs) for p in paths[1:]]
-
-    def mesh(self, paths: list[Paths], **kwargs) -> list[Node]:
-        """Node k dials every node before it: each pair is linked once."""
-        nodes: list[Node] = []
-        for p in paths:
-            nodes.append(self.start(p, peers=list(nodes), **kwargs))
-        return nodes
-
-    def close(self) -> None:
-        running, self.nodes = self.nodes, []
-        if running:
-            with ThreadPoolExecutor(len(running)) as pool:
-                list(pool.map(lambda node: node.stop(), running))
-
-    def __enter__(self) -> Cluster:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def post_concurrently(nodes: list[Node], per_node: int, prefix: str = "msg") -> list[str]:

@@ -21,9 +21,10 @@ from sync.session import (
     ReconcileComplete,
 )
 from sync.store import MemoryStore, ReplicaStore
+from tests.support import FakeClock
 
 from .conftest import Chat, identity
-from .test_session import Clock, connected, frame, inject, pair
+from .test_session import T_START, connected, frame, inject, pair
 
 NOW_S = 1_900_000_000.0
 MALLORY = identity("attacker-mallory")
@@ -137,7 +138,7 @@ def test_a_peer_that_asks_and_never_reads_gets_a_bounded_answer_then_is_cut_off(
     from the store only as the output drains, and a peer piling up wants is cut off."""
     blobs = large_objects(200)
     responder_store = MemoryStore(blobs)
-    clock = Clock()
+    clock = FakeClock(T_START)
     evil, responder, wire = pair(MemoryStore(), responder_store, clock, secret=secret,
                                  reconcile_interval=None)
     wire.pump()

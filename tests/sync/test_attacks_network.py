@@ -9,10 +9,8 @@ import os
 import select
 import socket
 import time
-from pathlib import Path
 
 import aiohttp
-import pytest
 from zeroconf import IPVersion
 from zeroconf.asyncio import AsyncServiceInfo, AsyncZeroconf
 
@@ -26,15 +24,9 @@ from sync.discovery import (
     members_in,
 )
 
-from .nodes import CHANNEL, LOCAL, TIMEOUT_S, Cluster, RawPeer, texts, wait_online, wait_until
+from .nodes import CHANNEL, LOCAL, TIMEOUT_S, RawPeer, texts, wait_online, wait_until
 
 ATTACKER = "127.0.0.2"
-
-
-@pytest.fixture
-def cluster(tmp_path: Path):
-    with Cluster(tmp_path) as c:
-        yield c
 
 
 # 7. Slowloris ---------------------------------------------------------------------------------

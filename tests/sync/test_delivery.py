@@ -3,22 +3,12 @@ a connection, whichever side dialled."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from sync.session import PeerReconciled, ReconcileComplete
 from sync.store import MemoryStore
 
 from .conftest import Chat, build_pool
-from .nodes import CHANNEL, Cluster, wait_online, wait_until
+from .nodes import CHANNEL, wait_online, wait_until
 from .test_session import connected
-
-
-@pytest.fixture
-def cluster(tmp_path: Path):
-    with Cluster(tmp_path) as c:
-        yield c
 
 
 def test_the_responder_learns_that_the_initiators_round_is_over(secret):

@@ -23,12 +23,6 @@ from .nodes import (
 )
 
 
-@pytest.fixture
-def cluster(tmp_path: Path):
-    with Cluster(tmp_path) as c:
-        yield c
-
-
 def _discovered(records: list[dict], port: int) -> bool:
     return any(r["host"] == LOCAL and r["port"] == port and r["source"] == "mdns"
                for r in records)

@@ -1,7 +1,8 @@
 """Documents over real sync: two Nodes of one workspace on 127.0.0.1 edit one document at once.
 
 The replicas are made the way people make them (Workspace.init, then sharing.invite and
-join_workspace); each runs as an app.node.Node (real sockets, no mDNS) that dials the other.
+join_workspace); each runs as an app.node.Node (real sockets, no mDNS), bob's dialling alice's:
+tests/conftest.py's `two_members` and `two_nodes`.
 Document operations run through app.documents either on a Node's own thread (Node.call) or from
 a second connection to the same data folder, which the Node notices and pushes. Waits poll with
 a deadline; nothing sleeps a fixed time.
@@ -9,62 +10,17 @@ a deadline; nothing sleeps a fixed time.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import TypeVar
 
-import pytest
-
-from app import sharing
 from app.documents import Documents
 from app.node import Node
 from app.paths import Paths
 from app.workspace import Workspace, WorkspaceError
 from core.documents import Document, DocumentError
+from tests.support import TIMEOUT_S, TwoNodes, wait_until
 
-LOCAL = "127.0.0.1"
-TIMEOUT_S = 30.0
-POLL_S = 0.05
 T = TypeVar("T")
-
-
-def wait_until(predicate: Callable[[], T], *, what: str, timeout: float = TIMEOUT_S) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(POLL_S)
-
-
-@pytest.fixture
-def members(tmp_path: Path) -> tuple[Paths, Paths]:
-    alice = Paths.resolve(tmp_path / "alice", "default")
-    Workspace.init(alice, "alice").close()
-    bob = Paths.resolve(tmp_path / "bob", "default")
-    sharing.join_workspace(bob, sharing.invite(alice).encode(), nick="bob")
-    return alice, bob
-
-
-@pytest.fixture
-def nodes(members: tuple[Paths, Paths]) -> Iterator[tuple[Node, Node]]:
-    alice, bob = members
-    started: list[Node] = []
-    try:
-        a = Node(alice, port=0, interfaces=[LOCAL], mdns=False, reconcile_interval=None)
-        started.append(a.start())
-        b = Node(bob, port=0, interfaces=[LOCAL], mdns=False, peers=[(LOCAL, a.port)],
-                 reconcile_interval=None)
-        started.append(b.start())
-        wait_until(lambda: b.key in a.online() and a.key in b.online(),
-                   what="the two nodes to connect")
-        yield a, b
-    finally:
-        for node in started:
-            node.stop()
 
 
 def on_node(node: Node, action: Callable[[Documents], T]) -> T:
@@ -104,8 +60,8 @@ def create_shared(a: Node, b: Node, text: str) -> str:
     return doc_id
 
 
-def test_concurrent_edits_on_two_nodes_converge(nodes: tuple[Node, Node]) -> None:
-    a, b = nodes
+def test_concurrent_edits_on_two_nodes_converge(two_nodes: TwoNodes) -> None:
+    a, b = two_nodes
     doc_id = create_shared(a, b, "shared base")
     base_heads = state(a, doc_id)[0]
 
@@ -133,11 +89,11 @@ def test_concurrent_edits_on_two_nodes_converge(nodes: tuple[Node, Node]) -> Non
     assert heads == [merge] and text == "A> shared base <B!"
 
 
-def test_edits_from_another_connection_are_pushed(nodes: tuple[Node, Node],
-                                                  members: tuple[Paths, Paths]) -> None:
+def test_edits_from_another_connection_are_pushed(two_nodes: TwoNodes,
+                                                  two_members: tuple[Paths, Paths]) -> None:
     """A `hearth doc write` beside a running Node: the Node notices the outside write."""
-    a, b = nodes
-    _, bob = members
+    a, b = two_nodes
+    _, bob = two_members
     doc_id = create_shared(a, b, "one two three")
     with Workspace.open(bob) as ws:  # a second connection to bob's replica file
         docs = Documents(ws)

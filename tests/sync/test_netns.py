@@ -19,9 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from app import sharing
-
-from .nodes import CHANNEL, create_workspace, join_member, wait_until
+from .nodes import CHANNEL, two_members, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 ADDRESSES = ("10.77.0.1", "10.77.0.2")
@@ -141,8 +139,7 @@ class Host:
 
 def test_two_hosts_discover_each_other_by_mdns_and_sync(namespaces: tuple[str, str],
                                                         tmp_path: Path):
-    pa = create_workspace(tmp_path, "a", "alice")
-    pb = join_member(tmp_path, sharing.invite(pa).encode(), "b", "bob")
+    pa, pb = two_members(tmp_path, names=("a", "b"))
     hosts = [Host(ns, address, paths.data, tmp_path / "fallback")
              for ns, address, paths in zip(namespaces, ADDRESSES, (pa, pb), strict=True)]
     a, b = hosts

@@ -36,11 +36,13 @@ from .nodes import (
     TIMEOUT_S,
     Cluster,
     RawPeer,
+    TwoNodes,
     create_workspace,
     digest,
     has_object,
     join_member,
     post_concurrently,
+    start_two_nodes,
     texts,
     wait_converged,
     wait_online,
@@ -48,12 +50,6 @@ from .nodes import (
 )
 
 SIG_ENTRY = b"\x63sig\x58\x40"  # the "sig" key and the header of its 64-byte value
-
-
-@pytest.fixture
-def cluster(tmp_path: Path):
-    with Cluster(tmp_path) as c:
-        yield c
 
 
 def _secret(node: Node) -> bytes:
@@ -148,11 +144,8 @@ def test_same_identity_on_two_computers_syncs(cluster: Cluster):
     assert sorted(texts(a)) == sorted(texts(b)) == sorted(posted)
 
 
-def test_live_push_needs_no_reconciliation_round(cluster: Cluster):
-    pa, pb = cluster.members(2)
-    a = cluster.start(pa, reconcile_interval=None)
-    b = cluster.start(pb, peers=[a], reconcile_interval=None)
-    wait_online(a, b)
+def test_live_push_needs_no_reconciliation_round(two_nodes: TwoNodes):
+    a, b = two_nodes  # reconcile_interval=None
     wait_converged([a, b])
     # The first (and with reconcile_interval=None, only) round has finished.
     wait_until(lambda: b.peers()[0]["last_sync"], what="b's first round with a")
@@ -175,11 +168,9 @@ def test_live_push_needs_no_reconciliation_round(cluster: Cluster):
     assert digest(a) == digest(b)
 
 
-def test_writes_by_another_connection_are_noticed_and_pushed(cluster: Cluster):
-    pa, pb = cluster.members(2)
-    a = cluster.start(pa, reconcile_interval=None)
-    b = cluster.start(pb, peers=[a], reconcile_interval=None)
-    wait_online(a, b)
+def test_writes_by_another_connection_are_noticed_and_pushed(two_nodes: TwoNodes):
+    a, b = two_nodes  # reconcile_interval=None
+    pa = two_nodes.pa
     wait_converged([a, b])
 
     # `hearth post` beside a running `hearth serve`: another SQLite connection to a's file.
@@ -271,10 +262,7 @@ async def _garbage_after_handshake(port: int, secret: bytes, workspace: bytes,
 def test_peer_sending_garbage_is_cut_off_and_others_keep_syncing(
         cluster: Cluster, caplog: pytest.LogCaptureFixture):
     caplog.set_level(logging.INFO, logger="sync.service")
-    pa, pb = cluster.members(2)
-    a = cluster.start(pa)
-    b = cluster.start(pb, peers=[a])
-    wait_online(a, b)
+    a, b = start_two_nodes(cluster, *cluster.members(2))
 
     payloads: list[bytes | str] = [
         b"",
@@ -305,10 +293,7 @@ def test_peer_sending_garbage_is_cut_off_and_others_keep_syncing(
 def test_peer_sending_bad_signatures_is_cut_off_and_nothing_invalid_is_stored(
         cluster: Cluster, caplog: pytest.LogCaptureFixture):
     caplog.set_level(logging.WARNING, logger="sync.service")
-    pa, pb = cluster.members(2)
-    a = cluster.start(pa)
-    b = cluster.start(pb, peers=[a])
-    wait_online(a, b)
+    a, b = start_two_nodes(cluster, *cluster.members(2))
     ws_id = _workspace_id(a)
     rogue = Identity.generate()
     good = _post_object(rogue, ws_id, "a valid post from the rogue peer")
@@ -437,11 +422,9 @@ def test_a_peer_already_connected_is_not_redialled_when_added(
 
 # Lifecycle -------------------------------------------------------------------------------------
 
-def test_a_restarted_node_redials_the_peers_it_remembers(cluster: Cluster):
-    pa, pb = cluster.members(2)
-    a = cluster.start(pa)
-    b = cluster.start(pb, peers=[a])
-    wait_online(a, b)
+def test_a_restarted_node_redials_the_peers_it_remembers(cluster: Cluster, two_nodes: TwoNodes):
+    a, b = two_nodes
+    pb = two_nodes.pb
     wait_until(lambda: b.peers()[0]["last_sync"], what="b's first round with a")
     b.stop()
     cluster.nodes.remove(b)

@@ -35,23 +35,17 @@ from sync.session import (
     Session,
 )
 from sync.store import MemoryStore, ReplicaStore
+from tests.support import FakeClock
 
 from .conftest import POOL_SIZE, identity
 
-T_START = 5_000.0  # the fake monotonic clock's start (seconds)
+T_START = 5_000.0  # where the sessions' fake monotonic clock (FakeClock) starts, in seconds
 ALICE = identity("session-alice")
 BOB = identity("session-bob")
 MALLORY = identity("session-mallory")
 
 
 # The wire -------------------------------------------------------------------------------------
-
-
-class Clock:
-    """A monotonic clock that only moves when a test (or Wire.run_until) moves it."""
-
-    def __init__(self, now: float = T_START):
-        self.now = now
 
 
 def apply_objects(store, raws: list[bytes]) -> None:
@@ -72,7 +66,7 @@ class Wire:
     `silence` names a side whose bytes are never delivered (a peer that hangs).
     """
 
-    def __init__(self, a: Session, b: Session, clock: Clock, *, lost: bool = True):
+    def __init__(self, a: Session, b: Session, clock: FakeClock, *, lost: bool = True):
         self.a, self.b, self.clock = a, b, clock
         self.lost = lost
         self.silence: Session | None = None
@@ -130,7 +124,7 @@ class Wire:
         raise AssertionError("timers kept firing")
 
 
-def pair(store_a, store_b, clock: Clock, *, secret: bytes, secret_b: bytes | None = None,
+def pair(store_a, store_b, clock: FakeClock, *, secret: bytes, secret_b: bytes | None = None,
          ident_a=ALICE, ident_b=BOB, ws: bytes = b"W" * 32, ws_b: bytes | None = None,
          a_initiates: bool = True, **kw) -> tuple[Session, Session, Wire]:
     """Session `a` over store_a and `b` over store_b; `a` dials unless told otherwise."""
@@ -142,7 +136,7 @@ def pair(store_a, store_b, clock: Clock, *, secret: bytes, secret_b: bytes | Non
 
 
 def connected(store_a=None, store_b=None, *, secret: bytes, **kw):
-    clock = Clock()
+    clock = FakeClock(T_START)
     a, b, wire = pair(store_a or MemoryStore(), store_b or MemoryStore(), clock, secret=secret,
                       **kw)
     wire.pump()
@@ -210,7 +204,7 @@ def drain_all(side: Session) -> list:
 def test_handshake_then_initiator_reconciles_to_the_union(pool, secret):
     shared, only_a, only_b = pool[:300], pool[300:350], pool[350:420]
     store_a, store_b = MemoryStore(shared + only_a), MemoryStore(shared + only_b)
-    clock = Clock()
+    clock = FakeClock(T_START)
     a, b, wire = pair(store_a, store_b, clock, secret=secret)
     wire.pump()
 
@@ -282,7 +276,7 @@ def split(pool: list[Object], count: int, weights: tuple[int, int, int],
 def test_random_splits_converge_to_the_union(pool, count, weights, seed, limit, a_initiates):
     chosen, side_a, side_b = split(pool, count, weights, seed)
     store_a, store_b = MemoryStore(side_a), MemoryStore(side_b)
-    clock = Clock()
+    clock = FakeClock(T_START)
     a, b, wire = pair(store_a, store_b, clock, secret=b"s" * 32, frame_size_limit=limit,
                       a_initiates=a_initiates)
     wire.pump()
@@ -308,7 +302,7 @@ def test_random_splits_converge_to_the_union(pool, count, weights, seed, limit, 
 def test_with_a_frame_size_limit_each_difference_is_counted_and_sent_once(pool):
     chosen, side_a, side_b = split(pool, 273, (1, 2, 0), 1)
     store_a, store_b = MemoryStore(side_a), MemoryStore(side_b)
-    clock = Clock()
+    clock = FakeClock(T_START)
     a, b, wire = pair(store_a, store_b, clock, secret=b"s" * 32, frame_size_limit=4096,
                       a_initiates=False)
     wire.pump()
@@ -323,7 +317,7 @@ def test_with_a_frame_size_limit_each_difference_is_counted_and_sent_once(pool):
 
 
 def test_wrong_secret_fails_at_the_responders_first_message(pool, secret):
-    clock = Clock()
+    clock = FakeClock(T_START)
     store_a, store_b = MemoryStore(pool[:10]), MemoryStore(pool[10:20])
     a, b, wire = pair(store_a, store_b, clock, secret=secret, secret_b=bytes(32))
     first = a.data_to_send()
@@ -342,7 +336,7 @@ def test_wrong_secret_fails_at_the_responders_first_message(pool, secret):
 
 
 def test_wrong_secret_initiator_times_out_if_the_socket_stays_open(secret):
-    clock = Clock()
+    clock = FakeClock(T_START)
     a, b, wire = pair(MemoryStore(), MemoryStore(), clock, secret=secret, secret_b=b"x" * 32)
     wire.lost = False
     wire.run_until(T_START + HANDSHAKE_TIMEOUT_S - 0.001)
@@ -365,7 +359,7 @@ class LyingIdentity:
 @pytest.mark.parametrize("liar_initiates", [True, False])
 def test_identity_proof_over_another_handshake_is_refused(pool, secret, liar_initiates):
     honest_store, liar_store = MemoryStore(pool[:5]), MemoryStore(pool[5:10])
-    clock = Clock()
+    clock = FakeClock(T_START)
     liar, honest, wire = pair(liar_store, honest_store, clock, secret=secret,
                               ident_a=LyingIdentity(MALLORY), a_initiates=liar_initiates)
     wire.pump()
@@ -380,7 +374,7 @@ def test_identity_proof_over_another_handshake_is_refused(pool, secret, liar_ini
 
 
 def test_hello_claiming_someone_elses_key_is_refused(secret):
-    clock = Clock()
+    clock = FakeClock(T_START)
     a, b, wire = pair(MemoryStore(), MemoryStore(), clock, secret=secret)
 
     def claim_alice(frame: dict) -> dict:
@@ -397,7 +391,7 @@ def test_hello_claiming_someone_elses_key_is_refused(secret):
 
 @pytest.mark.parametrize("which", ["handshake", "hello", "later"])
 def test_a_flipped_byte_closes_the_session(pool, secret, which):
-    clock = Clock()
+    clock = FakeClock(T_START)
     store_a, store_b = MemoryStore(pool[:20]), MemoryStore(pool[20:40])
     a, b, wire = pair(store_a, store_b, clock, secret=secret)
     if which == "handshake":  # flip a byte of the responder's handshake message
@@ -553,7 +547,7 @@ def test_a_websocket_message_larger_than_a_noise_message_is_refused(secret):
 
 
 def test_oversize_handshake_message_is_refused(secret):
-    clock = Clock()
+    clock = FakeClock(T_START)
     b = Session(MemoryStore(), initiator=False, secret=secret, identity=BOB,
                 workspace=b"W" * 32, now=clock.now)
     b.receive(b"\x00" * 5000, clock.now)
@@ -563,7 +557,7 @@ def test_oversize_handshake_message_is_refused(secret):
 
 @pytest.mark.parametrize("frame_t", ["ping", "neg", "objs"])
 def test_a_frame_before_hello_is_refused(secret, frame_t):
-    clock = Clock()
+    clock = FakeClock(T_START)
     a, b, wire = pair(MemoryStore(), MemoryStore(), clock, secret=secret)
     replacement = {"ping": {"t": "ping"}, "neg": {"t": "neg", "r": 1, "m": b"\x61"},
                    "objs": {"t": "objs", "raws": []}}[frame_t]
@@ -588,7 +582,7 @@ HELLOS = {
 @pytest.mark.parametrize("case", list(HELLOS))
 def test_a_hello_with_wrong_fields_is_refused(secret, case):
     change, expected = HELLOS[case]
-    clock = Clock()
+    clock = FakeClock(T_START)
     a, b, wire = pair(MemoryStore(), MemoryStore(), clock, secret=secret)
     rewrite(b, lambda f: change(f) if f["t"] == "hello" else f)
     wire.pump()
@@ -600,7 +594,7 @@ def test_a_hello_with_wrong_fields_is_refused(secret, case):
 
 
 def test_a_peer_in_another_workspace_is_refused_by_both(secret):
-    clock = Clock()
+    clock = FakeClock(T_START)
     a, b, wire = pair(MemoryStore(), MemoryStore(), clock, secret=secret, ws_b=b"V" * 32)
     wire.pump()
     assert closed(wire, a).error and closed(wire, b).error
@@ -621,7 +615,7 @@ def test_protocol_error_closes_on_the_peers_account(secret):
 
 
 def test_responder_without_a_first_message_times_out(secret):
-    clock = Clock()
+    clock = FakeClock(T_START)
     b = Session(MemoryStore(), initiator=False, secret=secret, identity=BOB,
                 workspace=b"W" * 32, now=clock.now)
     assert b.get_timer() == T_START + HANDSHAKE_TIMEOUT_S
@@ -634,7 +628,7 @@ def test_responder_without_a_first_message_times_out(secret):
 
 
 def test_initiator_without_hello_times_out(secret):
-    clock = Clock()
+    clock = FakeClock(T_START)
     a, b, wire = pair(MemoryStore(), MemoryStore(), clock, secret=secret)
     b.receive(a.data_to_send()[0], clock.now)
     a.receive(b.data_to_send()[0], clock.now)
@@ -672,7 +666,7 @@ def test_pings_keep_a_quiet_connection_alive(secret):
 
 @pytest.mark.parametrize("ignored", ["_on_neg", "_on_want"])
 def test_a_round_waiting_for_a_reply_times_out(pool, secret, ignored):
-    clock = Clock()
+    clock = FakeClock(T_START)
     a, b, wire = pair(MemoryStore(), MemoryStore(pool[:5]), clock, secret=secret,
                       reconcile_interval=None)
     setattr(b, ignored, lambda frame, now: None)  # b stays alive but never answers this
@@ -756,7 +750,7 @@ def test_objects_from_the_peer_are_not_pushed_back(chat, pool, secret):
 
 
 def test_push_before_connecting_is_dropped_but_reconcile_catches_up(pool, secret):
-    clock = Clock()
+    clock = FakeClock(T_START)
     store_a = MemoryStore(pool[:3])
     a, b, wire = pair(store_a, MemoryStore(), clock, secret=secret)
     a.push([pool[0].raw], [pool[0].id])  # not connected yet
@@ -787,7 +781,7 @@ def test_a_delete_reaches_a_peer_that_never_had_the_post(tmp_path, chat, pool, s
     holder = replica_store(tmp_path, chat, [*pool[:20], delete], "holder")
     other = replica_store(tmp_path, chat, pool[:5], "other")
     assert target.id not in stored(holder)
-    clock = Clock()
+    clock = FakeClock(T_START)
     h, o, wire = pair(holder, other, clock, secret=secret, a_initiates=holder_initiates)
     wire.pump()
     (h if holder_initiates else o).reconcile(clock.now)
@@ -835,7 +829,7 @@ def test_close_says_bye_and_is_idempotent(pool, secret):
 
 
 def test_close_during_the_handshake_sends_nothing(secret):
-    clock = Clock()
+    clock = FakeClock(T_START)
     a, b, wire = pair(MemoryStore(), MemoryStore(), clock, secret=secret)
     first = a.data_to_send()
     a.close("changed my mind")
@@ -852,7 +846,7 @@ def test_a_long_reason_is_cut(secret):
 
 
 def test_connection_lost_mid_round_is_an_error(pool, secret):
-    clock = Clock()
+    clock = FakeClock(T_START)
     a, b, wire = pair(MemoryStore(pool[:40]), MemoryStore(), clock, secret=secret)
     for _ in range(2):  # handshake and hellos, but the round's reply never comes
         for src, dst in ((a, b), (b, a)):
@@ -892,7 +886,7 @@ class ItemsOnly:
 def test_a_large_responder_can_serve_an_empty_initiator(secret):
     rng = random.Random(7)
     items = [(1_700_000_000_000 + n, rng.randbytes(32)) for n in range(40_000)]
-    clock = Clock()
+    clock = FakeClock(T_START)
     a, b, wire = pair(MemoryStore(), ItemsOnly(items), clock, secret=secret)
     wire.pump()
     assert not wire.events(b, Closed), wire.events(b, Closed)

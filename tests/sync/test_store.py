@@ -22,9 +22,10 @@ from storage.items import BUCKET_SHIFT
 from sync.negentropy import INFINITY_BOUND, Bound, Negentropy, VectorStorage
 from sync.session import NEG_BUCKETS, NEG_ID_LIST_THRESHOLD, ReconcileComplete
 from sync.store import ItemSnapshot, MemoryStore, ReplicaStore
+from tests.support import FakeClock
 
 from .conftest import CHANNELS, T0_MS, Chat
-from .test_session import Clock, pair
+from .test_session import T_START, pair
 
 BUCKET = 1 << BUCKET_SHIFT
 BASE = (T0_MS >> BUCKET_SHIFT) << BUCKET_SHIFT  # a bucket's first millisecond
@@ -382,7 +383,7 @@ def test_a_session_between_a_replica_and_a_memory_store_converges(full, corpus):
     memory, memory_items = memory_side(corpus, random.Random(8))
     had = set(memory.objects)
     replica_store = ReplicaStore(full)
-    clock = Clock()
+    clock = FakeClock(T_START)
     m, r, wire = pair(memory, replica_store, clock, secret=b"k" * 32)  # the memory side dials
     wire.pump()
     assert m.connected and r.connected

@@ -1,0 +1,241 @@
+"""Scaffolding every test folder shares: one wait, one fake clock, and members with their Nodes.
+
+- `wait_until` polls a predicate with a deadline (`TIMEOUT_S`, generous for a loaded 2-core
+  machine: latency belongs in the benchmarks); nothing in the tests sleeps a fixed time to let
+  something "happen".
+- `FakeClock` is a clock only the test moves, for every injectable clock in the code: wall and
+  monotonic clocks in seconds (storage, sync sessions, analytics), or `core.documents`'
+  milliseconds counting up at each reading (`tick=1`).
+- Members of one workspace are made the way people make them: the first with `Workspace.init`,
+  the others by `sharing.join_workspace` with its invite code. A `Cluster` runs them as real
+  `Node`s on 127.0.0.1 (real sockets, no mDNS unless asked) and stops every Node it started;
+  `start_two_nodes` is the common case, two members connected (the `two_nodes` fixture of
+  tests/conftest.py).
+
+The app is imported only inside the helpers that need it, so tests that only want a wait or a
+clock (tests/core, tests/storage) do not load the sync stack.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from app.node import Node
+    from app.paths import Paths
+
+TIMEOUT_S = 30.0  # how long any wait of the tests may take: generous, a loaded 2-core machine
+POLL_S = 0.05
+LOCAL = "127.0.0.1"
+CHANNEL = "general"
+NICKS = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi"]
+
+T = TypeVar("T")
+
+
+# Waiting -------------------------------------------------------------------------------------
+
+def wait_until(predicate: Callable[[], T], *, what: str = "the condition",
+               timeout: float = TIMEOUT_S, poll: float = POLL_S,
+               detail: Callable[[], str] | None = None) -> T:
+    """Poll `predicate` every `poll` seconds until it returns something truthy, and return that;
+    after `timeout` seconds fail with an AssertionError naming `what` (and `detail()`, when
+    given: the logs of a process that did not come up, say)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            message = f"timed out after {timeout:.0f} s waiting for {what}"
+            raise AssertionError(f"{message}\n{detail()}" if detail else message)
+        time.sleep(poll)
+
+
+# A clock the test moves ------------------------------------------------------------------------
+
+class FakeClock:
+    """An injectable clock that only moves when the test moves it.
+
+    `clock()` reads it and `clock.now` is its reading, in the unit of the clock it stands in
+    for (seconds for time.time and time.monotonic, milliseconds for core.documents). With
+    `tick`, every reading first moves it on by `tick` (a counting clock: each reading is new).
+    """
+
+    def __init__(self, now: float = 0, *, tick: float = 0):
+        self.now = now
+        self.tick = tick
+
+    def __call__(self) -> float:
+        if self.tick:
+            self.now += self.tick
+        return self.now
+
+    def advance(self, amount: float) -> float:
+        self.now += amount
+        return self.now
+
+    # For a clock in seconds read by code that works in milliseconds (storage.Replica).
+
+    def set_ms(self, ms: int) -> None:
+        self.now = ms / 1000
+
+    def advance_ms(self, ms: int) -> None:
+        self.now += ms / 1000
+
+    def __repr__(self) -> str:
+        return f"FakeClock({self.now!r}, tick={self.tick!r})"
+
+
+# Members of one workspace ----------------------------------------------------------------------
+
+def create_workspace(root: Path, name: str = "a", nick: str = "alice") -> Paths:
+    """A new workspace in the data folder `root / name`, created by `nick`."""
+    from app.paths import Paths
+    from app.workspace import Workspace
+
+    paths = Paths.resolve(root / name, "default")
+    Workspace.init(paths, nick).close()
+    return paths
+
+
+def join_member(root: Path, code: str, name: str, nick: str) -> Paths:
+    """The data folder `root / name` joins the workspace of invite `code` as `nick`."""
+    from app import sharing
+    from app.paths import Paths
+
+    paths = Paths.resolve(root / name, "default")
+    sharing.join_workspace(paths, code, nick=nick)
+    return paths
+
+
+def invite_code(paths: Paths) -> str:
+    from app import sharing
+
+    return sharing.invite(paths).encode()
+
+
+def make_members(root: Path, count: int, *, nicks: Sequence[str] = NICKS,
+                 names: Sequence[str] | None = None) -> list[Paths]:
+    """`count` replicas of one new workspace: the creator's, then `count - 1` joined ones.
+    Folder k is `root / names[k]` (default `m{k}`) and its nickname `nicks[k % len(nicks)]`."""
+    names = list(names) if names is not None else [f"m{n}" for n in range(count)]
+    assert len(names) == count, names
+    first = create_workspace(root, names[0], nicks[0])
+    code = invite_code(first)
+    return [first] + [join_member(root, code, names[n], nicks[n % len(nicks)])
+                      for n in range(1, count)]
+
+
+def two_members(root: Path, nicks: Sequence[str] = ("alice", "bob"),
+                names: Sequence[str] | None = None) -> tuple[Paths, Paths]:
+    """Two members of one new workspace; their folders are named after their nicknames."""
+    first, second = make_members(root, 2, nicks=nicks,
+                                 names=list(names) if names is not None else list(nicks))
+    return first, second
+
+
+# Running Nodes ---------------------------------------------------------------------------------
+
+def digest(node: Node) -> str:
+    return node.call(lambda: node.workspace.replica.digest())
+
+
+def converged(nodes: list[Node]) -> bool:
+    return len({digest(node) for node in nodes}) == 1
+
+
+def wait_converged(nodes: list[Node], *, timeout: float = TIMEOUT_S) -> str:
+    """Wait until every node's replica has the same digest; returns it."""
+    wait_until(lambda: converged(nodes), timeout=timeout,
+               what=f"{len(nodes)} replicas to converge")
+    return digest(nodes[0])
+
+
+def wait_online(a: Node, b: Node, *, timeout: float = TIMEOUT_S) -> None:
+    """Wait until a and b each hold an open session with the other."""
+    wait_until(lambda: b.key in a.online() and a.key in b.online(), timeout=timeout,
+               what="the two nodes to be connected")
+
+
+class Cluster:
+    """The Nodes of one test; `close()` stops every one still running (in parallel)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.nodes: list[Node] = []
+
+    def members(self, count: int, **kwargs) -> list[Paths]:
+        return make_members(self.root, count, **kwargs)
+
+    def start(self, paths: Paths, *, peers: Iterable[Node | tuple[str, int]] = (),
+              reconcile_interval: float | None = None, mdns: bool = False,
+              interfaces: list[str] | None = None) -> Node:
+        from app.node import Node
+
+        addresses = [(LOCAL, p.port) if isinstance(p, Node) else p for p in peers]
+        node = Node(paths, port=0, interfaces=interfaces or [LOCAL], mdns=mdns,
+                    peers=addresses, reconcile_interval=reconcile_interval)
+        node.start()
+        self.nodes.append(node)
+        return node
+
+    def chain(self, paths: list[Paths], **kwargs) -> list[Node]:
+        """Node k dials node k-1 only."""
+        nodes: list[Node] = []
+        for p in paths:
+            nodes.append(self.start(p, peers=nodes[-1:], **kwargs))
+        return nodes
+
+    def star(self, paths: list[Paths], **kwargs) -> list[Node]:
+        """Every node dials the first one."""
+        hub = self.start(paths[0], **kwargs)
+        return [hub] + [self.start(p, peers=[hub], **kwargs) for p in paths[1:]]
+
+    def mesh(self, paths: list[Paths], **kwargs) -> list[Node]:
+        """Node k dials every node before it: each pair is linked once."""
+        nodes: list[Node] = []
+        for p in paths:
+            nodes.append(self.start(p, peers=list(nodes), **kwargs))
+        return nodes
+
+    def close(self) -> None:
+        running, self.nodes = self.nodes, []
+        if running:
+            with ThreadPoolExecutor(len(running)) as pool:
+                list(pool.map(lambda node: node.stop(), running))
+
+    def __enter__(self) -> Cluster:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@dataclass
+class TwoNodes:
+    """Two members of one workspace, each a running Node on 127.0.0.1, connected: `b` dialled
+    `a`. `pa` and `pb` are their Paths; `cluster` stops both at the end of the test."""
+
+    a: Node
+    b: Node
+    pa: Paths
+    pb: Paths
+    cluster: Cluster
+
+    def __iter__(self):  # a, b = two_nodes
+        return iter((self.a, self.b))
+
+
+def start_two_nodes(cluster: Cluster, pa: Paths, pb: Paths, **kwargs) -> TwoNodes:
+    """Start `pa` and `pb` as Nodes (b dials a) and wait until each has a session with the
+    other. `kwargs` go to `Cluster.start` (reconcile_interval, mdns, interfaces)."""
+    a = cluster.start(pa, **kwargs)
+    b = cluster.start(pb, peers=[a], **kwargs)
+    wait_online(a, b)
+    return TwoNodes(a, b, pa, pb, cluster)
