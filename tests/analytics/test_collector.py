@@ -1,4 +1,4 @@
-"""The collector over real HTTP on 127.0.0.1 (DESIGN.md "Analytics", "Conventions").
+"""The collector over real HTTP on 127.0.0.1 (docs/ARCHITECTURE.md "Analytics", "Conventions").
 
 Each test starts a Collector on a free port, talks to it with a real aiohttp client and reads
 the files it wrote.

@@ -1,4 +1,4 @@
-"""The Spark report against the pure-Python reference (DESIGN.md "Analytics").
+"""The Spark report against the pure-Python reference (docs/ARCHITECTURE.md "Analytics").
 
 The pipeline runs on the session-wide local[2] SparkSession through `report.run`, the function
 `main()` wraps. The command line's refusals are tested here in subprocesses; its full runs (with

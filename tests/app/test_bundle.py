@@ -1,4 +1,4 @@
-"""Bundle files (`hearth export` / `hearth import`, DESIGN.md "Sync", "Out of band"): the layout
+"""Bundle files (`hearth export` / `hearth import`, docs/ARCHITECTURE.md "Sync", "Out of band"): the layout
 on disk, round trips through a fresh replica, and files refused before anything is stored.
 
 Real replicas in tmp_path; objects take the one path (Replica.ingest). The memory bound of a

@@ -1,7 +1,7 @@
 """Shared helpers for the replica tests: a builder of signed objects (the clock is FakeClock).
 
 `World` mirrors `app.workspace.Workspace.publish` without a replica: every object is signed by a
-real Ed25519 identity, lives in the stream DESIGN.md gives its kind, links to the heads of that
+real Ed25519 identity, lives in the stream docs/ARCHITECTURE.md gives its kind, links to the heads of that
 stream that the builder has seen, and is dated with `core.causal.next_ts`. Tests that need a
 particular shape (a fork, a tie in ts, a wrong stream, a date far ahead) pass `links`, `ts` or
 `stream` explicitly.

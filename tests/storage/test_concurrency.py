@@ -1,4 +1,4 @@
-"""Several processes on one replica at once (DESIGN.md "Storage": WAL and a busy timeout, so
+"""Several processes on one replica at once (docs/ARCHITECTURE.md "Storage": WAL and a busy timeout, so
 a `hearth` command can write while the window or `hearth serve` runs on the same data)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Crash safety: a writer killed with SIGKILL at random moments never leaves a damaged replica
-or a half-stored batch (DESIGN.md "Storage"; "Conventions": nothing half-written)."""
+or a half-stored batch (docs/ARCHITECTURE.md "Storage"; "Conventions": nothing half-written)."""
 
 from __future__ import annotations
 

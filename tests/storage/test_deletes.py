@@ -1,4 +1,4 @@
-"""Deletes and re-indexing (chat-views seed, DESIGN.md "Who may do what" and "Storage")."""
+"""Deletes and re-indexing (chat-views seed, docs/ARCHITECTURE.md "Who may do what" and "Storage")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Posts dated more than 7 days ahead are hidden until then (DESIGN.md "Objects")."""
+"""Posts dated more than 7 days ahead are hidden until then (docs/ARCHITECTURE.md "Objects")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every view is a function of the set of objects held, never of arrival order (DESIGN.md).
+"""Every view is a function of the set of objects held, never of arrival order (docs/ARCHITECTURE.md).
 
 A workspace scenario (root, a granted admin, a key granted admin only at some point, ordinary
 users; texts, topics, joins, leaves, nicks, deletes of every sort, grants, channel policies, posts

@@ -1,4 +1,4 @@
-"""Admin grants and channel policies, applied to what is shown (DESIGN.md "Who may do what")."""
+"""Admin grants and channel policies, applied to what is shown (docs/ARCHITECTURE.md "Who may do what")."""
 
 from __future__ import annotations
 

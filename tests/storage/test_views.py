@@ -1,4 +1,4 @@
-"""Unit tests for each chat view of the replica (DESIGN.md "Storage", chat-views seed)."""
+"""Unit tests for each chat view of the replica (docs/ARCHITECTURE.md "Storage", chat-views seed)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Fixtures for the sync session and store tests: real signed objects of one workspace.
 
 Objects are built the way app.workspace.Workspace.publish builds them: signed by real Ed25519
-identities, in the stream DESIGN.md gives their kind (a channel's stream, a delete in its
+identities, in the stream docs/ARCHITECTURE.md gives their kind (a channel's stream, a delete in its
 target's stream), linking the heads of that stream the builder has seen, dated with
 core.causal.next_ts. The shared pool is built once per test session (3,000 posts take ~0.2 s).
 """
@@ -62,7 +62,7 @@ class Chat:
                             {"channel": channel, "text": text}, **kw)
 
     def delete(self, who: Identity | str, target: Object, **kw) -> Object:
-        """A post/delete in the stream of its target (DESIGN.md "Objects")."""
+        """A post/delete in the stream of its target (docs/ARCHITECTURE.md "Objects")."""
         who = self.people[who] if isinstance(who, str) else who
         return self.publish(who, "post/delete", target.stream, {"targets": [target.id]}, **kw)
 

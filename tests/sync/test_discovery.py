@@ -1,4 +1,4 @@
-"""mDNS discovery through real zeroconf on the loopback interface (DESIGN.md "Sync").
+"""mDNS discovery through real zeroconf on the loopback interface (docs/ARCHITECTURE.md "Sync").
 
 Nodes are given no peer address at all: they find each other by their `_hearth._tcp.local.`
 adverts on 127.0.0.1, recognise members by the membership tag, and ignore everyone else.

@@ -1,5 +1,5 @@
 """Two computers on one LAN, for real: two `hearth serve` processes in their own network
-namespaces joined by a veth pair, finding each other by mDNS and syncing (DESIGN.md "Sync").
+namespaces joined by a veth pair, finding each other by mDNS and syncing (docs/ARCHITECTURE.md "Sync").
 
 Needs root and working `ip netns`; skipped otherwise. Every address used lives inside the two
 namespaces this test creates (10.77.0.0/24), and both are deleted at the end.

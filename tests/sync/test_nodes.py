@@ -1,4 +1,4 @@
-"""Integration tests of LAN sync between real Nodes on 127.0.0.1 (DESIGN.md "Sync").
+"""Integration tests of LAN sync between real Nodes on 127.0.0.1 (docs/ARCHITECTURE.md "Sync").
 
 Every node is a `Node` on its own thread with real sockets; convergence is judged by
 `Replica.digest()` (every view's content) and by what `read` shows, waited for with a deadline.

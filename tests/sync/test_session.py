@@ -1,4 +1,4 @@
-"""Tests for sync.session: two sans-I/O sessions wired together in memory (DESIGN.md "Sync").
+"""Tests for sync.session: two sans-I/O sessions wired together in memory (docs/ARCHITECTURE.md "Sync").
 
 No sockets and no sleeps: a `Wire` moves each session's `data_to_send()` into the other's
 `receive`, drains their events (ingesting ObjectsReceived into the receiving side's store), and a fake clock only moves when a test advances it, firing the

@@ -1,4 +1,4 @@
-"""Tests for sync.store over a real SQLite replica (DESIGN.md "Sync", "Storage").
+"""Tests for sync.store over a real SQLite replica (docs/ARCHITECTURE.md "Sync", "Storage").
 
 The reconciled set is every stored id: a deleted post leaves it, its delete stays in it.
 `ItemSnapshot` reads it from the replica's item index (per-bucket sums kept by ingest); here it
