@@ -153,6 +153,29 @@ class Documents:
         self.save(document, cache=[branch])
         return commit
 
+    def edit_from(self, document: Document, seen: list[str], base: str, text: str, *,
+                  branch: str = "main") -> str:
+        """Commit the edits that turn `base`, the text at commits `seen`, into `text` (what a
+        person typed in an editor that showed `base`). If the branch moved on meanwhile, a
+        merge commit acknowledges both, so the branch is left with one head. Returns my
+        commit."""
+        mine = document.commit(self.ws.identity, minimal_edits(base, text), seen, branch=branch)
+        if len(document.heads(branch)) > 1:
+            document.commit(self.ws.identity, [], document.heads(branch), branch=branch)
+        self.save(document, cache=[branch])
+        return mine
+
+    def undo(self, document: Document, branch: str = "main") -> str | None:
+        """Undo my last edit on `branch`; None when there is nothing to undo."""
+        commit = document.undo(self.ws.identity, branch)
+        self.save(document, cache=[branch])
+        return commit
+
+    def redo(self, document: Document, branch: str = "main") -> str | None:
+        commit = document.redo(self.ws.identity, branch)
+        self.save(document, cache=[branch])
+        return commit
+
     def fork(self, document: Document, source: str, name: str,
              at: str | None = None) -> str:
         branch = document.fork(self.ws.identity, source, name, [at] if at else None)

@@ -1,8 +1,13 @@
 """The Node: one workspace's replica and its sync, on its own thread with an asyncio loop.
 
-The CLI's `serve`, and later the window, use it through a thread-safe facade: calls that write
-run on the Node's thread (one writer), reads go straight to the replica, and subscribers get
-NodeEvents on the Node's thread (the window's Qt bridge re-emits them as signals).
+This module is the Node's lifecycle: the data-folder lock, the thread and its loop, the sync
+service and the analytics shipper, and the events it emits. What others may ask of a running
+Node is its facade (`Node.facade`, app/facade.py): named methods that run on the Node's thread
+(one writer) and return concurrent.futures.Futures, which is all the window uses. Subscribers
+get NodeEvents on the Node's thread (the window's Qt bridge re-emits them as signals).
+
+The blocking methods here (`post`, `read`, `peers`, `online`, `add_peer`, `call`) wait on the
+facade's futures: they are for the command line and tests, never for the window.
 """
 
 from __future__ import annotations
@@ -28,8 +33,11 @@ from sync.peers import PeerBook
 from sync.service import SyncEvent, SyncService
 
 from .activity import Activity
+from .facade import NodeFacade
 from .paths import Paths
+from .records import NodeInfo
 from .workspace import Workspace, WorkspaceError, read_secret
+from .workspaces import genesis_name
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +53,19 @@ class NodeError(Exception):
 
 
 class NodeLocked(NodeError):
-    """Another process runs a Node on this data folder."""
+    """Another Node runs on this data folder: `pid` of its process and the `workspace` it
+    holds ("" when the lock does not say)."""
+
+    def __init__(self, message: str, *, pid: str = "?", workspace: str = ""):
+        super().__init__(message)
+        self.pid = pid
+        self.workspace = workspace
+
+
+class NodeStopped(NodeError):
+    """The Node is not running (not started yet, stopped, or stopping): what the facade's
+    futures fail with then. The window takes it as "nothing to do" (it is closing or switching
+    workspaces)."""
 
 
 @dataclass(frozen=True)
@@ -59,10 +79,12 @@ class NodeEvent:
 
 
 class DataLock:
-    """An exclusive lock on a data folder (flock; released if the process dies)."""
+    """An exclusive lock on a data folder (flock; released if the process dies). The file
+    says who holds it: the pid, and on a second line the workspace it is held for."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, workspace: str = ""):
         self.path = path
+        self.workspace = workspace
         self._fd: int | None = None
 
     def acquire(self) -> None:
@@ -71,13 +93,16 @@ class DataLock:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            holder = os.read(fd, 64).decode(errors="replace").strip() or "?"
+            lines = os.read(fd, 256).decode(errors="replace").splitlines()
             os.close(fd)
+            pid = lines[0].strip() if lines and lines[0].strip() else "?"
+            workspace = lines[1].strip() if len(lines) > 1 else ""
             raise NodeLocked(
-                f"another Hearth (pid {holder}) is running on {self.path.parent}; "
-                "commands like `hearth post` still work beside it") from None
+                f"another Hearth (pid {pid}) is running on {self.path.parent}; "
+                "commands like `hearth post` still work beside it",
+                pid=pid, workspace=workspace) from None
         os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
+        os.write(fd, f"{os.getpid()}\n{self.workspace}\n".encode())
         self._fd = fd
 
     def release(self) -> None:
@@ -105,17 +130,22 @@ class Node:
         self.recorder = Recorder(paths.data, clock=clock)
         self.activity: Activity | None = None
         self._shipper: Shipper | None = None
-        self._lock = DataLock(paths.data / "node.lock")
+        self._lock = DataLock(paths.data / "node.lock", paths.workspace)
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ready = threading.Event()
         self._stop: asyncio.Event | None = None
         self._start_error: BaseException | None = None
         self._subscribers: list[Callable[[NodeEvent], None]] = []
-        self.workspace: Workspace | None = None
-        self.service: SyncService | None = None
+        self._workspace: Workspace | None = None
+        self._service: SyncService | None = None
+        self._info: NodeInfo | None = None
         self._pending: frozenset[bytes] = frozenset()
         self._stopped = False
+        self._running = False  # the facade takes work: started, and not stopping
+        self._outstanding: set[Future] = set()  # facade futures not yet run
+        self._outstanding_lock = threading.Lock()
+        self.facade = NodeFacade(self)
 
     # Lifecycle ------------------------------------------------------------------------------
 
@@ -139,6 +169,7 @@ class Node:
         if self._stopped:
             return
         self._stopped = True
+        self._running = False
         if self._loop is not None and self._stop is not None and self._loop.is_running():
             self._loop.call_soon_threadsafe(self._stop.set)
         if self._thread is not None:
@@ -159,31 +190,41 @@ class Node:
         try:
             loop.run_until_complete(self._main())
         finally:
+            self._running = False
             loop.close()
+            with self._outstanding_lock:
+                left, self._outstanding = self._outstanding, set()
+            for future in left:  # asked for while the Node stopped: never left hanging
+                if future.set_running_or_notify_cancel():
+                    future.set_exception(NodeStopped("the node stopped"))
 
     async def _main(self) -> None:
         self._stop = asyncio.Event()
         try:
-            self.workspace = Workspace.open(self.paths, clock=self._clock)
+            self._workspace = ws = Workspace.open(self.paths, clock=self._clock)
             secret = read_secret(self.paths)
             book = PeerBook(self.paths.workspace_dir / "peers.json")
-            self.service = SyncService(
-                self.workspace.replica, self.workspace.identity, secret,
+            self._service = SyncService(
+                ws.replica, ws.identity, secret,
                 port=self._port, interfaces=self._interfaces, mdns=self._mdns, peers=book,
                 on_event=self._on_sync_event, reconcile_interval=self._reconcile_interval)
             for host, port in self._initial_peers:
-                self.service.add_peer(host, port)
-            self._pending = frozenset(self.workspace.replica.outbox.undelivered(self.workspace.key))
+                self._service.add_peer(host, port)
+            self._pending = frozenset(ws.replica.outbox.undelivered(ws.key))
+            self._info = NodeInfo(ws.key, ws.id, self.paths.workspace,
+                                  genesis_name(ws.replica) or self.paths.workspace,
+                                  self.paths.data)
             self.activity = Activity(self.recorder, self._types_and_times)
-            self.workspace.on_created = self._created
-            self.workspace.on_merged = self.activity.merged_document
+            ws.on_created = self._created
+            ws.on_merged = self.activity.merged_document
             start_signature_helper()  # a catch-up's first large batch need not wait for it
-            await self.service.async_start()
+            await self._service.async_start()
         except BaseException as exc:  # reported to start()'s caller
             self._start_error = exc
             await self._shutdown()
             self._ready.set()
             return
+        self._running = True
         self._ready.set()
         from .cli import app_version
 
@@ -227,73 +268,129 @@ class Node:
             shipper.wake()
 
     async def _shutdown(self) -> None:
-        if self.service is not None:
-            await self.service.async_stop()
-        if self.workspace is not None:
-            self.workspace.close()
+        if self._service is not None:
+            await self._service.async_stop()
+        if self._workspace is not None:
+            self._workspace.close()
         self.recorder.close()
 
-    # Facade ---------------------------------------------------------------------------------
+    # Running work on the Node's thread ------------------------------------------------------
 
-    @property
-    def port(self) -> int:
-        assert self.service is not None
-        return self.service.port
-
-    @property
-    def key(self) -> bytes:
-        assert self.workspace is not None
-        return self.workspace.key
-
-    def call(self, fn: Callable[..., T], *args: Any, timeout: float = CALL_TIMEOUT_S) -> T:
-        """Run fn(*args) on the Node's thread and wait for its result (thread-safe)."""
-        return self.submit(fn, *args).result(timeout)
-
-    def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
-        """Run fn(*args) on the Node's thread without waiting (the window never blocks)."""
-        if self._loop is None or self._stopped:
-            raise NodeError("the node is not running")
+    def _submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        """Run fn(*args) on the Node's thread; never waits, never raises. A Node that is not
+        running answers with a future failed with NodeStopped. (The facade's one door.)"""
         future: Future[T] = Future()
+        loop = self._loop
+        if loop is None or not self._running:
+            future.set_exception(NodeStopped("the node is not running"))
+            return future
 
         def run() -> None:
+            with self._outstanding_lock:
+                self._outstanding.discard(future)
+            if not future.set_running_or_notify_cancel():
+                return
             try:
                 future.set_result(fn(*args))
             except BaseException as exc:
                 future.set_exception(exc)
 
-        self._loop.call_soon_threadsafe(run)
+        with self._outstanding_lock:
+            self._outstanding.add(future)
+        try:
+            loop.call_soon_threadsafe(run)
+        except RuntimeError:  # the loop has just closed
+            with self._outstanding_lock:
+                self._outstanding.discard(future)
+            if future.set_running_or_notify_cancel():
+                future.set_exception(NodeStopped("the node is not running"))
         return future
 
-    def post(self, channel: str, text: str) -> bytes:
-        return self.call(lambda: self.workspace.post(channel, text).id)
+    def call(self, fn: Callable[..., T], *args: Any, timeout: float = CALL_TIMEOUT_S) -> T:
+        """Run fn(*args) on the Node's thread and wait for its result. For tests and the
+        command line only: the window uses the facade's named methods."""
+        return self._submit(fn, *args).result(timeout)
 
-    def read(self, channel: str, *, limit: int = 50, before: str | None = None) -> list[Message]:
-        assert self.workspace is not None
-        return self.workspace.read(channel, limit=limit, before=before)
+    def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        """Run fn(*args) on the Node's thread without waiting. For tests only (of the sync
+        layer, which start work on several Nodes at once); the window uses the facade."""
+        return self._submit(fn, *args)
 
-    def add_peer(self, host: str, port: int) -> None:
-        self.call(lambda: self.service.add_peer(host, port))
+    # Fixed once started ---------------------------------------------------------------------
 
-    def peers(self) -> list[dict]:
-        return self.call(lambda: self.service.peers.as_records())
+    @property
+    def info(self) -> NodeInfo:
+        if self._info is None:
+            raise NodeStopped("the node has not started")
+        return self._info
 
-    def online(self) -> set[bytes]:
-        return self.call(lambda: self.service.online())
+    @property
+    def port(self) -> int:
+        assert self._service is not None
+        return self._service.port
+
+    @property
+    def key(self) -> bytes:
+        return self.info.key
+
+    @property
+    def workspace_id(self) -> bytes:
+        return self.info.workspace_id
 
     def pending(self) -> frozenset[bytes]:
-        """Ids of my objects no peer has received yet (safe from any thread)."""
+        """Ids of my objects no peer has received yet: a snapshot swapped whole, so any thread
+        reads it without waiting."""
         return self._pending
+
+    # Blocking conveniences (command line and tests) -----------------------------------------
+
+    def post(self, channel: str, text: str) -> bytes:
+        return self.facade.post(channel, text).result(CALL_TIMEOUT_S)
+
+    def read(self, channel: str, *, limit: int = 50, before: str | None = None) -> list[Message]:
+        return self.facade.read(channel, limit=limit, before=before).result(CALL_TIMEOUT_S)
+
+    def add_peer(self, host: str, port: int) -> None:
+        self.facade.add_peer(host, port).result(CALL_TIMEOUT_S)
+
+    def peers(self) -> list[dict]:
+        return self.facade.peers().result(CALL_TIMEOUT_S)
+
+    def online(self) -> set[bytes]:
+        return self.facade.online().result(CALL_TIMEOUT_S)
+
+    # Internals, for tests -------------------------------------------------------------------
+
+    @property
+    def workspace_for_tests(self) -> Workspace:
+        """The Workspace the Node runs, for tests that check internals (touch it only on the
+        Node's thread, through `call`). Nothing else may use it."""
+        assert self._workspace is not None
+        return self._workspace
+
+    @property
+    def service_for_tests(self) -> SyncService:
+        """The SyncService, for tests of the sync layer (on the Node's thread, via `call`)."""
+        assert self._service is not None
+        return self._service
+
+    # Deprecated (issue #13): the old public names, kept only while the sync and analytics
+    # tests that still reach through them move to the facade or the *_for_tests accessors.
+    workspace = workspace_for_tests
+    service = service_for_tests
+
+    # The Node's own thread ------------------------------------------------------------------
 
     def _created(self, obj: Object) -> None:
         self._pending = self._pending | {obj.id}
-        self.service.announce()
+        self._service.announce()
         self.activity.created(obj)
 
     def _types_and_times(self, ids: list[bytes]) -> list[tuple[str, int]]:
         out = []
         for object_id in ids:
             with contextlib.suppress(NotFound):
-                obj = self.workspace.replica.object(object_id)
+                obj = self._workspace.replica.object(object_id)
                 out.append((obj.type, obj.ts))
         return out
 
@@ -304,7 +401,8 @@ class Node:
 
     def _on_sync_event(self, event: SyncEvent) -> None:
         if event.kind == "delivered":
-            self._pending = frozenset(self.workspace.replica.outbox.undelivered(self.workspace.key))
+            ws = self._workspace
+            self._pending = frozenset(ws.replica.outbox.undelivered(ws.key))
         elif event.kind == "session":
             self.activity.session(event.detail)
         elif event.kind == "rejected":

@@ -1,5 +1,6 @@
 """`hearth` commands for sharing a workspace: serve, sync, peers, invite, join-workspace,
-export and import. Each calls the library (app.node, app.sharing); no logic of its own."""
+leave-workspace, export and import. Each calls the library (app.node, app.sharing,
+app.workspaces); no logic of its own."""
 
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ def cmd_serve(args: argparse.Namespace) -> None:
     except NodeError as exc:
         raise CLIError(str(exc)) from None
     try:
-        print(f"serving workspace {node.workspace.id.hex()[:16]}… as "
+        print(f"serving workspace {node.workspace_id.hex()[:16]}… as "
               f"{node.key.hex()[:16]}… on port {node.port}", flush=True)
         stop.wait()
     finally:
@@ -96,6 +97,14 @@ def cmd_join_workspace(args: argparse.Namespace) -> None:
     print(workspace_id.hex())
 
 
+def cmd_leave_workspace(args: argparse.Namespace) -> None:
+    from .workspaces import leave_workspace
+
+    data = paths_of(args).data
+    leave_workspace(data, args.name)
+    print(f"left {_text.line(args.name)}: its replica is removed from {_text.line(str(data))}")
+
+
 def cmd_export(args: argparse.Namespace) -> None:
     count = sharing.export_bundle(paths_of(args), Path(args.file), channel=args.channel)
     print(f"{count} objects written to {args.file}")
@@ -129,6 +138,9 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
             "join a workspace from an invite code; its content arrives by sync")
     p.add_argument("code")
     p.add_argument("--nick", help="your nickname")
+    p = add("leave-workspace", cmd_leave_workspace,
+            "remove this computer's replica of a workspace (not one a running Hearth has open)")
+    p.add_argument("name", metavar="NAME", help="the workspace's folder name")
     p = add("export", cmd_export, "write the workspace (or one channel) to a bundle file")
     p.add_argument("file")
     p.add_argument("--channel", help="only this channel (and what it needs)")

@@ -13,7 +13,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import aiohttp
 from aiohttp import web
@@ -224,6 +224,28 @@ class SyncService:
                 connection.close("blocked")
         for peer in self.peers.peers.values():
             peer.next_attempt = 0.0
+
+    def peer_records(self) -> list[dict]:
+        """The peer book's records (sync.peers.Peer's fields and `address`), each with
+        `connected`, then one for every peer with an open session that dialled us: it is not
+        in the book, since the port it listens on is not known here."""
+        online = self.online()
+        records = [record | {"connected": bool(record["key"])
+                             and bytes.fromhex(record["key"]) in online}
+                   for record in self.peers.as_records()]
+        listed = {record["key"] for record in records if record["key"]}
+        for connection in self.connections.values():
+            session = connection.session
+            if session.initiator or not session.connected or session.peer_key is None:
+                continue
+            if session.peer_key.hex() in listed:
+                continue
+            listed.add(session.peer_key.hex())
+            host = connection.address.rpartition(":")[0]
+            records.append(asdict(Peer(host, 0, "incoming", session.peer_key.hex(),
+                                       last_seen=time.time())) | {"address": host,
+                                                                  "connected": True})
+        return records
 
     def online(self) -> set[bytes]:
         return {c.session.peer_key for c in self.connections.values()

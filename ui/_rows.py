@@ -1,7 +1,7 @@
 """What the message list shows, decided without Qt: which rows start a group, how authors are
 named, where the links are, how times read, and how nicknames complete in the composer.
 
-Plain functions over storage Messages, so tests/ui/test_rows.py checks them without a display.
+Plain functions over Messages (app.records), so tests/ui/test_rows.py checks them without a display.
 Positions are Python string indices (codepoints); Qt counts UTF-16 units, so `to_utf16` and
 `from_utf16` convert explicitly (an emoji before a link shifts it by one unit per emoji).
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 
 from app.names import lookalike_keys
-from storage import Message
+from app.records import Message
 
 GROUP_GAP_MS = 5 * 60 * 1000  # one author's messages closer than this share one header
 KEY_SUFFIX = 6  # hex digits of the author key that tell two same-named people apart

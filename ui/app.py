@@ -2,23 +2,24 @@
 
 The Controller owns the Node. Switching, joining or leaving a workspace stops the Node and
 starts one on the other workspace (one Node per data folder), then opens a window over it.
+That work (app.workspaces: disk, a Node's stop and start) runs on a worker thread; the window
+stays responsive, greyed out, until the new one opens.
 """
 
 from __future__ import annotations
 
-import shutil
 import sys
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QApplication
 
-from app import sharing
-from app.invite import Invite
-from app.node import Node, NodeError
-from app.paths import Paths, workspaces
-from app.workspace import Workspace, WorkspaceError, default_nick
+from app import workspaces
+from app.node import Node
+from app.paths import Paths
 
+from .bridge import Inbox
 from .main_window import MainWindow
 from .single_instance import InstanceServer
 
@@ -27,6 +28,7 @@ NodeFactory = Callable[[Paths], Node]
 
 class Controller(QObject):
     warned = Signal(str)  # something asked for could not be done; the message is for a person
+    opened = Signal(str)  # a switch, join or leave finished: the folder of the open workspace
 
     def __init__(self, paths: Paths, make_node: NodeFactory, *, first_run: bool = False):
         super().__init__()
@@ -36,6 +38,10 @@ class Controller(QObject):
         self.window: MainWindow | None = None
         self.instance = InstanceServer(paths.data, self)
         self._first_run = first_run
+        # One change at a time, in order, off the GUI thread.
+        self._worker = ThreadPoolExecutor(1, thread_name_prefix="hearth-workspaces")
+        self._inbox = Inbox(self)
+        self._change_under_way: Future[workspaces.Opened] | None = None
 
     def start(self, node: Node) -> MainWindow:
         """Show the window over a started Node and answer a second `hearth` on this folder."""
@@ -58,52 +64,54 @@ class Controller(QObject):
         self.window.show()
         return self.window
 
-    def switch(self, workspace: str) -> bool:
-        """Open `workspace` of this data folder; on failure the current one stays open."""
-        target = Paths(self.paths.data, workspace)
-        if self.node is not None:
-            self.node.stop()
-        try:
-            node = self._make_node(target).start()
-        except NodeError as exc:
-            self._warn(f"Cannot open {workspace}: {exc}")
-            node = self._make_node(self.paths).start()
-            target = self.paths
-        self.node, self.paths = node, target
-        self._open_window()
-        return target.workspace == workspace
+    # Changing workspaces (each on the worker thread) -------------------------------------------
+
+    def switch(self, workspace: str) -> None:
+        """Open `workspace` of this data folder; on failure the current one opens again."""
+        self._change(f"Opening {workspace}…", workspaces.switch,
+                     self.node, self._make_node, Paths(self.paths.data, workspace))
 
     def join(self, code: str, nick: str) -> None:
         """Join the workspace an invite code names (a new replica here), and open it."""
-        try:
-            workspace_id = Invite.decode(code).workspace
-        except ValueError as exc:
-            self._warn(f"That invite code cannot be used: {exc}")
-            return
-        name = f"ws-{workspace_id.hex()[:8]}"
-        target = Paths(self.paths.data, name)
-        if not target.replica.exists():
-            try:
-                sharing.join_workspace(target, code, nick=nick or None)
-            except (WorkspaceError, ValueError) as exc:
-                self._warn(str(exc))
-                return
-        self.switch(name)
+        self._change("Joining…", workspaces.join, self.node, self._make_node, code, nick)
 
     def leave(self, workspace: str) -> None:
         """Remove this computer's replica of `workspace`, then open another one."""
-        others = [name for name in workspaces(self.paths.data) if name != workspace]
-        if self.node is not None:
-            self.node.stop()
-            self.node = None
-        shutil.rmtree(Paths(self.paths.data, workspace).workspace_dir, ignore_errors=True)
-        first_run = not others
-        if first_run:  # nothing left: start afresh, as on a first run
-            Workspace.init(self.paths, default_nick()).close()
-            others = [self.paths.workspace]
-        self.paths = Paths(self.paths.data, others[0])
-        self.node = self._make_node(self.paths).start()
-        self._open_window(first_run=first_run)
+        self._change(f"Leaving {workspace}…", workspaces.leave,
+                     self.node, self._make_node, workspace)
+
+    @property
+    def busy(self) -> bool:
+        """A switch, join or leave is under way."""
+        return self._change_under_way is not None
+
+    def _change(self, note: str, work: Callable[..., workspaces.Opened], *args) -> None:
+        if self.busy:
+            self._warn("Hearth is still changing workspaces; try again in a moment.")
+            return
+        if self.window is not None:
+            self.window.setEnabled(False)
+            self.window.statusBar().showMessage(note)
+        self._change_under_way = self._worker.submit(work, *args)
+        self._inbox.then(self._change_under_way, done=self._changed, failed=self._change_failed)
+
+    def _changed(self, opened: workspaces.Opened) -> None:
+        self._change_under_way = None
+        if opened.node is not self.node:
+            self.node, self.paths = opened.node, opened.paths
+            self._open_window(first_run=opened.first_run)
+        elif self.window is not None:
+            self.window.setEnabled(True)
+            self.window.statusBar().clearMessage()
+        if opened.problem:
+            self._warn(opened.problem)
+        self.opened.emit(self.paths.workspace)
+
+    def _change_failed(self, message: str) -> None:
+        self._change_under_way = None
+        if self.window is not None:
+            self.window.setEnabled(True)
+        self._warn(f"Hearth could not open a workspace: {message}")
 
     def _warn(self, message: str) -> None:
         """Tell the person in the window (status bar and, on first run, the welcome panel)."""
@@ -114,7 +122,13 @@ class Controller(QObject):
                 self.window.first_run.error.setText(message)
 
     def close(self) -> None:
+        """At exit, after the event loop: let a change under way finish, then stop the Node."""
+        self._inbox.close()
         self.instance.close()
+        self._worker.shutdown(wait=True)
+        change, self._change_under_way = self._change_under_way, None
+        if change is not None and change.exception() is None:  # done: the window never knew
+            change.result().node.stop()
         if self.node is not None:
             self.node.stop()
 

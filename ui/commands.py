@@ -1,17 +1,16 @@
-"""The composer's text goes to app.slash on the Node's thread; the window shows the outcome."""
+"""The composer's text goes to the facade's `slash` (app.slash on the Node's thread); the window
+shows the outcome."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
-
-from app import slash
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
 
 
 def run_command(window: MainWindow, text: str) -> None:
-    ws, channel = window.node.workspace, window.channel
+    channel = window.channel
 
     def done(result: tuple[str, str | None]) -> None:
         target, note = result
@@ -21,4 +20,4 @@ def run_command(window: MainWindow, text: str) -> None:
             window.show_channel(target)
         window._reload()
 
-    window.bridge.run(slash.apply, ws, channel, text, done=done)
+    window.bridge.then(window.facade.slash(channel, text), done=done)

@@ -1,4 +1,5 @@
-"""Settings and peers dialogs. Non-modal; every change runs on the Node's thread."""
+"""Settings and peers dialogs. Non-modal; every read and change is a facade call (on the
+Node's thread)."""
 
 from __future__ import annotations
 
@@ -18,10 +19,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from analytics.recorder import WHAT_IS_COLLECTED
-from app import sharing
-from app.workspace import export_identity, import_identity
-from sync.peers import AddressError, parse_address
+from app.records import WHAT_IS_COLLECTED, AddressError, AnalyticsStatus, parse_address
 
 from .bridge import NodeBridge
 
@@ -35,8 +33,9 @@ class SettingsDialog(QDialog):
     def __init__(self, bridge: NodeBridge, parent=None):
         super().__init__(parent, objectName="settingsDialog")
         self.bridge = bridge
+        self.facade = facade = bridge.facade
         self.setWindowTitle("Settings")
-        ws = bridge.node.workspace
+        info = facade.info
         self.nick = QLineEdit(objectName="nickEdit")
         self.nick.returnPressed.connect(self.save_nick)
         save = QPushButton("Save nickname")
@@ -56,14 +55,13 @@ class SettingsDialog(QDialog):
         self.collector = QLineEdit(objectName="analyticsCollector",
                                    placeholderText="collector, e.g. http://stats.example:8080")
         self.analytics_error = QLabel(objectName="analyticsError", wordWrap=True)
-        self._recorder = bridge.node.recorder
         form = QFormLayout()
         nick_row = QHBoxLayout()
         nick_row.addWidget(self.nick)
         nick_row.addWidget(save)
         form.addRow("Nickname", nick_row)
-        form.addRow("Your key", QLabel(ws.key.hex(), objectName="identityKey"))
-        form.addRow("Data folder", QLabel(str(ws.paths.data), objectName="dataFolder"))
+        form.addRow("Your key", QLabel(info.key.hex(), objectName="identityKey"))
+        form.addRow("Data folder", QLabel(str(info.data), objectName="dataFolder"))
         invite_row = QHBoxLayout()
         invite_row.addWidget(self.invite)
         invite_row.addWidget(copy)
@@ -85,51 +83,36 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.collector)
         layout.addWidget(explained)
         layout.addWidget(self.analytics_error)
-        recorder = self._recorder
-        bridge.run(lambda: (recorder.enabled, recorder.collector or ""),
-                   done=self._analytics_loaded)
-        paths = ws.paths
-        bridge.run(lambda: (ws.nickname() or "", sharing.invite(paths).encode()),
-                   done=self._loaded)
+        bridge.then(facade.analytics_status(), done=self._analytics_loaded)
+        bridge.then(facade.nickname(), done=lambda nick: self.nick.setText(nick or ""))
+        bridge.then(facade.invite(), done=self.invite.setText)
 
-    def _analytics_loaded(self, result: tuple[bool, str]) -> None:
-        enabled, collector = result
-        self.analytics.setChecked(enabled)
-        self.collector.setText(collector)
+    def _analytics_loaded(self, status: AnalyticsStatus) -> None:
+        self.analytics.setChecked(status.enabled)
+        self.collector.setText(status.collector or "")
         self.analytics.toggled.connect(self.set_analytics)
         self.collector.editingFinished.connect(
             lambda: self.analytics.isChecked() and self.set_analytics(True))
 
     def set_analytics(self, on: bool) -> None:
-        recorder, collector = self._recorder, self.collector.text().strip() or None
+        collector = self.collector.text().strip() or None
         self.analytics_error.clear()
-
-        def failed(message: str) -> None:
-            self.analytics_error.setText(message)
-
         if on:
-            self.bridge.run(lambda: recorder.enable(collector),
-                            done=lambda _: self.saved.emit("analytics on"), failed=failed)
+            self.bridge.then(self.facade.analytics_enable(collector),
+                             done=lambda _: self.saved.emit("analytics on"),
+                             failed=self.analytics_error.setText)
         else:
-            self.bridge.run(recorder.disable, done=lambda _: self.saved.emit("analytics off"),
-                            failed=failed)
-
-    def _loaded(self, result) -> None:
-        nick, invite = result
-        self.nick.setText(nick)
-        self.invite.setText(invite)
+            self.bridge.then(self.facade.analytics_disable(),
+                             done=lambda _: self.saved.emit("analytics off"),
+                             failed=self.analytics_error.setText)
 
     def save_nick(self) -> None:
         name = self.nick.text().strip()
-        ws = self.bridge.node.workspace
-        self.bridge.run(lambda: ws.nick(name), done=lambda _: self.saved.emit("nickname"))
+        self.bridge.then(self.facade.nick(name), done=lambda _: self.saved.emit("nickname"))
 
     def export_to(self, path: str, passphrase: str) -> None:
-        from pathlib import Path
-
-        identity = self.bridge.node.workspace.identity
-        self.bridge.run(lambda: export_identity(identity, Path(path), passphrase),
-                        done=lambda _: self.saved.emit("identity"))
+        self.bridge.then(self.facade.export_identity(path, passphrase),
+                         done=lambda _: self.saved.emit("identity"))
 
     def _export(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export identity", "hearth-identity")
@@ -142,12 +125,9 @@ class SettingsDialog(QDialog):
 
 
     def import_from(self, path: str, passphrase: str) -> None:
-        from pathlib import Path
-
-        paths = self.bridge.node.workspace.paths
-        self.bridge.run(lambda: import_identity(paths, Path(path), passphrase, replace=True),
-                        done=lambda _: (self.saved.emit("identity imported"),
-                                        self.identityReplaced.emit()))
+        self.bridge.then(self.facade.import_identity(path, passphrase),
+                         done=lambda _: (self.saved.emit("identity imported"),
+                                         self.identityReplaced.emit()))
 
     def _import(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Import identity")
@@ -191,16 +171,12 @@ class PeersDialog(QDialog):
         self.refresh()
 
     def refresh(self) -> None:
-        service = self.bridge.node.service
-        self.bridge.run(lambda: (service.peers.as_records(), service.online()),
-                        done=self._show)
+        self.bridge.then(self.bridge.facade.peers(), done=self._show)
 
-    def _show(self, result) -> None:
-        records, online = result
+    def _show(self, records: list[dict]) -> None:
         self.list.clear()
         for record in records:
-            key = record.get("key")
-            state = "connected" if key and bytes.fromhex(key) in online else (
+            state = "connected" if record["connected"] else (
                 record.get("last_error") or "not connected")
             self.list.addItem(f"{record['address']}  ({record['source']}, {state})")
 
@@ -211,6 +187,5 @@ class PeersDialog(QDialog):
             self.error.setText(str(exc))
             return
         self.error.clear()
-        service = self.bridge.node.service
-        self.bridge.run(lambda: service.add_peer(host, port),
-                        done=lambda _: (self.added.emit(f"{host}:{port}"), self.refresh()))
+        self.bridge.then(self.bridge.facade.add_peer(host, port),
+                         done=lambda _: (self.added.emit(f"{host}:{port}"), self.refresh()))

@@ -1,6 +1,7 @@
 """A document: its text editor, branch selector and history. Typing is committed after a pause;
 remote commits are applied to the editor as minimal edits, so the cursor stays on its
-characters. Every Document operation runs on the Node's thread."""
+characters. Every document operation is a call of the facade's `documents` (on the Node's
+thread)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.documents import Documents, minimal_edits
+from app.documents import minimal_edits
+from app.records import Committed, DocumentView
 
 from .bridge import NodeBridge
 
@@ -39,12 +41,12 @@ class DocumentPane(QWidget):
     def __init__(self, bridge: NodeBridge):
         super().__init__()
         self.bridge = bridge
+        self.docs = bridge.facade.documents
         self.doc_id: bytes | None = None
         self.branch = "main"
         self.committed = ""  # the text at `seen`, the heads the editor was last in step with
         self.seen: list[str] = []
         self._applying = False
-        self._service: Documents | None = None
         self._generation = 0  # snapshots of a document or branch no longer shown are dropped
         self._busy = False  # a commit of my typing is on its way; reloads wait for it
         self._reload_after = False
@@ -100,25 +102,6 @@ class DocumentPane(QWidget):
         QShortcut(QKeySequence.StandardKey.Undo, self.editor, self.undo)
         QShortcut(QKeySequence.StandardKey.Redo, self.editor, self.redo)
 
-    # Node-thread helpers -----------------------------------------------------------------------
-
-    def _docs(self) -> Documents:
-        if self._service is None:
-            self._service = Documents(self.bridge.node.workspace)
-        return self._service
-
-    def _document(self):
-        return self._docs().current(self.doc_id)
-
-    def _snapshot(self):
-        """(title, branches, heads, text, history) of the shown branch (Node's thread)."""
-        document = self._document()
-        branches = [(b.name, b.main) for b in document.branches()]
-        heads = document.heads(self.branch)
-        return (document.title, branches, heads, document.text(heads),
-                document.history(self.branch), self._docs().ws.replica.nicknames(),
-                document.tags())
-
     # Showing -----------------------------------------------------------------------------------
 
     def open(self, doc_id: bytes, branch: str = "main") -> None:
@@ -141,9 +124,10 @@ class DocumentPane(QWidget):
             self.commit_now(then=self.reload)
             return
         generation = self._generation
-        self.bridge.run(self._snapshot, done=lambda snapshot: self._show(generation, snapshot))
+        self.bridge.then(self.docs.open(self.doc_id, self.branch),
+                         done=lambda view: self._show(generation, view))
 
-    def _show(self, generation: int, snapshot) -> None:
+    def _show(self, generation: int, view: DocumentView) -> None:
         if generation != self._generation or self._busy:
             if generation == self._generation:
                 self._reload_after = True
@@ -151,21 +135,21 @@ class DocumentPane(QWidget):
         if self.editor.toPlainText() != self.committed:  # typed while the snapshot was made
             self.reload()
             return
-        title, branches, heads, text, history, nicks, tags = snapshot
         tagged: dict[str, list[str]] = {}
-        for name, commit in sorted(tags.items()):
+        for name, commit in sorted(view.tags.items()):
             tagged.setdefault(commit, []).append(name)
-        self.title.setText(title)
+        self.title.setText(view.title)
         self.branch_selector.clear()
-        for name, main in branches:
-            self.branch_selector.addItem(f"{name}{' (main)' if main else ''}", name)
+        for branch in view.branches:
+            self.branch_selector.addItem(f"{branch.name}{' (main)' if branch.main else ''}",
+                                         branch.name)
         index = self.branch_selector.findData(self.branch)
         self.branch_selector.setCurrentIndex(max(index, 0))
-        self._step_to(text, heads)
+        self._step_to(view.text, view.heads)
         self.history.clear()
-        for commit in reversed(history):
+        for commit in reversed(view.history):
             when = datetime.fromtimestamp(commit.ts / 1000).strftime("%Y-%m-%d %H:%M")
-            who = nicks.get(commit.author, commit.author.hex()[:6])
+            who = view.names.get(commit.author, commit.author.hex()[:6])
             labels = "".join(f"  [{name}]" for name in tagged.get(commit.id, ()))
             self.history.addItem(f"{when}  {who}  {commit.kind}  {commit.id[:8]}{labels}")
             self.history.item(self.history.count() - 1).setData(Qt.ItemDataRole.UserRole,
@@ -216,22 +200,9 @@ class DocumentPane(QWidget):
         generation = self._generation
         self._busy = True
 
-        def work():
-            docs = self._docs()
-            document = self._document()
-            # The edits are against the text at the heads I saw; if the branch moved on
-            # meanwhile (remote commits), a merge commit acknowledges both.
-            mine = document.commit(docs.ws.identity, minimal_edits(base, text), seen,
-                                   branch=branch)
-            if len(document.heads(branch)) > 1:
-                document.commit(docs.ws.identity, [], document.heads(branch), branch=branch)
-            docs.save(document, cache=[branch])
-            heads = document.heads(branch)
-            return mine, heads, document.text(heads)
-
-        def done(result) -> None:
+        def done(result: Committed) -> None:
             self._busy = False
-            mine, heads, merged = result
+            mine, heads, merged = result.commit, result.heads, result.text
             if generation != self._generation:  # another document or branch is shown now
                 if then:
                     then()
@@ -254,7 +225,10 @@ class DocumentPane(QWidget):
             self._busy = False
             self.bridge.failed.emit(message)
 
-        self.bridge.run(work, done=done, failed=failed)
+        # The edits are against the text at the heads I saw; if the branch moved on meanwhile
+        # (remote commits), a merge commit acknowledges both.
+        self.bridge.then(self.docs.edit(self.doc_id, seen, base, text, branch=branch),
+                         done=done, failed=failed)
 
     def undo(self) -> None:
         self._undo_redo(redo=False)
@@ -263,28 +237,18 @@ class DocumentPane(QWidget):
         self._undo_redo(redo=True)
 
     def _undo_redo(self, *, redo: bool) -> None:
-        branch = self.branch
-
-        def work():
-            docs = self._docs()
-            document = self._document()
-            (document.redo if redo else document.undo)(docs.ws.identity, branch)
-            docs.save(document, cache=[branch])
-
-        self.commit_now(then=lambda: self.bridge.run(work, done=lambda _: self.reload()))
+        branch, step = self.branch, (self.docs.redo if redo else self.docs.undo)
+        self.commit_now(then=lambda: self.bridge.then(step(self.doc_id, branch),
+                                                      done=lambda _: self.reload()))
 
     def _branch_chosen(self, index: int) -> None:
         self.commit_now(then=lambda: self.open(self.doc_id, self.branch_selector.itemData(index)))
 
     def fork(self, name: str) -> None:
         source = self.branch
-
-        def work():
-            docs = self._docs()
-            docs.fork(self._document(), source, name)
-
-        self.commit_now(then=lambda: self.bridge.run(
-            work, done=lambda _: self.open(self.doc_id, name)))
+        self.commit_now(then=lambda: self.bridge.then(
+            self.docs.fork(self.doc_id, source, name),
+            done=lambda _: self.open(self.doc_id, name)))
 
     def _fork(self) -> None:
         name, ok = QInputDialog.getText(self, "Fork", "New branch name:")
@@ -292,24 +256,15 @@ class DocumentPane(QWidget):
             self.fork(name.strip())
 
     def merge(self, source: str, target: str) -> None:
-        def work():
-            docs = self._docs()
-            docs.merge(self._document(), source, target)
-
-        self.commit_now(then=lambda: self.bridge.run(
-            work, done=lambda _: self.open(self.doc_id, target)))
+        self.commit_now(then=lambda: self.bridge.then(
+            self.docs.merge(self.doc_id, source, target),
+            done=lambda _: self.open(self.doc_id, target)))
 
     def set_main(self, branch: str) -> None:
-        def work():
-            self._docs().set_main(self._document(), branch)
-
-        self.bridge.run(work, done=lambda _: self.reload())
+        self.bridge.then(self.docs.set_main(self.doc_id, branch), done=lambda _: self.reload())
 
     def rename(self, title: str) -> None:
-        def work():
-            self._docs().rename(self._document(), title)
-
-        self.bridge.run(work, done=lambda _: self.reload())
+        self.bridge.then(self.docs.rename(self.doc_id, title), done=lambda _: self.reload())
 
     def _rename(self) -> None:
         title, ok = QInputDialog.getText(self, "Rename", "Title:", text=self.title.text())
@@ -319,11 +274,9 @@ class DocumentPane(QWidget):
     def tag(self, name: str, commit: str | None = None) -> None:
         """Tag `commit` (default: the branch's latest) once my typing is committed."""
         branch = self.branch
-
-        def work():
-            self._docs().tag(self._document(), name, commit, branch)
-
-        self.commit_now(then=lambda: self.bridge.run(work, done=lambda _: self.reload()))
+        self.commit_now(then=lambda: self.bridge.then(
+            self.docs.tag(self.doc_id, name, commit, branch=branch),
+            done=lambda _: self.reload()))
 
     def _tag(self) -> None:
         selected = self.history.currentItem()
@@ -335,11 +288,8 @@ class DocumentPane(QWidget):
     def _show_version(self, item) -> None:
         commit = item.data(Qt.ItemDataRole.UserRole)
 
-        def work():
-            return self._document().text([commit])
-
         def done(text: str) -> None:
             self.version.setPlainText(text)
             self.version.show()
 
-        self.bridge.run(work, done=done)
+        self.bridge.then(self.docs.show(self.doc_id, at=commit), done=done)

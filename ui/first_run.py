@@ -14,8 +14,6 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from app import sharing
-
 from .bridge import NodeBridge
 from .dialogs import row
 
@@ -59,25 +57,20 @@ class FirstRunPanel(QFrame):
         layout.addWidget(self.error)
         layout.addWidget(done)
 
-        ws = bridge.node.workspace
-        paths = ws.paths
-        bridge.run(lambda: (ws.nickname() or "", sharing.invite(paths).encode()),
-                   done=self._loaded)
+        bridge.then(bridge.facade.nickname(), done=self._nick_loaded)
+        bridge.then(bridge.facade.invite(), done=self.invite.setText)
 
-    def _loaded(self, result: tuple[str, str]) -> None:
-        nick, invite = result
+    def _nick_loaded(self, nick: str | None) -> None:
         if not self.nick.text():
-            self.nick.setText(nick)
-        self.invite.setText(invite)
+            self.nick.setText(nick or "")
 
     def save_nick(self) -> None:
         name = self.nick.text().strip()
         if not name:
             self.error.setText("A nickname needs at least one character.")
             return
-        ws = self.bridge.node.workspace
-        self.bridge.run(lambda: ws.nick(name), done=lambda _: self.nicknameSaved.emit(name),
-                        failed=self.error.setText)
+        self.bridge.then(self.bridge.facade.nick(name),
+                         done=lambda _: self.nicknameSaved.emit(name), failed=self.error.setText)
 
     def copy_invite(self) -> None:
         QGuiApplication.clipboard().setText(self.invite.text())

@@ -1,4 +1,8 @@
-"""The main window: channels, a channel's messages, the composer, members and sync status."""
+"""The main window: channels, a channel's messages, the composer, members and sync status.
+
+It talks to the app only through the Node's facade (`self.facade`, app/facade.py), whose calls
+return futures that the bridge delivers back on the GUI thread, and hears of changes by the
+bridge's signals; switching, joining and leaving workspaces it asks of the Controller."""
 
 from __future__ import annotations
 
@@ -24,9 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.documents import Documents
 from app.node import Node
-from app.paths import workspaces
+from app.records import ChannelState, DocumentSummary, Message, WorkspaceEntry
 
 from . import _rows
 from .bridge import NodeBridge
@@ -59,8 +62,9 @@ class MainWindow(QMainWindow):
 
     def __init__(self, node: Node, *, first_run: bool = False):
         super().__init__()
-        self.node = node
         self.bridge = NodeBridge(node, self)
+        self.facade = self.bridge.facade
+        self._workspace_name = self.facade.info.name  # its creator's name, for the title
         self.setWindowTitle("Hearth")
         self.resize(1000, 680)
         self.channel = DEFAULT_CHANNEL
@@ -83,7 +87,7 @@ class MainWindow(QMainWindow):
         self.search_results.itemActivated.connect(self._jump)
 
         self.messages = MessageListModel(self.bridge)
-        self.messages.me = node.key
+        self.messages.me = self.facade.key
         self.message_view = MessageView(self.messages)
         self.messages.modelReset.connect(self._select_jump)
         self.messages.modelReset.connect(self._mark_read)
@@ -93,19 +97,13 @@ class MainWindow(QMainWindow):
         self.composer.setPlaceholderText("Message (Enter sends, Shift+Enter for a new line, "
                                          "/join /leave /topic /nick /me /delete)")
         self.composer.setFixedHeight(72)
-        self.composer.submitted.connect(self._submit)
+        self.composer.submitted.connect(self._send)
 
         self.workspace_list = QListWidget(objectName="workspaceList")
         self.workspace_list.itemActivated.connect(self._workspace_chosen)
         self.workspace_list.itemClicked.connect(self._workspace_chosen)
-        current = node.workspace.paths.workspace
-        for name in workspaces(node.workspace.paths.data):
-            item = QListWidgetItem(name)
-            if name == current:
-                item.setFont(_bold())
-            self.workspace_list.addItem(item)
-        self.workspace_list.setMaximumHeight(
-            self.workspace_list.sizeHintForRow(0) * min(4, self.workspace_list.count()) + 6)
+        self._show_workspaces([WorkspaceEntry(self.facade.info.folder, None, True,
+                                              self._workspace_name)])
         join_channel = QPushButton("Join or create a channel…", objectName="joinChannel")
         join_channel.clicked.connect(self._join_channel)
         self.channel_list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -181,6 +179,8 @@ class MainWindow(QMainWindow):
         self.channels.refresh()
         self._load_documents()
         self._peers_changed(None)
+        # After the channel asked for next (the first page is what the person waits for).
+        QTimer.singleShot(0, self, self._load_workspaces)
 
     # Actions -----------------------------------------------------------------------------------
 
@@ -196,17 +196,12 @@ class MainWindow(QMainWindow):
 
     def _load_state(self) -> None:
         channel = self.channel
-        ws = self.node.workspace
+        self.bridge.then(self.facade.state(channel),
+                         done=lambda state: self._state_loaded(channel, state),
+                         # a channel nobody posted in yet
+                         failed=lambda _: self._state_loaded(channel, None))
 
-        def state():
-            try:
-                return ws.state(channel)
-            except Exception:  # a channel nobody posted in yet
-                return None
-
-        self.bridge.run(state, done=lambda s: self._state_loaded(channel, s))
-
-    def _state_loaded(self, channel: str, state) -> None:
+    def _state_loaded(self, channel: str, state: ChannelState | None) -> None:
         if channel != self.channel:
             return
         if not self.topic_bar.hasFocus():
@@ -220,28 +215,27 @@ class MainWindow(QMainWindow):
         self.composer.set_nicknames([names[m.key] for m in members if m.nick])
         online = self._online
         for member in members:
-            dot = "●" if member.key in online or member.key == self.node.key else "○"
+            dot = "●" if member.key in online or member.key == self.facade.key else "○"
             lookalike = " \N{WARNING SIGN}" if member.nick and names[member.key] != member.nick \
                 else ""
             self.member_list.addItem(f"{dot} {member.nick or 'anonymous'} "
                                      f"({member.key.hex()[:6]}){lookalike}")
 
-    def _submit(self, text: str) -> None:
+    def _send(self, text: str) -> None:
         run_command(self, text)
 
     def _set_topic(self) -> None:
-        ws, channel, topic = self.node.workspace, self.channel, self.topic_bar.text()
-        self.bridge.run(lambda: ws.topic(channel, topic), done=lambda _: self._reload())
+        self.bridge.then(self.facade.topic(self.channel, self.topic_bar.text()),
+                         done=lambda _: self._reload())
 
     def _search(self) -> None:
         query = self.search_box.text().strip()
         if not query:
             self.search_results.hide()
             return
-        ws = self.node.workspace
-        self.bridge.run(lambda: ws.search(query, limit=50), done=self._show_results)
+        self.bridge.then(self.facade.search(query, limit=50), done=self._show_results)
 
-    def _show_results(self, results) -> None:
+    def _show_results(self, results: list[Message]) -> None:
         self.search_results.clear()
         authors = _rows.NickIndex(results)  # lookalike nicknames among them get key suffixes
         for message in results:
@@ -274,13 +268,12 @@ class MainWindow(QMainWindow):
         """What the open channel shows is read (unread counts survive a restart)."""
         if self.pages.currentIndex() != 0 or not self.isVisible():
             return
-        ws, channel = self.node.workspace, self.channel
-        self.bridge.run(lambda: ws.replica.mark_read(channel),
-                        done=lambda _: self.channels.refresh())
+        self.bridge.then(self.facade.mark_read(self.channel),
+                         done=lambda _: self.channels.refresh())
 
     def _title_badge(self) -> None:
         total = self.channels.total_unread()
-        name = self.node.workspace.paths.workspace
+        name = self._workspace_name
         self.setWindowTitle(f"({total}) Hearth: {name}" if total else f"Hearth: {name}")
         self.notifier.set_unread(total)
 
@@ -298,9 +291,8 @@ class MainWindow(QMainWindow):
     # Channels and workspaces --------------------------------------------------------------------
 
     def join_channel(self, name: str) -> None:
-        ws = self.node.workspace
-        self.bridge.run(lambda: ws.join(name),
-                        done=lambda _: (self.show_channel(name.strip()), self._reload()))
+        self.bridge.then(self.facade.join(name),
+                         done=lambda _: (self.show_channel(name.strip()), self._reload()))
 
     def _join_channel(self) -> None:
         name, ok = QInputDialog.getText(self, "Join a channel",
@@ -309,8 +301,7 @@ class MainWindow(QMainWindow):
             self.join_channel(name.strip())
 
     def leave_channel(self, name: str) -> None:
-        ws = self.node.workspace
-        self.bridge.run(lambda: ws.leave(name), done=lambda _: self._reload())
+        self.bridge.then(self.facade.leave(name), done=lambda _: self._reload())
 
     def _channel_menu(self, position) -> None:
         index = self.channel_list.indexAt(position)
@@ -321,18 +312,38 @@ class MainWindow(QMainWindow):
         menu.addAction(f"Leave #{name}", lambda: self.leave_channel(name))
         menu.popup(self.channel_list.viewport().mapToGlobal(position))
 
+    def _load_workspaces(self) -> None:
+        self.bridge.then(self.facade.workspaces(), done=self._show_workspaces)
+
+    def _show_workspaces(self, entries: list[WorkspaceEntry]) -> None:
+        """The data folder's workspaces by their creators' names (the folder's until a joined
+        one's genesis arrives); the one open in bold."""
+        self.workspace_list.clear()
+        for entry in entries:
+            item = QListWidgetItem(entry.label)
+            item.setData(Qt.ItemDataRole.UserRole, entry.folder)
+            if entry.current:
+                item.setFont(_bold())
+                if entry.name and entry.name != self._workspace_name:
+                    self._workspace_name = entry.name
+                    self._title_badge()
+            self.workspace_list.addItem(item)
+        self._unnamed = any(entry.current and entry.name is None for entry in entries)
+        self.workspace_list.setMaximumHeight(
+            self.workspace_list.sizeHintForRow(0) * min(4, self.workspace_list.count()) + 6)
+
     def _workspace_chosen(self, item: QListWidgetItem) -> None:
-        if item.text() != self.node.workspace.paths.workspace:
-            self.switchRequested.emit(item.text())
+        folder = item.data(Qt.ItemDataRole.UserRole)
+        if folder != self.facade.info.folder:
+            self.switchRequested.emit(folder)
 
     def confirm_leave(self) -> None:
-        name = self.node.workspace.paths.workspace
         answer = QMessageBox.question(
             self, "Leave workspace",
-            f"Leave the workspace “{name}”? Its messages and documents are removed from this "
-            "computer (the other members keep theirs).")
+            f"Leave the workspace “{self._workspace_name}”? Its messages and documents are "
+            "removed from this computer (the other members keep theirs).")
         if answer == QMessageBox.StandardButton.Yes:
-            self.leaveRequested.emit(name)
+            self.leaveRequested.emit(self.facade.info.folder)
 
     def show_switcher(self) -> QuickSwitcher:
         channels = [c.name for c in self.channels.channels]
@@ -360,7 +371,7 @@ class MainWindow(QMainWindow):
                                 else "idle")
 
     def _objects_added(self, ids: list) -> None:
-        if any(i not in self.node.pending() for i in ids[:50]):  # others' objects arriving
+        if any(i not in self.facade.pending() for i in ids[:50]):  # others' objects arriving
             self.sync_state.setText("syncing…")
             self._quiet.start()
         self._refresh.start()  # coalesce a burst of arrivals into one reload
@@ -372,14 +383,15 @@ class MainWindow(QMainWindow):
         self._load_documents()
         if self.pages.currentWidget() is self.document_pane:
             self.document_pane.reload()
+        if self._unnamed:  # a joined workspace: its name comes with its genesis
+            self._load_workspaces()
 
     # Documents ---------------------------------------------------------------------------------
 
     def _load_documents(self) -> None:
-        ws = self.node.workspace
-        self.bridge.run(lambda: Documents(ws).list(), done=self._documents_loaded)
+        self.bridge.then(self.facade.documents.list(), done=self._documents_loaded)
 
-    def _documents_loaded(self, summaries) -> None:
+    def _documents_loaded(self, summaries: list[DocumentSummary]) -> None:
         shown = [(self.document_list.item(i).data(Qt.ItemDataRole.UserRole),
                   self.document_list.item(i).text()) for i in range(self.document_list.count())]
         if shown == [(s.id, s.title) for s in summaries]:
@@ -398,9 +410,8 @@ class MainWindow(QMainWindow):
         self.open_document(item.data(Qt.ItemDataRole.UserRole))
 
     def new_document(self, title: str) -> None:
-        ws = self.node.workspace
-        self.bridge.run(lambda: Documents(ws).new(title).id,
-                        done=lambda doc_id: (self._load_documents(), self.open_document(doc_id)))
+        self.bridge.then(self.facade.documents.new(title),
+                         done=lambda doc_id: (self._load_documents(), self.open_document(doc_id)))
 
     def _new_document(self) -> None:
         title, ok = QInputDialog.getText(self, "New document", "Title:")
@@ -408,10 +419,7 @@ class MainWindow(QMainWindow):
             self.new_document(title.strip())
 
     def _peers_changed(self, count: int | None) -> None:
-        def online():
-            return self.node.service.online()
-
-        self.bridge.run(online, done=self._show_peers)
+        self.bridge.then(self.facade.online(), done=self._show_peers)
 
     def _show_peers(self, online: set[bytes]) -> None:
         self._online = online

@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
     QStyleOptionViewItem,
 )
 
-from storage import Message
+from app.records import Message
 
 from . import _rows
 from .models import MessageListModel
@@ -527,8 +527,7 @@ class MessageView(QListView):
         model = self.message_model()
         if message.author != model.me:
             return
-        ws = model.bridge.node.workspace
-        model.bridge.run(ws.delete, message.id, done=lambda _: model.reload())
+        model.bridge.then(model.bridge.facade.delete(message.id), done=lambda _: model.reload())
 
     def _selected(self) -> Message | None:
         index = self.currentIndex()

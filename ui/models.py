@@ -1,5 +1,5 @@
-"""Qt item models over the replica's views. They never read on the GUI thread: every query
-runs on the Node's thread through the bridge, and rows arrive by signal."""
+"""Qt item models over the replica's views. They never read on the GUI thread: every query is
+a facade call that runs on the Node's thread, and rows arrive through the bridge."""
 
 from __future__ import annotations
 
@@ -9,9 +9,7 @@ from functools import cache
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont
 
-from app.names import ChannelName, channel_names
-from storage import ChannelInfo, Message
-from storage.replica import UNREAD_CAP
+from app.records import UNREAD_CAP, ChannelInfo, ChannelList, ChannelName, Message
 
 from . import _rows
 from .bridge import NodeBridge
@@ -70,20 +68,13 @@ class ChannelListModel(QAbstractListModel):
         return f"{shown.label} \N{WARNING SIGN}"
 
     def refresh(self) -> None:
-        ws = self.bridge.node.workspace
-
-        def load():
-            channels = ws.channels()
-            return (channels, ws.replica.unread(ws.key, ws.nickname()),
-                    channel_names(ws.id, [c.name for c in channels]))
-
-        self.bridge.run(load, done=self._loaded)
+        self.bridge.then(self.bridge.facade.channels(), done=self._loaded)
 
     def total_unread(self) -> int:
         return sum(count for count, _ in self.unread.values())
 
-    def _loaded(self, result) -> None:
-        channels, unread, names = result
+    def _loaded(self, result: ChannelList) -> None:
+        channels, unread, names = result.channels, result.unread, result.names
         if channels != self.channels or unread != self.unread:
             self.beginResetModel()
             self.channels, self.unread, self.names = channels, unread, names
@@ -91,7 +82,7 @@ class ChannelListModel(QAbstractListModel):
 
 
 # MessageListModel's roles: what the delegate draws, and what tests read.
-MessageRole = int(Qt.ItemDataRole.UserRole)  # the storage Message
+MessageRole = int(Qt.ItemDataRole.UserRole)  # the Message (app.records)
 HeaderRole = MessageRole + 1  # bool: first of a burst, shows nickname and time
 NameRole = MessageRole + 2  # str: the nickname, with a key suffix if two authors share it
 MineRole = MessageRole + 3  # bool: written with this computer's identity
@@ -114,7 +105,7 @@ class MessageListModel(QAbstractListModel):
         self.bridge = bridge
         self.channel: str | None = None
         self.messages: list[Message] = []
-        self.me: bytes = bridge.node.key if bridge.node.workspace is not None else b""
+        self.me: bytes = bridge.facade.key
         # The view may veto fetches it did not ask for (Qt fetches when the *last* row shows,
         # but a chat's older messages are above the first).
         self.fetch_gate: Callable[[], bool] | None = None
@@ -203,7 +194,7 @@ class MessageListModel(QAbstractListModel):
         self.messages = messages
         self._starts = _rows.group_starts(messages)
         self._names = _rows.NickIndex(messages)
-        self._pending = self.bridge.node.pending()
+        self._pending = self.bridge.facade.pending()
 
     def reload(self) -> None:
         """Re-read the loaded window (plus new messages): sync may add older ones too."""
@@ -211,9 +202,8 @@ class MessageListModel(QAbstractListModel):
             return
         generation, channel = self._generation, self.channel
         limit = max(PAGE, len(self.messages) + PAGE // 2)
-        ws = self.bridge.node.workspace
-        self.bridge.run(lambda: (ws.read(channel, limit=limit), limit),
-                        done=lambda result: self._reloaded(generation, *result))
+        self.bridge.then(self.bridge.facade.read(channel, limit=limit),
+                         done=lambda messages: self._reloaded(generation, messages, limit))
 
     def _reloaded(self, generation: int, messages: list[Message], limit: int) -> None:
         if generation != self._generation:
@@ -237,10 +227,9 @@ class MessageListModel(QAbstractListModel):
         self._loading = True
         generation, channel = self._generation, self.channel
         before = self.messages[0].cursor
-        ws = self.bridge.node.workspace
-        self.bridge.run(lambda: ws.read(channel, limit=PAGE, before=before),
-                        done=lambda older: self._fetched(generation, older),
-                        failed=lambda message: self._fetch_failed(generation, message))
+        self.bridge.then(self.bridge.facade.read(channel, limit=PAGE, before=before),
+                         done=lambda older: self._fetched(generation, older),
+                         failed=lambda message: self._fetch_failed(generation, message))
 
     def _fetch_failed(self, generation: int, message: str) -> None:
         self._loading = False
@@ -260,14 +249,14 @@ class MessageListModel(QAbstractListModel):
             self.messages[:0] = older
             self._starts[:0] = starts
             self._names.add(older)  # a clash found in history renames rows below too
-            self._pending = self.bridge.node.pending()
+            self._pending = self.bridge.facade.pending()
             self.endInsertRows()
 
     # Pending marks -----------------------------------------------------------------------------
 
     def refresh_pending(self) -> None:
-        """Re-read node.pending() and repaint the rows whose mark changed (no reset)."""
-        pending = self.bridge.node.pending()
+        """Re-read facade.pending() and repaint the rows whose mark changed (no reset)."""
+        pending = self.bridge.facade.pending()
         changed = pending ^ self._pending
         self._pending = pending
         if not changed or not self.messages:

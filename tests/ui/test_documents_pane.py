@@ -6,17 +6,13 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from app.documents import Documents  # noqa: E402
 from ui.document_pane import utf16_offset  # noqa: E402
 
-from .test_window import WAIT_MS, pair, window  # noqa: E402, F401
+from .test_window import WAIT_MS, pair, result, window  # noqa: E402, F401
 
 
 def doc_text(node, doc_id: str, branch: str = "main") -> str:
-    def read():
-        document = Documents(node.workspace).open(bytes.fromhex(doc_id))
-        return document.text(document.heads(branch))
-    return node.call(read)
+    return result(node.facade.documents.show(bytes.fromhex(doc_id), branch))
 
 
 def open_new(qtbot, window, title: str) -> str:  # noqa: F811
@@ -44,8 +40,7 @@ def test_a_remote_insert_before_my_cursor_keeps_it_on_its_character(qtbot, windo
     pane = window.document_pane
     type_into(pane, "héllo 😀 world")
     qtbot.waitUntil(lambda: doc_text(node_a, doc_id) == "héllo 😀 world", timeout=WAIT_MS)
-    node_a.call(lambda: Documents(node_a.workspace).add_editor(
-        Documents(node_a.workspace).open(bytes.fromhex(doc_id)), node_b.key.hex()))
+    result(node_a.facade.documents.add_editor(bytes.fromhex(doc_id), node_b.key.hex()))
     qtbot.waitUntil(lambda: _is_editor(node_b, doc_id), timeout=WAIT_MS)
     # My cursor sits on the "w" of "world".
     text = pane.editor.toPlainText()
@@ -53,11 +48,7 @@ def test_a_remote_insert_before_my_cursor_keeps_it_on_its_character(qtbot, windo
     cursor.setPosition(utf16_offset(text, text.index("w")))
     pane.editor.setTextCursor(cursor)
 
-    def remote_edit():
-        docs = Documents(node_b.workspace)
-        document = docs.open(bytes.fromhex(doc_id))
-        docs.edit(document, [(0, 0, "¡Hola! ")])
-    node_b.call(remote_edit)
+    result(node_b.facade.documents.write(bytes.fromhex(doc_id), "¡Hola! héllo 😀 world"))
     expected = "¡Hola! héllo 😀 world"
     qtbot.waitUntil(lambda: pane.editor.toPlainText() == expected, timeout=WAIT_MS)
     shown = pane.editor.toPlainText()
@@ -68,12 +59,10 @@ def test_a_remote_insert_before_my_cursor_keeps_it_on_its_character(qtbot, windo
 
 def _is_editor(node, doc_id: str) -> bool:
     """The node can read the document and has learned that it may edit it."""
-    def check():
-        document = Documents(node.workspace).open(bytes.fromhex(doc_id))
-        document.text(document.heads())
-        return node.key in document.editors()
+    documents = node.facade.documents
     try:
-        return node.call(check)
+        result(documents.show(bytes.fromhex(doc_id)))
+        return node.key in result(documents.editors(bytes.fromhex(doc_id)))
     except Exception:
         return False
 

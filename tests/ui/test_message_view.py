@@ -17,7 +17,14 @@ from app import sharing  # noqa: E402
 from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
-from tests.ui.test_window import WAIT_MS, pair, texts, type_and_send, window  # noqa: E402, F401
+from tests.ui.test_window import (  # noqa: E402, F401
+    WAIT_MS,
+    pair,
+    result,
+    texts,
+    type_and_send,
+    window,
+)
 from ui.bridge import NodeBridge  # noqa: E402
 from ui.composer import Composer  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
@@ -159,11 +166,11 @@ def test_context_menu_deletes_my_message_and_only_mine(qtbot, window, pair):  # 
     delete = next(a for a in menu.actions() if a.text() == "Delete")
     delete.trigger()
     qtbot.waitUntil(lambda: "mine, to delete" not in texts(window), timeout=WAIT_MS)
-    stored = node_a.call(lambda: [m.text for m in node_a.workspace.read("general")])
+    stored = [m.text for m in result(node_a.facade.read("general"))]
     assert "mine, to delete" not in stored and "bob's, to keep" in stored
     # The peer's replica drops it too.
-    qtbot.waitUntil(lambda: "mine, to delete" not in node_b.call(
-        lambda: [m.text for m in node_b.workspace.read("general")]), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: "mine, to delete" not in [
+        m.text for m in result(node_b.facade.read("general"))], timeout=WAIT_MS)
 
 
 def test_the_delete_key_deletes_a_selected_message_of_mine(qtbot, window, pair):  # noqa: F811
@@ -256,11 +263,9 @@ def long_channel(qtbot, tmp_path):
     Workspace.init(a, "ada").close()
     node = start_node(a)
 
-    def fill():
-        for i in range(3 * PAGE + 20):
-            node.workspace.post("general", f"message {i}" + (" with more words" * (i % 4)))
-
-    node.call(fill)
+    posted = [node.facade.post("general", f"message {i}" + (" with more words" * (i % 4)))
+              for i in range(3 * PAGE + 20)]
+    result(posted[-1])  # the Node's thread runs them in order
     bridge = NodeBridge(node)
     model = MessageListModel(bridge)
     view = MessageView(model)
@@ -306,15 +311,15 @@ def test_a_new_message_keeps_a_reader_in_the_history_and_follows_at_the_bottom(
     bar = view.verticalScrollBar()
     qtbot.waitUntil(lambda: model.rowCount() == PAGE and laid_out(view)
                     and bar.value() == bar.maximum() > 0, timeout=WAIT_MS)
-    node = model.bridge.node
-    node.post("general", "new at the bottom")
+    facade = model.bridge.facade
+    result(facade.post("general", "new at the bottom"))
     model.reload()
     qtbot.waitUntil(lambda: model.messages[-1].text == "new at the bottom" and laid_out(view)
                     and bar.value() == bar.maximum(), timeout=WAIT_MS)
     bar.triggerAction(bar.SliderAction.SliderPageStepSub)  # read a little higher up
     top = view.indexAt(QPoint(20, 0))
     reading, offset = model.messages[top.row()].id, view.visualRect(top).top()
-    node.post("general", "another one")
+    result(facade.post("general", "another one"))
     model.reload()
     qtbot.waitUntil(lambda: model.messages[-1].text == "another one" and laid_out(view),
                     timeout=WAIT_MS)

@@ -20,7 +20,7 @@ from ui.app import Controller  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 from ui.single_instance import ask_running_to_raise  # noqa: E402
 
-from .test_window import WAIT_MS, pair, window  # noqa: E402, F401
+from .test_window import WAIT_MS, pair, result, window  # noqa: E402, F401
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -43,7 +43,7 @@ def test_first_run_panel_sets_the_nickname_and_shows_the_invite(qtbot, tmp_path)
         panel.nick.setText("grace")
         with qtbot.waitSignal(panel.nicknameSaved, timeout=WAIT_MS):
             panel.save_nick()
-        assert node.call(lambda: node.workspace.nickname()) == "grace"
+        assert result(node.facade.nickname()) == "grace"
         qtbot.mouseClick(panel.findChild(QWidget, "dismissFirstRun"), Qt.MouseButton.LeftButton)
         assert not panel.isVisible()
         win.close()
@@ -63,26 +63,39 @@ def test_join_by_code_switch_and_leave_a_workspace(qtbot, tmp_path):
     try:
         controller.start(controller._make_node(mine).start())
         assert controller.window.first_run is None  # not a first run
-        controller.join(code, "grace")
+        with qtbot.waitSignal(controller.opened, timeout=WAIT_MS):
+            controller.join(code, "grace")
+            assert not controller.window.isEnabled()  # the work runs off the GUI thread
         joined = controller.paths.workspace
         assert joined.startswith("ws-") and set(workspaces(mine.data)) == {"default", joined}
+        assert controller.node.facade.info.folder == joined
         win = controller.window
+        assert win.isEnabled()
         qtbot.waitUntil(lambda: "from ada's workspace" in [m.text for m in win.messages.messages],
                         timeout=WAIT_MS)
-        assert win.workspace_list.count() == 2
+        # Both listed by their creators' names: two "default"s, told apart by their folders.
+        qtbot.waitUntil(lambda: sorted(win.workspace_list.item(i).text()
+                                       for i in range(win.workspace_list.count()))
+                        == ["default", f"default ({joined})"], timeout=WAIT_MS)
 
-        controller.switch("default")
-        assert controller.node.workspace.paths.workspace == "default"
-        controller.switch(joined)
-        controller.leave(joined)
+        with qtbot.waitSignal(controller.opened, timeout=WAIT_MS):
+            controller.switch("default")
+        assert controller.node.facade.info.folder == "default"
+        with qtbot.waitSignal(controller.opened, timeout=WAIT_MS):
+            controller.switch(joined)
+        assert controller.node.facade.info.folder == joined
+        with qtbot.waitSignal(controller.opened, timeout=WAIT_MS):
+            controller.leave(joined)
         assert workspaces(mine.data) == ["default"]
         assert not (mine.data / "workspaces" / joined).exists()
-        assert controller.node.workspace.paths.workspace == "default"
+        assert controller.node.facade.info.folder == "default"
 
         with qtbot.waitSignal(controller.warned, timeout=WAIT_MS) as warned:
             controller.join("hearth-not-a-code", "")
         assert "invite code" in warned.args[0]
         assert workspaces(mine.data) == ["default"]
+        qtbot.waitUntil(lambda: not controller.busy and controller.window.isEnabled(),
+                        timeout=WAIT_MS)
     finally:
         controller.window and controller.window.close()
         controller.close()
@@ -132,10 +145,11 @@ def test_join_and_leave_a_channel_from_the_sidebar(qtbot, window, pair):  # noqa
     window.join_channel("random")
     qtbot.waitUntil(lambda: window.channel == "random", timeout=WAIT_MS)
     key = pair[0].key
-    qtbot.waitUntil(lambda: any(m.key == key for m in pair[0].workspace.members("random")),
+    members = pair[0].facade.members
+    qtbot.waitUntil(lambda: any(m.key == key for m in result(members("random"))),
                     timeout=WAIT_MS)
     window.leave_channel("random")
-    qtbot.waitUntil(lambda: all(m.key != key for m in pair[0].workspace.members("random")),
+    qtbot.waitUntil(lambda: all(m.key != key for m in result(members("random"))),
                     timeout=WAIT_MS)
 
 
@@ -160,13 +174,14 @@ def test_settings_analytics_checkbox_switches_the_recorder(qtbot, window, pair):
     qtbot.waitUntil(lambda: box.receivers("2toggled(bool)") > 0, timeout=WAIT_MS)
     with qtbot.waitSignal(dialog.saved, timeout=WAIT_MS):
         box.setChecked(True)
-    assert node.recorder.enabled
-    node.post("general", "counted, not read")
-    spool = node.recorder.folder / "spool.sqlite3"
+    status = result(node.facade.analytics_status())
+    assert status.enabled
+    result(node.facade.post("general", "counted, not read"))
+    spool = status.folder / "spool.sqlite3"
     assert spool.exists()
     with qtbot.waitSignal(dialog.saved, timeout=WAIT_MS):
         box.setChecked(False)
-    assert not node.recorder.enabled and not spool.exists()
+    assert not result(node.facade.analytics_status()).enabled and not spool.exists()
     assert "Never" in dialog.findChild(QWidget, "analyticsExplained").text()
 
 

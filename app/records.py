@@ -1,0 +1,92 @@
+"""The records the window shows, in one place: re-exported from the layers below and defined
+for the Node's facade (app/facade.py), so ui/ imports app and nothing under it
+(docs/ARCHITECTURE.md "Layers", "Desktop application and threading").
+
+All are frozen values: the facade builds them on the Node's thread and hands them to any
+thread. Peer records are plain dicts (sync.service.SyncService.peer_records: sync.peers.Peer's
+fields, `address` and `connected`; source "incoming" for a peer that dialled us and that we do
+not dial).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from analytics.recorder import WHAT_IS_COLLECTED
+from analytics.recorder import Status as AnalyticsStatus
+from core.documents import BranchInfo, CommitInfo
+from storage import ChannelInfo, ChannelState, Member, Message, StateEvent
+from storage.replica import UNREAD_CAP
+from sync.peers import AddressError, parse_address
+
+from .documents import DocumentSummary
+from .names import ChannelName
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    """Who and where a running Node is; fixed once it has started."""
+
+    key: bytes  # my identity's public key
+    workspace_id: bytes
+    folder: str  # the workspace's folder in the data folder: what switching and leaving take
+    name: str  # the workspace's name as its creator gave it (the folder's until it arrives)
+    data: Path  # the data folder
+
+
+@dataclass(frozen=True)
+class ChannelList:
+    """The channel list: channels, unread counts and how each name shows."""
+
+    channels: list[ChannelInfo]
+    # name -> (messages by others since my read mark, at most UNREAD_CAP; one mentions me)
+    unread: dict[str, tuple[int, bool]]
+    # name -> how it shows (a stream suffix and a warning when another name looks like it)
+    names: dict[str, ChannelName]
+
+
+@dataclass(frozen=True)
+class WorkspaceEntry:
+    """One workspace of the data folder, for the workspace list."""
+
+    folder: str  # what switching and leaving take
+    name: str | None  # its creator's name for it (None until its genesis arrives by sync)
+    current: bool  # the running Node's
+    label: str = ""  # how the list shows it: the name, with the folder when names clash
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            object.__setattr__(self, "label", self.name or self.folder)
+
+
+@dataclass(frozen=True)
+class DocumentView:
+    """What the document pane shows of one branch: read in one go on the Node's thread."""
+
+    id: str
+    title: str
+    branch: str
+    branches: list[BranchInfo]
+    heads: list[str]
+    text: str
+    history: list[CommitInfo]  # oldest first
+    tags: dict[str, str]  # tag name -> commit id
+    names: dict[bytes, str] = field(default_factory=dict)  # nicknames of the workspace
+
+
+@dataclass(frozen=True)
+class Committed:
+    """What committing typed text left: my commit, the branch's heads, the text at them."""
+
+    commit: str
+    heads: list[str]
+    text: str
+
+
+__all__ = [
+    "UNREAD_CAP", "WHAT_IS_COLLECTED", "AddressError", "AnalyticsStatus", "BranchInfo",
+    "ChannelInfo", "ChannelList", "ChannelName", "ChannelState", "CommitInfo", "Committed",
+    "DocumentSummary", "DocumentView", "Member", "Message", "NodeInfo", "StateEvent",
+    "WorkspaceEntry", "parse_address",
+]

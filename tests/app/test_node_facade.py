@@ -1,0 +1,280 @@
+"""The Node's facade without Qt, over real Nodes on 127.0.0.1: what the window calls (every
+method a future, run on the Node's thread), the events it hears, the workspaces of a data
+folder (app.workspaces, `hearth leave-workspace`), and that ui/ reaches the app through the
+facade only."""
+
+from __future__ import annotations
+
+import ast
+import queue
+from concurrent.futures import Future
+from pathlib import Path
+
+import pytest
+
+from app import sharing
+from app.invite import Invite
+from app.node import Node, NodeEvent, NodeStopped
+from app.paths import Paths
+from app.records import ChannelList, DocumentView, WorkspaceEntry
+from app.workspace import Workspace, WorkspaceError
+from app.workspaces import (
+    join_by_invite,
+    joined_folder,
+    leave_workspace,
+    workspace_entries,
+    workspace_names,
+)
+from tests.sync.nodes import CHANNEL, TIMEOUT_S, Cluster, wait_online, wait_until
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def result(future: Future):
+    assert isinstance(future, Future)
+    return future.result(TIMEOUT_S)
+
+
+@pytest.fixture
+def cluster(tmp_path: Path):
+    with Cluster(tmp_path) as running:
+        yield running
+
+
+# Chat ------------------------------------------------------------------------------------------
+
+def test_a_post_through_one_facade_is_read_and_heard_through_the_other(cluster: Cluster):
+    pa, pb = cluster.members(2)
+    a = cluster.start(pa)
+    b = cluster.start(pb, peers=[a])
+    heard: queue.SimpleQueue[NodeEvent] = queue.SimpleQueue()
+    unsubscribe = b.facade.subscribe(heard.put)
+    posted = a.facade.post(CHANNEL, "hello through the facade")
+    post_id = result(posted)
+    assert isinstance(post_id, bytes) and len(post_id) == 32
+
+    def heard_it() -> bool:
+        while not heard.empty():
+            event = heard.get()
+            if event.kind == "objects" and post_id in event.detail["ids"]:
+                return True
+        return False
+
+    wait_until(heard_it, what="b's facade to hear of the post")
+    unsubscribe()
+    page = result(b.facade.read(CHANNEL, limit=1))
+    assert [(m.id, m.text, m.author) for m in page] == [
+        (post_id, "hello through the facade", a.key)]
+    older = result(b.facade.read(CHANNEL, limit=50, before=page[0].cursor))
+    assert post_id not in [m.id for m in older]
+    assert [m.id for m in result(b.facade.search("facade"))] == [post_id]
+    # The blocking convenience of the CLI and tests reads the same.
+    assert [m.id for m in b.read(CHANNEL, limit=1)] == [post_id]
+
+
+def test_mark_read_clears_what_channels_counts_as_unread(cluster: Cluster):
+    pa, pb = cluster.members(2)  # alice and bob
+    a = cluster.start(pa)
+    b = cluster.start(pb, peers=[a])
+    result(b.facade.post("design", "first"))
+    result(b.facade.post("design", "alice, a second one"))
+
+    def unread() -> tuple[int, bool] | None:
+        return result(a.facade.channels()).unread.get("design")
+
+    wait_until(lambda: unread() == (2, True), what="alice's unread count of #design")
+    listed = result(a.facade.channels())
+    assert isinstance(listed, ChannelList)
+    assert "design" in [c.name for c in listed.channels]
+    assert listed.names["design"].label == "design"
+    assert result(a.facade.mark_read("design")) is None
+    assert unread() == (0, False)
+    result(b.facade.post("design", "third"))
+    wait_until(lambda: unread() == (1, False), what="the next message to count")
+
+
+def test_channel_state_topic_members_and_nicknames(cluster: Cluster):
+    (pa,) = cluster.members(1)
+    a = cluster.start(pa)
+    facade = a.facade
+    assert isinstance(result(facade.topic("design", "Sketches")), bytes)
+    result(facade.join("design"))
+    result(facade.nick("alice l."))
+    state = result(facade.state("design"))
+    assert state.topic == "Sketches" and [m.key for m in state.members] == [a.key]
+    assert [m.key for m in result(facade.members("design"))] == [a.key]
+    assert result(facade.nickname()) == "alice l."
+    assert result(facade.nicknames()) == {a.key: "alice l."}
+    channel, note = result(facade.slash("design", "/me waves"))
+    assert (channel, note) == ("design", None)
+    mine = result(facade.read("design"))[-1]
+    result(facade.delete(mine.id))
+    assert mine.id not in [m.id for m in result(facade.read("design"))]
+    result(facade.leave("design"))
+    assert result(facade.members("design")) == []
+    with pytest.raises(WorkspaceError):
+        result(facade.state("nobody-posted-here"))
+    assert facade.info.key == a.key == facade.key
+    assert facade.info.folder == pa.workspace and facade.info.data == pa.data
+    assert result(facade.invite()) == sharing.invite(pa).encode()
+
+
+def test_my_posts_are_pending_until_a_peer_has_them(cluster: Cluster):
+    pa, pb = cluster.members(2)
+    a = cluster.start(pa)
+    post_id = result(a.facade.post(CHANNEL, "nobody has this yet"))
+    assert post_id in a.facade.pending()
+    delivered: queue.SimpleQueue[NodeEvent] = queue.SimpleQueue()
+    a.facade.subscribe(lambda e: e.kind == "delivered" and delivered.put(e))
+    cluster.start(pb, peers=[a])
+    wait_until(lambda: post_id not in a.facade.pending(), what="a peer to receive the post")
+    assert not delivered.empty()
+
+
+# Sync ------------------------------------------------------------------------------------------
+
+def test_peers_lists_an_incoming_peer_and_one_added_by_address(cluster: Cluster):
+    pa, pb = cluster.members(2)
+    a = cluster.start(pa)
+    b = cluster.start(pb, peers=[a])
+    wait_online(a, b)
+    assert result(a.facade.online()) == {b.key}
+    incoming = [r for r in result(a.facade.peers()) if r["source"] == "incoming"]
+    assert [(r["key"], r["connected"]) for r in incoming] == [(b.key.hex(), True)]
+    dialled = [r for r in result(b.facade.peers()) if r["port"] == a.port]
+    assert [(r["key"], r["connected"]) for r in dialled] == [(a.key.hex(), True)]
+    assert result(a.facade.add_peer("127.0.0.1", 9)) is None
+    assert any(r["address"] == "127.0.0.1:9" and r["source"] == "manual" and not r["connected"]
+               for r in result(a.facade.peers()))
+
+
+def test_a_node_that_is_not_running_answers_with_nodestopped(cluster: Cluster):
+    (pa,) = cluster.members(1)
+    node = Node(pa, interfaces=["127.0.0.1"], mdns=False)
+    with pytest.raises(NodeStopped):  # not started: a failed future, never a raise
+        result(node.facade.post(CHANNEL, "too early"))
+    node.start()
+    node.stop()
+    for future in (node.facade.post(CHANNEL, "too late"), node.facade.channels(),
+                   node.facade.documents.list()):
+        with pytest.raises(NodeStopped):
+            result(future)
+
+
+# Documents -------------------------------------------------------------------------------------
+
+def test_the_documents_facade_edits_forks_merges_tags_and_undoes(cluster: Cluster):
+    (pa,) = cluster.members(1)
+    node = cluster.start(pa)
+    docs = node.facade.documents
+    doc = bytes.fromhex(result(docs.new("Plan")))
+    view = result(docs.open(doc))
+    assert isinstance(view, DocumentView)
+    assert (view.title, view.text, [b.name for b in view.branches]) == ("Plan", "", ["main"])
+    committed = result(docs.edit(doc, view.heads, "", "step one 😀"))
+    assert committed.text == "step one 😀" and committed.heads == [committed.commit]
+    assert result(docs.fork(doc, "main", "draft"))
+    assert result(docs.write(doc, "step one 😀, step two", branch="draft"))
+    assert result(docs.show(doc)) == "step one 😀"
+    result(docs.merge(doc, "draft", "main"))
+    assert result(docs.show(doc)) == "step one 😀, step two"
+    tagged = result(docs.tag(doc, "v1"))
+    assert result(docs.tags(doc)) == {"v1": tagged}
+    result(docs.write(doc, "step one 😀, step two, three"))
+    result(docs.undo(doc))
+    assert result(docs.show(doc)) == "step one 😀, step two"
+    result(docs.redo(doc))
+    assert result(docs.show(doc)) == "step one 😀, step two, three"
+    assert result(docs.show(doc, at=committed.commit)) == "step one 😀"
+    history = result(docs.history(doc))
+    assert committed.commit in [c.id for c in history]
+    assert {c.author for c in history} == {node.key}
+    result(docs.set_main(doc, "draft"))
+    assert [b.name for b in result(docs.branches(doc)) if b.main] == ["draft"]
+    result(docs.rename(doc, "Final plan"))
+    assert [s.title for s in result(docs.list())] == ["Final plan"]
+    assert result(docs.editors("Final plan")) == [node.key]  # named as the CLI names it
+    assert result(docs.share(doc)).startswith("hearthcap1-")
+    view = result(docs.open(doc, "main"))
+    assert view.names == {node.key: "alice"} and view.branch == "main"
+
+
+# Workspaces of a data folder -------------------------------------------------------------------
+
+def test_leave_workspace_refuses_the_running_one_and_removes_a_stopped_one(cluster: Cluster):
+    (pa,) = cluster.members(1)
+    Workspace.init(Paths(pa.data, "second"), "alice").close()
+    node = cluster.start(pa)
+    with pytest.raises(WorkspaceError, match="running Hearth"):
+        leave_workspace(pa.data, pa.workspace)
+    assert pa.replica.exists()
+    assert result(node.facade.post(CHANNEL, "still here"))
+    leave_workspace(pa.data, "second")  # the running Node holds another one
+    assert workspace_names(pa.data) == [pa.workspace]
+    with pytest.raises(WorkspaceError, match="no workspace"):
+        leave_workspace(pa.data, "second")
+    with pytest.raises(WorkspaceError):
+        leave_workspace(pa.data, "../outside")
+    node.stop()
+    leave_workspace(pa.data, pa.workspace)
+    assert not pa.workspace_dir.exists() and workspace_names(pa.data) == []
+    assert (pa.data / "node.lock").read_text() == ""  # released
+
+
+def test_a_joined_workspace_is_named_once_its_genesis_arrives(cluster: Cluster, tmp_path: Path):
+    (pa,) = cluster.members(1)  # alice's, named "default" by its creator
+    code = sharing.invite(pa).encode()
+    mine = Paths.resolve(tmp_path / "me", "default")
+    Workspace.init(mine, "me", name="Home").close()
+    folder = join_by_invite(mine.data, code, "bob")
+    assert folder == joined_folder(Invite.decode(code).workspace)
+    assert join_by_invite(mine.data, code, "bob") == folder  # already here: kept
+    assert [(e.folder, e.name) for e in workspace_entries(mine.data)] == [
+        ("default", "Home"), (folder, None)]
+    a = cluster.start(pa)
+    me = cluster.start(Paths(mine.data, folder), peers=[a])
+    assert me.facade.info.name == folder  # no genesis yet at start
+
+    def listed() -> list[WorkspaceEntry]:
+        return result(me.facade.workspaces())
+
+    wait_until(lambda: [(e.folder, e.name, e.current) for e in listed()] == [
+        ("default", "Home", False), (folder, "default", True)], what="the genesis")
+    assert [e.label for e in listed()] == ["Home", "default"]
+    # Two workspaces whose creators named them alike are told apart by their folders.
+    Workspace.init(Paths(mine.data, "zz"), "me", name="H\u043eme").close()  # a Cyrillic о
+    assert [e.label for e in listed()] == ["Home (default)", "default", "H\u043eme (zz)"]
+
+
+def test_hearth_leave_workspace(hearth, tmp_path: Path):
+    data = tmp_path / "data"
+    Workspace.init(Paths(data, "default"), "ada").close()
+    Workspace.init(Paths(data, "other"), "ada").close()
+    assert "left other" in hearth("leave-workspace", "other", data=data).stdout
+    assert workspace_names(data) == ["default"]
+    assert "no workspace 'other'" in hearth.fails("leave-workspace", "other", data=data)
+
+
+# The window's side -----------------------------------------------------------------------------
+
+FORBIDDEN = {"submit", "call", "_submit", "replica", "service", "recorder", "activity",
+             "_workspace", "_service", "workspace_for_tests", "service_for_tests"}
+ALLOWED = {("_worker", "submit")}  # the Controller's own worker thread (a ThreadPoolExecutor)
+
+
+def test_the_window_reaches_the_app_only_through_the_facade():
+    """No attribute of ui/ code names the Node's internals (a Paths' `workspace`, a folder
+    name, is the one `.workspace` allowed)."""
+    found = []
+    for path in sorted((ROOT / "ui").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Attribute):
+                continue
+            owner = node.value
+            owner_name = owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", "")
+            if (owner_name, node.attr) in ALLOWED:
+                continue
+            if node.attr in FORBIDDEN or (node.attr == "workspace"
+                                          and not owner_name.endswith("paths")):
+                found.append(f"{path.name}:{node.lineno} .{node.attr}")
+    assert found == []
