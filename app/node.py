@@ -374,11 +374,6 @@ class Node:
         assert self._service is not None
         return self._service
 
-    # Deprecated (issue #13): the old public names, kept only while the sync and analytics
-    # tests that still reach through them move to the facade or the *_for_tests accessors.
-    workspace = workspace_for_tests
-    service = service_for_tests
-
     # The Node's own thread ------------------------------------------------------------------
 
     def _created(self, obj: Object) -> None:

@@ -143,7 +143,7 @@ def two_members(root: Path, nicks: Sequence[str] = ("alice", "bob"),
 # Running Nodes ---------------------------------------------------------------------------------
 
 def digest(node: Node) -> str:
-    return node.call(lambda: node.workspace.replica.digest())
+    return node.call(lambda: node.workspace_for_tests.replica.digest())
 
 
 def converged(nodes: list[Node]) -> bool:

@@ -69,13 +69,13 @@ def test_two_opted_in_nodes_report_one_conflict_and_nothing_identifying(tmp_path
         node_a = cluster.start(a)
         node_b = cluster.start(b)
         # Apart, both write in the channel: its stream forks.
-        node_a.call(lambda: node_a.workspace.join(CHANNEL))
+        node_a.call(lambda: node_a.workspace_for_tests.join(CHANNEL))
         node_a.post(CHANNEL, TEXTS[0])
-        node_b.call(lambda: node_b.workspace.join(CHANNEL))
+        node_b.call(lambda: node_b.workspace_for_tests.join(CHANNEL))
         node_b.post(CHANNEL, TEXTS[1])
 
         def write_doc():
-            docs = Documents(node_a.workspace)
+            docs = Documents(node_a.workspace_for_tests)
             document = docs.new(DOC_TITLE)
             docs.write(document, DOC_TEXT)
             docs.fork(document, "main", "draft")
@@ -85,8 +85,8 @@ def test_two_opted_in_nodes_report_one_conflict_and_nothing_identifying(tmp_path
         node_b.add_peer("127.0.0.1", node_a.port)
         wait_until(lambda: {TEXTS[0], TEXTS[1]} <= texts(node_a) and
                    {TEXTS[0], TEXTS[1]} <= texts(node_b), what="the first sync")
-        stream = kinds.channel_stream(node_a.workspace.id, CHANNEL)
-        assert len(node_a.workspace.replica.heads(stream)) == 2
+        stream = kinds.channel_stream(node_a.workspace_for_tests.id, CHANNEL)
+        assert len(node_a.workspace_for_tests.replica.heads(stream)) == 2
         node_a.post(CHANNEL, TEXTS[2])  # links both heads: the merge
         wait_until(lambda: TEXTS[2] in texts(node_b), what="the merge to reach b")
         node_b.post(CHANNEL, TEXTS[3])  # after the merge: one head, no conflict
@@ -101,9 +101,9 @@ def test_two_opted_in_nodes_report_one_conflict_and_nothing_identifying(tmp_path
         secrets = [*NICKS, CHANNEL, *TEXTS, DOC_TITLE, DOC_TEXT, "127.0.0.1",
                    f":{node_a.port}", f":{node_b.port}"]
         for node in (node_a, node_b):
-            secrets += [node.key.hex(), node.workspace.id.hex(), node.key.hex()[:32],
-                        kinds.channel_stream(node.workspace.id, CHANNEL).hex()[:32]]
-        secrets += [d.id for d in node_a.call(lambda: Documents(node_a.workspace).list())]
+            secrets += [node.key.hex(), node.workspace_for_tests.id.hex(), node.key.hex()[:32],
+                        kinds.channel_stream(node.workspace_for_tests.id, CHANNEL).hex()[:32]]
+        secrets += [d.id for d in node_a.call(lambda: Documents(node_a.workspace_for_tests).list())]
 
     events = collected(out)
     for event in events:

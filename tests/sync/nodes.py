@@ -61,7 +61,7 @@ def texts(node: Node, channel: str = CHANNEL) -> list[str]:
 
 
 def has_object(node: Node, oid: bytes) -> bool:
-    return node.call(lambda: node.workspace.replica.has(oid))
+    return node.call(lambda: node.workspace_for_tests.replica.has(oid))
 
 
 def post_concurrently(nodes: list[Node], per_node: int, prefix: str = "msg") -> list[str]:

@@ -25,7 +25,7 @@ T = TypeVar("T")
 
 def on_node(node: Node, action: Callable[[Documents], T]) -> T:
     """Run `action` with the node's Documents, on the node's thread (its one writer)."""
-    return node.call(lambda: action(Documents(node.workspace)))
+    return node.call(lambda: action(Documents(node.workspace_for_tests)))
 
 
 def state(node: Node, doc_id: str, branch: str = "main") -> tuple[list[str], str] | None:
@@ -72,8 +72,8 @@ def test_concurrent_edits_on_two_nodes_converge(two_nodes: TwoNodes) -> None:
     }
     assert opened["a"].heads() == opened["b"].heads() == base_heads
     futures = [
-        a.submit(lambda: Documents(a.workspace).edit(opened["a"], [(0, 0, "A> ")])),
-        b.submit(lambda: Documents(b.workspace).edit(opened["b"], [(11, 0, " <B")])),
+        a.submit(lambda: Documents(a.workspace_for_tests).edit(opened["a"], [(0, 0, "A> ")])),
+        b.submit(lambda: Documents(b.workspace_for_tests).edit(opened["b"], [(11, 0, " <B")])),
     ]
     commits = sorted(f.result(TIMEOUT_S) for f in futures)
 

@@ -57,13 +57,13 @@ def _secret(node: Node) -> bytes:
 
 
 def _workspace_id(node: Node) -> bytes:
-    return node.workspace.id
+    return node.workspace_for_tests.id
 
 
 def _rounds(node: Node) -> int:
     """Reconciliation rounds of the node's open sessions."""
     return node.call(lambda: sum(c.session.stats.rounds
-                                 for c in node.service.connections.values()))
+                                 for c in node.service_for_tests.connections.values()))
 
 
 def _post_object(identity: Identity, workspace: bytes, text: str):
@@ -221,14 +221,14 @@ def test_computer_without_the_secret_can_neither_read_nor_write(
     outsiders = {x.key, y.key}
     for member in (a, b):
         assert not outsiders & member.online()
-        assert member.call(lambda m=member: [m.workspace.replica.posts_by(k) for k in outsiders]) \
+        assert member.call(lambda m=member: [m.workspace_for_tests.replica.posts_by(k) for k in outsiders]) \
             == [[], []]
         assert not {"outsider x was here", "outsider y was here"} & set(texts(member))
     for outsider in (x, y):
         assert outsider.online() == set()
         shown = set(texts(outsider))
         assert not {"members only", "still syncing"} & shown
-        assert outsider.call(lambda o=outsider: o.workspace.replica.posts_by(a.key)) == []
+        assert outsider.call(lambda o=outsider: o.workspace_for_tests.replica.posts_by(a.key)) == []
 
 
 async def _send_raw(port: int, payload: bytes | str) -> aiohttp.WSMsgType:
@@ -333,7 +333,7 @@ def test_peer_sending_bad_signatures_is_cut_off_and_nothing_invalid_is_stored(
     for node in (a, b):
         assert not has_object(node, bad_id)
         assert not has_object(node, object_id(impersonation))
-        assert node.call(lambda n=node: n.workspace.replica.posts_by(rogue.public_key)) \
+        assert node.call(lambda n=node: n.workspace_for_tests.replica.posts_by(rogue.public_key)) \
             == [good.id]
     assert rogue.public_key not in a.online()
     b.post(CHANNEL, "business as usual")
@@ -352,8 +352,8 @@ def test_deleted_post_never_comes_back_from_a_peer_that_still_has_it(cluster: Cl
 
     c.stop()  # c goes away still holding the post
     cluster.nodes.remove(c)
-    delete = a.call(lambda: a.workspace.delete(post).id)
-    wait_until(lambda: b.call(lambda: b.workspace.replica.is_deleted(post)),
+    delete = a.call(lambda: a.workspace_for_tests.delete(post).id)
+    wait_until(lambda: b.call(lambda: b.workspace_for_tests.replica.is_deleted(post)),
                what="b to learn about the delete")
     assert "regrettable" not in texts(b)
     with Replica(pc.replica) as replica:
@@ -365,7 +365,7 @@ def test_deleted_post_never_comes_back_from_a_peer_that_still_has_it(cluster: Cl
     for node in (a, b, c):
         assert "regrettable" not in texts(node)
         assert not has_object(node, post)
-        assert node.call(lambda n=node: n.workspace.replica.is_deleted(post))
+        assert node.call(lambda n=node: n.workspace_for_tests.replica.is_deleted(post))
     # Further rounds do not bring it back either.
     a.post(CHANNEL, "moving on")
     wait_until(lambda: "moving on" in texts(c), what="a later post to reach c")
@@ -381,7 +381,7 @@ def test_unknown_kind_from_a_newer_peer_is_stored_and_relayed(cluster: Cluster):
     wait_converged([a, b, c])
 
     stream = hashlib.blake2b(b"polls of a newer Hearth", digest_size=32).digest()
-    poll = build(a.workspace.identity, "future/poll", stream=stream,
+    poll = build(a.workspace_for_tests.identity, "future/poll", stream=stream,
                  body={"question": "lunch?", "options": ["soup", "pizza"]},
                  ts=int(time.time() * 1000))
     # A newer version of Hearth wrote it to a's replica file.
@@ -389,8 +389,8 @@ def test_unknown_kind_from_a_newer_peer_is_stored_and_relayed(cluster: Cluster):
         assert replica.ingest([poll])[0].status is Status.ADDED
 
     wait_until(lambda: has_object(c, poll.id), what="c to receive the poll through b")
-    assert b.call(lambda: b.workspace.replica.get(poll.id)) == poll.raw
-    assert c.call(lambda: c.workspace.replica.get(poll.id)) == poll.raw
+    assert b.call(lambda: b.workspace_for_tests.replica.get(poll.id)) == poll.raw
+    assert c.call(lambda: c.workspace_for_tests.replica.get(poll.id)) == poll.raw
     wait_converged([a, b, c])
 
 
@@ -516,7 +516,7 @@ def test_stop_is_idempotent_and_bounded(cluster: Cluster):
                      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
                      "Sec-WebSocket-Version: 13\r\n\r\n".encode())
         assert idle.recv(1024).startswith(b"HTTP/1.1 101")
-        wait_until(lambda: b.call(lambda: len(b.service.connections)) >= 2,
+        wait_until(lambda: b.call(lambda: len(b.service_for_tests.connections)) >= 2,
                    what="b to hold the idle connection")
 
         stopper = threading.Thread(target=b.stop)

@@ -36,7 +36,7 @@ class Net:
     def _block(self, n: int, others: set[int]) -> None:
         node = self.nodes[n]
         keys = {self.nodes[k].key for k in others}
-        node.call(lambda: node.service.block(keys))
+        node.call(lambda: node.service_for_tests.block(keys))
 
     def partition(self, side: set[int]) -> None:
         other = set(range(SIZE)) - side
