@@ -102,6 +102,14 @@ def closed_port() -> tuple[socket.socket, int]:
 
 # serve + sync --once --------------------------------------------------------------------------
 
+
+def outsider(hearth: Hearth, tmp_path: Path, text: str) -> Path:
+    """The folder of someone in another workspace, with one post."""
+    folder = tmp_path / "outsider"
+    hearth("init", "--nick", "mallory", data=folder)
+    hearth("post", "general", text, data=folder)
+    return folder
+
 def test_sync_once_with_a_serving_peer_converges(hearth: Hearth, tmp_path: Path):
     a, b = member_folders(tmp_path)
     hearth("post", "general", "from alice", data=a)
@@ -130,9 +138,7 @@ def test_sync_once_with_an_unreachable_peer_fails_in_one_line(hearth: Hearth, tm
 def test_sync_once_with_the_wrong_secret_is_refused_at_the_handshake(
         hearth: Hearth, tmp_path: Path):
     a, _ = member_folders(tmp_path)
-    stranger = tmp_path / "stranger"
-    hearth("init", "--nick", "mallory", data=stranger)
-    hearth("post", "general", "let me in", data=stranger)
+    stranger = outsider(hearth, tmp_path, "let me in")
     hearth("post", "general", "members only", data=a)
     before = digest(a)
     with serving(hearth, a) as serve:
@@ -214,9 +220,7 @@ def test_export_then_import_brings_the_messages(hearth: Hearth, tmp_path: Path):
 def test_import_of_garbage_or_another_workspaces_bundle_is_refused(
         hearth: Hearth, tmp_path: Path):
     a, b = member_folders(tmp_path)
-    other = tmp_path / "other"
-    hearth("init", "--nick", "mallory", data=other)
-    hearth("post", "general", "from elsewhere", data=other)
+    other = outsider(hearth, tmp_path, "from elsewhere")
     foreign = tmp_path / "other.bundle"
     hearth("export", foreign, data=other)
     garbage = tmp_path / "garbage.bundle"

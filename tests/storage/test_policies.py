@@ -7,15 +7,7 @@ import pytest
 from core.policy import Policy
 from tests.support import FakeClock
 
-from .conftest import (
-    add,
-    allow,
-    channel_info,
-    deny,
-    member_keys,
-    new_replica,
-    texts,
-)
+from .conftest import add, allow, channel_info, deny, member_keys, new_replica, texts
 
 
 @pytest.fixture

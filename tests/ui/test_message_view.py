@@ -149,13 +149,17 @@ def menu_texts(menu) -> list[str]:
     return [action.text() for action in menu.actions() if not action.isSeparator()]
 
 
+def shown(qtbot, win, nodes, mine: str, theirs: str):
+    """My message and the peer's, both in the window; returns its view and model."""
+    nodes[0].post("general", mine)
+    nodes[1].post("general", theirs)
+    qtbot.waitUntil(lambda: {mine, theirs} <= set(texts(win)), timeout=WAIT_MS)
+    return win.message_view, win.messages
+
+
 def test_context_menu_deletes_my_message_and_only_mine(qtbot, window, pair):  # noqa: F811
     node_a, node_b = pair
-    node_a.post("general", "mine, to delete")
-    node_b.post("general", "bob's, to keep")
-    qtbot.waitUntil(lambda: {"mine, to delete", "bob's, to keep"} <= set(texts(window)),
-                    timeout=WAIT_MS)
-    view, model = window.message_view, window.messages
+    view, model = shown(qtbot, window, pair, "mine, to delete", "bob's, to keep")
     theirs = view.context_menu(model.index(row_of(window, "bob's, to keep")))
     assert menu_texts(theirs) == ["Copy text"]
     menu = view.context_menu(model.index(row_of(window, "mine, to delete")))
@@ -174,12 +178,7 @@ def test_context_menu_deletes_my_message_and_only_mine(qtbot, window, pair):  # 
 
 
 def test_the_delete_key_deletes_a_selected_message_of_mine(qtbot, window, pair):  # noqa: F811
-    node_a, node_b = pair
-    node_b.post("general", "not yours")
-    node_a.post("general", "delete me by key")
-    qtbot.waitUntil(lambda: {"not yours", "delete me by key"} <= set(texts(window)),
-                    timeout=WAIT_MS)
-    view, model = window.message_view, window.messages
+    view, model = shown(qtbot, window, pair, "delete me by key", "not yours")
     view.setCurrentIndex(model.index(row_of(window, "not yours")))
     qtbot.keyClick(view, Qt.Key.Key_Delete)
     view.setCurrentIndex(model.index(row_of(window, "delete me by key")))
