@@ -1,5 +1,10 @@
 """What every `hearth` command shares: one-line errors, checked numbers, the common options,
-opening the workspace, and printing JSON. No command logic lives here."""
+opening the workspace, hints, and printing JSON. No command logic lives here.
+
+A hint is a command in backquotes (`` `hearth serve` ``) in what a command prints or refuses
+with. `hinted` repeats the `--data` and `--workspace` the person gave in each, so it runs as
+shown; `errors` does that for every refusal. A message only ever suggests what the person
+runs here (a command for someone else says so in words, outside backquotes)."""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ import getpass
 import math
 import os
 import re
+import shlex
 import sys
 from collections.abc import Callable
 from datetime import datetime
@@ -23,6 +29,7 @@ from .paths import DEFAULT_WORKSPACE, PathError, Paths
 from .workspace import Workspace, WorkspaceError
 
 PASSPHRASE_ENV = "HEARTH_PASSPHRASE"
+PERSON_HELP = "a key (64 hex characters, or a unique prefix of 8 or more), or a nickname"
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"  # serve and gui
 
 
@@ -94,6 +101,42 @@ def common_options(parser: argparse.ArgumentParser, *, top: bool = False) -> Non
                         help=f"workspace name (default: {DEFAULT_WORKSPACE})")
 
 
+def channel_arg(text: str) -> str:
+    """An argparse type for a channel name: `#random` and `random` are one channel (a
+    single leading '#' is how channels are written, not part of the name)."""
+    text = text.strip()
+    return text[1:] if text.startswith("#") else text
+
+
+channel_arg.__name__ = "channel name"
+
+
+def given_options(args: argparse.Namespace) -> str:
+    """" --data DIR --workspace NAME" as the person gave them (shell-quoted), for hints;
+    "" for those left to their defaults."""
+    parts = []
+    data = getattr(args, "data", None)
+    if data is not None:
+        parts += ["--data", shlex.quote(os.fspath(data))]
+    workspace = getattr(args, "workspace", None)
+    if workspace is not None and workspace != DEFAULT_WORKSPACE:
+        parts += ["--workspace", shlex.quote(workspace)]
+    return "".join(f" {part}" for part in parts)
+
+
+_HINT = re.compile(r"`(hearth(?: [^`]*)?)`")
+
+
+def hinted(text: str, args: argparse.Namespace) -> str:
+    """`text` with the person's --data and --workspace added to every `hearth ...` command it
+    suggests (not to `--help`, which needs neither)."""
+    options = given_options(args)
+    if not options:
+        return text
+    return _HINT.sub(lambda m: m.group(0) if "--help" in m.group(1)
+                     else f"`{m.group(1)}{options}`", text)
+
+
 def paths_of(args: argparse.Namespace) -> Paths:
     try:
         return Paths.resolve(args.data, args.workspace)
@@ -104,12 +147,15 @@ def paths_of(args: argparse.Namespace) -> Paths:
 def errors(handler: Callable[[argparse.Namespace], Any],
            *also: type[Exception]) -> Callable[[argparse.Namespace], Any]:
     """Turn every expected failure (and the `also` errors of a command family) into one line
-    for the person, never a traceback."""
+    for the person, never a traceback. The hints in the app's own refusals (CLIError,
+    WorkspaceError) repeat the person's --data and --workspace (`hinted`)."""
     expected = (WorkspaceError, StorageError, IdentityError, InvalidObject, PathError, *also)
 
     def run(args: argparse.Namespace) -> Any:
         try:
             return handler(args)
+        except (CLIError, WorkspaceError) as exc:
+            raise CLIError(hinted(str(exc), args)) from None
         except expected as exc:
             raise CLIError(str(exc)) from None
         except UnicodeError:
@@ -119,7 +165,11 @@ def errors(handler: Callable[[argparse.Namespace], Any],
 
 
 def open_workspace(args: argparse.Namespace) -> Workspace:
-    return Workspace.open(paths_of(args))
+    paths = paths_of(args)
+    if not paths.replica.exists():
+        raise CLIError(f"no workspace {paths.workspace!r} in {paths.data}; create one with "
+                       "`hearth init --nick NAME` or join one with `hearth join-workspace CODE`")
+    return Workspace.open(paths)
 
 
 def print_json(value: Any) -> None:

@@ -4,18 +4,22 @@ beyond parsing arguments and printing results."""
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from core.policy import Policy
-from storage import Message
+from storage import Message, StateEvent
 
 from . import _text
 from ._command import (
     PASSPHRASE_ENV,
+    PERSON_HELP,
     CLIError,
+    channel_arg,
     errors,
+    hinted,
     open_workspace,
     passphrase,
     paths_of,
@@ -24,14 +28,45 @@ from ._command import (
     whole_number,
 )
 from .names import NickBook, channel_names, lookalike_channel, spelled
-from .workspace import Workspace, export_identity, import_identity, parse_key
+from .workspace import (
+    MIN_PREFIX,
+    SHORT_KEY,
+    Workspace,
+    WorkspaceError,
+    export_identity,
+    import_identity,
+)
 
 MAX_LIMIT = 100_000  # messages or results one command prints
+CHANNEL_HELP = "the channel's name (a leading # is optional)"
 LIMIT = whole_number(1, MAX_LIMIT)
 
 
 def _short(key: bytes) -> str:
-    return key.hex()[:8]
+    return key.hex()[:SHORT_KEY]
+
+
+SYNC_HINT = "run `hearth serve` to sync with your workspace"
+
+
+def _unsynced(ws: Workspace) -> bool:
+    """Whether this is a workspace joined and not synced yet: its genesis has not arrived,
+    nor anything else from anyone (it holds only my nickname and my join until `hearth
+    serve` syncs). A workspace created here holds its genesis from the start."""
+    return not ws.replica.has(ws.id) and \
+        ws.replica.count() == len(ws.replica.posts_by(ws.key))
+
+
+def _channel(ws: Workspace, name: str) -> str:
+    """An existing channel (Workspace.resolve_channel); where nothing has arrived by sync
+    yet, the refusal says that syncing is what brings it."""
+    try:
+        return ws.resolve_channel(name)
+    except WorkspaceError:
+        if _unsynced(ws):
+            raise CLIError(f"no channel #{name.strip()} here yet: nothing has arrived from "
+                           f"your workspace; {SYNC_HINT}") from None
+        raise
 
 
 def _message_json(m: Message) -> dict:
@@ -97,13 +132,19 @@ def _refuse_lookalike(ws: Workspace, name: str) -> None:
 
 def cmd_delete(args: argparse.Namespace) -> None:
     with open_workspace(args) as ws:
-        print(ws.delete(parse_key(args.id, "the id")).id.hex())
+        print(ws.delete(ws.resolve_id(args.id, "post")).id.hex())
 
 
 def cmd_read(args: argparse.Namespace) -> None:
+    """A channel's messages; a channel the replica does not know is refused. An empty read of
+    a workspace where nothing from others has arrived yet says, on stderr, how to sync."""
     with open_workspace(args) as ws:
-        _print_messages(ws, ws.read(args.channel, limit=args.limit, before=args.before),
-                        args.json)
+        channel = _channel(ws, args.channel)
+        messages = ws.read(channel, limit=args.limit, before=args.before)
+        _print_messages(ws, messages, args.json)
+        waiting = not messages and args.before is None and not args.json and _unsynced(ws)
+    if waiting:
+        print(hinted(f"nothing yet: {SYNC_HINT}", args), file=sys.stderr)
 
 
 def cmd_channels(args: argparse.Namespace) -> None:
@@ -132,7 +173,7 @@ def _member_line(book: NickBook, key: bytes, nick: str | None) -> str:
 
 def cmd_members(args: argparse.Namespace) -> None:
     with open_workspace(args) as ws:
-        members = ws.members(args.channel)
+        members = ws.members(_channel(ws, args.channel))
         book = NickBook(ws.replica.nicknames())
     if args.json:
         print_json(_members_json(members))
@@ -148,7 +189,7 @@ def cmd_search(args: argparse.Namespace) -> None:
 
 def cmd_state(args: argparse.Namespace) -> None:
     with open_workspace(args) as ws:
-        state = ws.state(args.channel)
+        state = ws.state(_channel(ws, args.channel))
         book = NickBook(ws.replica.nicknames())
         shown = channel_names(ws.id, [c.name for c in ws.channels()]).get(state.channel)
     if args.json:
@@ -166,15 +207,46 @@ def cmd_state(args: argparse.Namespace) -> None:
     print(f"members ({len(state.members)}):")
     for m in state.members:
         print("  " + _member_line(book, m.key, m.nick))
+    print(f"history ({len(state.history)}):")
+    # Who did what, by the nickname they had then: the history holds the nickname changes of
+    # the current members; for anyone else, the one they have now.
+    renamed = {e.author for e in state.history if e.kind == "nick"}
+    named: dict[bytes, str] = {}
+    for e in state.history:
+        nick = named.get(e.author) if e.author in renamed else book.nicks.get(e.author)
+        print(f"  {when(e.ts)}  {_who(book, e.author, nick)} {_change(book, e)}")
+        if e.kind == "nick" and e.value is not None:
+            named[e.author] = e.value
+
+
+def _who(book: NickBook, key: bytes, nick: str | None) -> str:
+    """Who did something: "nick (short key)", marked when the nickname looks like another
+    member's; the short key alone before they had a nickname."""
+    if not nick:
+        return _short(key)
+    warning = book.warning(key, nick)
+    return f"{book.nick(key, nick)} ({_short(key)}{f', {warning}' if warning else ''})"
+
+
+def _change(book: NickBook, e: StateEvent) -> str:
+    """What one event of a channel's history did, after who did it."""
+    value = _text.line(e.value)
+    if e.kind == "topic":
+        return f"set the topic: {value}" if value else "cleared the topic"
+    if e.kind == "nick":
+        warning = book.warning(e.author, e.value)
+        return f"took the nickname {value}" + (f" ({warning})" if warning else "")
+    return {"join": "joined", "leave": "left"}.get(e.kind, _text.line(e.kind))
 
 
 def cmd_policy(args: argparse.Namespace) -> None:
-    subjects = [parse_key(s, "--subject").hex() for s in args.subject]
-    try:
-        policy = Policy("allow" if args.allow else "deny", subjects, args.resource, ["append"])
-    except (TypeError, ValueError) as exc:
-        raise CLIError(str(exc)) from None
     with open_workspace(args) as ws:
+        subjects = [ws.resolve_person(s).hex() for s in args.subject]
+        try:
+            policy = Policy("allow" if args.allow else "deny", subjects, args.resource,
+                            ["append"])
+        except (TypeError, ValueError) as exc:
+            raise CLIError(str(exc)) from None
         print(ws.add_policy(args.channel, policy).id.hex())
 
 
@@ -194,7 +266,7 @@ def cmd_policies(args: argparse.Namespace) -> None:
 
 def cmd_admin_grant(args: argparse.Namespace) -> None:
     with open_workspace(args) as ws:
-        print(ws.grant_admin(parse_key(args.key)).id.hex())
+        print(ws.grant_admin(ws.resolve_person(args.key)).id.hex())
 
 
 def cmd_identity_export(args: argparse.Namespace) -> None:
@@ -212,12 +284,15 @@ def cmd_identity_import(args: argparse.Namespace) -> None:
 
 
 def cmd_whoami(args: argparse.Namespace) -> None:
+    """Who I am here, and in which workspace: the name its creator gave it (`init --name`)."""
     with open_workspace(args) as ws:
         if args.json:
             print_json({"key": ws.key.hex(), "nick": ws.nickname(), "workspace": ws.id.hex(),
-                         "admin": ws.replica.is_admin(ws.key)})
-        else:
-            print(f"{_text.line(ws.nickname()) or 'anonymous'}  {ws.key.hex()}")
+                         "name": ws.name, "admin": ws.replica.is_admin(ws.key)})
+            return
+        print(f"{_text.line(ws.nickname()) or 'anonymous'}  {ws.key.hex()}")
+        folder = "" if ws.name == ws.paths.workspace else f" (--workspace {ws.paths.workspace})"
+        print(f"workspace {_text.line(ws.name)}{folder}  {ws.id.hex()}")
 
 
 # Registration -------------------------------------------------------------------------------
@@ -239,55 +314,58 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
              "(a lookalike is refused without it)")
     p = add("post", _writer("post", "channel", "text", new_channel=True),
             "post a message to a channel")
-    p.add_argument("channel")
+    p.add_argument("channel", type=channel_arg, help=CHANNEL_HELP)
     p.add_argument("text")
     p.add_argument("--force", action="store_true", help=force)
     p = add("topic", _writer("topic", "channel", "text", new_channel=True),
             "set a channel's topic")
-    p.add_argument("channel")
+    p.add_argument("channel", type=channel_arg, help=CHANNEL_HELP)
     p.add_argument("text")
     p.add_argument("--force", action="store_true", help=force.replace("post", "set it", 1))
     p = add("nick", _writer("nick", "name"), "set your nickname")
     p.add_argument("name")
     p = add("join", _writer("join", "channel", new_channel=True), "join a channel")
-    p.add_argument("channel")
+    p.add_argument("channel", type=channel_arg, help=CHANNEL_HELP)
     p.add_argument("--force", action="store_true", help=force.replace("post", "join", 1))
     p = add("leave", _writer("leave", "channel"), "leave a channel")
-    p.add_argument("channel")
+    p.add_argument("channel", type=channel_arg, help=CHANNEL_HELP)
     p = add("delete", cmd_delete, "delete one of your posts (admins: anyone's)")
-    p.add_argument("id", help="the post's id (64 hex characters)")
+    p.add_argument("id", help=f"the post's id (64 hex characters, or a unique prefix of at "
+                   f"least {MIN_PREFIX})")
     p = add("read", cmd_read, "read a channel, newest last", json_flag=True)
-    p.add_argument("channel")
+    p.add_argument("channel", type=channel_arg, help=CHANNEL_HELP)
     p.add_argument("--limit", type=LIMIT, default=50,
                    help=f"how many messages, 1 to {MAX_LIMIT} (default 50)")
     p.add_argument("--before", metavar="CURSOR", help="page: messages before this cursor")
     add("channels", cmd_channels, "list channels", json_flag=True)
     p = add("members", cmd_members, "list a channel's members", json_flag=True)
-    p.add_argument("channel")
+    p.add_argument("channel", type=channel_arg, help=CHANNEL_HELP)
     p = add("search", cmd_search, "search messages in every channel", json_flag=True)
     p.add_argument("query")
     p.add_argument("--limit", type=LIMIT, default=50,
                    help=f"how many results, 1 to {MAX_LIMIT} (default 50)")
-    p = add("state", cmd_state, "a channel's topic, members and nicknames", json_flag=True)
-    p.add_argument("channel")
+    p = add("state", cmd_state, "a channel's topic, members and history of changes",
+          json_flag=True)
+    p.add_argument("channel", type=channel_arg, help=CHANNEL_HELP)
     p = add("policy", cmd_policy, "add an access policy to a channel (admins)")
-    p.add_argument("channel")
+    p.add_argument("channel", type=channel_arg, help=CHANNEL_HELP)
     effect = p.add_mutually_exclusive_group(required=True)
     effect.add_argument("--allow", action="store_true", help="allow what the policy matches")
     effect.add_argument("--deny", action="store_true", help="deny what the policy matches")
     p.add_argument("--subject", action="append", default=[], metavar="KEY",
-                   help="a key the policy applies to (repeatable; none = everyone)")
+                   help=f"a person the policy applies to: {PERSON_HELP} (repeatable; "
+                   "none = everyone)")
     p.add_argument("--resource", action="append", default=[], metavar="KIND",
                    help="a post kind, e.g. post/text (repeatable; none = every kind)")
     p = add("policies", cmd_policies, "list a channel's access policies", json_flag=True)
-    p.add_argument("channel")
-    add("whoami", cmd_whoami, "your key and nickname", json_flag=True)
+    p.add_argument("channel", type=channel_arg, help=CHANNEL_HELP)
+    add("whoami", cmd_whoami, "your key and nickname, and the workspace's name", json_flag=True)
 
     admin = sub.add_parser("admin", help="workspace administration",
                            description="workspace administration")
     admin_sub = admin.add_subparsers(dest="admin_command", metavar="COMMAND", required=True)
-    p = add("grant", cmd_admin_grant, "make a key an admin (root admin only)", parent=admin_sub)
-    p.add_argument("key", help="the key (64 hex characters)")
+    p = add("grant", cmd_admin_grant, "make someone an admin (root admin only)", parent=admin_sub)
+    p.add_argument("key", metavar="KEY", help=f"the person: {PERSON_HELP}")
 
     identity = sub.add_parser("identity", help="export or import your identity",
                               description="export or import your identity "

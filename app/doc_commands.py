@@ -6,18 +6,51 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-from core.documents import DocumentError
+from core.documents import Document, DocumentError
 
 from . import _text
-from ._command import CLIError, errors, open_workspace, print_json, when
+from ._command import PERSON_HELP, CLIError, errors, hinted, open_workspace, print_json, when
 from .documents import Documents
 from .names import NickBook
+from .workspace import MIN_PREFIX, WorkspaceError
 
 
 def _docs(args: argparse.Namespace):
     ws = open_workspace(args)
     return ws, Documents(ws)
 
+
+def _prefix(ref: str) -> str | None:
+    """`ref` as an id prefix (MIN_PREFIX to 63 hex digits, lower case), else None."""
+    text = ref.strip().lower()
+    hex_digits = all(c in "0123456789abcdef" for c in text)
+    return text if hex_digits and MIN_PREFIX <= len(text) < 64 else None
+
+
+def _open(docs: Documents, ref: str) -> Document:
+    """DOC: a document by id, by a unique id prefix of MIN_PREFIX or more hex digits (as
+    every id a command takes), or by its exact title."""
+    prefix = _prefix(ref)
+    if prefix is not None:
+        found = [d.id for d in docs.list() if d.id.startswith(prefix)]
+        if len(found) > 1:
+            raise WorkspaceError(f"{ref!r} matches {len(found)} documents; give more of it")
+        if found:
+            return docs.open(bytes.fromhex(found[0]))
+    return docs.open(ref)  # a whole id, or a title
+
+
+def _commit(document: Document, ref: str | None) -> str | None:
+    """COMMIT: a commit's id or a unique prefix of MIN_PREFIX or more hex digits among the
+    document's commits (the document then checks it is one you may read)."""
+    prefix = None if ref is None else _prefix(ref)
+    if prefix is None:
+        return ref
+    found = [o.hex for o in document.objects() if o.type == "doc/commit"
+             and o.hex.startswith(prefix)]
+    if len(found) > 1:
+        raise DocumentError(f"{ref!r} matches {len(found)} commits; give more of it")
+    return found[0] if found else ref
 
 
 def cmd_new(args) -> None:
@@ -36,7 +69,7 @@ def cmd_list(args) -> None:
                      for d in rows])
         return
     if not rows:
-        print("no documents yet: create one with `hearth doc new TITLE`")
+        print(hinted("no documents yet: create one with `hearth doc new TITLE`", args))
     for d in rows:
         print(f"{d.id[:12]}  {_text.line(d.title)}  (by {_who(book, d.creator)}, "
               f"{when(d.ts)})")
@@ -51,7 +84,7 @@ def _who(book: NickBook, key: bytes) -> str:
 def cmd_rename(args) -> None:
     ws, docs = _docs(args)
     with ws:
-        docs.rename(docs.open(args.doc), args.title)
+        docs.rename(_open(docs, args.doc), args.title)
 
 
 def cmd_write(args) -> None:
@@ -66,15 +99,15 @@ def cmd_write(args) -> None:
         text = args.text
     ws, docs = _docs(args)
     with ws:
-        commit = docs.write(docs.open(args.doc), text, branch=args.branch)
+        commit = docs.write(_open(docs, args.doc), text, branch=args.branch)
     print(commit or "unchanged")
 
 
 def cmd_show(args) -> None:
     ws, docs = _docs(args)
     with ws:
-        document = docs.open(args.doc)
-        heads = [args.at] if args.at else document.heads(args.branch)
+        document = _open(docs, args.doc)
+        heads = [_commit(document, args.at)] if args.at else document.heads(args.branch)
         text = document.text(heads)
         if args.json:
             print_json({"id": document.id, "title": document.title, "branch": args.branch,
@@ -88,7 +121,7 @@ def cmd_show(args) -> None:
 def cmd_history(args) -> None:
     ws, docs = _docs(args)
     with ws:
-        history = docs.open(args.doc).history(args.branch)
+        history = _open(docs, args.doc).history(args.branch)
         book = NickBook(ws.replica.nicknames())
     if args.json:
         print_json([{"id": c.id, "parents": list(c.parents), "author": c.author.hex(),
@@ -103,31 +136,33 @@ def cmd_fork(args) -> None:
     source, _, at = args.source.partition("@")
     ws, docs = _docs(args)
     with ws:
-        print(docs.fork(docs.open(args.doc), source, args.name, at or None))
+        document = _open(docs, args.doc)
+        print(docs.fork(document, source, args.name, _commit(document, at or None)))
 
 
 def cmd_merge(args) -> None:
     ws, docs = _docs(args)
     with ws:
-        print(docs.merge(docs.open(args.doc), args.source, args.into))
+        print(docs.merge(_open(docs, args.doc), args.source, args.into))
 
 
 def cmd_set_main(args) -> None:
     ws, docs = _docs(args)
     with ws:
-        docs.set_main(docs.open(args.doc), args.branch)
+        docs.set_main(_open(docs, args.doc), args.branch)
 
 
 def cmd_tag(args) -> None:
     ws, docs = _docs(args)
     with ws:
-        print(docs.tag(docs.open(args.doc), args.name, args.at, args.branch))
+        document = _open(docs, args.doc)
+        print(docs.tag(document, args.name, _commit(document, args.at), args.branch))
 
 
 def cmd_branches(args) -> None:
     ws, docs = _docs(args)
     with ws:
-        document = docs.open(args.doc)
+        document = _open(docs, args.doc)
         branches, tags = document.branches(), document.tags()
     if args.json:
         print_json({"branches": [{"id": b.id, "name": b.name, "source": b.source,
@@ -146,11 +181,11 @@ def cmd_branches(args) -> None:
 def cmd_editors(args) -> None:
     ws, docs = _docs(args)
     with ws:
-        document = docs.open(args.doc)
+        document = _open(docs, args.doc)
         if args.add:
-            docs.add_editor(document, args.add)
+            docs.add_editor(document, ws.resolve_person(args.add).hex())
         elif args.remove:
-            docs.remove_editor(document, args.remove)
+            docs.remove_editor(document, ws.resolve_person(args.remove).hex())
         book = NickBook(ws.replica.nicknames())
         for key in sorted(document.editors()):
             warning = book.warning(key)
@@ -160,7 +195,7 @@ def cmd_editors(args) -> None:
 def cmd_share(args) -> None:
     ws, docs = _docs(args)
     with ws:
-        print(docs.open(args.doc).share(args.branch).encode())
+        print(_open(docs, args.doc).share(args.branch).encode())
 
 
 def cmd_open_cap(args) -> None:
@@ -180,7 +215,8 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
         parser = doc_sub.add_parser(name, help=help, description=help)
         common(parser)
         if document:
-            parser.add_argument("doc", metavar="DOC", help="document id, id prefix or title")
+            parser.add_argument("doc", metavar="DOC",
+                                help=f"document id, id prefix ({MIN_PREFIX}+ hex digits) or title")
         if json_flag:
             parser.add_argument("--json", action="store_true", help="print JSON")
         parser.set_defaults(handler=errors(handler, DocumentError))
@@ -215,8 +251,8 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
     add("branches", cmd_branches, "branches and tags", json_flag=True)
     p = add("editors", cmd_editors, "list, add or remove editors (its creator)")
     group = p.add_mutually_exclusive_group()
-    group.add_argument("--add", metavar="KEY")
-    group.add_argument("--remove", metavar="KEY")
+    group.add_argument("--add", metavar="KEY", help=f"make an editor: {PERSON_HELP}")
+    group.add_argument("--remove", metavar="KEY", help=f"no longer an editor: {PERSON_HELP}")
     p = add("share", cmd_share, "print a capability to read one branch")
     p.add_argument("--branch", default="main")
     p = add("open-cap", cmd_open_cap, "use a read capability someone shared", document=False)

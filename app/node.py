@@ -36,8 +36,7 @@ from .activity import Activity
 from .facade import NodeFacade
 from .paths import Paths
 from .records import NodeInfo
-from .workspace import Workspace, WorkspaceError, read_secret
-from .workspaces import genesis_name
+from .workspace import Workspace, WorkspaceError, genesis_name, read_secret
 
 log = logging.getLogger(__name__)
 

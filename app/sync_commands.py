@@ -19,7 +19,9 @@ from . import _text, sharing
 from ._command import (
     LOG_FORMAT,
     CLIError,
+    channel_arg,
     errors,
+    hinted,
     node_options,
     paths_of,
     peer_addresses,
@@ -73,8 +75,9 @@ def cmd_peers(args: argparse.Namespace) -> None:
         print_json(records)
         return
     if not records:
-        print("no known peers yet: run `hearth serve` (peers on this network are found "
-              "automatically) or add one with `hearth serve --peer HOST:PORT`")
+        print(hinted("no known peers yet: run `hearth serve` (peers on this network are "
+                     "found automatically) or add one with `hearth serve --peer HOST:PORT`",
+                     args))
     for r in records:
         print(f"{_text.line(r['address'])}  key {_text.line((r['key'] or '?')[:16])}  "
               f"last seen {_when(r['last_seen'])}  last sync {_when(r['last_sync'])}"
@@ -143,7 +146,7 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
     p.add_argument("name", metavar="NAME", help="the workspace's folder name")
     p = add("export", cmd_export, "write the workspace (or one channel) to a bundle file")
     p.add_argument("file")
-    p.add_argument("--channel", help="only this channel (and what it needs)")
+    p.add_argument("--channel", type=channel_arg, help="only this channel (and what it needs)")
     p = add("import", cmd_import, "ingest a bundle file written by `hearth export`")
     p.add_argument("file")
     p.add_argument("--json", action="store_true", help="print JSON")

@@ -29,10 +29,15 @@ from storage import (
     StorageError,
 )
 
+from .names import looks_alike, spelled
 from .paths import Paths
 
 SECRET_SIZE = 32
 DEFAULT_CHANNEL = "general"
+MIN_PREFIX = 4  # hex digits of an object id that stand for the whole id, when they are unique
+PREFIX_MATCHES = 1000  # how many ids an ambiguous prefix's refusal counts, at most
+SHORT_KEY = 8  # hex digits of a key that name a person in lists and refusals
+_HEX = frozenset("0123456789abcdef")
 
 
 class WorkspaceError(Exception):
@@ -76,6 +81,16 @@ def read_secret(paths: Paths) -> bytes:
     if len(secret) != SECRET_SIZE:
         raise WorkspaceError(f"{paths.secret} is damaged (not a {SECRET_SIZE}-byte secret)")
     return secret
+
+
+def genesis_name(replica: Replica) -> str | None:
+    """The workspace's name as its creator gave it (the genesis body's `name`); None while a
+    joined replica waits for the genesis to arrive by sync."""
+    try:
+        name = replica.object(replica.workspace.id).body.get("name")
+    except NotFound:
+        return None
+    return name if isinstance(name, str) and name else None
 
 
 def default_nick() -> str:
@@ -177,6 +192,89 @@ class Workspace:
     @property
     def key(self) -> bytes:
         return self.identity.public_key
+
+    @property
+    def name(self) -> str:
+        """The name the workspace's creator gave it (`hearth init --name`): its genesis body's
+        `name`. A joined workspace whose genesis has not arrived by sync yet goes by its
+        folder name until it does."""
+        return genesis_name(self.replica) or self.paths.workspace
+
+    # Resolving what people type -----------------------------------------------------------------
+
+    def resolve_id(self, ref: str, what: str = "object") -> bytes:
+        """An object id given whole (64 hex digits) or by a unique prefix of at least
+        MIN_PREFIX hex digits, found among the objects this replica holds. A whole id is
+        returned as it is (the caller says whether it is held); a prefix that matches no
+        object, or several, is refused. `what` names the object in refusals ("post")."""
+        text = ref.strip().lower()
+        if not text or len(text) > 64 or not set(text) <= _HEX:
+            raise WorkspaceError(f"{what} ids are hexadecimal ({MIN_PREFIX} to 64 characters), "
+                                 f"not {ref!r}")
+        if len(text) == 64:
+            return bytes.fromhex(text)
+        if len(text) < MIN_PREFIX:
+            raise WorkspaceError(f"{ref!r} is too short: give at least {MIN_PREFIX} hex "
+                                 f"characters of the {what}'s id")
+        whole_bytes = text + "0" * (len(text) % 2)  # an odd last digit: its 4 bits count
+        found = self.replica.ids_with_prefix(bytes.fromhex(whole_bytes), PREFIX_MATCHES,
+                                             bits=4 * len(text))
+        if not found:
+            raise WorkspaceError(f"this replica holds no {what} whose id starts with {text}")
+        if len(found) > 1:
+            many = f"{len(found)}" if len(found) < PREFIX_MATCHES else \
+                f"more than {PREFIX_MATCHES - 1}"
+            raise WorkspaceError(f"{ref!r} matches {many} objects; give more of it")
+        return found[0]
+
+    def resolve_channel(self, name: str) -> str:
+        """A channel this replica knows (someone posted, joined or set a topic in it), by
+        any spelling of its name that compares equal (case, Unicode normalization): its name
+        as the replica shows it. An unknown one is refused."""
+        channel, _ = self._channel(name)
+        key = kinds.channel_key(channel)
+        for info in self.replica.channels():
+            if kinds.channel_key(info.name) == key:
+                return info.name
+        raise WorkspaceError(f"no channel #{channel} here; `hearth channels` lists them")
+
+    def resolve_person(self, ref: str) -> bytes:
+        """A person's key given whole (64 hex digits), by the nickname they go by in this
+        replica now, or by a unique prefix of their key (at least SHORT_KEY hex digits, as
+        lists show keys). A nickname is refused when several keys' nicknames look like it
+        (the same name, another case, or a lookalike: app.names), and when the one that looks
+        like it is spelled otherwise: the refusal lists the candidates with their short keys."""
+        text = ref.strip()
+        lowered = text.lower()
+        if len(lowered) == 64 and set(lowered) <= _HEX:
+            return bytes.fromhex(lowered)
+        nicks = self.replica.nicknames()
+        alike = {key for key, nick in nicks.items() if text and looks_alike(nick, text)}
+        keyed = {key for key in {*nicks, *self.replica.admins(), self.key}
+                 if len(lowered) >= SHORT_KEY and set(lowered) <= _HEX
+                 and key.hex().startswith(lowered)}
+        candidates = alike | keyed
+        if not candidates:
+            raise WorkspaceError(f"{ref!r} is neither a key (64 hexadecimal characters) nor "
+                                 "anyone's nickname here")
+        if len(candidates) == 1:
+            (key,) = candidates
+            if key in keyed or nicks[key].casefold() == text.casefold():
+                return key
+
+        def described(key: bytes) -> str:
+            nick = nicks.get(key)
+            if nick is None:
+                return key.hex()[:SHORT_KEY]
+            spelling = spelled(nick)
+            return f"{nick} ({key.hex()[:SHORT_KEY]}{f', spelled {spelling}' if spelling else ''})"
+
+        listed = ", ".join(sorted(described(key) for key in candidates))
+        if len(candidates) == 1:
+            raise WorkspaceError(f"no one here is called {ref!r}, but {listed} looks like it; "
+                                 "give their key to mean them")
+        raise WorkspaceError(f"{ref!r} could be {len(candidates)} people: {listed}; "
+                             "give more of a key")
 
     # Writing ----------------------------------------------------------------------------------
 

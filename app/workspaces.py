@@ -9,7 +9,6 @@ threading"). `hearth leave-workspace` calls `leave_workspace`.
 
 from __future__ import annotations
 
-import contextlib
 import shutil
 import sqlite3
 from collections.abc import Callable
@@ -17,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from storage import NotFound, Replica, StorageError
+from storage import Replica, StorageError
 
 from .invite import Invite
 from .names import lookalike_keys
 from .paths import DEFAULT_WORKSPACE, PathError, Paths, workspaces
 from .records import WorkspaceEntry
-from .workspace import Workspace, WorkspaceError, default_nick
+from .workspace import Workspace, WorkspaceError, default_nick, genesis_name
 
 if TYPE_CHECKING:
     from .node import Node
@@ -37,15 +36,6 @@ JOINED_PREFIX = "ws-"  # a joined workspace's folder: ws- and the first 8 hex di
 def workspace_names(data: Path) -> list[str]:
     """Folder names of the workspaces that have a replica in the data folder, sorted."""
     return workspaces(data)
-
-
-def genesis_name(replica: Replica) -> str | None:
-    """The workspace's name as its creator gave it (the genesis body's `name`); None while a
-    joined replica waits for the genesis to arrive by sync."""
-    with contextlib.suppress(NotFound):
-        name = replica.object(replica.workspace.id).body.get("name")
-        return name if isinstance(name, str) else None
-    return None
 
 
 def display_name(paths: Paths) -> str | None:

@@ -302,6 +302,23 @@ class Replica:
             raise NotFound(f"this replica holds no object {object_id.hex()}")
         return decode_trusted(raw)
 
+    def ids_with_prefix(self, prefix: bytes, limit: int, *,
+                        bits: int | None = None) -> list[bytes]:
+        """The ids of held objects that start with the first `bits` bits of `prefix` (default:
+        all of it; an odd number of hex digits is 4 per digit), in order, at most `limit`. A
+        range on the unique index of objects.id, never a scan."""
+        size = 8 * len(prefix)
+        free = size - (size if bits is None else bits)
+        if not 0 <= free <= size:
+            raise ValueError(f"bits must be from 0 to {size}")
+        start = int.from_bytes(prefix, "big") >> free << free
+        sql, args = "SELECT id FROM objects WHERE id >= ?", [start.to_bytes(len(prefix), "big")]
+        if (end := start + (1 << free)) < 1 << size:  # else every id from `start` on matches
+            sql += " AND id < ?"
+            args.append(end.to_bytes(len(prefix), "big"))
+        rows = self.conn.execute(sql + " ORDER BY id LIMIT ?", (*args, max(0, limit)))
+        return [row[0] for row in rows]
+
     def has(self, object_id: bytes) -> bool:
         return self.get(object_id) is not None
 

@@ -105,7 +105,8 @@ def test_init_creates_a_private_identity_and_a_workspace(hearth: Hearth, tmp_pat
     me = hearth("whoami", "--json", data=data).json()
     assert me["workspace"] == workspace
     assert HEX64.match(me["key"])
-    assert me == {"key": me["key"], "nick": "alice", "workspace": workspace, "admin": True}
+    assert me == {"key": me["key"], "nick": "alice", "workspace": workspace, "name": "default",
+                  "admin": True}
     # The creator starts in #general.
     assert hearth("members", "general", "--json", data=data).json() == [
         {"key": me["key"], "nick": "alice"}]
@@ -232,7 +233,8 @@ def test_admin_rules_and_policies_across_two_identities(
                    bytes.fromhex(alice_me["key"])).close()
     copy_objects(alice, bob)
     assert hearth("whoami", "--json", data=bob).json() == {
-        "key": bob_key, "nick": None, "workspace": alice_me["workspace"], "admin": False}
+        "key": bob_key, "nick": None, "workspace": alice_me["workspace"], "name": "default",
+        "admin": False}
     assert [m["id"] for m in hearth("read", "general", "--json", data=bob).json()] == [
         alice_post]
 
@@ -316,7 +318,7 @@ BAD_INPUT = {
     "nickname too long": (["nick", "n" * 33], "32"),
     "delete an id the replica does not hold": (["delete", NOT_HELD], "holds no post"),
     "delete an id that is not hex": (["delete", "zz" * 32], "hexadecimal"),
-    "delete a short id": (["delete", "ab" * 31], "hexadecimal"),
+    "delete a short id": (["delete", "ab" * 31], "holds no post whose id starts with"),
     "admin grant to a non-hex key": (["admin", "grant", "not-a-key"], "hexadecimal"),
     "policy subject not hex": (["policy", "general", "--deny", "--subject", "bob"],
                                "hexadecimal"),
