@@ -26,6 +26,10 @@ class DocumentSummary:
     ts: int
 
 
+ONLY_EDITORS = ("Only its editors can read it: ask one of them to share it or add you as an "
+                "editor.")
+
+
 def minimal_edits(old: str, new: str) -> list[Edit]:
     """Edits (in codepoints) that turn `old` into `new`, touching only what changed."""
     start = 0
@@ -112,6 +116,21 @@ class Documents:
         """Take in what arrived by sync since the document was opened."""
         document.add(decode_trusted(raw)
                      for raw in self.ws.replica.documents.objects(document.root.id))
+
+    def unreadable(self, document: Document, branch: str = "main") -> str | None:
+        """Why this holder cannot read `branch` (a sentence for a person), or None when it can.
+        Branch keys are sealed to editors; a capability or being added as an editor brings
+        them (by sync), and the branch reads from then on."""
+        infos = document.branches()
+        found = ([b for b in infos if b.main] if branch == "main" else []) or \
+            [b for b in infos if b.id == branch] or [b for b in infos if b.name == branch]
+        if found and not found[0].readable:
+            return ONLY_EDITORS
+        try:
+            document.text(document.heads(branch))
+        except DocumentError as exc:  # e.g. keys of newer epochs were never sealed to me
+            return ONLY_EDITORS if "no read key" in str(exc) else str(exc)
+        return None
 
     # Saving -----------------------------------------------------------------------------------
 
@@ -222,4 +241,4 @@ class Documents:
                                  "document yet; it opens once it arrives by sync") from None
 
 
-__all__ = ["DocumentError", "Documents", "DocumentSummary", "minimal_edits"]
+__all__ = ["ONLY_EDITORS", "DocumentError", "Documents", "DocumentSummary", "minimal_edits"]

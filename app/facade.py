@@ -236,10 +236,17 @@ class DocumentsFacade:
         (and the workspace's nicknames, to name the history's authors)."""
         def view(docs: Documents, document: Document) -> DocumentView:
             heads = document.heads(branch)
+            why = docs.unreadable(document, branch)  # no key here: no text, and why
             return DocumentView(document.id, document.title, branch, document.branches(),
-                                heads, document.text(heads), document.history(branch),
-                                document.tags(), docs.ws.replica.nicknames())
+                                heads, "" if why else document.text(heads),
+                                document.history(branch), document.tags(),
+                                docs.ws.replica.nicknames(), why)
         return self._on(doc, view)
+
+    def unreadable(self, doc: DocRef, branch: str = "main") -> Future[str | None]:
+        """Why this computer cannot read the branch (it holds no key for it), None when it
+        can (Documents.unreadable)."""
+        return self._on(doc, lambda docs, document: docs.unreadable(document, branch))
 
     def show(self, doc: DocRef, branch: str = "main", at: str | None = None) -> Future[str]:
         """The text of a branch at its heads, or at commit `at`."""

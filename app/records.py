@@ -73,6 +73,8 @@ class DocumentView:
     history: list[CommitInfo]  # oldest first
     tags: dict[str, str]  # tag name -> commit id
     names: dict[bytes, str] = field(default_factory=dict)  # nicknames of the workspace
+    # why this holder cannot read the branch (text is then ""), None when it can
+    unreadable: str | None = None
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,8 @@
 """A document: its text editor, branch selector and history. Typing is committed after a pause;
 remote commits are applied to the editor as minimal edits, so the cursor stays on its
-characters. Every document operation is a call of the facade's `documents` (on the Node's
+characters. A branch this computer holds no key for shows why, with the editor read-only and
+every action off, until a key arrives (a capability, or being made an editor) and it reloads.
+Every document operation is a call of the facade's `documents` (on the Node's
 thread)."""
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from app.records import Committed, DocumentView
 from .bridge import NodeBridge
 
 PAUSE_MS = 600  # keystrokes within a pause make one commit
+EMPTY_STYLE = ('QPlainTextEdit#docEditor[emptyState="true"] '
+               "{ background: palette(window); border: 1px dashed palette(mid); }")
 
 
 def utf16_offset(text: str, position: int) -> int:
@@ -50,6 +54,8 @@ class DocumentPane(QWidget):
         self._generation = 0  # snapshots of a document or branch no longer shown are dropped
         self._busy = False  # a commit of my typing is on its way; reloads wait for it
         self._reload_after = False
+        self.unreadable: str | None = None  # why the shown branch cannot be read here
+        self._version_commit: str | None = None  # the version shown beside the history
 
         self.title = QLabel(objectName="docTitle")
         self.branch_selector = QComboBox(objectName="branchSelector")
@@ -68,7 +74,14 @@ class DocumentPane(QWidget):
         rename.clicked.connect(self._rename)
         tag = QPushButton("Tag…", toolTip="Name the selected version (or the latest)")
         tag.clicked.connect(self._tag)
+        self.actions = (fork, merge, make_main, undo, redo, rename, tag)
+        self.fork_button, self.merge_button, self.main_button = fork, merge, make_main
+        self.undo_button, self.redo_button, self.rename_button, self.tag_button = \
+            undo, redo, rename, tag
+        self.notice = QLabel(objectName="docNotice", wordWrap=True)
+        self.notice.hide()
         self.editor = QPlainTextEdit(objectName="docEditor")
+        self.editor.setStyleSheet(EMPTY_STYLE)
         self.editor.textChanged.connect(self._typed)
         self.history = QListWidget(objectName="historyView")
         self.history.itemActivated.connect(self._show_version)
@@ -95,6 +108,7 @@ class DocumentPane(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
         layout.addLayout(tools)
+        layout.addWidget(self.notice)
         layout.addWidget(body, 1)
 
         self._pause = QTimer(self, singleShot=True, interval=PAUSE_MS)
@@ -108,6 +122,7 @@ class DocumentPane(QWidget):
         self._generation += 1
         self.doc_id, self.branch = doc_id, branch
         self.committed, self.seen = "", []
+        self._show_version_of(None)
         self._applying = True
         self.editor.setPlainText("")
         self._applying = False
@@ -145,6 +160,7 @@ class DocumentPane(QWidget):
                                          branch.name)
         index = self.branch_selector.findData(self.branch)
         self.branch_selector.setCurrentIndex(max(index, 0))
+        self._set_readable(view)
         self._step_to(view.text, view.heads)
         self.history.clear()
         for commit in reversed(view.history):
@@ -154,7 +170,33 @@ class DocumentPane(QWidget):
             self.history.addItem(f"{when}  {who}  {commit.kind}  {commit.id[:8]}{labels}")
             self.history.item(self.history.count() - 1).setData(Qt.ItemDataRole.UserRole,
                                                                 commit.id)
+        # The version beside the history stays only while its commit is still listed (not
+        # after a branch switch or a merge); it is selected again in the new list.
+        ids = [self.history.item(i).data(Qt.ItemDataRole.UserRole)
+               for i in range(self.history.count())]
+        if self._version_commit in ids and self.unreadable is None:
+            self.history.setCurrentRow(ids.index(self._version_commit))
+        else:
+            self._show_version_of(None)
         self.changed.emit()
+
+    def _set_readable(self, view: DocumentView) -> None:
+        """Readable: an editor as usual. Not: why, an empty read-only editor, no actions."""
+        self.unreadable = view.unreadable
+        blocked = view.unreadable is not None
+        if blocked:
+            readable = [b for b in view.branches if b.readable]
+            what = "This branch" if readable else "This document"
+            self.notice.setText(f"{what} cannot be read on this computer. {view.unreadable}")
+            self._pause.stop()
+        self.notice.setVisible(blocked)
+        self.editor.setReadOnly(blocked)
+        if self.editor.property("emptyState") != blocked:
+            self.editor.setProperty("emptyState", blocked)
+            self.editor.style().unpolish(self.editor)
+            self.editor.style().polish(self.editor)
+        for button in self.actions:
+            button.setEnabled(not blocked)
 
     def _step_to(self, text: str, heads: list[str]) -> None:
         """Apply the difference between the editor and `text` as minimal edits."""
@@ -183,12 +225,20 @@ class DocumentPane(QWidget):
     # Editing ----------------------------------------------------------------------------------
 
     def _typed(self) -> None:
-        if not self._applying and self.doc_id is not None:
+        if not self._applying and self.doc_id is not None and self.unreadable is None:
             self._pause.start()
 
     def commit_now(self, then=None) -> None:
         """Commit what was typed since the editor was last in step (grouped by pause)."""
         self._pause.stop()
+        if self.unreadable is not None:  # nothing can be committed: nothing typed is kept
+            if self.editor.toPlainText() != self.committed:
+                self._applying = True
+                self.editor.setPlainText(self.committed)
+                self._applying = False
+            if then:
+                then()
+            return
         text, base, branch = self.editor.toPlainText(), self.committed, self.branch
         if text == base or self._busy:  # nothing new, or it follows the commit under way
             if self._busy and text != base:
@@ -237,6 +287,8 @@ class DocumentPane(QWidget):
         self._undo_redo(redo=True)
 
     def _undo_redo(self, *, redo: bool) -> None:
+        if self.unreadable is not None:
+            return
         branch, step = self.branch, (self.docs.redo if redo else self.docs.undo)
         self.commit_now(then=lambda: self.bridge.then(step(self.doc_id, branch),
                                                       done=lambda _: self.reload()))
@@ -286,10 +338,20 @@ class DocumentPane(QWidget):
             self.tag(name.strip(), commit)
 
     def _show_version(self, item) -> None:
-        commit = item.data(Qt.ItemDataRole.UserRole)
+        self._show_version_of(item.data(Qt.ItemDataRole.UserRole))
+
+    def _show_version_of(self, commit: str | None) -> None:
+        """Show the text at `commit` beside the history; None clears and hides it."""
+        self._version_commit = commit
+        if commit is None or self.doc_id is None:
+            self.version.clear()
+            self.version.hide()
+            return
+        generation = self._generation
 
         def done(text: str) -> None:
-            self.version.setPlainText(text)
-            self.version.show()
+            if generation == self._generation and self._version_commit == commit:
+                self.version.setPlainText(text)
+                self.version.show()
 
         self.bridge.then(self.docs.show(self.doc_id, at=commit), done=done)

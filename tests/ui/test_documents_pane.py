@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from ui.document_pane import utf16_offset  # noqa: E402
+from ui.main_window import MainWindow  # noqa: E402
 
 from .test_window import WAIT_MS, pair, result, window  # noqa: E402, F401
 
@@ -113,3 +116,109 @@ def test_rename_tag_set_main_and_undo_from_the_pane(qtbot, window, pair):  # noq
     pane.set_main("wip")
     qtbot.waitUntil(lambda: pane.branch_selector.currentText() == "wip (main)",
                     timeout=WAIT_MS)
+
+
+@pytest.fixture
+def window_b(qtbot, pair):  # noqa: F811
+    """The window of the second node: a member, but no editor of what the first creates."""
+    win = MainWindow(pair[1])
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    win.close()
+
+
+def test_a_document_i_hold_no_key_for_says_why_and_keeps_nothing_typed(qtbot, window_b, pair):  # noqa: F811
+    node_a, node_b = pair
+    doc_id = result(node_a.facade.documents.new("Secret"))
+    doc = bytes.fromhex(doc_id)
+    result(node_a.facade.documents.write(doc, "for editors only"))
+    qtbot.waitUntil(lambda: window_b.document_list.count() == 1, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: len(result(node_b.facade.documents.history(doc))) == 1,
+                    timeout=WAIT_MS)
+
+    window_b.open_document(doc_id)
+    pane = window_b.document_pane
+    qtbot.waitUntil(lambda: pane.editor.isReadOnly(), timeout=WAIT_MS)
+    assert pane.title.text() == "Secret" and pane.notice.isVisible()
+    assert pane.notice.text() == ("This document cannot be read on this computer. Only its "
+                                  "editors can read it: ask one of them to share it or add "
+                                  "you as an editor.")
+    assert pane.editor.isReadOnly() and pane.editor.property("emptyState") is True
+    assert pane.editor.toPlainText() == ""
+    buttons = (pane.fork_button, pane.merge_button, pane.tag_button, pane.main_button,
+               pane.rename_button, pane.undo_button, pane.redo_button)
+    assert not any(button.isEnabled() for button in buttons)
+
+    qtbot.keyClicks(pane.editor, "typed anyway")
+    assert pane.editor.toPlainText() == ""
+    pane.editor.setPlainText("pasted anyway")  # even text that gets in is not kept
+    pane.commit_now()
+    assert pane.editor.toPlainText() == ""
+    assert len(result(node_b.facade.documents.history(doc))) == 1
+
+    # Made an editor, the key arrives by sync and the pane reads the document.
+    result(node_a.facade.documents.add_editor(doc, node_b.key.hex()))
+    qtbot.waitUntil(lambda: pane.editor.toPlainText() == "for editors only", timeout=WAIT_MS)
+    assert not pane.editor.isReadOnly() and pane.editor.property("emptyState") is False
+    assert not pane.notice.isVisible()
+    assert all(button.isEnabled() for button in buttons)
+
+
+def _history_shows(qtbot, pane, node, doc_id: str, branch: str) -> None:
+    """Wait until the pane lists the branch's history (newest first) as the node holds it."""
+    ids = [c.id for c in reversed(result(node.facade.documents.history(bytes.fromhex(doc_id),
+                                                                       branch)))]
+    qtbot.waitUntil(lambda: pane.branch == branch and ids == [
+        pane.history.item(i).data(0x0100) for i in range(pane.history.count())],
+        timeout=WAIT_MS)
+
+
+def _pick_latest_version(qtbot, pane, text: str) -> None:
+    pane.history.setCurrentRow(0)
+    pane.history.itemActivated.emit(pane.history.item(0))
+    qtbot.waitUntil(lambda: pane.version.isVisible() and pane.version.toPlainText() == text,
+                    timeout=WAIT_MS)
+
+
+def test_the_version_view_follows_a_branch_switch_and_a_merge(qtbot, window, pair):  # noqa: F811
+    node_a = pair[0]
+    doc_id = open_new(qtbot, window, "Versions")
+    pane = window.document_pane
+    type_into(pane, "one")
+    qtbot.waitUntil(lambda: doc_text(node_a, doc_id) == "one", timeout=WAIT_MS)
+    pane.fork("draft")
+    qtbot.waitUntil(lambda: pane.branch == "draft" and pane.editor.toPlainText() == "one",
+                    timeout=WAIT_MS)
+    type_into(pane, "one two")
+    qtbot.waitUntil(lambda: doc_text(node_a, doc_id, "draft") == "one two", timeout=WAIT_MS)
+    _history_shows(qtbot, pane, node_a, doc_id, "draft")
+    _pick_latest_version(qtbot, pane, "one two")
+
+    # Switching branch: the draft's version no longer shows beside main's history.
+    pane.branch_selector.activated.emit(pane.branch_selector.findData("main"))
+    qtbot.waitUntil(lambda: pane.branch == "main" and pane.editor.toPlainText() == "one",
+                    timeout=WAIT_MS)
+    _history_shows(qtbot, pane, node_a, doc_id, "main")
+    assert pane.version.toPlainText() == "" and not pane.version.isVisible()
+    assert pane.history.currentItem() is None
+
+    # A version of main stays shown (and selected) while main takes in my typing.
+    _pick_latest_version(qtbot, pane, "one")
+    selected = pane.history.currentItem().data(0x0100)
+    type_into(pane, "zero one")
+    qtbot.waitUntil(lambda: doc_text(node_a, doc_id) == "zero one", timeout=WAIT_MS)
+    _history_shows(qtbot, pane, node_a, doc_id, "main")
+    assert pane.history.currentItem().data(0x0100) == selected
+    assert pane.version.toPlainText() == "one"
+
+    # Merging the draft (its version shown) into main: main opens with no stale version.
+    pane.branch_selector.activated.emit(pane.branch_selector.findData("draft"))
+    _history_shows(qtbot, pane, node_a, doc_id, "draft")
+    assert pane.version.toPlainText() == "" and not pane.version.isVisible()
+    _pick_latest_version(qtbot, pane, "one two")
+    pane.merge("draft", "main")
+    qtbot.waitUntil(lambda: pane.branch == "main"
+                    and pane.editor.toPlainText() == "zero one two", timeout=WAIT_MS)
+    _history_shows(qtbot, pane, node_a, doc_id, "main")
+    assert pane.version.toPlainText() == "" and not pane.version.isVisible()
