@@ -5,13 +5,16 @@ app.workspaces); no logic of its own."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import queue
 import signal
 import sys
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sync.peers import PeerBook
 
@@ -29,6 +32,10 @@ from ._command import (
     seconds,
 )
 from .invite import InviteError
+from .names import NickBook
+
+if TYPE_CHECKING:
+    from .node import NodeEvent
 
 MAX_SYNC_S = 24 * 3600.0  # the longest `hearth sync --timeout`
 
@@ -36,22 +43,138 @@ MAX_SYNC_S = 24 * 3600.0  # the longest `hearth sync --timeout`
 def cmd_serve(args: argparse.Namespace) -> None:
     from .node import Node, NodeError  # imported here: other commands start faster
 
-    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
+    # What a person needs is printed from the Node's events (ServeLog); Python's log records
+    # show only real problems (WARNING and above), or everything with --verbose.
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format=LOG_FORMAT, stream=sys.stderr)
+    if not args.verbose:  # how each session ended is a line of its own (ServeLog)
+        logging.getLogger("sync.service").setLevel(logging.ERROR)
     node = Node(paths_of(args), port=args.port, interfaces=args.interface or None,
                 mdns=not args.no_mdns, peers=peer_addresses(args.peer))
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
+    events: queue.SimpleQueue = queue.SimpleQueue()
+    unsubscribe = node.subscribe(events.put)  # called on the Node's thread: never waits
     try:
         node.start()
     except NodeError as exc:
         raise CLIError(str(exc)) from None
+    shown = ServeLog(lambda: node.facade.nicknames().result(NAMES_TIMEOUT_S))
     try:
         print(f"serving workspace {node.workspace_id.hex()[:16]}… as "
               f"{node.key.hex()[:16]}… on port {node.port}", flush=True)
-        stop.wait()
+        while not stop.is_set():
+            with contextlib.suppress(queue.Empty):
+                shown.event(events.get(timeout=0.2))
     finally:
         node.stop()
+        unsubscribe()
+        while not events.empty():  # how the sessions ended when we stopped
+            shown.event(events.get())
+
+
+NAMES_TIMEOUT_S = 5.0
+
+
+class ServeLog:
+    """What `hearth serve` prints: one line per event a person cares about, on the main
+    thread. "14:02:11  connected to bob (3f2126de) at 192.168.1.20", "in sync with bob: 4 in,
+    2 out" (objects moved since the last such line; silent while nothing moves), "1 new from
+    bob" (pushed live, after the first sync), "bob disconnected (…)", "refused 10.0.0.9: protocol fault (…) (identity refused for 30 s)". A
+    duplicate connection closed by design (each side dialled) prints nothing. `names` returns
+    the replica's nicknames; everything a peer chose passes through `_text.line`."""
+
+    def __init__(self, names: Callable[[], dict[bytes, str]], *,
+                 out: Callable[[str], None] | None = None,
+                 clock: Callable[[], float] = time.time):
+        self._names = names
+        self._book = NickBook({})
+        self._out = out or (lambda text: print(text, flush=True))
+        self._clock = clock
+        self._open: dict[bytes, int] = {}  # connections announced, by peer key
+        self._moved: dict[tuple[bytes, str], tuple[int, int]] = {}  # (in, out) printed
+        self._in_sync: set[bytes] = set()  # peers told "in sync" while connected
+
+    def event(self, event: NodeEvent) -> None:
+        detail = event.detail
+        if event.kind == "peers" and detail.get("connected") is True:
+            self._connected(detail["peer"], detail["address"])
+        elif event.kind == "peers" and detail.get("connected") is False:
+            self._closed(detail)
+        elif event.kind == "synced" and detail.get("peer") and "objects_in" in detail:
+            self._synced(detail["peer"], detail["address"], detail["objects_in"],
+                         detail["objects_out"])
+        elif event.kind == "objects" and detail.get("peer"):
+            self._arrived(detail["peer"], detail["address"], len(detail["ids"]),
+                          detail["objects_in"])
+
+    def _say(self, text: str) -> None:
+        self._out(time.strftime("%H:%M:%S", time.localtime(self._clock())) + "  " + text)
+
+    def who(self, key: bytes) -> str:
+        """bob (3f2126de), with a warning when another key's nickname looks like bob."""
+        if key not in self._book.nicks:
+            with contextlib.suppress(Exception):  # the node may be stopping: names known so far
+                self._book = NickBook(self._names())
+        warning = self._book.warning(key)
+        return (f"{self._book.nick(key)} ({key.hex()[:8]}"
+                + (f", {warning})" if warning else ")"))
+
+    def _connected(self, key: bytes, address: str) -> None:
+        self._open[key] = self._open.get(key, 0) + 1
+        if self._open[key] == 1:  # a second connection to the same peer is no news
+            self._say(f"connected to {self.who(key)} at {_host(address)}")
+
+    def _synced(self, key: bytes, address: str, got: int, sent: int) -> None:
+        before = self._moved.get((key, address))
+        self._moved[(key, address)] = (got, sent)
+        if before is None and key in self._in_sync:
+            before = (0, 0)  # a second connection to a peer already in sync: only news
+        if before is None or before != (got, sent):
+            old_in, old_out = before or (0, 0)
+            self._say(f"in sync with {self.who(key)}: {got - old_in} in, {sent - old_out} out")
+        self._in_sync.add(key)
+
+    def _arrived(self, key: bytes, address: str, count: int, got: int) -> None:
+        """Objects pushed live by a peer: told at once once the first sync is told (a
+        catch-up's batches are summed up by its "in sync" line instead)."""
+        before = self._moved.get((key, address))
+        if before is None and key in self._in_sync:
+            before = (0, 0)
+        if before is None:
+            return
+        self._moved[(key, address)] = (got, before[1])
+        self._say(f"{count} new from {self.who(key)}")
+
+    def _closed(self, detail: dict) -> None:
+        key, address = detail.get("peer"), detail.get("address", "?")
+        reason = _text.line(detail.get("reason", ""))
+        if key is not None:
+            self._moved.pop((key, address), None)
+        if detail.get("was_connected") and key is not None:
+            self._open[key] = self._open.get(key, 1) - 1
+            if self._open[key] <= 0:
+                del self._open[key]
+                self._in_sync.discard(key)
+        if detail.get("duplicate"):
+            return  # closed by design: the other connection to this peer carries on
+        refused = detail.get("refused_s") or 0
+        if detail.get("fault") or (not detail.get("was_connected") and key is not None):
+            whom = f"{self.who(key)} at {_host(address)}" if key else _host(address)
+            why = f"protocol fault: {reason}" if detail.get("fault") else reason
+            self._say(f"refused {whom}: {why}"
+                      + (f" (identity refused for {refused} s)" if refused else ""))
+        elif key is None:
+            self._say(f"no session with {_host(address)}: {reason}")
+        elif key not in self._open:
+            self._say(f"{self.who(key)} disconnected ({reason})")
+
+
+def _host(address: str) -> str:
+    """"192.168.1.20:7654" as it is; "192.168.1.20" for a peer that dialled us ("…:-")."""
+    host, _, port = address.rpartition(":")
+    return _text.line(host if port == "-" else address)
 
 
 def cmd_sync(args: argparse.Namespace) -> None:
@@ -78,14 +201,26 @@ def cmd_peers(args: argparse.Namespace) -> None:
         print(hinted("no known peers yet: run `hearth serve` (peers on this network are "
                      "found automatically) or add one with `hearth serve --peer HOST:PORT`",
                      args))
+    now = time.time()
     for r in records:
         print(f"{_text.line(r['address'])}  key {_text.line((r['key'] or '?')[:16])}  "
-              f"last seen {_when(r['last_seen'])}  last sync {_when(r['last_sync'])}"
+              f"last seen {ago(r['last_seen'], now)}  last sync {ago(r['last_sync'], now)}"
               + (f" ({r['last_sync_ms']:.0f} ms)" if r.get("last_sync_ms") else ""))
 
 
-def _when(seconds: float | None) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds)) if seconds else "never"
+def ago(seconds: float | None, now: float) -> str:
+    """How long ago a time was, as a person says it: "never", "just now", "40 s ago",
+    "3 min ago", "2 h ago", "5 days ago"."""
+    if not seconds:
+        return "never"
+    elapsed = now - seconds
+    if elapsed < 1:  # or a clock that was ahead
+        return "just now"
+    for size, unit in ((86400, " days"), (3600, " h"), (60, " min")):
+        if elapsed >= size:
+            count = int(elapsed // size)
+            return f"{count}{' day' if count == 1 and size == 86400 else unit} ago"
+    return f"{int(elapsed)} s ago"
 
 
 def cmd_invite(args: argparse.Namespace) -> None:
@@ -127,8 +262,10 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
         parser.set_defaults(handler=errors(handler))
         return parser
 
-    node_options(add("serve", cmd_serve,
-                         "run a headless node: sync with peers until stopped"))
+    p = add("serve", cmd_serve, "run a headless node: sync with peers until stopped")
+    node_options(p)
+    p.add_argument("--verbose", action="store_true",
+                   help="also print the sync layer's log records (INFO and above) on stderr")
     p = add("sync", cmd_sync, "reconcile with one peer")
     p.add_argument("--peer", required=True, metavar="HOST:PORT")
     p.add_argument("--once", action="store_true", help="reconcile once, then exit")

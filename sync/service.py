@@ -77,10 +77,27 @@ def unreachable(exc: BaseException) -> str:
 class SyncEvent:
     """What the service tells the Node: `kind` is peers | synced | objects | delivered, and
     for usage analytics session (a sync session ended: its counts) | rejected (a peer's object
-    was refused: detail["reason"])."""
+    was refused: detail["reason"]).
+
+    peers (`online`: how many peers are connected) also says what changed, for `hearth serve`:
+    a session opened (`connected`: True, `peer` key, `address` "host:port", port "-" when the
+    peer dialled us) or ended (`connected`: False, `peer` (None if the handshake failed),
+    `address`, `reason`, `error`, `fault`, `refused_s`: how long the peer's identity is now
+    refused for, `was_connected`: whether it had been announced as connected, `duplicate`:
+    closed by design, as the second connection between two peers). synced also carries
+    `address` and the session's `objects_in` and `objects_out` so far; so does objects, with
+    `peer`, when the objects came from a peer."""
 
     kind: str
     detail: dict
+
+
+DUPLICATE = "duplicate connection"  # the reason one of two connections to a peer is closed
+
+
+def _duplicate_close(closed: Closed) -> bool:
+    """Whether a session ended as the duplicate of another (by us, or by the peer's bye)."""
+    return closed.reason in (DUPLICATE, f"peer closed: {DUPLICATE}")
 
 
 class SyncService:
@@ -117,6 +134,7 @@ class SyncService:
         self._stopping = False
         self.blocked: set[bytes] = set()
         self._once: dict[str, int | None] = {}  # one-off syncs by address: rounds when done
+        self._announced_connections: set[int] = set()  # ids of connections told as connected
 
     # Lifecycle ------------------------------------------------------------------------------
 
@@ -302,12 +320,24 @@ class SyncService:
         connection = Connection(session, ws, self._on_session_event, address=address,
                                 peer=peer)
         self.connections[id(connection)] = connection
+        closed = Closed("connection ended", True)
         try:
-            return await connection.run()
+            closed = await connection.run()
+            return closed
         finally:
             del self.connections[id(connection)]
-            if session.peer_key:
-                self.on_event(SyncEvent("peers", {"online": len(self.online())}))
+            was_connected = id(connection) in self._announced_connections
+            self._announced_connections.discard(id(connection))
+            # A one-off sync says itself how a failed handshake ended (SyncFailed).
+            once = address in self._once
+            if session.peer_key or (closed.error and not once):
+                key = session.peer_key
+                refused = self.guard.key_refused(key, time.monotonic()) if key else 0.0
+                self.on_event(SyncEvent("peers", {
+                    "online": len(self.online()), "connected": False, "peer": key,
+                    "address": address, "reason": closed.reason, "error": closed.error,
+                    "fault": closed.fault, "refused_s": round(refused),
+                    "was_connected": was_connected, "duplicate": _duplicate_close(closed)}))
 
     # Session events -------------------------------------------------------------------------
 
@@ -327,7 +357,10 @@ class SyncService:
                 peer.succeeded(time.time())
             if self._duplicate(connection, event.peer_key):
                 return
-            self.on_event(SyncEvent("peers", {"online": len(self.online())}))
+            self._announced_connections.add(id(connection))
+            self.on_event(SyncEvent("peers", {"online": len(self.online()), "connected": True,
+                                              "peer": event.peer_key,
+                                              "address": connection.address}))
         elif isinstance(event, ObjectsReceived):
             results = self.replica.ingest(event.raws)
             bad = [r for r in results if r.status is Status.REJECTED]
@@ -336,7 +369,7 @@ class SyncService:
                 session.protocol_error(f"peer sent an invalid object ({bad[0].reason})")
                 log.warning("cut off %s: it sent an invalid object: %s", connection.address,
                             bad[0].message)
-            self.announce()
+            self.announce(connection)
         elif isinstance(event, ReconcileComplete):
             elapsed = (time.monotonic() - connection.started) * 1000
             stats = session.stats
@@ -351,7 +384,10 @@ class SyncService:
                               "objects_received": stats.objects_received}
                 self.peers.save()
             self.on_event(SyncEvent("synced", {"peer": session.peer_key, "have": event.have,
-                                               "need": event.need}))
+                                               "need": event.need,
+                                               "address": connection.address,
+                                               "objects_in": stats.objects_received,
+                                               "objects_out": stats.objects_sent}))
             self._delivered(self.replica.outbox.last_sequence())
             if connection.address in self._once:
                 if event.have == 0 and event.need == 0:
@@ -362,7 +398,11 @@ class SyncService:
                 else:
                     session.reconcile(time.monotonic())
         elif isinstance(event, PeerReconciled):  # a peer that dialled us has all we had
-            self.on_event(SyncEvent("synced", {"peer": session.peer_key, "have": 0, "need": 0}))
+            stats = session.stats
+            self.on_event(SyncEvent("synced", {"peer": session.peer_key, "have": 0, "need": 0,
+                                               "address": connection.address,
+                                               "objects_in": stats.objects_received,
+                                               "objects_out": stats.objects_sent}))
             self._delivered(self.replica.outbox.last_sequence())
         elif isinstance(event, Closed):
             if event.fault:
@@ -371,8 +411,10 @@ class SyncService:
             stats = session.stats
             who = session.peer_key.hex()[:12] if session.peer_key else "?"
             # A one-off sync says how it ended itself (SyncFailed); a node's log says it here.
+            # A duplicate connection closed by design is no problem: debug only.
             loud = event.error and connection.address not in self._once
-            (log.warning if loud else log.info)(
+            quiet = _duplicate_close(event)
+            (log.debug if quiet else log.warning if loud else log.info)(
                 "sync session with %s (%s): %d rounds, %d B out, %d B in, %d objects out, "
                 "%d in, %.0f ms; ended: %s", who, connection.address, stats.rounds,
                 stats.bytes_sent, stats.bytes_received, stats.objects_sent,
@@ -400,16 +442,17 @@ class SyncService:
             if not other.session.connected:
                 continue
             if dialer(connection) < dialer(other):
-                other.close("duplicate connection")
+                other.close(DUPLICATE)
             else:
-                connection.close("duplicate connection")
+                connection.close(DUPLICATE)
                 return True
         return False
 
     # Live pushes ------------------------------------------------------------------------------
 
-    def announce(self) -> None:
-        """Push every object stored since the last announcement to every connected peer."""
+    def announce(self, source: Connection | None = None) -> None:
+        """Push every object stored since the last announcement to every connected peer;
+        `source`: the connection they just arrived on (the objects event names its peer)."""
         while True:
             rows = self.replica.outbox.stored_since(self._announced, ANNOUNCE_BATCH)
             if not rows:
@@ -421,7 +464,11 @@ class SyncService:
             for connection in self.connections.values():
                 connection.push(raws, ids)
                 reached = reached or connection.session.connected
-            self.on_event(SyncEvent("objects", {"ids": ids}))
+            came = {} if source is None or source.session.peer_key is None else {
+                "peer": source.session.peer_key, "address": source.address,
+                "objects_in": source.session.stats.objects_received,
+                "objects_out": source.session.stats.objects_sent}
+            self.on_event(SyncEvent("objects", {"ids": ids} | came))
             if reached:
                 self._delivered(self._announced)
 
