@@ -95,6 +95,13 @@ class SyncEvent:
 DUPLICATE = "duplicate connection"  # the reason one of two connections to a peer is closed
 
 
+def _moved(connection: Connection) -> dict:
+    """The peer of a session, its address and the objects moved so far, for events."""
+    stats = connection.session.stats
+    return {"peer": connection.session.peer_key, "address": connection.address,
+            "objects_in": stats.objects_received, "objects_out": stats.objects_sent}
+
+
 def _duplicate_close(closed: Closed) -> bool:
     """Whether a session ended as the duplicate of another (by us, or by the peer's bye)."""
     return closed.reason in (DUPLICATE, f"peer closed: {DUPLICATE}")
@@ -383,12 +390,7 @@ class SyncService:
                               "objects_sent": stats.objects_sent,
                               "objects_received": stats.objects_received}
                 self.peers.save()
-            self.on_event(SyncEvent("synced", {"peer": session.peer_key, "have": event.have,
-                                               "need": event.need,
-                                               "address": connection.address,
-                                               "objects_in": stats.objects_received,
-                                               "objects_out": stats.objects_sent}))
-            self._delivered(self.replica.outbox.last_sequence())
+            self._synced(connection, event.have, event.need)
             if connection.address in self._once:
                 if event.have == 0 and event.need == 0:
                     self._once[connection.address] = event.round
@@ -398,12 +400,7 @@ class SyncService:
                 else:
                     session.reconcile(time.monotonic())
         elif isinstance(event, PeerReconciled):  # a peer that dialled us has all we had
-            stats = session.stats
-            self.on_event(SyncEvent("synced", {"peer": session.peer_key, "have": 0, "need": 0,
-                                               "address": connection.address,
-                                               "objects_in": stats.objects_received,
-                                               "objects_out": stats.objects_sent}))
-            self._delivered(self.replica.outbox.last_sequence())
+            self._synced(connection, 0, 0)
         elif isinstance(event, Closed):
             if event.fault:
                 self.guard.fault(connection.address.rpartition(":")[0], session.peer_key,
@@ -426,6 +423,12 @@ class SyncService:
                     "bytes": stats.bytes_sent + stats.bytes_received,
                     "objects": stats.objects_sent + stats.objects_received,
                     "duration_ms": round((time.monotonic() - connection.started) * 1000)}))
+
+    def _synced(self, connection: Connection, have: int, need: int) -> None:
+        """A round with this peer finished (either side's): everything stored here so far
+        has reached it."""
+        self.on_event(SyncEvent("synced", {"have": have, "need": need} | _moved(connection)))
+        self._delivered(self.replica.outbox.last_sequence())
 
     def _duplicate(self, connection: Connection, peer_key: bytes) -> bool:
         """Two connections to one peer (each side dialled): both sides keep the one dialled
@@ -464,10 +467,7 @@ class SyncService:
             for connection in self.connections.values():
                 connection.push(raws, ids)
                 reached = reached or connection.session.connected
-            came = {} if source is None or source.session.peer_key is None else {
-                "peer": source.session.peer_key, "address": source.address,
-                "objects_in": source.session.stats.objects_received,
-                "objects_out": source.session.stats.objects_sent}
+            came = {} if source is None or source.session.peer_key is None else _moved(source)
             self.on_event(SyncEvent("objects", {"ids": ids} | came))
             if reached:
                 self._delivered(self._announced)
