@@ -33,11 +33,6 @@ JOINED_PREFIX = "ws-"  # a joined workspace's folder: ws- and the first 8 hex di
 
 # Names ------------------------------------------------------------------------------------------
 
-def workspace_names(data: Path) -> list[str]:
-    """Folder names of the workspaces that have a replica in the data folder, sorted."""
-    return workspaces(data)
-
-
 def display_name(paths: Paths) -> str | None:
     """genesis_name of the workspace at `paths` (None if it cannot be read)."""
     try:
@@ -53,7 +48,7 @@ def workspace_entries(data: Path, *, current: str | None = None,
     next to it where two names look alike ("default" made here and "default" joined).
     `replica` is the open replica of `current`, read instead of opening it again."""
     named = []
-    for folder in workspace_names(data):
+    for folder in workspaces(data):
         if folder == current and replica is not None:
             name = genesis_name(replica)
         else:
@@ -169,7 +164,7 @@ def leave(node: Node, make_node: NodeFactory, name: str) -> Opened:
         except WorkspaceError as exc:
             return Opened(node, node.paths, problem=str(exc))
         return Opened(node, node.paths)
-    others = [folder for folder in workspace_names(data) if folder != name]
+    others = [folder for folder in workspaces(data) if folder != name]
     node.stop()
     try:
         leave_workspace(data, name)

@@ -15,7 +15,7 @@ import pytest
 from app import sharing
 from app.invite import Invite
 from app.node import Node, NodeEvent, NodeStopped
-from app.paths import Paths
+from app.paths import Paths, workspaces
 from app.records import ChannelList, DocumentView, WorkspaceEntry
 from app.workspace import Workspace, WorkspaceError
 from app.workspaces import (
@@ -23,7 +23,6 @@ from app.workspaces import (
     joined_folder,
     leave_workspace,
     workspace_entries,
-    workspace_names,
 )
 from tests.sync.nodes import CHANNEL, TIMEOUT_S, Cluster, wait_online, wait_until
 
@@ -210,14 +209,14 @@ def test_leave_workspace_refuses_the_running_one_and_removes_a_stopped_one(clust
     assert pa.replica.exists()
     assert result(node.facade.post(CHANNEL, "still here"))
     leave_workspace(pa.data, "second")  # the running Node holds another one
-    assert workspace_names(pa.data) == [pa.workspace]
+    assert workspaces(pa.data) == [pa.workspace]
     with pytest.raises(WorkspaceError, match="no workspace"):
         leave_workspace(pa.data, "second")
     with pytest.raises(WorkspaceError):
         leave_workspace(pa.data, "../outside")
     node.stop()
     leave_workspace(pa.data, pa.workspace)
-    assert not pa.workspace_dir.exists() and workspace_names(pa.data) == []
+    assert not pa.workspace_dir.exists() and workspaces(pa.data) == []
     assert (pa.data / "node.lock").read_text() == ""  # released
 
 
@@ -251,7 +250,7 @@ def test_hearth_leave_workspace(hearth, tmp_path: Path):
     Workspace.init(Paths(data, "default"), "ada").close()
     Workspace.init(Paths(data, "other"), "ada").close()
     assert "left other" in hearth("leave-workspace", "other", data=data).stdout
-    assert workspace_names(data) == ["default"]
+    assert workspaces(data) == ["default"]
     assert "no workspace 'other'" in hearth.fails("leave-workspace", "other", data=data)
 
 
