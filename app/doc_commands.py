@@ -6,51 +6,18 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-from core.documents import Document, DocumentError
+from core.documents import DocumentError
 
 from . import _text
 from ._command import PERSON_HELP, CLIError, errors, hinted, open_workspace, print_json, when
 from .documents import Documents
 from .names import NickBook
-from .workspace import MIN_PREFIX, WorkspaceError
+from .workspace import MIN_PREFIX
 
 
 def _docs(args: argparse.Namespace):
     ws = open_workspace(args)
     return ws, Documents(ws)
-
-
-def _prefix(ref: str) -> str | None:
-    """`ref` as an id prefix (MIN_PREFIX to 63 hex digits, lower case), else None."""
-    text = ref.strip().lower()
-    hex_digits = all(c in "0123456789abcdef" for c in text)
-    return text if hex_digits and MIN_PREFIX <= len(text) < 64 else None
-
-
-def _open(docs: Documents, ref: str) -> Document:
-    """DOC: a document by id, by a unique id prefix of MIN_PREFIX or more hex digits (as
-    every id a command takes), or by its exact title."""
-    prefix = _prefix(ref)
-    if prefix is not None:
-        found = [d.id for d in docs.list() if d.id.startswith(prefix)]
-        if len(found) > 1:
-            raise WorkspaceError(f"{ref!r} matches {len(found)} documents; give more of it")
-        if found:
-            return docs.open(bytes.fromhex(found[0]))
-    return docs.open(ref)  # a whole id, or a title
-
-
-def _commit(document: Document, ref: str | None) -> str | None:
-    """COMMIT: a commit's id or a unique prefix of MIN_PREFIX or more hex digits among the
-    document's commits (the document then checks it is one you may read)."""
-    prefix = None if ref is None else _prefix(ref)
-    if prefix is None:
-        return ref
-    found = [o.hex for o in document.objects() if o.type == "doc/commit"
-             and o.hex.startswith(prefix)]
-    if len(found) > 1:
-        raise DocumentError(f"{ref!r} matches {len(found)} commits; give more of it")
-    return found[0] if found else ref
 
 
 def cmd_new(args) -> None:
@@ -84,7 +51,7 @@ def _who(book: NickBook, key: bytes) -> str:
 def cmd_rename(args) -> None:
     ws, docs = _docs(args)
     with ws:
-        docs.rename(_open(docs, args.doc), args.title)
+        docs.rename(docs.open(args.doc), args.title)
 
 
 def cmd_write(args) -> None:
@@ -99,15 +66,15 @@ def cmd_write(args) -> None:
         text = args.text
     ws, docs = _docs(args)
     with ws:
-        commit = docs.write(_open(docs, args.doc), text, branch=args.branch)
+        commit = docs.write(docs.open(args.doc), text, branch=args.branch)
     print(commit or "unchanged")
 
 
 def cmd_show(args) -> None:
     ws, docs = _docs(args)
     with ws:
-        document = _open(docs, args.doc)
-        heads = [_commit(document, args.at)] if args.at else document.heads(args.branch)
+        document = docs.open(args.doc)
+        heads = [document.commit_id(args.at)] if args.at else document.heads(args.branch)
         text = document.text(heads)
         if args.json:
             print_json({"id": document.id, "title": document.title, "branch": args.branch,
@@ -121,7 +88,7 @@ def cmd_show(args) -> None:
 def cmd_history(args) -> None:
     ws, docs = _docs(args)
     with ws:
-        history = _open(docs, args.doc).history(args.branch)
+        history = docs.open(args.doc).history(args.branch)
         book = NickBook(ws.replica.nicknames())
     if args.json:
         print_json([{"id": c.id, "parents": list(c.parents), "author": c.author.hex(),
@@ -136,33 +103,33 @@ def cmd_fork(args) -> None:
     source, _, at = args.source.partition("@")
     ws, docs = _docs(args)
     with ws:
-        document = _open(docs, args.doc)
-        print(docs.fork(document, source, args.name, _commit(document, at or None)))
+        document = docs.open(args.doc)
+        print(docs.fork(document, source, args.name, at or None))
 
 
 def cmd_merge(args) -> None:
     ws, docs = _docs(args)
     with ws:
-        print(docs.merge(_open(docs, args.doc), args.source, args.into))
+        print(docs.merge(docs.open(args.doc), args.source, args.into))
 
 
 def cmd_set_main(args) -> None:
     ws, docs = _docs(args)
     with ws:
-        docs.set_main(_open(docs, args.doc), args.branch)
+        docs.set_main(docs.open(args.doc), args.branch)
 
 
 def cmd_tag(args) -> None:
     ws, docs = _docs(args)
     with ws:
-        document = _open(docs, args.doc)
-        print(docs.tag(document, args.name, _commit(document, args.at), args.branch))
+        document = docs.open(args.doc)
+        print(docs.tag(document, args.name, args.at, args.branch))
 
 
 def cmd_branches(args) -> None:
     ws, docs = _docs(args)
     with ws:
-        document = _open(docs, args.doc)
+        document = docs.open(args.doc)
         branches, tags = document.branches(), document.tags()
     if args.json:
         print_json({"branches": [{"id": b.id, "name": b.name, "source": b.source,
@@ -181,7 +148,7 @@ def cmd_branches(args) -> None:
 def cmd_editors(args) -> None:
     ws, docs = _docs(args)
     with ws:
-        document = _open(docs, args.doc)
+        document = docs.open(args.doc)
         if args.add:
             docs.add_editor(document, ws.resolve_person(args.add).hex())
         elif args.remove:
@@ -195,7 +162,7 @@ def cmd_editors(args) -> None:
 def cmd_share(args) -> None:
     ws, docs = _docs(args)
     with ws:
-        print(_open(docs, args.doc).share(args.branch).encode())
+        print(docs.open(args.doc).share(args.branch).encode())
 
 
 def cmd_open_cap(args) -> None:

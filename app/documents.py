@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from core.causal import HORIZON_MS
 from core.documents import Capability, Document, DocumentError, Edit
 from core.errors import InvalidObject
-from core.objects import Object, decode_trusted
+from core.objects import MIN_ID_PREFIX, Object, decode_trusted
 
 from .workspace import Workspace, WorkspaceError, parse_key
 
@@ -77,17 +77,18 @@ class Documents:
         return out
 
     def resolve(self, ref: str) -> bytes:
-        """A document by hex id, unique id prefix (6+ characters) or exact title."""
+        """A document by hex id, unique id prefix (MIN_ID_PREFIX+ characters) or exact title."""
         summaries = self.list()
         ref = ref.strip()
         exact = [s for s in summaries if s.id == ref.lower()]
-        prefixed = [s for s in summaries if len(ref) >= 6 and s.id.startswith(ref.lower())]
+        prefixed = [s for s in summaries
+                    if len(ref) >= MIN_ID_PREFIX and s.id.startswith(ref.lower())]
         titled = [s for s in summaries if s.title == ref]
         for found in (exact, prefixed, titled):
             if len(found) == 1:
                 return bytes.fromhex(found[0].id)
             if len(found) > 1:
-                raise WorkspaceError(f"{ref!r} matches {len(found)} documents; use more of an id")
+                raise WorkspaceError(f"{ref!r} matches {len(found)} documents; give more of it")
         raise WorkspaceError(f"no document {ref!r}; see `hearth doc list`")
 
     def open(self, ref: str | bytes) -> Document:
@@ -213,7 +214,7 @@ class Documents:
         self.save(document)
 
     def tag(self, document: Document, name: str, commit: str | None, branch: str) -> str:
-        target = commit or document.latest(branch)
+        target = document.commit_id(commit) if commit else document.latest(branch)
         document.tag(self.ws.identity, name, target)
         self.save(document)
         return target

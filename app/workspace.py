@@ -16,7 +16,7 @@ from pathlib import Path
 from core import kinds
 from core.errors import InvalidObject
 from core.identity import Identity, IdentityError
-from core.objects import Object, authored, build
+from core.objects import MIN_ID_PREFIX, Object, authored, build
 from core.policy import Policy
 from storage import (
     ChannelInfo,
@@ -34,7 +34,7 @@ from .paths import Paths
 
 SECRET_SIZE = 32
 DEFAULT_CHANNEL = "general"
-MIN_PREFIX = 4  # hex digits of an object id that stand for the whole id, when they are unique
+MIN_PREFIX = MIN_ID_PREFIX  # hex digits of an object id that stand for the whole id
 PREFIX_MATCHES = 1000  # how many ids an ambiguous prefix's refusal counts, at most
 SHORT_KEY = 8  # hex digits of a key that name a person in lists and refusals
 _HEX = frozenset("0123456789abcdef")

@@ -21,6 +21,7 @@ from .identity import PUBLIC_KEY_SIZE, SIGNATURE_SIZE, Identity, verify
 VERSION = 1
 MAX_OBJECT_SIZE = 64 * 1024
 MAX_LINKS = 64
+MIN_ID_PREFIX = 4  # hex digits of an id that stand for the whole id, when they are unique
 MAX_TYPE = 64
 MAX_TS = 2**63 - 1
 # Canonical key order of the envelope (length first, then bytes).

@@ -11,7 +11,7 @@ import nacl.secret
 from .. import encoding
 from ..causal import causal_order
 from ..identity import Identity
-from ..objects import Object
+from ..objects import MIN_ID_PREFIX, Object
 from ._capability import KEY_SIZE
 from ._keys import _Keys
 from ._live import _Live
@@ -80,7 +80,7 @@ class _Commits(_Keys):
         else:
             matches = [o for oid, o in self._objects.items()
                        if o.type == "doc/commit" and oid.hex().startswith(ref)] \
-                if len(ref) >= 6 else []
+                if len(ref) >= MIN_ID_PREFIX else []
             if len(matches) > 1:
                 raise DocumentError(f"{commit!r} matches {len(matches)} commits; give more of it")
             obj = matches[0] if matches else None
@@ -88,6 +88,10 @@ class _Commits(_Keys):
             shown = commit.hex()[:16] if isinstance(commit, bytes) else repr(commit)
             raise DocumentError(f"no commit {shown} in this document")
         return obj
+
+    def commit_id(self, commit: str) -> str:
+        """The whole id (hex) of a visible commit given by id or unique prefix."""
+        return self._commit(commit).hex
 
     def heads(self, branch: str = "main") -> list[str]:
         """The branch's visible commits that no other links to; a commit dated beyond the
