@@ -30,19 +30,23 @@ def type_into(pane, text: str) -> None:
     pane.commit_now()
 
 
+def open_written(qtbot, window, node, title: str, text: str) -> str:  # noqa: F811
+    """A new document, `text` typed into it and stored by `node`; returns its id."""
+    doc_id = open_new(qtbot, window, title)
+    type_into(window.document_pane, text)
+    qtbot.waitUntil(lambda: doc_text(node, doc_id) == text, timeout=WAIT_MS)
+    return doc_id
+
+
 def test_typing_is_committed_and_stored(qtbot, window, pair):  # noqa: F811
-    doc_id = open_new(qtbot, window, "Notes")
-    type_into(window.document_pane, "first draft 😀")
-    qtbot.waitUntil(lambda: doc_text(pair[0], doc_id) == "first draft 😀", timeout=WAIT_MS)
+    open_written(qtbot, window, pair[0], "Notes", "first draft 😀")
     qtbot.waitUntil(lambda: window.document_pane.history.count() == 1, timeout=WAIT_MS)
 
 
 def test_a_remote_insert_before_my_cursor_keeps_it_on_its_character(qtbot, window, pair):  # noqa: F811
     node_a, node_b = pair
-    doc_id = open_new(qtbot, window, "Shared")
+    doc_id = open_written(qtbot, window, node_a, "Shared", "héllo 😀 world")
     pane = window.document_pane
-    type_into(pane, "héllo 😀 world")
-    qtbot.waitUntil(lambda: doc_text(node_a, doc_id) == "héllo 😀 world", timeout=WAIT_MS)
     result(node_a.facade.documents.add_editor(bytes.fromhex(doc_id), node_b.key.hex()))
     qtbot.waitUntil(lambda: _is_editor(node_b, doc_id), timeout=WAIT_MS)
     # My cursor sits on the "w" of "world".
@@ -71,10 +75,8 @@ def _is_editor(node, doc_id: str) -> bool:
 
 
 def test_fork_and_merge_from_the_branch_selector(qtbot, window, pair):  # noqa: F811
-    doc_id = open_new(qtbot, window, "Plan")
+    doc_id = open_written(qtbot, window, pair[0], "Plan", "step one")
     pane = window.document_pane
-    type_into(pane, "step one")
-    qtbot.waitUntil(lambda: doc_text(pair[0], doc_id) == "step one", timeout=WAIT_MS)
     pane.fork("draft")
     qtbot.waitUntil(lambda: pane.branch == "draft"
                     and pane.branch_selector.findData("draft") >= 0, timeout=WAIT_MS)
@@ -91,10 +93,8 @@ def test_fork_and_merge_from_the_branch_selector(qtbot, window, pair):  # noqa: 
 
 def test_rename_tag_set_main_and_undo_from_the_pane(qtbot, window, pair):  # noqa: F811
     node_a = pair[0]
-    doc_id = open_new(qtbot, window, "Draft")
+    doc_id = open_written(qtbot, window, node_a, "Draft", "one")
     pane = window.document_pane
-    type_into(pane, "one")
-    qtbot.waitUntil(lambda: doc_text(node_a, doc_id) == "one", timeout=WAIT_MS)
     pane.rename("Final")
     qtbot.waitUntil(lambda: pane.title.text() == "Final", timeout=WAIT_MS)
     qtbot.waitUntil(lambda: window.document_list.item(0).text() == "Final", timeout=WAIT_MS)
@@ -183,10 +183,8 @@ def _pick_latest_version(qtbot, pane, text: str) -> None:
 
 def test_the_version_view_follows_a_branch_switch_and_a_merge(qtbot, window, pair):  # noqa: F811
     node_a = pair[0]
-    doc_id = open_new(qtbot, window, "Versions")
+    doc_id = open_written(qtbot, window, node_a, "Versions", "one")
     pane = window.document_pane
-    type_into(pane, "one")
-    qtbot.waitUntil(lambda: doc_text(node_a, doc_id) == "one", timeout=WAIT_MS)
     pane.fork("draft")
     qtbot.waitUntil(lambda: pane.branch == "draft" and pane.editor.toPlainText() == "one",
                     timeout=WAIT_MS)
