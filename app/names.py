@@ -18,10 +18,15 @@ from core.names import is_disguised, lookalike_keys, looks_alike
 from ._text import line
 
 __all__ = ["KEY_SUFFIX", "ChannelName", "NickBook", "channel_names", "collisions",
-           "lookalike_channel", "lookalike_keys", "looks_alike", "spelled"]
+           "lookalike_channel", "lookalike_keys", "looks_alike", "spelled", "suffixed"]
 
 KEY_SUFFIX = 6  # hex digits of a key or stream id that tell two lookalike names apart
 K = TypeVar("K", bound=Hashable)
+
+
+def suffixed(name: str, ident: bytes) -> str:
+    """`name` told apart from lookalikes: " ·" and the first hex digits of its key or stream."""
+    return f"{name} ·{ident.hex()[:KEY_SUFFIX]}"
 
 
 def collisions(names: Mapping[K, str]) -> dict[K, set[K]]:
@@ -77,7 +82,7 @@ class NickBook:
         warning = self.warning(key, nick)
         if not warning:
             return shown
-        return f"{shown} ·{key.hex()[:KEY_SUFFIX]} ({warning})"
+        return f"{suffixed(shown, key)} ({warning})"
 
 
 # Channels ---------------------------------------------------------------------------------------
@@ -94,7 +99,7 @@ class ChannelName:
         name looks like it."""
         if not self.lookalikes:
             return line(self.name)
-        return f"{line(self.name)} ·{self.stream.hex()[:KEY_SUFFIX]}"
+        return suffixed(line(self.name), self.stream)
 
     @property
     def warning(self) -> str:
@@ -115,7 +120,7 @@ def channel_names(workspace: bytes, names: Iterable[str]) -> dict[str, ChannelNa
     clashes = collisions(by_key)
 
     def label(key: str) -> str:
-        return f"{line(by_key[key])} ·{streams[key].hex()[:KEY_SUFFIX]}"
+        return suffixed(line(by_key[key]), streams[key])
 
     return {name: ChannelName(name, streams[key],
                               tuple(sorted(label(other) for other in clashes.get(key, ()))))

@@ -13,11 +13,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from app.names import lookalike_keys
+from app.names import lookalike_keys, suffixed
 from app.records import Message
 
 GROUP_GAP_MS = 5 * 60 * 1000  # one author's messages closer than this share one header
-KEY_SUFFIX = 6  # hex digits of the author key that tell two same-named people apart
 ANONYMOUS = "anonymous"
 EMOTE = "/me "
 
@@ -111,7 +110,7 @@ def display_name(message: Message, shared: set[str]) -> str:
 
 def _named(author: bytes, nick: str | None, shared: set[str]) -> str:
     if not nick_keys(nick).isdisjoint(shared):
-        return f"{nick or ANONYMOUS} ·{author.hex()[:KEY_SUFFIX]}"
+        return suffixed(nick or ANONYMOUS, author)
     return nick or ANONYMOUS
 
 
