@@ -165,11 +165,7 @@ def errors(handler: Callable[[argparse.Namespace], Any],
 
 
 def open_workspace(args: argparse.Namespace) -> Workspace:
-    paths = paths_of(args)
-    if not paths.replica.exists():
-        raise CLIError(f"no workspace {paths.workspace!r} in {paths.data}; create one with "
-                       "`hearth init --nick NAME` or join one with `hearth join-workspace CODE`")
-    return Workspace.open(paths)
+    return Workspace.open(paths_of(args))
 
 
 def print_json(value: Any) -> None:

@@ -171,8 +171,8 @@ class Workspace:
     def open(cls, paths: Paths, *, clock: Callable[[], float] = time.time) -> Workspace:
         if not paths.replica.exists():
             raise WorkspaceError(
-                f"no workspace {paths.workspace!r} in {paths.data}; "
-                "create one with `hearth init --nick NAME`")
+                f"no workspace {paths.workspace!r} in {paths.data}; create one with "
+                "`hearth init --nick NAME` or join one with `hearth join-workspace CODE`")
         identity = Identity.load(paths.identity)
         return cls(paths, identity, Replica(paths.replica, clock=clock), clock)
 
