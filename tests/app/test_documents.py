@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -22,6 +23,7 @@ from app.workspace import Workspace, WorkspaceError
 from core import encoding
 from core.documents import Document, DocumentError
 from storage import Replica
+from tests.support import FakeClock
 
 MARKER = "ZQX-plaintext-marker-7731"
 
@@ -111,7 +113,11 @@ def test_documents_round_trip_through_the_replica_and_reopen(alice: Paths) -> No
 
 
 def test_finding_documents(alice: Paths) -> None:
-    with opened(alice) as (_, docs):
+    # Each reading of the clock is a new millisecond: the list is oldest first, and three
+    # documents made within one millisecond would be ordered by their (random) ids.
+    clock = FakeClock(time.time(), tick=0.001)
+    with Workspace.open(alice, clock=clock) as ws:
+        docs = Documents(ws)
         one = docs.new("Same")
         two = docs.new("Same")
         docs.new("Other")
