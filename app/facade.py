@@ -24,17 +24,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import sharing, slash
-from .documents import Documents
+from .doc_facade import DocumentsFacade
 from .names import channel_names
 from .records import (
     AnalyticsStatus,
-    BranchInfo,
     ChannelList,
     ChannelState,
-    CommitInfo,
-    Committed,
-    DocumentSummary,
-    DocumentView,
     Member,
     Message,
     NodeInfo,
@@ -44,12 +39,9 @@ from .workspace import Workspace, export_identity, import_identity
 from .workspaces import workspace_entries
 
 if TYPE_CHECKING:
-    from core.documents import Document
-
     from .node import Node, NodeEvent
 
 T = TypeVar("T")
-DocRef = bytes | str  # a document's id, or (as the CLI takes it) its hex id, a prefix or title
 
 
 class NodeFacade:
@@ -119,6 +111,10 @@ class NodeFacade:
     def state(self, channel: str) -> Future[ChannelState]:
         """Topic, members and history (fails with WorkspaceError for an unknown channel)."""
         return self._run(lambda: self._ws().state(channel))
+
+    def may(self, channel: str, kind: str) -> Future[bool]:
+        """Whether the channel's policies let me post objects of `kind` ("post/topic")."""
+        return self._run(lambda: self._ws().may(channel, kind))
 
     def search(self, query: str, *, limit: int = 50) -> Future[list[Message]]:
         return self._run(lambda: self._ws().search(query, limit=limit))
@@ -198,129 +194,3 @@ class NodeFacade:
     def analytics_disable(self) -> Future[None]:
         """Stop recording, delete the spool, and ask the collector to delete the rest."""
         return self._run(self._node.recorder.disable)
-
-
-class DocumentsFacade:
-    """The documents of the Node's workspace (`node.facade.documents`): app.documents'
-    Documents and the `hearth doc` commands, each returning a future. A document is named by
-    its id (bytes), or as the CLI takes it (hex id, unique prefix or exact title)."""
-
-    def __init__(self, node: Node):
-        self._node = node
-        self._docs: Documents | None = None  # made and used on the Node's thread
-
-    def _run(self, fn: Callable[..., T], *args: Any) -> Future[T]:
-        return self._node._submit(fn, *args)
-
-    def _library(self) -> Documents:
-        if self._docs is None:
-            self._docs = Documents(self._node._workspace)
-        return self._docs
-
-    def _open(self, doc: DocRef) -> tuple[Documents, Document]:
-        """The document as opened before, with what arrived since (Documents.current)."""
-        docs = self._library()
-        doc_id = doc if isinstance(doc, bytes) else docs.resolve(doc)
-        return docs, docs.current(doc_id)
-
-    def _on(self, doc: DocRef, action: Callable[[Documents, Document], T]) -> Future[T]:
-        return self._run(lambda: action(*self._open(doc)))
-
-    # Reading -----------------------------------------------------------------------------------
-
-    def list(self) -> Future[list[DocumentSummary]]:
-        return self._run(lambda: self._library().list())
-
-    def open(self, doc: DocRef, branch: str = "main") -> Future[DocumentView]:
-        """What a branch shows: title, branches, heads, text, history and tags, read together
-        (and the workspace's nicknames, to name the history's authors)."""
-        def view(docs: Documents, document: Document) -> DocumentView:
-            heads = document.heads(branch)
-            why = docs.unreadable(document, branch)  # no key here: no text, and why
-            return DocumentView(document.id, document.title, branch, document.branches(),
-                                heads, "" if why else document.text(heads),
-                                document.history(branch), document.tags(),
-                                docs.ws.replica.nicknames(), why)
-        return self._on(doc, view)
-
-    def unreadable(self, doc: DocRef, branch: str = "main") -> Future[str | None]:
-        """Why this computer cannot read the branch (it holds no key for it), None when it
-        can (Documents.unreadable)."""
-        return self._on(doc, lambda docs, document: docs.unreadable(document, branch))
-
-    def show(self, doc: DocRef, branch: str = "main", at: str | None = None) -> Future[str]:
-        """The text of a branch at its heads, or at commit `at`."""
-        return self._on(doc, lambda _, document: document.text(
-            [at] if at else document.heads(branch)))
-
-    def history(self, doc: DocRef, branch: str = "main") -> Future[list[CommitInfo]]:
-        return self._on(doc, lambda _, document: document.history(branch))
-
-    def branches(self, doc: DocRef) -> Future[list[BranchInfo]]:
-        return self._on(doc, lambda _, document: document.branches())
-
-    def tags(self, doc: DocRef) -> Future[dict[str, str]]:
-        return self._on(doc, lambda _, document: document.tags())
-
-    def editors(self, doc: DocRef) -> Future[list[bytes]]:
-        return self._on(doc, lambda _, document: sorted(document.editors()))
-
-    # Writing -----------------------------------------------------------------------------------
-
-    def new(self, title: str) -> Future[str]:
-        """Create a document; the future holds its id (hex)."""
-        return self._run(lambda: self._library().new(title).id)
-
-    def edit(self, doc: DocRef, seen: list[str], base: str, text: str, *,
-             branch: str = "main") -> Future[Committed]:
-        """Commit what was typed: the edits from `base` (the text at commits `seen`) to `text`,
-        merged with whatever else the branch took in meanwhile (Documents.edit_from)."""
-        def work(docs: Documents, document: Document) -> Committed:
-            mine = docs.edit_from(document, list(seen), base, text, branch=branch)
-            heads = document.heads(branch)
-            return Committed(mine, heads, document.text(heads))
-        return self._on(doc, work)
-
-    def write(self, doc: DocRef, text: str, *, branch: str = "main") -> Future[str | None]:
-        """Make `branch` read `text` with the smallest edits (`hearth doc write`)."""
-        return self._on(doc, lambda docs, document: docs.write(document, text, branch=branch))
-
-    def undo(self, doc: DocRef, branch: str = "main") -> Future[str | None]:
-        return self._on(doc, lambda docs, document: docs.undo(document, branch))
-
-    def redo(self, doc: DocRef, branch: str = "main") -> Future[str | None]:
-        return self._on(doc, lambda docs, document: docs.redo(document, branch))
-
-    def fork(self, doc: DocRef, source: str, name: str,
-             at: str | None = None) -> Future[str]:
-        return self._on(doc, lambda docs, document: docs.fork(document, source, name, at))
-
-    def merge(self, doc: DocRef, source: str, into: str) -> Future[str]:
-        return self._on(doc, lambda docs, document: docs.merge(document, source, into))
-
-    def set_main(self, doc: DocRef, branch: str) -> Future[None]:
-        return self._on(doc, lambda docs, document: docs.set_main(document, branch))
-
-    def tag(self, doc: DocRef, name: str, at: str | None = None, *,
-            branch: str = "main") -> Future[str]:
-        """Name commit `at` (default: the branch's newest); the future holds the commit."""
-        return self._on(doc, lambda docs, document: docs.tag(document, name, at, branch))
-
-    def rename(self, doc: DocRef, title: str) -> Future[None]:
-        return self._on(doc, lambda docs, document: docs.rename(document, title))
-
-    def add_editor(self, doc: DocRef, key: str) -> Future[None]:
-        return self._on(doc, lambda docs, document: docs.add_editor(document, key))
-
-    def remove_editor(self, doc: DocRef, key: str) -> Future[None]:
-        return self._on(doc, lambda docs, document: docs.remove_editor(document, key))
-
-    # Capabilities (`hearth doc share`, `doc open-cap`) -----------------------------------------
-
-    def share(self, doc: DocRef, branch: str = "main") -> Future[str]:
-        """A capability to read one branch (`hearthcap1-...`)."""
-        return self._on(doc, lambda _, document: document.share(branch).encode())
-
-    def open_cap(self, cap: str) -> Future[str]:
-        """Keep a capability's keys; the future holds the document's id (hex)."""
-        return self._run(lambda: self._library().open_capability(cap).id)

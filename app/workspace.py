@@ -17,7 +17,7 @@ from core import kinds
 from core.errors import InvalidObject
 from core.identity import Identity, IdentityError
 from core.objects import MIN_ID_PREFIX, Object, authored, build
-from core.policy import Policy
+from core.policy import Policy, evaluate
 from storage import (
     ChannelInfo,
     ChannelState,
@@ -390,6 +390,12 @@ class Workspace:
 
     def policies(self, channel: str) -> list[Policy]:
         return self.replica.policies(channel)
+
+    def may(self, channel: str, kind: str) -> bool:
+        """Whether `channel`'s policies let me append objects of `kind` (what ingest checks:
+        anything else would be stored hidden)."""
+        policies = self.policies(channel.strip())
+        return not policies or evaluate(policies, self.key.hex(), kind, "append")
 
     def nickname(self, key: bytes | None = None) -> str | None:
         return self.replica.nickname(key or self.key)

@@ -277,3 +277,18 @@ def test_the_window_reaches_the_app_only_through_the_facade():
                                           and not owner_name.endswith("paths")):
                 found.append(f"{path.name}:{node.lineno} .{node.attr}")
     assert found == []
+
+
+def test_may_answers_what_the_channel_policies_let_me_post(cluster: Cluster):
+    """The window offers topic editing only to those the channel's policies allow: `may`
+    answers what ingest would decide (a denied topic would be stored hidden)."""
+    from core.policy import Policy
+
+    (pa,) = cluster.members(1)
+    a = cluster.start(pa)
+    assert result(a.facade.may("design", "post/topic")) is True
+    deny = Policy("deny", frozenset({a.key.hex()}), frozenset({"post/topic"}),
+                  frozenset({"append"}))
+    a.call(lambda: a.workspace_for_tests.set_policies("design", [deny]))
+    assert result(a.facade.may("design", "post/topic")) is False
+    assert result(a.facade.may("design", "post/text")) is True
