@@ -23,7 +23,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from . import sharing, slash
+from . import preferences, sharing, slash
 from .doc_facade import DocumentsFacade
 from .names import channel_names
 from .records import (
@@ -182,6 +182,16 @@ class NodeFacade:
         aside, not lost); the window then restarts the Node."""
         return self._run(lambda: (import_identity(self._ws().paths, Path(path), passphrase,
                                                   replace=True), None)[1])
+
+    # The window's preferences (app.preferences) ----------------------------------------------
+
+    def appearance(self) -> Future[str]:
+        """The window's appearance: "system", "light" or "dark" (app.preferences)."""
+        return self._run(lambda: preferences.load(self.info.data).appearance)
+
+    def set_appearance(self, appearance: str) -> Future[str]:
+        return self._run(lambda: preferences.save(self.info.data,
+                                                  appearance=appearance).appearance)
 
     # Analytics (`hearth analytics status`, `enable`, `disable`) --------------------------------
 

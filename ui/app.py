@@ -15,10 +15,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QApplication
 
-from app import workspaces
+from app import preferences, workspaces
 from app.node import Node
 from app.paths import Paths
 
+from . import theme
 from .bridge import Inbox
 from .main_window import MainWindow
 from .single_instance import InstanceServer
@@ -137,6 +138,8 @@ def run(node: Node, make_node: NodeFactory, *, first_run: bool = False) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Hearth")
     app.setDesktopFileName("io.github.hearth.Hearth")  # packaging/linux's desktop entry
+    # Before the first window, so it never flashes in the other palette (a small local file).
+    theme.apply(app, preferences.load(node.paths.data).appearance)
     controller = Controller(node.paths, make_node, first_run=first_run)
     controller.start(node)
     try:

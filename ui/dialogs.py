@@ -7,6 +7,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QDialog,
     QFileDialog,
     QFormLayout,
@@ -29,6 +30,7 @@ class SettingsDialog(QDialog):
     peersRequested = Signal()
     leaveRequested = Signal()  # leave this workspace (the window confirms first)
     identityReplaced = Signal()  # the node must restart with the imported identity
+    appearanceChanged = Signal(str)  # "system", "light" or "dark", once stored
 
     def __init__(self, bridge: NodeBridge, parent=None):
         super().__init__(parent, objectName="settingsDialog")
@@ -68,6 +70,11 @@ class SettingsDialog(QDialog):
         form.addRow("Invite others", invite_row)
         form.addRow("Identity", row(export, import_))
         form.addRow("Peers", peers)
+        self.appearance = QComboBox(objectName="appearance")
+        for label, value in (("Same as the system", "system"), ("Light", "light"),
+                             ("Dark", "dark")):
+            self.appearance.addItem(label, value)
+        form.addRow("Appearance", self.appearance)
         note = QLabel("The invite code carries this workspace's secret: anyone holding it can "
                       "read and write here. Removing someone from a workspace means rotating "
                       "its secret, which today means starting a new workspace and inviting "
@@ -86,6 +93,17 @@ class SettingsDialog(QDialog):
         bridge.then(facade.analytics_status(), done=self._analytics_loaded)
         bridge.then(facade.nickname(), done=lambda nick: self.nick.setText(nick or ""))
         bridge.then(facade.invite(), done=self.invite.setText)
+        bridge.then(facade.appearance(), done=self._appearance_loaded)
+
+    def _appearance_loaded(self, appearance: str) -> None:
+        self.appearance.setCurrentIndex(max(0, self.appearance.findData(appearance)))
+        self.appearance.activated.connect(
+            lambda index: self.set_appearance(self.appearance.itemData(index)))
+
+    def set_appearance(self, appearance: str) -> None:
+        self.bridge.then(self.facade.set_appearance(appearance),
+                         done=lambda stored: (self.appearanceChanged.emit(stored),
+                                              self.saved.emit("appearance")))
 
     def _analytics_loaded(self, status: AnalyticsStatus) -> None:
         self.analytics.setChecked(status.enabled)

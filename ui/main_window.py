@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QHBoxLayout,
+    QApplication,
+    QFrame,
     QInputDialog,
     QLabel,
-    QLineEdit,
-    QListView,
     QListWidget,
     QListWidgetItem,
     QMainWindow,
@@ -31,20 +30,24 @@ from PySide6.QtWidgets import (
 from app.node import Node
 from app.records import ChannelState, DocumentSummary, Message, WorkspaceEntry
 
-from . import _rows
+from . import _rows, theme
 from .bridge import NodeBridge
 from .commands import run_command
 from .composer import Composer
 from .dialogs import PeersDialog, SettingsDialog
 from .document_pane import DocumentPane
 from .first_run import FirstRunPanel
+from .header import ChannelHeader
+from .member_pane import MemberPane
 from .message_view import MessageView
 from .models import ChannelListModel, MessageListModel
 from .notifier import Notifier
+from .sidebar import Sidebar
 from .switcher import QuickSwitcher
 
 DEFAULT_CHANNEL = "general"
 QUIET_MS = 1000  # "syncing…" until objects stop arriving for this long
+TOPIC_KIND = "post/topic"
 
 
 def _bold() -> QFont:
@@ -68,56 +71,60 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("Hearth")
         self.resize(1000, 680)
         self.channel = DEFAULT_CHANNEL
+        self._members_shown = True  # the header's Members button
         self._online: set[bytes] = set()  # keys of connected peers
         self._jump_to: bytes | None = None  # a search result to select once it is loaded
 
+        self.sidebar = Sidebar()
+        self.sidebar.set_workspace_name(self._workspace_name)
+        self.sidebar.joinChannelRequested.connect(self._join_channel)
+        self.sidebar.newDocumentRequested.connect(self._new_document)
         self.channels = ChannelListModel(self.bridge)
-        self.channel_list = QListView(objectName="channelList")
+        self.channel_list = self.sidebar.channel_list
         self.channel_list.setModel(self.channels)
         self.channel_list.clicked.connect(self._channel_clicked)
+        self.channel_list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.channel_list.customContextMenuRequested.connect(self._channel_menu)
+        self.channels.modelReset.connect(self._highlight)
+        self.document_list = self.sidebar.document_list
+        self.document_list.itemClicked.connect(self._document_clicked)
+        self.workspace_list = self.sidebar.workspace_list
+        self.workspace_list.itemActivated.connect(self._workspace_chosen)
+        self.workspace_list.itemClicked.connect(self._workspace_chosen)
+        self._show_workspaces([WorkspaceEntry(self.facade.info.folder, None, True,
+                                              self._workspace_name)])
 
-        self.topic_bar = QLineEdit(objectName="topicBar")
-        self.topic_bar.setPlaceholderText("Set a topic")
-        self.topic_bar.returnPressed.connect(self._set_topic)
-        self.search_box = QLineEdit(objectName="searchBox")
-        self.search_box.setPlaceholderText("Search all channels")
-        self.search_box.returnPressed.connect(self._search)
+        self.header = ChannelHeader()
+        self.topic_bar = self.header.topic_bar
+        self.search_box = self.header.search_box
+        self.header.topicEdited.connect(self._set_topic)
+        self.header.searchRequested.connect(self._search)
+        self.header.membersToggled.connect(self._members_toggled)
         self.search_results = QListWidget(objectName="searchResults")
-        self.search_results.hide()
         self.search_results.itemActivated.connect(self._jump)
 
         self.messages = MessageListModel(self.bridge)
         self.messages.me = self.facade.key
         self.message_view = MessageView(self.messages)
+        self.message_view.setFrameShape(QFrame.Shape.NoFrame)
         self.messages.modelReset.connect(self._select_jump)
         self.messages.modelReset.connect(self._mark_read)
         self.channels.modelReset.connect(self._title_badge)
+        self.reading = QStackedWidget(objectName="reading")  # the messages, or search results
+        self.reading.addWidget(self.message_view)
+        self.reading.addWidget(self.search_results)
 
         self.composer = Composer(objectName="composer")
-        self.composer.setPlaceholderText("Message (Enter sends, Shift+Enter for a new line, "
-                                         "/join /leave /topic /nick /me /delete)")
         self.composer.setFixedHeight(72)
         self.composer.submitted.connect(self._send)
 
-        self.workspace_list = QListWidget(objectName="workspaceList")
-        self.workspace_list.itemActivated.connect(self._workspace_chosen)
-        self.workspace_list.itemClicked.connect(self._workspace_chosen)
-        self._show_workspaces([WorkspaceEntry(self.facade.info.folder, None, True,
-                                              self._workspace_name)])
-        join_channel = QPushButton("Join or create a channel…", objectName="joinChannel")
-        join_channel.clicked.connect(self._join_channel)
-        self.channel_list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        self.channel_list.customContextMenuRequested.connect(self._channel_menu)
-
-        self.member_list = QListWidget(objectName="memberList")
-        self.document_list = QListWidget(objectName="documentList")
-        self.document_list.itemClicked.connect(self._document_clicked)
-        new_document = QPushButton("New document")
-        new_document.clicked.connect(self._new_document)
+        self.member_pane = MemberPane()
+        self.member_pane.inviteRequested.connect(self.show_settings)
+        self.member_list = self.member_pane.list
         self.document_pane = DocumentPane(self.bridge)
         self.peer_status = QPushButton("offline", objectName="peerStatus", flat=True)
         self.peer_status.clicked.connect(self.show_peers)
-        settings = QPushButton("Settings", flat=True)
+        settings = QPushButton("Settings", flat=True, objectName="openSettings")
         settings.clicked.connect(self.show_settings)
         self.statusBar().addPermanentWidget(settings)
         self.sync_state = QLabel("idle", objectName="syncState")
@@ -129,38 +136,38 @@ class MainWindow(QMainWindow):
 
         center = QWidget()
         column = QVBoxLayout(center)
-        top = QHBoxLayout()
-        top.addWidget(self.topic_bar, 3)
-        top.addWidget(self.search_box, 2)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
         self.first_run: FirstRunPanel | None = None
         if first_run:
             self.first_run = FirstRunPanel(self.bridge)
             self.first_run.joinRequested.connect(self.joinRequested)
             self.first_run.nicknameSaved.connect(lambda _: self._reload())
             column.addWidget(self.first_run)
-        column.addLayout(top)
-        column.addWidget(self.search_results)
-        column.addWidget(self.message_view, 1)
-        column.addWidget(self.composer)
-        sidebar = QWidget()
-        left = QVBoxLayout(sidebar)
-        left.addWidget(QLabel("Workspaces"))
-        left.addWidget(self.workspace_list)
-        left.addWidget(QLabel("Channels"))
-        left.addWidget(self.channel_list, 2)
-        left.addWidget(join_channel)
-        left.addWidget(QLabel("Documents"))
-        left.addWidget(self.document_list, 1)
-        left.addWidget(new_document)
+        column.addWidget(self.reading, 1)
+        composing = QWidget()
+        composing_layout = QVBoxLayout(composing)
+        composing_layout.setContentsMargins(12, 6, 12, 10)
+        composing_layout.addWidget(self.composer)
+        column.addWidget(composing)
         self.pages = QStackedWidget()
         self.pages.addWidget(center)
         self.pages.addWidget(self.document_pane)
-        splitter = QSplitter()
-        splitter.addWidget(sidebar)
-        splitter.addWidget(self.pages)
-        splitter.addWidget(self.member_list)
-        splitter.setSizes([180, 620, 200])
+        main = QWidget()
+        main_column = QVBoxLayout(main)
+        main_column.setContentsMargins(0, 0, 0, 0)
+        main_column.setSpacing(0)
+        main_column.addWidget(self.header)
+        main_column.addWidget(self.pages, 1)
+        splitter = QSplitter(handleWidth=1)
+        splitter.addWidget(self.sidebar)
+        splitter.addWidget(main)
+        splitter.addWidget(self.member_pane)
+        splitter.setStretchFactor(1, 1)
+        splitter.setCollapsible(1, False)
+        splitter.setSizes([220, 640, 210])
         self.setCentralWidget(splitter)
+        self.document_pane.changed.connect(self._document_changed)
 
         self.notifier = Notifier(self, self.windowIcon())
         self._mentions: set[str] = set()  # channels whose unread include a mention of me
@@ -187,8 +194,13 @@ class MainWindow(QMainWindow):
     def show_channel(self, channel: str) -> None:
         self.channel = channel
         self.pages.setCurrentIndex(0)
-        self.search_results.hide()
+        self.reading.setCurrentWidget(self.message_view)
+        self.header.show_channel(self.channels.label(channel))
+        self.member_pane.setVisible(self._members_shown)
+        self.composer.setPlaceholderText(
+            f"Message #{channel}   (Enter sends, Shift+Enter: new line, /topic /nick /me …)")
         self.messages.show_channel(channel)
+        self._highlight()
         self._load_state()
 
     def _channel_clicked(self, index: QModelIndex) -> None:
@@ -204,35 +216,39 @@ class MainWindow(QMainWindow):
     def _state_loaded(self, channel: str, state: ChannelState | None) -> None:
         if channel != self.channel:
             return
-        if not self.topic_bar.hasFocus():
-            self.topic_bar.setText(state.topic or "" if state else "")
-        self.member_list.clear()
+        topic = state.topic or "" if state else ""
+        self.bridge.then(self.facade.may(channel, TOPIC_KIND),
+                         done=lambda allowed: channel == self.channel
+                         and self.header.set_topic(topic, editable=allowed))
         members = state.members if state else ()
         # Two members whose nicknames look alike ("alice", "аlice" with a Cyrillic а) are
         # completed and listed with a key suffix, so Tab never offers two names that read
         # the same.
         names = _rows.member_names((m.key, m.nick) for m in members)
         self.composer.set_nicknames([names[m.key] for m in members if m.nick])
-        online = self._online
+        online, me = self._online, self.facade.key
+        rows = []
         for member in members:
-            dot = "●" if member.key in online or member.key == self.facade.key else "○"
             lookalike = " \N{WARNING SIGN}" if member.nick and names[member.key] != member.nick \
                 else ""
-            self.member_list.addItem(f"{dot} {member.nick or 'anonymous'} "
-                                     f"({member.key.hex()[:6]}){lookalike}")
+            you = " (you)" if member.key == me else ""
+            rows.append((f"{names[member.key]}{you}{lookalike}", member.key.hex(),
+                         member.key in online or member.key == me))
+        self.member_pane.set_members(rows, connected=bool(online))
+        self.header.set_member_count(len(rows))
 
     def _send(self, text: str) -> None:
         run_command(self, text)
 
-    def _set_topic(self) -> None:
-        self.bridge.then(self.facade.topic(self.channel, self.topic_bar.text()),
-                         done=lambda _: self._reload())
+    def _set_topic(self, topic: str) -> None:
+        self.bridge.then(self.facade.topic(self.channel, topic), done=lambda _: self._reload())
 
-    def _search(self) -> None:
-        query = self.search_box.text().strip()
+    def _search(self, query: str) -> None:
+        query = query.strip()
         if not query:
-            self.search_results.hide()
+            self.reading.setCurrentWidget(self.message_view)
             return
+        self.pages.setCurrentIndex(0)
         self.bridge.then(self.facade.search(query, limit=50), done=self._show_results)
 
     def _show_results(self, results: list[Message]) -> None:
@@ -245,7 +261,7 @@ class MainWindow(QMainWindow):
                 Qt.ItemDataRole.UserRole, message)
         if not results:
             self.search_results.addItem("no messages match")
-        self.search_results.show()
+        self.reading.setCurrentWidget(self.search_results)
 
     def _jump(self, item) -> None:
         message = item.data(Qt.ItemDataRole.UserRole)
@@ -326,11 +342,31 @@ class MainWindow(QMainWindow):
                 item.setFont(_bold())
                 if entry.name and entry.name != self._workspace_name:
                     self._workspace_name = entry.name
+                    self.sidebar.set_workspace_name(entry.name)
                     self._title_badge()
             self.workspace_list.addItem(item)
         self._unnamed = any(entry.current and entry.name is None for entry in entries)
         self.workspace_list.setMaximumHeight(
             self.workspace_list.sizeHintForRow(0) * min(4, self.workspace_list.count()) + 6)
+
+    def _highlight(self) -> None:
+        """Select the open channel in the sidebar (or the open document), nothing else."""
+        on_channel = self.pages.currentIndex() == 0
+        selection = self.channel_list.selectionModel()
+        names = [c.name for c in self.channels.channels]
+        if on_channel and self.channel in names:
+            selection.setCurrentIndex(self.channels.index(names.index(self.channel)),
+                                      QItemSelectionModel.SelectionFlag.ClearAndSelect)
+        else:
+            selection.clearSelection()
+        doc = self.document_pane.doc_id.hex() if self.document_pane.doc_id else None
+        for row in range(self.document_list.count()):
+            item = self.document_list.item(row)
+            item.setSelected(not on_channel and item.data(Qt.ItemDataRole.UserRole) == doc)
+
+    def _members_toggled(self, shown: bool) -> None:
+        self._members_shown = shown
+        self.member_pane.setVisible(shown and self.pages.currentIndex() == 0)
 
     def _workspace_chosen(self, item: QListWidgetItem) -> None:
         folder = item.data(Qt.ItemDataRole.UserRole)
@@ -394,6 +430,7 @@ class MainWindow(QMainWindow):
     def _documents_loaded(self, summaries: list[DocumentSummary]) -> None:
         shown = [(self.document_list.item(i).data(Qt.ItemDataRole.UserRole),
                   self.document_list.item(i).text()) for i in range(self.document_list.count())]
+        self.sidebar.show_documents_empty(not summaries)
         if shown == [(s.id, s.title) for s in summaries]:
             return
         self.document_list.clear()
@@ -401,10 +438,20 @@ class MainWindow(QMainWindow):
             self.document_list.addItem(summary.title)
             self.document_list.item(self.document_list.count() - 1).setData(
                 Qt.ItemDataRole.UserRole, summary.id)
+        self._highlight()
 
     def open_document(self, doc_id: str) -> None:
         self.pages.setCurrentWidget(self.document_pane)
+        self.member_pane.hide()
         self.document_pane.open(bytes.fromhex(doc_id))
+        titles = {self.document_list.item(i).data(Qt.ItemDataRole.UserRole):
+                  self.document_list.item(i).text() for i in range(self.document_list.count())}
+        self.header.show_document(titles.get(doc_id, "Document"))
+        self._highlight()
+
+    def _document_changed(self) -> None:
+        if self.pages.currentWidget() is self.document_pane and self.document_pane.title.text():
+            self.header.show_document(self.document_pane.title.text())
 
     def _document_clicked(self, item) -> None:
         self.open_document(item.data(Qt.ItemDataRole.UserRole))
@@ -427,8 +474,13 @@ class MainWindow(QMainWindow):
                                  "connected" if online else "no peers connected")
         self._load_state()
 
+    def set_appearance(self, appearance: str) -> None:
+        """Light, dark or the system's: restyles every window of the application now."""
+        theme.apply(QApplication.instance(), appearance)
+
     def show_settings(self) -> SettingsDialog:
         dialog = SettingsDialog(self.bridge, self)
+        dialog.appearanceChanged.connect(self.set_appearance)
         dialog.saved.connect(lambda what: (self.statusBar().showMessage(f"saved {what}", 4000),
                                            self._reload()))
         dialog.peersRequested.connect(self.show_peers)

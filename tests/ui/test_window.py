@@ -143,15 +143,19 @@ def test_screenshot_command_renders_the_views(tmp_path):
                             env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
     assert result.returncode == 0, result.stderr
     shots = sorted(p.name for p in out.glob("*.png"))
-    assert shots == ["channel.png", "documents.png", "peers.png", "settings.png", "welcome.png"]
-    from PySide6.QtGui import QImage
+    assert shots == ["channel-dark.png", "channel.png", "documents.png", "empty-channel.png",
+                     "peers.png", "search.png", "settings.png", "welcome.png"]
+    from PySide6.QtGui import QColor, QImage
 
+    lightness = {}
     for name in shots:
         image = QImage(str(out / name))
         assert image.width() >= 300 and image.height() >= 150, name
-        colours = {image.pixel(x, y) for x in range(0, image.width(), 7)
-                   for y in range(0, image.height(), 7)}
-        assert len(colours) > 8, f"{name} looks blank"
+        samples = [image.pixel(x, y) for x in range(0, image.width(), 7)
+                   for y in range(0, image.height(), 7)]
+        assert len(set(samples)) > 8, f"{name} looks blank"
+        lightness[name] = sum(QColor(p).lightness() for p in samples) / len(samples)
+    assert lightness["channel-dark.png"] < 80 < 180 < lightness["channel.png"], lightness
 
 
 def unread_of(win: MainWindow, name: str) -> tuple[int, bool]:

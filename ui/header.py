@@ -1,0 +1,142 @@
+"""The bar above the messages: `#channel` (or a document's title), the topic beside it (a click
+edits it in place, for those the channel's policies allow), the search box, and the button
+that shows or hides the member pane."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSizePolicy,
+    QWidget,
+)
+
+from . import theme
+
+NO_TOPIC = "Add a topic"
+TITLE_SCALE = 1.3
+STYLE = """
+#header { background: palette(base); border-bottom: 1px solid palette(midlight); }
+#topicLabel { color: palette(placeholder-text); }
+#topicLabel[editable="true"]:hover { color: palette(text); }
+"""
+
+
+class _Clickable(QLabel):
+    clicked = Signal()
+
+    def mouseReleaseEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        if event.button() == Qt.MouseButton.LeftButton:
+            self.clicked.emit()
+        super().mouseReleaseEvent(event)
+
+
+class ChannelHeader(QFrame):
+    topicEdited = Signal(str)  # the new topic, Enter pressed in the editor
+    searchRequested = Signal(str)
+    membersToggled = Signal(bool)  # the member pane should show
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent, objectName="header")
+        theme.styled(self, STYLE)
+        self.title = QLabel(objectName="channelHeader")
+        font = QFont(self.title.font())
+        font.setBold(True)
+        font.setPointSizeF(font.pointSizeF() * TITLE_SCALE)
+        self.title.setFont(font)
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.topic_label = _Clickable(objectName="topicLabel")
+        self.topic_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.topic_label.clicked.connect(self.edit_topic)
+        self.topic_bar = QLineEdit(objectName="topicBar", placeholderText="Set a topic")
+        self.topic_bar.hide()
+        self.topic_bar.returnPressed.connect(self._topic_entered)
+        self.topic_bar.editingFinished.connect(self._stop_editing)
+        self.search_box = QLineEdit(objectName="searchBox", clearButtonEnabled=True,
+                                    placeholderText="Search (Ctrl+F)",
+                                    toolTip="Words, \"a phrase\", in:#channel, from:name, "
+                                            "before:2026-03-01, after:2026-02-01")
+        self.search_box.setMinimumWidth(240)
+        self.search_box.returnPressed.connect(
+            lambda: self.searchRequested.emit(self.search_box.text()))
+        self.members_button = QPushButton(objectName="membersToggle", checkable=True,
+                                          checked=True, flat=True,
+                                          toolTip="Show or hide the members")
+        self.members_button.toggled.connect(self.membersToggled)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(16, 10, 12, 10)
+        layout.setSpacing(12)
+        layout.addWidget(self.title)
+        layout.addWidget(self.topic_label, 1)
+        layout.addWidget(self.topic_bar, 1)
+        layout.addWidget(self.search_box)
+        layout.addWidget(self.members_button)
+        self._topic = ""
+        self._editable = False
+
+    def show_channel(self, label: str) -> None:
+        self.title.setText(f"#{label}")
+        self.topic_label.show()
+        self.members_button.show()
+
+    def show_document(self, title: str) -> None:
+        self._stop_editing()
+        self.title.setText(title)
+        self.topic_label.hide()
+        self.members_button.hide()
+
+    def set_topic(self, topic: str, *, editable: bool) -> None:
+        """The channel's topic, and whether a click may edit it (the policies allow me)."""
+        self._topic, self._editable = topic, editable
+        if not self.topic_bar.hasFocus():
+            self.topic_bar.setText(topic)
+        shown = topic or (NO_TOPIC if editable else "")
+        self.topic_label.setText(self.topic_label.fontMetrics().elidedText(
+            shown, Qt.TextElideMode.ElideRight, max(40, self.topic_label.width())))
+        self.topic_label.setToolTip(topic + ("\n(click to edit)" if editable else "")
+                                    if topic else "")
+        self.topic_label.setProperty("editable", editable)
+        self.topic_label.setCursor(Qt.CursorShape.PointingHandCursor if editable
+                                   else Qt.CursorShape.ArrowCursor)
+        self.topic_label.style().unpolish(self.topic_label)
+        self.topic_label.style().polish(self.topic_label)
+
+    @property
+    def topic(self) -> str:
+        return self._topic
+
+    @property
+    def editable(self) -> bool:
+        return self._editable
+
+    def edit_topic(self) -> None:
+        if not self._editable:
+            return
+        self.topic_bar.setText(self._topic)
+        self.topic_label.hide()
+        self.topic_bar.show()
+        self.topic_bar.setFocus()
+        self.topic_bar.selectAll()
+
+    def _topic_entered(self) -> None:
+        text = self.topic_bar.text().strip()
+        if text != self._topic:
+            self.topicEdited.emit(text)
+        self._stop_editing()
+
+    def _stop_editing(self) -> None:
+        if self.topic_bar.isVisible():
+            self.topic_bar.hide()
+            self.topic_label.setVisible(self.members_button.isVisible())
+
+    def set_member_count(self, count: int) -> None:
+        self.members_button.setText(f"Members {count}")
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self.set_topic(self._topic, editable=self._editable)  # re-elide to the new width
