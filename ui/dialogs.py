@@ -74,6 +74,8 @@ class SettingsDialog(QDialog):
         for label, value in (("Same as the system", "system"), ("Light", "light"),
                              ("Dark", "dark")):
             self.appearance.addItem(label, value)
+        self.appearance.activated.connect(
+            lambda index: self.set_appearance(self.appearance.itemData(index)))
         form.addRow("Appearance", self.appearance)
         note = QLabel("The invite code carries this workspace's secret: anyone holding it can "
                       "read and write here. Removing someone from a workspace means rotating "
@@ -97,8 +99,6 @@ class SettingsDialog(QDialog):
 
     def _appearance_loaded(self, appearance: str) -> None:
         self.appearance.setCurrentIndex(max(0, self.appearance.findData(appearance)))
-        self.appearance.activated.connect(
-            lambda index: self.set_appearance(self.appearance.itemData(index)))
 
     def set_appearance(self, appearance: str) -> None:
         self.bridge.then(self.facade.set_appearance(appearance),

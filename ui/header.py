@@ -5,7 +5,7 @@ that shows or hides the member pane."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QPainter
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -27,13 +27,23 @@ STYLE = """
 """
 
 
-class _Clickable(QLabel):
+class _Topic(QLabel):
+    """The topic: its whole text in text(), drawn elided to the room there is; clickable."""
+
     clicked = Signal()
 
     def mouseReleaseEvent(self, event) -> None:  # noqa: N802 (Qt's name)
         if event.button() == Qt.MouseButton.LeftButton:
             self.clicked.emit()
         super().mouseReleaseEvent(event)
+
+    def paintEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        painter = QPainter(self)
+        painter.setPen(self.palette().color(self.foregroundRole()))
+        room = self.contentsRect()
+        painter.drawText(room, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
+                         self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight,
+                                                       room.width()))
 
 
 class ChannelHeader(QFrame):
@@ -50,7 +60,7 @@ class ChannelHeader(QFrame):
         font.setPointSizeF(font.pointSizeF() * TITLE_SCALE)
         self.title.setFont(font)
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.topic_label = _Clickable(objectName="topicLabel")
+        self.topic_label = _Topic(objectName="topicLabel")
         self.topic_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.topic_label.clicked.connect(self.edit_topic)
         self.topic_bar = QLineEdit(objectName="topicBar", placeholderText="Set a topic")
@@ -95,9 +105,7 @@ class ChannelHeader(QFrame):
         self._topic, self._editable = topic, editable
         if not self.topic_bar.hasFocus():
             self.topic_bar.setText(topic)
-        shown = topic or (NO_TOPIC if editable else "")
-        self.topic_label.setText(self.topic_label.fontMetrics().elidedText(
-            shown, Qt.TextElideMode.ElideRight, max(40, self.topic_label.width())))
+        self.topic_label.setText(topic or (NO_TOPIC if editable else ""))
         self.topic_label.setToolTip(topic + ("\n(click to edit)" if editable else "")
                                     if topic else "")
         self.topic_label.setProperty("editable", editable)
@@ -136,7 +144,3 @@ class ChannelHeader(QFrame):
 
     def set_member_count(self, count: int) -> None:
         self.members_button.setText(f"Members {count}")
-
-    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
-        super().resizeEvent(event)
-        self.set_topic(self._topic, editable=self._editable)  # re-elide to the new width

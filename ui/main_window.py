@@ -43,7 +43,7 @@ from .message_view import MessageView
 from .models import ChannelListModel, MessageListModel
 from .notifier import Notifier
 from .sidebar import Sidebar
-from .switcher import QuickSwitcher
+from .switcher import QuickSwitcher, channel_place, document_place, visited
 
 DEFAULT_CHANNEL = "general"
 QUIET_MS = 1000  # "syncing…" until objects stop arriving for this long
@@ -62,6 +62,7 @@ class MainWindow(QMainWindow):
     leaveRequested = Signal(str)  # leave this workspace (already confirmed)
     joinRequested = Signal(str, str)  # invite code, nickname
     restartRequested = Signal()  # reopen the workspace (a new identity was imported)
+    topicShown = Signal(str)  # the header shows this channel's topic as now stored
 
     def __init__(self, node: Node, *, first_run: bool = False):
         super().__init__()
@@ -72,6 +73,8 @@ class MainWindow(QMainWindow):
         self.resize(1000, 680)
         self.channel = DEFAULT_CHANNEL
         self._members_shown = True  # the header's Members button
+        self._recent: list[tuple[str, str]] = []  # places visited, the latest first (Ctrl+K)
+        self._switcher: QuickSwitcher | None = None
         self._online: set[bytes] = set()  # keys of connected peers
         self._jump_to: bytes | None = None  # a search result to select once it is loaded
 
@@ -170,6 +173,7 @@ class MainWindow(QMainWindow):
         self.document_pane.changed.connect(self._document_changed)
 
         self.notifier = Notifier(self, self.windowIcon())
+        self._title_badge()
         self._mentions: set[str] = set()  # channels whose unread include a mention of me
         self.channels.modelReset.connect(self._notify_mentions)
         QShortcut(QKeySequence("Ctrl+K"), self, self.show_switcher)
@@ -193,6 +197,7 @@ class MainWindow(QMainWindow):
 
     def show_channel(self, channel: str) -> None:
         self.channel = channel
+        self._recent = visited(self._recent, "channel", channel)
         self.pages.setCurrentIndex(0)
         self.reading.setCurrentWidget(self.message_view)
         self.header.show_channel(self.channels.label(channel))
@@ -218,8 +223,7 @@ class MainWindow(QMainWindow):
             return
         topic = state.topic or "" if state else ""
         self.bridge.then(self.facade.may(channel, TOPIC_KIND),
-                         done=lambda allowed: channel == self.channel
-                         and self.header.set_topic(topic, editable=allowed))
+                         done=lambda allowed: self._topic_loaded(channel, topic, allowed))
         members = state.members if state else ()
         # Two members whose nicknames look alike ("alice", "аlice" with a Cyrillic а) are
         # completed and listed with a key suffix, so Tab never offers two names that read
@@ -236,6 +240,11 @@ class MainWindow(QMainWindow):
                          member.key in online or member.key == me))
         self.member_pane.set_members(rows, connected=bool(online))
         self.header.set_member_count(len(rows))
+
+    def _topic_loaded(self, channel: str, topic: str, allowed: bool) -> None:
+        if channel == self.channel:
+            self.header.set_topic(topic, editable=allowed)
+            self.topicShown.emit(channel)
 
     def _send(self, text: str) -> None:
         run_command(self, text)
@@ -382,11 +391,17 @@ class MainWindow(QMainWindow):
             self.leaveRequested.emit(self.facade.info.folder)
 
     def show_switcher(self) -> QuickSwitcher:
-        channels = [c.name for c in self.channels.channels]
-        documents = [(self.document_list.item(i).data(Qt.ItemDataRole.UserRole),
-                      self.document_list.item(i).text())
-                     for i in range(self.document_list.count())]
-        switcher = QuickSwitcher(channels, documents, self)
+        """Ctrl+K: every channel and document, recent places first, matched fuzzily."""
+        unread = self.channels.unread
+        places = [channel_place(c.name, *unread.get(c.name, (0, False)),
+                                shown=self.channels.label(c.name))
+                  for c in self.channels.channels]
+        places += [document_place(self.document_list.item(i).data(Qt.ItemDataRole.UserRole),
+                                  self.document_list.item(i).text())
+                   for i in range(self.document_list.count())]
+        if self._switcher is not None:  # one at a time (an old hidden one is not found)
+            self._switcher.deleteLater()
+        switcher = self._switcher = QuickSwitcher(places, recent=self._recent, parent=self)
         switcher.chosen.connect(lambda kind, value: self.show_channel(value)
                                 if kind == "channel" else self.open_document(value))
         switcher.show()
@@ -441,6 +456,7 @@ class MainWindow(QMainWindow):
         self._highlight()
 
     def open_document(self, doc_id: str) -> None:
+        self._recent = visited(self._recent, "document", doc_id)
         self.pages.setCurrentWidget(self.document_pane)
         self.member_pane.hide()
         self.document_pane.open(bytes.fromhex(doc_id))
