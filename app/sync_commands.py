@@ -81,7 +81,8 @@ class ServeLog:
     """What `hearth serve` prints: one line per event a person cares about, on the main
     thread. "14:02:11  connected to bob (3f2126de) at 192.168.1.20", "in sync with bob: 4 in,
     2 out" (objects moved since the last such line; silent while nothing moves), "1 new from
-    bob" (pushed live, after the first sync), "bob disconnected (…)", "refused 10.0.0.9: protocol fault (…) (identity refused for 30 s)". A
+    bob" (pushed live, after the first sync), "bob disconnected (…)", "refused 10.0.0.9: protocol fault (…) (identity refused for 30 s)", "cannot reach
+    10.0.0.9:7654: connection refused (trying again in 2 s)" (once, until it answers). A
     duplicate connection closed by design (each side dialled) prints nothing. `names` returns
     the replica's nicknames; everything a peer chose passes through `_text.line`."""
 
@@ -108,6 +109,9 @@ class ServeLog:
         elif event.kind == "objects" and detail.get("peer"):
             self._arrived(detail["peer"], detail["address"], len(detail["ids"]),
                           detail["objects_in"])
+        elif event.kind == "unreachable":
+            self._say(f"cannot reach {detail['address']}: {_text.line(detail['reason'])} "
+                      f"(trying again in {detail['retry_s']} s)")
 
     def _say(self, text: str) -> None:
         self._out(time.strftime("%H:%M:%S", time.localtime(self._clock())) + "  " + text)

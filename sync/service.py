@@ -79,6 +79,9 @@ class SyncEvent:
     for usage analytics session (a sync session ended: its counts) | rejected (a peer's object
     was refused: detail["reason"]).
 
+    unreachable: a peer we dial did not answer (`address`, `reason` as a person says it,
+    `retry_s`): told once, when it stops answering, not on every retry.
+
     peers (`online`: how many peers are connected) also says what changed, for `hearth serve`:
     a session opened (`connected`: True, `peer` key, `address` "host:port", port "-" when the
     peer dialled us) or ended (`connected`: False, `peer` (None if the handshake failed),
@@ -92,6 +95,7 @@ class SyncEvent:
     detail: dict
 
 
+UNREACHABLE = "cannot reach"  # how a failed dial is kept in the peer book (`hearth peers`)
 DUPLICATE = "duplicate connection"  # the reason one of two connections to a peer is closed
 
 
@@ -296,7 +300,14 @@ class SyncService:
             try:
                 ws = await conn_mod.connect(self._http, peer.host, peer.port)
             except (TimeoutError, OSError, aiohttp.ClientError) as exc:
-                peer.failed(f"unreachable: {exc.__class__.__name__}", time.monotonic())
+                now, reason = time.monotonic(), unreachable(exc)
+                first = peer.failures == 0 or not (peer.last_error or "").startswith(
+                    UNREACHABLE)
+                peer.failed(f"{UNREACHABLE}: {reason}", now)
+                if first:
+                    self.on_event(SyncEvent("unreachable", {
+                        "address": peer.address, "reason": reason,
+                        "retry_s": round(max(0.0, peer.next_attempt - now))}))
                 return
             closed = await self._serve(ws, initiator=True, address=peer.address, peer=peer)
             if closed.error:

@@ -173,6 +173,23 @@ def test_serve_tells_of_a_stranger_refused_at_the_handshake(hearth: Hearth, tmp_
     assert serve.stderr == "", serve.stderr
 
 
+def test_serve_says_once_that_a_peer_cannot_be_reached(hearth: Hearth, tmp_path: Path):
+    """A dialled peer that is down is a line of its own (it was silent), said once: the
+    retries that follow, every few seconds, print nothing more until it answers."""
+    a, _ = member_folders(tmp_path)
+    (port,) = _free_ports(1)  # nothing listens there
+    with serving(hearth, a, "--peer", f"{LOCAL}:{port}") as serve:
+        wanted = re.compile(rf"^{TIME.pattern[1:]}cannot reach {LOCAL}:{port}: connection "
+                            r"refused \(trying again in \d+ s\)$", re.M)
+        wait_until(lambda: wanted.search(serve.out.read_text()),
+                   what="serve to say the peer cannot be reached")
+        time.sleep(DUPLICATE_S)  # the first retries (1 s, then 2 s) come and go, silently
+        assert serve.terminate() == 0
+    out = serve.out.read_text()
+    assert len(wanted.findall(out)) == 1, out
+    assert "Error" not in out and serve.stderr == "", out + serve.stderr
+
+
 # peers ------------------------------------------------------------------------------------------
 
 def test_ago_says_durations():
