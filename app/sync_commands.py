@@ -31,6 +31,7 @@ from ._command import (
     print_json,
     seconds,
 )
+from .durations import ago
 from .invite import InviteError
 from .names import NickBook
 
@@ -210,21 +211,6 @@ def cmd_peers(args: argparse.Namespace) -> None:
         print(f"{_text.line(r['address'])}  key {_text.line((r['key'] or '?')[:16])}  "
               f"last seen {ago(r['last_seen'], now)}  last sync {ago(r['last_sync'], now)}"
               + (f" ({r['last_sync_ms']:.0f} ms)" if r.get("last_sync_ms") else ""))
-
-
-def ago(seconds: float | None, now: float) -> str:
-    """How long ago a time was, as a person says it: "never", "just now", "40 s ago",
-    "3 min ago", "2 h ago", "5 days ago"."""
-    if not seconds:
-        return "never"
-    elapsed = now - seconds
-    if elapsed < 1:  # or a clock that was ahead
-        return "just now"
-    for size, unit in ((86400, " days"), (3600, " h"), (60, " min")):
-        if elapsed >= size:
-            count = int(elapsed // size)
-            return f"{count}{' day' if count == 1 and size == 86400 else unit} ago"
-    return f"{int(elapsed)} s ago"
 
 
 def cmd_invite(args: argparse.Namespace) -> None:

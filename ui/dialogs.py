@@ -3,6 +3,8 @@ Node's thread)."""
 
 from __future__ import annotations
 
+import time
+
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
@@ -20,6 +22,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from app.durations import ago
 from app.records import WHAT_IS_COLLECTED, AddressError, AnalyticsStatus, parse_address
 
 from .bridge import NodeBridge
@@ -165,6 +168,10 @@ def row(*widgets) -> QHBoxLayout:
     return row
 
 
+SOURCES = {"incoming": "connected to us", "mdns": "found on the network",
+           "manual": "added by address", "remembered": "remembered"}
+
+
 class PeersDialog(QDialog):
     added = Signal(str)
 
@@ -189,14 +196,32 @@ class PeersDialog(QDialog):
         self.refresh()
 
     def refresh(self) -> None:
-        self.bridge.then(self.bridge.facade.peers(), done=self._show)
+        facade = self.bridge.facade
+        self.bridge.then(facade.nicknames(), done=lambda names: self.bridge.then(
+            facade.peers(), done=lambda records: self._show(records, names)))
 
-    def _show(self, records: list[dict]) -> None:
+    def _show(self, records: list[dict], names: dict[bytes, str]) -> None:
+        """One row per peer: who (once a session proved its key), then where, how it was
+        found, and how it stands ("connected", "last seen 3 min ago", "cannot reach: …")."""
         self.list.clear()
+        now = time.time()
+        records = sorted(records, key=lambda r: (not r["connected"], r["address"]))
         for record in records:
-            state = "connected" if record["connected"] else (
-                record.get("last_error") or "not connected")
-            self.list.addItem(f"{record['address']}  ({record['source']}, {state})")
+            key = bytes.fromhex(record["key"]) if record.get("key") else None
+            who = (f"{names.get(key) or 'anonymous'} ({key.hex()[:8]})" if key
+                   else "not met yet")
+            if record["connected"]:
+                state = "connected"
+            elif record.get("last_error"):
+                state = record["last_error"]
+            else:
+                state = f"last seen {ago(record.get('last_seen'), now)}"
+            found = SOURCES.get(record["source"], record["source"])
+            self.list.addItem(f"{'●' if record['connected'] else '○'}  {who}\n"
+                              f"     {record['address']} · {found} · {state}")
+        if not records:
+            self.list.addItem("No peers yet. Computers of this workspace on the same network "
+                              "are found by themselves; elsewhere, add one by address below.")
 
     def add_peer(self) -> None:
         try:

@@ -221,3 +221,14 @@ def test_peers_dialog_lists_peers_and_adds_one_by_address(qtbot, window, pair):
                for r in result(pair[0].facade.peers()))
     qtbot.waitUntil(lambda: any("127.0.0.1:9" in dialog.list.item(i).text()
                                 for i in range(dialog.list.count())), timeout=WAIT_MS)
+
+    def rows() -> list[str]:
+        return [dialog.list.item(i).text() for i in range(dialog.list.count())]
+
+    # bob dialled ada: listed by name, connected, first; the added address says why it is not.
+    bob = f"bob ({pair[1].key.hex()[:8]})"
+    qtbot.waitUntil(lambda: rows()[0].startswith(f"●  {bob}")
+                    and "connected to us · connected" in rows()[0], timeout=WAIT_MS)
+    refused = "127.0.0.1:9 · added by address · cannot reach: connection refused"
+    qtbot.waitUntil(lambda: any(refused in row for row in rows()) or dialog.refresh(),
+                    timeout=WAIT_MS)

@@ -107,7 +107,8 @@ def test_the_sidebar_shows_the_workspaces_real_name_and_highlights_where_i_am(qt
     assert highlighted() == ["general"] and not win.document_list.item(0).isSelected()
 
 
-def test_the_member_pane_has_a_heading_collapses_and_hides_beside_documents(qtbot, window, pair):
+def test_the_member_pane_has_a_heading_collapses_and_hides_beside_documents(
+        qtbot, window, pair):  # noqa: F811
     node_a, node_b = pair
     result(node_b.facade.join("general"))
     result(node_a.facade.join("general"))
