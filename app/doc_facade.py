@@ -52,14 +52,18 @@ class DocumentsFacade:
 
     def open(self, doc: DocRef, branch: str = "main") -> Future[DocumentView]:
         """What a branch shows: title, branches, heads, text, history and tags, read together
-        (and the workspace's nicknames, to name the history's authors)."""
+        (and the workspace's nicknames, to name the history's authors), whether I may change
+        it and why not (Documents.read_only), and which branches its merges took in."""
         def view(docs: Documents, document: Document) -> DocumentView:
             heads = document.heads(branch)
             why = docs.unreadable(document, branch)  # no key here: no text, and why
+            history = document.history(branch)
+            why_readonly = why or docs.read_only(document, branch)
             return DocumentView(document.id, document.title, branch, document.branches(),
-                                heads, "" if why else document.text(heads),
-                                document.history(branch), document.tags(),
-                                docs.ws.replica.nicknames(), why)
+                                heads, "" if why else document.text(heads), history,
+                                document.tags(), docs.ws.replica.nicknames(), why,
+                                why_readonly is None, why_readonly,
+                                docs.merged_from(document, history))
         return self._on(doc, view)
 
     def unreadable(self, doc: DocRef, branch: str = "main") -> Future[str | None]:
@@ -80,6 +84,11 @@ class DocumentsFacade:
 
     def tags(self, doc: DocRef) -> Future[dict[str, str]]:
         return self._on(doc, lambda _, document: document.tags())
+
+    def read_only(self, doc: DocRef, branch: str = "main") -> Future[str | None]:
+        """Why I cannot change the branch (a reader only, or I cannot read it), None when I can
+        (Documents.read_only)."""
+        return self._on(doc, lambda docs, document: docs.read_only(document, branch))
 
     def editors(self, doc: DocRef) -> Future[list[bytes]]:
         return self._on(doc, lambda _, document: sorted(document.editors()))

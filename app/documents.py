@@ -11,7 +11,7 @@ import difflib
 from dataclasses import dataclass
 
 from core.causal import HORIZON_MS
-from core.documents import Capability, Document, DocumentError, Edit
+from core.documents import Capability, CommitInfo, Document, DocumentError, Edit
 from core.errors import InvalidObject
 from core.objects import MIN_ID_PREFIX, Object, decode_trusted
 
@@ -28,6 +28,7 @@ class DocumentSummary:
 
 ONLY_EDITORS = ("Only its editors can read it: ask one of them to share it or add you as an "
                 "editor.")
+READ_ONLY = "You can read this branch; only its editors can change it."
 
 
 def minimal_edits(old: str, new: str) -> list[Edit]:
@@ -132,6 +133,34 @@ class Documents:
         except DocumentError as exc:  # e.g. keys of newer epochs were never sealed to me
             return ONLY_EDITORS if "no read key" in str(exc) else str(exc)
         return None
+
+    def read_only(self, document: Document, branch: str = "main") -> str | None:
+        """Why this holder cannot change `branch` (a sentence for a person), or None when it
+        can. Commits, forks, merges, tags and the main pointer count only from the document's
+        editors ("Who may do what"), and an editor must be able to read the branch; a reader
+        by capability, or a member who is no editor, holds keys for reading only."""
+        why = self.unreadable(document, branch)
+        if why is not None:
+            return why
+        if self.ws.identity.public_key not in document.editors():
+            return READ_ONLY
+        return None
+
+    def merged_from(self, document: Document,
+                    history: list[CommitInfo]) -> dict[str, tuple[str, ...]]:
+        """Merge commit id -> the names of the branches it merged, resolved from the heads it
+        names (a head not held yet, or on a branch that does not count, is left out)."""
+        wanted = {bytes.fromhex(head) for commit in history for head in commit.merged}
+        if not wanted:
+            return {}
+        names = {b.id: b.name for b in document.branches()}
+        stream_of = {o.hex: o.stream.hex() for o in document.objects() if o.id in wanted}
+        out = {}
+        for commit in history:
+            if commit.merged:
+                found = (names.get(stream_of.get(head, "")) for head in commit.merged)
+                out[commit.id] = tuple(dict.fromkeys(n for n in found if n is not None))
+        return out
 
     # Saving -----------------------------------------------------------------------------------
 
@@ -242,4 +271,4 @@ class Documents:
                                  "document yet; it opens once it arrives by sync") from None
 
 
-__all__ = ["ONLY_EDITORS", "DocumentError", "Documents", "DocumentSummary", "minimal_edits"]
+__all__ = ["ONLY_EDITORS", "READ_ONLY", "DocumentError", "Documents", "DocumentSummary", "minimal_edits"]

@@ -75,6 +75,11 @@ class DocumentView:
     names: dict[bytes, str] = field(default_factory=dict)  # nicknames of the workspace
     # why this holder cannot read the branch (text is then ""), None when it can
     unreadable: str | None = None
+    writable: bool = True  # whether this holder may commit to the branch (an editor who reads)
+    # why it may not (a sentence for a person: a reader only, or why it cannot read), or None
+    why_readonly: str | None = None
+    # a merge commit's id -> the names of the branches it merged (CommitInfo.merged resolved)
+    merged_from: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

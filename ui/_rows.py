@@ -1,5 +1,6 @@
-"""What the message list shows, decided without Qt: which rows start a group, how authors are
-named, where the links are, how times read, and how nicknames complete in the composer.
+"""What the message list shows, decided without Qt: which rows start a group or a day, how
+authors are named and coloured (hue, identicon grid, a name colour that reads on the view's
+background), where the links are, how times and days read, and how nicknames complete.
 
 Plain functions over Messages (app.records), so tests/ui/test_rows.py checks them without a display.
 Positions are Python string indices (codepoints); Qt counts UTF-16 units, so `to_utf16` and
@@ -8,10 +9,12 @@ Positions are Python string indices (codepoints); Qt counts UTF-16 units, so `to
 
 from __future__ import annotations
 
+import colorsys
+import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, time, timedelta
 
 from app.names import lookalike_keys, suffixed
 from app.records import Message
@@ -51,6 +54,22 @@ def group_starts(messages: Sequence[Message], previous: Message | None = None) -
     for message in messages:
         starts.append(starts_group(previous, message))
         previous = message
+    return starts
+
+
+def starts_day(previous: Message | None, message: Message) -> bool:
+    """Whether `message` is the first row of its local day: a day separator shows above it."""
+    return previous is None or _day(previous.ts) != _day(message.ts)
+
+
+def day_starts(messages: Sequence[Message], previous: Message | None = None) -> list[bool]:
+    """starts_day for each row of `messages` (oldest first), like group_starts."""
+    starts = []
+    last = _day(previous.ts) if previous is not None else None
+    for message in messages:
+        day = _day(message.ts)
+        starts.append(day != last)
+        last = day
     return starts
 
 
@@ -208,8 +227,113 @@ def time_label(ts: int, today: date | None = None) -> str:
     return f"{day.day} {when.strftime('%b')} {day.year} {clock}"
 
 
+def clock(ts: int) -> str:
+    """"20:25": what a header shows (the day is on the separator above)."""
+    return datetime.fromtimestamp(ts / 1000).strftime("%H:%M")
+
+
+def day_label(ts: int, today: date | None = None) -> str:
+    """A day separator's label: "Today", "Yesterday", "Tue 5 Mar" this year, else
+    "24 Dec 2023"."""
+    when = datetime.fromtimestamp(ts / 1000)
+    today = today or date.today()
+    day = when.date()
+    if day == today:
+        return "Today"
+    if (today - day).days == 1:
+        return "Yesterday"
+    if day.year == today.year:
+        return f"{when.strftime('%a')} {day.day} {when.strftime('%b')}"
+    return f"{day.day} {when.strftime('%b')} {day.year}"
+
+
+def ms_until_next_day(now: datetime) -> int:
+    """Milliseconds from `now` (local, naive) to the next local midnight, when day labels
+    change ("Today" becomes "Yesterday"); DST days are 23 or 25 hours long."""
+    midnight = datetime.combine(now.date() + timedelta(days=1), time())
+    return max(1, round((midnight.timestamp() - now.timestamp()) * 1000))
+
+
 def full_time(ts: int) -> str:
     return datetime.fromtimestamp(ts / 1000).strftime("%Y-%m-%d %H:%M:%S")
+
+
+# Author colours and identicons ------------------------------------------------------------------
+# Derived from the author's key, never the nickname: two "bob"s with different keys look
+# different, and a key looks the same on every computer.
+
+RGB = tuple[int, int, int]
+AVATAR_LIGHTNESS, AVATAR_SATURATION = 0.42, 0.55  # white cells read on every hue
+NAME_SATURATION = 0.7
+MIN_CONTRAST = 4.5  # WCAG AA for normal text
+GRID = 5  # identicon cells per side; columns mirror left-right
+
+
+def _digest(key: bytes) -> bytes:
+    return hashlib.blake2b(key, digest_size=8, person=b"hearth-avatar").digest()
+
+
+def author_hue(key: bytes) -> float:
+    """The author's hue in [0, 1): the same for their avatar and their name."""
+    return int.from_bytes(_digest(key)[:2], "big") / 65536
+
+
+def identicon(key: bytes) -> tuple[tuple[bool, ...], ...]:
+    """A 5x5 grid of filled cells, mirrored left to right (rows of columns), from the key's
+    bits; never empty."""
+    bits = int.from_bytes(_digest(key)[2:4], "big")
+    half = (GRID + 1) // 2
+    rows = []
+    for y in range(GRID):
+        left = [bool(bits >> (y * half + x) & 1) for x in range(half)]
+        rows.append(tuple(left + left[:GRID - half][::-1]))
+    if not any(any(row) for row in rows):  # 1 key in 32,768: fill the middle column
+        rows = [row[:GRID // 2] + (True,) + row[GRID // 2 + 1:] for row in rows]
+    return tuple(rows)
+
+
+def _hls_rgb(hue: float, lightness: float, saturation: float) -> RGB:
+    r, g, b = colorsys.hls_to_rgb(hue, lightness, saturation)
+    return round(r * 255), round(g * 255), round(b * 255)
+
+
+def avatar_rgb(key: bytes) -> RGB:
+    """The avatar tile's colour: the author's hue at a middle lightness."""
+    return _hls_rgb(author_hue(key), AVATAR_LIGHTNESS, AVATAR_SATURATION)
+
+
+def luminance(rgb: RGB) -> float:
+    """WCAG relative luminance of an sRGB colour."""
+    def linear(c: int) -> float:
+        c = c / 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (linear(c) for c in rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: RGB, b: RGB) -> float:
+    """WCAG contrast ratio of two colours, 1 to 21."""
+    la, lb = sorted((luminance(a), luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def name_rgb(key: bytes, base: RGB) -> RGB:
+    """The author's name colour on a background `base`: their hue, as close to a middle
+    lightness as keeps a contrast of at least MIN_CONTRAST (darker on a light background,
+    lighter on a dark one; one of them always gets there)."""
+    hue = author_hue(key)
+    middle = _hls_rgb(hue, 0.5, NAME_SATURATION)
+    if contrast(middle, base) >= MIN_CONTRAST:
+        return middle
+    darker = contrast((0, 0, 0), base) >= contrast((255, 255, 255), base)
+    near, far = 0.5, (0.0 if darker else 1.0)  # `far` always reads; `near` does not
+    for _ in range(16):  # luminance grows with lightness: halve the interval
+        mid = (near + far) / 2
+        if contrast(_hls_rgb(hue, mid, NAME_SATURATION), base) >= MIN_CONTRAST:
+            far = mid
+        else:
+            near = mid
+    return _hls_rgb(hue, far, NAME_SATURATION)
 
 
 # Nickname completion ---------------------------------------------------------------------------

@@ -1,13 +1,16 @@
-"""A document: its text editor, branch selector and history. Typing is committed after a pause;
-remote commits are applied to the editor as minimal edits, so the cursor stays on its
-characters. A branch this computer holds no key for shows why, with the editor read-only and
-every action off, until a key arrives (a capability, or being made an editor) and it reloads.
-Every document operation is a call of the facade's `documents` (on the Node's
-thread)."""
+"""A document: a header (its title, the branch selector and the branch's actions), the editor
+with its undo and redo, and the branch's history as a timeline (ui/timeline.py) with the version
+picked in it below. Typing is committed after a pause; remote commits are applied to the editor
+as minimal edits, so the cursor stays on its characters.
+
+Who may change the branch comes with every view of it (DocumentView.writable, why_readonly): a
+reader (by capability, or a member who is no editor) gets a read-only editor that says why, with
+the editing actions off. A branch this computer holds no key for shows why too, with an empty
+read-only editor and every action off, until a key arrives (a capability, or being made an
+editor) and it reloads. Every document operation is a call of the facade's `documents` (on the
+Node's thread)."""
 
 from __future__ import annotations
-
-from datetime import datetime
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut, QTextCursor
@@ -16,22 +19,39 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QInputDialog,
     QLabel,
-    QListWidget,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QSplitter,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from app.documents import minimal_edits
-from app.records import Committed, DocumentView
+from app.documents import READ_ONLY, minimal_edits
+from app.records import BranchInfo, Committed, DocumentView
 
+from . import theme
 from .bridge import NodeBridge
+from .timeline import Timeline, timeline_entries
 
 PAUSE_MS = 600  # keystrokes within a pause make one commit
-EMPTY_STYLE = ('QPlainTextEdit#docEditor[emptyState="true"] '
-               "{ background: palette(window); border: 1px dashed palette(mid); }")
+TITLE_SCALE = 1.5  # the title's size against the window's
+MAIN_MARK = " · main branch"  # after the main branch's name in the selector
+SELECTOR_TIP = "The branch shown; the main branch is the one that opens by default"
+MIN_SELECTOR_PX = 120  # the narrowest the branch selector gets in a narrow pane
+PLACEHOLDER = ("Start writing. Everyone in the workspace sees your edits as you type; fork a "
+               "branch to draft on your own.")
+READER_PLACEHOLDER = "Nothing is written on this branch yet."
+EDITOR_STYLE = ('QPlainTextEdit#docEditor[emptyState="true"] '
+                "{ background: palette(window); border: 1px dashed palette(mid); }")
+NOTICE_STYLE = ("QLabel#docNotice { background: palette(alternate-base); color: palette(text); "
+                "border: 1px solid palette(mid); border-radius: 4px; padding: 6px 8px; }")
+
+
+def branch_label(branch: BranchInfo) -> str:
+    """How the selector names a branch: its whole name, the main one marked."""
+    return branch.name + (MAIN_MARK if branch.main else "")
 
 
 def utf16_offset(text: str, position: int) -> int:
@@ -55,59 +75,110 @@ class DocumentPane(QWidget):
         self._busy = False  # a commit of my typing is on its way; reloads wait for it
         self._reload_after = False
         self.unreadable: str | None = None  # why the shown branch cannot be read here
-        self._version_commit: str | None = None  # the version shown beside the history
+        self.writable = False  # whether I may change the shown branch (known once it is shown)
+        self._version_commit: str | None = None  # the version shown below the history
 
-        self.title = QLabel(objectName="docTitle")
-        self.branch_selector = QComboBox(objectName="branchSelector")
-        self.branch_selector.activated.connect(self._branch_chosen)
-        fork = QPushButton("Fork…")
-        fork.clicked.connect(self._fork)
-        merge = QPushButton("Merge into main")
-        merge.clicked.connect(lambda: self.merge(self.branch, "main"))
-        make_main = QPushButton("Set as main")
-        make_main.clicked.connect(lambda: self.set_main(self.branch))
-        undo = QPushButton("Undo", toolTip="Undo my last edit (Ctrl+Z)")
-        undo.clicked.connect(self.undo)
-        redo = QPushButton("Redo", toolTip="Redo (Ctrl+Shift+Z)")
-        redo.clicked.connect(self.redo)
-        rename = QPushButton("Rename…")
+        # The header: the document's title, and the branch shown with what can be done to it.
+        self.title = QLabel(objectName="docTitle", wordWrap=True)
+        font = self.title.font()
+        font.setPointSizeF(font.pointSizeF() * TITLE_SCALE)
+        font.setBold(True)
+        self.title.setFont(font)
+        # A long title wraps rather than widening the pane.
+        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        rename = QPushButton("Rename…", toolTip="Change the document's title (its creator only)")
         rename.clicked.connect(self._rename)
-        tag = QPushButton("Tag…", toolTip="Name the selected version (or the latest)")
+        self.branch_selector = QComboBox(objectName="branchSelector", toolTip=SELECTOR_TIP)
+        # Every branch name shows whole: the selector is as wide as its longest name.
+        self.branch_selector.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.branch_selector.setSizePolicy(QSizePolicy.Policy.Fixed,
+                                           QSizePolicy.Policy.Fixed)
+        self.branch_selector.activated.connect(self._branch_chosen)
+        fork = QPushButton("Fork…", toolTip="Start a new branch from this one, to draft on "
+                                            "your own")
+        fork.clicked.connect(self._fork)
+        merge = QPushButton("Merge into main", toolTip="Bring this branch's changes into the "
+                                                       "main branch")
+        merge.clicked.connect(lambda: self.merge(self.branch, "main"))
+        make_main = QPushButton("Set as main", toolTip="Make this branch the one that opens "
+                                                       "by default")
+        make_main.clicked.connect(lambda: self.set_main(self.branch))
+        # The editor's own tools, and the history's.
+        undo = _tool("Undo", "Undo my last edit (Ctrl+Z)")
+        undo.clicked.connect(self.undo)
+        redo = _tool("Redo", "Redo (Ctrl+Shift+Z)")
+        redo.clicked.connect(self.redo)
+        tag = _tool("Tag…", "Name the selected version (or the latest)")
         tag.clicked.connect(self._tag)
-        self.actions = (fork, merge, make_main, undo, redo, rename, tag)
+        self._editing = (fork, merge, make_main, undo, redo, rename, tag)
         self.fork_button, self.merge_button, self.main_button = fork, merge, make_main
         self.undo_button, self.redo_button, self.rename_button, self.tag_button = \
             undo, redo, rename, tag
+
         self.notice = QLabel(objectName="docNotice", wordWrap=True)
         self.notice.hide()
         self.editor = QPlainTextEdit(objectName="docEditor")
-        self.editor.setStyleSheet(EMPTY_STYLE)
+        theme.styled(self.editor, EDITOR_STYLE)  # follows light and dark switches
+        theme.styled(self.notice, NOTICE_STYLE)
         self.editor.textChanged.connect(self._typed)
-        self.history = QListWidget(objectName="historyView")
+        self.history = Timeline()
+        self.history.itemClicked.connect(self._show_version)
         self.history.itemActivated.connect(self._show_version)
-        self.version = QPlainTextEdit(objectName="versionView", readOnly=True)
-        self.version.hide()
+        self.version = QPlainTextEdit(objectName="versionView", readOnly=True,
+                                      placeholderText="This version is empty.")
+        self.version_caption = QLabel(objectName="versionCaption", wordWrap=True)
+        close_version = _tool("Close", "Stop showing this version")
+        close_version.clicked.connect(self._close_version)
 
-        bar = QHBoxLayout()
-        bar.addWidget(self.title, 1)
-        bar.addWidget(self.branch_selector)
-        bar.addWidget(fork)
-        bar.addWidget(merge)
-        bar.addWidget(make_main)
+        title_row = QHBoxLayout()
+        title_row.addWidget(self.title, 1)
+        title_row.addWidget(rename, 0, Qt.AlignmentFlag.AlignTop)
+        branch_row = self._branch_row = QHBoxLayout()
+        branch_row.addWidget(self.branch_selector)
+        for button in (fork, merge, make_main):
+            branch_row.addWidget(button)
+        branch_row.addStretch(1)
+
+        writing = QWidget()
+        writing_column = QVBoxLayout(writing)
+        writing_column.setContentsMargins(0, 0, 0, 0)
         tools = QHBoxLayout()
-        for button in (undo, redo, rename, tag):
-            tools.addWidget(button)
+        tools.addWidget(undo)
+        tools.addWidget(redo)
         tools.addStretch(1)
+        writing_column.addLayout(tools)
+        writing_column.addWidget(self.editor, 1)
+
+        history_box = QWidget()
+        history_column = QVBoxLayout(history_box)
+        history_column.setContentsMargins(0, 0, 0, 0)
+        heading = QHBoxLayout()
+        heading.addWidget(QLabel("<b>History</b>"), 1)
+        heading.addWidget(tag)
+        history_column.addLayout(heading)
+        history_column.addWidget(self.history, 1)
+        self.version_box = QWidget(objectName="versionBox")
+        version_column = QVBoxLayout(self.version_box)
+        version_column.setContentsMargins(0, 0, 0, 0)
+        caption = QHBoxLayout()
+        caption.addWidget(self.version_caption, 1)
+        caption.addWidget(close_version, 0, Qt.AlignmentFlag.AlignTop)
+        version_column.addLayout(caption)
+        version_column.addWidget(self.version, 1)
+        self.version_box.hide()
         side = QSplitter(Qt.Orientation.Vertical)
-        side.addWidget(self.history)
-        side.addWidget(self.version)
+        side.addWidget(history_box)
+        side.addWidget(self.version_box)
+        side.setChildrenCollapsible(False)
         body = QSplitter()
-        body.addWidget(self.editor)
+        body.addWidget(writing)
         body.addWidget(side)
-        body.setSizes([600, 240])
+        body.setStretchFactor(0, 3)
+        body.setStretchFactor(1, 1)
+        body.setSizes([560, 260])
         layout = QVBoxLayout(self)
-        layout.addLayout(bar)
-        layout.addLayout(tools)
+        layout.addLayout(title_row)
+        layout.addLayout(branch_row)
         layout.addWidget(self.notice)
         layout.addWidget(body, 1)
 
@@ -126,6 +197,8 @@ class DocumentPane(QWidget):
         self._applying = True
         self.editor.setPlainText("")
         self._applying = False
+        # Typing before the branch shows is not kept: it would be edits against no heads.
+        self.writable = False
         self.reload()
 
     def reload(self) -> None:
@@ -150,53 +223,81 @@ class DocumentPane(QWidget):
         if self.editor.toPlainText() != self.committed:  # typed while the snapshot was made
             self.reload()
             return
-        tagged: dict[str, list[str]] = {}
-        for name, commit in sorted(view.tags.items()):
-            tagged.setdefault(commit, []).append(name)
         self.title.setText(view.title)
-        self.branch_selector.clear()
-        for branch in view.branches:
-            self.branch_selector.addItem(f"{branch.name}{' (main)' if branch.main else ''}",
-                                         branch.name)
-        index = self.branch_selector.findData(self.branch)
-        self.branch_selector.setCurrentIndex(max(index, 0))
-        self._set_readable(view)
+        self.title.setToolTip(view.title)
+        self._show_branches(view.branches)
+        self._set_access(view)
         self._step_to(view.text, view.heads)
-        self.history.clear()
-        for commit in reversed(view.history):
-            when = datetime.fromtimestamp(commit.ts / 1000).strftime("%Y-%m-%d %H:%M")
-            who = view.names.get(commit.author, commit.author.hex()[:6])
-            labels = "".join(f"  [{name}]" for name in tagged.get(commit.id, ()))
-            self.history.addItem(f"{when}  {who}  {commit.kind}  {commit.id[:8]}{labels}")
-            self.history.item(self.history.count() - 1).setData(Qt.ItemDataRole.UserRole,
-                                                                commit.id)
-        # The version beside the history stays only while its commit is still listed (not
+        self.history.set_entries(timeline_entries(view))
+        # The version below the history stays only while its commit is still listed (not
         # after a branch switch or a merge); it is selected again in the new list.
-        ids = [self.history.item(i).data(Qt.ItemDataRole.UserRole)
-               for i in range(self.history.count())]
+        ids = self.history.commits()
         if self._version_commit in ids and self.unreadable is None:
             self.history.setCurrentRow(ids.index(self._version_commit))
-        else:
+        elif self._version_commit is not None:
+            self.history.setCurrentRow(-1)
             self._show_version_of(None)
         self.changed.emit()
 
-    def _set_readable(self, view: DocumentView) -> None:
-        """Readable: an editor as usual. Not: why, an empty read-only editor, no actions."""
+    def _show_branches(self, branches: list[BranchInfo]) -> None:
+        """The selector lists every branch by its whole name, the main one marked; it is
+        refilled only when they changed, so an open list is not reset by a remote commit."""
+        wanted = [(branch_label(b), b.name) for b in branches]
+        shown = [(self.branch_selector.itemText(i), self.branch_selector.itemData(i))
+                 for i in range(self.branch_selector.count())]
+        if wanted != shown:
+            self.branch_selector.clear()
+            for label, name in wanted:
+                self.branch_selector.addItem(label, name)
+        index = self.branch_selector.findData(self.branch)
+        self.branch_selector.setCurrentIndex(max(index, 0))
+        self._fit_selector()
+
+    def _fit_selector(self) -> None:
+        """The selector is as wide as its longest name, unless the pane is too narrow for that
+        beside the branch actions: then the shown name is cut, and whole in its tooltip and in
+        the list that opens (which always fits every name)."""
+        selector = self.branch_selector
+        row = self._branch_row
+        others = sum(button.sizeHint().width() + row.spacing()
+                     for button in (self.fork_button, self.merge_button, self.main_button))
+        margins = self.layout().contentsMargins()
+        room = self.width() - margins.left() - margins.right() - others
+        selector.setMaximumWidth(max(room, MIN_SELECTOR_PX))
+        cut = selector.sizeHint().width() > selector.maximumWidth()
+        selector.setToolTip(selector.currentText() if cut else SELECTOR_TIP)
+        view = selector.view()
+        view.setMinimumWidth(view.sizeHintForColumn(0) + view.verticalScrollBar().sizeHint().width())
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self._fit_selector()
+
+    def _set_access(self, view: DocumentView) -> None:
+        """Writable: an editor as usual, with the placeholder when there is no text yet. A
+        reader: the text read-only, why, and no editing actions. Unreadable: why, an empty
+        read-only editor, no actions."""
         self.unreadable = view.unreadable
+        self.writable = view.writable and view.unreadable is None
         blocked = view.unreadable is not None
         if blocked:
             readable = [b for b in view.branches if b.readable]
             what = "This branch" if readable else "This document"
             self.notice.setText(f"{what} cannot be read on this computer. {view.unreadable}")
+        elif not self.writable:
+            self.notice.setText(view.why_readonly or READ_ONLY)
+        if not self.writable:
             self._pause.stop()
-        self.notice.setVisible(blocked)
-        self.editor.setReadOnly(blocked)
+        self.notice.setVisible(not self.writable)
+        self.editor.setReadOnly(not self.writable)
+        self.editor.setPlaceholderText(
+            PLACEHOLDER if self.writable else "" if blocked else READER_PLACEHOLDER)
         if self.editor.property("emptyState") != blocked:
             self.editor.setProperty("emptyState", blocked)
             self.editor.style().unpolish(self.editor)
             self.editor.style().polish(self.editor)
-        for button in self.actions:
-            button.setEnabled(not blocked)
+        for button in self._editing:
+            button.setEnabled(self.writable)
 
     def _step_to(self, text: str, heads: list[str]) -> None:
         """Apply the difference between the editor and `text` as minimal edits."""
@@ -225,13 +326,13 @@ class DocumentPane(QWidget):
     # Editing ----------------------------------------------------------------------------------
 
     def _typed(self) -> None:
-        if not self._applying and self.doc_id is not None and self.unreadable is None:
+        if not self._applying and self.doc_id is not None and self.writable:
             self._pause.start()
 
     def commit_now(self, then=None) -> None:
         """Commit what was typed since the editor was last in step (grouped by pause)."""
         self._pause.stop()
-        if self.unreadable is not None:  # nothing can be committed: nothing typed is kept
+        if not self.writable:  # nothing can be committed: nothing typed is kept
             if self.editor.toPlainText() != self.committed:
                 self._applying = True
                 self.editor.setPlainText(self.committed)
@@ -287,7 +388,7 @@ class DocumentPane(QWidget):
         self._undo_redo(redo=True)
 
     def _undo_redo(self, *, redo: bool) -> None:
-        if self.unreadable is not None:
+        if not self.writable:
             return
         branch, step = self.branch, (self.docs.redo if redo else self.docs.undo)
         self.commit_now(then=lambda: self.bridge.then(step(self.doc_id, branch),
@@ -340,18 +441,33 @@ class DocumentPane(QWidget):
     def _show_version(self, item) -> None:
         self._show_version_of(item.data(Qt.ItemDataRole.UserRole))
 
+    def _close_version(self) -> None:
+        self.history.setCurrentRow(-1)
+        self._show_version_of(None)
+
     def _show_version_of(self, commit: str | None) -> None:
-        """Show the text at `commit` beside the history; None clears and hides it."""
+        """Show the text at `commit` below the history; None clears and hides it."""
         self._version_commit = commit
         if commit is None or self.doc_id is None:
             self.version.clear()
-            self.version.hide()
+            self.version_caption.clear()
+            self.version_box.hide()
             return
         generation = self._generation
+        entry = next((e for e in self.history.entries() if e.commit == commit), None)
+        caption = f"The version of {entry.when}, by {entry.name}" if entry else "A version"
 
         def done(text: str) -> None:
             if generation == self._generation and self._version_commit == commit:
+                self.version_caption.setText(caption)
                 self.version.setPlainText(text)
-                self.version.show()
+                self.version_box.show()
 
         self.bridge.then(self.docs.show(self.doc_id, at=commit), done=done)
+
+
+def _tool(text: str, tip: str) -> QToolButton:
+    """A compact, flat button for the editor's and the history's own tools."""
+    button = QToolButton(text=text, toolTip=tip, autoRaise=True)
+    button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+    return button

@@ -1,10 +1,16 @@
-"""The channel's message list: rows drawn like a chat (one header per burst of one author, my
-messages marked, pending ones dimmed, links clickable), a context menu, and lazy loading of
+"""The channel's message list, drawn like Slack or Element: rows grouped into bursts of one
+author under a header (the author's avatar, their name in their own colour, the clock time),
+continuation rows indented to the same text column (their time shows in the avatar gutter on
+hover), a separator above the first row of each local day with a sticky day label at the top
+while it is scrolled away, pending messages dimmed with an inline "sending…", my messages
+marked, links clickable, a context menu, an empty state for a new channel, and lazy loading of
 older messages when scrolled to the top.
 
 Everything is drawn with the view's palette roles, never fixed colours, so it follows the
-system's light or dark palette. Text is laid out once per (message, width) with QTextLayout and
-cached; painting and hit-testing reuse the cached layout (no regex or layout per paint).
+system's light or dark palette; an author's name colour is their key's hue at a lightness that
+reads on the view's Base (ui/_rows.py). Sizes come from font metrics. Text is laid out once per
+(message, width) with QTextLayout and cached; painting and hit-testing reuse the cached layout,
+and avatars are cached pixmaps (ui/avatars.py): no layout or pixmap is made per paint.
 """
 
 from __future__ import annotations
@@ -14,7 +20,18 @@ import sys
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from PySide6.QtCore import QEvent, QModelIndex, QPoint, QPointF, QRect, QSize, Qt, QUrl, Signal
+from PySide6.QtCore import (
+    QEvent,
+    QModelIndex,
+    QPoint,
+    QPointF,
+    QRect,
+    QRectF,
+    QSize,
+    Qt,
+    QUrl,
+    Signal,
+)
 from PySide6.QtGui import (
     QColor,
     QDesktopServices,
@@ -30,24 +47,38 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QLabel,
     QListView,
     QMenu,
     QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
+    QVBoxLayout,
+    QWidget,
 )
 
 from app.records import Message
 
-from . import _rows
-from .models import MessageListModel
+from . import _rows, avatars
+from .models import MessageListModel, PendingRole
 
-PAD_LEFT = 16  # text starts here; my messages' accent bar sits in this margin
-BAR_X, BAR_WIDTH = 5, 3
-GROUP_TOP = 8  # space above a row that starts a group
-ROW_PAD = 2  # space above (inside a group) and below every row
-PENDING_MARK = "◷ sending…"
+AVATAR_X = 16  # avatars (and continuation rows' hover times) start here
+BAR_X, BAR_WIDTH = 5, 3  # my messages' accent bar, in the margin left of the avatars
+AVATAR_GAP = 10  # between the avatar gutter and the text column
+RIGHT_PAD = 16
+GROUP_TOP = 10  # space above a row that starts a group
+ROW_PAD = 3  # space above (inside a group) and below every row
+HEADER_GAP = 2  # between the header line and the text
+NAME_GAP = 8  # between the name, "(you)" and the time
+DAY_PAD = 10  # above and below a day separator's label
+PILL_PAD = 10  # left and right of a day label, inside its pill
+SMALL = 0.88  # times and marks, of the body size (never below 85%)
+PENDING_MARK = "sending…"
+MARK_GAP = 8  # between a row's last word and its pending mark
 PENDING_OPACITY = 0.55
+EMPTY_TITLE_SCALE = 1.5
+EMPTY_HINT = ("Write the first message below. People you invite will see everything "
+              "posted here.")
 LAYOUT_CACHE = 800  # laid-out rows kept for painting and hit-testing (a few screens' worth)
 HEIGHT_CACHE = 250_000  # measured heights kept (cheap); cleared whole when it grows past this
 LAYOUT_BATCH = 200
@@ -57,8 +88,49 @@ LAYOUT_BATCH = 200
 class _Body:
     layout: QTextLayout
     height: int
-    first_line: float  # the first line's ascent: where the pending mark's baseline goes
+    first_line: float  # the first line's ascent: where a hover time's baseline goes
+    last_line: QRectF  # the last line's text, for the pending mark after it
+    last_ascent: float
     links: list[tuple[int, int, str]]  # UTF-16 ranges into the layout's text, and the URL
+
+
+@dataclass(frozen=True, slots=True)
+class RowParts:
+    """Where a row's pieces are drawn, in viewport coordinates: what painting uses and what
+    tests read. None for the parts this row does not show."""
+
+    row: QRect
+    day: QRect | None  # the day separator band above the row
+    avatar: QRect | None  # header rows
+    name: QRect | None  # header rows: the author's name (elided to fit)
+    shown_name: str | None  # the name as drawn there
+    time: QRect | None  # header rows: the clock time
+    body: QRect  # the text's box
+    mark: QRect | None  # "sending…", while pending
+    gutter: QRect | None  # where a continuation row's time shows on hover
+
+
+def _scaled(font: QFont, scale: float) -> QFont:
+    scaled = QFont(font)
+    if font.pointSizeF() > 0:
+        scaled.setPointSizeF(font.pointSizeF() * scale)
+    else:
+        scaled.setPixelSize(max(1, math.ceil(font.pixelSize() * scale)))
+    return scaled
+
+
+def _paint_pill(painter: QPainter, rect: QRectF, text: str, font: QFont,
+                palette: QPalette) -> None:
+    """A day label: a rounded pill in Base with a quiet border, the text in Text."""
+    border = QColor(palette.color(QPalette.ColorRole.PlaceholderText))
+    border.setAlpha(110)
+    painter.setPen(border)
+    painter.setBrush(palette.color(QPalette.ColorRole.Base))
+    radius = rect.height() / 2
+    painter.drawRoundedRect(rect.adjusted(0.5, 0.5, -0.5, -0.5), radius, radius)
+    painter.setFont(font)
+    painter.setPen(palette.color(QPalette.ColorRole.Text))
+    painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
 
 
 class MessageDelegate(QStyledItemDelegate):
@@ -68,10 +140,12 @@ class MessageDelegate(QStyledItemDelegate):
         super().__init__(view)
         self._view = view
         self._layouts: OrderedDict[tuple, _Body] = OrderedDict()
-        # Measured heights at one width: by message id (by (id, name) for "/me" rows, whose
-        # text holds the name). Small ints, so 100,000 rows cost a few MB.
+        # Measured heights at one width, by message id (by (id, name) for "/me" rows, whose
+        # text holds the name): height * 2 + 1 if the pending mark fits after the last line.
+        # Small ints, so 100,000 rows cost a few MB.
         self._heights: dict[bytes | tuple[bytes, str], int] = {}
         self._heights_width = 0
+        self._name_colors: dict[tuple[bytes, int], QColor] = {}
         self._option = QTextOption()
         self._option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         self.reset()
@@ -80,22 +154,32 @@ class MessageDelegate(QStyledItemDelegate):
         """Forget layouts and measures (the font, palette or style changed)."""
         self._layouts.clear()
         self._heights.clear()
+        self._name_colors.clear()
         base = QFont(self._view.font())
-        self._body_font = base
-        self._emote_font = QFont(base)
-        self._emote_font.setItalic(True)
-        self._name_font = QFont(base)
-        self._name_font.setBold(True)
-        self._small_font = QFont(base)
-        if base.pointSizeF() > 0:
-            self._small_font.setPointSizeF(base.pointSizeF() * 0.85)
-        else:
-            self._small_font.setPixelSize(max(8, round(base.pixelSize() * 0.85)))
-        self._name_metrics = QFontMetrics(self._name_font)
-        self._small_metrics = QFontMetrics(self._small_font)
+        default = QGuiApplication.font().pointSizeF()
+        if 0 < base.pointSizeF() < default:  # body text at the application's size, or larger
+            base.setPointSizeF(default)
+        self.body_font = base
+        self.emote_font = QFont(base)
+        self.emote_font.setItalic(True)
+        self.name_font = QFont(base)
+        self.name_font.setBold(True)
+        self.time_font = _scaled(base, SMALL)
+        self.day_font = QFont(self.time_font)
+        self.day_font.setBold(True)
+        self._name_metrics = QFontMetrics(self.name_font)
+        small = self._small_metrics = QFontMetrics(self.time_font)
+        day = QFontMetrics(self.day_font)
         self._line_height = QFontMetrics(base).height()
-        self._header_height = max(self._name_metrics.height(), self._small_metrics.height())
-        self._gutter = self._small_metrics.horizontalAdvance(PENDING_MARK) + 14
+        self._header_height = max(self._name_metrics.height(), small.height())
+        self.avatar_size = self._header_height + HEADER_GAP + self._line_height
+        # The gutter holds the avatar, or a continuation row's time on hover.
+        gutter = max(self.avatar_size, small.horizontalAdvance("00:00"))
+        self.text_x = AVATAR_X + gutter + AVATAR_GAP
+        self.day_height = day.height() + 2 * DAY_PAD
+        self.pill_height = day.height() + DAY_PAD
+        self._day_metrics = day
+        self._mark_width = small.horizontalAdvance(PENDING_MARK)
         self._link_format = QTextCharFormat()
         self._link_format.setForeground(self._view.palette().color(QPalette.ColorRole.Link))
         self._link_format.setFontUnderline(True)
@@ -103,11 +187,15 @@ class MessageDelegate(QStyledItemDelegate):
     # Measures ----------------------------------------------------------------------------------
 
     def text_width(self) -> int:
-        return max(40, self._view.viewport().width() - PAD_LEFT - self._gutter)
+        return max(40, self._view.viewport().width() - self.text_x - RIGHT_PAD)
 
-    def body_top(self, header: bool) -> int:
+    def pill_width(self, label: str) -> int:
+        return self._day_metrics.horizontalAdvance(label) + 2 * PILL_PAD
+
+    def body_top(self, header: bool, day: bool) -> int:
         """Where the text starts below a row's top edge."""
-        return GROUP_TOP + self._header_height + 1 if header else ROW_PAD
+        top = self.day_height if day else 0
+        return top + (GROUP_TOP + self._header_height + HEADER_GAP if header else ROW_PAD)
 
     def body(self, message: Message, name: str, width: int) -> _Body:
         """The laid-out text of a row (cached; the name only matters to `/me` rows)."""
@@ -119,8 +207,8 @@ class MessageDelegate(QStyledItemDelegate):
         text = _rows.body_text(message, name)
         # QTextLayout breaks lines only at U+2028; both are one UTF-16 unit, so offsets hold.
         shown = text.replace("\n", "\u2028").replace("\r", "\u2028")
-        layout = QTextLayout(shown, self._emote_font if _rows.is_emote(message)
-                             else self._body_font)
+        layout = QTextLayout(shown, self.emote_font if _rows.is_emote(message)
+                             else self.body_font)
         layout.setTextOption(self._option)
         links = [(*link.utf16(text), link.url) for link in _rows.links(text)]
         if links:
@@ -133,6 +221,7 @@ class MessageDelegate(QStyledItemDelegate):
         layout.beginLayout()
         height = 0.0
         first = 0.0
+        last = None
         while True:
             line = layout.createLine()
             if not line.isValid():
@@ -142,30 +231,139 @@ class MessageDelegate(QStyledItemDelegate):
             if not height:
                 first = line.ascent()
             height += line.height()
+            last = line
         layout.endLayout()
-        body = _Body(layout, max(self._line_height, math.ceil(height)), first, links)
+        if last is None:
+            last_rect, last_ascent = QRectF(0, 0, 0, self._line_height), float(first)
+        else:
+            # The text's own extent (a right-to-left line ends at the right edge).
+            text_rect = last.naturalTextRect()
+            last_rect = QRectF(text_rect.left(), last.y(), text_rect.width(), last.height())
+            last_ascent = last.ascent()
+        body = _Body(layout, max(self._line_height, math.ceil(height)), first, last_rect,
+                     last_ascent, links)
         self._layouts[key] = body
         if len(self._layouts) > LAYOUT_CACHE:
             self._layouts.popitem(last=False)
         return body
 
-    def body_height(self, message: Message, name: str, width: int) -> int:
+    def _mark_fits(self, body: _Body, width: int) -> bool:
+        return body.last_line.right() + MARK_GAP + self._mark_width <= width
+
+    def _measure(self, message: Message, name: str, width: int) -> tuple[int, bool]:
+        """(text height, whether the pending mark fits after the last line) of a row."""
         if width != self._heights_width or len(self._heights) >= HEIGHT_CACHE:
             self._heights.clear()
             self._heights_width = width
         key = (message.id, name) if _rows.is_emote(message) else message.id
-        height = self._heights.get(key)
-        if height is None:
-            height = self._heights[key] = self.body(message, name, width).height
-        return height
+        packed = self._heights.get(key)
+        if packed is None:
+            body = self.body(message, name, width)
+            packed = self._heights[key] = body.height * 2 + self._mark_fits(body, width)
+        return packed >> 1, bool(packed & 1)
+
+    def mark_fits(self, index: QModelIndex) -> bool:
+        """Whether row `index`'s pending mark goes after its last line (else below it, and the
+        row grows while it is pending)."""
+        model = index.model()
+        message, _, name, _, _ = model.row(index.row())
+        return self._measure(message, name, self.text_width())[1]
+
+    def _mark_height(self) -> int:
+        return self._small_metrics.height()
 
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:
         model = index.model()
         if not isinstance(model, MessageListModel) or index.row() >= len(model.messages):
             return super().sizeHint(option, index)
-        message, header, name, _, _ = model.row(index.row())
-        height = self.body_height(message, name, self.text_width())
-        return QSize(PAD_LEFT, self.body_top(header) + height + ROW_PAD)
+        row = index.row()
+        message, header, name, _, pending = model.row(row)
+        height, fits = self._measure(message, name, self.text_width())
+        if pending and not fits:
+            height += self._mark_height()
+        return QSize(AVATAR_X, self.body_top(header, model.starts_day(row)) + height + ROW_PAD)
+
+    def name_color(self, author: bytes, base: QColor) -> QColor:
+        """The author's name colour on `base`: their hue, readable (ui/_rows.name_rgb)."""
+        key = (author, base.rgb())
+        color = self._name_colors.get(key)
+        if color is None:
+            rgb = _rows.name_rgb(author, (base.red(), base.green(), base.blue()))
+            color = self._name_colors[key] = QColor(*rgb)
+        return color
+
+    # Where things go ---------------------------------------------------------------------------
+
+    def _parts(self, rect: QRect, message: Message, name: str, mine: bool, header: bool,
+               day: bool, pending: bool, body: _Body) -> RowParts:
+        left, top = rect.left(), rect.top()
+        x = left + self.text_x
+        width = self.text_width()
+        body_top = top + self.body_top(header, day)
+        small = self._small_metrics
+        band = QRect(left, top, rect.width(), self.day_height) if day else None
+        avatar = name_rect = time_rect = gutter = shown = None
+        if header:
+            head = top + (self.day_height if day else 0) + GROUP_TOP
+            avatar = QRect(left + AVATAR_X, head, self.avatar_size, self.avatar_size)
+            when = _rows.clock(message.ts)
+            tail = NAME_GAP + small.horizontalAdvance(when)
+            if mine:
+                tail += NAME_GAP + small.horizontalAdvance("(you)")
+            shown = self._name_metrics.elidedText(name, Qt.TextElideMode.ElideRight,
+                                                  max(24, width - tail))
+            name_width = self._name_metrics.horizontalAdvance(shown)
+            name_rect = QRect(x, head, name_width, self._header_height)
+            time_x = x + name_width + tail - small.horizontalAdvance(when)
+            time_rect = QRect(time_x, head, small.horizontalAdvance(when), self._header_height)
+        else:
+            when = _rows.clock(message.ts)
+            baseline = body_top + body.first_line
+            time_width = small.horizontalAdvance(when)
+            gutter = QRect(left + self.text_x - AVATAR_GAP - time_width,
+                           round(baseline - small.ascent()), time_width, small.height())
+        height, fits = self._measure(message, name, width)
+        mark = None
+        if pending:
+            if fits:
+                line = body.last_line
+                baseline = body_top + line.top() + body.last_ascent
+                mark = QRect(x + math.ceil(line.right()) + MARK_GAP,
+                             round(baseline - small.ascent()), self._mark_width, small.height())
+            else:
+                mark = QRect(x, body_top + height, self._mark_width, small.height())
+        return RowParts(rect, band, avatar, name_rect, shown, time_rect,
+                        QRect(x, body_top, width, height), mark, gutter)
+
+    def parts(self, index: QModelIndex) -> RowParts | None:
+        """Where row `index`'s pieces are drawn now (viewport coordinates), if it is laid out."""
+        model = index.model()
+        if not isinstance(model, MessageListModel) or index.row() >= len(model.messages):
+            return None
+        rect = self._view.visualRect(index)
+        if not rect.isValid():
+            return None
+        message, header, name, mine, pending = model.row(index.row())
+        body = self.body(message, name, self.text_width())
+        return self._parts(rect, message, name, mine, header, model.starts_day(index.row()),
+                           pending, body)
+
+    def line_rects(self, index: QModelIndex) -> list[QRect]:
+        """The drawn extent of each of row `index`'s text lines (viewport coordinates)."""
+        parts = self.parts(index)
+        if parts is None:
+            return []
+        model = index.model()
+        message, _, name, _, _ = model.row(index.row())
+        layout = self.body(message, name, self.text_width()).layout
+        rects = []
+        for i in range(layout.lineCount()):
+            line = layout.lineAt(i)
+            text = line.naturalTextRect()
+            rects.append(QRect(parts.body.left() + math.floor(text.left()),
+                               parts.body.top() + math.floor(line.y()),
+                               math.ceil(text.width()), math.ceil(line.height())))
+        return rects
 
     # Painting ----------------------------------------------------------------------------------
 
@@ -173,8 +371,11 @@ class MessageDelegate(QStyledItemDelegate):
         model = index.model()
         if not isinstance(model, MessageListModel) or index.row() >= len(model.messages):
             return
-        message, header, name, mine, pending = model.row(index.row())
-        rect = option.rect
+        row = index.row()
+        message, header, name, mine, pending = model.row(row)
+        day = model.starts_day(row)
+        body = self.body(message, name, self.text_width())
+        parts = self._parts(option.rect, message, name, mine, header, day, pending, body)
         palette = option.palette
         state = option.state
         group = (QPalette.ColorGroup.Disabled if not state & QStyle.StateFlag.State_Enabled
@@ -182,59 +383,68 @@ class MessageDelegate(QStyledItemDelegate):
                  else QPalette.ColorGroup.Inactive)
         selected = bool(state & QStyle.StateFlag.State_Selected)
         hovered = bool(state & QStyle.StateFlag.State_MouseOver)
+        rect = QRect(option.rect)
         painter.save()
+        if parts.day is not None:
+            self._paint_day(painter, parts.day, model.day_label(row), palette, group)
+            rect.setTop(parts.day.bottom() + 1)
         if selected or hovered:
             shade = QColor(palette.color(group, QPalette.ColorRole.Highlight))
             shade.setAlpha(70 if selected else 24)
             painter.fillRect(rect, shade)
-        accent = palette.color(group, QPalette.ColorRole.Highlight)
         text_color = palette.color(group, QPalette.ColorRole.Text)
         quiet = palette.color(group, QPalette.ColorRole.PlaceholderText)
         if mine:
             top = rect.top() + (GROUP_TOP // 2 if header else 0)
             painter.fillRect(QRect(rect.left() + BAR_X, top, BAR_WIDTH, rect.bottom() - top + 1),
-                             accent)
-        x = rect.left() + PAD_LEFT
-        right = rect.right() - self._gutter
+                             palette.color(group, QPalette.ColorRole.Highlight))
         if header:
-            self._paint_header(painter, message, name, mine, x, rect.top() + GROUP_TOP, right,
-                               text_color, quiet)
-        width = self.text_width()
-        body = self.body(message, name, width)
-        top = rect.top() + self.body_top(header)
+            self._paint_header(painter, message, mine, parts,
+                               palette.color(group, QPalette.ColorRole.Base), quiet)
         painter.setPen(text_color)
         if pending:
             painter.setOpacity(PENDING_OPACITY)
-        body.layout.draw(painter, QPointF(x, top))
+        body.layout.draw(painter, QPointF(parts.body.topLeft()))
         painter.setOpacity(1.0)
-        mark = PENDING_MARK if pending else (_rows.time_label(message.ts).split(" ")[-1]
-                                             if hovered and not header else None)
-        if mark:
-            painter.setFont(self._small_font)
-            painter.setPen(quiet)
-            painter.drawText(QPointF(rect.right() - self._gutter + 8, top + body.first_line),
-                             mark)
+        painter.setFont(self.time_font)
+        painter.setPen(quiet)
+        if parts.mark is not None:
+            painter.drawText(parts.mark, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop,
+                             PENDING_MARK)
+        if parts.gutter is not None and hovered:
+            painter.drawText(parts.gutter, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop,
+                             _rows.clock(message.ts))
         painter.restore()
 
-    def _paint_header(self, painter: QPainter, message: Message, name: str, mine: bool,
-                      x: int, top: int, right: int, text_color: QColor, quiet: QColor) -> None:
-        when = _rows.time_label(message.ts)
-        you = "  (you)" if mine else ""
-        small = self._small_metrics
-        tail = small.horizontalAdvance(you) + small.horizontalAdvance(when) + 10
-        shown = self._name_metrics.elidedText(name, Qt.TextElideMode.ElideRight,
-                                              max(24, right - x - tail))
-        baseline = top + max(self._name_metrics.ascent(), small.ascent())
-        painter.setFont(self._name_font)
-        painter.setPen(text_color)
-        painter.drawText(QPointF(x, baseline), shown)
-        x += self._name_metrics.horizontalAdvance(shown)
-        painter.setFont(self._small_font)
+    def _paint_day(self, painter: QPainter, band: QRect, label: str, palette: QPalette,
+                   group: QPalette.ColorGroup) -> None:
+        line = QColor(palette.color(group, QPalette.ColorRole.PlaceholderText))
+        line.setAlpha(80)
+        middle = band.top() + band.height() // 2
+        painter.fillRect(QRect(band.left() + AVATAR_X, middle, band.width() - AVATAR_X
+                               - RIGHT_PAD, 1), line)
+        width = self.pill_width(label)
+        pill = QRectF(band.left() + (band.width() - width) / 2,
+                      middle - self.pill_height / 2, width, self.pill_height)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        _paint_pill(painter, pill, label, self.day_font, palette)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+
+    def _paint_header(self, painter: QPainter, message: Message, mine: bool, parts: RowParts,
+                      base: QColor, quiet: QColor) -> None:
+        ratio = painter.device().devicePixelRatioF() if painter.device() else 1.0
+        painter.drawPixmap(parts.avatar.topLeft(),
+                           avatars.avatar(message.author, self.avatar_size, ratio))
+        baseline = parts.name.top() + max(self._name_metrics.ascent(),
+                                          self._small_metrics.ascent())
+        painter.setFont(self.name_font)
+        painter.setPen(self.name_color(message.author, base))
+        painter.drawText(QPointF(parts.name.left(), baseline), parts.shown_name)
+        painter.setFont(self.time_font)
         painter.setPen(quiet)
-        if you:
-            painter.drawText(QPointF(x, baseline), you)
-            x += small.horizontalAdvance(you)
-        painter.drawText(QPointF(x + 10, baseline), when)
+        if mine:
+            painter.drawText(QPointF(parts.name.right() + 1 + NAME_GAP, baseline), "(you)")
+        painter.drawText(QPointF(parts.time.left(), baseline), _rows.clock(message.ts))
 
     # Hit-testing -------------------------------------------------------------------------------
 
@@ -247,8 +457,8 @@ class MessageDelegate(QStyledItemDelegate):
         if not rect.isValid():
             return None
         body = self.body(message, name, self.text_width())
-        return body, QPoint(rect.left() + PAD_LEFT, rect.top() + self.body_top(header))
-
+        return body, QPoint(rect.left() + self.text_x,
+                            rect.top() + self.body_top(header, model.starts_day(index.row())))
     def link_at(self, index: QModelIndex, pos: QPoint) -> str | None:
         """The URL of the link under `pos` (viewport coordinates) in row `index`, if any."""
         placed = self._placed(index)
@@ -290,6 +500,54 @@ class MessageDelegate(QStyledItemDelegate):
         return rects
 
 
+class DayHeader(QLabel):
+    """The sticky day label at the top of the list: the topmost row's day while that day's
+    separator is scrolled out of sight. Drawn as the separators' pill, with palette roles."""
+
+    def __init__(self, parent: QWidget):
+        super().__init__(parent, objectName="dayHeader")
+        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self.hide()
+
+    def paintEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        _paint_pill(painter, QRectF(self.rect()), self.text(), self.font(), self.palette())
+        painter.end()
+
+
+class EmptyState(QWidget):
+    """What an empty channel shows instead of a blank box: whose start this is, and what to
+    do."""
+
+    def __init__(self, parent: QWidget):
+        super().__init__(parent, objectName="emptyState")
+        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self.title = QLabel(objectName="emptyTitle", alignment=Qt.AlignmentFlag.AlignCenter,
+                            wordWrap=True)
+        self.hint = QLabel(EMPTY_HINT, objectName="emptyHint", wordWrap=True,
+                           alignment=Qt.AlignmentFlag.AlignCenter)
+        self.title.setForegroundRole(QPalette.ColorRole.Text)  # it sits on the list's Base
+        self.hint.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        column = QVBoxLayout(self)
+        column.setContentsMargins(24, 24, 24, 24)
+        column.addStretch(1)
+        column.addWidget(self.title)
+        column.addWidget(self.hint)
+        column.addStretch(1)
+        self.restyle(parent.font())
+        self.hide()
+
+    def restyle(self, font: QFont) -> None:
+        title = _scaled(font, EMPTY_TITLE_SCALE)
+        title.setBold(True)
+        self.title.setFont(title)
+        self.hint.setFont(font)
+
+    def show_channel(self, channel: str) -> None:
+        self.title.setText(f"This is the start of #{channel}")
+
+
 class MessageView(QListView):
     """The message list. Keeps its place like a chat: pinned to the newest message while at the
     bottom, on the message being read when older pages load above it or new ones arrive."""
@@ -307,6 +565,9 @@ class MessageView(QListView):
         self._pressed_link: str | None = None
         self.delegate = MessageDelegate(self)
         self.setItemDelegate(self.delegate)
+        self.day_header = DayHeader(self)
+        self.empty_state = EmptyState(self)
+        self._style_overlays()
         self.setModel(model)
         self.setWordWrap(True)
         # Lay rows out in batches: a channel scrolled back through 100,000 messages would
@@ -324,13 +585,18 @@ class MessageView(QListView):
         self.setMouseTracking(True)
         self.viewport().setAttribute(Qt.WidgetAttribute.WA_Hover, True)
 
+
         model.fetch_gate = self._fetch_allowed
         model.modelAboutToBeReset.connect(self._rows_changing)
         model.modelReset.connect(self._after_reset)
         model.rowsAboutToBeInserted.connect(self._rows_changing)
         model.rowsInserted.connect(self._after_insert)
+        model.rowsRemoved.connect(self._update_overlays)
+        model.dataChanged.connect(self._data_changed)
+        model.loadedChanged.connect(self._update_overlays)
         self.verticalScrollBar().actionTriggered.connect(self._person_scrolled)
         self.verticalScrollBar().sliderPressed.connect(self._person_scrolled)
+        self.verticalScrollBar().valueChanged.connect(self._update_day_header)
 
     def message_model(self) -> MessageListModel:
         return self.model()
@@ -357,7 +623,7 @@ class MessageView(QListView):
         if not model.messages or self._at_bottom():
             self._anchor = ("bottom",)
             return
-        index = self.indexAt(QPoint(PAD_LEFT, 0))
+        index = self.indexAt(QPoint(AVATAR_X, 0))
         if not index.isValid():
             self._anchor = ("bottom",)
             return
@@ -368,12 +634,14 @@ class MessageView(QListView):
         if self.message_model().channel != self._anchor_channel:
             self._anchor, self._anchor_channel = ("bottom",), self.message_model().channel
         self._restore()
+        self._update_overlays()
 
     def _after_insert(self, parent: QModelIndex, first: int, last: int) -> None:
         if self._anchor is not None and self._anchor[0] == "message" and first <= self._anchor[2]:
             kind, message_id, row, offset = self._anchor
             self._anchor = (kind, message_id, row + last - first + 1, offset)
         self._restore()
+        self._update_overlays()
 
     def _restore(self) -> None:
         """Scroll back to the anchor; rows laid out later by a batch call this again."""
@@ -420,6 +688,7 @@ class MessageView(QListView):
         super().updateGeometries()
         self._stale = False
         self._restore()
+        self._update_overlays()
         self._maybe_fetch()
 
     def timerEvent(self, event) -> None:  # noqa: N802 (Qt's name)
@@ -443,9 +712,71 @@ class MessageView(QListView):
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
         self._capture()  # rows re-wrap to the new width: keep the same message in view
         super().resizeEvent(event)
+        self._update_overlays()
 
     def _fetch_allowed(self) -> bool:
         return not self._vetoing
+
+    # Rows that change height -------------------------------------------------------------------
+
+    def _data_changed(self, top: QModelIndex, bottom: QModelIndex, roles=()) -> None:
+        if PendingRole in roles:
+            # A pending mark that did not fit after its row's last line sits below it: the
+            # row shrinks when it is delivered (and grows if it is pending again).
+            model = self.message_model()
+            for row in range(top.row(), bottom.row() + 1):
+                index = model.index(row)
+                if not self.delegate.mark_fits(index):
+                    self._rows_changing()
+                    self.delegate.sizeHintChanged.emit(index)
+                    break
+        self._update_day_header()
+
+    # The day header and the empty state --------------------------------------------------------
+
+    def _style_overlays(self) -> None:
+        if getattr(self, "empty_state", None) is None:  # a change event before it is made
+            return
+        self.day_header.setFont(self.delegate.day_font)
+        self.empty_state.restyle(self.font())
+
+    def _update_overlays(self, *_) -> None:
+        model = self.message_model()
+        self.empty_state.setGeometry(self.viewport().geometry())
+        empty = model.loaded and not model.messages
+        if empty:
+            self.empty_state.show_channel(model.channel or "")
+        self.empty_state.setVisible(empty)
+        self._update_day_header()
+
+    def _update_day_header(self, *_) -> None:
+        """Show the topmost row's day while that day's separator is out of sight."""
+        label = self._covered_day()
+        if label is None:
+            self.day_header.hide()
+            return
+        if label != self.day_header.text():
+            self.day_header.setText(label)
+        width = self.delegate.pill_width(label)
+        area = self.viewport().geometry()
+        self.day_header.setGeometry(area.left() + (area.width() - width) // 2,
+                                    area.top() + (self.delegate.day_height
+                                                  - self.delegate.pill_height) // 2,
+                                    width, self.delegate.pill_height)
+        self.day_header.show()
+        self.day_header.raise_()
+
+    def _covered_day(self) -> str | None:
+        model = self.message_model()
+        if self._stale or not model.messages:
+            return None
+        index = self.indexAt(QPoint(AVATAR_X, 0))
+        if not index.isValid():
+            return None
+        row = index.row()
+        if model.starts_day(row) and self.visualRect(index).top() >= 0:
+            return None  # its own separator is in sight
+        return model.day_label(row)
 
     def _maybe_fetch(self) -> None:
         """Load older messages when the top is within a screen (or everything fits)."""
@@ -561,5 +892,6 @@ class MessageView(QListView):
             delegate = getattr(self, "delegate", None)
             if delegate is not None:  # link colours and measures come from palette and font
                 delegate.reset()
+                self._style_overlays()
                 self.scheduleDelayedItemsLayout()
         super().changeEvent(event)

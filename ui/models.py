@@ -4,9 +4,17 @@ a facade call that runs on the Node's thread, and rows arrive through the bridge
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import date, datetime
 from functools import cache
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    QTimer,
+    Signal,
+)
 from PySide6.QtGui import QFont
 
 from app.records import UNREAD_CAP, ChannelInfo, ChannelList, ChannelName, Message
@@ -83,22 +91,27 @@ class ChannelListModel(QAbstractListModel):
 
 # MessageListModel's roles: what the delegate draws, and what tests read.
 MessageRole = int(Qt.ItemDataRole.UserRole)  # the Message (app.records)
-HeaderRole = MessageRole + 1  # bool: first of a burst, shows nickname and time
+HeaderRole = MessageRole + 1  # bool: first of a burst, shows avatar, nickname and time
 NameRole = MessageRole + 2  # str: the nickname, with a key suffix if two authors share it
 MineRole = MessageRole + 3  # bool: written with this computer's identity
 PendingRole = MessageRole + 4  # bool: no peer has received it yet
 BodyRole = MessageRole + 5  # str: the text shown ("* ada waves" for "/me waves")
 LinksRole = MessageRole + 6  # list[_rows.Link] of BodyRole's text
-TimeRole = MessageRole + 7  # str: "14:03", "Yesterday 14:03", ...
+TimeRole = MessageRole + 7  # str: the clock time a header shows, "14:03"
+DayRole = MessageRole + 8  # str for a row that starts a local day ("Today", ...), else None
 
 
 class MessageListModel(QAbstractListModel):
     """A channel's messages, newest last; older pages load as the view scrolls up.
 
     Besides each Message it answers how a row shows: whether it starts a group (one header per
-    burst of one author), the author's name (told apart by a key suffix when two authors share
-    a nickname), whether it is mine, and whether it is still pending (no peer has it yet;
-    refreshed in place when the bridge says something was delivered)."""
+    burst of one author) or a local day (a separator labelled "Today", "Yesterday", a date),
+    the author's name (told apart by a key suffix when two authors share a nickname), whether
+    it is mine, and whether it is still pending (no peer has it yet; refreshed in place when
+    the bridge says something was delivered). Day labels follow the clock: at local midnight
+    (or when a test sets `today`) every row's labels are refreshed in place."""
+
+    loadedChanged = Signal()  # the channel's first read came back (`loaded`), or a new one began
 
     def __init__(self, bridge: NodeBridge):
         super().__init__()
@@ -106,15 +119,23 @@ class MessageListModel(QAbstractListModel):
         self.channel: str | None = None
         self.messages: list[Message] = []
         self.me: bytes = bridge.facade.key
+        self.loaded = False  # the channel's first read has come back (an empty one too)
         # The view may veto fetches it did not ask for (Qt fetches when the *last* row shows,
         # but a chat's older messages are above the first).
         self.fetch_gate: Callable[[], bool] | None = None
         self._starts: list[bool] = []  # per row: shows the header
+        self._days: list[bool] = []  # per row: the first of its local day
         self._names = _rows.NickIndex()
         self._pending: frozenset[bytes] = frozenset()
         self._more = False
         self._loading = False
         self._generation = 0  # answers for a channel we left are dropped
+        self._today: date | None = None  # None: the clock's
+        # Fires at the next local midnight. Precise: a coarse timer may fire 5% early, which
+        # is an hour on a 20-hour wait.
+        self.midnight = QTimer(self, singleShot=True, timerType=Qt.TimerType.PreciseTimer)
+        self.midnight.timeout.connect(self._new_day)
+        self._arm_midnight()
         bridge.delivered.connect(self.refresh_pending)
 
     # Reading rows ------------------------------------------------------------------------------
@@ -134,7 +155,9 @@ class MessageListModel(QAbstractListModel):
             name = self._names.name(message)
             if _rows.is_emote(message):
                 return _rows.body_text(message, name)
-            return f"{name}  {_rows.time_label(message.ts)}\n{message.text}"
+            sending = "  sending…" if message.id in self._pending else ""
+            return (f"{name}  {_rows.time_label(message.ts, self.today())}{sending}\n"
+                    f"{message.text}")
         if role == HeaderRole:
             return self._starts[row]
         if role == NameRole:
@@ -148,7 +171,9 @@ class MessageListModel(QAbstractListModel):
         if role == LinksRole:
             return _rows.links(_rows.body_text(message, self._names.name(message)))
         if role == TimeRole:
-            return _rows.time_label(message.ts)
+            return _rows.clock(message.ts)
+        if role == DayRole:
+            return _rows.day_label(message.ts, self.today()) if self._days[row] else None
         if role == Qt.ItemDataRole.ToolTipRole:
             pending = "\nsending… (no peer has it yet)" if message.id in self._pending else ""
             return (f"{_rows.nick_of(message)} ({message.author.hex()[:12]})\n"
@@ -160,6 +185,38 @@ class MessageListModel(QAbstractListModel):
         message = self.messages[row]
         return (message, self._starts[row], self._names.name(message), message.author == self.me,
                 message.id in self._pending)
+
+    def starts_day(self, row: int) -> bool:
+        """Whether row `row` is the first of its local day (a separator shows above it)."""
+        return self._days[row]
+
+    def day_label(self, row: int) -> str:
+        """The label of row `row`'s day ("Today", "Yesterday", "Tue 5 Mar", "24 Dec 2023")."""
+        return _rows.day_label(self.messages[row].ts, self.today())
+
+    # The day -----------------------------------------------------------------------------------
+
+    def today(self) -> date:
+        return self._today or date.today()
+
+    def set_today(self, today: date | None) -> None:
+        """Label days as seen on `today` (tests); None follows the clock again."""
+        self._today = today
+        self._relabel()
+
+    def _new_day(self) -> None:
+        self._relabel()
+        self._arm_midnight()
+
+    def _arm_midnight(self) -> None:
+        # Re-armed every night: a timer for tomorrow would drift across DST and suspends.
+        self.midnight.start(_rows.ms_until_next_day(datetime.now()) + 500)
+
+    def _relabel(self) -> None:
+        if self.messages:  # labels only: row heights do not change
+            self.dataChanged.emit(self.index(0), self.index(len(self.messages) - 1),
+                                  [DayRole, Qt.ItemDataRole.DisplayRole,
+                                   Qt.ItemDataRole.AccessibleTextRole])
 
     def is_pending(self, row: int) -> bool:
         return self.messages[row].id in self._pending
@@ -185,14 +242,16 @@ class MessageListModel(QAbstractListModel):
     def show_channel(self, channel: str) -> None:
         self._generation += 1
         self.beginResetModel()
-        self.channel, self._more = channel, False
+        self.channel, self._more, self.loaded = channel, False, False
         self._set_messages([])
         self.endResetModel()
+        self.loadedChanged.emit()
         self.reload()
 
     def _set_messages(self, messages: list[Message]) -> None:
         self.messages = messages
         self._starts = _rows.group_starts(messages)
+        self._days = _rows.day_starts(messages)
         self._names = _rows.NickIndex(messages)
         self._pending = self.bridge.facade.pending()
 
@@ -216,6 +275,9 @@ class MessageListModel(QAbstractListModel):
             self.endResetModel()
         else:
             self.refresh_pending()
+        if not self.loaded:
+            self.loaded = True
+            self.loadedChanged.emit()
 
     def canFetchMore(self, parent: Index = QModelIndex()) -> bool:  # noqa: B008
         return (not parent.isValid() and self._more and not self._loading
@@ -244,10 +306,13 @@ class MessageListModel(QAbstractListModel):
         if older:
             self.beginInsertRows(QModelIndex(), 0, len(older) - 1)
             starts = _rows.group_starts(older)
+            days = _rows.day_starts(older)
             if self.messages:  # the old first row may now continue the last older one
                 self._starts[0] = _rows.starts_group(older[-1], self.messages[0])
+                self._days[0] = _rows.starts_day(older[-1], self.messages[0])
             self.messages[:0] = older
             self._starts[:0] = starts
+            self._days[:0] = days
             self._names.add(older)  # a clash found in history renames rows below too
             self._pending = self.bridge.facade.pending()
             self.endInsertRows()

@@ -1,4 +1,5 @@
-"""The document pane over real nodes: typing commits, remote edits keep my cursor, branches."""
+"""The document pane over real nodes: typing commits, remote edits keep my cursor, branches,
+the header, read-only readers and the empty state."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import os
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtWidgets import QStyle, QStyleOptionComboBox  # noqa: E402
 
 from ui.document_pane import utf16_offset  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
@@ -100,8 +103,8 @@ def test_rename_tag_set_main_and_undo_from_the_pane(qtbot, window, pair):  # noq
     qtbot.waitUntil(lambda: window.document_list.item(0).text() == "Final", timeout=WAIT_MS)
 
     pane.tag("v1")
-    qtbot.waitUntil(lambda: any("[v1]" in pane.history.item(i).text()
-                                for i in range(pane.history.count())), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: any("v1" in entry.tags for entry in pane.history.entries()),
+                    timeout=WAIT_MS)
 
     pane.editor.setPlainText("one two")
     pane.commit_now()
@@ -114,7 +117,7 @@ def test_rename_tag_set_main_and_undo_from_the_pane(qtbot, window, pair):  # noq
     qtbot.waitUntil(lambda: pane.branch == "wip" and pane.branch_selector.count() == 2,
                     timeout=WAIT_MS)
     pane.set_main("wip")
-    qtbot.waitUntil(lambda: pane.branch_selector.currentText() == "wip (main)",
+    qtbot.waitUntil(lambda: pane.branch_selector.currentText() == "wip · main branch",
                     timeout=WAIT_MS)
 
 
@@ -220,3 +223,85 @@ def test_the_version_view_follows_a_branch_switch_and_a_merge(qtbot, window, pai
                     and pane.editor.toPlainText() == "zero one two", timeout=WAIT_MS)
     _history_shows(qtbot, pane, node_a, doc_id, "main")
     assert pane.version.toPlainText() == "" and not pane.version.isVisible()
+
+
+# The header, read-only readers and the empty state -------------------------------------------
+
+def _shows_whole(combo, text: str) -> bool:
+    """Whether the combo, showing `text`, has room for all of it (the field it draws in)."""
+    option = QStyleOptionComboBox()
+    combo.initStyleOption(option)
+    field = combo.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, option,
+                                         QStyle.SubControl.SC_ComboBoxEditField, combo)
+    return combo.fontMetrics().horizontalAdvance(text) <= field.width()
+
+
+def test_the_branch_selector_shows_whole_names_and_marks_the_main_branch(qtbot, window, pair):  # noqa: F811
+    open_written(qtbot, window, pair[0], "Release", "notes")
+    pane = window.document_pane
+    pane.fork("release-candidate-2")
+    selector = pane.branch_selector
+    qtbot.waitUntil(lambda: pane.branch == "release-candidate-2"
+                    and selector.currentText() == "release-candidate-2", timeout=WAIT_MS)
+    assert [selector.itemText(i) for i in range(selector.count())] == [
+        "main · main branch", "release-candidate-2"]
+    # At the window's usual size, and narrower: every name fits the selector's field.
+    for width in (window.width(), 800):
+        window.resize(width, window.height())
+        qtbot.waitUntil(lambda w=width: window.width() == w, timeout=WAIT_MS)
+        qtbot.waitUntil(lambda: all(_shows_whole(selector, selector.itemText(i))
+                                    for i in range(selector.count())), timeout=WAIT_MS)
+    assert selector.isVisible() and pane.width() < 800
+
+
+@pytest.fixture
+def capability_reader(qtbot, window_b, pair):  # noqa: F811
+    """A document by the first node that the second (a member, no editor) reads by a
+    capability for its main branch, opened in the second's window: (pane, doc id)."""
+    node_a, node_b = pair
+    doc = bytes.fromhex(result(node_a.facade.documents.new("Handbook")))
+    result(node_a.facade.documents.write(doc, "read me"))
+    cap = result(node_a.facade.documents.share(doc))
+    qtbot.waitUntil(lambda: window_b.document_list.count() == 1, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: len(result(node_b.facade.documents.history(doc))) == 1,
+                    timeout=WAIT_MS)
+    result(node_b.facade.documents.open_cap(cap))
+    window_b.open_document(doc.hex())
+    pane = window_b.document_pane
+    qtbot.waitUntil(lambda: pane.editor.toPlainText() == "read me", timeout=WAIT_MS)
+    return pane, doc
+
+
+def test_a_capability_reader_gets_a_read_only_pane_that_says_why(qtbot, capability_reader,
+                                                                 pair):  # noqa: F811
+    pane, doc = capability_reader
+    qtbot.waitUntil(lambda: pane.notice.isVisible(), timeout=WAIT_MS)
+    assert pane.notice.text() == "You can read this branch; only its editors can change it."
+    assert pane.editor.isReadOnly() and pane.editor.property("emptyState") is False
+    buttons = (pane.fork_button, pane.merge_button, pane.tag_button, pane.main_button,
+               pane.rename_button, pane.undo_button, pane.redo_button)
+    assert not any(button.isEnabled() for button in buttons)
+    assert pane.branch_selector.isEnabled()  # reading another branch is still a choice
+    assert [e.what for e in pane.history.entries()] == ["edited"]
+
+    qtbot.keyClicks(pane.editor, "typed anyway")
+    assert pane.editor.toPlainText() == "read me"
+    pane.editor.setPlainText("pasted anyway")  # even text that gets in is not kept
+    pane.commit_now()
+    assert pane.editor.toPlainText() == "read me"
+    pane.undo()
+    assert len(result(pair[1].facade.documents.history(doc))) == 1
+    assert result(pair[1].facade.documents.read_only(doc)) == pane.notice.text()
+
+
+def test_a_new_document_invites_writing(qtbot, window, pair):  # noqa: F811
+    open_new(qtbot, window, "Blank")
+    pane = window.document_pane
+    qtbot.waitUntil(lambda: pane.editor.placeholderText().startswith("Start writing."),
+                    timeout=WAIT_MS)
+    assert pane.editor.placeholderText() == (
+        "Start writing. Everyone in the workspace sees your edits as you type; fork a branch "
+        "to draft on your own.")
+    assert pane.editor.toPlainText() == "" and not pane.editor.isReadOnly()
+    assert not pane.notice.isVisible()
+    assert all(b.isEnabled() for b in (pane.fork_button, pane.undo_button, pane.tag_button))

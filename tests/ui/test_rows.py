@@ -1,5 +1,5 @@
-"""The message list's pure logic (ui/_rows.py), without Qt: grouping, names, links, times and
-nickname completion."""
+"""The message list's pure logic (ui/_rows.py), without Qt: grouping, days, names, author
+colours and identicons, links, times and nickname completion."""
 
 from __future__ import annotations
 
@@ -13,19 +13,31 @@ from hypothesis import strategies as st
 
 from storage import Message
 from ui._rows import (
+    GRID,
     GROUP_GAP_MS,
+    MIN_CONTRAST,
     Link,
     NickCompleter,
     NickIndex,
+    author_hue,
+    avatar_rgb,
     body_text,
+    clock,
+    contrast,
+    day_label,
+    day_starts,
     display_name,
     from_utf16,
     group_starts,
+    identicon,
     links,
     member_names,
+    ms_until_next_day,
+    name_rgb,
     nick_keys,
     nick_matches,
     shared_nicks,
+    starts_day,
     starts_group,
     time_label,
     to_utf16,
@@ -82,14 +94,35 @@ messages = st.lists(st.builds(
 @given(messages, messages)
 def test_loading_an_older_page_only_changes_the_old_first_row(older, newer):
     """What the model does when a page loads above: the rows below keep their flags, and
-    only the old first row is decided again (it may now continue the older page's last)."""
+    only the old first row is decided again (it may now continue the older page's last, or
+    be on its day)."""
     older = sorted(older, key=lambda m: m.ts)
     newer = sorted(newer, key=lambda m: m.ts)
-    joined = group_starts(older)
-    tail = group_starts(newer)
+    joined, days = group_starts(older), day_starts(older)
+    tail, tail_days = group_starts(newer), day_starts(newer)
     if older and newer:
         tail[0] = starts_group(older[-1], newer[0])
+        tail_days[0] = starts_day(older[-1], newer[0])
     assert joined + tail == group_starts(older + newer)
+    assert days + tail_days == day_starts(older + newer)
+
+
+@given(messages)
+def test_a_new_day_always_starts_a_group(rows):
+    rows = sorted(rows, key=lambda m: m.ts)
+    for row, (day, group) in enumerate(zip(day_starts(rows), group_starts(rows), strict=True)):
+        assert day == (row == 0 or starts_day(rows[row - 1], rows[row]))
+        if day and not rows[row].text.startswith("/me "):
+            assert group
+
+
+def test_the_first_row_of_each_local_day_starts_one():
+    late = int(datetime(2024, 3, 4, 23, 58).timestamp() * 1000)
+    rows = [msg(ts=late, n=0), msg(ts=late + MINUTE, n=1), msg(ts=late + 3 * MINUTE, n=2),
+            msg(ts=late + 4 * MINUTE, n=3, text="/me waves")]
+    assert day_starts(rows) == [True, False, True, False]
+    assert day_starts(rows[1:], previous=rows[0]) == [False, True, False]
+    assert group_starts(rows) == [True, False, True, False]  # same author, but a new day
 
 
 # Names -----------------------------------------------------------------------------------------
@@ -225,6 +258,86 @@ def test_time_labels_name_the_day_when_it_is_not_today():
     assert time_label(march_1, today).endswith("1 Mar 09:30")
     last_year = int(datetime(2023, 12, 24, 8, 0).timestamp() * 1000)
     assert time_label(last_year, today) == "24 Dec 2023 08:00"
+
+
+# Days ------------------------------------------------------------------------------------------
+
+def test_day_labels_say_today_yesterday_or_the_date():
+    today = date(2024, 3, 5)
+    assert day_label(NOON, today) == "Today"
+    assert day_label(NOON - 24 * 60 * MINUTE, today) == "Yesterday"
+    march_1 = int(datetime(2024, 3, 1, 9, 30).timestamp() * 1000)
+    assert day_label(march_1, today) == "Fri 1 Mar"
+    last_year = int(datetime(2023, 12, 24, 8, 0).timestamp() * 1000)
+    assert day_label(last_year, today) == "24 Dec 2023"
+    # At midnight the same message moves on: today's is yesterday's, yesterday's a date.
+    assert day_label(NOON, date(2024, 3, 6)) == "Yesterday"
+    assert day_label(NOON, date(2024, 3, 7)) == "Tue 5 Mar"
+    assert day_label(NOON, date(2025, 1, 2)) == "5 Mar 2024"
+
+
+def test_headers_show_only_the_clock():
+    assert clock(NOON + 3 * MINUTE) == "12:03"
+    assert clock(NOON - 24 * 60 * MINUTE + 25 * MINUTE) == "12:25"  # yesterday's: no "Yesterday"
+
+
+def test_the_day_changes_at_the_next_local_midnight():
+    assert ms_until_next_day(datetime(2024, 3, 5, 23, 59, 59)) == 1000
+    assert ms_until_next_day(datetime(2024, 3, 5, 12, 0)) == 12 * 3600 * 1000
+    assert ms_until_next_day(datetime(2024, 3, 5, 0, 0)) == 24 * 3600 * 1000
+
+
+# Author colours and identicons -----------------------------------------------------------------
+
+keys = st.binary(min_size=32, max_size=32)
+channel = st.integers(0, 255)
+bases = st.tuples(channel, channel, channel)
+
+
+@given(keys)
+def test_avatars_come_from_the_key_alone(key):
+    assert 0 <= author_hue(key) < 1
+    assert author_hue(key) == author_hue(bytes(key))
+    grid = identicon(key)
+    assert len(grid) == GRID and all(len(row) == GRID for row in grid)
+    assert all(row == row[::-1] for row in grid)  # mirrored left to right
+    assert any(any(row) for row in grid)  # never a blank tile
+    assert avatar_rgb(key) == avatar_rgb(bytes(key))
+
+
+def test_two_keys_get_different_avatars():
+    """Two "bob"s: the nickname plays no part, the keys tell them apart."""
+    assert identicon(ADA) != identicon(BOB) != identicon(EVE)
+    assert len({author_hue(k) for k in (ADA, BOB, EVE)}) == 3
+    grids = {identicon(bytes([i]) * 32) for i in range(256)}
+    assert len(grids) > 200  # 15 bits each: collisions are rare
+
+
+def test_contrast_is_the_wcag_ratio():
+    assert round(contrast((0, 0, 0), (255, 255, 255)), 1) == 21.0
+    assert contrast((255, 255, 255), (0, 0, 0)) == contrast((0, 0, 0), (255, 255, 255))
+    assert contrast((119, 119, 119), (119, 119, 119)) == 1.0
+    assert round(contrast((118, 118, 118), (255, 255, 255)), 2) == 4.54
+
+
+@given(keys, bases)
+def test_a_name_reads_on_any_background(key, base):
+    """Light, dark, or the mid-grey where neither black nor white reaches far."""
+    assert contrast(name_rgb(key, base), base) >= MIN_CONTRAST
+
+
+def test_a_name_keeps_its_hue_on_light_and_dark_backgrounds():
+    import colorsys
+
+    for key in (ADA, BOB, EVE):
+        light = name_rgb(key, (255, 255, 255))
+        dark = name_rgb(key, (24, 25, 28))
+        assert contrast(light, (255, 255, 255)) >= MIN_CONTRAST
+        assert contrast(dark, (24, 25, 28)) >= MIN_CONTRAST
+        assert sum(light) < sum(dark)  # darker on light, lighter on dark
+        for rgb in (light, dark):
+            hue = colorsys.rgb_to_hls(*(c / 255 for c in rgb))[0]
+            assert min(abs(hue - author_hue(key)), 1 - abs(hue - author_hue(key))) < 0.03
 
 
 # Nickname completion ---------------------------------------------------------------------------
