@@ -298,6 +298,11 @@ class DocumentPane(QWidget):
             self.editor.style().polish(self.editor)
         for button in self._editing:
             button.setEnabled(self.writable)
+        # The main branch cannot be merged into itself, nor made main again.
+        on_main = any(b.main and b.name == self.branch for b in view.branches)
+        for button in (self.merge_button, self.main_button):
+            button.setEnabled(self.writable and not on_main)
+            button.setToolTip("This is the main branch" if on_main else "")
 
     def _step_to(self, text: str, heads: list[str]) -> None:
         """Apply the difference between the editor and `text` as minimal edits."""

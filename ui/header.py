@@ -72,6 +72,7 @@ class ChannelHeader(QFrame):
                                     toolTip="Words, \"a phrase\", in:#channel, from:name, "
                                             "before:2026-03-01, after:2026-02-01")
         self.search_box.setMinimumWidth(240)
+        self.search_box.setMaximumWidth(360)
         self.search_box.returnPressed.connect(
             lambda: self.searchRequested.emit(self.search_box.text()))
         self.members_button = QPushButton(objectName="membersToggle", checkable=True,
@@ -84,6 +85,10 @@ class ChannelHeader(QFrame):
         layout.addWidget(self.title)
         layout.addWidget(self.topic_label, 1)
         layout.addWidget(self.topic_bar, 1)
+        self._spacer = QWidget()  # keeps the search box at the right beside a document
+        self._spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        self._spacer.hide()
+        layout.addWidget(self._spacer, 1)
         layout.addWidget(self.search_box)
         layout.addWidget(self.members_button)
         self._topic = ""
@@ -92,12 +97,14 @@ class ChannelHeader(QFrame):
     def show_channel(self, label: str) -> None:
         self.title.setText(f"#{label}")
         self.topic_label.show()
+        self._spacer.hide()
         self.members_button.show()
 
     def show_document(self, title: str) -> None:
         self._stop_editing()
         self.title.setText(title)
         self.topic_label.hide()
+        self._spacer.show()
         self.members_button.hide()
 
     def set_topic(self, topic: str, *, editable: bool) -> None:

@@ -125,6 +125,7 @@ class MainWindow(QMainWindow):
         self.member_pane.inviteRequested.connect(self.show_settings)
         self.member_list = self.member_pane.list
         self.document_pane = DocumentPane(self.bridge)
+        self.document_pane.title.hide()  # the window's header names the open document
         self.peer_status = QPushButton("offline", objectName="peerStatus", flat=True)
         self.peer_status.clicked.connect(self.show_peers)
         settings = QPushButton("Settings", flat=True, objectName="openSettings")
