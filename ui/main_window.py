@@ -237,7 +237,7 @@ class MainWindow(QMainWindow):
             lookalike = " \N{WARNING SIGN}" if member.nick and names[member.key] != member.nick \
                 else ""
             you = " (you)" if member.key == me else ""
-            rows.append((f"{names[member.key]}{you}{lookalike}", member.key.hex(),
+            rows.append((member.key, f"{names[member.key]}{you}{lookalike}",
                          member.key in online or member.key == me))
         self.member_pane.set_members(rows, connected=bool(online))
         self.header.set_member_count(len(rows))

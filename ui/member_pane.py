@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import (
     QFrame,
     QLabel,
@@ -18,6 +19,9 @@ from PySide6.QtWidgets import (
 )
 
 from . import theme
+from .avatars import avatar
+
+AVATAR = 22  # px, before the device pixel ratio
 
 LOOKING = ("Looking for people on your network…\n\nComputers in this workspace find each "
            "other on the same network. Invite someone with the workspace's invite code.")
@@ -41,6 +45,8 @@ class MemberPane(QFrame):
         self.list = QListWidget(objectName="memberList")
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.list.setIconSize(QSize(AVATAR, AVATAR))
+        self.list.setSpacing(2)
         self.looking = QWidget(objectName="emptyState")
         box = QVBoxLayout(self.looking)
         box.setContentsMargins(6, 6, 6, 6)
@@ -65,13 +71,17 @@ class MemberPane(QFrame):
     def expanded(self) -> bool:
         return self.heading.isChecked()
 
-    def set_members(self, rows: Iterable[tuple[str, str, bool]], *, connected: bool) -> None:
-        """Rows of (shown name, tooltip, online); `connected`: some peer is connected now."""
-        rows = sorted(rows, key=lambda row: (not row[2], row[0].casefold()))
+    def set_members(self, rows: Iterable[tuple[bytes, str, bool]], *, connected: bool) -> None:
+        """Rows of (key, shown name, online); `connected`: some peer is connected now. Each
+        member shows their avatar, and whether they are online now."""
+        rows = sorted(rows, key=lambda row: (not row[2], row[1].casefold()))
         self.list.clear()
-        for name, tip, online in rows:
-            item = QListWidgetItem(f"{'●' if online else '○'}  {name}")
-            item.setToolTip(tip)
+        ratio = self.devicePixelRatioF()
+        for key, name, online in rows:
+            item = QListWidgetItem(QIcon(avatar(key, AVATAR, ratio)),
+                                   f"{name}  {'●' if online else '○'}")
+            item.setToolTip(f"{name}\n{'online' if online else 'offline'}\nkey {key.hex()}")
+            item.setData(Qt.ItemDataRole.UserRole, key)
             if not online:
                 item.setForeground(self.palette().placeholderText())
             self.list.addItem(item)

@@ -117,6 +117,18 @@ def test_the_member_pane_has_a_heading_collapses_and_hides_beside_documents(
     qtbot.waitUntil(lambda: heading.text().startswith("Members · 2")
                     and window.member_list.count() == 2, timeout=WAIT_MS)
     assert pane.isVisible() and window.member_list.isVisible()
+
+    def row_of(key: bytes):
+        return next(window.member_list.item(i) for i in range(window.member_list.count())
+                    if window.member_list.item(i).data(Qt.ItemDataRole.UserRole) == key)
+
+    qtbot.waitUntil(lambda: row_of(node_b.key).text() == "bob  ●", timeout=WAIT_MS)
+    assert row_of(node_a.key).text() == "ada (you)  ●"
+    assert not row_of(node_b.key).icon().isNull()  # the avatar
+    assert "(2 online)" in heading.text()
+    node_b.stop()  # bob's computer goes away: he is offline, and said so
+    qtbot.waitUntil(lambda: row_of(node_b.key).text() == "bob  ○"
+                    and "(1 online)" in heading.text(), timeout=WAIT_MS)
     qtbot.mouseClick(heading, Qt.MouseButton.LeftButton)
     assert not window.member_list.isVisible() and heading.isVisible()
     qtbot.mouseClick(heading, Qt.MouseButton.LeftButton)
