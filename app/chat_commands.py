@@ -28,6 +28,7 @@ from ._command import (
     whole_number,
 )
 from .names import NickBook, channel_names, lookalike_channel, spelled
+from .search import HINT, SearchError, summary
 from .workspace import (
     MIN_PREFIX,
     SHORT_KEY,
@@ -183,8 +184,46 @@ def cmd_members(args: argparse.Namespace) -> None:
 
 
 def cmd_search(args: argparse.Namespace) -> None:
+    """Matching messages grouped by channel (a "#name  (count)" line over each group, then
+    each message as `read` prints it), then matching channels and documents, then the count
+    line; an empty result says so and how to search. --json: query, total, capped, messages
+    (as `read --json` gives them, newest first), channels (name, topic) and documents (id,
+    title, creator, ts)."""
     with open_workspace(args) as ws:
-        _print_messages(ws, ws.search(args.query, limit=args.limit), args.json, channel=True)
+        try:
+            results = ws.search(args.query, limit=args.limit)
+        except SearchError as exc:
+            raise CLIError(str(exc)) from None
+        book = NickBook(ws.replica.nicknames())
+    if args.json:
+        print_json({
+            "query": args.query, "total": results.total, "capped": results.capped,
+            "messages": [_message_json(m) for m in results.messages],
+            "channels": [{"name": c.name, "topic": c.topic} for c in results.channels],
+            "documents": [{"id": d.id, "title": d.title, "creator": d.creator.hex(),
+                           "ts": d.ts} for d in results.documents],
+        })
+        return
+    for group in results.groups:
+        print(f"#{group.label}  ({len(group.messages)})")
+        for m in group.messages:
+            warning = book.warning(m.author, m.nick)
+            key = _short(m.author) + (f", {warning}" if warning else "")
+            print(f"{when(m.ts)}  {book.nick(m.author, m.nick)} ({key}): "
+                  f"{_text.block(m.text)}")
+            print(f"    id {m.id.hex()}")
+        print()
+    if results.channels:
+        print("channels:")
+        for c in results.channels:
+            print(f"  #{c.label}" + (f"  {_text.line(c.topic)}" if c.topic else ""))
+    if results.documents:
+        print("documents:")
+        for d in results.documents:
+            print(f"  {_text.line(d.title)}  {d.id}")
+    print(_text.line(summary(results)))
+    if results.empty:
+        print(HINT)
 
 
 def cmd_state(args: argparse.Namespace) -> None:
@@ -340,10 +379,13 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
     add("channels", cmd_channels, "list channels", json_flag=True)
     p = add("members", cmd_members, "list a channel's members", json_flag=True)
     p.add_argument("channel", type=channel_arg, help=CHANNEL_HELP)
-    p = add("search", cmd_search, "search messages in every channel", json_flag=True)
-    p.add_argument("query")
+    p = add("search", cmd_search, "search messages, channel topics and document titles",
+            json_flag=True)
+    p.add_argument("query", help='words, "exact phrases" and filters: in:#channel, from:nick, '
+                   "before:YYYY-MM-DD, after:YYYY-MM-DD (local days, each day itself left out)")
     p.add_argument("--limit", type=LIMIT, default=50,
-                   help=f"how many results, 1 to {MAX_LIMIT} (default 50)")
+                   help=f"how many messages (and channels, documents), 1 to {MAX_LIMIT} "
+                   "(default 50)")
     p = add("state", cmd_state, "a channel's topic, members and history of changes",
           json_flag=True)
     p.add_argument("channel", type=channel_arg, help=CHANNEL_HELP)

@@ -35,6 +35,7 @@ from .records import (
     NodeInfo,
     WorkspaceEntry,
 )
+from .search import SearchResults
 from .workspace import Workspace, export_identity, import_identity
 from .workspaces import workspace_entries
 
@@ -116,7 +117,10 @@ class NodeFacade:
         """Whether the channel's policies let me post objects of `kind` ("post/topic")."""
         return self._run(lambda: self._ws().may(channel, kind))
 
-    def search(self, query: str, *, limit: int = 50) -> Future[list[Message]]:
+    def search(self, query: str, *, limit: int = 50) -> Future[SearchResults]:
+        """Messages (grouped by channel), channels and documents that `query` matches, in
+        app.search's syntax (words, "phrases", in:#channel from:nick before:/after:DATE);
+        a bad filter fails the future with SearchError, one line for the person."""
         return self._run(lambda: self._ws().search(query, limit=limit))
 
     def topic(self, channel: str, topic: str) -> Future[bytes]:

@@ -31,6 +31,7 @@ from storage import (
 
 from .names import looks_alike, spelled
 from .paths import Paths
+from .search import SearchResults, search_workspace
 
 SECRET_SIZE = 32
 DEFAULT_CHANNEL = "general"
@@ -385,8 +386,11 @@ class Workspace:
         except NotFound as exc:
             raise WorkspaceError(str(exc)) from None
 
-    def search(self, query: str, *, limit: int = 50) -> list[Message]:
-        return self.replica.search(query, limit=limit)
+    def search(self, query: str, *, limit: int = 50) -> SearchResults:
+        """Messages, channels and documents that `query` matches: words, "phrases" and
+        in:#channel from:nick before:/after:YYYY-MM-DD filters (app.search). A bad filter,
+        an unknown channel or a person it cannot tell raises app.search.SearchError."""
+        return search_workspace(self, query, limit=limit)
 
     def policies(self, channel: str) -> list[Policy]:
         return self.replica.policies(channel)

@@ -23,11 +23,12 @@ from core.errors import InvalidObject
 from core.objects import Object, bad_signature, decode_trusted, parse
 from core.policy import Policy
 
-from . import _schema, _verify
+from . import _schema, _search, _verify
 from ._documents import DocumentStore
 from ._ingest import FUTURE_MS, Batch, Workspace, chunks, placeholders
 from ._outbox import Outbox
 from ._reconciliation import Reconciliation
+from ._search import COUNT_CAP, MessageFilter, MessageMatches, words_filter
 from .errors import NotFound, StorageError
 from .records import (
     ChannelInfo,
@@ -440,24 +441,15 @@ class Replica:
     def search(self, query: str, *, limit: int = 50) -> list[Message]:
         """Visible messages matching every word of `query` (prefix match on the last),
         newest first."""
-        words = query.split()
-        if not words:
-            return []
-        try:
-            query.encode()
-        except UnicodeError:
-            raise StorageError("the search query is not valid text") from None
-        terms = ['"' + w.replace('"', '""') + '"' for w in words]
-        terms[-1] += "*"
-        # Full-text rowids are ordered by time (messages.sk): FTS5 walks its doclists newest
-        # first and stops at the limit, instead of ranking every match of a common word.
-        sql = ("SELECT m.id, c.name, m.author, " + self._NICK.format(a="m.author") +
-               ", m.ts, m.text FROM messages_fts f JOIN messages m ON m.sk = f.rowid "
-               "JOIN channels c ON c.key = m.channel "
-               "WHERE messages_fts MATCH ? AND m.hidden = 0 ORDER BY f.rowid DESC LIMIT ?")
+        return list(self.search_messages(words_filter(query), limit=limit,
+                                         count_cap=None).messages)
+
+    def search_messages(self, match: MessageFilter, *, limit: int = 50,
+                        count_cap: int | None = COUNT_CAP) -> MessageMatches:
+        """The newest `limit` visible messages that `match` matches, newest first, and how
+        many match in all, counted up to `count_cap` (storage._search)."""
         with self._read() as conn:
-            rows = conn.execute(sql, (" ".join(terms), max(0, limit))).fetchall()
-        return [Message(*row) for row in rows]
+            return _search.find(conn, match, limit=limit, count_cap=count_cap)
 
     def policies(self, channel: str) -> list[Policy]:
         """The policy list in force in `channel` (the latest an admin wrote)."""

@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
     QFrame,
     QInputDialog,
     QLabel,
-    QListWidget,
     QListWidgetItem,
     QMainWindow,
     QMenu,
@@ -42,6 +41,7 @@ from .member_pane import MemberPane
 from .message_view import MessageView
 from .models import ChannelListModel, MessageListModel
 from .notifier import Notifier
+from .search_panel import SearchPanel
 from .sidebar import Sidebar
 from .switcher import QuickSwitcher, channel_place, document_place, visited
 
@@ -103,8 +103,12 @@ class MainWindow(QMainWindow):
         self.header.topicEdited.connect(self._set_topic)
         self.header.searchRequested.connect(self._search)
         self.header.membersToggled.connect(self._members_toggled)
-        self.search_results = QListWidget(objectName="searchResults")
-        self.search_results.itemActivated.connect(self._jump)
+        self.search_results = SearchPanel(self.bridge)
+        self.search_results.keys_from(self.search_box)
+        self.search_results.messageChosen.connect(self._jump)
+        self.search_results.channelChosen.connect(self.show_channel)
+        self.search_results.documentChosen.connect(self.open_document)
+        self.search_results.closed.connect(self._close_search)
 
         self.messages = MessageListModel(self.bridge)
         self.messages.me = self.facade.key
@@ -254,29 +258,22 @@ class MainWindow(QMainWindow):
         self.bridge.then(self.facade.topic(self.channel, topic), done=lambda _: self._reload())
 
     def _search(self, query: str) -> None:
-        query = query.strip()
-        if not query:
-            self.reading.setCurrentWidget(self.message_view)
+        """Results (grouped by channel, matched words marked) in place of the messages."""
+        if not query.strip():
+            self._close_search()
             return
-        self.pages.setCurrentIndex(0)
-        self.bridge.then(self.facade.search(query, limit=50), done=self._show_results)
-
-    def _show_results(self, results: list[Message]) -> None:
-        self.search_results.clear()
-        authors = _rows.NickIndex(results)  # lookalike nicknames among them get key suffixes
-        for message in results:
-            self.search_results.addItem(f"#{self.channels.label(message.channel)}  "
-                                        f"{authors.name(message)}: {message.text[:120]}")
-            self.search_results.item(self.search_results.count() - 1).setData(
-                Qt.ItemDataRole.UserRole, message)
-        if not results:
-            self.search_results.addItem("no messages match")
+        if self.pages.currentIndex() != 0:  # searching from a document
+            self.show_channel(self.channel)
+        self.member_pane.hide()
+        self.search_results.run(query)
         self.reading.setCurrentWidget(self.search_results)
 
-    def _jump(self, item) -> None:
-        message = item.data(Qt.ItemDataRole.UserRole)
-        if message is None:
-            return
+    def _close_search(self) -> None:
+        self.search_results.clear()
+        if self.reading.currentWidget() is self.search_results:
+            self.show_channel(self.channel)
+
+    def _jump(self, message: Message) -> None:
         self._jump_to = message.id
         self.show_channel(message.channel)
         self._select_jump()

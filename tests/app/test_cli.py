@@ -201,13 +201,14 @@ def test_channels_members_state_search_policies(hearth: Hearth, alice: Path) -> 
     for event in state["history"]:
         assert HEX64.match(event["id"]) and event["author"] == me
 
-    found = hearth("search", "quick", "--json", data=alice).json()
+    found = hearth("search", "quick", "--json", data=alice).json()["messages"]
     assert sorted(m["text"] for m in found) == ["foxes are quick", "the quick brown fox"]
     assert {m["channel"] for m in found} == {"general", "Design"}
     assert all(set(m) == MESSAGE_FIELDS for m in found)
-    assert [m["text"] for m in hearth("search", "laz", "--json", data=alice).json()] == [
+    assert [m["text"] for m in
+            hearth("search", "laz", "--json", data=alice).json()["messages"]] == [
         "jumps over the lazy dog"]
-    assert hearth("search", "fox dog", "--json", data=alice).json() == []
+    assert hearth("search", "fox dog", "--json", data=alice).json()["messages"] == []
     # Awkward queries are words, not FTS syntax.
     for query in ['"*', "NEAR( OR", ""]:
         hearth("search", query, "--json", data=alice)
@@ -259,7 +260,7 @@ def test_admin_rules_and_policies_across_two_identities(
          "actions": ["append"]}]
     assert [m["id"] for m in hearth("read", "general", "--json", data=alice).json()] == [
         alice_post]
-    assert hearth("search", "alice", "--json", data=alice).json() == []
+    assert hearth("search", "alice", "--json", data=alice).json()["messages"] == []
 
     # The root grants admin to Bob; once Bob holds the grant he may set policies too,
     # but only the root grants admin.

@@ -59,6 +59,10 @@ def test_hostile_texts_reach_no_terminal(hearth: Hearth, two) -> None:
 
     read = hearth("read", "general", data=alice).stdout
     found = hearth("search", "hi", data=alice).stdout
+    # Search groups its results: a "#channel  (count)" line above them, the count line last.
+    found_lines = found.splitlines()
+    assert found_lines[0] == "#general  (1)" and found_lines[-1] == "1 message in 1 channel"
+    found = "".join(line + "\n" for line in found_lines[1:-1] if line)
     for what, out in [("read", read), ("search", found)]:
         _assert_safe(out, what=what)
         # One header line per message (Alice has posted nothing): the fake headers are

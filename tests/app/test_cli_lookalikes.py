@@ -7,6 +7,7 @@ them apart; posting to a lookalike of an existing channel needs --force.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -62,8 +63,11 @@ def test_lookalike_nicknames_are_marked_in_read_members_and_search(hearth: Heart
     state = hearth("state", "general", data=alice).stdout
     listed, history = state.split("\nhistory (", 1)
     assert listed.count(WARNING) == 3
-    # The history names each of them at every change (nickname, join), marked each time.
-    changes = history.splitlines()[1:]
+    # The history names each of them at every change (nickname, join), marked each time; a
+    # join made before any nickname (within the same millisecond, in either order) is named
+    # by its key alone, and has no name to mark.
+    changes = [line for line in history.splitlines()[1:]
+               if not re.fullmatch(r"\s+\S+ \S+  [0-9a-f]{8} joined", line)]
     assert changes and all(WARNING in line for line in changes), changes
 
     found = hearth("search", "hello", data=alice).stdout
@@ -119,7 +123,7 @@ def test_lookalike_channels_are_told_apart_by_stream(hearth: Hearth, two_general
     assert [m["text"] for m in hearth("read", FAKE_GENERAL, "--json", data=alice).json()] == [
         "the fake one"]
     found = hearth("search", "one", data=alice).stdout
-    assert f"#general ·{real} alice" in found and f"#{FAKE_GENERAL} ·{fake} mallory" in found
+    assert f"#general ·{real}  (1)\n" in found and f"#{FAKE_GENERAL} ·{fake}  (1)\n" in found
     assert hearth("state", FAKE_GENERAL, data=alice).stdout.startswith(
         f"#{FAKE_GENERAL} ·{fake}  (looks like #general ·{real}")
 

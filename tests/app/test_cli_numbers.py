@@ -55,6 +55,7 @@ def test_numbers_in_range_still_work(module_hearth: Hearth, folder: Path, case: 
     args, option, good = NUMERIC[case]
     for value in (good, "100000", " 7 ", "+2"):
         found = module_hearth(*args, option, value, "--json", data=folder).json()
+        found = found["messages"] if case.startswith("search") else found
         assert [m["text"] for m in found] == ["hello there"]
 
 

@@ -66,7 +66,7 @@ def test_a_post_through_one_facade_is_read_and_heard_through_the_other(cluster: 
         (post_id, "hello through the facade", a.key)]
     older = result(b.facade.read(CHANNEL, limit=50, before=page[0].cursor))
     assert post_id not in [m.id for m in older]
-    assert [m.id for m in result(b.facade.search("facade"))] == [post_id]
+    assert [m.id for m in result(b.facade.search("facade")).messages] == [post_id]
     # The blocking convenience of the CLI and tests reads the same.
     assert [m.id for m in b.read(CHANNEL, limit=1)] == [post_id]
 

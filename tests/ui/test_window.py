@@ -114,18 +114,35 @@ def test_search_finds_and_jumps(qtbot, window, pair):
     pair[1].post("design", "the quarterly roadmap draft")
     qtbot.waitUntil(lambda: any(c.name == "design" for c in window.channels.channels),
                     timeout=WAIT_MS)
-    window.search_box.setText("roadmap")
+    pair[1].post("general", "roadmap talk elsewhere")
+    qtbot.waitUntil(lambda: "roadmap talk elsewhere" in texts(window), timeout=WAIT_MS)
+    panel = window.search_results
+    with qtbot.waitSignal(panel.resultsShown, timeout=WAIT_MS):
+        window.search_box.setText("roadmap")
+        qtbot.keyClick(window.search_box, Qt.Key.Key_Return)
+    assert window.reading.currentWidget() is panel and panel.isVisible()
+    assert panel.count_label.text() == "2 messages in 2 channels"
+    # Grouped by channel under a heading each, newest first; the matched word is marked.
+    shown = [panel.list.item(i).text() for i in range(panel.list.count())]
+    assert shown.index("#general") < shown.index("#design")
+    assert len(panel.rows()) == 2
+    # A filter narrows it to one channel.
+    with qtbot.waitSignal(panel.resultsShown, timeout=WAIT_MS):
+        window.search_box.setText("roadmap in:#design")
+        qtbot.keyClick(window.search_box, Qt.Key.Key_Return)
+    assert panel.count_label.text() == "1 message in 1 channel"
+    # Enter again (the box unchanged) opens the selected result: its channel, the message.
     qtbot.keyClick(window.search_box, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: window.search_results.isVisible()
-                    and window.search_results.count() == 1
-                    and window.search_results.item(0).data(Qt.ItemDataRole.UserRole)
-                    is not None,
-                    timeout=WAIT_MS)
-    window.search_results.itemActivated.emit(window.search_results.item(0))
     qtbot.waitUntil(lambda: window.channel == "design"
                     and window.message_view.currentIndex().isValid(), timeout=WAIT_MS)
+    assert window.reading.currentWidget() is window.message_view
     assert window.message_view.currentIndex().data(Qt.ItemDataRole.UserRole).text == \
         "the quarterly roadmap draft"
+    # A bad filter says why, in one line, in the panel.
+    with qtbot.waitSignal(panel.resultsShown, timeout=WAIT_MS):
+        window.search_box.setText("roadmap after:soon")
+        qtbot.keyClick(window.search_box, Qt.Key.Key_Return)
+    assert "after: wants a date like" in panel.count_label.text() + panel.hint_label.text()
 
 
 def test_peer_status_shows_the_connected_peer(qtbot, window):
