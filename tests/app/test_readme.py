@@ -57,3 +57,14 @@ def test_set_up_is_make_run_and_make_test() -> None:
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     for target in ("run", "test"):
         assert re.search(rf"^{target}:", makefile, re.M), f"Makefile has no `{target}` target"
+
+
+def test_the_pictures_and_links_the_readme_shows_are_in_the_repository() -> None:
+    """The README shows screenshots of the window made by `hearth screenshot`, and never
+    points outside the repository for its own pages."""
+    text = README.read_text(encoding="utf-8")
+    images = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
+    assert len(images) >= 3, "the README shows no screenshots of the window"
+    for path in images + re.findall(r"\]\((docs/[^)]+)\)", text):
+        assert (ROOT / path).is_file(), f"README.md shows {path}, which is not in the repository"
+        assert not path.startswith(("..", "/")), path
