@@ -774,8 +774,12 @@ class MessageView(QListView):
         if not index.isValid():
             return None
         row = index.row()
-        if model.starts_day(row) and self.visualRect(index).top() >= 0:
-            return None  # its own separator is in sight
+        day = self.delegate.day_height
+        if model.starts_day(row) and self.visualRect(index).top() + day > 0:
+            return None  # its own separator is (even partly) in sight: never two pills
+        below = self.indexAt(QPoint(AVATAR_X, day))
+        if below.isValid() and below.row() != row and model.starts_day(below.row()):
+            return None  # the next day's separator is arriving where the label would be
         return model.day_label(row)
 
     def _maybe_fetch(self) -> None:
