@@ -94,6 +94,18 @@ def _key_range(column: str, f: MessageFilter) -> tuple[list[str], list[int]]:
     return where, params
 
 
+def _time_range(column: str, f: MessageFilter) -> tuple[list[str], list]:
+    """`column` within the filter's [since, until) in ms, as conditions and values."""
+    where, values = [], []
+    if f.since_ms is not None:
+        where.append(f"{column} >= ?")
+        values.append(f.since_ms)
+    if f.until_ms is not None:
+        where.append(f"{column} < ?")
+        values.append(f.until_ms)
+    return where, values
+
+
 def _among(column: str, values: tuple) -> tuple[list[str], list]:
     if not values:
         return [], []
@@ -117,14 +129,8 @@ class _Walk:
 
 def _walks(conn: sqlite3.Connection, f: MessageFilter) -> list[_Walk]:
     """The index walks whose union is what `f` matches (they never overlap)."""
-    where = ["m.hidden = 0"]
-    params: list = []
-    if f.since_ms is not None:
-        where.append("m.ts >= ?")
-        params.append(f.since_ms)
-    if f.until_ms is not None:
-        where.append("m.ts < ?")
-        params.append(f.until_ms)
+    where, params = _time_range("m.ts", f)
+    where.insert(0, "m.hidden = 0")
     channels = tuple(dict.fromkeys(f.channels))
     authors = tuple(dict.fromkeys(f.authors))
     if f.terms:
@@ -150,14 +156,8 @@ def _walks(conn: sqlite3.Connection, f: MessageFilter) -> list[_Walk]:
     if authors:
         # A person's posts in time order (objects_by_author); one walk per person.
         chan_where, chan_params = _among("m.channel", channels)
-        obj_where = ["o.author = ?", "o.type = 'post/text'"]
-        bounds = []
-        if f.since_ms is not None:
-            obj_where.append("o.ts >= ?")
-            bounds.append(f.since_ms)
-        if f.until_ms is not None:
-            obj_where.append("o.ts < ?")
-            bounds.append(f.until_ms)
+        time_where, bounds = _time_range("o.ts", f)
+        obj_where = ["o.author = ?", "o.type = 'post/text'", *time_where]
         return [_Walk("objects o JOIN messages m ON m.oid = o.oid",
                       obj_where + chan_where + where, [author, *bounds, *chan_params, *params],
                       "o.ts DESC, o.oid DESC")
