@@ -3,6 +3,8 @@ states and caches derived from them, and time (only from the clock it is handed)
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -14,6 +16,9 @@ from ..identity import Identity
 from ..objects import Object
 from ._live import _Live
 from ._records import DocumentError
+
+CHECKPOINT_EVERY = 256  # commits made here between the states kept in memory
+CHECKPOINTS_KEPT = 8
 
 
 @dataclass
@@ -68,12 +73,30 @@ class _DocumentBase:
         self._pending: list[Object] = []  # keys sealed to this holder, by no editor (yet)
         self._payloads: dict[bytes, dict | None] = {}
         self._live: dict[bytes, _Live] = {}
+        # branch -> (heads, Yjs state there) from snapshots taken in: where states at other
+        # heads start from, so that reading an old commit replays only what came after one.
+        self._checkpoints: dict[bytes, list[tuple[frozenset[bytes], bytes]]] = {}
+        # The same, taken here every CHECKPOINT_EVERY commits (the latest few): where a commit
+        # on parents that are not the live state (someone else's commit came first) starts.
+        self._recent: dict[bytes, deque[tuple[frozenset[bytes], bytes]]] = {}
+        self._made: dict[bytes, int] = {}  # branch -> commits made here
         self._cache = _Cache()
         self._new: list[Object] = []
+        # Every commit's hex id, sorted, for lookups by prefix; None until one is asked for.
+        self._commit_hexes: list[str] | None = None
+
+    def _keep_state(self, branch: bytes, live: _Live) -> None:
+        """Count a commit made here on `branch`; every so many, keep the state it left."""
+        made = self._made[branch] = self._made.get(branch, 0) + 1
+        if made % CHECKPOINT_EVERY == 0 and live.complete and live.heads:
+            self._recent.setdefault(branch, deque(maxlen=CHECKPOINTS_KEPT)).append(
+                (live.heads, live.doc.get_update()))
 
     def _store(self, obj: Object) -> None:
         self._objects[obj.id] = obj
         self._streams.setdefault(obj.stream, []).append(obj)
+        if obj.type == "doc/commit" and self._commit_hexes is not None:
+            insort(self._commit_hexes, obj.id.hex())
         if obj.stream == self.root.id:
             self._root_kinds.setdefault(obj.type, []).append(obj)
 
@@ -81,6 +104,19 @@ class _DocumentBase:
         if obj.stream == self.root.id:
             return obj.type.startswith("doc/")
         return obj.type == "doc/commit"
+
+    def _with_prefix(self, prefix: str) -> list[bytes]:
+        """Ids of the commits (visible or not) whose hex id starts with `prefix`."""
+        if self._commit_hexes is None:
+            self._commit_hexes = sorted(oid.hex() for oid, o in self._objects.items()
+                                        if o.type == "doc/commit")
+        hexes = self._commit_hexes
+        out = []
+        for n in range(bisect_left(hexes, prefix), len(hexes)):
+            if not hexes[n].startswith(prefix):
+                break
+            out.append(bytes.fromhex(hexes[n]))
+        return out
 
     def drain(self) -> list[Object]:
         """Objects created here since the last drain (for the replica to ingest)."""

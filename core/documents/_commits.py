@@ -1,9 +1,11 @@
 """Branches and commits: which commits are visible, what they carry (decrypted once), the Yjs
-state at a set of heads (moved forward when it can be), and sealing a new commit."""
+state at a set of heads (moved forward when it can be, else started from the nearest checkpoint
+below them), and sealing a new commit."""
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 
 import nacl.secret
@@ -16,6 +18,8 @@ from ._capability import KEY_SIZE
 from ._keys import _Keys
 from ._live import _Live
 from ._records import BranchInfo, CommitInfo, DocumentError
+
+_HEX = re.compile("[0-9a-f]*")
 
 
 class _Commits(_Keys):
@@ -70,20 +74,34 @@ class _Commits(_Keys):
                 and commit.stream in self._branch_ids())
         return found
 
+    def _all_visible(self, branch: bytes, commits: list[Object]) -> bool:
+        """Whether every one of the branch's `commits` is visible, found in one light pass: each
+        names its root or has its first parent on the branch, and every author was an editor
+        in every root they name. False only means: ask each commit (`_visible`)."""
+        if branch not in self._branch_ids():
+            return False
+        objects, authors, roots = self._objects, set(), set()
+        for commit in commits:
+            named, links = commit.body["root"], commit.links
+            if named or not links:
+                roots.add(tuple(named))
+            elif (parent := objects.get(links[0])) is None or parent.stream != branch:
+                return False
+            authors.add(commit.author)
+        return all(authors <= self.editors(root) for root in roots)
+
     def _commit(self, commit: str | bytes) -> Object:
         """A visible commit by id (bytes or hex) or by a unique hex prefix."""
         ref = commit.strip().lower() if isinstance(commit, str) else ""
         if isinstance(commit, bytes):
             obj = self._objects.get(commit)
-        elif len(ref) == 64 and all(c in "0123456789abcdef" for c in ref):
+        elif len(ref) == 64 and _HEX.fullmatch(ref):
             obj = self._objects.get(bytes.fromhex(ref))  # a whole id: no scan of every object
         else:
-            matches = [o for oid, o in self._objects.items()
-                       if o.type == "doc/commit" and oid.hex().startswith(ref)] \
-                if len(ref) >= MIN_ID_PREFIX else []
+            matches = self._with_prefix(ref) if len(ref) >= MIN_ID_PREFIX else []
             if len(matches) > 1:
                 raise DocumentError(f"{commit!r} matches {len(matches)} commits; give more of it")
-            obj = matches[0] if matches else None
+            obj = self._objects[matches[0]] if matches else None
         if obj is None or obj.type != "doc/commit" or not self._visible(obj):
             shown = commit.hex()[:16] if isinstance(commit, bytes) else repr(commit)
             raise DocumentError(f"no commit {shown} in this document")
@@ -101,7 +119,11 @@ class _Commits(_Keys):
         found = self._cache.heads.get(branch_id)
         if found is None or (found[1] is not None and horizon is not None
                              and found[1] <= horizon):
-            commits = [c for c in self._commits(branch_id) if self._visible(c)]
+            commits = self._commits(branch_id)
+            if self._all_visible(branch_id, commits):
+                self._cache.visible.update(dict.fromkeys((c.id for c in commits), True))
+            else:
+                commits = [c for c in commits if self._visible(c)]
             later = [c.ts for c in commits if horizon is not None and c.ts > horizon]
             if later:
                 commits = [c for c in commits if c.ts <= horizon]  # type: ignore[operator]
@@ -145,28 +167,79 @@ class _Commits(_Keys):
     def _state(self, branch: bytes, heads: frozenset[bytes]) -> _Live:
         """A live document at `heads`. The branch's cached one is reused when it is there
         already, or moved forward when `heads` descend from it (remote commits arriving);
-        otherwise a new one (with a new client id) replays the causal past."""
+        otherwise a new one (with a new client id) starts from the latest checkpoint below
+        `heads` (or from nothing) and replays what came after it."""
         live = self._live.get(branch)
         if live is not None and live.heads == heads:
             return live
-        past = {c.id: c for c in self._past(heads, branch)
-                if c.type == "doc/commit" and self._visible(c)}
-        forward = live is not None and live.heads <= past.keys()
-        if forward:
-            done = {c.id for c in self._past(live.heads, branch)}
-            todo = [c for oid, c in past.items() if oid not in done]
-        else:  # another version: built aside, so the branch's state (and undo) stays
-            live, todo = _Live.empty(), list(past.values())
+        forward, todo = False, None
+        if live is not None and self._below(live.heads, heads):
+            todo = self._since(heads, branch, live.heads)
+            forward = todo is not None
+        if not forward:  # another version: built aside, so the branch's state (and undo) stays
+            live = _Live.empty()
+            start = self._checkpoint(branch, heads)
+            if start is not None and (todo := self._since(heads, branch, start[0])) is not None:
+                live.absorb(start[1])
+            else:
+                todo = self._since(heads, branch, frozenset())
+        assert todo is not None
+        complete = live.complete
         for commit in causal_order(todo):
             update = self._payload(commit)["u"]
             if update:
                 live.absorb(update)
         live.heads = heads
         # A state built while an ancestor was missing must not outlive that ancestor's arrival.
-        live.complete = all(link in self._objects for c in past.values() for link in c.links)
+        live.complete = complete and all(
+            link in self._objects for c in todo for link in c.links)
         if forward or branch not in self._live:
             self._live[branch] = live
         return live
+
+    def _below(self, lower: frozenset[bytes], heads: frozenset[bytes]) -> bool:
+        """Whether `lower` may be in the past of `heads` going by dates alone (authors date
+        commits after their parents): a guess that saves walking to find out it is not."""
+        dated = [self._objects[h].ts for h in lower if h in self._objects]
+        return not lower or len(dated) == len(lower) and max(dated) <= max(
+            (self._objects[h].ts for h in heads if h in self._objects), default=-1)
+
+    def _since(self, heads: frozenset[bytes], branch: bytes,
+               start: frozenset[bytes]) -> list[Object] | None:
+        """The visible commits in the past of `heads` that a state at `start` may lack: the
+        walk back stops at `start`'s commits. Every commit the state lacks is found (a path to
+        it through `start` would put it in `start`'s past) and some it has may be too, which is
+        harmless: Yjs updates apply once. None when `start` is not all in the past of `heads`."""
+        seen: set[bytes] = set()
+        stack = list(heads)
+        out, reached = [], set()
+        objects = self._objects
+        while stack:
+            oid = stack.pop()
+            if oid in seen:
+                continue
+            seen.add(oid)
+            if oid in start:
+                reached.add(oid)
+                continue
+            obj = objects.get(oid)
+            if obj is None or obj.stream != branch:
+                continue
+            if obj.type == "doc/commit" and self._visible(obj):
+                out.append(obj)
+            stack.extend(obj.links)
+        if len(reached) != len(start) or not all(self._visible(objects[h]) for h in start):
+            return None
+        return out
+
+    def _checkpoint(self, branch: bytes,
+                    heads: frozenset[bytes]) -> tuple[frozenset[bytes], bytes] | None:
+        """Of the branch's checkpoints, the latest that may be in the past of `heads`."""
+        found = [cp for kept in (self._checkpoints, self._recent)
+                 for cp in kept.get(branch, ()) if self._below(cp[0], heads)]
+        if not found:
+            return None
+        return max(found, key=lambda cp: max((self._objects[h].ts, h) for h in cp[0]))
 
     def _heads_of(self, heads: Iterable[str]) -> tuple[bytes, frozenset[bytes]]:
         commits = [self._commit(h) for h in heads]
@@ -218,8 +291,22 @@ class _Commits(_Keys):
         parents = sorted(parents)
         first = self._objects.get(parents[0]) if parents else None
         same = first is not None and self._root_of(first) == root
+        known = self._cache.heads.get(branch)
         obj = self._publish(identity, "doc/commit", branch,
                             {"root": [] if same else list(root), "epoch": epoch,
                              "nonce": nonce, "box": box}, parents)
         self._payloads[obj.id] = payload
+        self._moved(branch, known, obj)
         return obj
+
+    def _moved(self, branch: bytes, known: tuple[tuple[bytes, ...], int | None] | None,
+               obj: Object) -> None:
+        """The branch's heads after its new commit `obj`, from those known before it (nothing
+        links to a commit just made), so that asking for them after each commit walks nothing."""
+        horizon = self._horizon()
+        if known is None or not self._visible(obj) or (horizon is not None
+                                                       and obj.ts > horizon):
+            return  # worked out from the branch when next asked
+        heads = set(known[0]).difference(obj.links)
+        heads.add(obj.id)
+        self._cache.heads[branch] = (tuple(sorted(heads)), known[1])

@@ -46,7 +46,9 @@ class Document(_Commits):
              snapshots: Iterable[tuple[bytes, bytes, int, bytes, bytes]] = (),
              clock: Callable[[], int] | None = None, undo: bool = True) -> Document:
         """A document from its objects (any order), the branch keys already known, and
-        snapshots written by `snapshot` (so opening does not replay every update)."""
+        snapshots written by `snapshot` (so opening does not replay every update). A branch's
+        snapshot at its heads is its state; any others of it (taken every so many commits) are
+        where reading the text at an older commit starts from."""
         objects = list(objects)
         roots = [o for o in objects if o.type == "doc/root"]
         if len(roots) != 1:
@@ -84,6 +86,11 @@ class Document(_Commits):
                 (c := self._objects.get(h)) is not None and c.stream == branch
                 and self._visible(c) for h in ids):
             return
+        if ids and state:
+            self._checkpoints.setdefault(branch, []).append((ids, state))
+        if branch in self._live and ids != frozenset(
+                bytes.fromhex(h) for h in self.heads(branch.hex())):
+            return  # an older state than the one restored: kept only as a checkpoint
         live = _Live.empty()
         if state:
             live.absorb(state)
@@ -138,6 +145,7 @@ class Document(_Commits):
             obj = self._seal_commit(identity, branch_id, parent_ids, {"u": b""})
             live.heads = frozenset([obj.id])
         self._live[branch_id] = live
+        self._keep_state(branch_id, live)
         return obj.hex
 
     def undo(self, identity: Identity, branch: str = "main") -> str | None:

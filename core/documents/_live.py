@@ -27,8 +27,10 @@ class _Live:
     heads: frozenset[bytes]
     doc: pycrdt.Doc
     text: pycrdt.Text
-    mirror: str | None = None  # the text, kept only once it holds non-ASCII characters
-    ascii: bool = True
+    # The text, kept once it was read or holds non-ASCII characters: reading it back after
+    # each commit then costs nothing, while a bulk replay that never reads it keeps none.
+    mirror: str | None = None
+    ascii: bool = True  # False also when not known
     undo: pycrdt.UndoManager | None = None
     length: int | None = None  # in codepoints; None when unknown
     complete: bool = True  # False when built while an ancestor commit was missing
@@ -49,15 +51,13 @@ class _Live:
     def value(self) -> str:
         if self.mirror is not None:
             return self.mirror
-        value = str(self.text)
+        value = self.mirror = str(self.text)
         self.ascii = value.isascii()
-        if not self.ascii:
-            self.mirror = value
         return value
 
     def _offset(self, position: int) -> int:
         """UTF-8 byte offset of a codepoint position (pycrdt counts bytes)."""
-        if self.ascii and self.mirror is None:
+        if self.ascii:
             return position
         return len(self.value()[:position].encode())
 
@@ -102,9 +102,9 @@ class _Live:
         self.length = length - delete + len(insert)
         if self.mirror is not None:
             self.mirror = self.mirror[:position] + insert + self.mirror[position + delete:]
+            self.ascii = self.ascii and insert.isascii()
         elif not insert.isascii():
             self.ascii = False
-            self.mirror = None
             self.value()
 
 
