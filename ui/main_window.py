@@ -362,9 +362,10 @@ class MainWindow(QMainWindow):
         selection = self.channel_list.selectionModel()
         names = [c.name for c in self.channels.channels]
         if on_channel and self.channel in names:
-            selection.setCurrentIndex(self.channels.index(names.index(self.channel)),
-                                      QItemSelectionModel.SelectionFlag.ClearAndSelect)
-        else:
+            index = self.channels.index(names.index(self.channel))
+            if selection.selectedIndexes() != [index]:
+                selection.setCurrentIndex(index, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+        elif selection.hasSelection():
             selection.clearSelection()
         doc = self.document_pane.doc_id.hex() if self.document_pane.doc_id else None
         for row in range(self.document_list.count()):
