@@ -93,9 +93,11 @@ class ChannelHeader(QFrame):
         layout.addWidget(self.members_button)
         self._topic = ""
         self._editable = False
+        self._shown = False  # set_topic has run since the channel changed
 
     def show_channel(self, label: str) -> None:
         self.title.setText(f"#{label}")
+        self._shown = False
         self.topic_label.show()
         self._spacer.hide()
         self.members_button.show()
@@ -109,7 +111,9 @@ class ChannelHeader(QFrame):
 
     def set_topic(self, topic: str, *, editable: bool) -> None:
         """The channel's topic, and whether a click may edit it (the policies allow me)."""
-        self._topic, self._editable = topic, editable
+        if (topic, editable) == (self._topic, self._editable) and self._shown:
+            return  # asked again on every reload while a sync streams in: no re-polish
+        self._topic, self._editable, self._shown = topic, editable, True
         if not self.topic_bar.hasFocus():
             self.topic_bar.setText(topic)
         self.topic_label.setText(topic or (NO_TOPIC if editable else ""))

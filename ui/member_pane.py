@@ -60,6 +60,7 @@ class MemberPane(QFrame):
         layout.addWidget(self.heading)
         layout.addWidget(self.list, 1)
         layout.addWidget(self.looking)
+        self._shown: tuple[list, bool] | None = None
         self.set_members([], connected=False)
 
     def set_expanded(self, expanded: bool) -> None:
@@ -75,6 +76,9 @@ class MemberPane(QFrame):
         """Rows of (key, shown name, online); `connected`: some peer is connected now. Each
         member shows their avatar, and whether they are online now."""
         rows = sorted(rows, key=lambda row: (not row[2], row[1].casefold()))
+        if (rows, connected) == self._shown:
+            return  # unchanged (a sync streaming in reloads the state again and again)
+        self._shown = (rows, connected)
         self.list.clear()
         ratio = self.devicePixelRatioF()
         for key, name, online in rows:
