@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
@@ -35,6 +36,9 @@ def node(tmp_path):
     for channel, text in [("general", "the quick brown fox"), ("random", "quick thinking"),
                           ("general", "nothing to see"), ("design", "Quick brown sketches")]:
         result(facade.post(channel, text))
+        posted = time.time_ns() // 1_000_000
+        while time.time_ns() // 1_000_000 <= posted:  # each post in its own millisecond, so
+            pass  # "newest first" has one answer (ties are ordered by random ids)
     result(facade.topic("design", "quick mock-ups"))
     result(facade.documents.new("Quick start guide"))
     yield running
@@ -131,8 +135,9 @@ def test_channels_and_documents_are_chosen_by_name_and_id(qtbot, panel):
     with qtbot.waitSignal(panel.documentChosen, timeout=WAIT_MS) as chosen:
         qtbot.keyClick(panel.list, Qt.Key.Key_Return)
     assert chosen.args == [doc.id]
-    # A click opens a result too.
-    item = panel.rows()[1]
+    # A click opens a result too (found by its text: two posts made within one millisecond
+    # may be listed in either order).
+    item = next(row for row in panel.rows() if "quick thinking" in row.text())
     with qtbot.waitSignal(panel.messageChosen, timeout=WAIT_MS) as chosen:
         qtbot.mouseClick(panel.list.viewport(), Qt.MouseButton.LeftButton,
                          pos=panel.list.visualItemRect(item).center())
