@@ -49,7 +49,8 @@ from ui import _rows, avatars  # noqa: E402
 from ui.bridge import NodeBridge  # noqa: E402
 from ui.composer import Composer  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
-from ui.message_view import BAR_WIDTH, BAR_X, EMPTY_HINT, MessageView  # noqa: E402
+from ui.message_delegate import BAR_WIDTH, BAR_X  # noqa: E402
+from ui.message_view import EMPTY_HINT, MessageView  # noqa: E402
 from ui.models import (  # noqa: E402
     PAGE,
     DayRole,
