@@ -80,10 +80,7 @@ class DocumentPane(QWidget):
 
         # The header: the document's title, and the branch shown with what can be done to it.
         self.title = QLabel(objectName="docTitle", wordWrap=True)
-        font = self.title.font()
-        font.setPointSizeF(font.pointSizeF() * TITLE_SCALE)
-        font.setBold(True)
-        self.title.setFont(font)
+        self.title.setFont(theme.scaled(self.title.font(), TITLE_SCALE, bold=True))
         # A long title wraps rather than widening the pane.
         self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         rename = QPushButton("Rename…", toolTip="Change the document's title (its creator only)")

@@ -5,7 +5,7 @@ that shows or hides the member pane."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont, QPainter
+from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -55,10 +55,7 @@ class ChannelHeader(QFrame):
         super().__init__(parent, objectName="header")
         theme.styled(self, STYLE)
         self.title = QLabel(objectName="channelHeader")
-        font = QFont(self.title.font())
-        font.setBold(True)
-        font.setPointSizeF(font.pointSizeF() * TITLE_SCALE)
-        self.title.setFont(font)
+        self.title.setFont(theme.scaled(self.title.font(), TITLE_SCALE, bold=True))
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.topic_label = _Topic(objectName="topicLabel")
         self.topic_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)

@@ -43,6 +43,7 @@ from app.records import Message
 
 from . import _rows, avatars
 from .models import MessageListModel
+from .theme import scaled
 
 if TYPE_CHECKING:
     from .message_view import MessageView
@@ -89,15 +90,6 @@ class RowParts:
     body: QRect  # the text's box
     mark: QRect | None  # "sending…", while pending
     gutter: QRect | None  # where a continuation row's time shows on hover
-
-
-def scaled(font: QFont, scale: float) -> QFont:
-    scaled = QFont(font)
-    if font.pointSizeF() > 0:
-        scaled.setPointSizeF(font.pointSizeF() * scale)
-    else:
-        scaled.setPixelSize(max(1, math.ceil(font.pixelSize() * scale)))
-    return scaled
 
 
 def paint_pill(painter: QPainter, rect: QRectF, text: str, font: QFont,

@@ -38,8 +38,9 @@ from PySide6.QtWidgets import (
 from app.records import Message
 
 from . import _rows
-from .message_delegate import AVATAR_X, MessageDelegate, paint_pill, scaled
+from .message_delegate import AVATAR_X, MessageDelegate, paint_pill
 from .models import MessageListModel, PendingRole
+from .theme import scaled
 
 EMPTY_TITLE_SCALE = 1.5
 EMPTY_HINT = ("Write the first message below. People you invite will see everything "

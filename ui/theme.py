@@ -6,6 +6,8 @@ cannot). The Fusion style is used everywhere: it honours palettes on every platf
 
 from __future__ import annotations
 
+import math
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
@@ -44,6 +46,19 @@ def palette(dark: bool) -> QPalette:
     dim = QColor(colours[Role.PlaceholderText])
     for role in (Role.Text, Role.WindowText, Role.ButtonText):
         result.setColor(Group.Disabled, role, dim)
+    return result
+
+
+def scaled(font: QFont, scale: float, *, bold: bool | None = None) -> QFont:
+    """`font` at `scale` times its size (in points, or in pixels for a pixel-sized font),
+    made bold or not when `bold` says so."""
+    result = QFont(font)
+    if font.pointSizeF() > 0:
+        result.setPointSizeF(font.pointSizeF() * scale)
+    else:
+        result.setPixelSize(max(1, math.ceil(font.pixelSize() * scale)))
+    if bold is not None:
+        result.setBold(bold)
     return result
 
 
