@@ -377,10 +377,14 @@ class NickCompleter:
         start = cursor
         while start > 0 and not text[start - 1].isspace():
             start -= 1
+        matches: list[str] = []
         if text[start:cursor].startswith("@"):  # "@ad" completes like "ad", keeping the "@"
-            start += 1
-        prefix = text[start:cursor]
-        matches = nick_matches(prefix, self.names) if prefix else []
+            matches = nick_matches(text[start + 1:cursor], self.names) \
+                if cursor > start + 1 else []
+            start += bool(matches)  # else a nickname that itself starts with "@"
+        if not matches:
+            prefix = text[start:cursor]
+            matches = nick_matches(prefix, self.names) if prefix else []
         if not matches:
             self._cycle = None
             return None

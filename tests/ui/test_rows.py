@@ -8,7 +8,7 @@ import sys
 from datetime import date, datetime
 from pathlib import Path
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from storage import Message
@@ -372,6 +372,8 @@ def test_typing_after_a_completion_starts_a_new_one():
                         min_size=1, max_size=8), max_size=6),
        st.text(st.characters(blacklist_categories=("Cs", "Zs", "Cc", "Zl", "Zp")),
                min_size=1, max_size=3))
+@example(names=["@"], prefix="@")  # nicknames that start with "@" complete too
+@example(names=["@ada"], prefix="@a")
 def test_a_completion_is_always_one_of_the_names(names, prefix):
     c = NickCompleter(names)
     result = c.complete(prefix, len(prefix))
