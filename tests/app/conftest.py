@@ -177,7 +177,7 @@ def run_main(args: list[str], env: dict[str, str], cwd: Path) -> tuple[int, byte
     stdout = io.TextIOWrapper(out, encoding="utf-8", errors="strict")
     stderr = io.TextIOWrapper(err, encoding="utf-8", errors="backslashreplace")
     stdin = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
-    with (_environment(env), _working_directory(cwd), _streams(stdin, stdout, stderr),
+    with (_environment(env), contextlib.chdir(cwd), _streams(stdin, stdout, stderr),
           _unconfigured_logging(stderr), _process_warnings(stderr)):
         try:
             status = cli.main(args)
@@ -227,16 +227,6 @@ def _environment(env: dict[str, str]) -> Iterator[None]:
     finally:
         os.environ.clear()
         os.environ.update(saved)
-
-
-@contextlib.contextmanager
-def _working_directory(path: Path) -> Iterator[None]:
-    saved = os.getcwd()
-    os.chdir(path)
-    try:
-        yield
-    finally:
-        os.chdir(saved)
 
 
 @contextlib.contextmanager
