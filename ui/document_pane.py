@@ -127,14 +127,12 @@ class DocumentPane(QWidget):
         close_version = _tool("Close", "Stop showing this version")
         close_version.clicked.connect(self._close_version)
 
-        title_row = QHBoxLayout()
-        title_row.addWidget(self.title, 1)
-        title_row.addWidget(rename, 0, Qt.AlignmentFlag.AlignTop)
         branch_row = self._branch_row = QHBoxLayout()
         branch_row.addWidget(self.branch_selector)
         for button in (fork, merge, make_main):
             branch_row.addWidget(button)
         branch_row.addStretch(1)
+        branch_row.addWidget(rename)  # at the right, whether or not the title shows above
 
         writing = QWidget()
         writing_column = QVBoxLayout(writing)
@@ -174,7 +172,7 @@ class DocumentPane(QWidget):
         body.setStretchFactor(1, 1)
         body.setSizes([560, 260])
         layout = QVBoxLayout(self)
-        layout.addLayout(title_row)
+        layout.addWidget(self.title)
         layout.addLayout(branch_row)
         layout.addWidget(self.notice)
         layout.addWidget(body, 1)
