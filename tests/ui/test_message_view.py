@@ -394,6 +394,10 @@ def namesake_rows(qtbot, namesakes):
     win.show()
     node_a.post("general", "I am the first ada")
     node_a.post("general", "and this continues my burst")
+    # The other ada answers after reading the burst, so her message links it and sorts after
+    # it (two unrelated posts in one millisecond would be ordered by their random ids).
+    qtbot.waitUntil(lambda: "and this continues my burst" in [
+        m.text for m in result(node_b.facade.read("general"))], timeout=WAIT_MS)
     node_b.post("general", "and I am another ada")
     wanted = ["I am the first ada", "and this continues my burst", "and I am another ada"]
     qtbot.waitUntil(lambda: set(wanted) <= set(texts(win)) and laid_out(win.message_view),
