@@ -14,6 +14,13 @@ chat (cable's semantics and limits)
 - post/topic   {channel: name, topic: str 0..512 codepoints}
 - post/join    {channel: name}
 - post/leave   {channel: name}
+- post/reply   {channel: name, text: as post/text, parent: id, broadcast: bool}  (a message in
+                the thread of `parent`, a top-level message of the same channel; `broadcast`
+                also shows it in the channel)
+- post/edit    {channel: name, target: id, text: as post/text}  (the author's new text for
+                `target`, a post/text or post/reply of theirs in the same channel)
+- post/react   {channel: name, target: id, emoji: str 1..16 codepoints, no spaces or control
+                characters}  (taken back by a post/delete of the post/react)
 workspace
 - workspace/genesis     {name: str 1..64 codepoints, nonce: bytes 16}  (stream: 32 zero bytes)
 - workspace/admin-grant {key: key}
@@ -53,11 +60,15 @@ MAX_LIST = 64
 NONCE_SIZE = 16
 BOX_NONCE_SIZE = 24
 MAX_SEALED = 256
+MAX_EMOJI = 16  # codepoints: the longest RGI sequences (families, flags with tags) fit
 GENESIS_STREAM = bytes(32)
 
 CHAT_KINDS = frozenset(
-    {"post/text", "post/delete", "post/info", "post/topic", "post/join", "post/leave"}
+    {"post/text", "post/delete", "post/info", "post/topic", "post/join", "post/leave",
+     "post/reply", "post/edit", "post/react"}
 )
+# Kinds that are messages: shown in a channel or a thread, searched, counted as unread.
+MESSAGE_KINDS = frozenset({"post/text", "post/reply"})
 # Kinds a post/delete may target (chat posts; never workspace or document objects).
 DELETABLE_KINDS = CHAT_KINDS - {"post/delete"}
 
@@ -146,6 +157,28 @@ def _text(body: dict) -> None:
     size = len(text.encode("utf-8", "surrogatepass"))
     if not 1 <= size <= MAX_TEXT_BYTES:
         raise _bad(f"text must be 1 to {MAX_TEXT_BYTES} bytes of UTF-8 (got {size})")
+
+
+def _reply(body: dict) -> None:
+    _text(body)
+    _id(body["parent"], "parent")
+    if type(body["broadcast"]) is not bool:
+        raise _bad("broadcast must be true or false")
+
+
+def _edit(body: dict) -> None:
+    _text(body)
+    _id(body["target"], "target")
+
+
+def _react(body: dict) -> None:
+    _channel(body)
+    _id(body["target"], "target")
+    emoji = body["emoji"]
+    if not isinstance(emoji, str) or not 1 <= len(emoji) <= MAX_EMOJI:
+        raise _bad(f"emoji must be 1 to {MAX_EMOJI} characters")
+    if _has_control(emoji) or any(ch.isspace() for ch in emoji):
+        raise _bad("emoji may not contain spaces or control characters")
 
 
 def _topic(body: dict) -> None:
@@ -238,6 +271,9 @@ KINDS: dict[str, tuple[frozenset[str], Callable[[dict], None]]] = {
     "post/topic": (frozenset({"channel", "topic"}), _topic),
     "post/join": (frozenset({"channel"}), _channel),
     "post/leave": (frozenset({"channel"}), _channel),
+    "post/reply": (frozenset({"channel", "text", "parent", "broadcast"}), _reply),
+    "post/edit": (frozenset({"channel", "target", "text"}), _edit),
+    "post/react": (frozenset({"channel", "target", "emoji"}), _react),
     "workspace/genesis": (frozenset({"name", "nonce"}), _genesis),
     "workspace/admin-grant": (frozenset({"key"}), _id_field("key")),
     "channel/policy": (frozenset({"channel", "policies"}), _policy),

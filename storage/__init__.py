@@ -2,10 +2,20 @@
 
 from ._verify import start_helper as start_signature_helper
 from .errors import NotFound, SchemaError, StorageError
-from .records import ChannelInfo, ChannelState, IngestResult, Member, Message, StateEvent, Status
+from .records import (
+    ChannelInfo,
+    ChannelState,
+    IngestResult,
+    Member,
+    Message,
+    Reaction,
+    StateEvent,
+    Status,
+)
 from .replica import Replica
 
 __all__ = [
-    "ChannelInfo", "ChannelState", "IngestResult", "Member", "Message", "NotFound", "Replica",
+    "ChannelInfo", "ChannelState", "IngestResult", "Member", "Message", "NotFound", "Reaction",
+    "Replica",
     "SchemaError", "StateEvent", "Status", "StorageError", "start_signature_helper",
 ]

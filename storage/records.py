@@ -23,13 +23,30 @@ class IngestResult:
 
 
 @dataclass(frozen=True, slots=True)
+class Reaction:
+    """One emoji on a message: who reacted with it (keys, earliest first)."""
+
+    emoji: str
+    by: tuple[bytes, ...]
+
+    @property
+    def count(self) -> int:
+        return len(self.by)
+
+
+@dataclass(frozen=True, slots=True)
 class Message:
     id: bytes
     channel: str
     author: bytes
     nick: str | None
     ts: int
-    text: str
+    text: str  # the latest edit's text (the post's own when never edited)
+    edited: bool = False
+    reply_to: bytes | None = None  # the thread's first message, for a reply
+    replies: int = 0  # visible replies in this message's thread
+    reactions: tuple[Reaction, ...] = ()  # by first reaction, earliest first
+    in_channel: bool = True  # False for a reply shown only in its thread
 
     @property
     def cursor(self) -> str:

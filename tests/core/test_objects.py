@@ -151,6 +151,11 @@ BODIES = {
     "post/topic": st.fixed_dictionaries({"channel": names(64), "topic": topics}),
     "post/join": st.fixed_dictionaries({"channel": names(64)}),
     "post/leave": st.fixed_dictionaries({"channel": names(64)}),
+    "post/reply": st.fixed_dictionaries(
+        {"channel": names(64), "text": texts, "parent": ids, "broadcast": st.booleans()}),
+    "post/edit": st.fixed_dictionaries({"channel": names(64), "target": ids, "text": texts}),
+    "post/react": st.fixed_dictionaries(
+        {"channel": names(64), "target": ids, "emoji": st.sampled_from(["👍", "👩‍💻", "🇫🇷", "+1", "❤️"])}),
     "workspace/genesis": st.fixed_dictionaries(
         {"name": names(64), "nonce": st.binary(min_size=16, max_size=16)}
     ),
@@ -569,6 +574,9 @@ VALID = {
     "post/topic": {"channel": "general", "topic": "news"},
     "post/join": {"channel": "general"},
     "post/leave": {"channel": "general"},
+    "post/reply": {"channel": "general", "text": "me too", "parent": ID1, "broadcast": False},
+    "post/edit": {"channel": "general", "target": ID1, "text": "hello, world"},
+    "post/react": {"channel": "general", "target": ID1, "emoji": "👍"},
     "workspace/genesis": {"name": "Home", "nonce": bytes(16)},
     "workspace/admin-grant": {"key": ID1},
     "channel/policy": {
@@ -601,6 +609,10 @@ EDGES = [
     ("post/info", "name", "n" * 32),
     ("post/info", "name", "😀" * 32),
     ("post/delete", "targets", MANY[:64]),
+    ("post/reply", "broadcast", True),
+    ("post/edit", "text", EMOJI_4096),
+    ("post/react", "emoji", "👨‍👩‍👧‍👦"),  # a ZWJ sequence of 7 codepoints
+    ("post/react", "emoji", "x" * 16),
     ("workspace/genesis", "name", "w" * 64),
     ("channel/policy", "policies", []),
     ("channel/policy", "policies", [{"effect": "allow"}] * 64),
@@ -636,6 +648,16 @@ OUT_OF_LIMITS = [
     ("post/text", "channel", b"general"),
     ("post/text", "channel", 5),
     ("post/topic", "topic", "t" * 513),
+    ("post/reply", "broadcast", 1),
+    ("post/reply", "parent", ID1[:31]),
+    ("post/reply", "text", ""),
+    ("post/edit", "text", "a" * 4097),
+    ("post/edit", "target", None),
+    ("post/react", "emoji", ""),
+    ("post/react", "emoji", "x" * 17),
+    ("post/react", "emoji", "thumbs up"),
+    ("post/react", "emoji", "\u202e"),  # a bidi override
+    ("post/react", "target", [ID1]),
     ("post/topic", "topic", b"news"),
     ("post/topic", "topic", None),
     ("post/topic", "channel", "c" * 65),
