@@ -8,6 +8,7 @@ from .records import (
     IngestResult,
     Member,
     Message,
+    MessageVersion,
     Reaction,
     StateEvent,
     Status,
@@ -15,7 +16,8 @@ from .records import (
 from .replica import Replica
 
 __all__ = [
-    "ChannelInfo", "ChannelState", "IngestResult", "Member", "Message", "NotFound", "Reaction",
+    "ChannelInfo", "ChannelState", "IngestResult", "Member", "Message", "MessageVersion", "NotFound",
+    "Reaction",
     "Replica",
     "SchemaError", "StateEvent", "Status", "StorageError", "start_signature_helper",
 ]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ._ingest import chunks, placeholders
+from ._sql import chunks, placeholders
 
 if TYPE_CHECKING:
     from .replica import Replica

@@ -10,7 +10,7 @@ Last-writer-wins views order by (ts, id): authors date objects after what they l
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core import kinds
@@ -19,23 +19,14 @@ from core.encoding import dumps, loads
 from core.objects import Object, decode_trusted  # stored objects were validated on the way in
 from core.policy import Policy, evaluate
 
-from . import items
+from . import _conversation, items
+from ._sql import chunks, placeholders
 
 FUTURE_MS = HORIZON_MS
 HIDDEN_POLICY = 1
 HIDDEN_FUTURE = 2
 _STATE_KINDS = {"post/topic": "topic", "post/join": "join", "post/leave": "leave"}
 _STATE_RESOURCE = {v: k for k, v in _STATE_KINDS.items()}
-_CHUNK = 500  # ids per IN (...) query, below SQLite's variable limit
-
-
-def chunks(seq: Sequence, size: int = _CHUNK) -> Iterable[Sequence]:
-    for start in range(0, len(seq), size):
-        yield seq[start:start + size]
-
-
-def placeholders(count: int) -> str:
-    return ",".join("?" * count)
 
 
 @dataclass(frozen=True)
@@ -123,7 +114,9 @@ class Batch:
         for channel in touched - {None}:
             self._register_policy_channel(channel)
             self.rehide(channel)
-        self._texts(by_kind.get("post/text", ()), oids)
+        self._texts([*by_kind.get("post/text", ()), *by_kind.get("post/reply", ())], oids)
+        self._edits(by_kind.get("post/edit", ()), oids)
+        self._reactions(by_kind.get("post/react", ()), oids)
         for kind in _STATE_KINDS:
             for obj in by_kind.get(kind, ()):
                 self._state(obj, oids[obj.id])
@@ -137,6 +130,16 @@ class Batch:
                 "ON o.oid = d.delete_oid WHERE o.author = ? GROUP BY o.oid", (key,)).fetchall()
             for raw, oid in pending:
                 self._delete(decode_trusted(raw), oid, record=False)
+        self._arrived_targets(list(oids))
+
+    def reindex(self, held: list[tuple[int, bytes]]) -> None:
+        """Index conversation objects (oid, raw) already stored by a version that did not
+        interpret their kinds; deletes stored meanwhile that name them count now."""
+        objects = [decode_trusted(raw) for _, raw in held]
+        oids = {obj.id: oid for obj, (oid, _) in zip(objects, held, strict=True)}
+        self._texts([obj for obj in objects if obj.type == "post/reply"], oids)
+        self._edits([obj for obj in objects if obj.type == "post/edit"], oids)
+        self._reactions([obj for obj in objects if obj.type == "post/react"], oids)
         self._arrived_targets(list(oids))
 
     # Heads --------------------------------------------------------------------------------
@@ -241,6 +244,8 @@ class Batch:
                 "UPDATE state SET hidden = (hidden & ~1) | ? "
                 "WHERE channel = ? AND author = ? AND kind = ? AND (hidden & 1) != ?",
                 (bit, channel, author, kind, bit))
+        _conversation.rehide(self.conn, channel,
+                             lambda author, kind: self._policy_bit(channel, author, kind))
         self.recount(channel)
         authors = {a for (a,) in self.conn.execute(
             "SELECT author FROM messages WHERE channel = ? UNION "
@@ -281,8 +286,10 @@ class Batch:
             if channel not in first or (obj.ts, obj.id) < (first[channel].ts, first[channel].id):
                 first[channel] = obj
             hidden = self._policy_bit(channel, obj.author, "post/text") | self._future_bit(obj.ts)
+            reply_to = obj.body.get("parent")
+            in_channel = reply_to is None or obj.body["broadcast"]
             rows.append((oids[obj.id], obj.id, channel, obj.author, obj.ts, obj.body["text"],
-                         hidden))
+                         hidden, reply_to, int(in_channel)))
             if not hidden:
                 visible[channel] = visible.get(channel, 0) + 1
                 key = (channel, obj.author)
@@ -292,8 +299,9 @@ class Batch:
             self._channel(channel, obj.body["channel"], obj)
         keys = sort_keys(self.conn, [(row[4], row[1]) for row in rows])
         self.conn.executemany(
-            "INSERT INTO messages (oid, id, channel, author, ts, text, hidden, sk) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [(*row, key) for row, key in zip(rows, keys, strict=True)])
+            "INSERT INTO messages (oid, id, channel, author, ts, text, hidden, reply_to, "
+            "in_channel, sk) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(*row, key) for row, key in zip(rows, keys, strict=True)])
         self.conn.executemany(
             "INSERT INTO messages_fts (rowid, text) VALUES (?, ?)",
             [(key, row[5]) for row, key in zip(rows, keys, strict=True)])
@@ -302,6 +310,31 @@ class Batch:
             [(count, channel) for channel, count in visible.items()])
         self._advance_members([(channel, author, 1, ts, oid_id)
                                for (channel, author), (ts, oid_id) in newest.items()])
+        # Edits that arrived before their message apply now.
+        _conversation.refresh_texts(
+            self.conn, _conversation.edited_among(self.conn, [row[1] for row in rows]))
+
+    def _edits(self, objects: Sequence[Object], oids: dict[bytes, int]) -> None:
+        rows = []
+        for obj in objects:
+            channel = self._in_channel_stream(obj)
+            if channel is not None:
+                hidden = self._policy_bit(channel, obj.author, obj.type) | \
+                    self._future_bit(obj.ts)
+                rows.append((oids[obj.id], obj.id, obj.body["target"], channel, obj.author,
+                             obj.ts, obj.body["text"], hidden))
+        _conversation.add_edits(self.conn, rows)
+
+    def _reactions(self, objects: Sequence[Object], oids: dict[bytes, int]) -> None:
+        rows = []
+        for obj in objects:
+            channel = self._in_channel_stream(obj)
+            if channel is not None:
+                hidden = self._policy_bit(channel, obj.author, obj.type) | \
+                    self._future_bit(obj.ts)
+                rows.append((oids[obj.id], obj.id, obj.body["target"], channel, obj.author,
+                             obj.body["emoji"], obj.ts, hidden))
+        _conversation.add_reactions(self.conn, rows)
 
     def _state(self, obj: Object, oid: int) -> None:
         channel = self._in_channel_stream(obj)
@@ -405,7 +438,7 @@ class Batch:
     def purge(self, oid: int, obj: Object) -> None:
         """Remove an object's content and every index entry, and recompute what it fed."""
         channel = None
-        if obj.type == "post/text":
+        if obj.type in kinds.MESSAGE_KINDS:
             row = self.conn.execute(
                 "SELECT channel, text, hidden, sk FROM messages WHERE oid = ?", (oid,)).fetchone()
             if row:
@@ -421,6 +454,7 @@ class Batch:
             channel = row[0] if row else None
         self.conn.execute("DELETE FROM objects WHERE oid = ?", (oid,))  # cascades to views
         self._unlink(obj)
+        _conversation.purged(self.conn, obj)
         if channel is not None:
             self.remember(channel, obj.author)
             self._rename(channel, obj.id)
@@ -489,6 +523,7 @@ class Batch:
         cur = self.conn.execute(
             "UPDATE nicks SET hidden = hidden & ~2 WHERE hidden & 2 AND ts <= ?",
             (self.horizon,))
+        changed = _conversation.mature(self.conn, self.horizon) or changed
         return changed or cur.rowcount > 0
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from ._ingest import chunks, placeholders
+from ._sql import chunks, placeholders
 from .items import ItemReader
 
 if TYPE_CHECKING:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable
 
 from . import items
@@ -178,6 +179,22 @@ def _v7(conn: sqlite3.Connection) -> None:
     items.rebuild_buckets(conn)
 
 
+def _v8(conn: sqlite3.Connection) -> None:
+    """Version 8: conversation (storage._conversation): replies, edits, reactions. Objects of
+    these kinds held before (stored, not interpreted) are indexed now."""
+    from ._conversation import SCHEMA
+    from ._ingest import Batch, Workspace
+
+    _script(SCHEMA)(conn)
+    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('workspace', 'root')"))
+    if set(meta) == {"workspace", "root"}:
+        held = conn.execute("SELECT oid, raw FROM objects WHERE type IN "
+                            "('post/reply', 'post/edit', 'post/react') ORDER BY oid").fetchall()
+        if held:
+            now_ms = time.time_ns() // 1_000_000
+            Batch(conn, Workspace(meta["workspace"], meta["root"]), now_ms).reindex(held)
+
+
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     def apply(conn: sqlite3.Connection) -> None:
         for statement in sql.split(";\n"):
@@ -187,7 +204,7 @@ def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
 
 
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_script(_V1), _script(_V2), _v3, _v4, _script(_V5),
-                                                      _script(_V6), _v7]
+                                                      _script(_V6), _v7, _v8]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

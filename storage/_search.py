@@ -23,7 +23,8 @@ import itertools
 import sqlite3
 from dataclasses import dataclass
 
-from ._ingest import _SK_ID_BITS, _SK_MAX_TS, chunks, placeholders
+from ._ingest import _SK_ID_BITS, _SK_MAX_TS
+from ._sql import chunks, placeholders
 from .errors import StorageError
 from .records import Message
 
@@ -175,10 +176,13 @@ def _details(conn: sqlite3.Connection, keys: list[tuple[int, bytes, int]]) -> li
     found: dict[int, Message] = {}
     for part in chunks([sk for _, _, sk in keys]):
         for sk, *row in conn.execute(
-                f"SELECT m.sk, m.id, c.name, m.author, {_NICK}, m.ts, m.text FROM messages m "
+                f"SELECT m.sk, m.id, c.name, m.author, {_NICK}, m.ts, m.text, m.edited, "
+                f"m.reply_to, m.in_channel FROM messages m "
                 f"JOIN channels c ON c.key = m.channel WHERE m.sk IN ({placeholders(len(part))})",
                 part):
-            found[sk] = Message(*row)
+            *head, edited, reply_to, in_channel = row
+            found[sk] = Message(*head, edited=bool(edited), reply_to=reply_to,
+                                in_channel=bool(in_channel))
     return [found[sk] for _, _, sk in keys if sk in found]
 
 

@@ -55,6 +55,14 @@ class Message:
 
 
 @dataclass(frozen=True, slots=True)
+class MessageVersion:
+    """One text a message has had: its own, or an edit's."""
+
+    ts: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class Member:
     key: bytes
     nick: str | None

@@ -23,12 +23,13 @@ from core.errors import InvalidObject
 from core.objects import Object, bad_signature, decode_trusted, parse
 from core.policy import Policy
 
-from . import _schema, _search, _verify
+from . import _conversation, _schema, _search, _verify
 from ._documents import DocumentStore
-from ._ingest import FUTURE_MS, Batch, Workspace, chunks, placeholders
+from ._ingest import FUTURE_MS, Batch, Workspace
 from ._outbox import Outbox
 from ._reconciliation import Reconciliation
 from ._search import COUNT_CAP, MessageFilter, MessageMatches, words_filter
+from ._sql import chunks, placeholders
 from .errors import NotFound, StorageError
 from .records import (
     ChannelInfo,
@@ -36,6 +37,8 @@ from .records import (
     IngestResult,
     Member,
     Message,
+    MessageVersion,
+    Reaction,
     StateEvent,
     Status,
 )
@@ -197,7 +200,7 @@ class Replica:
             "SELECT 1 FROM messages WHERE hidden & 2 AND ts <= ?1 UNION ALL "
             "SELECT 1 FROM state WHERE hidden & 2 AND ts <= ?1 UNION ALL "
             "SELECT 1 FROM nicks WHERE hidden & 2 AND ts <= ?1 LIMIT 1", (horizon,)).fetchone()
-        if due:
+        if due or _conversation.due(self.conn, horizon):
             with self._write() as conn:
                 Batch(conn, self.workspace, self.now_ms()).mature()
 
@@ -355,12 +358,16 @@ class Replica:
     _NICK = ("(SELECT name FROM nicks n WHERE n.author = {a} AND n.hidden = 0 "
              "ORDER BY n.ts DESC, n.id DESC LIMIT 1)")
 
+    _COLUMNS = ("m.id, m.author, {nick}, m.ts, m.text, m.edited, m.reply_to, m.in_channel "
+                "FROM messages m")
+
     def messages(self, channel: str, *, limit: int = 50,
                  before: str | None = None) -> list[Message]:
-        """The newest `limit` visible messages of `channel` before `before`, newest last."""
+        """The newest `limit` visible messages of `channel` before `before`, newest last
+        (replies only in their thread are left out: see `thread`)."""
         key = kinds.channel_key(channel)
-        sql = ("SELECT m.id, m.author, " + self._NICK.format(a="m.author") +
-               ", m.ts, m.text FROM messages m WHERE m.channel = ? AND m.hidden = 0")
+        sql = ("SELECT " + self._COLUMNS.format(nick=self._NICK.format(a="m.author")) +
+               " WHERE m.channel = ? AND m.hidden = 0 AND m.in_channel = 1")
         args: list = [key]
         if before:
             ts, oid = parse_cursor(before)
@@ -370,8 +377,71 @@ class Replica:
         args.append(max(0, limit))
         with self._read() as conn:
             rows = conn.execute(sql, args).fetchall()
+            rows.reverse()
             name = self._channel_name(conn, key) or channel
-        return [Message(r[0], name, r[1], r[2], r[3], r[4]) for r in reversed(rows)]
+            return _conversation.decorate(conn, rows, key, self._message(name))
+
+    @staticmethod
+    def _message(channel: str) -> Callable[[tuple, int, dict], Message]:
+        def make(row: tuple, replies: int, reactions: dict[str, list[bytes]]) -> Message:
+            return Message(row[0], channel, row[1], row[2], row[3], row[4], bool(row[5]),
+                           row[6], replies,
+                           tuple(Reaction(emoji, tuple(by)) for emoji, by in reactions.items()),
+                           bool(row[7]))
+        return make
+
+    def thread(self, message_id: bytes) -> list[Message]:
+        """A thread: its first message, then its visible replies oldest first; [] when the
+        message is not a visible message held here."""
+        with self._read() as conn:
+            found = conn.execute(
+                "SELECT m.channel, m.reply_to FROM objects o JOIN messages m ON m.oid = o.oid "
+                "WHERE o.id = ? AND m.hidden = 0", (message_id,)).fetchone()
+            if found is None:
+                return []
+            key, parent = found
+            root = parent if parent is not None else message_id
+            columns = self._COLUMNS.format(nick=self._NICK.format(a="m.author"))
+            first = conn.execute(
+                f"SELECT {columns} JOIN objects o ON o.oid = m.oid WHERE o.id = ? "
+                "AND m.hidden = 0 AND m.channel = ?", (root, key)).fetchall()
+            replies = conn.execute(
+                f"SELECT {columns} INDEXED BY messages_by_thread WHERE m.reply_to = ? "
+                "AND m.hidden = 0 AND m.channel = ? ORDER BY m.ts, m.id",
+                (root, key)).fetchall()
+            name = self._channel_name(conn, key) or key
+            return _conversation.decorate(conn, first + replies, key, self._message(name))
+
+    def versions(self, message_id: bytes) -> list[MessageVersion]:
+        """A visible message's texts, oldest first: its own, then its author's edits'."""
+        with self._read() as conn:
+            return _conversation.versions(conn, message_id)
+
+    def edits_of(self, message_id: bytes) -> list[bytes]:
+        """Ids of the edits held that name this message (whoever wrote them)."""
+        with self._read() as conn:
+            return [row[0] for row in conn.execute(
+                "SELECT id FROM edits WHERE target = ? ORDER BY ts, id", (message_id,))]
+
+    def my_reactions(self, message_id: bytes, author: bytes, emoji: str) -> list[bytes]:
+        """Ids of `author`'s reactions held with `emoji` on the message (what removing takes)."""
+        with self._read() as conn:
+            return [row[0] for row in conn.execute(
+                "SELECT id FROM reactions WHERE target = ? AND author = ? AND emoji = ? "
+                "ORDER BY ts, id", (message_id, author, emoji))]
+
+    def message(self, message_id: bytes) -> Message | None:
+        """One visible message (a reply too), with its reply count and reactions."""
+        with self._read() as conn:
+            row = conn.execute(
+                "SELECT m.channel, " + self._COLUMNS.format(nick=self._NICK.format(a="m.author"))
+                + " JOIN objects o ON o.oid = m.oid WHERE o.id = ? AND m.hidden = 0",
+                (message_id,)).fetchone()
+            if row is None:
+                return None
+            key = row[0]
+            name = self._channel_name(conn, key) or key
+            return _conversation.decorate(conn, [row[1:]], key, self._message(name))[0]
 
     @staticmethod
     def _channel_name(conn: sqlite3.Connection, key: str) -> str | None:
@@ -512,7 +582,11 @@ class Replica:
             "SELECT stream, id FROM heads ORDER BY stream, id",
             "SELECT key FROM admins ORDER BY key",
             "SELECT key, name, messages FROM channels ORDER BY key",
-            "SELECT id, channel, author, ts, text, hidden FROM messages ORDER BY id",
+            "SELECT id, channel, author, ts, text, hidden, edited, reply_to, in_channel "
+            "FROM messages ORDER BY id",
+            "SELECT id, target, channel, author, ts, text, hidden FROM edits ORDER BY id",
+            "SELECT id, target, channel, author, emoji, ts, hidden, counted FROM reactions "
+            "ORDER BY id",
             "SELECT id, channel, kind, author, ts, value, hidden FROM state ORDER BY id",
             "SELECT channel, author, member, ts, id FROM members ORDER BY channel, author",
             "SELECT id, author, ts, name, hidden FROM nicks ORDER BY id",
@@ -550,6 +624,7 @@ class Replica:
                     "LEFT JOIN read_marks r ON r.channel = c.key"):
                 # The newest UNREAD_CAP unread: a channel left unread for months stays cheap.
                 since = "FROM (SELECT text FROM messages WHERE channel = ? AND hidden = 0 " \
+                        "AND in_channel = 1 " \
                         "AND (ts, id) > (?, ?) AND author != ? ORDER BY ts DESC, id DESC " \
                         "LIMIT ?)"
                 args = (key, mark_ts if mark_ts is not None else -1, mark_id or b"", me,

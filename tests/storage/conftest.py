@@ -84,6 +84,25 @@ class World:
         stream = kw.pop("stream", None) or self.channel(channel)
         return self.publish(who, "post/text", stream, {"channel": channel, "text": text}, **kw)
 
+    def reply(self, who: Identity, parent: Object, text: str, *, broadcast: bool = False,
+              **kw) -> Object:
+        channel = parent.body["channel"]
+        stream = kw.pop("stream", None) or self.channel(channel)
+        body = {"channel": channel, "text": text, "parent": parent.id, "broadcast": broadcast}
+        return self.publish(who, "post/reply", stream, body, **kw)
+
+    def edit(self, who: Identity, target: Object, text: str, **kw) -> Object:
+        channel = target.body["channel"]
+        stream = kw.pop("stream", None) or self.channel(channel)
+        body = {"channel": channel, "target": target.id, "text": text}
+        return self.publish(who, "post/edit", stream, body, **kw)
+
+    def react(self, who: Identity, target: Object, emoji: str, **kw) -> Object:
+        channel = target.body["channel"]
+        stream = kw.pop("stream", None) or self.channel(channel)
+        body = {"channel": channel, "target": target.id, "emoji": emoji}
+        return self.publish(who, "post/react", stream, body, **kw)
+
     def topic(self, who: Identity, channel: str, topic: str, **kw) -> Object:
         stream = kw.pop("stream", None) or self.channel(channel)
         return self.publish(who, "post/topic", stream, {"channel": channel, "topic": topic}, **kw)

@@ -170,6 +170,51 @@ def test_create_refuses_an_existing_file(tmp_path, world):
     assert path.read_bytes() == before
 
 
+def _undo_version_8(conn: sqlite3.Connection) -> None:
+    """What a version-7 file looks like: no conversation views (objects are kept as they are)."""
+    for statement in ("DROP TABLE edits", "DROP TABLE reactions", "DROP INDEX messages_by_thread",
+                      "ALTER TABLE messages DROP COLUMN reply_to",
+                      "ALTER TABLE messages DROP COLUMN in_channel",
+                      "ALTER TABLE messages DROP COLUMN edited"):
+        conn.execute(statement)
+
+
+def test_version_7_file_indexes_the_conversation_objects_it_held(tmp_path, world, people):
+    """A version-7 Hearth stored replies, edits and reactions from newer peers without
+    reading them (unknown kinds are kept and relayed); version 8 shows them."""
+    alice, bob = people["alice"], people["bob"]
+    path = tmp_path / "v7.sqlite"
+    rep = new_replica(path, world)
+    hello = world.text(alice, "general", "hello")
+    reply = world.reply(bob, hello, "hi alice")
+    edit = world.edit(alice, hello, "hello everyone")
+    thumbs = world.react(bob, hello, "👍")
+    undone = world.react(alice, hello, "🎉")
+    add(rep, hello, reply, edit, thumbs, undone, world.delete(alice, undone))
+    rep.close()
+    conn = sqlite3.connect(path, isolation_level=None)
+    # Version 7 held them as plain objects: no views, the post's own text, no tombstone for
+    # a delete of a kind it did not know it could delete.
+    conn.execute("DELETE FROM messages WHERE id = ?", (reply.id,))
+    conn.execute("UPDATE messages SET text = 'hello' WHERE id = ?", (hello.id,))
+    _undo_version_8(conn)
+    raw = undone.raw
+    conn.execute("DELETE FROM tombstones WHERE id = ?", (undone.id,))
+    conn.execute("INSERT INTO objects (id, type, author, ts, stream, raw) VALUES (?, ?, ?, ?, ?, ?)",
+                 (undone.id, undone.type, undone.author, undone.ts, undone.stream, raw))
+    conn.execute("PRAGMA user_version = 7")
+    conn.close()
+
+    with Replica(path, clock=FakeClock(T0)) as upgraded:
+        assert _user_version(path) == SCHEMA_VERSION
+        [shown] = upgraded.messages("general")
+        assert (shown.text, shown.edited, shown.replies) == ("hello everyone", True, 1)
+        assert [(r.emoji, r.by) for r in shown.reactions] == [("👍", (bob.public_key,))]
+        assert [m.text for m in upgraded.thread(hello.id)] == ["hello everyone", "hi alice"]
+        assert upgraded.is_deleted(undone.id)
+        assert [m.text for m in upgraded.search("everyone")] == ["hello everyone"]
+
+
 def test_version_6_forgets_tombstones_taken_on_a_peers_word(tmp_path, world, people):
     """Version 6 tombstoned ids a peer merely said were deleted, and kept deleted ids in the
     reconciliation set; version 7 drops both (issue #12: deletion rests on delete objects)."""
@@ -189,6 +234,7 @@ def test_version_6_forgets_tombstones_taken_on_a_peers_word(tmp_path, world, peo
                  (kept.ts, forged, gone.ts, gone.id))  # what version 6 kept
     items.rebuild_buckets(conn)
     conn.execute("DROP INDEX delete_targets_by_delete")
+    _undo_version_8(conn)
     conn.execute("PRAGMA user_version = 6")
     conn.close()
 

@@ -1,8 +1,10 @@
 """Every view is a function of the set of objects held, never of arrival order (docs/ARCHITECTURE.md).
 
 A workspace scenario (root, a granted admin, a key granted admin only at some point, ordinary
-users; texts, topics, joins, leaves, nicks, deletes of every sort, grants, channel policies, posts
-dated far ahead, objects in the wrong stream, a kind this version does not know) is built once per
+users; texts, topics, joins, leaves, nicks, replies, edits (the author's and others'), reactions
+and their removal (past the per-member emoji limit too), deletes of every sort, grants, channel
+policies, posts dated far ahead, objects in the wrong stream, a kind this version does not know)
+is built once per
 example from a seed, then ingested into fresh replicas in shuffled orders, in batches of random
 sizes, with objects re-sent, and with the clock moving forward at a random moment. All replicas
 must end up identical, and identical to one that received everything in a single batch.
@@ -31,6 +33,8 @@ LATER = T0_MS + 40 * DAY_MS  # dated ahead, still hidden at FINAL_MS
 CHANNELS = ["general", "random", "Dev", "café"]
 KINDS = ["post/text", "post/topic", "post/join", "post/leave", "post/info"]
 WORDS = ["hello", "world", "lunch", "plans", "Ünïcode", "deploy", "friday", "cats"]
+POLICY_KINDS = KINDS + ["post/reply", "post/edit", "post/react"]
+EMOJI = ["👍", "🎉", "❤️", "👀", "+1"]
 
 
 class Scenario:
@@ -48,6 +52,8 @@ class Scenario:
         self.pool: list[Object] = [self.world.genesis]
         self.posts: list[Object] = []  # chat posts, candidates for deletes
         self.others: list[Object] = []  # objects a delete may not remove
+        self.messages: list[Object] = []  # texts and replies: what replies, edits, reactions name
+        self.reactions: list[Object] = []
         self.add(self.world.grant(self.root, self.admin))
         ops = [self.text] * 6 + [self.topic] * 2 + [self.join] * 2 + [self.leave] * 2 + [
             self.nick] * 2 + [self.delete_own] * 2 + [self.delete_as_admin, self.delete_other,
@@ -55,7 +61,9 @@ class Scenario:
                                                      self.delete_undeletable, self.grant,
                                                      self.policy, self.policy, self.future,
                                                      self.wrong_stream, self.unknown,
-                                                     self.concurrent, self.phantom]
+                                                     self.concurrent, self.phantom] + [
+            self.reply, self.reply, self.edit, self.edit, self.edit_other, self.react,
+            self.react, self.react, self.unreact, self.react_flood, self.edit_concurrent]
         for _ in range(self.rng.randint(20, 40)):
             self.rng.choice(ops)()
         if self.rng.random() < 0.7:
@@ -93,7 +101,56 @@ class Scenario:
     # Operations --------------------------------------------------------------------------------
 
     def text(self):
-        self.add(self.post("post/text", self.who()), deletable=True)
+        self.messages.append(self.add(self.post("post/text", self.who()), deletable=True))
+
+    def reply(self):
+        tops = [m for m in self.messages if m.type == "post/text"]
+        if tops:
+            obj = self.world.reply(self.who(), self.rng.choice(tops), self.words(),
+                                   broadcast=self.rng.random() < 0.3)
+            self.messages.append(self.add(obj, deletable=True))
+
+    def _author(self, obj: Object):
+        return next(p for p in self.everyone if p.public_key == obj.author)
+
+    def edit(self):
+        if self.messages:
+            target = self.rng.choice(self.messages)
+            self.add(self.world.edit(self._author(target), target, self.words()), deletable=True)
+
+    def edit_other(self):
+        """An edit by someone who did not write the message: it never counts."""
+        if self.messages:
+            target = self.rng.choice(self.messages)
+            who = self.rng.choice([p for p in self.everyone if p.public_key != target.author])
+            self.add(self.world.edit(who, target, "not yours"), deletable=True)
+
+    def edit_concurrent(self):
+        """Two edits by the author tied in ts, linking nothing: the larger id wins."""
+        if self.messages:
+            target = self.rng.choice(self.messages)
+            who, ts = self._author(target), target.ts + 5
+            for text in ("left", "right"):
+                self.add(self.world.edit(who, target, text, ts=ts, links=[], track=False),
+                         deletable=True)
+
+    def react(self):
+        if self.messages:
+            obj = self.world.react(self.who(), self.rng.choice(self.messages),
+                                   self.rng.choice(EMOJI))
+            self.reactions.append(self.add(obj, deletable=True))
+
+    def unreact(self):
+        if self.reactions:
+            reaction = self.rng.choice(self.reactions)
+            self._delete(self._author(reaction), [reaction])
+
+    def react_flood(self):
+        """One member's 22 distinct emoji on one message: only their first 20 count."""
+        if self.messages:
+            target, who = self.rng.choice(self.messages), self.who()
+            for n in range(22):
+                self.add(self.world.react(who, target, f"e{n}"), deletable=True)
 
     def topic(self):
         self.add(self.post("post/topic", self.who()), deletable=True)
@@ -175,7 +232,7 @@ class Scenario:
         for _ in range(self.rng.randint(0, 3)):
             subjects = frozenset(p.public_key.hex()
                                  for p in self.rng.sample(self.everyone, self.rng.randint(0, 2)))
-            resources = frozenset(self.rng.sample(KINDS, self.rng.randint(0, 2)))
+            resources = frozenset(self.rng.sample(POLICY_KINDS, self.rng.randint(0, 2)))
             actions = frozenset(self.rng.choice([(), ("append",), ("read",)]))
             policies.append(Policy(self.rng.choice(["allow", "deny"]), subjects, resources,
                                    actions))
@@ -237,6 +294,8 @@ def _views(replica: Replica, channels: list[str]) -> tuple:
     for name in channels:
         out += [replica.messages(name, limit=1000), replica.members(name), replica.topic(name),
                 replica.policies(name)]
+    for message in sorted({m.id for name in channels for m in replica.messages(name, limit=1000)}):
+        out += [replica.thread(message), replica.versions(message)]
     return tuple(out)
 
 
@@ -306,5 +365,6 @@ def test_scenarios_cover_what_they_claim():
                     s.world.ws, obj.body["channel"]):
                 seen.add("wrong stream")
     assert {"post/text", "post/topic", "post/join", "post/leave", "post/info", "post/delete",
+            "post/reply", "post/edit", "post/react",
             "workspace/admin-grant", "channel/policy", "future/thing", "future",
             "delete by non-admin", "grant by non-root", "wrong stream"} <= seen
