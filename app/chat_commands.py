@@ -71,8 +71,25 @@ def _channel(ws: Workspace, name: str) -> str:
 
 
 def _message_json(m: Message) -> dict:
+    """A message as `read --json` gives it: `text` is the latest edit's; `reply_to` the
+    thread's first message for a reply; `replies` counts its thread; `reactions` maps each
+    emoji to how many members reacted with it."""
     return {"id": m.id.hex(), "channel": m.channel, "author": m.author.hex(), "nick": m.nick,
-            "ts": m.ts, "text": m.text, "cursor": m.cursor}
+            "ts": m.ts, "text": m.text, "cursor": m.cursor, "edited": m.edited,
+            "reply_to": m.reply_to.hex() if m.reply_to else None, "replies": m.replies,
+            "reactions": {r.emoji: r.count for r in m.reactions}}
+
+
+def _extras(m: Message) -> str:
+    """What a message line adds after the text: (edited), its replies and reactions."""
+    parts = ["(edited)"] if m.edited else []
+    if m.reply_to is not None:
+        parts.append(f"(in the thread of {m.reply_to.hex()[:12]})")
+    if m.replies:
+        parts.append(f"[{m.replies} {'reply' if m.replies == 1 else 'replies'}]")
+    if m.reactions:
+        parts.append(" ".join(f"{_text.line(r.emoji)} {r.count}" for r in m.reactions))
+    return "".join(" " + part for part in parts)
 
 
 def _print_messages(ws: Workspace, messages: list[Message], as_json: bool, *,
@@ -93,7 +110,7 @@ def _print_messages(ws: Workspace, messages: list[Message], as_json: bool, *,
         warning = book.warning(m.author, m.nick)
         key = _short(m.author) + (f", {warning}" if warning else "")
         print(f"{when(m.ts)}  {where}{book.nick(m.author, m.nick)} ({key}): "
-              f"{_text.block(m.text)}")
+              f"{_text.block(m.text)}{_extras(m)}")
         print(f"    id {m.id.hex()}")
 
 

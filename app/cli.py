@@ -7,14 +7,22 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
-from . import analytics_commands, chat_commands, doc_commands, gui_command, sync_commands
+from . import (
+    analytics_commands,
+    chat_commands,
+    conversation_commands,
+    doc_commands,
+    gui_command,
+    sync_commands,
+)
 from ._command import PORT, CLIError, Parser, common_options, seconds, whole_number
 
 __all__ = ["PORT", "CLIError", "Parser", "build_parser", "main", "seconds", "whole_number"]
 
 # Every command module, in the order `hearth --help` lists their commands: each has
 # `register(subparsers, common_options)`. A new module is added here, or its commands do not exist.
-COMMAND_MODULES = (chat_commands, doc_commands, sync_commands, analytics_commands, gui_command)
+COMMAND_MODULES = (chat_commands, conversation_commands, doc_commands, sync_commands,
+                   analytics_commands, gui_command)
 
 
 def app_version() -> str:

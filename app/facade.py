@@ -32,6 +32,7 @@ from .records import (
     ChannelState,
     Member,
     Message,
+    MessageVersion,
     NodeInfo,
     WorkspaceEntry,
 )
@@ -135,6 +136,44 @@ class NodeFacade:
     def delete(self, object_id: bytes) -> Future[bytes]:
         """Delete one of my posts (an admin: anyone's); the future holds the delete's id."""
         return self._run(lambda: self._ws().delete(object_id).id)
+
+    # Conversation (app/conversation.py; `hearth edit`, `reply`, `thread`, `react`, ...) ------
+
+    def edit(self, message_id: bytes, text: str) -> Future[bytes]:
+        """Replace the text of one of my messages; the future holds the edit's id."""
+        return self._run(lambda: self._ws().edit(message_id, text).id)
+
+    def reply(self, message_id: bytes, text: str, *, broadcast: bool = False) -> Future[bytes]:
+        """Reply in the thread of `message_id`; `broadcast` shows it in the channel too."""
+        return self._run(lambda: self._ws().reply(message_id, text, broadcast=broadcast).id)
+
+    def thread(self, message_id: bytes) -> Future[list[Message]]:
+        """A thread: its first message, then its replies, oldest first."""
+        return self._run(lambda: self._ws().thread(message_id))
+
+    def versions(self, message_id: bytes) -> Future[list[MessageVersion]]:
+        """The texts a message has had, oldest first."""
+        return self._run(lambda: self._ws().versions(message_id))
+
+    def react(self, message_id: bytes, emoji: str) -> Future[bytes]:
+        return self._run(lambda: self._ws().react(message_id, emoji).id)
+
+    def unreact(self, message_id: bytes, emoji: str) -> Future[bytes]:
+        """Take my reaction back; the future holds the delete's id."""
+        return self._run(lambda: self._ws().unreact(message_id, emoji).id)
+
+    def mentions(self, limit: int = 50) -> Future[list[Message]]:
+        """Messages by others that mention my nickname, newest first."""
+        return self._run(lambda: self._ws().mentions(limit=limit))
+
+    def is_admin(self, key: bytes | None = None) -> Future[bool]:
+        """Whether `key` (default: mine) is an admin of the workspace."""
+        return self._run(lambda: self._ws().replica.is_admin(key or self.key))
+
+    def typing(self, channel: str) -> None:
+        """Tell the peers online now that I am typing in `channel` (never stored; the Node
+        rate-limits what it sends). Returns at once, from any thread."""
+        self._node.typing(channel)
 
     def nick(self, name: str) -> Future[bytes]:
         return self._run(lambda: self._ws().nick(name).id)

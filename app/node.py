@@ -30,6 +30,7 @@ from analytics.shipper import Shipper
 from core.objects import Object
 from storage import Message, NotFound, start_signature_helper
 from sync.peers import PeerBook
+from sync.service import TYPING_TTL_S as TYPING_TTL_S  # for the window's indicator
 from sync.service import SyncEvent, SyncService
 
 from .activity import Activity
@@ -71,7 +72,9 @@ class NodeStopped(NodeError):
 class NodeEvent:
     """kind: objects (new objects stored: detail["ids"]), peers (detail["online"]),
     synced (a reconciliation round finished), delivered (my objects reached a peer:
-    Node.pending() shrank)."""
+    Node.pending() shrank), typing (a connected peer's person is typing: detail["key"],
+    detail["channel"], detail["expires"], a time.monotonic() deadline TYPING_TTL_S after the
+    frame; nothing is stored, and it is gone once that passes)."""
 
     kind: str
     detail: dict
@@ -340,6 +343,16 @@ class Node:
         """Ids of my objects no peer has received yet: a snapshot swapped whole, so any thread
         reads it without waiting."""
         return self._pending
+
+    def typing(self, channel: str) -> None:
+        """Tell the connected peers this person is typing in `channel`; from any thread, never
+        waits, never raises (a Node that is not running, or a name no channel could have,
+        sends nothing). Rate-limited per peer and channel (sync.session)."""
+        loop, service = self._loop, self._service
+        if loop is None or service is None or not self._running:
+            return
+        with contextlib.suppress(RuntimeError):  # the loop has just closed
+            loop.call_soon_threadsafe(service.typing, channel)
 
     # Blocking conveniences (command line and tests) -----------------------------------------
 

@@ -16,7 +16,15 @@ from pathlib import Path
 from analytics.recorder import WHAT_IS_COLLECTED
 from analytics.recorder import Status as AnalyticsStatus
 from core.documents import BranchInfo, CommitInfo
-from storage import ChannelInfo, ChannelState, Member, Message, Reaction, StateEvent
+from storage import (
+    ChannelInfo,
+    ChannelState,
+    Member,
+    Message,
+    MessageVersion,
+    Reaction,
+    StateEvent,
+)
 from storage.replica import UNREAD_CAP
 from sync.peers import AddressError, parse_address
 
@@ -94,6 +102,7 @@ class Committed:
 __all__ = [
     "UNREAD_CAP", "WHAT_IS_COLLECTED", "AddressError", "AnalyticsStatus", "BranchInfo",
     "ChannelInfo", "ChannelList", "ChannelName", "ChannelState", "CommitInfo", "Committed",
-    "DocumentSummary", "DocumentView", "Member", "Message", "NodeInfo", "Reaction", "StateEvent",
+    "DocumentSummary", "DocumentView", "Member", "Message", "MessageVersion", "NodeInfo",
+    "Reaction", "StateEvent",
     "WorkspaceEntry", "parse_address",
 ]

@@ -29,6 +29,8 @@ from storage import (
     StorageError,
 )
 
+from .conversation import Conversation
+from .errors import WorkspaceError
 from .names import looks_alike, spelled
 from .paths import Paths
 from .search import SearchResults, search_workspace
@@ -41,8 +43,6 @@ SHORT_KEY = 8  # hex digits of a key that name a person in lists and refusals
 _HEX = frozenset("0123456789abcdef")
 
 
-class WorkspaceError(Exception):
-    """Something the person asked for that cannot be done, said in one line."""
 
 
 def parse_key(text: str, what: str = "key") -> bytes:
@@ -116,7 +116,7 @@ def load_or_create_identity(paths: Paths) -> Identity:
 
 
 @dataclass
-class Workspace:
+class Workspace(Conversation):
     """One workspace on this computer: the person's identity and the workspace's replica."""
 
     paths: Paths
@@ -345,7 +345,7 @@ class Workspace:
             raise WorkspaceError(f"{target.type} objects cannot be deleted, only chat posts")
         if target.author != self.key and not self.replica.is_admin(self.key):
             raise WorkspaceError("you can only delete your own posts (admins can delete any)")
-        return self.publish("post/delete", target.stream, {"targets": [object_id]})
+        return self.publish("post/delete", target.stream, {"targets": self.delete_ids(target)})
 
     def set_policies(self, channel: str, policies: Iterable[Policy]) -> Object:
         """Replace `channel`'s policy list (admins only)."""

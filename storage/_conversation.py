@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from core.objects import Object, decode_trusted
 
 from ._sql import chunks, placeholders
-from .records import MessageVersion
+from .records import Message, MessageVersion, Reaction
 
 MAX_EMOJI_PER_MEMBER = 20
 
@@ -202,10 +202,10 @@ def purged(conn: sqlite3.Connection, obj: Object) -> None:
 
 # Reading ----------------------------------------------------------------------------------------
 
-def decorate(conn: sqlite3.Connection, rows: Sequence[tuple], channel: str,
-             make) -> list:
-    """Messages for rows (id, author, nick, ts, text, edited, reply_to, in_channel) of one
-    channel, with their reply counts and reactions; `make(row, replies, reactions)`."""
+def decorate(conn: sqlite3.Connection, rows: Sequence[tuple], key: str,
+             name: str) -> list[Message]:
+    """Messages of the channel `key` (shown as `name`) from rows (id, author, nick, ts,
+    text, edited, reply_to, in_channel), with their reply counts and reactions."""
     ids = [row[0] for row in rows]
     replies: dict[bytes, int] = {}
     reacted: dict[bytes, dict[str, list[bytes]]] = {}
@@ -214,12 +214,17 @@ def decorate(conn: sqlite3.Connection, rows: Sequence[tuple], channel: str,
         replies.update(conn.execute(
             f"SELECT reply_to, COUNT(*) FROM messages INDEXED BY messages_by_thread "
             f"WHERE reply_to IN ({marks}) AND hidden = 0 AND channel = ? GROUP BY reply_to",
-            (*part, channel)).fetchall())
+            (*part, key)).fetchall())
         # Each member once per emoji (two concurrent adds are one reaction), in order of
         # each emoji's and each member's first add.
         for target, emoji, author in conn.execute(
                 f"SELECT target, emoji, author FROM reactions WHERE target IN ({marks}) "
                 f"AND counted = 1 AND channel = ? GROUP BY target, emoji, author "
-                f"ORDER BY MIN(ts), MIN(id)", (*part, channel)):
+                f"ORDER BY MIN(ts), MIN(id)", (*part, key)):
             reacted.setdefault(target, {}).setdefault(emoji, []).append(author)
-    return [make(row, replies.get(row[0], 0), reacted.get(row[0], {})) for row in rows]
+    return [Message(oid, name, author, nick, ts, text, bool(edited), reply_to,
+                    replies.get(oid, 0),
+                    tuple(Reaction(emoji, tuple(by))
+                          for emoji, by in reacted.get(oid, {}).items()),
+                    bool(in_channel))
+            for oid, author, nick, ts, text, edited, reply_to, in_channel in rows]

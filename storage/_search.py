@@ -23,6 +23,7 @@ import itertools
 import sqlite3
 from dataclasses import dataclass
 
+from ._conversation import decorate
 from ._ingest import _SK_ID_BITS, _SK_MAX_TS
 from ._sql import chunks, placeholders
 from .errors import StorageError
@@ -172,17 +173,18 @@ def _walks(conn: sqlite3.Connection, f: MessageFilter) -> list[_Walk]:
 
 
 def _details(conn: sqlite3.Connection, keys: list[tuple[int, bytes, int]]) -> list[Message]:
-    """The messages of `keys` (sort keys), in that order."""
-    found: dict[int, Message] = {}
+    """The messages of `keys` (sort keys), in that order, with replies and reactions."""
+    by_channel: dict[tuple[str, str], list[tuple]] = {}
     for part in chunks([sk for _, _, sk in keys]):
-        for sk, *row in conn.execute(
-                f"SELECT m.sk, m.id, c.name, m.author, {_NICK}, m.ts, m.text, m.edited, "
-                f"m.reply_to, m.in_channel FROM messages m "
-                f"JOIN channels c ON c.key = m.channel WHERE m.sk IN ({placeholders(len(part))})",
-                part):
-            *head, edited, reply_to, in_channel = row
-            found[sk] = Message(*head, edited=bool(edited), reply_to=reply_to,
-                                in_channel=bool(in_channel))
+        for key, name, *row in conn.execute(
+                f"SELECT m.channel, c.name, m.id, m.author, {_NICK}, m.ts, m.text, m.edited, "
+                f"m.reply_to, m.in_channel, m.sk FROM messages m JOIN channels c "
+                f"ON c.key = m.channel WHERE m.sk IN ({placeholders(len(part))})", part):
+            by_channel.setdefault((key, name), []).append(row)
+    found: dict[int, Message] = {}
+    for (key, name), rows in by_channel.items():
+        messages = decorate(conn, [row[:-1] for row in rows], key, name)
+        found.update((row[-1], m) for row, m in zip(rows, messages, strict=True))
     return [found[sk] for _, _, sk in keys if sk in found]
 
 

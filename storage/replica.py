@@ -38,7 +38,6 @@ from .records import (
     Member,
     Message,
     MessageVersion,
-    Reaction,
     StateEvent,
     Status,
 )
@@ -379,16 +378,7 @@ class Replica:
             rows = conn.execute(sql, args).fetchall()
             rows.reverse()
             name = self._channel_name(conn, key) or channel
-            return _conversation.decorate(conn, rows, key, self._message(name))
-
-    @staticmethod
-    def _message(channel: str) -> Callable[[tuple, int, dict], Message]:
-        def make(row: tuple, replies: int, reactions: dict[str, list[bytes]]) -> Message:
-            return Message(row[0], channel, row[1], row[2], row[3], row[4], bool(row[5]),
-                           row[6], replies,
-                           tuple(Reaction(emoji, tuple(by)) for emoji, by in reactions.items()),
-                           bool(row[7]))
-        return make
+            return _conversation.decorate(conn, rows, key, name)
 
     def thread(self, message_id: bytes) -> list[Message]:
         """A thread: its first message, then its visible replies oldest first; [] when the
@@ -410,7 +400,7 @@ class Replica:
                 "AND m.hidden = 0 AND m.channel = ? ORDER BY m.ts, m.id",
                 (root, key)).fetchall()
             name = self._channel_name(conn, key) or key
-            return _conversation.decorate(conn, first + replies, key, self._message(name))
+            return _conversation.decorate(conn, first + replies, key, name)
 
     def versions(self, message_id: bytes) -> list[MessageVersion]:
         """A visible message's texts, oldest first: its own, then its author's edits'."""
@@ -441,7 +431,7 @@ class Replica:
                 return None
             key = row[0]
             name = self._channel_name(conn, key) or key
-            return _conversation.decorate(conn, [row[1:]], key, self._message(name))[0]
+            return _conversation.decorate(conn, [row[1:]], key, name)[0]
 
     @staticmethod
     def _channel_name(conn: sqlite3.Connection, key: str) -> str | None:

@@ -3,6 +3,10 @@
 Runs on one asyncio loop (the Node's). Received objects take the one path of data
 (Replica.ingest); whatever becomes new in the replica, from a peer, from this process or from
 another process writing the same file, is pushed to every connected peer.
+
+Typing indicators (`typing`) go to the peers connected now and nowhere else: one that arrives
+becomes a "typing" event and is neither stored nor relayed (sync.session says how they are
+rate-limited both ways).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from .session import (
     PeerReconciled,
     ReconcileComplete,
     Session,
+    Typing,
 )
 from .store import ReplicaStore
 
@@ -46,6 +51,9 @@ ANNOUNCE_BATCH = 5000
 # (discovery.CLOSE_TIMEOUT_S) inside this; the Node's STOP_TIMEOUT_S covers all three.
 STOP_TIMEOUT_S = 5.0
 ONCE_ROUNDS = 4  # a one-off sync: a first round moves the differences, the next proves none left
+# How long a typing indicator lasts after its last frame: two of the sender's intervals
+# (sync.session.TYPING_SEND_INTERVAL_S), so one frame may be late or lost.
+TYPING_TTL_S = 6.0
 
 
 class SyncFailed(Exception):
@@ -89,7 +97,11 @@ class SyncEvent:
     refused for, `was_connected`: whether it had been announced as connected, `duplicate`:
     closed by design, as the second connection between two peers). synced also carries
     `address` and the session's `objects_in` and `objects_out` so far; so does objects, with
-    `peer`, when the objects came from a peer."""
+    `peer`, when the objects came from a peer.
+
+    typing: a connected peer's person is typing (`key`: the peer's identity, `channel` as the
+    peer named it, `expires`: the time.monotonic() after which to stop showing it, unless
+    another comes). Never stored, never relayed."""
 
     kind: str
     detail: dict
@@ -254,6 +266,15 @@ class SyncService:
         for peer in self.peers.peers.values():
             peer.next_attempt = 0.0
 
+    def typing(self, channel: str) -> None:
+        """Tell every connected peer that this person is typing in `channel` (each session
+        sends at most one frame per channel per interval; peers that went away hear
+        nothing, now or later)."""
+        now = time.monotonic()
+        for connection in list(self.connections.values()):
+            if connection.session.send_typing(channel, now):
+                connection.wake()
+
     def peer_records(self) -> list[dict]:
         """The peer book's records (sync.peers.Peer's fields and `address`), each with
         `connected`, then one for every peer with an open session that dialled us: it is not
@@ -412,6 +433,9 @@ class SyncService:
                     session.reconcile(time.monotonic())
         elif isinstance(event, PeerReconciled):  # a peer that dialled us has all we had
             self._synced(connection, 0, 0)
+        elif isinstance(event, Typing):
+            self.on_event(SyncEvent("typing", {"key": event.key, "channel": event.channel,
+                                               "expires": time.monotonic() + TYPING_TTL_S}))
         elif isinstance(event, Closed):
             if event.fault:
                 self.guard.fault(connection.address.rpartition(":")[0], session.peer_key,

@@ -16,8 +16,19 @@ maps of at most MAX_FRAME bytes:
     objs  {raws}              objects (answers to want, the sender's extras, live pushes)
     done  {}                  ends the answer to one want (ids no longer held are left out)
     synced {r}                the initiator's round r is over: it holds all the responder held
-    ping  {} / pong {}        keep-alive
+    ping  {} / pong {}        keep-alive; a ping may carry caps (see below)
+    typing {ch}               the sender's person is typing in channel ch (never stored)
     bye   {reason}
+
+Typing indicators are not objects: `send_typing` sends at most one `typing` frame per channel
+per TYPING_SEND_INTERVAL_S; the receiver takes at most TYPING_RECEIVE_LIMIT of them per
+TYPING_RECEIVE_WINDOW_S, drops the rest silently, and reports each as a `Typing` event with
+the peer's authenticated key. Nobody stores or relays them. Protocol version 2 peers from
+before typing close the session on any unknown frame, so `typing` goes only to a peer that
+said it understands it: once it has read the peer's hello, a session sends `ping {caps:
+["typing"]}`. Every version answers a ping and ignores its other fields, so older peers just
+answer `pong`, and no version bump splits the network. A `typing` frame with other fields or
+a channel name that no object could carry is malformed, like any other malformed frame.
 
 Nothing a peer says is stored on its word: objects take the one ingest path, and a deletion
 travels only as the signed delete object (deleted ids are not in the reconciled set). Answers
@@ -36,7 +47,9 @@ from noise.connection import Keypair, NoiseConnection
 from noise.exceptions import NoiseHandshakeError, NoiseInvalidMessage, NoiseValueError
 
 from core.encoding import EncodingError, dumps, loads, object_id
+from core.errors import InvalidObject
 from core.identity import Identity, verify
+from core.kinds import MAX_CHANNEL, channel_key, check_name
 
 from .negentropy import Negentropy, NegentropyError
 from .store import Store
@@ -80,6 +93,16 @@ IDLE_TIMEOUT_S = 45.0
 RECONCILE_INTERVAL_S = 30.0
 ROUND_RETRY_S = 1.0  # a round put off while the last one's objects are still being sent
 
+# Typing indicators: live frames, never stored. A sender repeats while its person types, so
+# a receiver's indicator (kept a few seconds, sync.service.TYPING_TTL_S) stays lit.
+TYPING = "typing"  # the capability a ping's caps names
+CAPS = (TYPING,)  # what this version understands beyond protocol version 2's frames
+MAX_CAPS = 16  # names in a ping's caps (each at most MAX_CAP_NAME characters)
+MAX_CAP_NAME = 32
+TYPING_SEND_INTERVAL_S = 3.0  # per channel, per session
+TYPING_RECEIVE_LIMIT = 10  # frames a session takes per window; more are dropped silently
+TYPING_RECEIVE_WINDOW_S = 10.0
+
 
 class SessionError(Exception):
     """Why a session was closed on the peer's account (bad bytes, bad frames, timeouts)."""
@@ -116,13 +139,21 @@ class PeerReconciled:
 
 
 @dataclass(frozen=True)
+class Typing:
+    """The peer (`key`, authenticated by its hello) says its person is typing in `channel`."""
+
+    key: bytes
+    channel: str
+
+
+@dataclass(frozen=True)
 class Closed:
     reason: str
     error: bool
     fault: bool = False  # the peer sent what this protocol never sends (not a timeout)
 
 
-Event = Connected | ObjectsReceived | ReconcileComplete | PeerReconciled | Closed
+Event = Connected | ObjectsReceived | ReconcileComplete | PeerReconciled | Typing | Closed
 
 
 @dataclass
@@ -206,6 +237,9 @@ class Session:
         self._last_received = now
         self._next_ping = now + PING_INTERVAL_S
         self._next_round: float | None = None
+        self.peer_caps: frozenset[str] = frozenset()  # what the peer's ping said it understands
+        self._typing_sent: dict[str, float] = {}  # channel key -> when we last sent typing
+        self._typing_received: deque[float] = deque()  # when recent typing frames were taken
         if initiator:
             self._send_raw(self._noise.write_message())
 
@@ -297,6 +331,27 @@ class Session:
         fresh = [raw for raw, oid in zip(raws, ids, strict=True) if self._remember_sent(oid)]
         self._backlog.extend(fresh)
 
+    def send_typing(self, channel: str, now: float) -> bool:
+        """Tell the peer this person is typing in `channel`: at most one frame per channel per
+        TYPING_SEND_INTERVAL_S, and only to a peer that said it understands it. Returns
+        whether a frame was queued. A name no channel could have is ignored."""
+        if not self.connected or TYPING not in self.peer_caps:
+            return False
+        try:
+            check_name(channel, "channel name", MAX_CHANNEL)
+        except InvalidObject:
+            return False
+        key = channel_key(channel)
+        last = self._typing_sent.get(key)
+        if last is not None and now - last < TYPING_SEND_INTERVAL_S:
+            return False
+        # Forget channels whose interval is over, so the memory stays small.
+        self._typing_sent = {k: t for k, t in self._typing_sent.items()
+                             if now - t < TYPING_SEND_INTERVAL_S}
+        self._typing_sent[key] = now
+        self._send_frame({"t": "typing", "ch": channel})
+        return True
+
     def mark_known(self, ids: list[bytes]) -> None:
         """Ids the peer is known to hold (it sent them): never push them back."""
         for oid in ids:
@@ -357,6 +412,9 @@ class Session:
         self._deadline = None
         self._next_ping = now + PING_INTERVAL_S
         self._events.append(Connected(key))
+        # The peer reads this after our hello, so it is open by then; versions from before
+        # typing answer a ping whatever else it holds.
+        self._send_frame({"t": "ping", "caps": list(CAPS)})
         if self.initiator:
             self.reconcile(now)
 
@@ -390,13 +448,35 @@ class Session:
         _require(self.state == "open", f"{kind} before hello")
         handler = {"neg": self._on_neg, "want": self._on_want, "objs": self._on_objs,
                    "done": self._on_done, "synced": self._on_synced, "ping": self._on_ping,
-                   "pong": self._on_pong, "bye": self._on_bye}.get(kind)
+                   "pong": self._on_pong, "typing": self._on_typing,
+                   "bye": self._on_bye}.get(kind)
         if handler is None:
             raise SessionError(f"unknown frame type {kind!r}")
         handler(frame, now)
 
     def _on_ping(self, frame: dict, now: float) -> None:
+        # Other fields are ignored, as every version has: a later one may add some.
+        if "caps" in frame:
+            caps = frame["caps"]
+            _require(isinstance(caps, list) and len(caps) <= MAX_CAPS and all(
+                isinstance(c, str) and len(c) <= MAX_CAP_NAME for c in caps), "ping caps")
+            self.peer_caps = frozenset(caps)
         self._send_frame({"t": "pong"})
+
+    def _on_typing(self, frame: dict, now: float) -> None:
+        _require(frame.keys() == {"t", "ch"}, "typing fields")
+        try:
+            channel = check_name(frame["ch"], "channel name", MAX_CHANNEL)
+        except InvalidObject:
+            raise SessionError("malformed frame: typing channel") from None
+        taken = self._typing_received
+        while taken and now - taken[0] >= TYPING_RECEIVE_WINDOW_S:
+            taken.popleft()
+        if len(taken) >= TYPING_RECEIVE_LIMIT:
+            return  # a flood costs the peer its indicators, not the session
+        taken.append(now)
+        assert self.peer_key is not None  # open sessions have one
+        self._events.append(Typing(self.peer_key, channel))
 
     def _on_pong(self, frame: dict, now: float) -> None:
         pass

@@ -76,6 +76,7 @@ class NodeBridge(QObject):
     peersChanged = Signal(int)  # number of connected peers
     synced = Signal(dict)
     delivered = Signal()  # facade.pending() changed: messages no peer had have reached one
+    typing = Signal(bytes, str)  # a connected peer's key and the channel they are typing in
     failed = Signal(str)  # a background call failed; the message is for a person
 
     def __init__(self, node: Node, parent: QObject | None = None):
@@ -98,6 +99,9 @@ class NodeBridge(QObject):
         elif event.kind == "synced":
             detail = dict(event.detail)
             post(lambda: self.synced.emit(detail))
+        elif event.kind == "typing":
+            key, channel = bytes(event.detail["key"]), str(event.detail["channel"])
+            post(lambda: self.typing.emit(key, channel))
 
     def then(self, future: Future, done: Callable[[Any], None] | None = None,
              failed: Callable[[str], None] | None = None) -> None:

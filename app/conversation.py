@@ -1,0 +1,136 @@
+"""Conversation, as Workspace methods: edit, reply and threads, reactions, mentions.
+
+`hearth edit ID TEXT` is `Workspace.edit` is `facade.edit`. Each writes one signed object
+(core/kinds.py: post/edit, post/reply, post/react; a reaction is taken back by a post/delete
+of it) through the one path; storage._conversation turns the set held into what is shown.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import emoji as emoji_data
+
+from core import kinds
+from core.errors import InvalidObject
+from storage import Message, MessageVersion
+
+from .errors import WorkspaceError
+
+if TYPE_CHECKING:
+    from core.objects import Object
+
+MAX_EMOJI_PER_MESSAGE = 20  # distinct emoji one member may put on one message (ingest's limit)
+MENTIONS_SCAN = 500  # matches of my nickname read to find the mentions of me among them
+
+
+class Conversation:
+    """Mixed into app.workspace.Workspace, whose replica, key and publish it uses."""
+
+    def message(self, message_id: bytes) -> Message:
+        """A visible message (a reply too), or WorkspaceError saying why not."""
+        found = self.replica.message(message_id)
+        if found is None:
+            if self.replica.is_deleted(message_id):
+                raise WorkspaceError(f"message {message_id.hex()[:12]} was deleted")
+            raise WorkspaceError(f"this replica holds no message {message_id.hex()[:12]}")
+        return found
+
+    def _in(self, message: Message, kind: str, body: dict) -> Object:
+        stream = kinds.channel_stream(self.id, message.channel)
+        return self.publish(kind, stream, {"channel": message.channel, **body})
+
+    def edit(self, message_id: bytes, text: str) -> Object:
+        """Replace the text of one of my messages; the latest edit wins everywhere."""
+        message = self.message(message_id)
+        if message.author != self.key:
+            raise WorkspaceError("you can only edit your own messages")
+        if not text.strip():
+            raise WorkspaceError("an edit needs some text (delete the message instead)")
+        if text == message.text:
+            raise WorkspaceError("the message already says that")
+        return self._in(message, "post/edit", {"target": message.id, "text": text})
+
+    def reply(self, message_id: bytes, text: str, *, broadcast: bool = False) -> Object:
+        """Reply in the thread of `message_id` (a reply's thread is its first message's);
+        with `broadcast`, the reply shows in the channel too."""
+        if not text.strip():
+            raise WorkspaceError("a reply needs some text")
+        message = self.message(message_id)
+        parent = message.reply_to or message.id
+        return self._in(message, "post/reply",
+                        {"text": text, "parent": parent, "broadcast": broadcast})
+
+    def thread(self, message_id: bytes) -> list[Message]:
+        """A thread: its first message, then its replies, oldest first."""
+        found = self.replica.thread(message_id)
+        if not found:
+            self.message(message_id)  # says why
+        return found
+
+    def versions(self, message_id: bytes) -> list[MessageVersion]:
+        """The texts a message has had, oldest first (the last is what it says now)."""
+        self.message(message_id)
+        return self.replica.versions(message_id)
+
+    def react(self, message_id: bytes, emoji: str) -> Object:
+        """Add my reaction `emoji` ("👍", or a shortcode such as ":thumbs_up:")."""
+        emoji = _emoji(emoji)
+        message = self.message(message_id)
+        mine = {r.emoji for r in message.reactions if self.key in r.by}
+        if emoji in mine:
+            raise WorkspaceError(f"you already reacted with {emoji}")
+        if len(mine) >= MAX_EMOJI_PER_MESSAGE:
+            raise WorkspaceError(
+                f"at most {MAX_EMOJI_PER_MESSAGE} different emoji per message; remove one first")
+        return self._in(message, "post/react", {"target": message.id, "emoji": emoji})
+
+    def unreact(self, message_id: bytes, emoji: str) -> Object:
+        """Take my reaction `emoji` back (every add of it I hold, so none survives here)."""
+        emoji = _emoji(emoji)
+        message = self.message(message_id)
+        mine = self.replica.my_reactions(message.id, self.key, emoji)
+        if not mine:
+            raise WorkspaceError(f"you have not reacted with {emoji}")
+        stream = kinds.channel_stream(self.id, message.channel)
+        return self.publish("post/delete", stream, {"targets": mine[:kinds.MAX_LIST]})
+
+    def mentions(self, *, limit: int = 50) -> list[Message]:
+        """Messages by others that mention my nickname ("@ada"), newest first."""
+        nick = self.nickname()
+        if not nick:
+            return []
+        pattern = mention_pattern(nick)
+        found = self.replica.search(nick, limit=MENTIONS_SCAN)
+        return [m for m in found if m.author != self.key and pattern.search(m.text)][:limit]
+
+    def delete_ids(self, target: Object) -> list[bytes]:
+        """What deleting `target` removes: it, and for a message its author's edits (their
+        texts are the message's too)."""
+        ids = [target.id]
+        if target.type in kinds.MESSAGE_KINDS:
+            edits = [edit for edit in self.replica.edits_of(target.id)
+                     if self.replica.object(edit).author == target.author]
+            ids += edits[:kinds.MAX_LIST - 1]
+        return ids
+
+
+def mention_pattern(nick: str) -> re.Pattern[str]:
+    """"@nick" as a word of its own, in any case."""
+    return re.compile(r"(?<![\w@])@" + re.escape(nick) + r"(?![\w])", re.IGNORECASE)
+
+
+def _emoji(text: str) -> str:
+    """An emoji as given, or the one a :shortcode: names; WorkspaceError for anything else."""
+    text = text.strip()
+    if text.startswith(":") and text.endswith(":") and len(text) > 2:
+        named = emoji_data.emojize(text, language="alias")
+        if named == text:
+            raise WorkspaceError(f"no emoji is called {text}")
+        text = named
+    try:  # the check ingest makes
+        kinds.check_body("post/react", {"channel": "x", "target": bytes(32), "emoji": text})
+    except InvalidObject as exc:
+        raise WorkspaceError(str(exc)) from None
+    return text
