@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import re
 import zlib
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
-from .events import EventError, is_pid, is_token, pid_of_token, validate
+from .events import SCHEMA_VERSIONS, EventError, is_pid, is_token, pid_of_token, validate
 
 __all__ = ["DELETION_FORMAT", "Accepted", "BatchError", "Inflater", "Plain", "is_day", "is_pid",
            "parse_batch", "parse_deletion"]
@@ -101,11 +102,13 @@ def canonical(event: dict) -> str:
 
 
 def parse_batch(data: bytes, max_lines: int, max_line_bytes: int, *, earliest: datetime,
-                latest: datetime, max_days: int) -> list[Accepted]:
+                latest: datetime, max_days: int,
+                versions: Collection[int] = SCHEMA_VERSIONS) -> list[Accepted]:
     """Every line of an inflated batch, checked; raises BatchError naming the first bad line.
 
-    An event's time must lie in [earliest, latest] (aware UTC datetimes), and the batch may
-    span at most `max_days` UTC days (one file each): more is 413, so a shipper sends fewer.
+    An event's time must lie in [earliest, latest] (aware UTC datetimes), its schema one of
+    `versions`, and the batch may span at most `max_days` UTC days (one file each): more is
+    413, so a shipper sends fewer.
     """
     if data.endswith(b"\n"):
         data = data[:-1]
@@ -117,7 +120,7 @@ def parse_batch(data: bytes, max_lines: int, max_line_bytes: int, *, earliest: d
     window = f"{earliest:{_TS_FORMAT}} to {latest:{_TS_FORMAT}}"
     events, days = [], set()
     for n, raw in enumerate(lines, 1):
-        event, ts = _parse_line(n, raw, max_line_bytes)
+        event, ts = _parse_line(n, raw, max_line_bytes, versions)
         if not earliest <= ts <= latest:
             raise BatchError(f"line {n}: ts {event['ts']} is outside the accepted window "
                              f"({window})")
@@ -131,7 +134,8 @@ def parse_batch(data: bytes, max_lines: int, max_line_bytes: int, *, earliest: d
     return events
 
 
-def _parse_line(n: int, raw: bytes, max_line_bytes: int) -> tuple[dict, datetime]:
+def _parse_line(n: int, raw: bytes, max_line_bytes: int,
+                versions: Collection[int]) -> tuple[dict, datetime]:
     raw = raw.removesuffix(b"\r")
     if not raw.strip():
         raise BatchError(f"line {n} is blank")
@@ -146,7 +150,7 @@ def _parse_line(n: int, raw: bytes, max_line_bytes: int) -> tuple[dict, datetime
     except ValueError as exc:
         raise BatchError(f"line {n} is not JSON: {exc}") from None
     try:
-        validate(event)
+        validate(event, versions)
     except EventError as exc:
         raise BatchError(f"line {n}: {exc}") from None
     try:

@@ -1,9 +1,12 @@
-"""The event contract (events-v1.json) read as flat per-field rules, and the report's tables.
+"""The event contract (the newest `events-vN.json`) read as flat per-field rules, and the
+report's tables.
 
 The Spark pipeline and the pure-Python reference each turn these rules into their own checks;
 both are tested against `analytics.events.validate`, the contract's own validator. Only the
 JSON Schema keywords the contract uses are understood: anything else raises, so a new keyword in
-the contract fails the tests instead of being ignored.
+the contract fails the tests instead of being ignored. The newest contract holds every version's
+event types, each with its `schema` pinned to the version that introduced it (see
+`analytics.events`), so lines of every version are read by the same rules.
 """
 
 from __future__ import annotations
@@ -23,10 +26,12 @@ _IGNORED = {"description", "$comment", "title"}
 
 @dataclass(frozen=True)
 class FieldRule:
-    """What one field's value must be. `number` fields follow JSON Schema's integer (1.0 is one)."""
+    """What one field's value must be. `number` fields follow JSON Schema's integer (1.0 is one);
+    `boolean` ones are JSON's true or false."""
 
     name: str
     number: bool
+    boolean: bool = False
     const: object = None
     enum: tuple = ()
     pattern: str | None = None
@@ -59,11 +64,13 @@ def rules() -> dict[str, EventRule]:
             raise ValueError(f"{event}: every field must be required and no other allowed")
         fields = [base[name] for name in BASE_FIELDS]
         for name, sub in spec["properties"].items():
-            if name in BASE_FIELDS:
+            if name == "schema" and isinstance(sub, dict) and set(sub) == {"const"}:
+                fields[BASE_FIELDS.index(name)] = _field(name, sub, defs)  # the type's version
+            elif name in BASE_FIELDS:
                 if sub is not True and sub != {"const": event}:
                     raise ValueError(f"{event}.{name}: base fields are checked by the base schema")
-                continue
-            fields.append(_field(name, sub, defs))
+            else:
+                fields.append(_field(name, sub, defs))
         out[event] = EventRule(event, tuple(fields))
     return out
 
@@ -74,8 +81,9 @@ def fields() -> dict[str, FieldRule]:
     seen: dict[str, FieldRule] = {}
     for rule in rules().values():
         for f in rule.fields:
-            if f.name in seen and seen[f.name].number != f.number:
-                raise ValueError(f"field {f.name} is a number in one event and not in another")
+            if f.name in seen and (seen[f.name].number, seen[f.name].boolean) != (
+                    f.number, f.boolean):
+                raise ValueError(f"field {f.name} has one type in one event, another in another")
             seen.setdefault(f.name, f)
     return seen
 
@@ -98,14 +106,14 @@ def _field(name: str, spec: object, defs: dict) -> FieldRule:
                 {isinstance(v, str) for v in values}) != 1:
             raise ValueError(f"{name}: enums must be all strings or all numbers")
         number = not isinstance(values[0], str)
-    elif kind in ("string", "integer"):
+    elif kind in ("string", "integer", "boolean"):
         number = kind == "integer"
     else:
         raise ValueError(f"{name}: unsupported type {kind!r}")
     if "pattern" in spec and not re.fullmatch(r"\^[^$]*\$", spec["pattern"]):
         raise ValueError(f"{name}: only patterns anchored with ^ and $ are supported")
-    return FieldRule(name=name, number=number, const=spec.get("const"),
-                     enum=tuple(spec.get("enum", ())), pattern=spec.get("pattern"),
+    return FieldRule(name=name, number=number, boolean=kind == "boolean",
+                     const=spec.get("const"), enum=tuple(spec.get("enum", ())), pattern=spec.get("pattern"),
                      minimum=spec.get("minimum"), maximum=spec.get("maximum"),
                      integer=kind == "integer")
 

@@ -69,8 +69,10 @@ class Outcome:
 
 
 def event_schema(corrupt: bool = False) -> T.StructType:
-    """Every field of every event type: strings as strings, numbers as doubles."""
-    fields = [T.StructField(f.name, T.DoubleType() if f.number else T.StringType())
+    """Every field of every event type: strings as strings, numbers as doubles, booleans as
+    booleans (Spark takes only JSON's true and false for one)."""
+    fields = [T.StructField(f.name, T.BooleanType() if f.boolean else
+                            T.DoubleType() if f.number else T.StringType())
               for f in C.fields().values()]
     return T.StructType(fields + [T.StructField(_CORRUPT, T.StringType())] * corrupt)
 
@@ -201,6 +203,8 @@ def _valid_field(rule: C.FieldRule, value: Column) -> Column:
         ok &= c == F.lit(rule.const)
     if rule.enum:
         ok &= c.isin(*rule.enum)
+    if rule.boolean:
+        return ok
     if rule.number:
         if rule.integer:
             ok &= F.rint(c) == c  # NaN and the infinities fail the range checks below

@@ -54,7 +54,10 @@ _PATTERNS = {f.pattern: re.compile(f.pattern) for f in C.fields().values() if f.
 
 
 def field_ok(rule: C.FieldRule, value: object) -> bool:
-    if rule.number:
+    if rule.boolean:
+        if not isinstance(value, bool):
+            return False
+    elif rule.number:
         if isinstance(value, bool) or not isinstance(value, int | float):
             return False
         if rule.integer and isinstance(value, float) and not value.is_integer():

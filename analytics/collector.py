@@ -1,9 +1,11 @@
 """The analytics collector: an aiohttp server that validates uploaded events and stores them.
 
 `POST /v1/events` takes gzip-compressed JSON lines (or plain `application/x-ndjson`). A batch is
-all or nothing: every line must follow the event schema and carry a time near the collector's own
-clock, or the answer is 400 naming the first bad line and nothing is written. Accepted events go
-to date-partitioned files (see `_collector_store`). `POST /v1/delete` forgets every event of some
+all or nothing: every line must follow the event schema, be of a schema version the collector
+reads, and carry a time near the collector's own clock, or the answer is 400 naming the first bad
+line and nothing is written. The answers to it and to `GET /v1/health` name the versions read
+(`"schemas": [1, 2]`), which is how shippers know what they may send (see `analytics.events`).
+Accepted events go to date-partitioned files (see `_collector_store`). `POST /v1/delete` forgets every event of some
 pids, now and later; it takes the install's per-day tokens, never pids (see
 `analytics.events.pid_of_token`), so only the install that made a pid can have it deleted.
 
@@ -22,7 +24,7 @@ import ipaddress
 import logging
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -33,6 +35,7 @@ from aiohttp import hdrs, web
 
 from ._collector_batch import BatchError, Inflater, Plain, parse_batch, parse_deletion
 from ._collector_store import EventStore
+from .events import BASE_VERSIONS, SCHEMA_VERSIONS
 
 log = logging.getLogger(__name__)
 
@@ -84,13 +87,23 @@ class CollectorStats:
 class Collector:
     """The collector server. `async_start` binds it, `async_close` stops it (idempotent).
 
-    `clock` (seconds since the epoch) decides which event times are accepted."""
+    `clock` (seconds since the epoch) decides which event times are accepted. `schemas` are the
+    contract versions it reads; with version 1 alone it answers exactly as a collector from
+    before version 2 did (naming no versions), which the tests use as that older collector."""
 
     def __init__(self, out_dir: Path, max_body: int = MAX_BODY_BYTES, *,
                  max_inflated: int = MAX_INFLATED_BYTES, max_lines: int = MAX_LINES,
                  max_deleted: int = MAX_DELETED_PIDS, max_buffered: int = MAX_BUFFERED_BYTES,
-                 clock: Callable[[], float] = time.time):
+                 clock: Callable[[], float] = time.time,
+                 schemas: Iterable[int] = SCHEMA_VERSIONS):
         self.out_dir = Path(out_dir)
+        self.schemas = tuple(sorted(set(schemas)))
+        if not self.schemas or not set(self.schemas) <= set(SCHEMA_VERSIONS):
+            raise ValueError(f"schema versions {self.schemas}: this collector reads "
+                             f"{SCHEMA_VERSIONS}")
+        # What answers add: older collectors named no versions, which means version 1 alone.
+        self._versions = ({} if set(self.schemas) == BASE_VERSIONS
+                          else {"schemas": list(self.schemas)})
         self.stats = CollectorStats()
         self.host: str | None = None
         self.port: int | None = None
@@ -186,14 +199,15 @@ class Collector:
         self.stats.accepted += written
         self.stats.dropped += dropped
         log.debug("accepted %d events, dropped %d of deleted pids", written, dropped)
-        return web.json_response({"accepted": written, "dropped": dropped})
+        return web.json_response({"accepted": written, "dropped": dropped} | self._versions)
 
     def _store_batch(self, data: bytes, now: datetime) -> tuple[int, int]:
         """In the worker: check the whole batch, then write it (one job, so it keeps its turn)."""
         assert self._store is not None
         earliest = (now - MAX_EVENT_AGE).replace(minute=0, second=0, microsecond=0)
         events = parse_batch(data, self._max_lines, MAX_LINE_BYTES, earliest=earliest,
-                             latest=now + MAX_EVENT_AHEAD, max_days=MAX_DAYS_PER_BATCH)
+                             latest=now + MAX_EVENT_AHEAD, max_days=MAX_DAYS_PER_BATCH,
+                             versions=self.schemas)
         return self._store.write(events)
 
     async def _post_delete(self, request: web.Request) -> web.Response:
@@ -217,7 +231,7 @@ class Collector:
         return web.json_response({"deleted": deleted})
 
     async def _get_health(self, request: web.Request) -> web.Response:
-        return web.json_response({"ok": True})
+        return web.json_response({"ok": True} | self._versions)
 
     def _refused(self, what: str, exc: BatchError) -> web.Response:
         if exc.status in (429, 503):

@@ -1,7 +1,41 @@
-"""The analytics event contract: schema version, event types, buckets, and validation.
+"""The analytics event contract: schema versions, event types, buckets, and validation.
 
-Every event is one JSON object checked against `analytics/schema/events-v1.json`. The recorder,
-the collector and the pipeline all read the contract from here.
+Every event is one JSON object checked against the newest contract,
+`analytics/schema/events-v2.json`. The recorder, the collector and the pipeline all read the
+contract from here. A shipped contract file is never edited: a new event type means a new file.
+
+Versions, and why an event carries the oldest one that knows its type. A collector refuses a
+whole batch holding a line it cannot validate, and the shipper drops a batch refused as
+malformed, so a new event type sent to a collector that predates it would lose that batch with
+every older event in it. Hence:
+
+- Each event type belongs to the version that introduced it, and its fields never change (a
+  change is a new type, as with object kinds). Version 1 has the first ten types; version 2 adds
+  reaction_added, message_edited and thread_reply. `events-v2.json` holds every type, with the
+  version-1 ones exactly as `events-v1.json` has them, and pins each type's `schema` to its
+  version: `"schema": 1` on a message_sent, `"schema": 2` on a thread_reply, never another.
+  So a line's `schema` names the oldest collector that can read it.
+- A collector says which versions it reads: `"schemas": [1, 2]` in its answers to
+  `GET /v1/health` and `POST /v1/events`. A collector from before version 2 says nothing, which
+  means version 1 alone (`BASE_VERSIONS`); every collector reads version 1.
+- The recorder spools each line with its version, and the shipper sends only the versions its
+  collector reads: the others wait in the spool, in order, until the collector is upgraded
+  (asked again every few minutes while they wait). If a collector refuses a batch holding a
+  version it had claimed, the shipper asks again before dropping anything: a downgraded
+  collector makes the lines wait instead of losing them.
+- An older app (recorder and shipper of version 1) only ever made version-1 events, which every
+  collector reads. The spool table was renamed when lines gained a version, so an older app run
+  again on the same data folder never sees, nor ships, version-2 lines (see the recorder).
+- The report reads both versions: it checks each line against the rules of its own type.
+
+Why the new events say so little. reaction_added carries the channel's daily stream hash and
+nothing else: not the emoji, not even a bucket of it. Emoji are an open set (skin tones,
+sequences, flags); a rare one in a small workspace, with the hour, the day's pid and the stream
+hash, could single out one reaction and so the person who made it, while a count of reactions is
+all the product needs. message_edited and thread_reply carry the new text's length bucket like
+message_sent does, and thread_reply whether it was also sent to the channel. None carries the
+text, the emoji, a message id (even hashed: an id would link an edit or a reply to its message
+across installs), or a name.
 """
 
 from __future__ import annotations
@@ -9,16 +43,20 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Collection
 from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
 from typing import Any
 
-SCHEMA_VERSION = 1
-SCHEMA_FILE = "events-v1.json"
+SCHEMA_VERSION = 2  # the newest version: this code's collector reads it and every older one
+SCHEMA_VERSIONS = (1, 2)
+BASE_VERSIONS = frozenset({1})  # what a collector that names no versions reads
+SCHEMA_FILE = f"events-v{SCHEMA_VERSION}.json"
 EVENT_TYPES = (
     "app_started", "message_sent", "channel_joined", "doc_commit", "doc_fork", "doc_merge",
     "sync_session", "conflict", "convergence", "rejection",
+    "reaction_added", "message_edited", "thread_reply",
 )
 CONFLICT_KINDS = ("concurrent_heads", "lww_overwrite", "concurrent_doc_edit")
 LENGTH_BUCKETS = (0, 16, 64, 256, 1024, 4096)
@@ -41,8 +79,23 @@ class EventError(ValueError):
 
 
 @cache
-def schema() -> dict:
-    return json.loads(resources.files("analytics.schema").joinpath(SCHEMA_FILE).read_text())
+def schema(version: int = SCHEMA_VERSION) -> dict:
+    """The contract of one version (the newest by default), as parsed JSON."""
+    return json.loads(resources.files("analytics.schema").joinpath(
+        f"events-v{version}.json").read_text())
+
+
+@cache
+def versions_of_types() -> dict[str, int]:
+    """Each event type and the version that introduced it (its events' `schema`)."""
+    return {name: schema()["$defs"][name]["properties"]["schema"]["const"]
+            for name in EVENT_TYPES}
+
+
+def version_of(event: str) -> int:
+    """The `schema` an event of this type carries; the newest version for an unknown type (which
+    `validate` then refuses by name)."""
+    return versions_of_types().get(event, SCHEMA_VERSION)
 
 
 @cache
@@ -57,8 +110,9 @@ def _validators() -> dict[str, Any]:
     return {"": base} | by_type
 
 
-def validate(event: Any) -> dict:
-    """Return `event` if it follows the schema, else raise EventError with a one-line reason."""
+def validate(event: Any, versions: Collection[int] = SCHEMA_VERSIONS) -> dict:
+    """Return `event` if it follows the contract and its `schema` is one of `versions` (what a
+    collector reads), else raise EventError with a one-line reason."""
     if not isinstance(event, dict):
         raise EventError("an event must be a JSON object")
     validators = _validators()
@@ -69,6 +123,9 @@ def validate(event: Any) -> dict:
         if error is not None:
             where = ".".join(str(p) for p in error.absolute_path)
             raise EventError(f"{where or 'event'}: {error.message}"[:300])
+    if event["schema"] not in versions:
+        read = ", ".join(str(v) for v in sorted(versions))
+        raise EventError(f"schema: version {event['schema']} is not read here (only {read})")
     return event
 
 

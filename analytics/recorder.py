@@ -7,6 +7,13 @@ links one day's events to another's. The pid is the hash of that day's deletion 
 every day analytics was on, because only a token can have the collector delete a pid. Switching
 off deletes the spool at once, queues a request carrying those tokens that the collector delete
 what it holds of this install, and forgets the install's secret and the tokens' list.
+
+The spool keeps each line with its schema version (`analytics.events`), so the shipper can take
+only the versions its collector reads; the others wait, in order, and count towards the spool's
+limit. Spools of versions before 2 kept their lines in a table `events`, without versions:
+they are moved into `queue` (all of version 1) when the spool is opened. The new name keeps an
+older version of the app, run again on the same data folder, away from lines it could not
+ship: it makes an `events` table of its own, whose lines move over on the next upgrade.
 """
 
 from __future__ import annotations
@@ -21,12 +28,12 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .events import SCHEMA_VERSION, EventError, hour, pid_of_token, validate
+from .events import EventError, hour, pid_of_token, validate, version_of
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +42,9 @@ SETTINGS_RECHECK_S = 2.0  # how often a running app notices `hearth analytics en
 MAX_DELETION_TOKENS = 1000  # days remembered for a deletion request (the newest are kept)
 
 WHAT_IS_COLLECTED = (
-    "Collected when on: which features are used (messages sent, with their length rounded to a "
-    "bucket; channels joined; document commits, forks and merges), how sync sessions went "
+    "Collected when on: which features are used (messages sent, edited and replied in threads, "
+    "with their length rounded to a bucket; reactions added, without the emoji; channels "
+    "joined; document commits, forks and merges), how sync sessions went "
     "(peers, rounds, bytes rounded, duration), how often replicas conflicted and how long they "
     "took to converge, and why objects were refused. Never: what anyone wrote, names, keys or "
     "addresses. The id sent changes every day, and times are rounded to the hour."
@@ -172,7 +180,7 @@ class Recorder:
         with self._lock:
             self._reload()
             spool = self._open_spool() if self._settings.get("enabled") else None
-            spooled = spool.execute("SELECT COUNT(*) FROM events").fetchone()[0] if spool else 0
+            spooled = spool.execute("SELECT COUNT(*) FROM queue").fetchone()[0] if spool else 0
             return Status(bool(self._settings.get("enabled")), self._settings.get("collector"),
                           spooled, len(self._settings.get("deletions", [])), self.folder)
 
@@ -233,15 +241,16 @@ class Recorder:
                         return False
                 secret = self._load_secret(create=True)
                 token = self._token(secret, day)
-                line = {"event": event, "schema": SCHEMA_VERSION, "ts": hour(now),
+                line = {"event": event, "schema": version_of(event), "ts": hour(now),
                         "pid": pid_of_token(token), **fields}
                 validate(line)
                 self._keep_token(day, token)  # first: no event goes out that cannot be deleted
                 spool = self._open_spool()
                 with spool:
-                    spool.execute("INSERT INTO events (line) VALUES (?)",
-                                  (json.dumps(line, sort_keys=True, separators=(",", ":")),))
-                    spool.execute("DELETE FROM events WHERE seq <= (SELECT MAX(seq) FROM events)"
+                    spool.execute("INSERT INTO queue (schema, line) VALUES (?, ?)",
+                                  (line["schema"], json.dumps(line, sort_keys=True,
+                                                              separators=(",", ":"))))
+                    spool.execute("DELETE FROM queue WHERE seq <= (SELECT MAX(seq) FROM queue)"
                                   " - ?", (SPOOL_MAX_EVENTS,))
                 return True
         except EventError as exc:  # a bug in a caller: never an app failure
@@ -275,8 +284,11 @@ class Recorder:
             conn = sqlite3.connect(self._spool_path, check_same_thread=False, timeout=5)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")  # losing the last event to a crash is fine
-            conn.execute("CREATE TABLE IF NOT EXISTS events "
-                         "(seq INTEGER PRIMARY KEY AUTOINCREMENT, line TEXT NOT NULL)")
+            try:
+                _migrate_spool(conn)
+            except BaseException:
+                conn.close()
+                raise
             self._spool = conn
         return self._spool
 
@@ -285,22 +297,42 @@ class Recorder:
             self._spool.close()
             self._spool = None
 
-    def take_batch(self, max_lines: int) -> tuple[int, list[str]] | None:
-        """The oldest spooled events: (batch id, JSON lines), or None when there are none."""
+    def schemas(self) -> list[int]:
+        """The schema versions of the spooled events."""
+        with self._lock:
+            self._maybe_reload()
+            if not self._settings.get("enabled"):
+                return []
+            return [v for (v,) in self._open_spool().execute(
+                "SELECT DISTINCT schema FROM queue ORDER BY schema")]
+
+    def take_batch(self, max_lines: int, schemas: Iterable[int] | None = None,
+                   ) -> tuple[tuple, list[str]] | None:
+        """The oldest spooled events (of these schema versions; of any by default):
+        (batch id, JSON lines), or None when there are none."""
         with self._lock:
             self._maybe_reload()
             if not self._settings.get("enabled"):
                 return None
+            versions = None if schemas is None else tuple(sorted({int(v) for v in schemas}))
+            where = "" if versions is None else \
+                f"WHERE schema IN ({','.join('?' * len(versions))})"
             rows = self._open_spool().execute(
-                "SELECT seq, line FROM events ORDER BY seq LIMIT ?", (max_lines,)).fetchall()
-            return (rows[-1][0], [line for _, line in rows]) if rows else None
+                f"SELECT seq, line FROM queue {where} ORDER BY seq LIMIT ?",
+                (*(versions or ()), max_lines)).fetchall()
+            return ((rows[-1][0], versions), [line for _, line in rows]) if rows else None
 
-    def ack(self, batch_id: int) -> None:
-        """The collector has the batch: drop it from the spool."""
+    def ack(self, batch_id: tuple) -> None:
+        """The collector has the batch: drop its events from the spool, and none of the
+        versions it did not take."""
+        last, versions = batch_id
+        where = "" if versions is None else \
+            f" AND schema IN ({','.join('?' * len(versions))})"
         with self._lock:
             if self._spool is not None:
                 with self._spool:
-                    self._spool.execute("DELETE FROM events WHERE seq <= ?", (batch_id,))
+                    self._spool.execute(f"DELETE FROM queue WHERE seq <= ?{where}",
+                                        (last, *(versions or ())))
 
     def pending_deletions(self) -> list[list[list[str]]]:
         """The deletion requests not yet delivered, oldest first: each a list of [day, token]."""
@@ -320,3 +352,22 @@ class Recorder:
     def close(self) -> None:
         with self._lock:
             self._close_spool()
+
+
+def _migrate_spool(conn: sqlite3.Connection) -> None:
+    """Make the `queue` table, and move an older version's `events` lines into it."""
+    conn.execute("BEGIN IMMEDIATE")  # another process may open the same spool now
+    try:
+        conn.execute("CREATE TABLE IF NOT EXISTS queue (seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+                     " schema INTEGER NOT NULL, line TEXT NOT NULL)")
+        conn.execute("CREATE INDEX IF NOT EXISTS queue_schema ON queue (schema)")
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'"
+                        ).fetchone():
+            # Versions before 2 made only version-1 events.
+            conn.execute("INSERT INTO queue (schema, line) SELECT 1, line FROM events"
+                         " ORDER BY seq")
+            conn.execute("DROP TABLE events")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise

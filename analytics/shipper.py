@@ -1,9 +1,18 @@
 """Uploading the local spool to a collector, without ever slowing or breaking the app.
 
-`async_ship` and `async_request_deletion` make one bounded request each and raise `ShipError`,
-which says whether trying again later can help. `Shipper` drives them from the recorder's spool:
-deletions first, then batches; it acks what the collector took, drops what it refused as
-malformed (so one bad batch never blocks the queue), and backs off while the collector is away.
+`async_ship`, `async_request_deletion` and `async_collector_schemas` make one bounded request
+each and raise `ShipError`, which says whether trying again later can help. `Shipper` drives them
+from the recorder's spool: deletions first, then batches; it acks what the collector took, drops
+what it refused as malformed (so one bad batch never blocks the queue), and backs off while the
+collector is away.
+
+It sends only the schema versions its collector reads (see `analytics.events`): it learns them
+from every answer to a batch, and asks `GET /v1/health` when events of another version wait
+(again every `schemas_recheck` seconds while they do); a collector that answers that request
+with an error (a proxy may pass on only the paths older shippers used) reads version 1 alone,
+so version-1 events never wait on it. Before dropping a refused batch that held
+a version beyond 1, it asks again: if the collector no longer reads that version, the batch is
+not dropped, and its events of the versions still read go in the next batch.
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ import json
 import logging
 import random
 import threading
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -24,8 +34,8 @@ import aiohttp
 from aiohttp import hdrs
 
 from ._collector_batch import is_day
-from .collector import DELETE_PATH, EVENTS_PATH, MAX_DELETE_TOKENS, NDJSON
-from .events import is_token
+from .collector import DELETE_PATH, EVENTS_PATH, HEALTH_PATH, MAX_DELETE_TOKENS, NDJSON
+from .events import BASE_VERSIONS, is_token
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +47,8 @@ BACKOFF_INITIAL_S = 2.0
 BACKOFF_MAX_S = 600.0
 BACKOFF_JITTER = 0.5
 MAX_ANSWER_BYTES = 64 * 1024
+# While events of a version the collector does not read wait, how often to ask it again.
+SCHEMAS_RECHECK_S = 600.0
 USER_AGENT = "hearth-analytics/1"
 
 
@@ -77,17 +89,22 @@ class Backoff:
 class Spool(Protocol):
     """What the shipper needs from the recorder's spool. Each method may also be a coroutine.
 
-    - `take_batch(max_lines)`: the oldest unacknowledged events, at most `max_lines` JSON lines,
-      as `(batch_id, lines)`, or None when there are none. Until acked, the same events are
-      offered again by the next call (possibly fewer of them, if `max_lines` shrank).
-    - `ack(batch_id)`: the batch is done (delivered, or refused for good): remove it.
+    - `schemas()`: the schema versions of the unacknowledged events (a collection of ints).
+    - `take_batch(max_lines, schemas)`: the oldest unacknowledged events of those schema
+      versions, at most `max_lines` JSON lines, as `(batch_id, lines)`, or None when there are
+      none. Until acked, the same events are offered again by the next call (possibly fewer of
+      them, if `max_lines` shrank or `schemas` changed).
+    - `ack(batch_id)`: the batch is done (delivered, or refused for good): remove its events,
+      and no event of another version.
     - `pending_deletions()`: the deletion requests not yet delivered, oldest first, each a list
       of (day, token) pairs: the install's deletion token of each UTC day it sent events.
     - `ack_deletion(index)`: remove the request at this index of the list the latest
       `pending_deletions()` returned; the shipper always sends and acks index 0.
     """
 
-    def take_batch(self, max_lines: int) -> Any: ...
+    def schemas(self) -> Any: ...
+
+    def take_batch(self, max_lines: int, schemas: Sequence[int]) -> Any: ...
 
     def ack(self, batch_id: Hashable) -> Any: ...
 
@@ -101,11 +118,33 @@ async def async_ship(session: aiohttp.ClientSession | None, url: str, lines: lis
     """POST the lines gzipped to `url`/v1/events; returns how many events the collector kept."""
     if not lines:
         return 0
+    async with _session(session) as http:
+        answer = await _post_lines(http, url, lines, timeout)
+    return _count(answer, "accepted")
+
+
+async def async_collector_schemas(url: str, timeout: float = SHIP_TIMEOUT_S, *,
+                                  session: aiohttp.ClientSession | None = None) -> frozenset[int]:
+    """The schema versions the collector at `url` reads, from its health answer."""
+    async with _session(session) as http:
+        return schemas_of(await _request(http, "GET", _base(url) + HEALTH_PATH, None, {},
+                                         timeout))
+
+
+def schemas_of(answer: dict) -> frozenset[int]:
+    """The versions a collector's answer names; none (a collector from before version 2, or an
+    answer that makes no sense) means version 1 alone."""
+    value = answer.get("schemas")
+    if isinstance(value, list) and value and all(type(v) is int and v >= 1 for v in value):
+        return frozenset(value)
+    return BASE_VERSIONS
+
+
+async def _post_lines(http: aiohttp.ClientSession, url: str, lines: list[str],
+                      timeout: float) -> dict:
     body = gzip.compress(_join(lines), mtime=0)
     headers = {hdrs.CONTENT_ENCODING: "gzip", hdrs.CONTENT_TYPE: NDJSON}
-    async with _session(session) as http:
-        answer = await _post(http, _base(url) + EVENTS_PATH, body, headers, timeout)
-    return _count(answer, "accepted")
+    return await _post(http, _base(url) + EVENTS_PATH, body, headers, timeout)
 
 
 async def async_request_deletion(url: str, tokens: Iterable[Sequence[str]],
@@ -148,7 +187,8 @@ class Shipper:
     """Moves the spool to the collector at `url` until `async_run`'s stop event is set.
 
     `wake()` asks for a shipment now (for example after a flush; not for every event); else
-    the spool is looked at every `interval` seconds. Nothing here waits without a timeout.
+    the spool is looked at every `interval` seconds. `schemas` are the versions the collector
+    reads, as far as the shipper knows. Nothing here waits without a timeout.
     With `spool_in_thread`, the spool's (then plain, thread-safe) methods run in a worker
     thread, so a spool that touches the disk never holds up the event loop.
     """
@@ -156,7 +196,7 @@ class Shipper:
     def __init__(self, url: str, spool: Spool, *, batch_lines: int = BATCH_LINES,
                  interval: float = SHIP_INTERVAL_S, timeout: float = SHIP_TIMEOUT_S,
                  backoff: Backoff | None = None, session: aiohttp.ClientSession | None = None,
-                 spool_in_thread: bool = False):
+                 spool_in_thread: bool = False, schemas_recheck: float = SCHEMAS_RECHECK_S):
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"the collector URL must start with http:// or https://: {url!r}")
         self.url = _base(url)
@@ -175,6 +215,9 @@ class Shipper:
         self._loop_thread: int | None = None
         self._running = False
         self._failing = False
+        self._schemas_recheck = schemas_recheck
+        self.schemas = BASE_VERSIONS  # what the collector reads, as far as we know
+        self._learned: float | None = None  # when (monotonic) the collector last said it
 
     def wake(self) -> None:
         """Ship now rather than at the next interval; callable from any thread."""
@@ -228,11 +271,17 @@ class Shipper:
             if deletions:
                 await self._ship_deletion(http, list(deletions[0]))
                 return 0.0
-            taken = await self._call(self._spool.take_batch, self._max_lines)
+            spooled = frozenset(await self._call(self._spool.schemas))
+            if not spooled <= self.schemas and self._stale():
+                await self._learn(http)
+            wanted = sorted(spooled & self.schemas)
+            if not wanted:  # nothing, or only events the collector does not read yet
+                return None
+            taken = await self._call(self._spool.take_batch, self._max_lines, wanted)
             if taken is None:
                 return None
             batch_id, lines = taken
-            await self._ship_batch(http, batch_id, list(lines))
+            await self._ship_batch(http, batch_id, list(lines), frozenset(wanted))
             return 0.0
         except ShipError as exc:
             return self._failed(exc)
@@ -254,10 +303,30 @@ class Shipper:
             self._succeeded()
         await self._call(self._spool.ack_deletion, 0)
 
-    async def _ship_batch(self, http: aiohttp.ClientSession, batch_id: Hashable,
-                          lines: list[str]) -> None:
+    def _stale(self) -> bool:
+        return (self._learned is None
+                or time.monotonic() - self._learned >= self._schemas_recheck)
+
+    def _learnt(self, schemas: frozenset[int]) -> None:
+        if schemas != self.schemas:
+            log.info("the analytics collector reads schema versions %s",
+                     ", ".join(map(str, sorted(schemas))))
+        self.schemas, self._learned = schemas, time.monotonic()
+
+    async def _learn(self, http: aiohttp.ClientSession) -> None:
         try:
-            accepted = await async_ship(http, self.url, lines, self._timeout)
+            schemas = await async_collector_schemas(self.url, self._timeout, session=http)
+        except ShipError as exc:
+            if exc.status is None:  # no answer: the collector is away
+                raise
+            schemas = BASE_VERSIONS
+        self._learnt(schemas)
+
+    async def _ship_batch(self, http: aiohttp.ClientSession, batch_id: Hashable,
+                          lines: list[str], versions: frozenset[int]) -> None:
+        try:
+            answer = await _post_lines(http, self.url, lines, self._timeout)
+            accepted = _count(answer, "accepted")
         except ShipError as exc:
             if exc.status == 413 and len(lines) > 1:
                 # Too big for this collector: the spool offers the same events again, fewer.
@@ -265,12 +334,21 @@ class Shipper:
                 log.info("the collector found %d events too large; sending at most %d",
                          len(lines), self._max_lines)
                 return
+            if exc.status == 400 and not versions <= BASE_VERSIONS:
+                # Perhaps for a version this collector no longer reads (it was downgraded):
+                # then the batch waits, and is not dropped. A failure to ask raises: it waits.
+                await self._learn(http)
+                if not versions <= self.schemas:
+                    log.info("the collector refused events of a schema version it no longer "
+                             "reads; they wait in the spool")
+                    return
             if exc.retryable and exc.status != 413:
                 raise
             log.warning("the collector refused a batch of %d events, dropping it: %s",
                         len(lines), exc.reason)
             self.stats.dropped_batches += 1
         else:
+            self._learnt(schemas_of(answer))
             log.debug("shipped %d events, the collector kept %d", len(lines), accepted)
             self.stats.batches += 1
             self.stats.shipped += accepted
@@ -337,10 +415,16 @@ async def _session(session: aiohttp.ClientSession | None) -> AsyncIterator[aioht
 
 async def _post(http: aiohttp.ClientSession, url: str, body: bytes, headers: dict[str, str],
                 timeout: float) -> dict:
+    return await _request(http, "POST", url, body, headers, timeout)
+
+
+async def _request(http: aiohttp.ClientSession, method: str, url: str, body: bytes | None,
+                   headers: dict[str, str], timeout: float) -> dict:
     try:
         async with asyncio.timeout(timeout):
-            async with http.post(url, data=body, headers=headers, allow_redirects=False,
-                                 timeout=aiohttp.ClientTimeout(total=timeout)) as resp:
+            async with http.request(method, url, data=body, headers=headers,
+                                    allow_redirects=False,
+                                    timeout=aiohttp.ClientTimeout(total=timeout)) as resp:
                 raw = await _read_bounded(resp)
                 status, retry_after = resp.status, resp.headers.get(hdrs.RETRY_AFTER)
     except TimeoutError:

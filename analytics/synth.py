@@ -5,7 +5,8 @@
 keys, like the collector writes them). The data looks like real use: a few heavy installs and
 many light ones (lognormal activity), fewer events at night (local time) and at weekends, long
 tailed sync sessions, conflicts (mostly 2 heads, rarely 50+) each followed by its convergence,
-document commits, forks and merges, some rejections, and a few malformed lines (truncated JSON,
+document commits, forks and merges, some rejections, reactions, edits and thread replies (the
+schema-2 events, so both versions are read), and a few malformed lines (truncated JSON,
 an unknown event, an extra field). pid is a keyed hash of (install secret, day), so it rotates
 daily. The output depends only on the arguments: days are generated in parallel, each from its
 own random stream.
@@ -40,7 +41,8 @@ BASE_RATE = 40.0
 # How each event after an install's first one of the day is chosen ("conflict" brings its
 # convergence along as the next line).
 MIX = {
-    "message_sent": 0.56, "doc_commit": 0.16, "sync_session": 0.15, "app_started": 0.03,
+    "message_sent": 0.47, "reaction_added": 0.045, "thread_reply": 0.03,
+    "message_edited": 0.015, "doc_commit": 0.16, "sync_session": 0.15, "app_started": 0.03,
     "conflict": 0.025, "channel_joined": 0.015, "doc_fork": 0.006, "doc_merge": 0.005,
     "rejection": 0.004,
 }
@@ -70,7 +72,11 @@ TEMPLATES = {
     "conflict": '{"event":"conflict","heads":%d,"kind":"%s","pid":"%s","schema":1,"stream":"%s","ts":"%s"}',
     "convergence": '{"event":"convergence","ms":%d,"pid":"%s","schema":1,"stream":"%s","ts":"%s"}',
     "rejection": '{"event":"rejection","pid":"%s","reason":"%s","schema":1,"ts":"%s"}',
+    "reaction_added": '{"event":"reaction_added","pid":"%s","schema":2,"stream":"%s","ts":"%s"}',
+    "message_edited": '{"event":"message_edited","length":%d,"pid":"%s","schema":2,"stream":"%s","ts":"%s"}',
+    "thread_reply": '{"broadcast":%s,"event":"thread_reply","length":%d,"pid":"%s","schema":2,"stream":"%s","ts":"%s"}',
 }
+BROADCAST_SHARE = 0.1  # thread replies also sent to the channel
 TYPES = tuple(MIX) + ("convergence",)
 _EVENT_NAME = re.compile(r'"event":"[a-z_]+"')
 _T = {name: i for i, name in enumerate(TYPES)}
@@ -282,12 +288,15 @@ def _format(rng: np.random.Generator, name: str, idx: np.ndarray, slot: _Slots,
         i = who[idx]
         cols = [p, pop.platform[i].tolist(), t, pop.ui[i].tolist(), pop.version[i].tolist()]
     elif name == "message_sent":
-        chars = rng.lognormal(3.7, 1.2, n).astype(np.int64)
-        bounds = np.array(LENGTH_BUCKETS)
-        cols = [bounds[np.searchsorted(bounds, chars, side="right") - 1].tolist(), p, t]
+        cols = [_lengths(rng, n, 3.7), p, t]
+    elif name == "message_edited":
+        cols = [_lengths(rng, n, 3.9), p, slot.stream[idx].tolist(), t]
+    elif name == "thread_reply":
+        broadcast = np.where(rng.random(n) < BROADCAST_SHARE, "true", "false")
+        cols = [broadcast.tolist(), _lengths(rng, n, 3.4), p, slot.stream[idx].tolist(), t]
     elif name == "doc_commit":
         cols = [p, _pow2(rng.lognormal(5.7, 1.6, n)).tolist(), slot.stream[idx].tolist(), t]
-    elif name in ("channel_joined", "doc_fork", "doc_merge"):
+    elif name in ("channel_joined", "doc_fork", "doc_merge", "reaction_added"):
         cols = [p, slot.stream[idx].tolist(), t]
     elif name == "sync_session":
         duration = rng.lognormal(5.5, 1.3, n)  # median ~250 ms, long tail
@@ -310,6 +319,13 @@ def _format(rng: np.random.Generator, name: str, idx: np.ndarray, slot: _Slots,
         w = np.array(list(REASONS.values()))
         cols = [p, reasons[rng.choice(len(reasons), n, p=w / w.sum())].tolist(), t]
     return [TEMPLATES[name] % row for row in zip(*cols, strict=True)]
+
+
+def _lengths(rng: np.random.Generator, n: int, mu: float) -> list[int]:
+    """Text lengths in characters (lognormal around e**mu), as their buckets."""
+    chars = rng.lognormal(mu, 1.2, n).astype(np.int64)
+    bounds = np.array(LENGTH_BUCKETS)
+    return bounds[np.searchsorted(bounds, chars, side="right") - 1].tolist()
 
 
 def _heads(rng: np.random.Generator, n: int) -> np.ndarray:

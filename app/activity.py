@@ -1,6 +1,10 @@
 """What the Node tells the analytics recorder: app activity turned into anonymized events.
 
-Only counts, buckets, reason codes and keyed hashes leave here: never text, names or keys.
+Only counts, buckets, reason codes and keyed hashes leave here: never text, names or keys. The
+conversation kinds become events too: a post/reply a thread_reply (length bucket, broadcast or
+not), a post/edit a message_edited (the new text's length bucket), a post/react a reaction_added
+(no emoji); each with its channel's daily stream hash, never the message they point at (see
+`analytics.events` for why).
 A conflict is recorded by the node whose own post or commit merges the concurrent heads (it
 links to all of them), so each conflict is counted once, with the time from the fork (the
 oldest of the merged heads) to that merge.
@@ -20,7 +24,9 @@ from core.objects import Object
 log = logging.getLogger(__name__)
 
 REJECTION_REASONS = frozenset(r.value for r in Reason)
-CHAT_KINDS = frozenset({"post/text", "post/topic", "post/join", "post/leave", "post/delete"})
+# Kinds in a channel's stream that link its heads: one that links several merges a fork.
+CHAT_KINDS = frozenset({"post/text", "post/topic", "post/join", "post/leave", "post/delete",
+                        "post/reply", "post/edit", "post/react"})
 
 
 def _platform() -> str:
@@ -47,6 +53,13 @@ class Activity:
         record, stream = self.recorder.record, self.recorder.hash_id(obj.stream)
         if obj.type == "post/text":
             record("message_sent", length=length_bucket(len(obj.body["text"])))
+        elif obj.type == "post/reply":
+            record("thread_reply", length=length_bucket(len(obj.body["text"])),
+                   broadcast=bool(obj.body["broadcast"]), stream=stream)
+        elif obj.type == "post/edit":
+            record("message_edited", length=length_bucket(len(obj.body["text"])), stream=stream)
+        elif obj.type == "post/react":
+            record("reaction_added", stream=stream)
         elif obj.type == "post/join":
             record("channel_joined", stream=stream)
         elif obj.type == "doc/commit":

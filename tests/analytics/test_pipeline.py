@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from analytics import _reference
-from analytics.events import EventError, validate
+from analytics.events import EventError, validate, version_of
 
 from .conftest import write_logs
 
@@ -42,8 +42,12 @@ def line(event: str = "message_sent", *, ts: str = f"{DAY}T10:00:00Z", pid: str 
         "conflict": {"kind": "concurrent_heads", "heads": 2, "stream": STREAM},
         "convergence": {"ms": 120, "stream": STREAM},
         "rejection": {"reason": "policy"},
+        "reaction_added": {"stream": STREAM},
+        "message_edited": {"length": 64, "stream": STREAM},
+        "thread_reply": {"length": 16, "broadcast": False, "stream": STREAM},
     }
-    body = {"event": event, "schema": 1, "ts": ts, "pid": pid} | defaults.get(event, {})
+    body = {"event": event, "schema": version_of(event), "ts": ts, "pid": pid} | defaults.get(
+        event, {})
     return json.dumps(body | fields, separators=(",", ":"))
 
 
@@ -62,6 +66,10 @@ LINES = [
     (line(pid="0123456789" * 3 + "01"), None),  # all digits, but a string
     (line("sync_session", objects=-0.0), None),
     (line("conflict", heads=60), None),
+    (line("reaction_added"), None),
+    (line("message_edited"), None),
+    (line("thread_reply", broadcast=True), None),
+    (edit(line("thread_reply"), '"schema":2', '"schema":2.0'), None),
     ("this is not json", "not_json"),
     (GOOD[:40], "not_json"),
     ("", "not_json"),
@@ -91,6 +99,14 @@ LINES = [
     (line("sync_session", peers=0), "invalid"),
     (line("sync_session", rounds=1.5), "invalid"),
     (line("rejection", reason="too_slow"), "invalid"),
+    (line("reaction_added", schema=1), "invalid"),
+    (line("reaction_added", emoji="x"), "invalid"),
+    (line("message_edited", text="hello"), "invalid"),
+    (line("message_edited", length=20), "invalid"),
+    (line("thread_reply", broadcast="true"), "invalid"),
+    (line("thread_reply", broadcast=1), "invalid"),
+    (line("thread_reply", broadcast=None), "invalid"),
+    (edit(line("thread_reply"), ',"broadcast":false', ""), "invalid"),
     (line(ts="2025-02-30T10:00:00Z"), "bad_ts"),
     (line(ts=f"{DAY}T24:00:00Z"), "bad_ts"),
     (line(ts=f"{NEXT}T00:00:00Z"), "wrong_partition"),
@@ -306,6 +322,31 @@ def test_groups_below_min_cohort_are_suppressed_everywhere(tmp_path, run_report)
     page = re.sub(r"base64,[A-Za-z0-9+/=]+", "", (tmp_path / "out" / "report.html").read_text())
     assert "frame" not in page
     assert re.search(r"<th>total</th><td>3</td>", page)
+
+
+def test_the_report_counts_the_conversation_events_beside_version_1_ones(tmp_path, run_report,
+                                                                        spark):
+    pids = [f"{n:032x}" for n in range(1, 6)]
+    logs = {DAY: [line(pid=p) for p in pids]
+            + [line("reaction_added", pid=p) for p in pids + pids]
+            + [line("message_edited", pid=p) for p in pids]
+            + [line("thread_reply", pid=p, broadcast=p == pids[0]) for p in pids]}
+    root = write_logs(tmp_path / "logs", logs)
+    out = tmp_path / "out"
+    report = run_report("--input", str(root), "--output", str(out), "--min-cohort", "5")
+    day = date.fromisoformat(DAY)
+    expected = [(day, "message_edited", 5, 5), (day, "message_sent", 5, 5),
+                (day, "reaction_added", 10, 5), (day, "thread_reply", 5, 5)]
+    assert report.summary["bad"]["total"] == 0
+    assert report.outcome.rows["events_daily"] == expected
+    assert report.outcome.rows == _reference.compute(root, min_cohort=5).rows
+    written = spark.read.parquet(str(out / "tables" / "events_daily")).collect()
+    assert sorted((r["event"], r["count"]) for r in written) == [e[1:3] for e in expected]
+    (plot,) = [p for p in report.plots if p.title.startswith("Events per day")]
+    assert plot.series["reaction_added"] == [(day, 10)]
+    page = (out / "report.html").read_text(encoding="utf-8")
+    for name in ("reaction_added", "message_edited", "thread_reply"):
+        assert f"<td>{name}</td>" in page
 
 
 def test_since_and_until_pick_whole_days(synth_logs, run_report, tmp_path, spark):

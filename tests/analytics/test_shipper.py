@@ -55,6 +55,14 @@ def stored(out: Path) -> list[str]:
                   for text in path.read_text().splitlines())
 
 
+def version(text: str) -> int:
+    """A line's schema version, as the recorder spools it (a line that is not an event: 1)."""
+    try:
+        return int(json.loads(text)["schema"])
+    except (ValueError, KeyError, TypeError):
+        return 1
+
+
 class MemorySpool:
     """The spool interface in memory: un-acked lines stay at the head and are offered again."""
 
@@ -71,20 +79,25 @@ class MemorySpool:
     def _poke(self) -> None:  # the shipper may call the spool from a worker thread
         self._loop.call_soon_threadsafe(self._poked.set)
 
-    def take_batch(self, max_lines: int) -> tuple[int, list[str]] | None:
+    def schemas(self) -> set[int]:
+        return {version(text) for text in self.lines}
+
+    def take_batch(self, max_lines: int, schemas=None) -> tuple[int, list[str]] | None:
         self.taken += 1
         self._poke()
-        if not self.lines:
+        picked = [i for i, text in enumerate(self.lines)
+                  if schemas is None or version(text) in schemas][:max_lines]
+        if not picked:
             return None
         self._next_id += 1
-        count = min(max_lines, len(self.lines))
-        self._offered = {self._next_id: count}  # only the latest offer can be acked
-        return self._next_id, self.lines[:count]
+        self._offered = {self._next_id: picked}  # only the latest offer can be acked
+        return self._next_id, [self.lines[i] for i in picked]
 
     def ack(self, batch_id: int) -> None:
-        count = self._offered.pop(batch_id)
-        self.log.append(("ack", self.lines[:count]))
-        del self.lines[:count]
+        picked = self._offered.pop(batch_id)
+        self.log.append(("ack", [self.lines[i] for i in picked]))
+        for i in reversed(picked):
+            del self.lines[i]
         self._poke()
 
     def pending_deletions(self) -> list[list[str]]:
@@ -111,8 +124,11 @@ class MemorySpool:
 class AsyncSpool(MemorySpool):
     """The same spool with coroutine methods: the shipper accepts either kind."""
 
-    async def take_batch(self, max_lines: int):
-        return super().take_batch(max_lines)
+    async def schemas(self) -> set[int]:
+        return super().schemas()
+
+    async def take_batch(self, max_lines: int, schemas=None):
+        return super().take_batch(max_lines, schemas)
 
     async def ack(self, batch_id: int) -> None:
         super().ack(batch_id)
@@ -249,12 +265,12 @@ async def test_spool_error_is_survived(collector):
     real_take = spool.take_batch
     calls = []
 
-    def flaky_take(max_lines: int):
+    def flaky_take(max_lines: int, schemas):
         calls.append(max_lines)
         if len(calls) == 1:
             spool._poke()
             raise OSError("disk hiccup")
-        return real_take(max_lines)
+        return real_take(max_lines, schemas)
 
     spool.take_batch = flaky_take
     shipper = Shipper(collector.url, spool, backoff=Backoff(**FAST))
@@ -403,11 +419,15 @@ class RecorderSpool(MemorySpool):
         super().__init__()
         self.recorder = recorder
 
-    def take_batch(self, max_lines: int):
+    def schemas(self):
         self._poke()
-        return self.recorder.take_batch(max_lines)
+        return self.recorder.schemas()
 
-    def ack(self, batch_id: int) -> None:
+    def take_batch(self, max_lines: int, schemas=None):
+        self._poke()
+        return self.recorder.take_batch(max_lines, schemas)
+
+    def ack(self, batch_id) -> None:
         self.recorder.ack(batch_id)
         self._poke()
 
