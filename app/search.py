@@ -286,6 +286,15 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
+def mention_results(messages: Iterable[Message], nick: str | None) -> SearchResults:
+    """The messages that mention me (Workspace.mentions, newest first) as results grouped by
+    channel, with my nickname highlighted: what the window's Mentions view shows."""
+    messages = list(messages)
+    terms = (Term(nick),) if nick else ()
+    return SearchResults(Query(f"@{nick}" if nick else "", terms), group_messages(messages),
+                         total=len(messages))
+
+
 def summary(results: SearchResults) -> str:
     """One line: "23 messages in 3 channels", "1000+ messages, the newest 50 in 4 channels",
     with matching channels and documents after a "·"; or "No results for ..."."""

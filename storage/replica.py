@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -64,6 +65,11 @@ def _parse_all(raws: list[bytes]) -> list[tuple[Object, bytes] | InvalidObject]:
 def _triples(parsed: list, positions: list[int]) -> list[tuple[bytes, bytes, bytes]]:
     """What a signature check needs of parsed objects: (key, signed bytes, signature)."""
     return [(parsed[n][0].author, parsed[n][1], parsed[n][0].sig) for n in positions]
+
+
+def _mention_word(nick: str) -> re.Pattern[str]:
+    """`nick` as a word of its own ("@ada", "ada:"), in any case."""
+    return re.compile(r"(?<!\w)" + re.escape(nick) + r"(?!\w)", re.IGNORECASE)
 
 
 def parse_cursor(cursor: str) -> tuple[int, bytes]:
@@ -624,9 +630,10 @@ class Replica:
                 if count and nick:
                     pattern = "%" + nick.replace("\\", "\\\\").replace("%", "\\%").replace(
                         "_", "\\_") + "%"
-                    mention = conn.execute(
-                        "SELECT EXISTS (SELECT 1 " + since + " WHERE text LIKE ? ESCAPE '\\')",
-                        (*args, pattern)).fetchone()[0] == 1
+                    word = _mention_word(nick)  # "adam" does not mention ada
+                    mention = any(word.search(text) for (text,) in conn.execute(
+                        "SELECT text " + since + " WHERE text LIKE ? ESCAPE '\\'",
+                        (*args, pattern)))
                 out[name] = (count, mention)
         return out
 

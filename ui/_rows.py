@@ -1,6 +1,7 @@
 """What the message list shows, decided without Qt: which rows start a group or a day, how
 authors are named and coloured (hue, identicon grid, a name colour that reads on the view's
-background), where the links are, how times and days read, and how nicknames complete.
+background), where the links and mentions are, how times and days read, how reactions and
+reply counts read, and how nicknames complete.
 
 Plain functions over Messages (app.records), so tests/ui/test_rows.py checks them without a display.
 Positions are Python string indices (codepoints); Qt counts UTF-16 units, so `to_utf16` and
@@ -12,12 +13,12 @@ from __future__ import annotations
 import colorsys
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
 from app.names import lookalike_keys, suffixed
-from app.records import Message
+from app.records import Message, Reaction
 
 GROUP_GAP_MS = 5 * 60 * 1000  # one author's messages closer than this share one header
 ANONYMOUS = "anonymous"
@@ -208,6 +209,98 @@ def from_utf16(text: str, position: int) -> int:
     if text.isascii():
         return position
     return len(text.encode("utf-16-le")[:2 * position].decode("utf-16-le", errors="ignore"))
+
+
+# Mentions --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    start: int  # codepoint index into the text, inclusive (the "@" when there is one)
+    end: int  # exclusive
+    me: bool  # names me
+
+    def utf16(self, text: str) -> tuple[int, int]:
+        return to_utf16(text, self.start), to_utf16(text, self.end)
+
+
+def _wordish(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+class MentionFinder:
+    """Finds mentions in message texts: "@nick" where nick is one of `nicks` (the longest that
+    fits, ignoring case, ending at a word's end: "@ada lovelace" before "@ada"), and my own
+    nickname `me` as a whole word, with or without the "@" ("ada: look", as nickname
+    completion writes it)."""
+
+    def __init__(self, nicks: Iterable[str] = (), me: str | None = None):
+        names = {n.strip() for n in nicks if n and n.strip()}
+        if me:
+            names.add(me)
+        # Longest first, so "@ada lovelace" is not taken for "@ada".
+        self._names = sorted(((n.casefold(), len(n)) for n in names), key=lambda x: -x[1])
+        self._me = me.casefold() if me else None
+        self._mine = (re.compile(rf"(?<![\w@]){re.escape(me)}(?!\w)", re.IGNORECASE)
+                      if me else None)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MentionFinder) and (self._names, self._me) == (
+            other._names, other._me)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def find(self, text: str, skip: int = 0) -> list[Mention]:
+        """The mentions in `text`, in order, leaving out its first `skip` codepoints (the name
+        that starts a "/me" row)."""
+        found: list[Mention] = []
+        if "@" in text and self._names:
+            at = text.find("@", skip)
+            while at >= 0:
+                if at == 0 or not _wordish(text[at - 1]):
+                    rest = text[at + 1:]
+                    for folded, size in self._names:
+                        if rest[:size].casefold() == folded and (
+                                size == len(rest) or not _wordish(rest[size])):
+                            found.append(Mention(at, at + 1 + size, folded == self._me))
+                            break
+                at = text.find("@", at + 1)
+        if self._mine is not None:
+            for match in self._mine.finditer(text, skip):
+                if not any(m.start <= match.start() < m.end for m in found):
+                    found.append(Mention(match.start(), match.end(), True))
+            found.sort(key=lambda m: m.start)
+        return found
+
+
+# Reactions and replies -------------------------------------------------------------------------
+
+def chip_label(reaction: Reaction) -> str:
+    """What a reaction chip shows: the emoji and how many reacted with it."""
+    return f"{reaction.emoji} {reaction.count}"
+
+
+def join_names(names: Sequence[str], shown: int = 3) -> str:
+    """"ada", "ada and bob", "ada, bob and cy", "ada, bob and 3 others"."""
+    if len(names) > shown:
+        rest = len(names) - (shown - 1)
+        return f"{', '.join(names[:shown - 1])} and {rest} other{'s' if rest > 1 else ''}"
+    if len(names) <= 1:
+        return "".join(names)
+    return f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def reaction_tooltip(reaction: Reaction, names: Mapping[bytes, str], me: bytes) -> str:
+    """Who reacted, by nickname, me first as "You": "You, ada and 3 others reacted with
+    :thumbs_up:". The emoji is named by its shortcode: it reads where no font draws it."""
+    from app.emojis import shortcode  # the emoji package loads only when a tooltip asks
+
+    who = [key for key in reaction.by if key == me] + [key for key in reaction.by if key != me]
+    shown = ["You" if key == me else names.get(key) or suffixed(ANONYMOUS, key) for key in who]
+    return f"{join_names(shown)} reacted with {shortcode(reaction.emoji) or reaction.emoji}"
+
+
+def replies_label(count: int) -> str:
+    return "1 reply" if count == 1 else f"{count} replies"
 
 
 # Times -----------------------------------------------------------------------------------------

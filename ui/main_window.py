@@ -13,6 +13,7 @@ from PySide6.QtGui import QFont, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
     QFrame,
+    QHBoxLayout,
     QInputDialog,
     QLabel,
     QListWidgetItem,
@@ -33,8 +34,10 @@ from . import _rows, theme
 from .bridge import NodeBridge
 from .commands import run_command
 from .composer import Composer
+from .conversation import ConversationActions
 from .dialogs import PeersDialog, SettingsDialog
 from .document_pane import DocumentPane
+from .emoji_picker import EmojiButton, EmojiPicker
 from .first_run import FirstRunPanel
 from .header import ChannelHeader
 from .member_pane import MemberPane
@@ -44,6 +47,8 @@ from .notifier import Notifier
 from .search_panel import SearchPanel
 from .sidebar import Sidebar
 from .switcher import QuickSwitcher, channel_place, document_place, visited
+from .thread_pane import ThreadPane
+from .typing_label import TypingLabel
 
 DEFAULT_CHANNEL = "general"
 QUIET_MS = 1000  # "syncing…" until objects stop arriving for this long
@@ -72,6 +77,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("Hearth")
         self.resize(1000, 680)
         self.channel = DEFAULT_CHANNEL
+        self.channel_shown: str | None = None
         self._members_shown = True  # the header's Members button
         self._recent: list[tuple[str, str]] = []  # places visited, the latest first (Ctrl+K)
         self._switcher: QuickSwitcher | None = None
@@ -82,6 +88,7 @@ class MainWindow(QMainWindow):
         self.sidebar.set_workspace_name(self._workspace_name)
         self.sidebar.joinChannelRequested.connect(self._join_channel)
         self.sidebar.newDocumentRequested.connect(self._new_document)
+        self.sidebar.mentionsRequested.connect(self.show_mentions)
         self.channels = ChannelListModel(self.bridge)
         self.channel_list = self.sidebar.channel_list
         self.channel_list.setModel(self.channels)
@@ -124,6 +131,23 @@ class MainWindow(QMainWindow):
         self.composer = Composer(objectName="composer")
         self.composer.setFixedHeight(72)
         self.composer.submitted.connect(self._send)
+        self.composer.typing.connect(lambda: self.facade.typing(self.channel))
+        self.typing_label = TypingLabel(self.facade.key)
+        self.bridge.typing.connect(self.typing_label.typed)
+        self.thread_pane = ThreadPane(self.bridge)
+        self.thread_pane.hide()
+        self.thread_pane.closed.connect(self._thread_closed)
+        self.emoji_picker = EmojiPicker(self)  # one picker: the composer's and reactions'
+        self.emoji_button = EmojiButton(self.composer, self.emoji_picker)
+        self.actions = ConversationActions(self.bridge, self.message_view, self.messages,
+                                           self.composer, self.emoji_picker, self.open_thread,
+                                           self)
+        self.thread_actions = ConversationActions(
+            self.bridge, self.thread_pane.view, self.thread_pane.model,
+            self.thread_pane.composer, self.emoji_picker, self.open_thread, self)
+        self.messages.modelReset.connect(self._newest_posted)
+        self.bridge.then(self.facade.is_admin(), done=self._admin_known)
+        self._load_nicknames()
 
         self.member_pane = MemberPane()
         self.member_pane.inviteRequested.connect(self.show_settings)
@@ -155,8 +179,14 @@ class MainWindow(QMainWindow):
         column.addWidget(self.reading, 1)
         composing = QWidget()
         composing_layout = QVBoxLayout(composing)
-        composing_layout.setContentsMargins(12, 6, 12, 10)
-        composing_layout.addWidget(self.composer)
+        composing_layout.setContentsMargins(12, 6, 12, 4)
+        composing_layout.setSpacing(2)
+        composer_row = QHBoxLayout()
+        composer_row.setSpacing(4)
+        composer_row.addWidget(self.composer, 1)
+        composer_row.addWidget(self.emoji_button, 0, Qt.AlignmentFlag.AlignTop)
+        composing_layout.addLayout(composer_row)
+        composing_layout.addWidget(self.typing_label)
         column.addWidget(composing)
         self.pages = QStackedWidget()
         self.pages.addWidget(center)
@@ -171,9 +201,10 @@ class MainWindow(QMainWindow):
         splitter.addWidget(self.sidebar)
         splitter.addWidget(main)
         splitter.addWidget(self.member_pane)
+        splitter.addWidget(self.thread_pane)
         splitter.setStretchFactor(1, 1)
         splitter.setCollapsible(1, False)
-        splitter.setSizes([220, 640, 210])
+        splitter.setSizes([220, 640, 210, 320])
         self.setCentralWidget(splitter)
         self.document_pane.changed.connect(self._document_changed)
 
@@ -205,8 +236,13 @@ class MainWindow(QMainWindow):
         self._recent = visited(self._recent, "channel", channel)
         self.pages.setCurrentIndex(0)
         self.reading.setCurrentWidget(self.message_view)
+        self.sidebar.mentions.setChecked(False)
+        if channel != self.channel_shown:
+            self.composer.cancel_edit()  # an edit belongs to the channel it began in
+        self.channel_shown = channel
         self.header.show_channel(self.channels.label(channel))
-        self.member_pane.setVisible(self._members_shown)
+        self.member_pane.setVisible(self._members_shown and self.thread_pane.isHidden())
+        self.typing_label.set_channel(channel)
         self.composer.setPlaceholderText(
             f"Message #{channel}   (Enter sends, Shift+Enter: new line, /topic /nick /me …)")
         self.messages.show_channel(channel)
@@ -234,6 +270,7 @@ class MainWindow(QMainWindow):
         # completed and listed with a key suffix, so Tab never offers two names that read
         # the same.
         names = _rows.member_names((m.key, m.nick) for m in members)
+        self.typing_label.set_nicknames(names)
         self.composer.set_nicknames([names[m.key] for m in members if m.nick])
         online, me = self._online, self.facade.key
         rows = []
@@ -267,6 +304,43 @@ class MainWindow(QMainWindow):
         self.member_pane.hide()
         self.search_results.run(query)
         self.reading.setCurrentWidget(self.search_results)
+
+    def show_mentions(self) -> None:
+        """The messages that mention me, in place of the messages (like search results)."""
+        if self.pages.currentIndex() != 0:
+            self.show_channel(self.channel)
+        self.sidebar.mentions.setChecked(True)
+        self.member_pane.hide()
+        self.header.show_channel("Mentions")
+        self.search_results.show_mentions()
+        self.reading.setCurrentWidget(self.search_results)
+
+    def open_thread(self, message_id: bytes) -> None:
+        """The thread of `message_id` beside the channel, in the member pane's place."""
+        self.member_pane.hide()
+        self.thread_pane.open(message_id)
+
+    def _load_nicknames(self) -> None:
+        """Every known nickname, for reaction tooltips and mentions in the message lists."""
+        def known(names: dict[bytes, str]) -> None:
+            self.messages.set_nicknames(names)
+            self.thread_pane.model.set_nicknames(names)
+        self.bridge.then(self.facade.nicknames(), done=known)
+
+    def _admin_known(self, admin: bool) -> None:
+        """Admins may delete anyone's messages from the context menu."""
+        self.message_view.set_admin(admin)
+        self.thread_pane.view.set_admin(admin)
+
+    def _newest_posted(self) -> None:
+        """Whoever posted the newest message shown has stopped typing it."""
+        if self.messages.messages:
+            newest = self.messages.messages[-1]
+            self.typing_label.posted(newest.author, newest.channel)
+
+    def _thread_closed(self) -> None:
+        self.member_pane.setVisible(self._members_shown and
+                                    self.reading.currentWidget() is self.message_view)
 
     def _close_search(self) -> None:
         self.search_results.clear()
@@ -428,6 +502,8 @@ class MainWindow(QMainWindow):
 
     def _reload(self) -> None:
         self.messages.reload()
+        self._load_nicknames()
+        self.bridge.then(self.facade.is_admin(), done=self._admin_known)
         self.channels.refresh()
         self._load_state()
         self._load_documents()

@@ -1,9 +1,18 @@
 """How one row of the message list is drawn and hit-tested (ui/message_view.py holds the view):
 the avatar and the author's name in their key's colour on a group's header, the clock time, a
-day separator above the first row of each local day, the text laid out once per (message, width)
-with QTextLayout and cached, links, the inline "sending…" mark of a pending message, and a
-continuation row's time in the avatar gutter on hover. Palette roles only; sizes from font
-metrics; avatars are cached pixmaps (ui/avatars.py), so nothing is laid out or made per paint.
+day separator above the first row of each local day, the text, links and mentions, the inline
+"(edited)" and "sending…" marks, reaction chips, the reply count or a "replied to a thread"
+line, and a continuation row's time in the avatar gutter on hover.
+
+Text is laid out once per (message, text, width) and cached. Plain text, which is most chat
+lines, takes the fast path: one QTextLayout. Text with Markdown syntax (ui/_markdown.py
+decides) is rendered by Qt's Markdown engine (md4c) into a QTextDocument, then made safe: no
+raw HTML (shown as typed), no images (an image shows as its alt text, a link where its address
+may open), links only to web and mail addresses, headings at the body size. Code blocks are
+monospace on a tinted box and never wrap: a wide one scrolls sideways (Shift+wheel, a sideways
+wheel or a drag over it; a thin bar at its foot shows there is more). Block quotes get a bar at
+their left. Palette roles only; sizes from font metrics; avatars are cached pixmaps
+(ui/avatars.py), so nothing is laid out or made per paint.
 """
 
 from __future__ import annotations
@@ -23,13 +32,20 @@ from PySide6.QtCore import (
     Qt,
 )
 from PySide6.QtGui import (
+    QAbstractTextDocumentLayout,
     QColor,
     QFont,
+    QFontDatabase,
     QFontMetrics,
     QGuiApplication,
     QPainter,
     QPalette,
+    QRegion,
+    QTextBlockFormat,
     QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextFormat,
     QTextLayout,
     QTextOption,
 )
@@ -37,11 +53,12 @@ from PySide6.QtWidgets import (
     QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
+    QToolTip,
 )
 
-from app.records import Message
+from app.records import Message, Reaction
 
-from . import _rows, avatars
+from . import _markdown, _rows, avatars
 from .models import MessageListModel
 from .theme import scaled
 
@@ -60,26 +77,56 @@ DAY_PAD = 10  # above and below a day separator's label
 PILL_PAD = 10  # left and right of a day label, inside its pill
 SMALL = 0.88  # times and marks, of the body size (never below 85%)
 PENDING_MARK = "sending…"
-MARK_GAP = 8  # between a row's last word and its pending mark
+EDITED_MARK = "(edited)"
+THREAD_LINE = "replied to a thread"
+MARK_GAP = 8  # between a row's last word and its marks, and between the marks
 PENDING_OPACITY = 0.55
+EXTRA_GAP = 5  # above the reaction chips and above the reply count
+CHIP_PAD_X, CHIP_PAD_Y, CHIP_GAP = 7, 2, 5  # inside a reaction chip, and between chips
+ADD_CHIP = "+"  # the chip after the reactions that adds one
+CODE_PAD = 6  # inside a code block's box
+QUOTE_INDENT = 14  # per block-quote level
+QUOTE_BAR = 3
+LIST_GAP = 2  # above and below a list item
+SCROLL_BAR = 3  # the thin bar under a code block that is wider than the row
+MENTION_ALPHA, MENTION_ME_ALPHA, MENTIONED_ROW_ALPHA = 40, 100, 30
 LAYOUT_CACHE = 800  # laid-out rows kept for painting and hit-testing (a few screens' worth)
 HEIGHT_CACHE = 250_000  # measured heights kept (cheap); cleared whole when it grows past this
+CHIP_CACHE = 2_000
+# GitHub's dialect (strikethrough, autolinks, task lists) with raw HTML shown as typed, and
+# with _x_ as emphasis, as CommonMark has it (the dialect would underline it).
+_MD_UNDERLINE = 0x4000
+FEATURES = QTextDocument.MarkdownFeature(
+    (QTextDocument.MarkdownFeature.MarkdownDialectGitHub.value
+     | QTextDocument.MarkdownFeature.MarkdownNoHTML.value) & ~_MD_UNDERLINE)
+NO_ROOM = 1 << 30  # the "right edge" of text that ends in a code block: marks go below
+
+
+@dataclass(frozen=True, slots=True)
+class _Code:
+    box: QRectF  # the tinted box, in the body's coordinates
+    content: float  # the widest line's extent from the box's left edge, padding included
 
 
 @dataclass(slots=True)
 class _Body:
-    layout: QTextLayout
+    layout: QTextLayout | None  # plain text
+    doc: QTextDocument | None  # Markdown, drawn `shift` below the body's top
+    shift: float
     height: int
-    first_line: float  # the first line's ascent: where a hover time's baseline goes
-    last_line: QRectF  # the last line's text, for the pending mark after it
+    first_line: float  # the first line's baseline: where a hover time's baseline goes
+    last_line: QRectF | None  # the last line's text, for the marks after it (None: below)
     last_ascent: float
-    links: list[tuple[int, int, str]]  # UTF-16 ranges into the layout's text, and the URL
+    links: list[tuple[int, int, str]]  # plain text: UTF-16 ranges and the URL
+    mentions_me: bool
+    codes: list[_Code]
+    quotes: list[QRectF]  # block quotes' bars
 
 
 @dataclass(frozen=True, slots=True)
 class RowParts:
     """Where a row's pieces are drawn, in viewport coordinates: what painting uses and what
-    tests read. None for the parts this row does not show."""
+    tests read. None (or empty) for the parts this row does not show."""
 
     row: QRect
     day: QRect | None  # the day separator band above the row
@@ -90,6 +137,10 @@ class RowParts:
     body: QRect  # the text's box
     mark: QRect | None  # "sending…", while pending
     gutter: QRect | None  # where a continuation row's time shows on hover
+    edited: QRect | None = None  # "(edited)"
+    chips: tuple[tuple[QRect, str | None], ...] = ()  # reaction chips (emoji; None: add one)
+    replies: QRect | None = None  # "3 replies"
+    thread: QRect | None = None  # "replied to a thread", above the text
 
 
 def paint_pill(painter: QPainter, rect: QRectF, text: str, font: QFont,
@@ -106,6 +157,28 @@ def paint_pill(painter: QPainter, rect: QRectF, text: str, font: QFont,
     painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
 
 
+def _alpha(color: QColor, alpha: int) -> QColor:
+    color = QColor(color)
+    color.setAlpha(alpha)
+    return color
+
+
+class _Document(QTextDocument):
+    """A message's rendered Markdown. It loads nothing: no image, file or data: URL."""
+
+    def loadResource(self, kind: int, name) -> None:  # noqa: N802 (Qt's name)
+        return None
+
+
+def _is_code_block(block_format: QTextBlockFormat) -> bool:
+    return block_format.hasProperty(QTextFormat.Property.BlockCodeFence) or \
+        block_format.hasProperty(QTextFormat.Property.BlockCodeLanguage)
+
+
+def _is_monospace(char_format: QTextCharFormat) -> bool:
+    return char_format.fontFixedPitch() or "monospace" in (char_format.fontFamilies() or ())
+
+
 class MessageDelegate(QStyledItemDelegate):
     """Draws one message row; sizes and layouts are cached per message, width and name."""
 
@@ -115,10 +188,14 @@ class MessageDelegate(QStyledItemDelegate):
         self._layouts: OrderedDict[tuple, _Body] = OrderedDict()
         # Measured heights at one width, by message id (by (id, name) for "/me" rows, whose
         # text holds the name): height * 2 + 1 if the pending mark fits after the last line.
-        # Small ints, so 100,000 rows cost a few MB.
-        self._heights: dict[bytes | tuple[bytes, str], int] = {}
+        # Small ints, so 100,000 rows cost a few MB. An edited message's text may change
+        # again: its key holds the text, and its value is (height, last line's right edge).
+        self._heights: dict[bytes | tuple, int | tuple[int, int]] = {}
         self._heights_width = 0
+        self._chips: OrderedDict[tuple, tuple[list[QRect], int]] = OrderedDict()
         self._name_colors: dict[tuple[bytes, int], QColor] = {}
+        # How far each code block is scrolled sideways: (message id, block) -> pixels.
+        self.code_offsets: dict[tuple[bytes, int], float] = {}
         self._option = QTextOption()
         self._option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         self.reset()
@@ -127,6 +204,7 @@ class MessageDelegate(QStyledItemDelegate):
         """Forget layouts and measures (the font, palette or style changed)."""
         self._layouts.clear()
         self._heights.clear()
+        self._chips.clear()
         self._name_colors.clear()
         base = QFont(self._view.font())
         default = QGuiApplication.font().pointSizeF()
@@ -140,9 +218,13 @@ class MessageDelegate(QStyledItemDelegate):
         self.time_font = scaled(base, SMALL)
         self.day_font = QFont(self.time_font)
         self.day_font.setBold(True)
+        self.replies_font = QFont(self.time_font)
+        self.replies_font.setBold(True)
+        self.code_family = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont).family()
         self._name_metrics = QFontMetrics(self.name_font)
         small = self._small_metrics = QFontMetrics(self.time_font)
         day = QFontMetrics(self.day_font)
+        self._replies_metrics = QFontMetrics(self.replies_font)
         self._line_height = QFontMetrics(base).height()
         self._header_height = max(self._name_metrics.height(), small.height())
         self.avatar_size = self._header_height + HEADER_GAP + self._line_height
@@ -153,9 +235,24 @@ class MessageDelegate(QStyledItemDelegate):
         self.pill_height = day.height() + DAY_PAD
         self._day_metrics = day
         self._mark_width = small.horizontalAdvance(PENDING_MARK)
+        self._edited_width = small.horizontalAdvance(EDITED_MARK)
+        self._chip_height = small.height() + 2 * CHIP_PAD_Y
+        palette = self._view.palette()
+        link = palette.color(QPalette.ColorRole.Link)
         self._link_format = QTextCharFormat()
-        self._link_format.setForeground(self._view.palette().color(QPalette.ColorRole.Link))
+        self._link_format.setForeground(link)
         self._link_format.setFontUnderline(True)
+        self._mention_format = QTextCharFormat()
+        self._mention_format.setForeground(link)
+        self._mention_format.setBackground(_alpha(link, MENTION_ALPHA))
+        self._mention_me_format = QTextCharFormat()
+        self._mention_me_format.setBackground(
+            _alpha(palette.color(QPalette.ColorRole.Highlight), MENTION_ME_ALPHA))
+        self._code_format = QTextCharFormat()
+        self._code_format.setFontFamilies([self.code_family])
+        self._code_format.setFontFixedPitch(True)
+        self._inline_code_format = QTextCharFormat(self._code_format)
+        self._inline_code_format.setBackground(palette.color(QPalette.ColorRole.AlternateBase))
 
     # Measures ----------------------------------------------------------------------------------
 
@@ -165,32 +262,71 @@ class MessageDelegate(QStyledItemDelegate):
     def pill_width(self, label: str) -> int:
         return self._day_metrics.horizontalAdvance(label) + 2 * PILL_PAD
 
-    def body_top(self, header: bool, day: bool) -> int:
-        """Where the text starts below a row's top edge."""
+    def body_top(self, header: bool, day: bool, thread: bool = False) -> int:
+        """Where the text starts below a row's top edge (below a "replied to a thread" line
+        when `thread`)."""
         top = self.day_height if day else 0
-        return top + (GROUP_TOP + self._header_height + HEADER_GAP if header else ROW_PAD)
+        top += GROUP_TOP + self._header_height + HEADER_GAP if header else ROW_PAD
+        return top + (self._small_metrics.height() + HEADER_GAP if thread else 0)
+
+    def _lines(self, message: Message) -> tuple[bool, bool]:
+        """(shows "replied to a thread" above the text, shows the reply count below it)."""
+        if not getattr(self._view, "show_reply_counts", True):
+            return False, False
+        if message.reply_to is not None:
+            return message.in_channel, False
+        return False, message.replies > 0
+
+    def _mention_finder(self) -> tuple[_rows.MentionFinder | None, int, int]:
+        model = self._view.model()
+        finder = getattr(model, "mentions", None)
+        return finder, getattr(model, "mention_generation", 0), id(model)
 
     def body(self, message: Message, name: str, width: int) -> _Body:
         """The laid-out text of a row (cached; the name only matters to `/me` rows)."""
-        key = (message.id, width, name if _rows.is_emote(message) else None)
+        finder, generation, model = self._mention_finder()
+        emote = _rows.is_emote(message)
+        key = (message.id, message.text, width, name if emote else None, generation, model)
         body = self._layouts.get(key)
         if body is not None:
             self._layouts.move_to_end(key)
             return body
         text = _rows.body_text(message, name)
+        skip = len(name) + 3 if emote else 0
+        mine = message.author == getattr(self._view.model(), "me", None)
+        font = self.emote_font if emote else self.body_font
+        if _markdown.has_markup(message.text):
+            action = message.text[len(_rows.EMOTE):] if emote else message.text
+            source = _markdown.chat_source(action)
+            if emote:
+                source = f"\\* {_markdown.escape(name)} {source}"
+            body = self._rich(source, font, width, finder, skip, mine)
+        else:
+            body = self._plain(text, font, width, finder, skip, mine)
+        self._layouts[key] = body
+        if len(self._layouts) > LAYOUT_CACHE:
+            self._layouts.popitem(last=False)
+        return body
+
+    def _plain(self, text: str, font: QFont, width: int, finder: _rows.MentionFinder | None,
+               skip: int, mine: bool) -> _Body:
         # QTextLayout breaks lines only at U+2028; both are one UTF-16 unit, so offsets hold.
         shown = text.replace("\n", "\u2028").replace("\r", "\u2028")
-        layout = QTextLayout(shown, self.emote_font if _rows.is_emote(message)
-                             else self.body_font)
+        layout = QTextLayout(shown, font)
         layout.setTextOption(self._option)
         links = [(*link.utf16(text), link.url) for link in _rows.links(text)]
-        if links:
+        mentions = finder.find(text, skip) if finder is not None else []
+        mentions = [m for m in mentions if not any(
+            start < m.utf16(text)[1] and m.utf16(text)[0] < end for start, end, _ in links)]
+        if links or mentions:
             formats = []
             for start, end, _ in links:
-                span = QTextLayout.FormatRange()
-                span.start, span.length, span.format = start, end - start, self._link_format
-                formats.append(span)
-            layout.setFormats(formats)
+                formats.append(self._span(start, end, self._link_format))
+            for mention in mentions:
+                start, end = mention.utf16(text)
+                formats.append(self._span(start, end, self._mention_me_format if mention.me
+                                          else self._mention_format))
+            layout.setFormats(sorted(formats, key=lambda span: span.start))
         layout.beginLayout()
         height = 0.0
         first = 0.0
@@ -213,37 +349,292 @@ class MessageDelegate(QStyledItemDelegate):
             text_rect = last.naturalTextRect()
             last_rect = QRectF(text_rect.left(), last.y(), text_rect.width(), last.height())
             last_ascent = last.ascent()
-        body = _Body(layout, max(self._line_height, math.ceil(height)), first, last_rect,
-                     last_ascent, links)
-        self._layouts[key] = body
-        if len(self._layouts) > LAYOUT_CACHE:
-            self._layouts.popitem(last=False)
-        return body
+        return _Body(layout, None, 0.0, max(self._line_height, math.ceil(height)), first,
+                     last_rect, last_ascent, links,
+                     not mine and any(m.me for m in mentions), [], [])
 
-    def _mark_fits(self, body: _Body, width: int) -> bool:
-        return body.last_line.right() + MARK_GAP + self._mark_width <= width
+    @staticmethod
+    def _span(start: int, end: int, char_format: QTextCharFormat) -> QTextLayout.FormatRange:
+        span = QTextLayout.FormatRange()
+        span.start, span.length, span.format = start, end - start, char_format
+        return span
 
-    def _measure(self, message: Message, name: str, width: int) -> tuple[int, bool]:
-        """(text height, whether the pending mark fits after the last line) of a row."""
+    # Markdown ----------------------------------------------------------------------------------
+
+    def _rich(self, source: str, font: QFont, width: int, finder: _rows.MentionFinder | None,
+              skip: int, mine: bool) -> _Body:
+        doc = _Document()
+        doc.setDocumentMargin(0)
+        doc.setDefaultFont(font)
+        doc.setIndentWidth(round(self._line_height * 1.5))
+        doc.setMarkdown(source, FEATURES)
+        self._tidy(doc)
+        mentions_me = self._mark_mentions(doc, finder, skip) and not mine
+        doc.setTextWidth(width)
+        layout = doc.documentLayout()
+        first_block, last_block = doc.begin(), doc.lastBlock()
+        shift = CODE_PAD if _is_code_block(first_block.blockFormat()) else 0.0
+        bottom = CODE_PAD if _is_code_block(last_block.blockFormat()) else 0.0
+        codes: list[_Code] = []
+        quotes: list[QRectF] = []
+        run: list[tuple[QRectF, float, float]] = []  # a code run's lines: rect, left, right
+
+        def close_run() -> None:
+            if run:
+                left = min(x for _, x, _ in run) - CODE_PAD
+                box = QRectF(left, run[0][0].top() - CODE_PAD, width - left,
+                             run[-1][0].bottom() - run[0][0].top() + 2 * CODE_PAD)
+                content = max(right for _, _, right in run) + CODE_PAD - left
+                codes.append(_Code(box, content))
+                run.clear()
+
+        block = first_block
+        while block.isValid():
+            rect = layout.blockBoundingRect(block).translated(0, shift)
+            block_format = block.blockFormat()
+            lines = block.layout()
+            origin = lines.position()
+            if _is_code_block(block_format):
+                for i in range(lines.lineCount()):
+                    line = lines.lineAt(i)
+                    run.append((QRectF(rect.left(), rect.top() + line.y(), rect.width(),
+                                       line.height()), origin.x() + line.x(),
+                                origin.x() + line.x() + line.naturalTextWidth()))
+            else:
+                close_run()
+            level = block_format.intProperty(QTextFormat.Property.BlockQuoteLevel)
+            for n in range(level):
+                quotes.append(QRectF(n * QUOTE_INDENT + 1, rect.top(), QUOTE_BAR,
+                                     rect.height()))
+            block = block.next()
+        close_run()
+        height = shift + doc.size().height() + bottom
+        first_line = shift
+        lines = first_block.layout()
+        if lines.lineCount():
+            first_line += layout.blockBoundingRect(first_block).top() + lines.lineAt(0).ascent()
+        last_rect, last_ascent = None, 0.0
+        lines = last_block.layout()
+        if not _is_code_block(last_block.blockFormat()) and lines.lineCount():
+            line = lines.lineAt(lines.lineCount() - 1)
+            rect = layout.blockBoundingRect(last_block).translated(0, shift)
+            text_rect = line.naturalTextRect()
+            last_rect = QRectF(lines.position().x() + text_rect.left(), rect.top() + line.y(),
+                               text_rect.width(), line.height())
+            last_ascent = line.ascent()
+        return _Body(None, doc, shift, max(self._line_height, math.ceil(height)), first_line,
+                     last_rect, last_ascent, [], mentions_me, codes, quotes)
+
+    def _tidy(self, doc: QTextDocument) -> None:
+        """Make an imported document safe and chat-sized: images become their alt text (a link
+        when their address may open), links that may not open become text, code is monospace
+        (blocks unwrapped with room for their box), quotes indent by QUOTE_INDENT, headings
+        keep the body's size, and chat_source's line ends become line breaks."""
+        cursor = QTextCursor(doc)
+        edits: list[tuple[int, int, str, object]] = []  # position, length, what, detail
+        blocks = []
+        block = doc.begin()
+        while block.isValid():
+            blocks.append(block)
+            block = block.next()
+        for i, block in enumerate(blocks):
+            block_format = QTextBlockFormat(block.blockFormat())
+            code = _is_code_block(block_format)
+            heading = block_format.headingLevel() > 0
+            level = block_format.intProperty(QTextFormat.Property.BlockQuoteLevel)
+            if heading:
+                block_format.setHeadingLevel(0)
+            if level:
+                block_format.setLeftMargin(level * QUOTE_INDENT)
+                block_format.setRightMargin(0)
+            if block.textList() is not None:  # items close together, like lines
+                block_format.setTopMargin(LIST_GAP)
+                block_format.setBottomMargin(LIST_GAP)
+            if code:
+                before = i > 0 and _is_code_block(blocks[i - 1].blockFormat())
+                after = i + 1 < len(blocks) and _is_code_block(blocks[i + 1].blockFormat())
+                block_format.setNonBreakableLines(True)
+                block_format.setLeftMargin(level * QUOTE_INDENT + CODE_PAD)
+                block_format.setRightMargin(CODE_PAD)
+                # Twice the padding between a box and the text around it: one is the box's.
+                block_format.setTopMargin(0 if before else 2 * CODE_PAD)
+                block_format.setBottomMargin(0 if after else 2 * CODE_PAD)
+            cursor.setPosition(block.position())
+            cursor.setBlockFormat(block_format)
+            fragments = block.begin()
+            while not fragments.atEnd():
+                fragment = fragments.fragment()
+                char_format = fragment.charFormat()
+                where = (fragment.position(), fragment.length())
+                if char_format.isImageFormat():
+                    edits.append((*where, "image", char_format.toImageFormat()))
+                elif char_format.isAnchor() or char_format.anchorHref():
+                    edits.append((*where, "link", QTextCharFormat(char_format)))
+                elif code:
+                    edits.append((*where, "block code", None))
+                elif _is_monospace(char_format):
+                    edits.append((*where, "code", None))
+                if heading:
+                    edits.append((*where, "heading", None))
+                fragments += 1
+            text = block.text()
+            if _markdown.BREAK in text:
+                at = text.find(_markdown.BREAK)
+                while at >= 0:
+                    size = 2 if text[at + 1:at + 2] == " " else 1
+                    edits.append((block.position() + _rows.to_utf16(text, at), size, "break",
+                                  None))
+                    at = text.find(_markdown.BREAK, at + 1)
+        for position, length, what, detail in sorted(edits, key=lambda e: -e[0]):
+            cursor.setPosition(position)
+            cursor.setPosition(position + length, QTextCursor.MoveMode.KeepAnchor)
+            if what == "image":
+                alt = detail.stringProperty(QTextFormat.Property.ImageAltText)
+                source = detail.name()
+                if _markdown.safe_url(source):
+                    link = QTextCharFormat(self._link_format)
+                    link.setAnchor(True)
+                    link.setAnchorHref(source)
+                    cursor.insertText(alt or source, link)
+                else:
+                    cursor.insertText(alt or source, QTextCharFormat())
+            elif what == "link":
+                href = detail.anchorHref()
+                if _markdown.safe_url(href):
+                    cursor.mergeCharFormat(self._link_format)
+                else:
+                    plain = QTextCharFormat(detail)
+                    plain.setAnchor(False)
+                    plain.setAnchorHref("")
+                    plain.clearForeground()
+                    plain.setFontUnderline(False)
+                    cursor.setCharFormat(plain)
+            elif what == "block code":
+                cursor.mergeCharFormat(self._code_format)
+            elif what == "code":
+                cursor.mergeCharFormat(self._inline_code_format)
+            elif what == "heading":
+                size = QTextCharFormat()
+                size.setProperty(QTextFormat.Property.FontSizeAdjustment, 0)
+                cursor.mergeCharFormat(size)
+            elif what == "break":
+                # The line's end, as a line break inside the block (U+2028), or nothing at the
+                # end of a block.
+                cursor.insertText("\u2028" if length == 2 else "")
+
+    def _mark_mentions(self, doc: QTextDocument, finder: _rows.MentionFinder | None,
+                       skip: int) -> bool:
+        """Highlight the mentions outside code; True if one names me."""
+        if finder is None:
+            return False
+        me = False
+        cursor = QTextCursor(doc)
+        block = doc.begin()
+        first = True
+        while block.isValid():
+            text = block.text()
+            if not _is_code_block(block.blockFormat()):
+                for mention in finder.find(text, skip if first else 0):
+                    start, end = mention.utf16(text)
+                    cursor.setPosition(block.position() + start)
+                    if _is_monospace(cursor.charFormat()) or cursor.charFormat().isAnchor():
+                        continue
+                    cursor.setPosition(block.position() + end, QTextCursor.MoveMode.KeepAnchor)
+                    cursor.mergeCharFormat(self._mention_me_format if mention.me
+                                           else self._mention_format)
+                    me = me or mention.me
+            first = False
+            block = block.next()
+        return me
+
+    # Heights -----------------------------------------------------------------------------------
+
+    def _measure(self, message: Message, name: str, width: int,
+                 pending: bool) -> tuple[int, bool]:
+        """(text height, whether the marks after the text, "(edited)" and "sending…" when
+        `pending`, fit after its last line) of a row."""
         if width != self._heights_width or len(self._heights) >= HEIGHT_CACHE:
             self._heights.clear()
             self._heights_width = width
-        key = (message.id, name) if _rows.is_emote(message) else message.id
+        emote = _rows.is_emote(message)
+        if message.edited:
+            key = (message.id, message.text, name if emote else None)
+            measured = self._heights.get(key)
+            if measured is None:
+                body = self.body(message, name, width)
+                measured = self._heights[key] = (body.height, self._right(body))
+            height, right = measured
+            return height, self._fits(right, self._trail(message, pending), width)
+        key = (message.id, name) if emote else message.id
         packed = self._heights.get(key)
         if packed is None:
             body = self.body(message, name, width)
-            packed = self._heights[key] = body.height * 2 + self._mark_fits(body, width)
-        return packed >> 1, bool(packed & 1)
+            packed = self._heights[key] = body.height * 2 + self._fits(
+                self._right(body), self._mark_width, width)
+        return packed >> 1, not pending or bool(packed & 1)
+
+    @staticmethod
+    def _right(body: _Body) -> int:
+        return NO_ROOM if body.last_line is None else math.ceil(body.last_line.right())
+
+    def _trail(self, message: Message, pending: bool) -> int:
+        """How wide the marks after the text are: "(edited)", "sending…", or both."""
+        width = self._edited_width if message.edited else 0
+        if pending:
+            width += (MARK_GAP if width else 0) + self._mark_width
+        return width
+
+    @staticmethod
+    def _fits(right: int, trail: int, width: int) -> bool:
+        return right + MARK_GAP + trail <= width
 
     def mark_fits(self, index: QModelIndex) -> bool:
-        """Whether row `index`'s pending mark goes after its last line (else below it, and the
-        row grows while it is pending)."""
-        model = index.model()
-        message, _, name, _, _ = model.row(index.row())
-        return self._measure(message, name, self.text_width())[1]
+        """Whether row `index`'s marks ("(edited)", "sending…") go after its last line (else
+        below it, on a line of their own)."""
+        message, _, name, _, _ = index.model().row(index.row())
+        return self._measure(message, name, self.text_width(), True)[1]
+
+    def pending_moves_rows(self, index: QModelIndex) -> bool:
+        """Whether the pending mark coming or going changes row `index`'s height."""
+        message, _, name, _, _ = index.model().row(index.row())
+        width = self.text_width()
+        with_mark = self._measure(message, name, width, True)[1]
+        return with_mark != (not message.edited or self._measure(message, name, width,
+                                                                 False)[1])
 
     def _mark_height(self) -> int:
         return self._small_metrics.height()
+
+    def chip_rects(self, reactions: tuple[Reaction, ...], width: int) -> tuple[list[QRect], int]:
+        """Where a row's reaction chips go, from the chips' top left, flowing onto more lines
+        when they do not fit; the last one adds a reaction. Also the height they take."""
+        # By what the chips show, not who reacted: few kinds of chip rows, many reactions.
+        key = (tuple((r.emoji, len(r.by)) for r in reactions), width)
+        cached = self._chips.get(key)
+        if cached is not None:
+            return cached
+        metrics = self._small_metrics
+        rects: list[QRect] = []
+        x = y = 0
+        for label in [_rows.chip_label(r) for r in reactions] + [ADD_CHIP]:
+            chip_width = metrics.horizontalAdvance(label) + 2 * CHIP_PAD_X
+            if x and x + chip_width > width:
+                x, y = 0, y + self._chip_height + CHIP_GAP
+            rects.append(QRect(x, y, chip_width, self._chip_height))
+            x += chip_width + CHIP_GAP
+        cached = self._chips[key] = (rects, y + self._chip_height)
+        if len(self._chips) > CHIP_CACHE:
+            self._chips.popitem(last=False)
+        return cached
+
+    def _below_height(self, message: Message, replies: bool, width: int) -> int:
+        """What goes under the text: the reaction chips and the reply count."""
+        height = 0
+        if message.reactions:
+            height += EXTRA_GAP + self.chip_rects(message.reactions, width)[1]
+        if replies:
+            height += EXTRA_GAP + self._replies_metrics.height()
+        return height
 
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:
         model = index.model()
@@ -251,10 +642,16 @@ class MessageDelegate(QStyledItemDelegate):
             return super().sizeHint(option, index)
         row = index.row()
         message, header, name, _, pending = model.row(row)
-        height, fits = self._measure(message, name, self.text_width())
-        if pending and not fits:
+        width = self.text_width()
+        height, fits = self._measure(message, name, width, pending)
+        if not fits:
             height += self._mark_height()
-        return QSize(AVATAR_X, self.body_top(header, model.starts_day(row)) + height + ROW_PAD)
+        thread = False
+        if message.reactions or message.replies or message.reply_to is not None:
+            thread, replies = self._lines(message)
+            height += self._below_height(message, replies, width)
+        return QSize(AVATAR_X, self.body_top(header, model.starts_day(row), thread) + height
+                     + ROW_PAD)
 
     def name_color(self, author: bytes, base: QColor) -> QColor:
         """The author's name colour on `base`: their hue, readable (ui/_rows.name_rgb)."""
@@ -272,7 +669,8 @@ class MessageDelegate(QStyledItemDelegate):
         left, top = rect.left(), rect.top()
         x = left + self.text_x
         width = self.text_width()
-        body_top = top + self.body_top(header, day)
+        thread, replies = self._lines(message)
+        body_top = top + self.body_top(header, day, thread)
         small = self._small_metrics
         band = QRect(left, top, rect.width(), self.day_height) if day else None
         avatar = name_rect = time_rect = gutter = shown = None
@@ -295,18 +693,43 @@ class MessageDelegate(QStyledItemDelegate):
             time_width = small.horizontalAdvance(when)
             gutter = QRect(left + self.text_x - AVATAR_GAP - time_width,
                            round(baseline - small.ascent()), time_width, small.height())
-        height, fits = self._measure(message, name, width)
-        mark = None
-        if pending:
+        thread_rect = None
+        if thread:
+            thread_rect = QRect(x, body_top - small.height() - HEADER_GAP,
+                                small.horizontalAdvance(THREAD_LINE), small.height())
+        height, fits = self._measure(message, name, width, pending)
+        mark = edited = None
+        below = body_top + height
+        if message.edited or pending:
             if fits:
                 line = body.last_line
-                baseline = body_top + line.top() + body.last_ascent
-                mark = QRect(x + math.ceil(line.right()) + MARK_GAP,
-                             round(baseline - small.ascent()), self._mark_width, small.height())
+                at = x + math.ceil(line.right()) + MARK_GAP
+                y = round(body_top + line.top() + body.last_ascent - small.ascent())
             else:
-                mark = QRect(x, body_top + height, self._mark_width, small.height())
+                at, y = x, below
+                below += small.height()
+            if message.edited:
+                edited = QRect(at, y, self._edited_width, small.height())
+                at += self._edited_width + MARK_GAP
+            if pending:
+                mark = QRect(at, y, self._mark_width, small.height())
+        chips: tuple[tuple[QRect, str | None], ...] = ()
+        if message.reactions:
+            below += EXTRA_GAP
+            rects, chips_height = self.chip_rects(message.reactions, width)
+            emoji = [r.emoji for r in message.reactions] + [None]
+            chips = tuple((r.translated(x, below), e) for r, e in zip(rects, emoji,
+                                                                        strict=True))
+            below += chips_height
+        replies_rect = None
+        if replies:
+            below += EXTRA_GAP
+            label = _rows.replies_label(message.replies)
+            replies_rect = QRect(x, below, self._replies_metrics.horizontalAdvance(label),
+                                 self._replies_metrics.height())
         return RowParts(rect, band, avatar, name_rect, shown, time_rect,
-                        QRect(x, body_top, width, height), mark, gutter)
+                        QRect(x, body_top, width, height), mark, gutter, edited, chips,
+                        replies_rect, thread_rect)
 
     def parts(self, index: QModelIndex) -> RowParts | None:
         """Where row `index`'s pieces are drawn now (viewport coordinates), if it is laid out."""
@@ -321,22 +744,60 @@ class MessageDelegate(QStyledItemDelegate):
         return self._parts(rect, message, name, mine, header, model.starts_day(index.row()),
                            pending, body)
 
-    def line_rects(self, index: QModelIndex) -> list[QRect]:
-        """The drawn extent of each of row `index`'s text lines (viewport coordinates)."""
-        parts = self.parts(index)
-        if parts is None:
-            return []
+    def _row_body(self, index: QModelIndex) -> tuple[Message, _Body] | None:
         model = index.model()
+        if not isinstance(model, MessageListModel) or index.row() >= len(model.messages):
+            return None
         message, _, name, _, _ = model.row(index.row())
-        layout = self.body(message, name, self.text_width()).layout
+        return message, self.body(message, name, self.text_width())
+
+    def document(self, index: QModelIndex) -> QTextDocument | None:
+        """Row `index`'s rendered Markdown, or None for a row laid out as plain text."""
+        found = self._row_body(index)
+        return found[1].doc if found else None
+
+    def shown_text(self, index: QModelIndex) -> str:
+        """The text row `index` shows (Markdown's syntax gone), lines joined by newlines."""
+        found = self._row_body(index)
+        if found is None:
+            return ""
+        body = found[1]
+        text = body.doc.toPlainText() if body.doc is not None else body.layout.text()
+        return text.replace("\u2028", "\n")
+
+    def line_rects(self, index: QModelIndex) -> list[QRect]:
+        """The drawn extent of each of row `index`'s text lines (viewport coordinates; a code
+        block's lines as far as they show)."""
+        parts = self.parts(index)
+        found = self._row_body(index)
+        if parts is None or found is None:
+            return []
+        body = found[1]
         rects = []
-        for i in range(layout.lineCount()):
-            line = layout.lineAt(i)
+        for top, line_x, line in self._all_lines(body):
             text = line.naturalTextRect()
-            rects.append(QRect(parts.body.left() + math.floor(text.left()),
-                               parts.body.top() + math.floor(line.y()),
-                               math.ceil(text.width()), math.ceil(line.height())))
+            left = parts.body.left() + math.floor(line_x + text.left())
+            right = min(parts.body.right() + 1,
+                        parts.body.left() + math.ceil(line_x + text.right()))
+            rects.append(QRect(left, parts.body.top() + math.floor(top + line.y()),
+                               max(0, right - left), math.ceil(line.height())))
         return rects
+
+    @staticmethod
+    def _all_lines(body: _Body):
+        """(block top, block left, QTextLine) of every line, in the body's coordinates."""
+        if body.layout is not None:
+            for i in range(body.layout.lineCount()):
+                yield 0.0, 0.0, body.layout.lineAt(i)
+            return
+        layout = body.doc.documentLayout()
+        block = body.doc.begin()
+        while block.isValid():
+            lines = block.layout()
+            top = layout.blockBoundingRect(block).top() + body.shift
+            for i in range(lines.lineCount()):
+                yield top, lines.position().x(), lines.lineAt(i)
+            block = block.next()
 
     # Painting ----------------------------------------------------------------------------------
 
@@ -361,6 +822,9 @@ class MessageDelegate(QStyledItemDelegate):
         if parts.day is not None:
             self._paint_day(painter, parts.day, model.day_label(row), palette, group)
             rect.setTop(parts.day.bottom() + 1)
+        if body.mentions_me:
+            painter.fillRect(rect, _alpha(palette.color(group, QPalette.ColorRole.Link),
+                                          MENTIONED_ROW_ALPHA))
         if selected or hovered:
             shade = QColor(palette.color(group, QPalette.ColorRole.Highlight))
             shade.setAlpha(70 if selected else 24)
@@ -374,19 +838,113 @@ class MessageDelegate(QStyledItemDelegate):
         if header:
             self._paint_header(painter, message, mine, parts,
                                palette.color(group, QPalette.ColorRole.Base), quiet)
+        if parts.thread is not None:
+            painter.setFont(self.time_font)
+            painter.setPen(quiet)
+            painter.drawText(parts.thread, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop,
+                             THREAD_LINE)
         painter.setPen(text_color)
         if pending:
             painter.setOpacity(PENDING_OPACITY)
-        body.layout.draw(painter, QPointF(parts.body.topLeft()))
+        if body.layout is not None:
+            body.layout.draw(painter, QPointF(parts.body.topLeft()))
+        else:
+            self._paint_rich(painter, body, parts.body.topLeft(), palette, group, message.id)
         painter.setOpacity(1.0)
         painter.setFont(self.time_font)
         painter.setPen(quiet)
+        flags = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop
+        if parts.edited is not None:
+            painter.drawText(parts.edited, flags, EDITED_MARK)
         if parts.mark is not None:
-            painter.drawText(parts.mark, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop,
-                             PENDING_MARK)
+            painter.drawText(parts.mark, flags, PENDING_MARK)
+        if parts.chips:
+            self._paint_chips(painter, message, parts, model.me, palette, group)
+        if parts.replies is not None:
+            painter.setFont(self.replies_font)
+            painter.setPen(palette.color(group, QPalette.ColorRole.Link))
+            painter.drawText(parts.replies, flags, _rows.replies_label(message.replies))
         if parts.gutter is not None and hovered:
+            painter.setFont(self.time_font)
+            painter.setPen(quiet)
             painter.drawText(parts.gutter, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop,
                              _rows.clock(message.ts))
+        painter.restore()
+
+    def _paint_rich(self, painter: QPainter, body: _Body, origin: QPoint, palette: QPalette,
+                    group: QPalette.ColorGroup, message_id: bytes) -> None:
+        doc = body.doc
+        context = QAbstractTextDocumentLayout.PaintContext()
+        colours = QPalette(palette)
+        colours.setColor(QPalette.ColorRole.Text, palette.color(group, QPalette.ColorRole.Text))
+        context.palette = colours
+        width = doc.textWidth()
+        painter.save()
+        painter.translate(origin)
+        bar = _alpha(palette.color(group, QPalette.ColorRole.PlaceholderText), 150)
+        for quote in body.quotes:
+            painter.fillRect(quote, bar)
+        whole = QRectF(0, 0, width, body.height)
+        if body.codes:
+            region = QRegion(whole.toAlignedRect())
+            for code in body.codes:
+                region -= QRegion(code.box.toAlignedRect())
+            painter.setClipRegion(region, Qt.ClipOperation.IntersectClip)
+        painter.translate(0, body.shift)
+        context.clip = whole.translated(0, -body.shift)
+        doc.documentLayout().draw(painter, context)
+        painter.restore()
+        if not body.codes:
+            return
+        tint = palette.color(group, QPalette.ColorRole.AlternateBase)
+        border = _alpha(palette.color(group, QPalette.ColorRole.Mid), 160)
+        for i, code in enumerate(body.codes):
+            box = code.box.translated(QPointF(origin))
+            painter.save()
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+            painter.setPen(border)
+            painter.setBrush(tint)
+            painter.drawRoundedRect(box.adjusted(0.5, 0.5, -0.5, -0.5), 4, 4)
+            painter.restore()
+            offset = self._offset(message_id, i, code)
+            painter.save()
+            painter.setClipRect(box.adjusted(CODE_PAD, 0, -CODE_PAD, 0),
+                                Qt.ClipOperation.IntersectClip)
+            painter.translate(QPointF(origin) + QPointF(-offset, body.shift))
+            context.clip = code.box.translated(offset, -body.shift)
+            doc.documentLayout().draw(painter, context)
+            painter.restore()
+            if code.content > code.box.width():
+                track = box.width() - 2 * CODE_PAD
+                thumb = max(12.0, track * code.box.width() / code.content)
+                travel = (offset / (code.content - code.box.width())) * (track - thumb)
+                painter.fillRect(QRectF(box.left() + CODE_PAD + travel,
+                                        box.bottom() - SCROLL_BAR - 1, thumb, SCROLL_BAR),
+                                 _alpha(palette.color(group, QPalette.ColorRole.PlaceholderText),
+                                        170))
+
+    def _paint_chips(self, painter: QPainter, message: Message, parts: RowParts, me: bytes,
+                     palette: QPalette, group: QPalette.ColorGroup) -> None:
+        highlight = palette.color(group, QPalette.ColorRole.Highlight)
+        text = palette.color(group, QPalette.ColorRole.Text)
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setFont(self.time_font)
+        labels = [(_rows.chip_label(r), me in r.by) for r in message.reactions]
+        labels.append((ADD_CHIP, False))
+        for (rect, _), (label, mine) in zip(parts.chips, labels, strict=True):
+            box = QRectF(rect).adjusted(0.5, 0.5, -0.5, -0.5)
+            if mine:
+                painter.setPen(highlight)
+                painter.setBrush(_alpha(highlight, 50))
+            else:
+                painter.setPen(_alpha(palette.color(group, QPalette.ColorRole.Mid), 200))
+                painter.setBrush(palette.color(group, QPalette.ColorRole.AlternateBase))
+            radius = box.height() / 2
+            painter.drawRoundedRect(box, radius, radius)
+            painter.setPen(text if label != ADD_CHIP
+                           else palette.color(group, QPalette.ColorRole.PlaceholderText))
+            painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, label)
         painter.restore()
 
     def _paint_day(self, painter: QPainter, band: QRect, label: str, palette: QPalette,
@@ -421,7 +979,7 @@ class MessageDelegate(QStyledItemDelegate):
 
     # Hit-testing -------------------------------------------------------------------------------
 
-    def _placed(self, index: QModelIndex) -> tuple[_Body, QPoint] | None:
+    def _placed(self, index: QModelIndex) -> tuple[Message, _Body, QPoint] | None:
         model = index.model()
         if not isinstance(model, MessageListModel) or index.row() >= len(model.messages):
             return None
@@ -429,16 +987,40 @@ class MessageDelegate(QStyledItemDelegate):
         rect = self._view.visualRect(index)
         if not rect.isValid():
             return None
+        thread = self._lines(message)[0]
         body = self.body(message, name, self.text_width())
-        return body, QPoint(rect.left() + self.text_x,
-                            rect.top() + self.body_top(header, model.starts_day(index.row())))
+        return message, body, QPoint(rect.left() + self.text_x,
+                                     rect.top() + self.body_top(
+                                         header, model.starts_day(index.row()), thread))
+
+    def _offset(self, message_id: bytes, block: int, code: _Code) -> float:
+        """How far a code block is scrolled, within what it can scroll now (an edit or a
+        wider window may have made it narrower)."""
+        return _markdown.clamp_scroll(self.code_offsets.get((message_id, block), 0.0),
+                                      code.content, code.box.width())
+
+    def _doc_point(self, message: Message, body: _Body, x: float, y: float) -> QPointF:
+        """A point in the body as a point in its document, through a scrolled code block."""
+        for i, code in enumerate(body.codes):
+            if code.box.contains(QPointF(x, y)):
+                x += self._offset(message.id, i, code)
+                break
+        return QPointF(x, y - body.shift)
+
     def link_at(self, index: QModelIndex, pos: QPoint) -> str | None:
         """The URL of the link under `pos` (viewport coordinates) in row `index`, if any."""
         placed = self._placed(index)
-        if placed is None or not placed[0].links:
+        if placed is None:
             return None
-        body, origin = placed
+        message, body, origin = placed
         x, y = pos.x() - origin.x(), pos.y() - origin.y()
+        if body.doc is not None:
+            if not (0 <= x <= self.text_width() and 0 <= y < body.height):
+                return None
+            href = body.doc.documentLayout().anchorAt(self._doc_point(message, body, x, y))
+            return href if href and _markdown.safe_url(href) else None
+        if not body.links:
+            return None
         for i in range(body.layout.lineCount()):
             line = body.layout.lineAt(i)
             if line.y() <= y < line.y() + line.height():
@@ -456,18 +1038,108 @@ class MessageDelegate(QStyledItemDelegate):
         placed = self._placed(index)
         if placed is None:
             return []
-        body, origin = placed
+        _, body, origin = placed
+        spans: list[tuple[float, float, object, int, int, str]] = []
+        if body.layout is not None:
+            spans = [(0.0, 0.0, body.layout, start, end, url) for start, end, url in body.links]
+        else:
+            layout = body.doc.documentLayout()
+            block = body.doc.begin()
+            while block.isValid():
+                fragments = block.begin()
+                top = layout.blockBoundingRect(block).top() + body.shift
+                while not fragments.atEnd():
+                    fragment = fragments.fragment()
+                    href = fragment.charFormat().anchorHref()
+                    if href:
+                        start = fragment.position() - block.position()
+                        spans.append((top, block.layout().position().x(), block.layout(),
+                                      start, start + fragment.length(), href))
+                    fragments += 1
+                block = block.next()
         rects = []
-        for start, end, url in body.links:
-            for i in range(body.layout.lineCount()):
-                line = body.layout.lineAt(i)
+        for top, left_x, lines, start, end, url in spans:
+            for i in range(lines.lineCount()):
+                line = lines.lineAt(i)
                 first = max(start, line.textStart())
                 last = min(end, line.textStart() + line.textLength())
                 if first >= last:
                     continue
-                left = line.cursorToX(first)[0]
-                right = line.cursorToX(last)[0]
-                rects.append((QRect(origin.x() + math.floor(left), origin.y() + int(line.y()),
+                left = left_x + line.cursorToX(first)[0]
+                right = left_x + line.cursorToX(last)[0]
+                rects.append((QRect(origin.x() + math.floor(left),
+                                    origin.y() + int(top + line.y()),
                                     max(1, math.ceil(right - left)), math.ceil(line.height())),
                               url))
         return rects
+
+    def code_at(self, index: QModelIndex, pos: QPoint) -> tuple[tuple[bytes, int], QRect,
+                                                                  float] | None:
+        """The code block under `pos` in row `index` that is wider than the row: its key in
+        `code_offsets`, its box (viewport coordinates) and how far it can scroll."""
+        placed = self._placed(index)
+        if placed is None:
+            return None
+        message, body, origin = placed
+        point = QPointF(pos - origin)
+        for i, code in enumerate(body.codes):
+            if code.box.contains(point) and code.content > code.box.width():
+                return ((message.id, i), code.box.translated(QPointF(origin)).toAlignedRect(),
+                        code.content - code.box.width())
+        return None
+
+    def scroll_code(self, key: tuple[bytes, int], by: float, most: float) -> bool:
+        """Scroll a code block sideways by `by` pixels; False if it was already at that end."""
+        before = _markdown.clamp_scroll(self.code_offsets.get(key, 0.0), most, 0.0)
+        after = _markdown.clamp_scroll(before + by, most, 0.0)
+        self.code_offsets[key] = after
+        return after != before
+
+    def target_at(self, index: QModelIndex, pos: QPoint) -> tuple[str, object] | None:
+        """What a click at `pos` in row `index` acts on: ("link", url), ("reaction", emoji),
+        ("add", chip rect), ("edited", None), ("replies", None) or ("thread", thread id)."""
+        parts = self.parts(index)
+        if parts is None:
+            return None
+        for rect, emoji in parts.chips:
+            if rect.contains(pos):
+                return ("reaction", emoji) if emoji is not None else ("add", rect)
+        if parts.edited is not None and parts.edited.contains(pos):
+            return "edited", None
+        if parts.replies is not None and parts.replies.contains(pos):
+            return "replies", None
+        if parts.thread is not None and parts.thread.contains(pos):
+            return "thread", index.model().messages[index.row()].reply_to
+        link = self.link_at(index, pos)
+        return ("link", link) if link else None
+
+    def helpEvent(self, event, view, option, index) -> bool:  # noqa: N802 (Qt's name)
+        """Tooltips: who reacted with a chip's emoji, where a link goes, what "(edited)" does;
+        else the row's own (author, key, full time)."""
+        model = index.model()
+        if isinstance(model, MessageListModel) and index.row() < len(model.messages):
+            tip = self._tip(index, event.pos())
+            if tip:
+                QToolTip.showText(event.globalPos(), tip, view)
+                return True
+        return super().helpEvent(event, view, option, index)
+
+    def _tip(self, index: QModelIndex, pos: QPoint) -> str | None:
+        target = self.target_at(index, pos)
+        if target is None:
+            return None
+        model = index.model()
+        message = model.messages[index.row()]
+        kind, value = target
+        if kind == "reaction":
+            reaction = next(r for r in message.reactions if r.emoji == value)
+            return _rows.reaction_tooltip(reaction, model.names_by_key(), model.me)
+        if kind == "add":
+            return "Add a reaction"
+        if kind == "edited":
+            return "Edited: click to see earlier versions"
+        if kind == "link":
+            return value
+        if kind in ("replies", "thread"):
+            return "Open the thread"
+        return None

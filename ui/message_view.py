@@ -2,7 +2,13 @@
 header, a day separator above each local day with a sticky day label at the top while it is
 scrolled away, an empty state for a new channel, links, a context menu and keys, and lazy
 loading of older messages when scrolled to the top, keeping the place like a chat. How each row
-is drawn and hit-tested is ui/message_delegate.py's."""
+is drawn and hit-tested is ui/message_delegate.py's.
+
+The view acts on nothing itself beyond links, copying and deleting: a reaction chip, "(edited)",
+a reply count and the menu's conversation items emit signals (reactionToggled, reactRequested,
+versionsRequested, threadRequested, replyRequested, editRequested) that the window connects to
+the facade, the emoji picker, the composer and the thread pane. With `show_reply_counts` off
+(a thread's own list) rows show no reply counts or "replied to a thread" lines."""
 
 from __future__ import annotations
 
@@ -31,6 +37,8 @@ from PySide6.QtWidgets import (
     QLabel,
     QListView,
     QMenu,
+    QMessageBox,
+    QStyleOptionViewItem,
     QVBoxLayout,
     QWidget,
 )
@@ -39,13 +47,14 @@ from app.records import Message
 
 from . import _rows
 from .message_delegate import AVATAR_X, MessageDelegate, paint_pill
-from .models import MessageListModel, PendingRole
+from .models import CONTENT_ROLES, MessageListModel, PendingRole
 from .theme import scaled
 
 EMPTY_TITLE_SCALE = 1.5
 EMPTY_HINT = ("Write the first message below. People you invite will see everything "
               "posted here.")
 LAYOUT_BATCH = 200
+CODE_WHEEL_STEP = 60  # pixels a code block scrolls sideways per wheel notch
 
 
 class DayHeader(QLabel):
@@ -101,16 +110,28 @@ class MessageView(QListView):
     bottom, on the message being read when older pages load above it or new ones arrive."""
 
     linkActivated = Signal(str)  # a link in a message was clicked (and opened)
+    versionsRequested = Signal(bytes)  # "(edited)" or "Show earlier versions": message id
+    reactionToggled = Signal(bytes, str)  # a reaction chip: message id, emoji (add or remove mine)
+    reactRequested = Signal(bytes, QPoint)  # "+" or "Add reaction…": message id, where (global)
+    threadRequested = Signal(bytes)  # a reply count or "replied to a thread": the thread's id
+    replyRequested = Signal(bytes)  # "Reply in thread": the thread's first message's id
+    editRequested = Signal(object)  # "Edit" on one of my messages: the Message
 
     def __init__(self, model: MessageListModel):
         super().__init__(objectName="messageView")
+        self._show_reply_counts = True  # off in a thread's own list
+        self._admin = False  # may delete anyone's message (set_admin)
+        # What a left press went down on: (message id, target) from MessageDelegate.target_at.
+        self._pressed: tuple[bytes, tuple] | None = None
+        # A sideways drag over a code block: (key, how far it scrolls, press x, offset then).
+        self._code_drag: tuple[tuple[bytes, int], float, float, float] | None = None
+        self._heights_before: dict[int, int] = {}  # rows changing in place: their heights
         # Where to keep the view while rows change and layout batches run: ("bottom",),
         # ("message", id, row, pixels from the top), or None once the person scrolls.
         self._anchor: tuple | None = ("bottom",)
         self._anchor_channel = model.channel
         self._vetoing = False  # inside Qt's own fetch-when-the-last-row-shows
         self._stale = True  # rows changed and are not laid out yet: the scroll range is old
-        self._pressed_link: str | None = None
         self.delegate = MessageDelegate(self)
         self.setItemDelegate(self.delegate)
         self.day_header = DayHeader(self)
@@ -140,14 +161,36 @@ class MessageView(QListView):
         model.rowsAboutToBeInserted.connect(self._rows_changing)
         model.rowsInserted.connect(self._after_insert)
         model.rowsRemoved.connect(self._update_overlays)
+        model.rowsChanging.connect(self._rows_changing_in_place)
         model.dataChanged.connect(self._data_changed)
         model.loadedChanged.connect(self._update_overlays)
+        model.mentionsChanged.connect(self.viewport().update)
         self.verticalScrollBar().actionTriggered.connect(self._person_scrolled)
         self.verticalScrollBar().sliderPressed.connect(self._person_scrolled)
         self.verticalScrollBar().valueChanged.connect(self._update_day_header)
 
     def message_model(self) -> MessageListModel:
         return self.model()
+
+    @property
+    def show_reply_counts(self) -> bool:
+        """Whether rows show reply counts and "replied to a thread" lines (not in a thread's
+        own list, where every row is of the thread)."""
+        return self._show_reply_counts
+
+    @show_reply_counts.setter
+    def show_reply_counts(self, show: bool) -> None:
+        if show != self._show_reply_counts:
+            self._show_reply_counts = show
+            self._rows_changing()
+            self.scheduleDelayedItemsLayout()  # rows change height
+
+    def set_admin(self, admin: bool) -> None:
+        """Whether I may delete others' messages (facade.is_admin()); Delete then asks first."""
+        self._admin = admin
+
+    def is_admin(self) -> bool:
+        return self._admin
 
     # Keeping the place -------------------------------------------------------------------------
 
@@ -267,14 +310,35 @@ class MessageView(QListView):
 
     # Rows that change height -------------------------------------------------------------------
 
+    def _rows_changing_in_place(self, rows: list[int]) -> None:
+        """Rows are about to be edited, reacted to or replied to: note what is in view and how
+        tall they are (Qt measures a changed row again at once, but moves the rows below it
+        only when the list is laid out again)."""
+        self._capture()
+        model = self.message_model()
+        self._heights_before = {row: self.visualRect(model.index(row)).height()
+                                for row in rows}
+
     def _data_changed(self, top: QModelIndex, bottom: QModelIndex, roles=()) -> None:
-        if PendingRole in roles:
-            # A pending mark that did not fit after its row's last line sits below it: the
-            # row shrinks when it is delivered (and grows if it is pending again).
-            model = self.message_model()
+        model = self.message_model()
+        if CONTENT_ROLES[0] in roles:
+            # Only a row that changes height lays the list out again (keeping the place);
+            # else it is just repainted.
+            grown = None
             for row in range(top.row(), bottom.row() + 1):
                 index = model.index(row)
-                if not self.delegate.mark_fits(index):
+                before = self._heights_before.pop(row, -1)
+                if self.delegate.sizeHint(QStyleOptionViewItem(), index).height() != before:
+                    grown = index
+            if grown is not None:
+                self._stale = True
+                self.delegate.sizeHintChanged.emit(grown)
+        elif PendingRole in roles:
+            # A pending mark that did not fit after its row's last line sits below it: the
+            # row shrinks when it is delivered (and grows if it is pending again).
+            for row in range(top.row(), bottom.row() + 1):
+                index = model.index(row)
+                if self.delegate.pending_moves_rows(index):
                     self._rows_changing()
                     self.delegate.sizeHintChanged.emit(index)
                     break
@@ -291,7 +355,7 @@ class MessageView(QListView):
     def _update_overlays(self, *_) -> None:
         model = self.message_model()
         self.empty_state.setGeometry(self.viewport().geometry())
-        empty = model.loaded and not model.messages
+        empty = model.loaded and not model.messages and model.channel is not None
         if empty:
             self.empty_state.show_channel(model.channel or "")
         self.empty_state.setVisible(empty)
@@ -352,31 +416,92 @@ class MessageView(QListView):
         QDesktopServices.openUrl(QUrl(url))
         self.linkActivated.emit(url)
 
+    def _target(self, pos: QPoint) -> tuple[bytes, tuple] | None:
+        """(message id, what a click at `pos` acts on), if anything (MessageDelegate.target_at)."""
+        index = self.indexAt(pos)
+        if not index.isValid():
+            return None
+        target = self.delegate.target_at(index, pos)
+        return (self.message_model().messages[index.row()].id, target) if target else None
+
+    def _activate(self, message_id: bytes, target: tuple) -> None:
+        kind, value = target
+        if kind == "link":
+            self.open_link(value)
+        elif kind == "reaction":
+            self.reactionToggled.emit(message_id, value)
+        elif kind == "add":
+            self.reactRequested.emit(message_id, self.viewport().mapToGlobal(value.bottomLeft()))
+        elif kind == "edited":
+            self.versionsRequested.emit(message_id)
+        elif kind == "replies":
+            self.threadRequested.emit(message_id)
+        elif kind == "thread":
+            self.threadRequested.emit(value)
+
     def mousePressEvent(self, event) -> None:  # noqa: N802 (Qt's name)
-        self._pressed_link = (self.link_at(event.position().toPoint())
-                              if event.button() == Qt.MouseButton.LeftButton else None)
+        pos = event.position().toPoint()
+        self._pressed = self._code_drag = None
+        if event.button() == Qt.MouseButton.LeftButton:
+            self._pressed = self._target(pos)
+            index = self.indexAt(pos)
+            code = self.delegate.code_at(index, pos) if index.isValid() and \
+                self._pressed is None else None
+            if code is not None:
+                key, _, most = code
+                self._code_drag = (key, most, event.position().x(),
+                                   self.delegate.code_offsets.get(key, 0.0))
         super().mousePressEvent(event)
 
     def mouseReleaseEvent(self, event) -> None:  # noqa: N802 (Qt's name)
-        link = (self.link_at(event.position().toPoint())
-                if event.button() == Qt.MouseButton.LeftButton else None)
+        target = (self._target(event.position().toPoint())
+                  if event.button() == Qt.MouseButton.LeftButton else None)
         super().mouseReleaseEvent(event)
-        if link is not None and link == self._pressed_link:
-            self.open_link(link)
-        self._pressed_link = None
+        pressed, self._pressed, self._code_drag = self._pressed, None, None
+        if target is not None and target == pressed:
+            self._activate(*target)
 
     def mouseMoveEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        if self._code_drag is not None and event.buttons() & Qt.MouseButton.LeftButton:
+            key, most, x, offset = self._code_drag
+            self.delegate.scroll_code(key, offset - (event.position().x() - x)
+                                      - self.delegate.code_offsets.get(key, 0.0), most)
+            self.viewport().update()
+            return
         super().mouseMoveEvent(event)
-        if self.link_at(event.position().toPoint()):
+        pos = event.position().toPoint()
+        index = self.indexAt(pos)
+        if self._target(pos) is not None:
             self.viewport().setCursor(Qt.CursorShape.PointingHandCursor)
+        elif index.isValid() and self.delegate.code_at(index, pos) is not None:
+            self.viewport().setCursor(Qt.CursorShape.OpenHandCursor)
         else:
             self.viewport().unsetCursor()
 
+    def wheelEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        """A sideways wheel (or Shift and the wheel) over a wide code block scrolls it."""
+        delta = event.angleDelta()
+        sideways = delta.x() or (delta.y() if event.modifiers()
+                                 & Qt.KeyboardModifier.ShiftModifier else 0)
+        if sideways:
+            pos = event.position().toPoint()
+            index = self.indexAt(pos)
+            code = self.delegate.code_at(index, pos) if index.isValid() else None
+            if code is not None:
+                key, box, most = code
+                self.delegate.scroll_code(key, -sideways / 120 * CODE_WHEEL_STEP, most)
+                self.viewport().update(box)
+                event.accept()
+                return
+        super().wheelEvent(event)
+
     def context_menu(self, index: QModelIndex, pos: QPoint | None = None) -> QMenu:
-        """The menu for row `index`: Copy text on every message, Delete on mine only, and the
-        link's actions when `pos` is on a link."""
+        """The menu for row `index`: the link's actions when `pos` is on a link, Copy text,
+        Reply in thread, Add reaction…, Edit on mine, Show earlier versions when edited, and
+        Delete on mine (on anyone's for an admin, who is asked first)."""
         model = self.message_model()
         message = model.messages[index.row()]
+        mine = message.author == model.me
         menu = QMenu(self)
         link = self.delegate.link_at(index, pos) if pos is not None else None
         if link:
@@ -384,7 +509,19 @@ class MessageView(QListView):
             menu.addAction("Copy link", lambda: QGuiApplication.clipboard().setText(link))
             menu.addSeparator()
         menu.addAction("Copy text", lambda: self.copy_text(message))
-        if message.author == model.me:
+        menu.addSeparator()
+        if self.show_reply_counts:
+            menu.addAction("Reply in thread",
+                           lambda: self.replyRequested.emit(message.reply_to or message.id))
+        where = self.viewport().mapToGlobal(pos if pos is not None
+                                            else self.visualRect(index).center())
+        menu.addAction("Add reaction…", lambda: self.reactRequested.emit(message.id, where))
+        if mine:
+            menu.addAction("Edit", lambda: self.editRequested.emit(message))
+        if message.edited:
+            menu.addAction("Show earlier versions",
+                           lambda: self.versionsRequested.emit(message.id))
+        if mine or self._admin:
             menu.addSeparator()
             delete = menu.addAction("Delete", lambda: self.delete_message(message))
             delete.setObjectName("deleteMessage")
@@ -405,11 +542,37 @@ class MessageView(QListView):
         name = model.display_name(row) if row is not None else _rows.nick_of(message)
         QGuiApplication.clipboard().setText(_rows.body_text(message, name))
 
-    def delete_message(self, message: Message) -> None:
-        """Delete one of my messages (on the Node's thread); it leaves the list on reload."""
+    def delete_message(self, message: Message) -> QMessageBox | None:
+        """Delete a message (on the Node's thread); it leaves the list on reload. Mine go at
+        once; an admin deleting someone else's is asked first (the box is returned)."""
         model = self.message_model()
-        if message.author != model.me:
-            return
+        if message.author == model.me:
+            self._delete(message)
+            return None
+        if not self._admin:
+            return None
+        return self.confirm_delete(message)
+
+    def confirm_delete(self, message: Message) -> QMessageBox:
+        """Ask before deleting someone else's message; the box is window-modal, not blocking."""
+        model = self.message_model()
+        row = model.row_of(message.id)
+        name = model.display_name(row) if row is not None else _rows.nick_of(message)
+        box = QMessageBox(QMessageBox.Icon.Warning, "Delete message",
+                          f"Delete {name}'s message for everyone?", parent=self,
+                          objectName="confirmDelete")
+        box.setInformativeText("It is removed from every computer in the workspace.")
+        delete = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.buttonClicked.connect(lambda button: self._delete(message)
+                                  if button is delete else None)
+        box.open()
+        return box
+
+    def _delete(self, message: Message) -> None:
+        model = self.message_model()
         model.bridge.then(model.bridge.facade.delete(message.id), done=lambda _: model.reload())
 
     def _selected(self) -> Message | None:
@@ -426,7 +589,8 @@ class MessageView(QListView):
                                                  and event.key() == Qt.Key.Key_Backspace)
         if deleting:
             message = self._selected()
-            if message is not None and message.author == self.message_model().me:
+            if message is not None and (message.author == self.message_model().me
+                                        or self._admin):
                 self.delete_message(message)
                 event.accept()
                 return

@@ -3,7 +3,8 @@ a facade call that runs on the Node's thread, and rows arrive through the bridge
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from datetime import date, datetime
 from functools import cache
 
@@ -99,6 +100,27 @@ BodyRole = MessageRole + 5  # str: the text shown ("* ada waves" for "/me waves"
 LinksRole = MessageRole + 6  # list[_rows.Link] of BodyRole's text
 TimeRole = MessageRole + 7  # str: the clock time a header shows, "14:03"
 DayRole = MessageRole + 8  # str for a row that starts a local day ("Today", ...), else None
+EditedRole = MessageRole + 9  # bool: the text was edited ("(edited)" shows after it)
+ReactionsRole = MessageRole + 10  # list[Chip]: the reaction chips under the text
+RepliesRole = MessageRole + 11  # str: "3 replies" under a thread's first message, else None
+ThreadRole = MessageRole + 12  # bytes: the thread a reply shown in the channel belongs to
+MentionsRole = MessageRole + 13  # list[_rows.Mention] in BodyRole's text
+MentionsMeRole = MessageRole + 14  # bool: someone else's message that mentions me
+# What changes in a row when its message is edited, reacted to or replied to (dataChanged).
+CONTENT_ROLES = [MessageRole, BodyRole, LinksRole, EditedRole, ReactionsRole, RepliesRole,
+                 ThreadRole, MentionsRole, MentionsMeRole, int(Qt.ItemDataRole.DisplayRole),
+                 int(Qt.ItemDataRole.AccessibleTextRole)]
+
+
+@dataclass(frozen=True, slots=True)
+class Chip:
+    """A reaction under a message, as its chip shows it."""
+
+    emoji: str
+    count: int
+    mine: bool  # I am among those who reacted: the chip is highlighted
+    label: str  # "👍 2"
+    tooltip: str  # "You and ada reacted with :thumbs_up:"
 
 
 class MessageListModel(QAbstractListModel):
@@ -109,9 +131,15 @@ class MessageListModel(QAbstractListModel):
     the author's name (told apart by a key suffix when two authors share a nickname), whether
     it is mine, and whether it is still pending (no peer has it yet; refreshed in place when
     the bridge says something was delivered). Day labels follow the clock: at local midnight
-    (or when a test sets `today`) every row's labels are refreshed in place."""
+    (or when a test sets `today`) every row's labels are refreshed in place.
+
+    A re-read that brings the same messages with new fields (an edit, a reaction, a reply)
+    updates those rows in place (dataChanged with CONTENT_ROLES), never a reset, so the view
+    keeps its place. Any list of Messages can be shown with `set_messages` (a thread's)."""
 
     loadedChanged = Signal()  # the channel's first read came back (`loaded`), or a new one began
+    mentionsChanged = Signal()  # the nicknames that mentions name changed: rows restyle
+    rowsChanging = Signal(list)  # these rows get new fields now (dataChanged follows)
 
     def __init__(self, bridge: NodeBridge):
         super().__init__()
@@ -126,6 +154,10 @@ class MessageListModel(QAbstractListModel):
         self._starts: list[bool] = []  # per row: shows the header
         self._days: list[bool] = []  # per row: the first of its local day
         self._names = _rows.NickIndex()
+        self.nicknames: dict[bytes, str] = {}  # every known key's nickname (set_nicknames)
+        self._authors: dict[bytes, str] = {}  # the loaded messages' authors' nicknames
+        self.mentions = _rows.MentionFinder()
+        self.mention_generation = 0  # grows with every change of `mentions`
         self._pending: frozenset[bytes] = frozenset()
         self._more = False
         self._loading = False
@@ -157,7 +189,7 @@ class MessageListModel(QAbstractListModel):
                 return _rows.body_text(message, name)
             sending = "  sending…" if message.id in self._pending else ""
             return (f"{name}  {_rows.time_label(message.ts, self.today())}{sending}\n"
-                    f"{message.text}")
+                    f"{message.text}{self._extras(message)}")
         if role == HeaderRole:
             return self._starts[row]
         if role == NameRole:
@@ -174,11 +206,82 @@ class MessageListModel(QAbstractListModel):
             return _rows.clock(message.ts)
         if role == DayRole:
             return _rows.day_label(message.ts, self.today()) if self._days[row] else None
+        if role == EditedRole:
+            return message.edited
+        if role == ReactionsRole:
+            return self.chips(message)
+        if role == RepliesRole:
+            return _rows.replies_label(message.replies) \
+                if message.replies and message.reply_to is None else None
+        if role == ThreadRole:
+            return message.reply_to
+        if role == MentionsRole:
+            return self.mentions.find(_rows.body_text(message, self._names.name(message)),
+                                      self.mention_skip(message))
+        if role == MentionsMeRole:
+            return self.mentions_me(message)
         if role == Qt.ItemDataRole.ToolTipRole:
             pending = "\nsending… (no peer has it yet)" if message.id in self._pending else ""
             return (f"{_rows.nick_of(message)} ({message.author.hex()[:12]})\n"
                     f"{_rows.full_time(message.ts)}{pending}")
         return None
+
+    def _extras(self, message: Message) -> str:
+        """What a row shows besides its text, in words (read aloud): "(edited)", the reactions,
+        the reply count."""
+        parts = []
+        if message.edited:
+            parts.append(" (edited)")
+        if message.reactions:
+            parts.append("\n" + ", ".join(_rows.chip_label(r) for r in message.reactions))
+        if message.replies and message.reply_to is None:
+            parts.append("\n" + _rows.replies_label(message.replies))
+        return "".join(parts)
+
+    def chips(self, message: Message) -> list[Chip]:
+        names = self.names_by_key()
+        return [Chip(r.emoji, r.count, self.me in r.by, _rows.chip_label(r),
+                     _rows.reaction_tooltip(r, names, self.me)) for r in message.reactions]
+
+    def names_by_key(self) -> dict[bytes, str]:
+        """How people are named in tooltips: every known nickname (set_nicknames) and the
+        loaded authors', with a key suffix where two look alike."""
+        known = {**self._authors, **self.nicknames}
+        return _rows.member_names(known.items())
+
+    def mention_skip(self, message: Message) -> int:
+        """How much of BodyRole's text is the author's name ("* ada " of a /me row), which is
+        never a mention."""
+        return len(self._names.name(message)) + 3 if _rows.is_emote(message) else 0
+
+    def mentions_me(self, message: Message) -> bool:
+        """Someone else's message naming me (my own never does)."""
+        if message.author == self.me:
+            return False
+        text = _rows.body_text(message, self._names.name(message))
+        return any(m.me for m in self.mentions.find(text, self.mention_skip(message)))
+
+    def my_nick(self) -> str | None:
+        # Until the window says, how my loaded messages name me.
+        return self.nicknames.get(self.me) or self._authors.get(self.me)
+
+    def set_nicknames(self, nicknames: Mapping[bytes, str]) -> None:
+        """Every known key's nickname (facade.nicknames()): who mentions name, and how
+        reactions' tooltips name people."""
+        self.nicknames = dict(nicknames)
+        self._update_mentions()
+
+    def _update_mentions(self) -> None:
+        finder = _rows.MentionFinder({*self.nicknames.values(), *self._authors.values()},
+                                     self.my_nick())
+        if finder == self.mentions:
+            return
+        self.mentions = finder
+        self.mention_generation += 1
+        if self.messages:
+            self.dataChanged.emit(self.index(0), self.index(len(self.messages) - 1),
+                                  [MentionsRole, MentionsMeRole])
+        self.mentionsChanged.emit()
 
     def row(self, row: int) -> tuple[Message, bool, str, bool, bool]:
         """(message, shows header, display name, mine, pending): all a row draws, in one call."""
@@ -253,7 +356,37 @@ class MessageListModel(QAbstractListModel):
         self._starts = _rows.group_starts(messages)
         self._days = _rows.day_starts(messages)
         self._names = _rows.NickIndex(messages)
+        self._authors = {m.author: m.nick for m in messages if m.nick}
         self._pending = self.bridge.facade.pending()
+
+    def set_messages(self, messages: Iterable[Message], channel: str | None = None) -> None:
+        """Show these messages (oldest first) instead of a channel's pages: a thread, say.
+        The same messages again with new fields update their rows in place."""
+        self._generation += 1  # a channel read still under way must not replace these
+        self.channel, self._more = channel, False
+        self._take(list(messages))
+        if not self.loaded:
+            self.loaded = True
+            self.loadedChanged.emit()
+
+    def _take(self, messages: list[Message]) -> None:
+        """Show `messages`: in place when they are the rows shown, with new fields; else by a
+        reset. A nickname change resets too (same ids, new names)."""
+        if [(m.id, m.nick) for m in messages] != [(m.id, m.nick) for m in self.messages]:
+            self.beginResetModel()
+            self._set_messages(messages)
+            self.endResetModel()
+            self._update_mentions()
+            return
+        changed = [row for row, (old, new) in enumerate(zip(self.messages, messages,
+                                                             strict=True)) if old != new]
+        if changed:
+            self.rowsChanging.emit(changed)
+        for row in changed:
+            self.messages[row] = messages[row]
+        for first, last in _runs(changed):
+            self.dataChanged.emit(self.index(first), self.index(last), CONTENT_ROLES)
+        self.refresh_pending()
 
     def reload(self) -> None:
         """Re-read the loaded window (plus new messages): sync may add older ones too."""
@@ -268,13 +401,7 @@ class MessageListModel(QAbstractListModel):
         if generation != self._generation:
             return
         self._more = len(messages) >= limit  # before the reset: the view may fetch on it
-        # A nickname change shows too (same ids, new names), not only new and deleted posts.
-        if [(m.id, m.nick) for m in messages] != [(m.id, m.nick) for m in self.messages]:
-            self.beginResetModel()
-            self._set_messages(messages)
-            self.endResetModel()
-        else:
-            self.refresh_pending()
+        self._take(messages)
         if not self.loaded:
             self.loaded = True
             self.loadedChanged.emit()
@@ -314,8 +441,12 @@ class MessageListModel(QAbstractListModel):
             self._starts[:0] = starts
             self._days[:0] = days
             self._names.add(older)  # a clash found in history renames rows below too
+            for message in older:
+                if message.nick:
+                    self._authors.setdefault(message.author, message.nick)
             self._pending = self.bridge.facade.pending()
             self.endInsertRows()
+            self._update_mentions()
 
     # Pending marks -----------------------------------------------------------------------------
 
@@ -328,11 +459,16 @@ class MessageListModel(QAbstractListModel):
             return
         rows = [row for row, message in enumerate(self.messages) if message.id in changed]
         # One dataChanged per run of adjacent rows (a burst of sends is delivered together).
-        runs: list[list[int]] = []
-        for row in rows:
-            if runs and runs[-1][1] == row - 1:
-                runs[-1][1] = row
-            else:
-                runs.append([row, row])
-        for first, last in runs:
+        for first, last in _runs(rows):
             self.dataChanged.emit(self.index(first), self.index(last), [PendingRole])
+
+
+def _runs(rows: list[int]) -> list[tuple[int, int]]:
+    """Ascending rows as (first, last) runs of adjacent ones."""
+    runs: list[list[int]] = []
+    for row in rows:
+        if runs and runs[-1][1] == row - 1:
+            runs[-1][1] = row
+        else:
+            runs.append([row, row])
+    return [(first, last) for first, last in runs]

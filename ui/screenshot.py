@@ -1,8 +1,9 @@
 """`hearth screenshot --out DIR`: the window's main views over a demonstration workspace,
 rendered offscreen to PNG files, so a reviewer can look at them without a display.
 
-Three people (ada, whose window it is, bob and carol) talk over two days; bob's computer is
-connected to ada's while the pictures are taken, so the peers dialog lists an incoming peer."""
+Three people (ada, whose window it is, bob and carol) talk over two days, with an edited
+message, reactions, a thread and Markdown; bob's computer is connected to ada's while the
+pictures are taken, so the peers dialog lists an incoming peer."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from concurrent.futures import Future  # noqa: E402
 
 from PySide6.QtCore import QEventLoop, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
@@ -43,9 +46,14 @@ class _Clock:
         return self.at
 
 
-def _demo(root: Path) -> tuple[Paths, Paths, Paths]:
-    """ada's workspace with a conversation over two days, a channel nobody wrote in yet, and a
-    document with a tag, a branch and a merge; bob and carol joined it."""
+CHECKLIST = ("Release checklist for **Friday**:\n- run `make test` on a clean clone\n"
+             "- tag the release\n\n> Ship small, ship often.")
+
+
+def _demo(root: Path) -> tuple[Paths, Paths, Paths, dict[str, bytes]]:
+    """ada's workspace with a conversation over two days (an edited message, Markdown), a
+    channel nobody wrote in yet, and a document with a tag, a branch and a merge; bob and
+    carol joined it. Returns their paths and the ids of the messages others answer."""
     ada, bob, carol = (Paths.resolve(root / name, "default") for name in ("ada", "bob", "carol"))
     clock = _Clock()
     now = clock.at
@@ -53,7 +61,10 @@ def _demo(root: Path) -> tuple[Paths, Paths, Paths]:
     with Workspace.init(ada, "ada", name="Hearth demo", clock=clock) as ws:
         code = sharing.invite(ada).encode()
         ws.topic("general", "Planning the spring release")
-        ws.post("general", "Morning! The sync between our laptops works without a server now.")
+        morning = ws.post("general", "Morning! The sync between our laptops works without a "
+                                     "server.")
+        clock.at += 30
+        ws.edit(morning.id, "Morning! The sync between our laptops works without a server now.")
         clock.at += 60
         ws.post("general", "The design notes are at https://example.org/hearth/design")
         ws.post("design", "Sketches for the new sidebar are in the document")
@@ -67,15 +78,34 @@ def _demo(root: Path) -> tuple[Paths, Paths, Paths]:
         docs.write(notes, NOTES + "- sync over the LAN, encrypted\n", branch="draft")
         docs.merge(notes, "draft", "main")
         clock.at = now - 40 * 60
+        ws.post("general", CHECKLIST)
         ws.post("general", "Search is fast too: try the box at the top.")
         ws.post("general", "/me is writing the release notes")
     for paths, nick in ((bob, "bob"), (carol, "carol")):
         sharing.join_workspace(paths, code, nick=nick)
     clock.at = now - 25 * HOUR_S
     with Workspace.open(carol, clock=clock) as ws:
-        ws.post("general", "Welcome aboard! Three things for today:\n"
-                           "1. the release checklist\n2. the new sidebar\n3. lunch")
-    return ada, bob, carol
+        welcome = ws.post("general", "Welcome aboard! Three things for today:\n"
+                                     "1. the release checklist\n2. the new sidebar\n3. lunch")
+    return ada, bob, carol, {"morning": morning.id, "welcome": welcome.id}
+
+
+def _done(future: Future) -> object:
+    return future.result(TIMEOUT_MS / 1000)
+
+
+def _converse(ada: Node, bob: Node, carol: Node, ids: dict[str, bytes]) -> None:
+    """What bob and carol add once the three are connected: reactions and a thread."""
+    for node in (bob, carol):
+        _wait(lambda n=node: set(ids.values()) <= {m.id for m in _done(n.facade.read("general"))})
+    morning, welcome = ids["morning"], ids["welcome"]
+    _done(bob.facade.react(morning, "👍"))
+    _done(bob.facade.react(morning, "🎉"))
+    _done(carol.facade.react(morning, "👍"))
+    _done(bob.facade.reply(welcome, "I'll take the new sidebar."))
+    _done(ada.facade.reply(welcome, "Lunch at **12:30**? The usual place."))
+    _done(carol.facade.reply(welcome, "12:30 works for me."))
+    _done(ada.facade.react(welcome, "❤️"))
 
 
 def _wait(condition: Callable[[], bool]) -> None:
@@ -113,20 +143,29 @@ def render(out: Path) -> list[Path]:
     theme.apply(app, "light")
     written: list[Path] = []
     with tempfile.TemporaryDirectory() as tmp:
-        ada, bob, carol = _demo(Path(tmp))
+        ada, bob, carol, ids = _demo(Path(tmp))
         node = Node(ada, interfaces=["127.0.0.1"], mdns=False).start()
         peers = [("127.0.0.1", node.port)]
         third = Node(carol, interfaces=["127.0.0.1"], mdns=False, peers=peers).start()
         peer = Node(bob, interfaces=["127.0.0.1"], mdns=False, peers=peers).start()
         try:
             peer.post("general", "Hi ada, bob here: your messages reached my laptop.")
+            _converse(node, peer, third, ids)
             window = _window(node)
-            _wait(lambda: len(window.messages.messages) >= 6
-                  and window.peer_status.text().startswith("2 peers"))
+            _wait(lambda: len(window.messages.messages) >= 7
+                  and window.peer_status.text().startswith("2 peers")
+                  and any(m.replies == 3 for m in window.messages.messages)
+                  and sum(len(m.reactions) for m in window.messages.messages) >= 3)
             third.stop()  # carol's laptop goes home; bob's stays connected
             _wait(lambda: window.peer_status.text().startswith("1 peer"))
             _settle()
             _save(window, out / "channel.png", written)
+
+            window.open_thread(ids["welcome"])
+            _wait(lambda: len(window.thread_pane.model.messages) == 4)
+            _settle()
+            _save(window, out / "thread.png", written)
+            window.thread_pane.close_thread()
 
             theme.apply(app, "dark")
             _settle()
@@ -166,7 +205,7 @@ def render(out: Path) -> list[Path]:
 
             welcome = _window(node, first_run=True)
             _wait(lambda: welcome.first_run.invite.text().startswith("hearth-")
-                  and len(welcome.messages.messages) >= 6)
+                  and len(welcome.messages.messages) >= 7)
             _settle()
             _save(welcome, out / "welcome.png", written)
             welcome.close()

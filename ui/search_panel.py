@@ -40,7 +40,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.records import Message
-from app.search import HINT, SearchResults, highlights, snippet, summary
+from app.search import HINT, SearchResults, highlights, mention_results, snippet, summary
 
 from . import _rows
 from .bridge import NodeBridge
@@ -206,6 +206,28 @@ class SearchPanel(QWidget):
         self.bridge.then(self.bridge.facade.search(query, limit=self.limit),
                          done=lambda results: self._answered(asked, results),
                          failed=lambda message: self._refused(asked, message))
+
+    def show_mentions(self) -> None:
+        """Show the messages that mention me, newest first, grouped by channel as results are
+        (facade.mentions); choosing one opens it in its channel."""
+        self._asked += 1
+        asked = self._asked
+        self.query = ""
+        self.count_label.setText("Looking for mentions of you…")
+
+        def shown(messages: list[Message], nick: str | None) -> None:
+            self._answered(asked, mention_results(messages, nick))
+            if asked == self._asked:
+                count = len(messages)
+                self.count_label.setText(
+                    f"{count} {'mention' if count == 1 else 'mentions'} of you" if count else
+                    "Nobody has mentioned you yet. When someone writes @" +
+                    (nick or "yournickname") + ", it shows here.")
+                self.hint_label.hide()
+
+        facade = self.bridge.facade
+        self.bridge.then(facade.nickname(), done=lambda nick: self.bridge.then(
+            facade.mentions(limit=self.limit), done=lambda messages: shown(messages, nick)))
 
     def clear(self) -> None:
         self.results = None

@@ -32,6 +32,10 @@ STYLE = """
 #sidebar QPushButton[add="true"] { border: none; font-weight: bold; padding: 0 6px;
                                    background: transparent; }
 #sidebar QPushButton[add="true"]:hover { background: palette(midlight); border-radius: 4px; }
+#mentionsButton { border: none; text-align: left; padding: 4px 6px; margin: 6px 0 2px 0;
+                  background: transparent; border-radius: 5px; }
+#mentionsButton:hover { background: palette(midlight); }
+#mentionsButton:checked { background: palette(highlight); color: palette(highlighted-text); }
 """
 
 
@@ -69,6 +73,7 @@ def _list(widget: QListView) -> QListView:
 class Sidebar(QFrame):
     joinChannelRequested = Signal()
     newDocumentRequested = Signal()
+    mentionsRequested = Signal()
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent, objectName="sidebar")
@@ -86,6 +91,10 @@ class Sidebar(QFrame):
         new.setObjectName("newDocument")
         new.clicked.connect(self.newDocumentRequested)
 
+        self.mentions = QPushButton("@  Mentions", objectName="mentionsButton", checkable=True,
+                                    toolTip="Messages that mention you")
+        self.mentions.clicked.connect(self.mentionsRequested)
+
         self.no_documents = QWidget(objectName="emptyState")
         empty = QVBoxLayout(self.no_documents)
         empty.setContentsMargins(8, 2, 8, 6)
@@ -102,6 +111,7 @@ class Sidebar(QFrame):
         layout.setContentsMargins(8, 12, 8, 8)
         layout.setSpacing(0)
         layout.addWidget(self.workspace_name)
+        layout.addWidget(self.mentions)
         layout.addWidget(_heading("Channels", join))
         layout.addWidget(self.channel_list, 3)
         layout.addWidget(_heading("Documents", new))

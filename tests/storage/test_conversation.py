@@ -161,3 +161,14 @@ def test_views_equal_the_containers_they_implement(tmp_path_factory, seed):
     assert message.text == (register.value() or "hello")
     assert {(r.emoji, key) for r in message.reactions for key in r.by} == reactions.members()
     rep.close()
+
+
+def test_only_the_reactor_or_an_admin_takes_a_reaction_back(tmp_path, world, people):
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    rep = new_replica(tmp_path / "r.sqlite", world)
+    hello = world.text(alice, "general", "hello")
+    thumbs = world.react(bob, hello, "👍")
+    add(rep, hello, thumbs, world.delete(carol, thumbs), world.delete(alice, thumbs))
+    assert reacted(only(rep)) == {"👍": (bob.public_key,)}  # neither counted
+    add(rep, world.delete(world.root, thumbs))  # the workspace's root is an admin
+    assert reacted(only(rep)) == {}

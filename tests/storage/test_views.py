@@ -389,3 +389,11 @@ def test_unread_counts_others_since_my_mark_capped_and_finds_mentions(replica, w
     add(replica, *(world.text(bob, "general", f"more {n}") for n in range(6)))
     assert replica.unread(me, "alice") == {"general": (5, False)}
     assert replica.unread(me, "50%_off") == {"general": (5, False)}  # LIKE wildcards escaped
+
+
+def test_a_mention_is_the_nickname_as_a_word_of_its_own(replica, world, people):
+    alice, bob = people["alice"], people["bob"]
+    add(replica, world.text(bob, "general", "adam and adabelle were here"))
+    assert replica.unread(alice.public_key, "ada") == {"general": (1, False)}
+    add(replica, world.text(bob, "random", "thanks @ADA!"))
+    assert replica.unread(alice.public_key, "ada")["random"] == (1, True)

@@ -161,7 +161,7 @@ def test_screenshot_command_renders_the_views(tmp_path):
     assert result.returncode == 0, result.stderr
     shots = sorted(p.name for p in out.glob("*.png"))
     assert shots == ["channel-dark.png", "channel.png", "documents.png", "empty-channel.png",
-                     "peers.png", "search.png", "settings.png", "welcome.png"]
+                     "peers.png", "search.png", "settings.png", "thread.png", "welcome.png"]
     from PySide6.QtGui import QColor, QImage
 
     lightness = {}

@@ -1,0 +1,81 @@
+"""What a message list's conversation actions do: react, edit, show versions, open a thread.
+
+`ConversationActions` connects a MessageView (the channel's, or a thread's) and a Composer to
+the Node's facade; the window makes one per view. Nothing here reads the replica: each action
+is a facade call whose answer comes back through the bridge, and the rows change when the new
+object comes back as an `objectsAdded` event, as every other change does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, QPoint
+from PySide6.QtWidgets import QWidget
+
+from app.records import Message
+
+from .bridge import NodeBridge
+from .composer import Composer
+from .emoji_picker import EmojiPicker
+from .message_versions import MessageVersionsDialog
+from .message_view import MessageView
+from .models import MessageListModel
+
+
+class ConversationActions(QObject):
+    def __init__(self, bridge: NodeBridge, view: MessageView, model: MessageListModel,
+                 composer: Composer, picker: EmojiPicker, open_thread: Callable[[bytes], None],
+                 parent: QWidget):
+        super().__init__(parent)
+        self.bridge, self.view, self.model, self.composer = bridge, view, model, composer
+        self.window = parent
+        self.picker = picker
+        view.reactionToggled.connect(self.toggle_reaction)
+        view.reactRequested.connect(self.pick_reaction)
+        view.editRequested.connect(self.begin_edit)
+        view.versionsRequested.connect(self.show_versions)
+        view.threadRequested.connect(open_thread)
+        view.replyRequested.connect(open_thread)
+        composer.editSubmitted.connect(self.edit)
+        composer.editLastRequested.connect(self.edit_last)
+
+    def _failed(self, message: str) -> None:
+        self.bridge.failed.emit(message)
+
+    def toggle_reaction(self, message_id: bytes, emoji: str) -> None:
+        """A chip: take my reaction back when I have it, else add it."""
+        row = self.model.row_of(message_id)
+        message = self.model.messages[row] if row is not None else None
+        mine = message is not None and any(
+            r.emoji == emoji and self.bridge.facade.key in r.by for r in message.reactions)
+        facade = self.bridge.facade
+        future = facade.unreact(message_id, emoji) if mine else facade.react(message_id, emoji)
+        self.bridge.then(future, done=lambda _: None, failed=self._failed)
+
+    def pick_reaction(self, message_id: bytes, where: QPoint) -> None:
+        """The emoji picker at `where`; the emoji picked is my reaction."""
+        self.picker.open_at(where, on_pick=lambda emoji: self.bridge.then(
+            self.bridge.facade.react(message_id, emoji), done=lambda _: None,
+            failed=self._failed))
+
+    def begin_edit(self, message: Message) -> None:
+        self.composer.begin_edit(message.id, message.text)
+        self.composer.setFocus()
+
+    def edit(self, message_id: bytes, text: str) -> None:
+        self.bridge.then(self.bridge.facade.edit(message_id, text), done=lambda _: None,
+                         failed=self._failed)
+
+    def edit_last(self) -> None:
+        """Up in an empty composer: edit my newest message shown."""
+        me = self.bridge.facade.key
+        for message in reversed(self.model.messages):
+            if message.author == me:
+                self.begin_edit(message)
+                return
+
+    def show_versions(self, message_id: bytes) -> None:
+        self.bridge.then(self.bridge.facade.versions(message_id),
+                         done=lambda versions: MessageVersionsDialog(versions, self.window).open(),
+                         failed=self._failed)
