@@ -164,6 +164,19 @@ def errors(handler: Callable[[argparse.Namespace], Any],
     return run
 
 
+def command(sub: argparse._SubParsersAction, common: Callable, name: str,
+            handler: Callable[[argparse.Namespace], Any], help: str, *,
+            json_flag: bool = False) -> argparse.ArgumentParser:
+    """Register `hearth NAME` (under `sub`): the common options, --json if it prints records,
+    and the handler wrapped in `errors`."""
+    parser = sub.add_parser(name, help=help, description=help)
+    common(parser)
+    if json_flag:
+        parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(handler=errors(handler))
+    return parser
+
+
 def open_workspace(args: argparse.Namespace) -> Workspace:
     return Workspace.open(paths_of(args))
 

@@ -18,7 +18,7 @@ from ._command import (
     PERSON_HELP,
     CLIError,
     channel_arg,
-    errors,
+    command,
     hinted,
     open_workspace,
     passphrase,
@@ -356,12 +356,7 @@ def cmd_whoami(args: argparse.Namespace) -> None:
 def register(sub: argparse._SubParsersAction, common: Callable) -> None:
     def add(name: str, handler: Callable, help: str, *, json_flag: bool = False,
             parent: argparse._SubParsersAction | None = None) -> argparse.ArgumentParser:
-        parser = (parent or sub).add_parser(name, help=help, description=help)
-        common(parser)
-        if json_flag:
-            parser.add_argument("--json", action="store_true", help="print JSON")
-        parser.set_defaults(handler=errors(handler))
-        return parser
+        return command(parent or sub, common, name, handler, help, json_flag=json_flag)
 
     p = add("init", cmd_init, "create your identity (if needed) and a new workspace")
     p.add_argument("--nick", required=True, help="your nickname")

@@ -8,7 +8,7 @@ import argparse
 from collections.abc import Callable
 
 from . import _text
-from ._command import errors, open_workspace, print_json, when
+from ._command import command, open_workspace, print_json, when
 from .chat_commands import LIMIT, _print_messages
 from .workspace import MIN_PREFIX
 
@@ -65,12 +65,7 @@ def cmd_mentions(args: argparse.Namespace) -> None:
 def register(sub: argparse._SubParsersAction, common: Callable) -> None:
     def add(name: str, handler: Callable, help: str, *,
             json_flag: bool = False) -> argparse.ArgumentParser:
-        parser = sub.add_parser(name, help=help, description=help)
-        common(parser)
-        if json_flag:
-            parser.add_argument("--json", action="store_true", help="print JSON")
-        parser.set_defaults(handler=errors(handler))
-        return parser
+        return command(sub, common, name, handler, help, json_flag=json_flag)
 
     p = add("edit", cmd_edit, "replace the text of one of your messages")
     p.add_argument("id", help=ID_HELP)

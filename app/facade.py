@@ -11,7 +11,7 @@ app/analytics_commands.py), so the three read the same: `facade.topic(channel, t
 
 Three things answer without a future, because they never wait: `info` (who and where, fixed
 once the Node started), `key`, and `pending()` (a snapshot swapped whole). Events come by
-`subscribe` (NodeEvent: objects, peers, synced, delivered), on the Node's thread.
+`subscribe` (NodeEvent: objects, peers, synced, delivered, typing), on the Node's thread.
 
 The records handed back are frozen values from app/records.py.
 """

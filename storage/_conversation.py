@@ -129,10 +129,10 @@ def versions(conn: sqlite3.Connection, target: bytes) -> list[MessageVersion]:
 # Reactions --------------------------------------------------------------------------------------
 
 def add_reactions(conn: sqlite3.Connection, rows: Sequence[tuple]) -> None:
-    """Store reactions (oid, id, target, channel, author, emoji, ts, hidden) and re-decide
+    """Store reactions (oid, id, target, channel, author, ts, emoji, hidden) and re-decide
     which of their authors' emoji count."""
     conn.executemany(
-        "INSERT INTO reactions (oid, id, target, channel, author, emoji, ts, hidden) "
+        "INSERT INTO reactions (oid, id, target, channel, author, ts, emoji, hidden) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
     recount_reactions(conn, {(row[2], row[4]) for row in rows})
 

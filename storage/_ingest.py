@@ -315,17 +315,15 @@ class Batch:
             self.conn, _conversation.edited_among(self.conn, [row[1] for row in rows]))
 
     def _edits(self, objects: Sequence[Object], oids: dict[bytes, int]) -> None:
-        rows = []
-        for obj in objects:
-            channel = self._in_channel_stream(obj)
-            if channel is not None:
-                hidden = self._policy_bit(channel, obj.author, obj.type) | \
-                    self._future_bit(obj.ts)
-                rows.append((oids[obj.id], obj.id, obj.body["target"], channel, obj.author,
-                             obj.ts, obj.body["text"], hidden))
-        _conversation.add_edits(self.conn, rows)
+        _conversation.add_edits(self.conn, self._targeted(objects, oids, "text"))
 
     def _reactions(self, objects: Sequence[Object], oids: dict[bytes, int]) -> None:
+        _conversation.add_reactions(self.conn, self._targeted(objects, oids, "emoji"))
+
+    def _targeted(self, objects: Sequence[Object], oids: dict[bytes, int],
+                  field: str) -> list[tuple]:
+        """Rows (oid, id, target, channel, author, ts, body[field], hidden) of the objects
+        that name a message and are in their channel's stream."""
         rows = []
         for obj in objects:
             channel = self._in_channel_stream(obj)
@@ -333,8 +331,8 @@ class Batch:
                 hidden = self._policy_bit(channel, obj.author, obj.type) | \
                     self._future_bit(obj.ts)
                 rows.append((oids[obj.id], obj.id, obj.body["target"], channel, obj.author,
-                             obj.body["emoji"], obj.ts, hidden))
-        _conversation.add_reactions(self.conn, rows)
+                             obj.ts, obj.body[field], hidden))
+        return rows
 
     def _state(self, obj: Object, oid: int) -> None:
         channel = self._in_channel_stream(obj)
