@@ -23,7 +23,7 @@ def _docs(args: argparse.Namespace):
 def cmd_new(args) -> None:
     ws, docs = _docs(args)
     with ws:
-        print(docs.new(args.title).id)
+        print(docs.new(args.title, private=args.private).id)
 
 
 def cmd_list(args) -> None:
@@ -165,6 +165,58 @@ def cmd_share(args) -> None:
         print(docs.open(args.doc).share(args.branch).encode())
 
 
+def cmd_visibility(args) -> None:
+    ws, docs = _docs(args)
+    with ws:
+        document = docs.open(args.doc)
+        if args.mode is not None:
+            docs.set_visibility(document, args.mode)
+        print(document.visibility)
+
+
+def cmd_ask_edit(args) -> None:
+    ws, docs = _docs(args)
+    with ws:
+        document = docs.open(args.doc)
+        if args.withdraw:
+            docs.withdraw_request(document)
+            print("request withdrawn")
+            return
+        docs.ask_edit(document, args.note)
+    print("asked: the editors see your request (`hearth doc requests DOC`)")
+
+
+def cmd_requests(args) -> None:
+    ws, docs = _docs(args)
+    with ws:
+        requests = docs.requests(docs.open(args.doc))
+        book = NickBook(ws.replica.nicknames())
+    if args.json:
+        print_json([{"id": r.id, "key": r.author.hex(), "nick": book.nicks.get(r.author),
+                     "ts": r.ts, "note": r.note} for r in requests])
+        return
+    if not requests:
+        print(hinted("no open requests to edit", args))
+    for r in requests:
+        note = f"  {_text.line(r.note)}" if r.note else ""
+        print(f"{_who(book, r.author)}  {r.author.hex()}  {when(r.ts)}{note}")
+
+
+def cmd_accept(args) -> None:
+    ws, docs = _docs(args)
+    with ws:
+        document = docs.open(args.doc)
+        key = ws.resolve_person(args.person)
+        docs.accept(document, key.hex())
+        print(f"{NickBook(ws.replica.nicknames()).nick(key)} is an editor now")
+
+
+def cmd_restore(args) -> None:
+    ws, docs = _docs(args)
+    with ws:
+        print(docs.restore(docs.open(args.doc), args.at, args.branch))
+
+
 def cmd_open_cap(args) -> None:
     ws, docs = _docs(args)
     with ws:
@@ -189,8 +241,11 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
         parser.set_defaults(handler=errors(handler, DocumentError))
         return parser
 
-    p = add("new", cmd_new, "create a document", document=False)
+    p = add("new", cmd_new, "create a document (every member of the workspace can read it)",
+            document=False)
     p.add_argument("title")
+    p.add_argument("--private", action="store_true",
+                   help="only its editors (and those they share a branch with) can read it")
     add("list", cmd_list, "list documents", json_flag=True, document=False)
     p = add("rename", cmd_rename, "rename a document (its creator)")
     p.add_argument("title")
@@ -221,6 +276,21 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
     group.add_argument("--add", metavar="KEY", help=f"make an editor: {PERSON_HELP}")
     group.add_argument("--remove", metavar="KEY", help=f"no longer an editor: {PERSON_HELP}")
     p = add("share", cmd_share, "print a capability to read one branch")
+    p.add_argument("--branch", default="main")
+    p = add("visibility", cmd_visibility,
+            "print who can read a document, or change it (its creator)")
+    p.add_argument("mode", nargs="?", choices=("workspace", "private"),
+                   help="workspace: every member reads it; private: its editors (making it "
+                        "private closes later commits to everyone else)")
+    p = add("ask-edit", cmd_ask_edit, "ask the document's editors to make you one")
+    p.add_argument("--note", default="", help="a few words for the editors")
+    p.add_argument("--withdraw", action="store_true", help="take your request back")
+    add("requests", cmd_requests, "open requests to edit a document", json_flag=True)
+    p = add("accept", cmd_accept, "make a member who asked to edit an editor (its creator)")
+    p.add_argument("person", metavar="NICK|KEY", help=PERSON_HELP)
+    p = add("restore", cmd_restore,
+            "make a branch read as it did at a commit (a new commit; history is kept)")
+    p.add_argument("--at", metavar="COMMIT", required=True)
     p.add_argument("--branch", default="main")
     p = add("open-cap", cmd_open_cap, "use a read capability someone shared", document=False)
     p.add_argument("cap")

@@ -8,7 +8,14 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .documents import Documents
-from .records import BranchInfo, CommitInfo, Committed, DocumentSummary, DocumentView
+from .records import (
+    BranchInfo,
+    CommitInfo,
+    Committed,
+    DocumentSummary,
+    DocumentView,
+    EditRequest,
+)
 
 if TYPE_CHECKING:
     from core.documents import Document
@@ -53,18 +60,31 @@ class DocumentsFacade:
     def open(self, doc: DocRef, branch: str = "main") -> Future[DocumentView]:
         """What a branch shows: title, branches, heads, text, history and tags, read together
         (and the workspace's nicknames, to name the history's authors), whether I may change
-        it and why not (Documents.read_only), and which branches its merges took in."""
+        it and why not (Documents.read_only), which branches its merges took in, its
+        visibility, editors and creator, the open requests to edit (for an editor) and
+        whether I asked."""
         def view(docs: Documents, document: Document) -> DocumentView:
             heads = document.heads(branch)
             why = docs.unreadable(document, branch)  # no key here: no text, and why
             history = document.history(branch)
             why_readonly = why or docs.read_only(document, branch)
+            names = docs.ws.replica.nicknames()
+            editors = document.editors()
+            me = docs.ws.key
+            requests = _requests(document, names) if me in editors else ()
             return DocumentView(document.id, document.title, branch, document.branches(),
                                 heads, "" if why else document.text(heads), history,
-                                document.tags(), docs.ws.replica.nicknames(), why,
+                                document.tags(), names, why,
                                 why_readonly is None, why_readonly,
-                                docs.merged_from(document, history))
+                                docs.merged_from(document, history),
+                                document.visibility, tuple(sorted(editors)),
+                                document.root.author, requests, docs.asked(document))
         return self._on(doc, view)
+
+    def requests(self, doc: DocRef) -> Future[list[EditRequest]]:
+        """Open requests to edit, oldest first (editors accept them with `accept`)."""
+        return self._on(doc, lambda docs, document: list(
+            _requests(document, docs.ws.replica.nicknames())))
 
     def unreadable(self, doc: DocRef, branch: str = "main") -> Future[str | None]:
         """Why this computer cannot read the branch (it holds no key for it), None when it
@@ -95,9 +115,30 @@ class DocumentsFacade:
 
     # Writing -----------------------------------------------------------------------------------
 
-    def new(self, title: str) -> Future[str]:
-        """Create a document; the future holds its id (hex)."""
-        return self._run(lambda: self._library().new(title).id)
+    def new(self, title: str, *, private: bool = False) -> Future[str]:
+        """Create a document (readable by the whole workspace unless `private`); the future
+        holds its id (hex)."""
+        return self._run(lambda: self._library().new(title, private=private).id)
+
+    def set_visibility(self, doc: DocRef, visibility: str) -> Future[None]:
+        """"workspace" or "private" (the creator only)."""
+        return self._on(doc, lambda docs, document: docs.set_visibility(document, visibility))
+
+    def ask_edit(self, doc: DocRef, note: str = "") -> Future[None]:
+        """Ask the editors to make me one."""
+        return self._on(doc, lambda docs, document: docs.ask_edit(document, note))
+
+    def accept(self, doc: DocRef, key: str) -> Future[None]:
+        """Make a member who asked an editor (their key, hex, or nickname); it answers the
+        request."""
+        def work(docs: Documents, document: Document) -> None:
+            docs.accept(document, docs.ws.resolve_person(key).hex())
+        return self._on(doc, work)
+
+    def restore(self, doc: DocRef, at: str, *, branch: str = "main") -> Future[str]:
+        """A new commit that makes `branch` read as it did at commit `at`; the future holds
+        its id."""
+        return self._on(doc, lambda docs, document: docs.restore(document, at, branch))
 
     def edit(self, doc: DocRef, seen: list[str], base: str, text: str, *,
              branch: str = "main") -> Future[Committed]:
@@ -152,3 +193,8 @@ class DocumentsFacade:
     def open_cap(self, cap: str) -> Future[str]:
         """Keep a capability's keys; the future holds the document's id (hex)."""
         return self._run(lambda: self._library().open_capability(cap).id)
+
+
+def _requests(document: Document, names: dict[bytes, str]) -> tuple[EditRequest, ...]:
+    return tuple(EditRequest(r.id, r.author, names.get(r.author), r.ts, r.note)
+                 for r in document.requests())

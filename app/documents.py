@@ -3,6 +3,11 @@
 
 Objects take the one path of data (Replica.ingest). Branch keys this person holds, and an
 encrypted snapshot of each readable branch at its heads, stay in the local replica only.
+
+Visibility: new documents are readable by the whole workspace unless made private. The
+workspace secret (the `secret` file beside the replica, app/workspace.py `read_secret`, which
+every member got with their invite) is handed to every Document opened here, so it reads the
+branch keys published to the workspace and publishes new ones (core/documents/_keys.py).
 """
 
 from __future__ import annotations
@@ -11,11 +16,18 @@ import difflib
 from dataclasses import dataclass
 
 from core.causal import HORIZON_MS
-from core.documents import Capability, CommitInfo, Document, DocumentError, Edit
+from core.documents import (
+    Capability,
+    CommitInfo,
+    Document,
+    DocumentError,
+    Edit,
+    RequestInfo,
+)
 from core.errors import InvalidObject
 from core.objects import MIN_ID_PREFIX, Object, decode_trusted
 
-from .workspace import Workspace, WorkspaceError, parse_key
+from .workspace import Workspace, WorkspaceError, parse_key, read_secret
 
 
 @dataclass(frozen=True)
@@ -29,6 +41,9 @@ class DocumentSummary:
 ONLY_EDITORS = ("Only its editors can read it: ask one of them to share it or add you as an "
                 "editor.")
 READ_ONLY = "You can read this branch; only its editors can change it."
+KEY_NOT_HERE = ("The whole workspace can read it, but its key has not arrived here yet; it "
+                "opens once sync brings it.")
+ALREADY = "the branch already reads like that"
 
 
 def minimal_edits(old: str, new: str) -> list[Edit]:
@@ -59,6 +74,13 @@ class Documents:
     def __init__(self, workspace: Workspace):
         self.ws = workspace
         self._open: dict[bytes, Document] = {}
+        self._secret: bytes | None = None
+
+    def secret(self) -> bytes:
+        """The workspace secret, read once (every member has it: it came with the invite)."""
+        if self._secret is None:
+            self._secret = read_secret(self.ws.paths)
+        return self._secret
 
     def _clock(self) -> int:
         return int(self.ws.clock() * 1000)
@@ -102,7 +124,7 @@ class Documents:
                      if (cached := self.ws.replica.documents.cached_state(b)) is not None]
         document = Document.load(objects, identity=self.ws.identity,
                                  keys=self.ws.replica.documents.branch_keys(branches),
-                                 snapshots=snapshots, clock=self._clock)
+                                 snapshots=snapshots, clock=self._clock, secret=self.secret())
         self._open[doc_id] = document
         return document
 
@@ -126,12 +148,13 @@ class Documents:
         infos = document.branches()
         found = ([b for b in infos if b.main] if branch == "main" else []) or \
             [b for b in infos if b.id == branch] or [b for b in infos if b.name == branch]
+        nokey = KEY_NOT_HERE if document.visibility == "workspace" else ONLY_EDITORS
         if found and not found[0].readable:
-            return ONLY_EDITORS
+            return nokey
         try:
             document.text(document.heads(branch))
         except DocumentError as exc:  # e.g. keys of newer epochs were never sealed to me
-            return ONLY_EDITORS if "no read key" in str(exc) else str(exc)
+            return nokey if "no read key" in str(exc) else str(exc)
         return None
 
     def read_only(self, document: Document, branch: str = "main") -> str | None:
@@ -177,10 +200,13 @@ class Documents:
 
     # Operations (each saves) ------------------------------------------------------------------
 
-    def new(self, title: str) -> Document:
+    def new(self, title: str, *, private: bool = False) -> Document:
+        """A new document, readable by every member of the workspace unless `private` (then
+        by its editors and those they share a branch with)."""
         try:
             document = Document.create(self.ws.identity, title, workspace=self.ws.id,
-                                       clock=self._clock)
+                                       clock=self._clock, secret=self.secret(),
+                                       private=private)
         except InvalidObject as exc:
             raise WorkspaceError(str(exc)) from None
         self.save(document)
@@ -260,6 +286,48 @@ class Documents:
         document.remove_editor(self.ws.identity, parse_key(key))
         self.save(document)
 
+    def set_visibility(self, document: Document, mode: str) -> None:
+        """"workspace" or "private" (the creator's choice; see core/documents/_keys.py)."""
+        document.set_visibility(self.ws.identity, mode)
+        self.save(document)
+
+    def ask_edit(self, document: Document, note: str = "") -> None:
+        """Ask the editors to make me one (they see it in `requests`)."""
+        document.ask_edit(self.ws.identity, note)
+        self.save(document)
+
+    def withdraw_request(self, document: Document) -> None:
+        document.withdraw_request(self.ws.identity)
+        self.save(document)
+
+    def requests(self, document: Document) -> list[RequestInfo]:
+        """Open requests to edit, oldest first."""
+        return document.requests()
+
+    def asked(self, document: Document) -> bool:
+        """Whether I have an open request to edit."""
+        return any(r.author == self.ws.key for r in document.requests())
+
+    def accept(self, document: Document, key: str) -> None:
+        """Make the member who asked (hex key) an editor, which answers their request."""
+        who = parse_key(key)
+        if not any(r.author == who for r in document.requests()):
+            raise WorkspaceError("they have no open request to edit this document; "
+                                 "`hearth doc editors DOC --add` adds anyone")
+        self.add_editor(document, key)
+
+    def restore(self, document: Document, at: str, branch: str = "main") -> str:
+        """A new commit on `branch` that makes it read as it did at commit `at` (the smallest
+        edits from now to then; history is kept). Refused when it reads like that already."""
+        old = document.text([document.commit_id(at)])
+        heads = document.heads(branch)
+        edits = minimal_edits(document.text(heads), old)
+        if not edits:
+            raise WorkspaceError(ALREADY)
+        commit = document.commit(self.ws.identity, edits, heads, branch=branch, restores=at)
+        self.save(document, cache=[branch])
+        return commit
+
     def open_capability(self, text: str) -> Document:
         capability = Capability.decode(text)
         self.ws.replica.documents.save_branch_keys(
@@ -271,4 +339,5 @@ class Documents:
                                  "document yet; it opens once it arrives by sync") from None
 
 
-__all__ = ["ONLY_EDITORS", "READ_ONLY", "DocumentError", "Documents", "DocumentSummary", "minimal_edits"]
+__all__ = ["ALREADY", "KEY_NOT_HERE", "ONLY_EDITORS", "READ_ONLY", "DocumentError", "Documents",
+           "DocumentSummary", "RequestInfo", "minimal_edits"]

@@ -69,6 +69,17 @@ class WorkspaceEntry:
 
 
 @dataclass(frozen=True)
+class EditRequest:
+    """A member's open request to edit a document, for its editors to accept."""
+
+    id: str  # the doc/edit-request object's id (hex)
+    key: bytes  # who asked
+    nick: str | None  # their nickname here, None when they have none yet
+    ts: int
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class DocumentView:
     """What the document pane shows of one branch: read in one go on the Node's thread."""
 
@@ -88,6 +99,12 @@ class DocumentView:
     why_readonly: str | None = None
     # a merge commit's id -> the names of the branches it merged (CommitInfo.merged resolved)
     merged_from: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    visibility: str = "private"  # "workspace" (every member reads) or "private"
+    editors: tuple[bytes, ...] = ()  # sorted
+    creator: bytes = b""  # who alone changes editors, title and visibility
+    # open requests to edit, oldest first: filled for editors (who act on them), else ()
+    requests: tuple[EditRequest, ...] = ()
+    asked: bool = False  # I have an open request to edit
 
 
 @dataclass(frozen=True)
@@ -102,7 +119,7 @@ class Committed:
 __all__ = [
     "UNREAD_CAP", "WHAT_IS_COLLECTED", "AddressError", "AnalyticsStatus", "BranchInfo",
     "ChannelInfo", "ChannelList", "ChannelName", "ChannelState", "CommitInfo", "Committed",
-    "DocumentSummary", "DocumentView", "Member", "Message", "MessageVersion", "NodeInfo",
+    "DocumentSummary", "DocumentView", "EditRequest", "Member", "Message", "MessageVersion", "NodeInfo",
     "Reaction", "StateEvent",
     "WorkspaceEntry", "parse_address",
 ]

@@ -39,6 +39,14 @@ documents
 - doc/tag        {name: str 1..64, commit: id}
 - doc/branch-key {branch: id, epoch: int >= 0, recipient: key, sealed: bytes <= 256}
 - doc/key-refresh {branch: id, epoch: int >= 1}
+- doc/visibility {mode: "workspace" | "private"}  (the creator's latest counts; a document
+                  with none is private: documents from before visibility were)
+- doc/workspace-key {branch: id, epoch: int >= 0, nonce: bytes 24, box: bytes <= 256}
+                  (`box` is the SecretBox of the branch key of `epoch` under a key derived
+                  from the workspace secret and `branch`: every member reads it, a network
+                  sniffer or a bundle file's reader without the secret does not)
+- doc/edit-request {note: str 0..256, open: bool}  (a member asks the editors to make them
+                  one; `open` false withdraws; the author's latest counts)
 """
 
 from __future__ import annotations
@@ -255,6 +263,29 @@ def _doc_key_refresh(body: dict) -> None:
     _uint(body["epoch"], "epoch", 1)
 
 
+VISIBILITIES = ("workspace", "private")
+MAX_NOTE = 256
+
+
+def _doc_visibility(body: dict) -> None:
+    if body["mode"] not in VISIBILITIES:
+        raise _bad(f"mode must be one of {', '.join(VISIBILITIES)}")
+
+
+def _doc_workspace_key(body: dict) -> None:
+    _id(body["branch"], "branch")
+    _uint(body["epoch"], "epoch")
+    _id(body["nonce"], "nonce", BOX_NONCE_SIZE)
+    if not isinstance(body["box"], bytes) or len(body["box"]) > MAX_SEALED:
+        raise _bad(f"box must be at most {MAX_SEALED} bytes")
+
+
+def _doc_edit_request(body: dict) -> None:
+    _str(body["note"], "note", 0, MAX_NOTE)
+    if type(body["open"]) is not bool:
+        raise _bad("open must be true or false")
+
+
 def _ids_field(name: str, lo: int) -> Callable[[dict], None]:
     return lambda body: _ids(body[name], name, lo)
 
@@ -286,6 +317,9 @@ KINDS: dict[str, tuple[frozenset[str], Callable[[dict], None]]] = {
     "doc/tag": (frozenset({"name", "commit"}), _doc_tag),
     "doc/branch-key": (frozenset({"branch", "epoch", "recipient", "sealed"}), _doc_branch_key),
     "doc/key-refresh": (frozenset({"branch", "epoch"}), _doc_key_refresh),
+    "doc/visibility": (frozenset({"mode"}), _doc_visibility),
+    "doc/workspace-key": (frozenset({"branch", "epoch", "nonce", "box"}), _doc_workspace_key),
+    "doc/edit-request": (frozenset({"note", "open"}), _doc_edit_request),
 }
 
 

@@ -3,7 +3,8 @@
 A document is its signed objects (core.kinds documents the bodies):
 - `doc/root` (its id is the document's id) names the title and first editors;
 - the root branch, the stream named by that id, holds `doc/editors`, `doc/title`, `doc/branch`,
-  `doc/main`, `doc/tag`, `doc/branch-key` and `doc/key-refresh`;
+  `doc/main`, `doc/tag`, `doc/branch-key`, `doc/key-refresh`, `doc/visibility`,
+  `doc/workspace-key` and `doc/edit-request`;
 - each branch is the stream named by its `doc/branch` id, a DAG of `doc/commit`s whose links
   are their parents.
 
@@ -18,17 +19,26 @@ hands one branch's keys to anyone. New commits are encrypted only with keys edit
 (capabilities and strangers' keys are for reading). Objects dated beyond the horizon
 (core.causal.HORIZON_MS) are not linked to, dated after, or chosen as the latest yet.
 
+Visibility: a workspace-readable document (the creator's latest `doc/visibility`; none means
+private) also publishes each branch key boxed under a key derived from the workspace secret
+(`doc/workspace-key`, see `_keys`), so every member reads it; private ones are read by editors
+and capability holders. Members who may not edit ask with `doc/edit-request`; adding them as
+editors answers it. A restore is a commit of kind "restore" whose edits make the branch read
+as it did at an earlier commit.
+
 Positions at this API are Unicode codepoints; pycrdt counts UTF-8 bytes (see `_live._Live`).
 
 The package is laid out in private modules, each importing only those above it:
-- `_records`: the values the API hands out and takes (`Edit`, `CommitInfo`, `BranchInfo`) and
-  `DocumentError`;
+- `_records`: the values the API hands out and takes (`Edit`, `CommitInfo`, `BranchInfo`,
+  `RequestInfo`) and `DocumentError`;
 - `_capability`: `Capability`, read access to one branch, and its text form;
 - `_live`: `_Live`, a pycrdt document at a set of heads, and the codepoint/byte conversions;
 - `_edits`: edits checked against the text and cut into commit-sized pieces;
 - `_base`: what a `Document` holds (objects, keys, caches) and the clock's horizon;
-- `_root`: the root-branch state (publishing, who counts, editors, title, branches, main, tags);
-- `_keys`: branch keys sealed to editors, refreshed, shared; editors added and removed;
+- `_root`: the root-branch state (publishing, who counts, editors, title, visibility,
+  requests to edit, branches, main, tags);
+- `_keys`: branch keys sealed to editors, refreshed, shared, published to the workspace;
+  editors added and removed; visibility changed;
 - `_commits`: branches' commits, their visibility and payloads, the Yjs state at a set of heads;
 - `_document`: `Document` itself: building, loading, snapshots, committing, undo, fork, merge.
 """
@@ -37,7 +47,9 @@ from __future__ import annotations
 
 from ._capability import CAP_PREFIX, Capability
 from ._document import Document
-from ._records import BranchInfo, CommitInfo, DocumentError, Edit
+from ._keys import workspace_box_key
+from ._records import BranchInfo, CommitInfo, DocumentError, Edit, RequestInfo
+from ._root import VISIBILITIES
 
 __all__ = [
     "CAP_PREFIX",
@@ -47,4 +59,7 @@ __all__ = [
     "Document",
     "DocumentError",
     "Edit",
+    "RequestInfo",
+    "VISIBILITIES",
+    "workspace_box_key",
 ]

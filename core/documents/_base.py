@@ -56,11 +56,17 @@ class _DocumentBase:
     _keys, _commits, _document) give them meaning."""
 
     def __init__(self, root: Object, *, identity: Identity | None = None,
-                 clock: Callable[[], int] | None = None, undo: bool = True) -> None:
+                 clock: Callable[[], int] | None = None, undo: bool = True,
+                 secret: bytes | None = None) -> None:
         if root.type != "doc/root":
             raise DocumentError("a document starts from a doc/root object")
         self.root = root
         self.identity = identity
+        # The workspace secret (the app hands it in; core reads no files): it opens the
+        # branch keys published to the whole workspace (`doc/workspace-key`), and editors
+        # publish new keys under it while the document is workspace-readable.
+        self.secret = secret
+        self._workspace_keys_taken: set[bytes] = set()  # doc/workspace-key ids opened
         self._clock = clock
         self.track_undo = undo  # an editor wants it; a bulk import need not pay for it
         self._objects: dict[bytes, Object] = {root.id: root}

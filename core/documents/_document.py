@@ -23,20 +23,27 @@ class Document(_Commits):
     """One document, held in memory: its objects, the branch keys this holder has, and the
     states derived from them. Pure: no I/O; time only from the `clock` it is handed."""
 
-    # Constructed by _DocumentBase.__init__(root, *, identity=None, clock=None, undo=True).
+    # Constructed by _DocumentBase.__init__(root, *, identity=None, clock=None, undo=True,
+    # secret=None).
 
     # Building ----------------------------------------------------------------------------------
 
     @classmethod
     def create(cls, identity: Identity, title: str, *, workspace: bytes = bytes(32),
-               clock: Callable[[], int] | None = None, undo: bool = True) -> Document:
-        """A new document whose first editor is `identity`, with an empty `main` branch."""
+               clock: Callable[[], int] | None = None, undo: bool = True,
+               secret: bytes | None = None, private: bool = False) -> Document:
+        """A new document whose first editor is `identity`, with an empty `main` branch.
+        Given the workspace `secret` it is readable by the whole workspace (a
+        `doc/visibility` first, so main's key is published under the secret) unless
+        `private`; without one it is private."""
         root = build(identity, "doc/root", stream=workspace,
                      body={"title": title, "editors": [identity.public_key],
                            "nonce": os.urandom(16)},
                      ts=clock() if clock else 0)
-        document = cls(root, identity=identity, clock=clock, undo=undo)
+        document = cls(root, identity=identity, clock=clock, undo=undo, secret=secret)
         document._new.append(root)
+        if secret is not None and not private:
+            document._root_publish(identity, "doc/visibility", {"mode": "workspace"})
         document._new_branch(identity, "main", None, [])
         return document
 
@@ -44,16 +51,18 @@ class Document(_Commits):
     def load(cls, objects: Iterable[Object], *, identity: Identity | None = None,
              keys: Iterable[tuple[bytes, int, bytes]] = (),
              snapshots: Iterable[tuple[bytes, bytes, int, bytes, bytes]] = (),
-             clock: Callable[[], int] | None = None, undo: bool = True) -> Document:
+             clock: Callable[[], int] | None = None, undo: bool = True,
+             secret: bytes | None = None) -> Document:
         """A document from its objects (any order), the branch keys already known, and
         snapshots written by `snapshot` (so opening does not replay every update). A branch's
         snapshot at its heads is its state; any others of it (taken every so many commits) are
-        where reading the text at an older commit starts from."""
+        where reading the text at an older commit starts from. The workspace `secret` opens
+        the keys published to the workspace."""
         objects = list(objects)
         roots = [o for o in objects if o.type == "doc/root"]
         if len(roots) != 1:
             raise DocumentError("a document needs exactly one doc/root object")
-        document = cls(roots[0], identity=identity, clock=clock, undo=undo)
+        document = cls(roots[0], identity=identity, clock=clock, undo=undo, secret=secret)
         for branch, epoch, key in keys:
             document._add_key(branch, epoch, key)
         document.add(objects)
@@ -112,15 +121,17 @@ class Document(_Commits):
             self._cache = _Cache()
             self._live = {b: live for b, live in self._live.items() if live.complete}
             self._take_keys()
+            self._take_workspace_keys()
 
     # Commits, undo and redo, forks and merges ----------------------------------------------
 
     def commit(self, identity: Identity, edits: list[Edit], parents: list[str],
-               branch: str = "main") -> str:
+               branch: str = "main", *, restores: str | None = None) -> str:
         """Apply `edits` to the text at `parents` and commit them to `branch`.
 
         Edits too large for one object (a long paste) become a chain of commits; the last
-        one's id is returned. A refused edit leaves no trace."""
+        one's id is returned. A refused edit leaves no trace. `restores` (a commit) marks the
+        commits as restoring the text at it: their kind is "restore"."""
         self._require_editor(identity)
         branch_id = self._branch(branch)
         parent_ids = frozenset(self._commit(p).id for p in parents)
@@ -130,13 +141,14 @@ class Document(_Commits):
         if horizon is not None and any(self._objects[p].ts > horizon for p in parent_ids):
             raise DocumentError("a parent is dated in the future; commit on the heads shown now")
         edits = list(edits)
+        marks = {} if restores is None else {"k": "restore", "r": self._commit(restores).id}
         live = self._state(branch_id, parent_ids)
         _check_edits(live._length(), edits)
         obj = None
         try:
             for group in _groups(edits):
                 update = live.apply(group, track_undo=self.track_undo)
-                obj = self._seal_commit(identity, branch_id, parent_ids, {"u": update})
+                obj = self._seal_commit(identity, branch_id, parent_ids, {"u": update, **marks})
                 parent_ids = live.heads = frozenset([obj.id])
         except BaseException:
             self._live.pop(branch_id, None)  # the live text ran ahead of what was committed

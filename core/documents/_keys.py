@@ -1,16 +1,43 @@
 """Branch keys: sealed to editors (and read only when sealed by someone who is or was one),
-refreshed when an editor leaves, shared as capabilities; editors added and removed with them."""
+refreshed when an editor leaves, shared as capabilities; editors added and removed with them;
+published to the whole workspace while the document is workspace-readable.
+
+Workspace keys. For a workspace-readable document every branch key (every epoch) is also
+published as a `doc/workspace-key`: the key in a SecretBox whose key is derived from the
+workspace secret and the branch id (`workspace_box_key`). Every member holds the secret (it
+comes with the invite; app/workspace.py `read_secret`), so every member reads; someone who only
+sees the traffic or a bundle file does not. Such keys are for reading only (like a
+capability's) and count only from editors (`_counts`). A new key (a new branch, a key refresh
+when an editor leaves) is published under the secret while the document is workspace-readable.
+Making a document private refreshes every branch key, sealed to editors alone, so later commits
+are closed to the rest of the workspace; making it workspace-readable publishes the keys held.
+Membership: when the workspace secret rotates (a later issue: membership epochs), new branch
+keys must be published under the new secret only, so a removed member reads nothing newer.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterable
+
+import nacl.exceptions
+import nacl.secret
 
 from ..identity import Identity, IdentityError, seal_to
 from ..objects import Object
 from ._capability import KEY_SIZE, Capability
 from ._records import DocumentError
-from ._root import _RootBranch
+from ._root import VISIBILITIES, _RootBranch
+
+WORKSPACE_KEY_CONTEXT = b"hearth-doc-workspace-key"
+
+
+def workspace_box_key(secret: bytes, branch: bytes) -> bytes:
+    """The key that boxes `branch`'s keys for the members of the workspace whose secret this
+    is: BLAKE2b keyed with the secret, over a context string and the branch id."""
+    return hashlib.blake2b(WORKSPACE_KEY_CONTEXT + branch, key=secret,
+                           digest_size=KEY_SIZE).digest()
 
 
 class _Keys(_RootBranch):
@@ -19,13 +46,70 @@ class _Keys(_RootBranch):
     # Keys ---------------------------------------------------------------------------------------
 
     def _seal(self, identity: Identity, branch: bytes, epoch: int, key: bytes,
-              recipients: Iterable[bytes]) -> None:
+              recipients: Iterable[bytes], *, workspace: bool = True) -> None:
+        """Seal a key to `recipients`; a new key (`workspace`) of a workspace-readable
+        document is published under the workspace secret too."""
         for recipient in sorted(set(recipients)):
             obj = self._root_publish(identity, "doc/branch-key",
                                      {"branch": branch, "epoch": epoch, "recipient": recipient,
                                       "sealed": seal_to(recipient, key)})
             if recipient == identity.public_key:
                 self._unsealed[obj.id] = key
+        if workspace and self.visibility == "workspace":
+            self._publish_workspace_key(identity, branch, epoch, key)
+
+    # Keys for the whole workspace -------------------------------------------------------------
+
+    def _publish_workspace_key(self, identity: Identity, branch: bytes, epoch: int,
+                               key: bytes) -> None:
+        if self.secret is None:  # the app always hands the secret in; core alone has none
+            return
+        nonce = os.urandom(nacl.secret.SecretBox.NONCE_SIZE)
+        box = nacl.secret.SecretBox(workspace_box_key(self.secret, branch)).encrypt(
+            key, nonce).ciphertext
+        obj = self._root_publish(identity, "doc/workspace-key",
+                                 {"branch": branch, "epoch": epoch, "nonce": nonce, "box": box})
+        self._workspace_keys_taken.add(obj.id)
+
+    def _take_workspace_keys(self) -> None:
+        """Read the keys published to the workspace by editors (a forged one, by anyone else,
+        is never opened; one whose author's editorship has not arrived yet waits for it)."""
+        if self.secret is None:
+            return
+        for obj in self._in_root("doc/workspace-key"):
+            if obj.id in self._workspace_keys_taken or not self._counts(obj):
+                continue
+            self._workspace_keys_taken.add(obj.id)
+            branch = obj.body["branch"]
+            try:
+                key = nacl.secret.SecretBox(workspace_box_key(self.secret, branch)).decrypt(
+                    obj.body["box"], obj.body["nonce"])
+            except nacl.exceptions.CryptoError:
+                continue  # under another workspace's secret, or damaged
+            if len(key) == KEY_SIZE:
+                self._add_key(branch, obj.body["epoch"], key)
+
+    def set_visibility(self, identity: Identity, mode: str) -> None:
+        """The creator makes the document readable by the whole workspace, or private again.
+        Private refreshes every branch key (sealed to editors alone) so later commits are closed
+        to other members; workspace publishes every key the creator holds, so all of history
+        reads."""
+        self._require_creator(identity)
+        if mode not in VISIBILITIES:
+            raise DocumentError(f"visibility is one of {', '.join(VISIBILITIES)}, not {mode!r}")
+        if mode == self.visibility:
+            raise DocumentError(f"the document is {mode} already")
+        if mode == "workspace" and self.secret is None:
+            raise DocumentError("a workspace-readable document needs the workspace secret")
+        self._root_publish(identity, "doc/visibility", {"mode": mode})
+        if mode == "private":
+            for branch in self._branch_objects():
+                if self._latest_epoch(branch.id) is not None:
+                    self.refresh_key(identity, branch.id.hex())
+            return
+        for branch_id, keys in sorted(self._sealed_to(identity).items()):
+            for epoch, key in keys:
+                self._publish_workspace_key(identity, branch_id, epoch, key)
 
     def _unseal(self, identity: Identity, obj: Object) -> bytes | None:
         if obj.id not in self._unsealed:
@@ -115,7 +199,7 @@ class _Keys(_RootBranch):
         # Only keys editors sealed: a key from a capability, or a stranger, is for reading.
         for branch, keys in sorted(self._sealed_to(identity).items()):
             for epoch, key in keys:
-                self._seal(identity, branch, epoch, key, [public_key])
+                self._seal(identity, branch, epoch, key, [public_key], workspace=False)
 
     def remove_editor(self, identity: Identity, public_key: bytes) -> None:
         """Remove an editor and refresh every branch key, so later commits are closed to them."""

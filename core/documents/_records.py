@@ -31,3 +31,13 @@ class BranchInfo:
     heads: tuple[str, ...]
     main: bool
     readable: bool
+
+
+@dataclass(frozen=True)
+class RequestInfo:
+    """An open request to edit: a member who may not edit asked the editors (`doc/edit-request`)."""
+
+    id: str
+    author: bytes
+    ts: int
+    note: str = ""

@@ -1,5 +1,6 @@
 """The root branch: publishing objects, which root objects count (editors' changes and removals
-in the root state an object names), editors, title, branches, main and tags."""
+in the root state an object names), editors, title, visibility, branches, main, tags, and
+members' requests to edit."""
 
 from __future__ import annotations
 
@@ -9,7 +10,12 @@ from ..causal import causal_order
 from ..identity import Identity
 from ..objects import Object, authored
 from ._base import _Cache, _DocumentBase, _RootIndex
-from ._records import DocumentError
+from ._records import DocumentError, RequestInfo
+
+VISIBILITIES = ("workspace", "private")
+# Root kinds that count from the creator alone, and those that count from any member.
+_CREATOR_KINDS = ("doc/editors", "doc/title", "doc/visibility")
+_MEMBER_KINDS = ("doc/edit-request",)
 
 
 class _RootBranch(_DocumentBase):
@@ -78,15 +84,18 @@ class _RootBranch(_DocumentBase):
         self._cache.sealed.clear()
 
     def _counts(self, obj: Object) -> bool:
-        """Whether a root-branch object takes effect. Editors and titles: the creator's only.
+        """Whether a root-branch object takes effect. Editors, titles and visibility: the
+        creator's only. Requests to edit: any member's (they ask for nothing but attention).
         Others: its author was an editor in the root state it names, and each removal of its
         author either is in its causal past or acknowledges it (so what a removed editor makes
         in a stale view, or dates before the removal without it being seen, counts for nothing).
         """
         found = self._cache.counts.get(obj.id)
         if found is None:
-            if obj.type in ("doc/editors", "doc/title"):
+            if obj.type in _CREATOR_KINDS:
                 found = obj.author == self.root.author
+            elif obj.type in _MEMBER_KINDS:
+                found = True
             else:
                 index = self._index()
                 before = index.changes.get(obj.id, frozenset())
@@ -139,6 +148,53 @@ class _RootBranch(_DocumentBase):
     def rename(self, identity: Identity, title: str) -> None:
         self._require_creator(identity)
         self._root_publish(identity, "doc/title", {"title": title})
+
+    # Visibility ------------------------------------------------------------------------------
+
+    @property
+    def visibility(self) -> str:
+        """"workspace" (every member reads every branch) or "private" (editors and capability
+        holders): the creator's latest `doc/visibility`; a document with none is private, as
+        every document made before visibility existed was."""
+        modes = [o for o in self._current(self._in_root("doc/visibility")) if self._counts(o)]
+        return max(modes, key=lambda o: (o.ts, o.id)).body["mode"] if modes else "private"
+
+    # Requests to edit ------------------------------------------------------------------------
+
+    def _open_requests(self) -> dict[bytes, Object]:
+        """Author -> their latest request, for those whose latest is open, who are not
+        editors, and whom no editor change of the creator has answered (added or removed them
+        with the request in its causal past: a removed editor's old request stays closed)."""
+        latest: dict[bytes, Object] = {}
+        for request in self._current(self._in_root("doc/edit-request")):
+            known = latest.get(request.author)
+            if known is None or (request.ts, request.id) > (known.ts, known.id):
+                latest[request.author] = request
+        editors = self.editors()
+        wanted = {a for a, r in latest.items() if r.body["open"] and a not in editors}
+        answers = [c for c in self._in_root("doc/editors") if self._is_change(c)
+                   and wanted & set(c.body["add"] + c.body["remove"])]
+        pasts = {c.id: {o.id for o in self._past([c.id], self.root.id)} for c in answers}
+        return {a: r for a, r in latest.items() if a in wanted and not any(
+            a in c.body["add"] + c.body["remove"] and r.id in pasts[c.id] for c in answers)}
+
+    def requests(self) -> list[RequestInfo]:
+        """Open requests to edit, oldest first (accepting one is `add_editor`)."""
+        return [RequestInfo(r.hex, r.author, r.ts, r.body["note"])
+                for r in sorted(self._open_requests().values(), key=lambda r: (r.ts, r.id))]
+
+    def ask_edit(self, identity: Identity, note: str = "") -> None:
+        """Ask the editors to make `identity` one of them."""
+        if identity.public_key in self.editors():
+            raise DocumentError("you are an editor of this document already")
+        if identity.public_key in self._open_requests():
+            raise DocumentError("you have asked already; an editor sees your request")
+        self._root_publish(identity, "doc/edit-request", {"note": note, "open": True})
+
+    def withdraw_request(self, identity: Identity) -> None:
+        if identity.public_key not in self._open_requests():
+            raise DocumentError("you have no open request to edit this document")
+        self._root_publish(identity, "doc/edit-request", {"note": "", "open": False})
 
     def _branch_objects(self) -> list[Object]:
         if self._cache.branches is None:

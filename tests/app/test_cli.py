@@ -50,6 +50,9 @@ def member_of(hearth: Hearth, alice: Path, folder: Path, nick: str) -> str:
     hearth("init", "--nick", "someone", "--workspace", "own", data=folder)
     Replica.create(_replica(folder), bytes.fromhex(me["workspace"]),
                    bytes.fromhex(me["key"])).close()
+    secret = Paths.resolve(folder, "default").secret  # a member has the workspace secret
+    secret.write_bytes(Paths.resolve(alice, "default").secret.read_bytes())
+    secret.chmod(0o600)
     copy_objects(alice, folder)
     hearth("nick", nick, data=folder)
     return hearth("whoami", "--json", data=folder).json()["key"]

@@ -65,7 +65,8 @@ def test_every_numeric_option_is_checked() -> None:
         for action in parser._actions:
             if action.type in (int, float):
                 yield f"{parser.prog} {'/'.join(action.option_strings) or action.dest}"
-            for sub in getattr(action, "choices", None) or {}:
-                if hasattr(action.choices[sub], "_actions"):
-                    yield from walk(action.choices[sub])
+            choices = getattr(action, "choices", None)
+            for sub in choices.values() if isinstance(choices, dict) else ():  # subcommands
+                if hasattr(sub, "_actions"):
+                    yield from walk(sub)
     assert list(walk(build_parser())) == []

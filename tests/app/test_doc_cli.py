@@ -116,7 +116,7 @@ def test_doc_commands_round_trip(hearth: Hearth, alice: Path, tmp_path: Path) ->
 
 def test_sharing_a_branch_and_editing_rights_between_people(hearth: Hearth, alice: Path,
                                                              tmp_path: Path) -> None:
-    doc = _id(hearth("doc", "new", "Plans", data=alice).line)
+    doc = _id(hearth("doc", "new", "Plans", "--private", data=alice).line)
     hearth("doc", "write", doc, "--text", "public plan", data=alice)
     hearth("doc", "fork", doc, "--from", "main", "--name", "private", data=alice)
     hearth("doc", "write", doc, "--branch", "private", "--text", "private plan", data=alice)
@@ -154,6 +154,52 @@ def test_sharing_a_branch_and_editing_rights_between_people(hearth: Hearth, alic
     _ship(hearth, bob, alice, tmp_path, "three")
     assert hearth("doc", "show", doc, "--json", data=alice).json()["heads"] == [bob_commit]
     assert hearth("doc", "show", doc, data=alice).stdout == "public plan, by bob\n"
+
+
+def test_visibility_asking_to_edit_accepting_and_restoring(hearth: Hearth, alice: Path,
+                                                          tmp_path: Path) -> None:
+    doc = _id(hearth("doc", "new", "Minutes", data=alice).line)
+    secret = _id(hearth("doc", "new", "Pay", "--private", data=alice).line)
+    assert hearth("doc", "visibility", doc, data=alice).line == "workspace"
+    assert hearth("doc", "visibility", secret, data=alice).line == "private"
+    first = _id(hearth("doc", "write", doc, "--text", "agenda", data=alice).line)
+    hearth("doc", "write", secret, "--text", "figures", data=alice)
+    code = hearth("invite", data=alice).line
+    bob = tmp_path / "bob"
+    hearth("join-workspace", code, "--nick", "bob", data=bob)
+    bob_key = _key(hearth, bob)
+    _ship(hearth, alice, bob, tmp_path, "one")
+
+    # Bob reads the workspace document with no capability, not the private one.
+    assert hearth("doc", "show", doc, data=bob).stdout == "agenda\n"
+    assert "read key" in hearth.fails("doc", "show", secret, data=bob)
+    assert "editors" in hearth.fails("doc", "write", doc, "--text", "bob", data=bob)
+    assert "creator" in hearth.fails("doc", "visibility", doc, "private", data=bob)
+    assert "asked" in hearth("doc", "ask-edit", doc, "--note", "I take notes", data=bob).line
+    assert "already" in hearth.fails("doc", "ask-edit", doc, data=bob)
+    _ship(hearth, bob, alice, tmp_path, "two")
+
+    [request] = hearth("doc", "requests", doc, "--json", data=alice).json()
+    assert (request["key"], request["nick"], request["note"]) == (bob_key, "bob",
+                                                                  "I take notes")
+    assert "bob" in hearth("doc", "requests", doc, data=alice).stdout
+    assert "no open request" in hearth.fails("doc", "accept", doc, "alice", data=alice)
+    assert hearth("doc", "accept", doc, "bob", data=alice).line == "bob is an editor now"
+    assert hearth("doc", "requests", doc, "--json", data=alice).json() == []
+    _ship(hearth, alice, bob, tmp_path, "three")
+    bobs = _id(hearth("doc", "write", doc, "--text", "agenda, notes", data=bob).line)
+    _ship(hearth, bob, alice, tmp_path, "four")
+    assert hearth("doc", "show", doc, "--json", data=alice).json()["heads"] == [bobs]
+
+    restored = _id(hearth("doc", "restore", doc, "--at", first[:12], data=alice).line)
+    assert hearth("doc", "show", doc, data=alice).stdout == "agenda\n"
+    assert hearth("doc", "history", doc, "--json", data=alice).json()[-1]["kind"] == "restore"
+    assert hearth("doc", "show", doc, "--json", data=alice).json()["heads"] == [restored]
+    assert "already reads" in hearth.fails("doc", "restore", doc, "--at", first, data=alice)
+
+    # The creator makes it private (refused when it is already).
+    assert hearth("doc", "visibility", doc, "private", data=alice).line == "private"
+    assert "already" in hearth.fails("doc", "visibility", doc, "private", data=alice)
 
 
 # Refusals ------------------------------------------------------------------------------------

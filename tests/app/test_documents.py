@@ -262,7 +262,7 @@ def test_minimal_edits_turn_old_into_new(old: str, new: str) -> None:
 
 def test_member_without_the_key_never_stores_the_plaintext(alice: Paths, bob: Paths) -> None:
     with opened(alice) as (ws, docs):
-        doc = docs.new("Confidential")
+        doc = docs.new("Confidential", private=True)
         docs.write(doc, f"the secret is {MARKER} today")
         docs.fork(doc, "main", "side")
         docs.write(doc, f"side: {MARKER}", branch="side")
@@ -293,7 +293,7 @@ def test_member_without_the_key_never_stores_the_plaintext(alice: Paths, bob: Pa
 
 def test_capability_and_editors_across_members(alice: Paths, bob: Paths) -> None:
     with opened(alice) as (_, docs):
-        doc = docs.new("Shared")
+        doc = docs.new("Shared", private=True)
         hello = docs.write(doc, "hello")
         docs.fork(doc, "main", "private")
         docs.write(doc, "private notes", branch="private")

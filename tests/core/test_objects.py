@@ -191,6 +191,14 @@ BODIES = {
     "doc/key-refresh": st.fixed_dictionaries(
         {"branch": ids, "epoch": st.integers(1, 2**63 - 1)}
     ),
+    "doc/visibility": st.fixed_dictionaries({"mode": st.sampled_from(["workspace", "private"])}),
+    "doc/workspace-key": st.fixed_dictionaries(
+        {"branch": ids, "epoch": epochs, "nonce": st.binary(min_size=24, max_size=24),
+         "box": st.binary(max_size=256)}
+    ),
+    "doc/edit-request": st.fixed_dictionaries(
+        {"note": st.text(TEXT_CHARS, max_size=256), "open": st.booleans()}
+    ),
 }
 
 unknown_kinds = st.just(UNKNOWN) | st.text(
@@ -593,6 +601,9 @@ VALID = {
     "doc/tag": {"name": "v1", "commit": ID1},
     "doc/branch-key": {"branch": ID1, "epoch": 0, "recipient": ID2, "sealed": b"s" * 80},
     "doc/key-refresh": {"branch": ID1, "epoch": 1},
+    "doc/visibility": {"mode": "workspace"},
+    "doc/workspace-key": {"branch": ID1, "epoch": 0, "nonce": bytes(24), "box": b"b" * 48},
+    "doc/edit-request": {"note": "may I help?", "open": True},
 }
 MANY = [bytes([i]) * 32 for i in range(65)]
 
@@ -628,6 +639,13 @@ EDGES = [
     ("doc/branch-key", "sealed", b"s" * 256),
     ("doc/branch-key", "sealed", b""),
     ("doc/key-refresh", "epoch", 2**63 - 1),
+    ("doc/visibility", "mode", "private"),
+    ("doc/workspace-key", "epoch", 2**63 - 1),
+    ("doc/workspace-key", "box", b"b" * 256),
+    ("doc/workspace-key", "box", b""),
+    ("doc/edit-request", "note", ""),
+    ("doc/edit-request", "note", "話" * 256),
+    ("doc/edit-request", "open", False),
 ]
 
 # (kind, field, value): out of the documented limits -> bad_body
@@ -745,6 +763,18 @@ OUT_OF_LIMITS = [
     ("doc/key-refresh", "epoch", 0),
     ("doc/key-refresh", "epoch", -1),
     ("doc/key-refresh", "epoch", False),
+    ("doc/visibility", "mode", "public"),
+    ("doc/visibility", "mode", "Workspace"),
+    ("doc/visibility", "mode", True),
+    ("doc/workspace-key", "branch", ID1[:31]),
+    ("doc/workspace-key", "epoch", -1),
+    ("doc/workspace-key", "nonce", bytes(16)),
+    ("doc/workspace-key", "box", b"b" * 257),
+    ("doc/workspace-key", "box", "box"),
+    ("doc/edit-request", "note", "n" * 257),
+    ("doc/edit-request", "note", b"note"),
+    ("doc/edit-request", "open", 1),
+    ("doc/edit-request", "open", None),
 ]
 
 

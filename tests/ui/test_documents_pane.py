@@ -133,7 +133,7 @@ def window_b(qtbot, pair):  # noqa: F811
 
 def test_a_document_i_hold_no_key_for_says_why_and_keeps_nothing_typed(qtbot, window_b, pair):  # noqa: F811
     node_a, node_b = pair
-    doc_id = result(node_a.facade.documents.new("Secret"))
+    doc_id = result(node_a.facade.documents.new("Secret", private=True))
     doc = bytes.fromhex(doc_id)
     result(node_a.facade.documents.write(doc, "for editors only"))
     qtbot.waitUntil(lambda: window_b.document_list.count() == 1, timeout=WAIT_MS)
