@@ -7,13 +7,20 @@ Who may change the branch comes with every view of it (DocumentView.writable, wh
 reader (by capability, or a member who is no editor) gets a read-only editor that says why, with
 the editing actions off. A branch this computer holds no key for shows why too, with an empty
 read-only editor and every action off, until a key arrives (a capability, or being made an
-editor) and it reloads. Every document operation is a call of the facade's `documents` (on the
-Node's thread)."""
+editor) and it reloads: the editor is then hidden behind a note (ui/doc_sharing.LockedNote) that
+says what to do, with "Open share link…".
+
+Who may read and change it shows too (ui/doc_sharing.py): the visibility in the branch row
+("Private" with a lock, or "Workspace"); for editors Share (a capability, copied), Editors…, the
+creator's Make private / Make visible to the workspace, and the open requests to edit, accepted
+in one click; for a reader "Ask to edit" ("Asked to edit" once asked). A version picked in the
+history can be restored by an editor (a new commit that reads as it did then). Every document
+operation is a call of the facade's `documents` (on the Node's thread)."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut, QTextCursor
+from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut, QTextCursor
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -33,6 +40,17 @@ from app.records import BranchInfo, Committed, DocumentView
 
 from . import theme
 from .bridge import NodeBridge
+from .doc_sharing import (
+    COPIED,
+    PRIVATE,
+    WORKSPACE,
+    EditorsDialog,
+    LockedNote,
+    RequestsBar,
+    SharingBar,
+    VisibilityBadge,
+    sharing_state,
+)
 from .timeline import Timeline, timeline_entries
 
 PAUSE_MS = 600  # keystrokes within a pause make one commit
@@ -77,6 +95,8 @@ class DocumentPane(QWidget):
         self.unreadable: str | None = None  # why the shown branch cannot be read here
         self.writable = False  # whether I may change the shown branch (known once it is shown)
         self._version_commit: str | None = None  # the version shown below the history
+        self.view: DocumentView | None = None  # the branch as last shown
+        self.editors_dialog: EditorsDialog | None = None
 
         # The header: the document's title, and the branch shown with what can be done to it.
         self.title = QLabel(objectName="docTitle", wordWrap=True)
@@ -112,6 +132,19 @@ class DocumentPane(QWidget):
         self.undo_button, self.redo_button, self.rename_button, self.tag_button = \
             undo, redo, rename, tag
 
+        # Who may read and change it (ui/doc_sharing.py).
+        self.badge = VisibilityBadge()
+        self.sharing = SharingBar()
+        self.sharing.shareClicked.connect(self.share)
+        self.sharing.editorsClicked.connect(self.show_editors)
+        self.sharing.toggleClicked.connect(self.toggle_visibility)
+        self.sharing.askClicked.connect(self.ask_edit)
+        self.requests = RequestsBar()
+        self.requests.accepted.connect(self.accept)
+        self.locked = LockedNote()
+        self.locked.openLinkClicked.connect(self._open_link)
+        self.unreadable_note = self.locked.note
+
         self.notice = QLabel(objectName="docNotice", wordWrap=True)
         self.notice.hide()
         self.editor = QPlainTextEdit(objectName="docEditor")
@@ -121,17 +154,24 @@ class DocumentPane(QWidget):
         self.history = Timeline()
         self.history.itemClicked.connect(self._show_version)
         self.history.itemActivated.connect(self._show_version)
+        self.history.restoreRequested.connect(self.restore)
         self.version = QPlainTextEdit(objectName="versionView", readOnly=True,
                                       placeholderText="This version is empty.")
         self.version_caption = QLabel(objectName="versionCaption", wordWrap=True)
         close_version = _tool("Close", "Stop showing this version")
         close_version.clicked.connect(self._close_version)
+        self.restore_button = _tool("Restore this version", "Make the branch read as it did "
+                                                            "then (a new version)")
+        self.restore_button.setObjectName("restoreVersion")
+        self.restore_button.clicked.connect(
+            lambda: self._version_commit and self.restore(self._version_commit))
 
         branch_row = self._branch_row = QHBoxLayout()
         branch_row.addWidget(self.branch_selector)
         for button in (fork, merge, make_main):
             branch_row.addWidget(button)
         branch_row.addStretch(1)
+        branch_row.addWidget(self.badge)
         branch_row.addWidget(rename)  # at the right, whether or not the title shows above
 
         writing = QWidget()
@@ -143,6 +183,7 @@ class DocumentPane(QWidget):
         tools.addStretch(1)
         writing_column.addLayout(tools)
         writing_column.addWidget(self.editor, 1)
+        writing_column.addWidget(self.locked, 1)
 
         history_box = QWidget()
         history_column = QVBoxLayout(history_box)
@@ -157,6 +198,7 @@ class DocumentPane(QWidget):
         version_column.setContentsMargins(0, 0, 0, 0)
         caption = QHBoxLayout()
         caption.addWidget(self.version_caption, 1)
+        caption.addWidget(self.restore_button, 0, Qt.AlignmentFlag.AlignTop)
         caption.addWidget(close_version, 0, Qt.AlignmentFlag.AlignTop)
         version_column.addLayout(caption)
         version_column.addWidget(self.version, 1)
@@ -174,6 +216,8 @@ class DocumentPane(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(self.title)
         layout.addLayout(branch_row)
+        layout.addWidget(self.sharing)
+        layout.addWidget(self.requests)
         layout.addWidget(self.notice)
         layout.addWidget(body, 1)
 
@@ -194,6 +238,7 @@ class DocumentPane(QWidget):
         self._applying = False
         # Typing before the branch shows is not kept: it would be edits against no heads.
         self.writable = False
+        self.sharing.say("")
         self.reload()
 
     def reload(self) -> None:
@@ -218,6 +263,7 @@ class DocumentPane(QWidget):
         if self.editor.toPlainText() != self.committed:  # typed while the snapshot was made
             self.reload()
             return
+        self.view = view
         self.title.setText(view.title)
         self.title.setToolTip(view.title)
         self._show_branches(view.branches)
@@ -232,6 +278,7 @@ class DocumentPane(QWidget):
         elif self._version_commit is not None:
             self.history.setCurrentRow(-1)
             self._show_version_of(None)
+        self._enable_restore()  # against the entries now listed
         self.changed.emit()
 
     def _show_branches(self, branches: list[BranchInfo]) -> None:
@@ -298,6 +345,18 @@ class DocumentPane(QWidget):
         for button in (self.merge_button, self.main_button):
             button.setEnabled(self.writable and not on_main)
             button.setToolTip("This is the main branch" if on_main else "")
+        # Who may read and change it; with no key, a note says what to do instead of a page.
+        state = sharing_state(view, self.bridge.facade.key)
+        self.badge.show_visibility(state.badge, state.badge_tip)
+        self.sharing.show_state(state)
+        self.requests.show_requests(state.requests)
+        self.locked.note.setText(state.locked_note or "")
+        self.locked.setVisible(blocked)
+        self.editor.setVisible(not blocked)
+        self.history.set_editable(self.writable)
+        self._enable_restore()
+        if self.editors_dialog is not None and self.editors_dialog.isVisible():
+            self.editors_dialog.show_editors(view, self.bridge.facade.key)
 
     def _step_to(self, text: str, heads: list[str]) -> None:
         """Apply the difference between the editor and `text` as minimal edits."""
@@ -438,6 +497,111 @@ class DocumentPane(QWidget):
         if ok and name.strip():
             self.tag(name.strip(), commit)
 
+    # Sharing, asking to edit, restoring ------------------------------------------------------
+
+    def share(self) -> None:
+        """Copy a capability to read the shown branch, and say so."""
+        self.bridge.then(self.docs.share(self.doc_id, self.branch), done=self._copied,
+                         failed=self.sharing.say)
+
+    def _copied(self, capability: str) -> None:
+        QGuiApplication.clipboard().setText(capability)
+        self.sharing.say(COPIED)
+
+    def ask_edit(self) -> None:
+        self.sharing.ask.setEnabled(False)  # once; the reload says "Asked to edit"
+
+        def failed(message: str) -> None:
+            self.sharing.ask.setEnabled(True)
+            self.sharing.say(message)
+
+        self.bridge.then(self.docs.ask_edit(self.doc_id), done=lambda _: self.reload(),
+                         failed=failed)
+
+    def accept(self, key: bytes) -> None:
+        """Make the person who asked an editor."""
+        self.bridge.then(self.docs.accept(self.doc_id, key.hex()), done=lambda _: self.reload(),
+                         failed=self._refused)
+
+    def _refused(self, message: str) -> None:
+        self.sharing.say(message)
+        self.reload()
+
+    def set_visibility(self, visibility: str) -> None:
+        self.bridge.then(self.docs.set_visibility(self.doc_id, visibility),
+                         done=lambda _: self.reload(), failed=self._refused)
+
+    def toggle_visibility(self) -> None:
+        if self.view is not None:
+            private = self.view.visibility == PRIVATE
+            self.set_visibility(WORKSPACE if private else PRIVATE)
+
+    def show_editors(self) -> EditorsDialog:
+        """The Editors dialog over the shown document (non-modal)."""
+        if self.editors_dialog is None:
+            self.editors_dialog = EditorsDialog(self)
+            self.editors_dialog.addRequested.connect(self.add_editor)
+            self.editors_dialog.removeRequested.connect(self.remove_editor)
+        if self.view is not None:
+            self.editors_dialog.show_editors(self.view, self.bridge.facade.key)
+        self.editors_dialog.say("")
+        self.editors_dialog.show()
+        return self.editors_dialog
+
+    def _editors_changed(self, _=None) -> None:
+        if self.editors_dialog is not None:
+            self.editors_dialog.added()
+        self.reload()
+
+    def _editors_refused(self, message: str) -> None:
+        if self.editors_dialog is not None:
+            self.editors_dialog.say(message)
+
+    def add_editor(self, key: bytes) -> None:
+        self.bridge.then(self.docs.add_editor(self.doc_id, key.hex()),
+                         done=self._editors_changed, failed=self._editors_refused)
+
+    def remove_editor(self, key: bytes) -> None:
+        self.bridge.then(self.docs.remove_editor(self.doc_id, key.hex()),
+                         done=self._editors_changed, failed=self._editors_refused)
+
+    def open_link(self, capability: str) -> None:
+        """Keep a share link's keys and show its document."""
+        def done(doc_hex: str) -> None:
+            doc_id = bytes.fromhex(doc_hex)
+            if doc_id == self.doc_id:
+                self.reload()
+            else:
+                self.open(doc_id)
+
+        self.bridge.then(self.docs.open_cap(capability.strip()), done=done,
+                         failed=self.sharing.say)
+
+    def _open_link(self) -> None:
+        link, ok = QInputDialog.getText(self, "Open share link", "Share link:")
+        if ok and link.strip():
+            self.open_link(link)
+
+    def restore(self, commit: str) -> None:
+        """Make the branch read as it did at `commit` (a new commit), once my typing is in."""
+        branch = self.branch
+
+        def done(_) -> None:
+            self._close_version()
+            self.reload()
+
+        self.commit_now(then=lambda: self.bridge.then(
+            self.docs.restore(self.doc_id, commit, branch=branch), done=done,
+            failed=self.sharing.say))
+
+    def _enable_restore(self) -> None:
+        commits = self.history.commits()
+        row = commits.index(self._version_commit) if self._version_commit in commits else -1
+        why = self.history.restore_refusal(row)
+        self.restore_button.setEnabled(why is None)
+        self.restore_button.setToolTip(why or "Make the branch read as it did then "
+                                              "(a new version)")
+
     def _show_version(self, item) -> None:
         self._show_version_of(item.data(Qt.ItemDataRole.UserRole))
 
@@ -448,6 +612,7 @@ class DocumentPane(QWidget):
     def _show_version_of(self, commit: str | None) -> None:
         """Show the text at `commit` below the history; None clears and hides it."""
         self._version_commit = commit
+        self._enable_restore()
         if commit is None or self.doc_id is None:
             self.version.clear()
             self.version_caption.clear()

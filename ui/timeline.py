@@ -19,7 +19,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QRectF, QSize, Qt
+from PySide6.QtCore import (
+    QModelIndex,
+    QPersistentModelIndex,
+    QRect,
+    QRectF,
+    QSize,
+    Qt,
+    Signal,
+)
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -34,6 +42,7 @@ from PySide6.QtWidgets import (
     QListView,
     QListWidget,
     QListWidgetItem,
+    QMenu,
     QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
@@ -52,6 +61,7 @@ ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1  # the TimelineEntry an item shows
 EDITED, SNAPSHOT, MERGED = "edited", "snapshot", "merged"
 UNREADABLE = "a change (cannot be read here)"
 EMPTY = "No versions yet: each pause in typing makes one."
+RESTORE = "Restore this version"
 
 
 # What an entry says (no Qt) -------------------------------------------------------------------
@@ -89,6 +99,18 @@ def what_happened(commit: CommitInfo, merged_from: Sequence[str] = (),
     if commit.kind == "?":
         return UNREADABLE
     return EDITED
+
+
+def restore_refusal(row: int, count: int, editable: bool) -> str | None:
+    """Why the version at `row` of a history of `count` entries (newest first) cannot be
+    restored, or None when it can: editors only, and the newest is what the branch reads now."""
+    if not editable:
+        return "Only the document's editors can restore a version"
+    if not 0 <= row < count:
+        return "Pick a version in the history to restore it"
+    if row == 0:
+        return "This is the latest version: the branch reads like this now"
+    return None
 
 
 def author_names(names: Mapping[bytes, str], authors: Sequence[bytes]) -> dict[bytes, str]:
@@ -355,9 +377,12 @@ class TimelineDelegate(QStyledItemDelegate):
 class Timeline(QListWidget):
     """A branch's history, newest first, that always fits its width (no sideways scrolling)."""
 
+    restoreRequested = Signal(str)  # the commit to restore the branch to
+
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.setObjectName("historyView")
+        self.editable = False  # whether I may restore (an editor who reads the branch)
         self.setItemDelegate(TimelineDelegate(self))
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
@@ -376,6 +401,33 @@ class Timeline(QListWidget):
                              Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop
                              | Qt.TextFlag.TextWordWrap, EMPTY)
             painter.end()
+
+    def set_editable(self, editable: bool) -> None:
+        self.editable = editable
+
+    def restore_refusal(self, row: int) -> str | None:
+        return restore_refusal(row, self.count(), self.editable)
+
+    def context_menu(self, row: int) -> QMenu:
+        """The menu of the entry at `row`: "Restore this version", enabled when it may be."""
+        menu = QMenu(self)
+        action = menu.addAction(RESTORE)
+        why = self.restore_refusal(row)
+        action.setEnabled(why is None)
+        action.setToolTip(why or "Make the branch read as it did then (a new version)")
+        menu.setToolTipsVisible(True)
+        if why is None:
+            commit = self.item(row).data(Qt.ItemDataRole.UserRole)
+            action.triggered.connect(lambda: self.restoreRequested.emit(commit))
+        return menu
+
+    def contextMenuEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        row = self.indexAt(event.pos()).row()
+        if row < 0:
+            return
+        self.setCurrentRow(row)
+        self.itemClicked.emit(self.item(row))  # the version shows beside the menu
+        self.context_menu(row).exec(event.globalPos())
 
     def set_entries(self, entries: list[TimelineEntry]) -> bool:
         """Show `entries` (newest first); False when they are shown already. Only what changed
