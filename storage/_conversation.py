@@ -139,20 +139,26 @@ def add_reactions(conn: sqlite3.Connection, rows: Sequence[tuple]) -> None:
 
 def recount_reactions(conn: sqlite3.Connection, pairs: Iterable[tuple[bytes, bytes]]) -> None:
     """For each (message, member): their first MAX_EMOJI_PER_MEMBER distinct visible emoji
-    count, ordered by each emoji's earliest add."""
-    for target, author in pairs:
-        rows = conn.execute(
-            "SELECT oid, emoji, hidden, counted FROM reactions WHERE target = ? AND author = ? "
-            "ORDER BY ts, id", (target, author)).fetchall()
+    count, ordered by each emoji's earliest add. One query per 500 messages, not per pair."""
+    wanted = set(pairs)
+    rows: dict[tuple[bytes, bytes], list[tuple]] = {}
+    for part in chunks(sorted({target for target, _ in wanted})):
+        for target, author, oid, emoji, hidden, counted in conn.execute(
+                "SELECT target, author, oid, emoji, hidden, counted FROM reactions "
+                f"WHERE target IN ({placeholders(len(part))}) ORDER BY target, author, ts, id",
+                part):
+            if (target, author) in wanted:
+                rows.setdefault((target, author), []).append((oid, emoji, hidden, counted))
+    changes = []
+    for found in rows.values():
         allowed: set[str] = set()
-        changes = []
-        for oid, emoji, hidden, counted in rows:
+        for oid, emoji, hidden, counted in found:
             if not hidden and emoji not in allowed and len(allowed) < MAX_EMOJI_PER_MEMBER:
                 allowed.add(emoji)
             want = int(not hidden and emoji in allowed)
             if want != counted:
                 changes.append((want, oid))
-        conn.executemany("UPDATE reactions SET counted = ? WHERE oid = ?", changes)
+    conn.executemany("UPDATE reactions SET counted = ? WHERE oid = ?", changes)
 
 
 # Both, when a channel's policies or the clock change what is visible ----------------------------
@@ -218,7 +224,8 @@ def decorate(conn: sqlite3.Connection, rows: Sequence[tuple], key: str,
         # Each member once per emoji (two concurrent adds are one reaction), in order of
         # each emoji's and each member's first add.
         for target, emoji, author in conn.execute(
-                f"SELECT target, emoji, author FROM reactions WHERE target IN ({marks}) "
+                f"SELECT target, emoji, author FROM reactions INDEXED BY reactions_by_target "
+                f"WHERE target IN ({marks}) "
                 f"AND counted = 1 AND channel = ? GROUP BY target, emoji, author "
                 f"ORDER BY MIN(ts), MIN(id)", (*part, key)):
             reacted.setdefault(target, {}).setdefault(emoji, []).append(author)

@@ -325,9 +325,13 @@ class Batch:
         """Rows (oid, id, target, channel, author, ts, body[field], hidden) of the objects
         that name a message and are in their channel's stream."""
         rows = []
+        streams: dict[str, bytes] = {}  # deriving a stream id is a hash; names repeat
         for obj in objects:
-            channel = self._in_channel_stream(obj)
-            if channel is not None:
+            name = obj.body["channel"]
+            if name not in streams:
+                streams[name] = kinds.channel_stream(self.ws.id, name)
+            if obj.stream == streams[name]:
+                channel = kinds.channel_key(name)
                 hidden = self._policy_bit(channel, obj.author, obj.type) | \
                     self._future_bit(obj.ts)
                 rows.append((oids[obj.id], obj.id, obj.body["target"], channel, obj.author,

@@ -172,3 +172,21 @@ def test_only_the_reactor_or_an_admin_takes_a_reaction_back(tmp_path, world, peo
     assert reacted(only(rep)) == {"👍": (bob.public_key,)}  # neither counted
     add(rep, world.delete(world.root, thumbs))  # the workspace's root is an admin
     assert reacted(only(rep)) == {}
+
+
+def test_reading_a_page_looks_up_its_messages_reactions_not_the_channels(
+        tmp_path, world, people):
+    """A page's reactions come from the index by message: the cost of a page must not grow
+    with the channel's reactions (scrolling a channel back read every reaction per page)."""
+    alice, bob = people["alice"], people["bob"]
+    rep = new_replica(tmp_path / "r.sqlite", world)
+    posts = [world.text(alice, "general", f"message {n}") for n in range(30)]
+    add(rep, *posts, *(world.react(bob, post, "👍") for post in posts))
+    statements: list[str] = []
+    rep.conn.set_trace_callback(statements.append)
+    page = rep.messages("general", limit=5)
+    rep.conn.set_trace_callback(None)
+    assert [len(m.reactions) for m in page] == [1] * 5
+    [query] = [s for s in statements if "SELECT target, emoji, author FROM reactions" in s]
+    plan = " ".join(row[3] for row in rep.conn.execute("EXPLAIN QUERY PLAN " + query))
+    assert "reactions_by_target" in plan and "reactions_by_channel" not in plan, plan
