@@ -131,9 +131,10 @@ def versions(conn: sqlite3.Connection, target: bytes) -> list[MessageVersion]:
 def add_reactions(conn: sqlite3.Connection, rows: Sequence[tuple]) -> None:
     """Store reactions (oid, id, target, channel, author, ts, emoji, hidden) and re-decide
     which of their authors' emoji count."""
+    # Stored as counted when visible, the common case, so the recount rarely writes again.
     conn.executemany(
-        "INSERT INTO reactions (oid, id, target, channel, author, ts, emoji, hidden) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        "INSERT INTO reactions (oid, id, target, channel, author, ts, emoji, hidden, counted) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?8 = 0)", rows)
     recount_reactions(conn, {(row[2], row[4]) for row in rows})
 
 
