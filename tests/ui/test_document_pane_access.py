@@ -7,27 +7,18 @@ from __future__ import annotations
 
 import os
 
-import pytest
-
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtGui import QGuiApplication  # noqa: E402
 from PySide6.QtWidgets import QPushButton  # noqa: E402
 
-from ui.main_window import MainWindow  # noqa: E402
-
-from .test_documents_pane import doc_text, open_written, type_into  # noqa: E402
+from .test_documents_pane import (  # noqa: E402
+    doc_text,
+    open_written,
+    type_into,
+    window_b,  # noqa: E402, F401
+)
 from .test_window import WAIT_MS, pair, result, window  # noqa: E402, F401
-
-
-@pytest.fixture
-def window_b(qtbot, pair):  # noqa: F811
-    """The second node's window: a member, no editor of what the first creates."""
-    win = MainWindow(pair[1])
-    qtbot.addWidget(win)
-    win.show()
-    yield win
-    win.close()
 
 
 def _synced(qtbot, node, doc: bytes, commits: int) -> None:
