@@ -21,7 +21,6 @@ from .errors import WorkspaceError
 if TYPE_CHECKING:
     from core.objects import Object
 
-MAX_EMOJI_PER_MESSAGE = 20  # distinct emoji one member may put on one message (ingest's limit)
 MENTIONS_SCAN = 500  # matches of my nickname read to find the mentions of me among them
 
 
@@ -81,9 +80,9 @@ class Conversation:
         mine = {r.emoji for r in message.reactions if self.key in r.by}
         if emoji in mine:
             raise WorkspaceError(f"you already reacted with {emoji}")
-        if len(mine) >= MAX_EMOJI_PER_MESSAGE:
-            raise WorkspaceError(
-                f"at most {MAX_EMOJI_PER_MESSAGE} different emoji per message; remove one first")
+        if len(mine) >= kinds.MAX_EMOJI_PER_MEMBER:
+            raise WorkspaceError(f"at most {kinds.MAX_EMOJI_PER_MEMBER} different emoji per "
+                                 "message; remove one first")
         return self._in(message, "post/react", {"target": message.id, "emoji": emoji})
 
     def unreact(self, message_id: bytes, emoji: str) -> Object:
@@ -110,9 +109,7 @@ class Conversation:
         texts are the message's too)."""
         ids = [target.id]
         if target.type in kinds.MESSAGE_KINDS:
-            edits = [edit for edit in self.replica.edits_of(target.id)
-                     if self.replica.object(edit).author == target.author]
-            ids += edits[:kinds.MAX_LIST - 1]
+            ids += self.replica.edits_of(target.id, target.author)[:kinds.MAX_LIST - 1]
         return ids
 
 
@@ -129,8 +126,7 @@ def _emoji(text: str) -> str:
         if named == text:
             raise WorkspaceError(f"no emoji is called {text}")
         text = named
-    try:  # the check ingest makes
-        kinds.check_body("post/react", {"channel": "x", "target": bytes(32), "emoji": text})
+    try:
+        return kinds.check_emoji(text)  # the check ingest makes
     except InvalidObject as exc:
         raise WorkspaceError(str(exc)) from None
-    return text

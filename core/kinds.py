@@ -69,6 +69,8 @@ NONCE_SIZE = 16
 BOX_NONCE_SIZE = 24
 MAX_SEALED = 256
 MAX_EMOJI = 16  # codepoints: the longest RGI sequences (families, flags with tags) fit
+# Distinct emoji of one member's that count on one message (ingest's rule, storage/_conversation)
+MAX_EMOJI_PER_MEMBER = 20
 GENESIS_STREAM = bytes(32)
 
 CHAT_KINDS = frozenset(
@@ -179,14 +181,19 @@ def _edit(body: dict) -> None:
     _id(body["target"], "target")
 
 
-def _react(body: dict) -> None:
-    _channel(body)
-    _id(body["target"], "target")
-    emoji = body["emoji"]
+def check_emoji(emoji: Any) -> str:
+    """A reaction's emoji: 1..MAX_EMOJI codepoints with no spaces or control characters."""
     if not isinstance(emoji, str) or not 1 <= len(emoji) <= MAX_EMOJI:
         raise _bad(f"emoji must be 1 to {MAX_EMOJI} characters")
     if _has_control(emoji) or any(ch.isspace() for ch in emoji):
         raise _bad("emoji may not contain spaces or control characters")
+    return emoji
+
+
+def _react(body: dict) -> None:
+    _channel(body)
+    _id(body["target"], "target")
+    check_emoji(body["emoji"])
 
 
 def _topic(body: dict) -> None:

@@ -18,12 +18,11 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Sequence
 
+from core.kinds import MAX_EMOJI_PER_MEMBER
 from core.objects import Object, decode_trusted
 
 from ._sql import chunks, placeholders
 from .records import Message, MessageVersion, Reaction
-
-MAX_EMOJI_PER_MEMBER = 20
 
 SCHEMA = """
 ALTER TABLE messages ADD COLUMN reply_to BLOB;

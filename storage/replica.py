@@ -413,11 +413,12 @@ class Replica:
         with self._read() as conn:
             return _conversation.versions(conn, message_id)
 
-    def edits_of(self, message_id: bytes) -> list[bytes]:
-        """Ids of the edits held that name this message (whoever wrote them)."""
+    def edits_of(self, message_id: bytes, author: bytes) -> list[bytes]:
+        """Ids of `author`'s edits held that name this message."""
         with self._read() as conn:
             return [row[0] for row in conn.execute(
-                "SELECT id FROM edits WHERE target = ? ORDER BY ts, id", (message_id,))]
+                "SELECT id FROM edits WHERE target = ? AND author = ? ORDER BY ts, id",
+                (message_id, author))]
 
     def my_reactions(self, message_id: bytes, author: bytes, emoji: str) -> list[bytes]:
         """Ids of `author`'s reactions held with `emoji` on the message (what removing takes)."""

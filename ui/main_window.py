@@ -502,6 +502,7 @@ class MainWindow(QMainWindow):
 
     def _reload(self) -> None:
         self.messages.reload()
+        self.thread_pane.reload()
         self._load_nicknames()
         self.bridge.then(self.facade.is_admin(), done=self._admin_known)
         self.channels.refresh()

@@ -30,7 +30,8 @@ STYLE = """
 
 
 class ThreadPane(QFrame):
-    """Open with `open(message_id)`; replies arrive by sync as everywhere else (`reload`)."""
+    """Open with `open(message_id)`; the window calls `reload` when objects arrive (coalesced
+    with its own reload, as for the channel)."""
 
     closed = Signal()
     loaded = Signal()  # the thread's messages are shown (after every read)
@@ -71,7 +72,6 @@ class ThreadPane(QFrame):
         layout.addWidget(self.view, 1)
         layout.addWidget(self.composer)
         layout.addWidget(self.also)
-        bridge.objectsAdded.connect(lambda _: self.reload())
 
     def open(self, message_id: bytes) -> None:
         """Show the thread of `message_id` (a reply stands for its thread)."""

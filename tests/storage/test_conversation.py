@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.containers import Add, AuthorizedKeys, LWWRegister, ORSet, Remove, Update
-from storage._conversation import MAX_EMOJI_PER_MEMBER
+from core.kinds import MAX_EMOJI_PER_MEMBER
 
 from .conftest import World, add, identity, new_replica
 
