@@ -4,15 +4,12 @@ day separator above the first row of each local day, the text, links and mention
 "(edited)" and "sending…" marks, reaction chips, the reply count or a "replied to a thread"
 line, and a continuation row's time in the avatar gutter on hover.
 
-Text is laid out once per (message, text, width) and cached. Plain text, which is most chat
-lines, takes the fast path: one QTextLayout. Text with Markdown syntax (ui/_markdown.py
-decides) is rendered by Qt's Markdown engine (md4c) into a QTextDocument, then made safe: no
-raw HTML (shown as typed), no images (an image shows as its alt text, a link where its address
-may open), links only to web and mail addresses, headings at the body size. Code blocks are
-monospace on a tinted box and never wrap: a wide one scrolls sideways (Shift+wheel, a sideways
-wheel or a drag over it; a thin bar at its foot shows there is more). Block quotes get a bar at
-their left. Palette roles only; sizes from font metrics; avatars are cached pixmaps
-(ui/avatars.py), so nothing is laid out or made per paint.
+Text is laid out once per (message, text, width) and cached; ui/message_body.py lays it out
+(plain text on the fast path, Markdown through Qt's md4c, made safe). Code blocks are drawn on
+a tinted box and never wrap: a wide one scrolls sideways (Shift+wheel, a sideways wheel or a
+drag over it; a thin bar at its foot shows there is more). Block quotes get a bar at their
+left. Palette roles only; sizes from font metrics; avatars are cached pixmaps (ui/avatars.py),
+so nothing is laid out or made per paint.
 """
 
 from __future__ import annotations
@@ -41,13 +38,7 @@ from PySide6.QtGui import (
     QPainter,
     QPalette,
     QRegion,
-    QTextBlockFormat,
-    QTextCharFormat,
-    QTextCursor,
     QTextDocument,
-    QTextFormat,
-    QTextLayout,
-    QTextOption,
 )
 from PySide6.QtWidgets import (
     QStyle,
@@ -59,6 +50,7 @@ from PySide6.QtWidgets import (
 from app.records import Message, Reaction
 
 from . import _markdown, _rows, avatars
+from .message_body import CODE_PAD, Body, BodyLayouter, Code, alpha
 from .models import MessageListModel
 from .theme import scaled
 
@@ -84,43 +76,12 @@ PENDING_OPACITY = 0.55
 EXTRA_GAP = 5  # above the reaction chips and above the reply count
 CHIP_PAD_X, CHIP_PAD_Y, CHIP_GAP = 7, 2, 5  # inside a reaction chip, and between chips
 ADD_CHIP = "+"  # the chip after the reactions that adds one
-CODE_PAD = 6  # inside a code block's box
-QUOTE_INDENT = 14  # per block-quote level
-QUOTE_BAR = 3
-LIST_GAP = 2  # above and below a list item
 SCROLL_BAR = 3  # the thin bar under a code block that is wider than the row
-MENTION_ALPHA, MENTION_ME_ALPHA, MENTIONED_ROW_ALPHA = 40, 100, 30
+MENTIONED_ROW_ALPHA = 30
 LAYOUT_CACHE = 800  # laid-out rows kept for painting and hit-testing (a few screens' worth)
 HEIGHT_CACHE = 250_000  # measured heights kept (cheap); cleared whole when it grows past this
 CHIP_CACHE = 2_000
-# GitHub's dialect (strikethrough, autolinks, task lists) with raw HTML shown as typed, and
-# with _x_ as emphasis, as CommonMark has it (the dialect would underline it).
-_MD_UNDERLINE = 0x4000
-FEATURES = QTextDocument.MarkdownFeature(
-    (QTextDocument.MarkdownFeature.MarkdownDialectGitHub.value
-     | QTextDocument.MarkdownFeature.MarkdownNoHTML.value) & ~_MD_UNDERLINE)
 NO_ROOM = 1 << 30  # the "right edge" of text that ends in a code block: marks go below
-
-
-@dataclass(frozen=True, slots=True)
-class _Code:
-    box: QRectF  # the tinted box, in the body's coordinates
-    content: float  # the widest line's extent from the box's left edge, padding included
-
-
-@dataclass(slots=True)
-class _Body:
-    layout: QTextLayout | None  # plain text
-    doc: QTextDocument | None  # Markdown, drawn `shift` below the body's top
-    shift: float
-    height: int
-    first_line: float  # the first line's baseline: where a hover time's baseline goes
-    last_line: QRectF | None  # the last line's text, for the marks after it (None: below)
-    last_ascent: float
-    links: list[tuple[int, int, str]]  # plain text: UTF-16 ranges and the URL
-    mentions_me: bool
-    codes: list[_Code]
-    quotes: list[QRectF]  # block quotes' bars
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,35 +118,13 @@ def paint_pill(painter: QPainter, rect: QRectF, text: str, font: QFont,
     painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
 
 
-def _alpha(color: QColor, alpha: int) -> QColor:
-    color = QColor(color)
-    color.setAlpha(alpha)
-    return color
-
-
-class _Document(QTextDocument):
-    """A message's rendered Markdown. It loads nothing: no image, file or data: URL."""
-
-    def loadResource(self, kind: int, name) -> None:  # noqa: N802 (Qt's name)
-        return None
-
-
-def _is_code_block(block_format: QTextBlockFormat) -> bool:
-    return block_format.hasProperty(QTextFormat.Property.BlockCodeFence) or \
-        block_format.hasProperty(QTextFormat.Property.BlockCodeLanguage)
-
-
-def _is_monospace(char_format: QTextCharFormat) -> bool:
-    return char_format.fontFixedPitch() or "monospace" in (char_format.fontFamilies() or ())
-
-
 class MessageDelegate(QStyledItemDelegate):
     """Draws one message row; sizes and layouts are cached per message, width and name."""
 
     def __init__(self, view: MessageView):
         super().__init__(view)
         self._view = view
-        self._layouts: OrderedDict[tuple, _Body] = OrderedDict()
+        self._layouts: OrderedDict[tuple, Body] = OrderedDict()
         # Measured heights at one width, by message id (by (id, name) for "/me" rows, whose
         # text holds the name): height * 2 + 1 if the pending mark fits after the last line.
         # Small ints, so 100,000 rows cost a few MB. An edited message's text may change
@@ -196,8 +135,6 @@ class MessageDelegate(QStyledItemDelegate):
         self._name_colors: dict[tuple[bytes, int], QColor] = {}
         # How far each code block is scrolled sideways: (message id, block) -> pixels.
         self.code_offsets: dict[tuple[bytes, int], float] = {}
-        self._option = QTextOption()
-        self._option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         self.reset()
 
     def reset(self) -> None:
@@ -238,21 +175,7 @@ class MessageDelegate(QStyledItemDelegate):
         self._edited_width = small.horizontalAdvance(EDITED_MARK)
         self._chip_height = small.height() + 2 * CHIP_PAD_Y
         palette = self._view.palette()
-        link = palette.color(QPalette.ColorRole.Link)
-        self._link_format = QTextCharFormat()
-        self._link_format.setForeground(link)
-        self._link_format.setFontUnderline(True)
-        self._mention_format = QTextCharFormat()
-        self._mention_format.setForeground(link)
-        self._mention_format.setBackground(_alpha(link, MENTION_ALPHA))
-        self._mention_me_format = QTextCharFormat()
-        self._mention_me_format.setBackground(
-            _alpha(palette.color(QPalette.ColorRole.Highlight), MENTION_ME_ALPHA))
-        self._code_format = QTextCharFormat()
-        self._code_format.setFontFamilies([self.code_family])
-        self._code_format.setFontFixedPitch(True)
-        self._inline_code_format = QTextCharFormat(self._code_format)
-        self._inline_code_format.setBackground(palette.color(QPalette.ColorRole.AlternateBase))
+        self.bodies = BodyLayouter(palette, self._line_height, self.code_family)
 
     # Measures ----------------------------------------------------------------------------------
 
@@ -282,7 +205,7 @@ class MessageDelegate(QStyledItemDelegate):
         finder = getattr(model, "mentions", None)
         return finder, getattr(model, "mention_generation", 0), id(model)
 
-    def body(self, message: Message, name: str, width: int) -> _Body:
+    def body(self, message: Message, name: str, width: int) -> Body:
         """The laid-out text of a row (cached; the name only matters to `/me` rows)."""
         finder, generation, model = self._mention_finder()
         emote = _rows.is_emote(message)
@@ -300,252 +223,13 @@ class MessageDelegate(QStyledItemDelegate):
             source = _markdown.chat_source(action)
             if emote:
                 source = f"\\* {_markdown.escape(name)} {source}"
-            body = self._rich(source, font, width, finder, skip, mine)
+            body = self.bodies.rich(source, font, width, finder, skip, mine)
         else:
-            body = self._plain(text, font, width, finder, skip, mine)
+            body = self.bodies.plain(text, font, width, finder, skip, mine)
         self._layouts[key] = body
         if len(self._layouts) > LAYOUT_CACHE:
             self._layouts.popitem(last=False)
         return body
-
-    def _plain(self, text: str, font: QFont, width: int, finder: _rows.MentionFinder | None,
-               skip: int, mine: bool) -> _Body:
-        # QTextLayout breaks lines only at U+2028; both are one UTF-16 unit, so offsets hold.
-        shown = text.replace("\n", "\u2028").replace("\r", "\u2028")
-        layout = QTextLayout(shown, font)
-        layout.setTextOption(self._option)
-        links = [(*link.utf16(text), link.url) for link in _rows.links(text)]
-        mentions = finder.find(text, skip) if finder is not None else []
-        mentions = [m for m in mentions if not any(
-            start < m.utf16(text)[1] and m.utf16(text)[0] < end for start, end, _ in links)]
-        if links or mentions:
-            formats = []
-            for start, end, _ in links:
-                formats.append(self._span(start, end, self._link_format))
-            for mention in mentions:
-                start, end = mention.utf16(text)
-                formats.append(self._span(start, end, self._mention_me_format if mention.me
-                                          else self._mention_format))
-            layout.setFormats(sorted(formats, key=lambda span: span.start))
-        layout.beginLayout()
-        height = 0.0
-        first = 0.0
-        last = None
-        while True:
-            line = layout.createLine()
-            if not line.isValid():
-                break
-            line.setLineWidth(width)
-            line.setPosition(QPointF(0, height))
-            if not height:
-                first = line.ascent()
-            height += line.height()
-            last = line
-        layout.endLayout()
-        if last is None:
-            last_rect, last_ascent = QRectF(0, 0, 0, self._line_height), float(first)
-        else:
-            # The text's own extent (a right-to-left line ends at the right edge).
-            text_rect = last.naturalTextRect()
-            last_rect = QRectF(text_rect.left(), last.y(), text_rect.width(), last.height())
-            last_ascent = last.ascent()
-        return _Body(layout, None, 0.0, max(self._line_height, math.ceil(height)), first,
-                     last_rect, last_ascent, links,
-                     not mine and any(m.me for m in mentions), [], [])
-
-    @staticmethod
-    def _span(start: int, end: int, char_format: QTextCharFormat) -> QTextLayout.FormatRange:
-        span = QTextLayout.FormatRange()
-        span.start, span.length, span.format = start, end - start, char_format
-        return span
-
-    # Markdown ----------------------------------------------------------------------------------
-
-    def _rich(self, source: str, font: QFont, width: int, finder: _rows.MentionFinder | None,
-              skip: int, mine: bool) -> _Body:
-        doc = _Document()
-        doc.setDocumentMargin(0)
-        doc.setDefaultFont(font)
-        doc.setIndentWidth(round(self._line_height * 1.5))
-        doc.setMarkdown(source, FEATURES)
-        self._tidy(doc)
-        mentions_me = self._mark_mentions(doc, finder, skip) and not mine
-        doc.setTextWidth(width)
-        layout = doc.documentLayout()
-        first_block, last_block = doc.begin(), doc.lastBlock()
-        shift = CODE_PAD if _is_code_block(first_block.blockFormat()) else 0.0
-        bottom = CODE_PAD if _is_code_block(last_block.blockFormat()) else 0.0
-        codes: list[_Code] = []
-        quotes: list[QRectF] = []
-        run: list[tuple[QRectF, float, float]] = []  # a code run's lines: rect, left, right
-
-        def close_run() -> None:
-            if run:
-                left = min(x for _, x, _ in run) - CODE_PAD
-                box = QRectF(left, run[0][0].top() - CODE_PAD, width - left,
-                             run[-1][0].bottom() - run[0][0].top() + 2 * CODE_PAD)
-                content = max(right for _, _, right in run) + CODE_PAD - left
-                codes.append(_Code(box, content))
-                run.clear()
-
-        block = first_block
-        while block.isValid():
-            rect = layout.blockBoundingRect(block).translated(0, shift)
-            block_format = block.blockFormat()
-            lines = block.layout()
-            origin = lines.position()
-            if _is_code_block(block_format):
-                for i in range(lines.lineCount()):
-                    line = lines.lineAt(i)
-                    run.append((QRectF(rect.left(), rect.top() + line.y(), rect.width(),
-                                       line.height()), origin.x() + line.x(),
-                                origin.x() + line.x() + line.naturalTextWidth()))
-            else:
-                close_run()
-            level = block_format.intProperty(QTextFormat.Property.BlockQuoteLevel)
-            for n in range(level):
-                quotes.append(QRectF(n * QUOTE_INDENT + 1, rect.top(), QUOTE_BAR,
-                                     rect.height()))
-            block = block.next()
-        close_run()
-        height = shift + doc.size().height() + bottom
-        first_line = shift
-        lines = first_block.layout()
-        if lines.lineCount():
-            first_line += layout.blockBoundingRect(first_block).top() + lines.lineAt(0).ascent()
-        last_rect, last_ascent = None, 0.0
-        lines = last_block.layout()
-        if not _is_code_block(last_block.blockFormat()) and lines.lineCount():
-            line = lines.lineAt(lines.lineCount() - 1)
-            rect = layout.blockBoundingRect(last_block).translated(0, shift)
-            text_rect = line.naturalTextRect()
-            last_rect = QRectF(lines.position().x() + text_rect.left(), rect.top() + line.y(),
-                               text_rect.width(), line.height())
-            last_ascent = line.ascent()
-        return _Body(None, doc, shift, max(self._line_height, math.ceil(height)), first_line,
-                     last_rect, last_ascent, [], mentions_me, codes, quotes)
-
-    def _tidy(self, doc: QTextDocument) -> None:
-        """Make an imported document safe and chat-sized: images become their alt text (a link
-        when their address may open), links that may not open become text, code is monospace
-        (blocks unwrapped with room for their box), quotes indent by QUOTE_INDENT, headings
-        keep the body's size, and chat_source's line ends become line breaks."""
-        cursor = QTextCursor(doc)
-        edits: list[tuple[int, int, str, object]] = []  # position, length, what, detail
-        blocks = []
-        block = doc.begin()
-        while block.isValid():
-            blocks.append(block)
-            block = block.next()
-        for i, block in enumerate(blocks):
-            block_format = QTextBlockFormat(block.blockFormat())
-            code = _is_code_block(block_format)
-            heading = block_format.headingLevel() > 0
-            level = block_format.intProperty(QTextFormat.Property.BlockQuoteLevel)
-            if heading:
-                block_format.setHeadingLevel(0)
-            if level:
-                block_format.setLeftMargin(level * QUOTE_INDENT)
-                block_format.setRightMargin(0)
-            if block.textList() is not None:  # items close together, like lines
-                block_format.setTopMargin(LIST_GAP)
-                block_format.setBottomMargin(LIST_GAP)
-            if code:
-                before = i > 0 and _is_code_block(blocks[i - 1].blockFormat())
-                after = i + 1 < len(blocks) and _is_code_block(blocks[i + 1].blockFormat())
-                block_format.setNonBreakableLines(True)
-                block_format.setLeftMargin(level * QUOTE_INDENT + CODE_PAD)
-                block_format.setRightMargin(CODE_PAD)
-                # Twice the padding between a box and the text around it: one is the box's.
-                block_format.setTopMargin(0 if before else 2 * CODE_PAD)
-                block_format.setBottomMargin(0 if after else 2 * CODE_PAD)
-            cursor.setPosition(block.position())
-            cursor.setBlockFormat(block_format)
-            fragments = block.begin()
-            while not fragments.atEnd():
-                fragment = fragments.fragment()
-                char_format = fragment.charFormat()
-                where = (fragment.position(), fragment.length())
-                if char_format.isImageFormat():
-                    edits.append((*where, "image", char_format.toImageFormat()))
-                elif char_format.isAnchor() or char_format.anchorHref():
-                    edits.append((*where, "link", QTextCharFormat(char_format)))
-                elif code:
-                    edits.append((*where, "block code", None))
-                elif _is_monospace(char_format):
-                    edits.append((*where, "code", None))
-                if heading:
-                    edits.append((*where, "heading", None))
-                fragments += 1
-            text = block.text()
-            if _markdown.BREAK in text:
-                at = text.find(_markdown.BREAK)
-                while at >= 0:
-                    size = 2 if text[at + 1:at + 2] == " " else 1
-                    edits.append((block.position() + _rows.to_utf16(text, at), size, "break",
-                                  None))
-                    at = text.find(_markdown.BREAK, at + 1)
-        for position, length, what, detail in sorted(edits, key=lambda e: -e[0]):
-            cursor.setPosition(position)
-            cursor.setPosition(position + length, QTextCursor.MoveMode.KeepAnchor)
-            if what == "image":
-                alt = detail.stringProperty(QTextFormat.Property.ImageAltText)
-                source = detail.name()
-                if _markdown.safe_url(source):
-                    link = QTextCharFormat(self._link_format)
-                    link.setAnchor(True)
-                    link.setAnchorHref(source)
-                    cursor.insertText(alt or source, link)
-                else:
-                    cursor.insertText(alt or source, QTextCharFormat())
-            elif what == "link":
-                href = detail.anchorHref()
-                if _markdown.safe_url(href):
-                    cursor.mergeCharFormat(self._link_format)
-                else:
-                    plain = QTextCharFormat(detail)
-                    plain.setAnchor(False)
-                    plain.setAnchorHref("")
-                    plain.clearForeground()
-                    plain.setFontUnderline(False)
-                    cursor.setCharFormat(plain)
-            elif what == "block code":
-                cursor.mergeCharFormat(self._code_format)
-            elif what == "code":
-                cursor.mergeCharFormat(self._inline_code_format)
-            elif what == "heading":
-                size = QTextCharFormat()
-                size.setProperty(QTextFormat.Property.FontSizeAdjustment, 0)
-                cursor.mergeCharFormat(size)
-            elif what == "break":
-                # The line's end, as a line break inside the block (U+2028), or nothing at the
-                # end of a block.
-                cursor.insertText("\u2028" if length == 2 else "")
-
-    def _mark_mentions(self, doc: QTextDocument, finder: _rows.MentionFinder | None,
-                       skip: int) -> bool:
-        """Highlight the mentions outside code; True if one names me."""
-        if finder is None:
-            return False
-        me = False
-        cursor = QTextCursor(doc)
-        block = doc.begin()
-        first = True
-        while block.isValid():
-            text = block.text()
-            if not _is_code_block(block.blockFormat()):
-                for mention in finder.find(text, skip if first else 0):
-                    start, end = mention.utf16(text)
-                    cursor.setPosition(block.position() + start)
-                    if _is_monospace(cursor.charFormat()) or cursor.charFormat().isAnchor():
-                        continue
-                    cursor.setPosition(block.position() + end, QTextCursor.MoveMode.KeepAnchor)
-                    cursor.mergeCharFormat(self._mention_me_format if mention.me
-                                           else self._mention_format)
-                    me = me or mention.me
-            first = False
-            block = block.next()
-        return me
 
     # Heights -----------------------------------------------------------------------------------
 
@@ -574,7 +258,7 @@ class MessageDelegate(QStyledItemDelegate):
         return packed >> 1, not pending or bool(packed & 1)
 
     @staticmethod
-    def _right(body: _Body) -> int:
+    def _right(body: Body) -> int:
         return NO_ROOM if body.last_line is None else math.ceil(body.last_line.right())
 
     def _trail(self, message: Message, pending: bool) -> int:
@@ -665,7 +349,7 @@ class MessageDelegate(QStyledItemDelegate):
     # Where things go ---------------------------------------------------------------------------
 
     def _parts(self, rect: QRect, message: Message, name: str, mine: bool, header: bool,
-               day: bool, pending: bool, body: _Body) -> RowParts:
+               day: bool, pending: bool, body: Body) -> RowParts:
         left, top = rect.left(), rect.top()
         x = left + self.text_x
         width = self.text_width()
@@ -744,7 +428,7 @@ class MessageDelegate(QStyledItemDelegate):
         return self._parts(rect, message, name, mine, header, model.starts_day(index.row()),
                            pending, body)
 
-    def _row_body(self, index: QModelIndex) -> tuple[Message, _Body] | None:
+    def _row_body(self, index: QModelIndex) -> tuple[Message, Body] | None:
         model = index.model()
         if not isinstance(model, MessageListModel) or index.row() >= len(model.messages):
             return None
@@ -784,7 +468,7 @@ class MessageDelegate(QStyledItemDelegate):
         return rects
 
     @staticmethod
-    def _all_lines(body: _Body):
+    def _all_lines(body: Body):
         """(block top, block left, QTextLine) of every line, in the body's coordinates."""
         if body.layout is not None:
             for i in range(body.layout.lineCount()):
@@ -823,7 +507,7 @@ class MessageDelegate(QStyledItemDelegate):
             self._paint_day(painter, parts.day, model.day_label(row), palette, group)
             rect.setTop(parts.day.bottom() + 1)
         if body.mentions_me:
-            painter.fillRect(rect, _alpha(palette.color(group, QPalette.ColorRole.Link),
+            painter.fillRect(rect, alpha(palette.color(group, QPalette.ColorRole.Link),
                                           MENTIONED_ROW_ALPHA))
         if selected or hovered:
             shade = QColor(palette.color(group, QPalette.ColorRole.Highlight))
@@ -871,7 +555,7 @@ class MessageDelegate(QStyledItemDelegate):
                              _rows.clock(message.ts))
         painter.restore()
 
-    def _paint_rich(self, painter: QPainter, body: _Body, origin: QPoint, palette: QPalette,
+    def _paint_rich(self, painter: QPainter, body: Body, origin: QPoint, palette: QPalette,
                     group: QPalette.ColorGroup, message_id: bytes) -> None:
         doc = body.doc
         context = QAbstractTextDocumentLayout.PaintContext()
@@ -881,7 +565,7 @@ class MessageDelegate(QStyledItemDelegate):
         width = doc.textWidth()
         painter.save()
         painter.translate(origin)
-        bar = _alpha(palette.color(group, QPalette.ColorRole.PlaceholderText), 150)
+        bar = alpha(palette.color(group, QPalette.ColorRole.PlaceholderText), 150)
         for quote in body.quotes:
             painter.fillRect(quote, bar)
         whole = QRectF(0, 0, width, body.height)
@@ -897,7 +581,7 @@ class MessageDelegate(QStyledItemDelegate):
         if not body.codes:
             return
         tint = palette.color(group, QPalette.ColorRole.AlternateBase)
-        border = _alpha(palette.color(group, QPalette.ColorRole.Mid), 160)
+        border = alpha(palette.color(group, QPalette.ColorRole.Mid), 160)
         for i, code in enumerate(body.codes):
             box = code.box.translated(QPointF(origin))
             painter.save()
@@ -920,7 +604,7 @@ class MessageDelegate(QStyledItemDelegate):
                 travel = (offset / (code.content - code.box.width())) * (track - thumb)
                 painter.fillRect(QRectF(box.left() + CODE_PAD + travel,
                                         box.bottom() - SCROLL_BAR - 1, thumb, SCROLL_BAR),
-                                 _alpha(palette.color(group, QPalette.ColorRole.PlaceholderText),
+                                 alpha(palette.color(group, QPalette.ColorRole.PlaceholderText),
                                         170))
 
     def _paint_chips(self, painter: QPainter, message: Message, parts: RowParts, me: bytes,
@@ -936,9 +620,9 @@ class MessageDelegate(QStyledItemDelegate):
             box = QRectF(rect).adjusted(0.5, 0.5, -0.5, -0.5)
             if mine:
                 painter.setPen(highlight)
-                painter.setBrush(_alpha(highlight, 50))
+                painter.setBrush(alpha(highlight, 50))
             else:
-                painter.setPen(_alpha(palette.color(group, QPalette.ColorRole.Mid), 200))
+                painter.setPen(alpha(palette.color(group, QPalette.ColorRole.Mid), 200))
                 painter.setBrush(palette.color(group, QPalette.ColorRole.AlternateBase))
             radius = box.height() / 2
             painter.drawRoundedRect(box, radius, radius)
@@ -979,7 +663,7 @@ class MessageDelegate(QStyledItemDelegate):
 
     # Hit-testing -------------------------------------------------------------------------------
 
-    def _placed(self, index: QModelIndex) -> tuple[Message, _Body, QPoint] | None:
+    def _placed(self, index: QModelIndex) -> tuple[Message, Body, QPoint] | None:
         model = index.model()
         if not isinstance(model, MessageListModel) or index.row() >= len(model.messages):
             return None
@@ -993,13 +677,13 @@ class MessageDelegate(QStyledItemDelegate):
                                      rect.top() + self.body_top(
                                          header, model.starts_day(index.row()), thread))
 
-    def _offset(self, message_id: bytes, block: int, code: _Code) -> float:
+    def _offset(self, message_id: bytes, block: int, code: Code) -> float:
         """How far a code block is scrolled, within what it can scroll now (an edit or a
         wider window may have made it narrower)."""
         return _markdown.clamp_scroll(self.code_offsets.get((message_id, block), 0.0),
                                       code.content, code.box.width())
 
-    def _doc_point(self, message: Message, body: _Body, x: float, y: float) -> QPointF:
+    def _doc_point(self, message: Message, body: Body, x: float, y: float) -> QPointF:
         """A point in the body as a point in its document, through a scrolled code block."""
         for i, code in enumerate(body.codes):
             if code.box.contains(QPointF(x, y)):
