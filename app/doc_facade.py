@@ -7,6 +7,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .doc_comment_facade import CommentsFacade
 from .documents import Documents
 from .records import (
     BranchInfo,
@@ -26,7 +27,7 @@ T = TypeVar("T")
 DocRef = bytes | str  # a document's id, or (as the CLI takes it) its hex id, a prefix or title
 
 
-class DocumentsFacade:
+class DocumentsFacade(CommentsFacade):
     """The documents of the Node's workspace (`node.facade.documents`): app.documents'
     Documents and the `hearth doc` commands, each returning a future. A document is named by
     its id (bytes), or as the CLI takes it (hex id, unique prefix or exact title)."""

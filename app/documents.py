@@ -27,6 +27,7 @@ from core.documents import (
 from core.errors import InvalidObject
 from core.objects import MIN_ID_PREFIX, Object, decode_trusted
 
+from .doc_comments import DocComments
 from .workspace import Workspace, WorkspaceError, parse_key, read_secret
 
 
@@ -68,7 +69,7 @@ def minimal_edits(old: str, new: str) -> list[Edit]:
     return edits
 
 
-class Documents:
+class Documents(DocComments):
     """Documents of one workspace, for the person whose identity the workspace holds."""
 
     def __init__(self, workspace: Workspace):

@@ -13,13 +13,14 @@ from ..causal import causal_order
 from ..identity import Identity
 from ..objects import Object, build
 from ._base import _Cache
-from ._commits import _Commits
+from ._comments import _Comments
 from ._edits import _check_edits, _chunk_updates, _groups
 from ._live import _Live
 from ._records import DocumentError, Edit
+from ._review import _Review
 
 
-class Document(_Commits):
+class Document(_Review, _Comments):
     """One document, held in memory: its objects, the branch keys this holder has, and the
     states derived from them. Pure: no I/O; time only from the `clock` it is handed."""
 
