@@ -89,20 +89,30 @@ def _check_envelope(kind: Any, author: Any, ts: Any, stream: Any, links: Any,
 
 def build(identity: Identity, kind: str, *, stream: bytes, body: dict[str, Any], ts: int,
           links: Iterable[bytes] = ()) -> Object:
-    """Build and sign an object; raises InvalidObject if it would not be valid."""
+    """Build and sign an object; raises InvalidObject if it would not be valid. The object
+    holds `body` itself: do not change it afterwards."""
     links = sorted(set(links))
-    _check_envelope(kind, identity.public_key, ts, stream, links, body)
-    kinds.check_body(kind, body)
-    unsigned = {"v": VERSION, "type": kind, "author": identity.public_key, "ts": ts,
+    author = identity.public_key
+    _check_envelope(kind, author, ts, stream, links, body)
+    # A known kind's body in canonical key order has the shape its checker allows: what
+    # decoding reads back as it is. Anything else is parsed once built (below).
+    usual = _check_body(kind, body)
+    unsigned = {"v": VERSION, "type": kind, "author": author, "ts": ts,
                 "stream": stream, "links": links, "body": body}
     try:
-        sig = identity.sign(encoding.dumps(unsigned))
-        raw = encoding.dumps({**unsigned, "sig": sig})
+        signed = encoding.dumps(unsigned)
+        sig = identity.sign(signed)
     except (cbor2.CBORError, TypeError, ValueError, RecursionError) as exc:
         raise InvalidObject(Reason.BAD_BODY, f"body cannot be encoded: {exc}") from None
-    # Parse what was built, so nothing can be built that decoding would refuse.
-    obj, _ = parse(raw)
-    return obj
+    # The signed encoding is the unsigned one with the sig entry after `v` and `ts` (the
+    # reverse of `parse`'s cut).
+    start = 7 + _uint_size(ts)
+    raw = b"\xa8" + signed[1:start] + _SIG_ENTRY + sig + signed[start:]
+    if not usual:  # so nothing can be built that decoding would refuse
+        return parse(raw)[0]
+    if len(raw) > MAX_OBJECT_SIZE:
+        raise InvalidObject(Reason.OVERSIZE, f"object is {len(raw)} bytes, over 64 KiB")
+    return Object(_object_id(raw), kind, author, ts, stream, tuple(links), body, sig, raw)
 
 
 def authored(identity: Identity, kind: str, *, stream: bytes, body: dict[str, Any],

@@ -19,6 +19,9 @@ from ._records import DocumentError
 
 CHECKPOINT_EVERY = 256  # commits made here between the states kept in memory
 CHECKPOINTS_KEPT = 8
+# Live states kept per branch besides the branch's own: one per line of work that commits
+# continue from (each author's, when several commit at once), moved forward, never copied.
+STATES_KEPT = 6
 
 
 @dataclass
@@ -42,9 +45,13 @@ class _Cache:
     # branch -> (heads, ts of the earliest commit left out for being beyond the horizon)
     heads: dict[bytes, tuple[tuple[bytes, ...], int | None]] = field(default_factory=dict)
     visible: dict[bytes, bool] = field(default_factory=dict)
+    # branch -> ids of its commits, when every one of them was found visible at once
+    all_visible: dict[bytes, set[bytes]] = field(default_factory=dict)
     roots: dict[bytes, tuple[bytes, ...] | None] = field(default_factory=dict)
     branches: list[Object] | None = None
     branch_ids: frozenset[bytes] | None = None
+    # main's branch, and the ts of the earliest doc/main left out for being beyond the horizon
+    main: tuple[bytes | None, int | None] | None = None
     index: _RootIndex | None = None
     counts: dict[bytes, bool] = field(default_factory=dict)
     # recipient -> branch -> [(epoch, key)] sealed to it by editors
@@ -79,6 +86,7 @@ class _DocumentBase:
         self._pending: list[Object] = []  # keys sealed to this holder, by no editor (yet)
         self._payloads: dict[bytes, dict | None] = {}
         self._live: dict[bytes, _Live] = {}
+        self._others: dict[bytes, list[_Live]] = {}  # branch -> STATES_KEPT, latest used first
         # branch -> (heads, Yjs state there) from snapshots taken in: where states at other
         # heads start from, so that reading an old commit replays only what came after one.
         self._checkpoints: dict[bytes, list[tuple[frozenset[bytes], bytes]]] = {}
@@ -90,6 +98,23 @@ class _DocumentBase:
         self._new: list[Object] = []
         # Every commit's hex id, sorted, for lookups by prefix; None until one is asked for.
         self._commit_hexes: list[str] | None = None
+
+    def _use(self, branch: bytes, live: _Live, *, own: bool = False) -> None:
+        """Keep `live` among the branch's states, as the branch's own (commits and undo
+        continue from it) when `own`; the state it displaces is kept among the others."""
+        others = [s for s in self._others.get(branch, ()) if s is not live]
+        if own:
+            mine = self._live.get(branch)
+            self._live[branch] = live
+            live = mine  # type: ignore[assignment]
+        if live is not None and live is not self._live.get(branch):
+            others.insert(0, live)
+        self._others[branch] = others[:STATES_KEPT]
+
+    def _drop(self, branch: bytes, live: _Live) -> None:
+        if self._live.get(branch) is live:
+            del self._live[branch]
+        self._others[branch] = [s for s in self._others.get(branch, ()) if s is not live]
 
     def _keep_state(self, branch: bytes, live: _Live) -> None:
         """Count a commit made here on `branch`; every so many, keep the state it left."""

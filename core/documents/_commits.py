@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
+from itertools import chain
 
 import nacl.secret
 
@@ -66,6 +67,8 @@ class _Commits(_Keys):
         return root
 
     def _visible(self, commit: Object) -> bool:
+        if commit.id in self._cache.all_visible.get(commit.stream, ()):
+            return True
         found = self._cache.visible.get(commit.id)
         if found is None:
             root = self._root_of(commit)
@@ -74,20 +77,17 @@ class _Commits(_Keys):
                 and commit.stream in self._branch_ids())
         return found
 
-    def _all_visible(self, branch: bytes, commits: list[Object]) -> bool:
-        """Whether every one of the branch's `commits` is visible, found in one light pass: each
-        names its root or has its first parent on the branch, and every author was an editor
-        in every root they name. False only means: ask each commit (`_visible`)."""
+    def _all_visible(self, branch: bytes, commits: list[Object], ids: set[bytes]) -> bool:
+        """Whether every one of the branch's `commits` (whose ids are `ids`) is visible, found
+        in one light pass: each names its root or has its first parent on the branch, and
+        every author was an editor in every root they name. False only means: ask each commit
+        (`_visible`). Comprehensions, not a loop: a document's whole history passes here."""
         if branch not in self._branch_ids():
             return False
-        objects, authors, roots = self._objects, set(), set()
-        for commit in commits:
-            named, links = commit.body["root"], commit.links
-            if named or not links:
-                roots.add(tuple(named))
-            elif (parent := objects.get(links[0])) is None or parent.stream != branch:
-                return False
-            authors.add(commit.author)
+        if not {c.links[0] for c in commits if c.links and not c.body["root"]} <= ids:
+            return False
+        roots = {tuple(c.body["root"]) for c in commits if c.body["root"] or not c.links}
+        authors = {c.author for c in commits}
         return all(authors <= self.editors(root) for root in roots)
 
     def _commit(self, commit: str | bytes) -> Object:
@@ -120,17 +120,21 @@ class _Commits(_Keys):
         if found is None or (found[1] is not None and horizon is not None
                              and found[1] <= horizon):
             commits = self._commits(branch_id)
-            if self._all_visible(branch_id, commits):
-                self._cache.visible.update(dict.fromkeys((c.id for c in commits), True))
+            ids = {c.id for c in commits}
+            if self._all_visible(branch_id, commits, ids):
+                self._cache.all_visible[branch_id] = ids
             else:
                 commits = [c for c in commits if self._visible(c)]
-            later = [c.ts for c in commits if horizon is not None and c.ts > horizon]
+                ids = {c.id for c in commits}
+            later = [] if horizon is None or not commits or max(
+                c.ts for c in commits) <= horizon else [c.ts for c in commits if c.ts > horizon]
             if later:
                 commits = [c for c in commits if c.ts <= horizon]  # type: ignore[operator]
-            linked = {link for c in commits for link in c.links}
-            found = self._cache.heads[branch_id] = (
-                tuple(sorted(c.id for c in commits if c.id not in linked)),
-                min(later, default=None))
+                ids = {c.id for c in commits}
+            unlinked = set(ids)
+            unlinked.difference_update(chain.from_iterable([c.links for c in commits]))
+            found = self._cache.heads[branch_id] = (tuple(sorted(unlinked)),
+                                                    min(later, default=None))
         return [h.hex() for h in found[0]]
 
     def branches(self) -> list[BranchInfo]:
@@ -165,37 +169,88 @@ class _Commits(_Keys):
         return self._payloads[commit.id]  # type: ignore[return-value]
 
     def _state(self, branch: bytes, heads: frozenset[bytes]) -> _Live:
-        """A live document at `heads`. The branch's cached one is reused when it is there
-        already, or moved forward when `heads` descend from it (remote commits arriving);
-        otherwise a new one (with a new client id) starts from the latest checkpoint below
-        `heads` (or from nothing) and replays what came after it."""
-        live = self._live.get(branch)
-        if live is not None and live.heads == heads:
-            return live
-        forward, todo = False, None
-        if live is not None and self._below(live.heads, heads):
-            todo = self._since(heads, branch, live.heads)
-            forward = todo is not None
-        if not forward:  # another version: built aside, so the branch's state (and undo) stays
-            live = _Live.empty()
-            start = self._checkpoint(branch, heads)
-            if start is not None and (todo := self._since(heads, branch, start[0])) is not None:
-                live.absorb(start[1])
+        """A live document at `heads`. Of the states kept for the branch (its own, then the
+        others: `_use`), one already there is returned; else the one in the past of `heads`
+        that lacks the fewest commits is moved forward (never copied: Yjs states only grow);
+        else a new one (with a new client id) starts from the latest checkpoint below `heads`
+        (or from nothing) and replays what came after it. The branch's own state stays its
+        own when moved, so undo follows it."""
+        own = self._live.get(branch)
+        states = ([own] if own is not None else []) + self._others.get(branch, [])
+        for state in states:
+            if state.heads == heads:
+                if state is not own:
+                    self._use(branch, state)
+                return state
+        best: tuple[_Live, list[Object], list[bytes]] | None = None
+        for state in states:
+            found = self._lacking(branch, heads, state,
+                                  None if best is None else len(best[1]))
+            if found is not None and (best is None or len(found[0]) < len(best[1])):
+                best = (state, *found)
+        start = self._checkpoint(branch, heads)
+        since = None if start is None else self._since(
+            heads, branch, start[0], None if best is None else len(best[1]))
+        if best is not None and since is None:
+            live, todo, walked = best
+        else:
+            live, walked = _Live.empty(), []
+            if start is not None and since is not None:
+                live.absorb(start[1])  # what the checkpoint holds is not known: `absorbed` None
+                todo = since
             else:
-                todo = self._since(heads, branch, frozenset())
-        assert todo is not None
+                live.absorbed = set()
+                todo, walked = self._lacking(branch, heads, live, None)  # type: ignore[misc]
         complete = live.complete
         for commit in causal_order(todo):
             update = self._payload(commit)["u"]
             if update:
                 live.absorb(update)
         live.heads = heads
+        if live.absorbed is not None:
+            live.absorbed.update(walked)
         # A state built while an ancestor was missing must not outlive that ancestor's arrival.
         live.complete = complete and all(
             link in self._objects for c in todo for link in c.links)
-        if forward or branch not in self._live:
-            self._live[branch] = live
+        if live is not own:
+            self._use(branch, live, own=own is None)
         return live
+
+    def _lacking(self, branch: bytes, heads: frozenset[bytes], state: _Live,
+                 most: int | None) -> tuple[list[Object], list[bytes]] | None:
+        """When `state` is in the past of `heads`: the visible commits it lacks, and the ids
+        of every branch object it lacks (to add to its `absorbed`). The walk back from `heads`
+        stops at what the state has, so it costs what the state lacks; None also when it
+        would take more than `most` commits."""
+        past = state.past()
+        if past is None:
+            if not self._below(state.heads, heads):
+                return None
+            past = state.absorbed = {o.id for o in self._past(state.heads, branch)}
+        seen: set[bytes] = set()
+        stack = list(heads)
+        todo, walked, reached = [], [], 0
+        objects = self._objects
+        while stack:
+            oid = stack.pop()
+            if oid in seen:
+                continue
+            seen.add(oid)
+            if oid in past:
+                reached += oid in state.heads
+                continue
+            obj = objects.get(oid)
+            if obj is None or obj.stream != branch:
+                continue
+            walked.append(oid)
+            if obj.type == "doc/commit" and self._visible(obj):
+                todo.append(obj)
+                if most is not None and len(todo) >= most:
+                    return None
+            stack.extend(obj.links)
+        if reached != len(state.heads):
+            return None
+        return todo, walked
 
     def _below(self, lower: frozenset[bytes], heads: frozenset[bytes]) -> bool:
         """Whether `lower` may be in the past of `heads` going by dates alone (authors date
@@ -204,12 +259,13 @@ class _Commits(_Keys):
         return not lower or len(dated) == len(lower) and max(dated) <= max(
             (self._objects[h].ts for h in heads if h in self._objects), default=-1)
 
-    def _since(self, heads: frozenset[bytes], branch: bytes,
-               start: frozenset[bytes]) -> list[Object] | None:
+    def _since(self, heads: frozenset[bytes], branch: bytes, start: frozenset[bytes],
+               most: int | None = None) -> list[Object] | None:
         """The visible commits in the past of `heads` that a state at `start` may lack: the
         walk back stops at `start`'s commits. Every commit the state lacks is found (a path to
         it through `start` would put it in `start`'s past) and some it has may be too, which is
-        harmless: Yjs updates apply once. None when `start` is not all in the past of `heads`."""
+        harmless: Yjs updates apply once. None when `start` is not all in the past of `heads`,
+        or when that takes `most` commits or more."""
         seen: set[bytes] = set()
         stack = list(heads)
         out, reached = [], set()
@@ -227,6 +283,8 @@ class _Commits(_Keys):
                 continue
             if obj.type == "doc/commit" and self._visible(obj):
                 out.append(obj)
+                if most is not None and len(out) >= most:
+                    return None
             stack.extend(obj.links)
         if len(reached) != len(start) or not all(self._visible(objects[h]) for h in start):
             return None
@@ -293,8 +351,8 @@ class _Commits(_Keys):
         same = first is not None and self._root_of(first) == root
         known = self._cache.heads.get(branch)
         obj = self._publish(identity, "doc/commit", branch,
-                            {"root": [] if same else list(root), "epoch": epoch,
-                             "nonce": nonce, "box": box}, parents)
+                            {"box": box, "root": [] if same else list(root), "epoch": epoch,
+                             "nonce": nonce}, parents)  # in canonical order: built faster
         self._payloads[obj.id] = payload
         self._moved(branch, known, obj)
         return obj

@@ -105,7 +105,7 @@ class Document(_Review, _Comments):
         if state:
             live.absorb(state)
         live.heads = ids
-        self._live[branch] = live
+        self._use(branch, live, own=True)
 
     def add(self, objects: Iterable[Object]) -> None:
         """Take in objects from elsewhere (sync, storage): state follows the set."""
@@ -121,6 +121,8 @@ class Document(_Review, _Comments):
         if changed:
             self._cache = _Cache()
             self._live = {b: live for b, live in self._live.items() if live.complete}
+            self._others = {b: [s for s in states if s.complete]
+                            for b, states in self._others.items()}
             self._take_keys()
             self._take_workspace_keys()
 
@@ -150,14 +152,15 @@ class Document(_Review, _Comments):
             for group in _groups(edits):
                 update = live.apply(group, track_undo=self.track_undo)
                 obj = self._seal_commit(identity, branch_id, parent_ids, {"u": update, **marks})
-                parent_ids = live.heads = frozenset([obj.id])
+                live.advance(obj.id)
+                parent_ids = live.heads
         except BaseException:
-            self._live.pop(branch_id, None)  # the live text ran ahead of what was committed
+            self._drop(branch_id, live)  # the live text ran ahead of what was committed
             raise
         if obj is None:  # no edits: a commit that only acknowledges its parents
             obj = self._seal_commit(identity, branch_id, parent_ids, {"u": b""})
-            live.heads = frozenset([obj.id])
-        self._live[branch_id] = live
+            live.advance(obj.id)
+        self._use(branch_id, live, own=True)
         self._keep_state(branch_id, live)
         return obj.hex
 
@@ -180,7 +183,7 @@ class Document(_Review, _Comments):
         update = live.capture(manager.redo if redo else manager.undo)
         live.forget()
         obj = self._seal_commit(identity, branch_id, heads, {"u": update})
-        live.heads = frozenset([obj.id])
+        live.advance(obj.id)
         return obj.hex
 
     def fork(self, identity: Identity, source: str, name: str,
@@ -230,6 +233,6 @@ class Document(_Review, _Comments):
         live.absorb(update)
         obj = self._seal_commit(identity, target_id, target_heads,
                                 {"u": update, "k": "merge", "m": source_heads})
-        live.heads = frozenset([obj.id])
-        self._live[target_id] = live
+        live.advance(obj.id)
+        self._use(target_id, live, own=True)
         return obj.hex

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pycrdt
 
@@ -34,11 +34,36 @@ class _Live:
     undo: pycrdt.UndoManager | None = None
     length: int | None = None  # in codepoints; None when unknown
     complete: bool = True  # False when built while an ancestor commit was missing
+    # Ids of the branch's objects in the causal past of `heads` (all of them, so a walk back
+    # from other heads can stop at the first it meets); None until needed.
+    absorbed: set[bytes] | None = None
+    # The updates of the transactions `capture` is watching for; None while it is not.
+    captured: list[bytes] | None = field(default=None, repr=False)
 
     @classmethod
     def empty(cls) -> _Live:
         doc = pycrdt.Doc(client_id=secrets.randbits(CLIENT_ID_BITS) or 1)
-        return cls(frozenset(), doc, doc.get(TEXT, type=pycrdt.Text))
+        live = cls(frozenset(), doc, doc.get(TEXT, type=pycrdt.Text))
+        # One subscription for the state's life: subscribing per commit costs more than the
+        # edit itself.
+        doc.observe(live._transacted)
+        return live
+
+    def _transacted(self, event: pycrdt.TransactionEvent) -> None:
+        if self.captured is not None:
+            self.captured.append(event.update)
+
+    def advance(self, commit: bytes) -> None:
+        """The state is now at `commit`, made from it (its only parents were the heads)."""
+        self.heads = frozenset([commit])
+        if self.absorbed is not None:
+            self.absorbed.add(commit)
+
+    def past(self) -> set[bytes] | None:
+        """`absorbed` while it is known to cover the heads (else it is stale: unknown)."""
+        if self.absorbed is not None and not self.heads <= self.absorbed:
+            self.absorbed = None
+        return self.absorbed
 
     def absorb(self, update: bytes) -> None:
         self.doc.apply_update(update)
@@ -77,12 +102,11 @@ class _Live:
 
     def capture(self, action: Callable[[], object]) -> bytes:
         """Run `action`; return the Yjs update of the transactions it made."""
-        updates: list[bytes] = []
-        subscription = self.doc.observe(lambda event: updates.append(event.update))
+        updates = self.captured = []
         try:
             action()
         finally:
-            self.doc.unobserve(subscription)
+            self.captured = None
         return updates[0] if len(updates) == 1 else _merge(updates)
 
     def _length(self) -> int:

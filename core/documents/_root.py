@@ -80,7 +80,7 @@ class _RootBranch(_DocumentBase):
         if index.heads is not None and self._counts(obj):
             index.heads.difference_update(obj.links)
             index.heads.add(obj.id)
-        self._cache.branches = self._cache.branch_ids = None
+        self._cache.branches = self._cache.branch_ids = self._cache.main = None
         self._cache.sealed.clear()
 
     def _counts(self, obj: Object) -> bool:
@@ -209,13 +209,22 @@ class _RootBranch(_DocumentBase):
         return self._cache.branch_ids
 
     def _main(self) -> bytes | None:
+        horizon = self._horizon()
+        found = self._cache.main
+        if found is not None and (found[1] is None or horizon is None or horizon < found[1]):
+            return found[0]
         branches = self._branch_ids()
-        pointers = [o for o in self._current(self._in_root("doc/main"))
+        pointers = [o for o in self._in_root("doc/main")
                     if self._counts(o) and o.body["branch"] in branches]
+        later = [o.ts for o in pointers if horizon is not None and o.ts > horizon]
+        pointers = [o for o in pointers if horizon is None or o.ts <= horizon]
         if pointers:
-            return max(pointers, key=lambda o: (o.ts, o.id)).body["branch"]
-        first = [b for b in self._branch_objects() if b.body["name"] == "main"]
-        return first[0].id if first else None
+            main = max(pointers, key=lambda o: (o.ts, o.id)).body["branch"]
+        else:
+            first = [b for b in self._branch_objects() if b.body["name"] == "main"]
+            main = first[0].id if first else None
+        self._cache.main = (main, min(later, default=None))
+        return main
 
     def _branch(self, name_or_id: str) -> bytes:
         """A branch by name ("main" follows set_main) or by hex id."""
