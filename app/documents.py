@@ -75,6 +75,7 @@ class Documents(DocComments):
     def __init__(self, workspace: Workspace):
         self.ws = workspace
         self._open: dict[bytes, Document] = {}
+        self._read_to: dict[bytes, int] = {}  # document -> the last replica row taken in
         self._secret: bytes | None = None
 
     def secret(self) -> bytes:
@@ -117,7 +118,8 @@ class Documents(DocComments):
 
     def open(self, ref: str | bytes) -> Document:
         doc_id = ref if isinstance(ref, bytes) else self.resolve(ref)
-        objects = [decode_trusted(raw) for raw in self.ws.replica.documents.objects(doc_id)]
+        raws, read_to = self.ws.replica.documents.objects_after(doc_id, 0)
+        objects = [decode_trusted(raw) for raw in raws]
         if not any(o.id == doc_id for o in objects):
             raise WorkspaceError(f"no document {doc_id.hex()}")
         branches = [o.id for o in objects if o.type == "doc/branch"]
@@ -126,7 +128,7 @@ class Documents(DocComments):
         document = Document.load(objects, identity=self.ws.identity,
                                  keys=self.ws.replica.documents.branch_keys(branches),
                                  snapshots=snapshots, clock=self._clock, secret=self.secret())
-        self._open[doc_id] = document
+        self._open[doc_id], self._read_to[doc_id] = document, read_to
         return document
 
     def current(self, doc_id: bytes) -> Document:
@@ -138,9 +140,12 @@ class Documents(DocComments):
         return document
 
     def refresh(self, document: Document) -> None:
-        """Take in what arrived by sync since the document was opened."""
-        document.add(decode_trusted(raw)
-                     for raw in self.ws.replica.documents.objects(document.root.id))
+        """Take in what arrived by sync since the document was opened (or last refreshed):
+        only those rows are read, so an open document costs what arrives, not its history."""
+        doc_id = document.root.id
+        raws, self._read_to[doc_id] = self.ws.replica.documents.objects_after(
+            doc_id, self._read_to.get(doc_id, 0))
+        document.add(decode_trusted(raw) for raw in raws)
 
     def unreadable(self, document: Document, branch: str = "main") -> str | None:
         """Why this holder cannot read `branch` (a sentence for a person), or None when it can.

@@ -97,10 +97,11 @@ def build(identity: Identity, kind: str, *, stream: bytes, body: dict[str, Any],
     # A known kind's body in canonical key order has the shape its checker allows: what
     # decoding reads back as it is. Anything else is parsed once built (below).
     usual = _check_body(kind, body)
-    unsigned = {"v": VERSION, "type": kind, "author": author, "ts": ts,
-                "stream": stream, "links": links, "body": body}
+    # In canonical key order, so a usual body (in order too) is written as it is, unsorted.
+    unsigned = {"v": VERSION, "ts": ts, "body": body, "type": kind, "links": links,
+                "author": author, "stream": stream}
     try:
-        signed = encoding.dumps(unsigned)
+        signed = _dumps(unsigned) if usual else encoding.dumps(unsigned)
         sig = identity.sign(signed)
     except (cbor2.CBORError, TypeError, ValueError, RecursionError) as exc:
         raise InvalidObject(Reason.BAD_BODY, f"body cannot be encoded: {exc}") from None

@@ -33,6 +33,23 @@ class DocumentStore:
             "(SELECT id FROM objects WHERE stream = ?1 AND type = 'doc/branch') "
             "ORDER BY ts, id", (document,))]
 
+    def objects_after(self, document: bytes, after: int) -> tuple[list[bytes], int]:
+        """The document's objects stored after row `after` (0: all of them, as `objects`) and
+        the last of their rows (else `after`), so that a document open in memory takes in only
+        what arrived since. Document objects are never deleted, so every row stored later is
+        numbered after the last one read."""
+        if after:
+            rows = self._replica.conn.execute(
+                "SELECT oid, raw FROM objects WHERE oid > ?2 AND (id = ?1 OR +stream = ?1 OR "
+                "+stream IN (SELECT id FROM objects WHERE stream = ?1 AND type = 'doc/branch'))",
+                (document, after)).fetchall()
+        else:
+            rows = self._replica.conn.execute(
+                "SELECT oid, raw FROM objects WHERE id = ?1 OR stream = ?1 OR stream IN "
+                "(SELECT id FROM objects WHERE stream = ?1 AND type = 'doc/branch') "
+                "ORDER BY ts, id", (document,)).fetchall()
+        return [raw for _, raw in rows], max((oid for oid, _ in rows), default=after)
+
     def titles(self, document: bytes) -> list[bytes]:
         return [row[0] for row in self._replica.conn.execute(
             "SELECT raw FROM objects WHERE stream = ? AND type = 'doc/title'", (document,))]

@@ -48,6 +48,7 @@ class _Cache:
     # branch -> ids of its commits, when every one of them was found visible at once
     all_visible: dict[bytes, set[bytes]] = field(default_factory=dict)
     roots: dict[bytes, tuple[bytes, ...] | None] = field(default_factory=dict)
+    rootless: bool = False  # whether `roots` holds a None (a parent was missing)
     branches: list[Object] | None = None
     branch_ids: frozenset[bytes] | None = None
     # main's branch, and the ts of the earliest doc/main left out for being beyond the horizon
@@ -78,6 +79,9 @@ class _DocumentBase:
         self.track_undo = undo  # an editor wants it; a bulk import need not pay for it
         self._objects: dict[bytes, Object] = {root.id: root}
         self._streams: dict[bytes, list[Object]] = {}
+        # branch -> what the branch's commits held link to (their parents), from when its
+        # heads were first worked out
+        self._linked: dict[bytes, set[bytes]] = {}
         self._root_kinds: dict[str, list[Object]] = {}
         # (branch, epoch) -> keys, for reading; two editors refreshing at once make two keys of
         # one epoch. Which key encrypts new commits is decided by `_writing` alone.
@@ -126,8 +130,11 @@ class _DocumentBase:
     def _store(self, obj: Object) -> None:
         self._objects[obj.id] = obj
         self._streams.setdefault(obj.stream, []).append(obj)
-        if obj.type == "doc/commit" and self._commit_hexes is not None:
-            insort(self._commit_hexes, obj.id.hex())
+        if obj.type == "doc/commit":
+            if (linked := self._linked.get(obj.stream)) is not None:
+                linked.update(obj.links)
+            if self._commit_hexes is not None:
+                insort(self._commit_hexes, obj.id.hex())
         if obj.stream == self.root.id:
             self._root_kinds.setdefault(obj.type, []).append(obj)
 

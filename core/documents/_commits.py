@@ -4,10 +4,12 @@ below them), and sealing a new commit."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Iterable
-from itertools import chain
+from itertools import chain, compress
+from operator import attrgetter, itemgetter, not_
 
 import nacl.secret
 
@@ -21,6 +23,10 @@ from ._live import _Live
 from ._records import BranchInfo, CommitInfo, DocumentError
 
 _HEX = re.compile("[0-9a-f]*")
+SHORT_WALK = 64  # commits a state is first asked to lack at most, before any walk is longer
+_ID, _BODY, _LINKS = attrgetter("id"), attrgetter("body"), attrgetter("links")
+_AUTHOR = attrgetter("author")
+_ROOT = itemgetter("root")
 
 
 class _Commits(_Keys):
@@ -64,6 +70,8 @@ class _Commits(_Keys):
         # parent is walked again from each of its commits, and opening becomes quadratic.
         for oid in chain:
             roots[oid] = root
+        if root is None:
+            self._cache.rootless = True
         return root
 
     def _visible(self, commit: Object) -> bool:
@@ -77,21 +85,30 @@ class _Commits(_Keys):
                 and commit.stream in self._branch_ids())
         return found
 
-    def _all_visible(self, branch: bytes, commits: list[Object], ids: set[bytes]) -> bool:
-        """Whether every one of the branch's `commits` (whose ids are `ids`) is visible, found
-        in one light pass: each names its root or has its first parent on the branch, and
-        every author was an editor in every root they name. False only means: ask each commit
-        (`_visible`). Comprehensions, not a loop: a document's whole history passes here."""
-        if branch not in self._branch_ids():
+    def _all_visible(self, branch: bytes, commits: list[Object], ids: set[bytes],
+                     linked: set[bytes]) -> bool:
+        """Whether every one of the branch's `commits` (whose ids are `ids`, linking to
+        `linked`) is visible, found in one light pass: each links only to commits of the
+        branch (so a commit that names no root has its first parent's), and every author was
+        an editor in every root named (by commits that name one or have no parents). False
+        only means: ask each commit (`_visible`). Written with map and sets: a document's whole
+        history passes here when it opens."""
+        if branch not in self._branch_ids() or not linked <= ids:
             return False
-        if not {c.links[0] for c in commits if c.links and not c.body["root"]} <= ids:
-            return False
-        roots = {tuple(c.body["root"]) for c in commits if c.body["root"] or not c.links}
-        authors = {c.author for c in commits}
-        return all(authors <= self.editors(root) for root in roots)
+        named = set(map(tuple, filter(None, map(_ROOT, map(_BODY, commits)))))
+        for commit in compress(commits, map(not_, map(_LINKS, commits))):
+            named.add(tuple(commit.body["root"]))
+        authors = set(map(_AUTHOR, commits))
+        return all(authors <= self.editors(root) for root in named)
 
     def _commit(self, commit: str | bytes) -> Object:
         """A visible commit by id (bytes or hex) or by a unique hex prefix."""
+        obj = None
+        if isinstance(commit, str) and len(commit) == 64 and commit.isalnum():
+            with contextlib.suppress(ValueError):  # a whole id, as the app hands them: no scan
+                obj = self._objects.get(bytes.fromhex(commit))
+            if obj is not None and obj.type == "doc/commit" and self._visible(obj):
+                return obj
         ref = commit.strip().lower() if isinstance(commit, str) else ""
         if isinstance(commit, bytes):
             obj = self._objects.get(commit)
@@ -121,7 +138,12 @@ class _Commits(_Keys):
                              and found[1] <= horizon):
             commits = self._commits(branch_id)
             ids = {c.id for c in commits}
-            if self._all_visible(branch_id, commits, ids):
+            linked = self._linked.get(branch_id)
+            if linked is None:
+                linked = self._linked[branch_id] = set(
+                    chain.from_iterable(map(_LINKS, commits)))
+            every = self._all_visible(branch_id, commits, ids, linked)
+            if every:
                 self._cache.all_visible[branch_id] = ids
             else:
                 commits = [c for c in commits if self._visible(c)]
@@ -131,11 +153,90 @@ class _Commits(_Keys):
             if later:
                 commits = [c for c in commits if c.ts <= horizon]  # type: ignore[operator]
                 ids = {c.id for c in commits}
-            unlinked = set(ids)
-            unlinked.difference_update(chain.from_iterable([c.links for c in commits]))
+            if later or not every:
+                unlinked = set(ids)
+                unlinked.difference_update(chain.from_iterable([c.links for c in commits]))
+            else:  # every commit held counts: what any of them links to is what they link to
+                unlinked = ids.difference(linked)
             found = self._cache.heads[branch_id] = (tuple(sorted(unlinked)),
                                                     min(later, default=None))
         return [h.hex() for h in found[0]]
+
+    # Heads recorded in snapshots --------------------------------------------------------------
+
+    def _held(self, stream: bytes) -> bytes:
+        """A digest of the objects of `stream` held: their count and the sum of their ids."""
+        objects = self._streams.get(stream, ())
+        total = sum(map(int.from_bytes, map(_ID, objects))) % (1 << 256)
+        return len(objects).to_bytes(8, "big") + total.to_bytes(32, "big")
+
+    def _heads_record(self, branch: bytes) -> dict:
+        """What a snapshot records of the branch's heads: the heads, the roots they name (a
+        function of the commits alone), and while no commit is beyond the horizon, digests of
+        the objects of the branch and of the root branch, so that a document loaded from the
+        same objects takes the heads as they were instead of working them out again."""
+        found = self._cache.heads.get(branch)
+        if found is None:
+            self.heads(branch.hex())
+            found = self._cache.heads[branch]
+        roots = [[h, list(root)] for h in found[0]
+                 if (root := self._root_of(self._objects[h])) is not None]
+        record: dict = {"heads": list(found[0]), "roots": roots}
+        if found[1] is None:
+            record["held"] = self._held(branch) + self._held(self.root.id)
+        return record
+
+    def _heads_cached(self, branch: bytes, field: bytes,
+                      digests: dict[bytes, bytes]) -> frozenset[bytes] | None:
+        """The heads a snapshot names (`_heads_record`; before it, a list of them), or None
+        when it cannot be read. The roots it names are taken in; the heads too, when the
+        objects held are those it was taken from (`digests`: the branches' `_held` found so
+        far, as several snapshots of a branch are read at once)."""
+        try:
+            record = encoding.loads(field)
+            if isinstance(record, list):
+                record = {"heads": record}
+            heads = frozenset(record["heads"])
+            commits = [self._objects.get(h) for h in heads]
+            if not all(c is not None and c.stream == branch and c.type == "doc/commit"
+                       for c in commits):
+                return heads  # a checkpoint of commits not held: `_restore` passes it by
+            for head, root in record.get("roots", ()):
+                if head in heads and all(isinstance(r, bytes) for r in root):
+                    self._cache.roots.setdefault(head, tuple(root))
+        except (encoding.EncodingError, KeyError, TypeError, ValueError):
+            return None  # a damaged cache is only a slower open
+        held = record.get("held")
+        if held is not None and branch not in self._cache.heads:
+            for stream in (branch, self.root.id):
+                if stream not in digests:
+                    digests[stream] = self._held(stream)
+            if held == digests[branch] + digests[self.root.id]:
+                self._cache.heads[branch] = (tuple(sorted(heads)), None)
+        return heads
+
+    def _took_commits(self, commits: list[Object], early: set[bytes]) -> None:
+        """Bring what is derived from the objects up to date after only `commits` arrived
+        (else everything is recomputed): their branches' heads move by them, so a remote
+        keystroke costs what it brings, not the history. `early`: those of them that commits
+        held before already linked to."""
+        cache = self._cache
+        if cache.rootless:  # an arrival may be a missing parent: roots and visibility change
+            cache.roots = {k: v for k, v in cache.roots.items() if v is not None}
+            cache.visible = {k: v for k, v in cache.visible.items() if v}
+            cache.rootless = False
+        horizon = self._horizon()
+        for commit in causal_order(commits):
+            branch = commit.stream
+            known = cache.heads.pop(branch, None)
+            # Worked out from the branch when next asked: also when a commit linking to this
+            # one came first (whether that one counts is not known here).
+            if known is None or known[1] is not None or commit.id in early or not (
+                    self._visible(commit)) or (horizon is not None and commit.ts > horizon):
+                continue
+            heads = set(known[0]).difference(commit.links)
+            heads.add(commit.id)
+            cache.heads[branch] = (tuple(sorted(heads)), None)
 
     def branches(self) -> list[BranchInfo]:
         main = self._main()
@@ -182,22 +283,31 @@ class _Commits(_Keys):
                 if state is not own:
                     self._use(branch, state)
                 return state
-        best: tuple[_Live, list[Object], list[bytes]] | None = None
-        for state in states:
-            found = self._lacking(branch, heads, state,
-                                  None if best is None else len(best[1]))
-            if found is not None and (best is None or len(found[0]) < len(best[1])):
-                best = (state, *found)
+        # The candidates (states kept, then the checkpoint) are asked first for a short walk,
+        # then (checkpoint first: reading an old version) for any: each walk stops once it
+        # would cost more than the best found, so a far-off candidate costs little.
         start = self._checkpoint(branch, heads)
-        since = None if start is None else self._since(
-            heads, branch, start[0], None if best is None else len(best[1]))
-        if best is not None and since is None:
-            live, todo, walked = best
+        best: tuple[_Live | None, list[Object], list[bytes] | None] | None = None
+        for budget, first in ((SHORT_WALK, False), (None, True)):
+            order: list[_Live | None] = [*states, None] if start is not None else [*states]
+            for state in (order[-1:] + order[:-1]) if first and start is not None else order:
+                most = budget if best is None else len(best[1])
+                if state is None:
+                    since = self._since(heads, branch, start[0], most)  # type: ignore[index]
+                    found = None if since is None else (since, None)
+                else:
+                    found = self._lacking(branch, heads, state, most)
+                if found is not None and (best is None or len(found[0]) < len(best[1])):
+                    best = (state, *found)
+            if best is not None:
+                break
+        if best is not None and best[0] is not None:
+            live, todo, walked = best  # type: ignore[assignment]
         else:
             live, walked = _Live.empty(), []
-            if start is not None and since is not None:
-                live.absorb(start[1])  # what the checkpoint holds is not known: `absorbed` None
-                todo = since
+            if best is not None:
+                live.absorb(start[1])  # type: ignore[index]  # what it holds is not known
+                todo = best[1]
             else:
                 live.absorbed = set()
                 todo, walked = self._lacking(branch, heads, live, None)  # type: ignore[misc]
@@ -207,7 +317,7 @@ class _Commits(_Keys):
             if update:
                 live.absorb(update)
         live.heads = heads
-        if live.absorbed is not None:
+        if live.absorbed is not None and walked is not None:
             live.absorbed.update(walked)
         # A state built while an ancestor was missing must not outlive that ancestor's arrival.
         live.complete = complete and all(
@@ -217,14 +327,20 @@ class _Commits(_Keys):
         return live
 
     def _lacking(self, branch: bytes, heads: frozenset[bytes], state: _Live,
-                 most: int | None) -> tuple[list[Object], list[bytes]] | None:
+                 most: int | None) -> tuple[list[Object], list[bytes] | None] | None:
         """When `state` is in the past of `heads`: the visible commits it lacks, and the ids
-        of every branch object it lacks (to add to its `absorbed`). The walk back from `heads`
-        stops at what the state has, so it costs what the state lacks; None also when it
-        would take more than `most` commits."""
+        of every branch object it lacks (to add to its `absorbed`; None when that is not
+        known). The walk back from `heads` stops at what the state has, so it costs what the
+        state lacks; None also when it would take `most` commits or more. A state whose past
+        is not known is first walked to from `heads` as far as `most`; failing that, its past
+        is found once (a walk over it) when no limit is set."""
         past = state.past()
         if past is None:
             if not self._below(state.heads, heads):
+                return None
+            if (todo := self._since(heads, branch, state.heads, most or SHORT_WALK)) is not None:
+                return todo, None
+            if most is not None:
                 return None
             past = state.absorbed = {o.id for o in self._past(state.heads, branch)}
         seen: set[bytes] = set()
@@ -344,7 +460,8 @@ class _Commits(_Keys):
         epoch, key = writing
         self._add_key(branch, epoch, key)
         nonce = os.urandom(nacl.secret.SecretBox.NONCE_SIZE)
-        box = nacl.secret.SecretBox(key).encrypt(encoding.dumps(payload), nonce).ciphertext
+        plain = (encoding.dumps_ordered if payload.keys() == {"u"} else encoding.dumps)(payload)
+        box = nacl.secret.SecretBox(key).encrypt(plain, nonce).ciphertext
         root = tuple(self._linkable(self._root_heads(), self._now()))
         parents = sorted(parents)
         first = self._objects.get(parents[0]) if parents else None

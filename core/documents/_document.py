@@ -67,8 +67,12 @@ class Document(_Review, _Comments):
         for branch, epoch, key in keys:
             document._add_key(branch, epoch, key)
         document.add(objects)
-        for snapshot in snapshots:
-            document._restore(*snapshot)
+        digests: dict[bytes, bytes] = {}
+        snapshots = [(s[0], document._heads_cached(s[0], s[1], digests), *s[2:])
+                     for s in snapshots]
+        for branch, ids, epoch, nonce, box in snapshots:
+            if ids is not None:
+                document._restore(branch, ids, epoch, nonce, box)
         return document
 
     def snapshot(self, branch: str) -> tuple[bytes, bytes, int, bytes, bytes] | None:
@@ -83,14 +87,13 @@ class Document(_Review, _Comments):
         nonce = os.urandom(nacl.secret.SecretBox.NONCE_SIZE)
         box = nacl.secret.SecretBox(self._keys[(branch_id, epoch)][0]).encrypt(
             state, nonce).ciphertext
-        return branch_id, encoding.dumps(sorted(heads)), epoch, nonce, box
+        return branch_id, encoding.dumps(self._heads_record(branch_id)), epoch, nonce, box
 
-    def _restore(self, branch: bytes, heads: bytes, epoch: int, nonce: bytes,
+    def _restore(self, branch: bytes, ids: frozenset[bytes], epoch: int, nonce: bytes,
                  box: bytes) -> None:
         try:
-            ids = frozenset(encoding.loads(heads))
             state = self._open_box(branch, epoch, box, nonce)
-        except (encoding.EncodingError, TypeError):
+        except TypeError:
             return  # a damaged cache is only a slower open
         if state is None or not all(
                 (c := self._objects.get(h)) is not None and c.stream == branch
@@ -98,9 +101,8 @@ class Document(_Review, _Comments):
             return
         if ids and state:
             self._checkpoints.setdefault(branch, []).append((ids, state))
-        if branch in self._live and ids != frozenset(
-                bytes.fromhex(h) for h in self.heads(branch.hex())):
-            return  # an older state than the one restored: kept only as a checkpoint
+        if ids != frozenset(bytes.fromhex(h) for h in self.heads(branch.hex())):
+            return  # an older state than the branch's: kept only as a checkpoint
         live = _Live.empty()
         if state:
             live.absorb(state)
@@ -109,22 +111,29 @@ class Document(_Review, _Comments):
 
     def add(self, objects: Iterable[Object]) -> None:
         """Take in objects from elsewhere (sync, storage): state follows the set."""
-        changed = False
-        for obj in objects:
-            if obj.id in self._objects or not self._belongs(obj):
-                continue
-            self._store(obj)
-            changed = True
-            if (obj.type == "doc/branch-key" and self.identity is not None
-                    and obj.body["recipient"] == self.identity.public_key):
+        held, belongs = self._objects, self._belongs
+        new = {o.id: o for o in objects if o.id not in held and belongs(o)}
+        if not new:
+            return
+        # Commits that a commit held already links to: heads are then worked out again.
+        linked = self._linked
+        early = {oid for oid, o in new.items() if oid in linked.get(o.stream, ())} if (
+            linked) else set()
+        me = self.identity.public_key if self.identity is not None else None
+        store = self._store
+        for obj in new.values():
+            store(obj)
+            if obj.type == "doc/branch-key" and obj.body["recipient"] == me:
                 self._pending.append(obj)
-        if changed:
-            self._cache = _Cache()
-            self._live = {b: live for b, live in self._live.items() if live.complete}
-            self._others = {b: [s for s in states if s.complete]
-                            for b, states in self._others.items()}
-            self._take_keys()
-            self._take_workspace_keys()
+        self._live = {b: live for b, live in self._live.items() if live.complete}
+        self._others = {b: [s for s in states if s.complete]
+                        for b, states in self._others.items()}
+        if all(o.type == "doc/commit" for o in new.values()):  # the common case: someone typed
+            self._took_commits(list(new.values()), early)
+            return
+        self._cache = _Cache()
+        self._take_keys()
+        self._take_workspace_keys()
 
     # Commits, undo and redo, forks and merges ----------------------------------------------
 

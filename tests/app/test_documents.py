@@ -179,7 +179,7 @@ def test_reopening_uses_the_encrypted_cache(alice: Paths, monkeypatch) -> None:
         for branch, branch_heads in heads.items():
             cached = ws.replica.documents.cached_state(bytes.fromhex(branch))
             assert cached is not None
-            assert sorted(h.hex() for h in encoding.loads(cached[0])) == branch_heads
+            assert sorted(h.hex() for h in encoding.loads(cached[0])["heads"]) == branch_heads
             assert b"cached text" not in cached[3] and b"draft text" not in cached[3]
         doc_id = doc.root.id
 
