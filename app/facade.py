@@ -11,14 +11,16 @@ app/analytics_commands.py), so the three read the same: `facade.topic(channel, t
 
 Three things answer without a future, because they never wait: `info` (who and where, fixed
 once the Node started), `key`, and `pending()` (a snapshot swapped whole). Events come by
-`subscribe` (NodeEvent: objects, peers, synced, delivered, typing), on the Node's thread.
+`subscribe` (NodeEvent: objects, peers, synced, delivered, typing, presence, presence-left), on
+the Node's thread. `typing`, `presence` and `presence-left` send live signals and return
+nothing: they never wait either.
 
 The records handed back are frozen values from app/records.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -174,6 +176,18 @@ class NodeFacade:
         """Tell the peers online now that I am typing in `channel` (never stored; the Node
         rate-limits what it sends). Returns at once, from any thread."""
         self._node.typing(channel)
+
+    def presence(self, doc: bytes, branch: str, heads: list[str], anchor: int, at: int, *,
+                 readers: Iterable[bytes] | None = None) -> None:
+        """Tell the peers online now that I have document `doc` open on `branch`, my selection
+        from `anchor` to `at` in codepoints of the text at commits `heads` (hex), and only
+        those among `readers` when given (a private document's editors). Never stored;
+        the Node sends the newest at most every so often. Returns at once, from any thread."""
+        self._node.presence(doc, branch, heads, anchor, at, readers)
+
+    def presence_left(self, doc: bytes) -> None:
+        """Tell the peers that have my presence in `doc` that I closed it. Returns at once."""
+        self._node.presence_left(doc)
 
     def nick(self, name: str) -> Future[bytes]:
         return self._run(lambda: self._ws().nick(name).id)

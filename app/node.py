@@ -19,7 +19,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +30,10 @@ from analytics.shipper import Shipper
 from core.objects import Object
 from storage import Message, NotFound, start_signature_helper
 from sync.peers import PeerBook
+from sync.service import PRESENCE_TTL_S as PRESENCE_TTL_S  # for the window's cursors
 from sync.service import TYPING_TTL_S as TYPING_TTL_S  # for the window's indicator
 from sync.service import SyncEvent, SyncService
+from sync.session import PRESENCE_REFRESH_S as PRESENCE_REFRESH_S  # how often a window repeats
 
 from .activity import Activity
 from .facade import NodeFacade
@@ -74,7 +76,12 @@ class NodeEvent:
     synced (a reconciliation round finished), delivered (my objects reached a peer:
     Node.pending() shrank), typing (a connected peer's person is typing: detail["key"],
     detail["channel"], detail["expires"], a time.monotonic() deadline TYPING_TTL_S after the
-    frame; nothing is stored, and it is gone once that passes)."""
+    frame; nothing is stored, and it is gone once that passes), presence (a connected peer's
+    person has a document open: detail["key"], detail["doc"] (the id, bytes), detail["branch"],
+    detail["heads"] (commit ids, bytes, that its positions refer to), detail["anchor"] and
+    detail["at"] (its selection, in codepoints), detail["expires"] (PRESENCE_TTL_S after the
+    frame; the window repeats it every PRESENCE_REFRESH_S)), presence-left (they closed the
+    document or went away: detail["key"], detail["doc"]). Nothing of either is stored."""
 
     kind: str
     detail: dict
@@ -353,6 +360,33 @@ class Node:
             return
         with contextlib.suppress(RuntimeError):  # the loop has just closed
             loop.call_soon_threadsafe(service.typing, channel)
+
+    def presence(self, doc: bytes, branch: str, heads: Iterable[str], anchor: int, at: int,
+                 readers: Iterable[bytes] | None = None) -> None:
+        """Tell the connected peers among `readers` (None: every member) that this person has
+        document `doc` open on `branch`, the selection from `anchor` to `at` in codepoints of
+        the text at the commits `heads` (hex ids). From any thread, never waits, never raises:
+        a Node that is not running, or ids that are not hex, send nothing. Each peer gets the
+        newest at most once per interval (sync.session)."""
+        loop, service = self._loop, self._service
+        if loop is None or service is None or not self._running:
+            return
+        try:
+            ids = [bytes.fromhex(head) for head in heads]
+        except (TypeError, ValueError):
+            return
+        keys = None if readers is None else frozenset(readers)
+        with contextlib.suppress(RuntimeError):  # the loop has just closed
+            loop.call_soon_threadsafe(service.presence, doc, branch, ids, anchor, at, keys)
+
+    def presence_left(self, doc: bytes) -> None:
+        """Tell the peers that have this person's presence in `doc` that they closed it; from
+        any thread, never waits, never raises."""
+        loop, service = self._loop, self._service
+        if loop is None or service is None or not self._running:
+            return
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(service.presence_left, doc)
 
     # Blocking conveniences (command line and tests) -----------------------------------------
 

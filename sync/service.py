@@ -6,7 +6,9 @@ another process writing the same file, is pushed to every connected peer.
 
 Typing indicators (`typing`) go to the peers connected now and nowhere else: one that arrives
 becomes a "typing" event and is neither stored nor relayed (sync.session says how they are
-rate-limited both ways).
+rate-limited both ways). Presence in documents (`presence`, `left`) goes the same way, to the
+peers connected now that may read the document, and becomes "presence" and "presence-left"
+events; a session that ends takes its peer's presence with it.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ from .session import (
     Connected,
     ObjectsReceived,
     PeerReconciled,
+    Presence,
+    PresenceLeft,
     ReconcileComplete,
     Session,
     Typing,
@@ -54,6 +58,9 @@ ONCE_ROUNDS = 4  # a one-off sync: a first round moves the differences, the next
 # How long a typing indicator lasts after its last frame: two of the sender's intervals
 # (sync.session.TYPING_SEND_INTERVAL_S), so one frame may be late or lost.
 TYPING_TTL_S = 6.0
+# How long a remote cursor stays after its last frame: two and a half of the window's refresh
+# intervals (sync.session.PRESENCE_REFRESH_S), so one frame may be late or lost.
+PRESENCE_TTL_S = 5.0
 
 
 class SyncFailed(Exception):
@@ -101,7 +108,12 @@ class SyncEvent:
 
     typing: a connected peer's person is typing (`key`: the peer's identity, `channel` as the
     peer named it, `expires`: the time.monotonic() after which to stop showing it, unless
-    another comes). Never stored, never relayed."""
+    another comes). Never stored, never relayed.
+
+    presence: a connected peer's person has a document open (`key`, `doc` id, `branch`,
+    `heads` the commit ids its positions refer to, `anchor` and `at` the selection in
+    codepoints, `expires` as for typing, PRESENCE_TTL_S on). presence-left: they closed it, or
+    their session ended (`key`, `doc`). Never stored, never relayed."""
 
     kind: str
     detail: dict
@@ -275,6 +287,29 @@ class SyncService:
             if connection.session.send_typing(channel, now):
                 connection.wake()
 
+    def presence(self, doc: bytes, branch: str, heads: list[bytes], anchor: int, at: int,
+                 readers: frozenset[bytes] | None = None) -> None:
+        """Tell the connected peers among `readers` (None: all of them) that this person has
+        `doc` open on `branch` with the selection from `anchor` to `at`, codepoints of the text
+        at commits `heads`; a peer told before that is no longer a reader is told `left`.
+        Each session sends the newest at most once per interval (sync.session)."""
+        now = time.monotonic()
+        for connection in list(self.connections.values()):
+            session = connection.session
+            if readers is None or session.peer_key in readers:
+                sent = session.send_presence(doc, branch, heads, anchor, at, now)
+            else:
+                sent = session.send_left(doc)
+            if sent:
+                connection.wake()
+
+    def presence_left(self, doc: bytes) -> None:
+        """Tell the connected peers that were told this person's presence in `doc` that they
+        closed it."""
+        for connection in list(self.connections.values()):
+            if connection.session.send_left(doc):
+                connection.wake()
+
     def peer_records(self) -> list[dict]:
         """The peer book's records (sync.peers.Peer's fields and `address`), each with
         `connected`, then one for every peer with an open session that dialled us: it is not
@@ -436,7 +471,15 @@ class SyncService:
         elif isinstance(event, Typing):
             self.on_event(SyncEvent("typing", {"key": event.key, "channel": event.channel,
                                                "expires": time.monotonic() + TYPING_TTL_S}))
+        elif isinstance(event, Presence):
+            self.on_event(SyncEvent("presence", {
+                "key": event.key, "doc": event.doc, "branch": event.branch,
+                "heads": list(event.heads), "anchor": event.anchor, "at": event.at,
+                "expires": time.monotonic() + PRESENCE_TTL_S}))
+        elif isinstance(event, PresenceLeft):
+            self.on_event(SyncEvent("presence-left", {"key": event.key, "doc": event.doc}))
         elif isinstance(event, Closed):
+            self._presence_ended(connection)
             if event.fault:
                 self.guard.fault(connection.address.rpartition(":")[0], session.peer_key,
                                  time.monotonic())
@@ -458,6 +501,17 @@ class SyncService:
                     "bytes": stats.bytes_sent + stats.bytes_received,
                     "objects": stats.objects_sent + stats.objects_received,
                     "duration_ms": round((time.monotonic() - connection.started) * 1000)}))
+
+    def _presence_ended(self, connection: Connection) -> None:
+        """A session ended: its peer's cursors go, unless another open session with the same
+        peer still carries them (the one kept of two duplicate connections)."""
+        key = connection.session.peer_key
+        if key is None or any(other is not connection and other.session.connected
+                              and other.session.peer_key == key
+                              for other in self.connections.values()):
+            return
+        for doc in connection.session.presence_docs:
+            self.on_event(SyncEvent("presence-left", {"key": key, "doc": doc}))
 
     def _synced(self, connection: Connection, have: int, need: int) -> None:
         """A round with this peer finished (either side's): everything stored here so far

@@ -18,6 +18,11 @@ maps of at most MAX_FRAME bytes:
     synced {r}                the initiator's round r is over: it holds all the responder held
     ping  {} / pong {}        keep-alive; a ping may carry caps (see below)
     typing {ch}               the sender's person is typing in channel ch (never stored)
+    presence {doc, br, heads, anchor, at}
+                              the sender's person has document doc open on branch br, with the
+                              selection from anchor to at (codepoints of the text at commits
+                              heads; anchor == at: a cursor and no selection; never stored)
+    left  {doc}               the sender's person closed document doc (never stored)
     bye   {reason}
 
 Typing indicators are not objects: `send_typing` sends at most one `typing` frame per channel
@@ -26,9 +31,24 @@ TYPING_RECEIVE_WINDOW_S, drops the rest silently, and reports each as a `Typing`
 the peer's authenticated key. Nobody stores or relays them. Protocol version 2 peers from
 before typing close the session on any unknown frame, so `typing` goes only to a peer that
 said it understands it: once it has read the peer's hello, a session sends `ping {caps:
-["typing"]}`. Every version answers a ping and ignores its other fields, so older peers just
-answer `pong`, and no version bump splits the network. A `typing` frame with other fields or
+["typing", "presence"]}`. Every version answers a ping and ignores its other fields, so older
+peers just answer `pong`, and no version bump splits the network. A `typing` frame with other fields or
 a channel name that no object could carry is malformed, like any other malformed frame.
+
+Presence in documents (others' cursors) follows typing: the `presence` capability in the same
+ping, frames only to a peer that announced it, checked field by field, a receive limit
+(PRESENCE_RECEIVE_LIMIT per PRESENCE_RECEIVE_WINDOW_S, `presence` and `left` together; the
+rest dropped silently), and `Presence`/`PresenceLeft` events named by the hello's key. The
+sender differs in one way: a cursor's last position matters, so instead of dropping what comes
+within PRESENCE_SEND_INTERVAL_S of the last frame for a document, `send_presence` keeps the
+newest and sends it when the interval is over (a timer). `left` goes at once, and only to a
+peer that was sent a `presence` for that document. A position is in codepoints of the text at
+the commits `heads` (the sender's editor as of its last commit: what it has typed since is
+mapped back onto that text), so a receiver holding the same heads places it exactly and
+carries it through later edits itself (ui/doc_presence.py says why positions and heads rather
+than Yjs sticky indices). A window repeats its presence every PRESENCE_REFRESH_S while the
+document is open, so a receiver drops a sender it has not heard from for a while
+(sync.service.PRESENCE_TTL_S), and a `left` or the session's end removes it at once.
 
 Nothing a peer says is stored on its word: objects take the one ingest path, and a deletion
 travels only as the signed delete object (deleted ids are not in the reconciled set). Answers
@@ -49,7 +69,7 @@ from noise.exceptions import NoiseHandshakeError, NoiseInvalidMessage, NoiseValu
 from core.encoding import EncodingError, dumps, loads, object_id
 from core.errors import InvalidObject
 from core.identity import Identity, verify
-from core.kinds import MAX_CHANNEL, channel_key, check_name
+from core.kinds import MAX_CHANNEL, MAX_LIST, MAX_NAME, channel_key, check_name
 
 from .negentropy import Negentropy, NegentropyError
 from .store import Store
@@ -96,12 +116,24 @@ ROUND_RETRY_S = 1.0  # a round put off while the last one's objects are still be
 # Typing indicators: live frames, never stored. A sender repeats while its person types, so
 # a receiver's indicator (kept a few seconds, sync.service.TYPING_TTL_S) stays lit.
 TYPING = "typing"  # the capability a ping's caps names
-CAPS = (TYPING,)  # what this version understands beyond protocol version 2's frames
 MAX_CAPS = 16  # names in a ping's caps (each at most MAX_CAP_NAME characters)
 MAX_CAP_NAME = 32
 TYPING_SEND_INTERVAL_S = 3.0  # per channel, per session
 TYPING_RECEIVE_LIMIT = 10  # frames a session takes per window; more are dropped silently
 TYPING_RECEIVE_WINDOW_S = 10.0
+
+# Presence in documents: live frames, never stored, like typing (see the module docstring).
+PRESENCE = "presence"  # the capability a ping's caps names
+PRESENCE_SEND_INTERVAL_S = 0.1  # per document, per session; the newest position waits for it
+PRESENCE_REFRESH_S = 2.0  # how often a window repeats its presence while a document is open
+# At most 10 presence frames a second (the send interval), as many `left` frames, with room:
+# an honest sender never reaches it.
+PRESENCE_RECEIVE_LIMIT = 100
+PRESENCE_RECEIVE_WINDOW_S = 5.0
+MAX_PRESENCE_HEADS = MAX_LIST  # commit ids a presence names (a commit links at most as many)
+MAX_POSITION = (1 << 31) - 1  # what Qt's int holds
+MAX_PRESENCE_DOCS = 16  # documents a session remembers a peer's presence in (for its end)
+CAPS = (TYPING, PRESENCE)  # what this version understands beyond protocol version 2's frames
 
 
 class SessionError(Exception):
@@ -147,13 +179,35 @@ class Typing:
 
 
 @dataclass(frozen=True)
+class Presence:
+    """The peer (`key`, authenticated by its hello) has document `doc` open on `branch`, its
+    selection from `anchor` to `at` in codepoints of the text at the commits `heads`."""
+
+    key: bytes
+    doc: bytes
+    branch: str
+    heads: tuple[bytes, ...]
+    anchor: int
+    at: int
+
+
+@dataclass(frozen=True)
+class PresenceLeft:
+    """The peer (`key`) closed document `doc`."""
+
+    key: bytes
+    doc: bytes
+
+
+@dataclass(frozen=True)
 class Closed:
     reason: str
     error: bool
     fault: bool = False  # the peer sent what this protocol never sends (not a timeout)
 
 
-Event = Connected | ObjectsReceived | ReconcileComplete | PeerReconciled | Typing | Closed
+Event = (Connected | ObjectsReceived | ReconcileComplete | PeerReconciled | Typing | Presence
+         | PresenceLeft | Closed)
 
 
 @dataclass
@@ -190,6 +244,27 @@ class _Round:
 def _require(condition: bool, what: str) -> None:
     if not condition:
         raise SessionError(f"malformed frame: {what}")
+
+
+def _position(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_POSITION
+
+
+def _presence_fields(doc: Any, branch: Any, heads: Any, anchor: Any, at: Any) -> str | None:
+    """What is wrong with a presence's fields ("document", "branch", ...), None if nothing."""
+    if not (isinstance(doc, bytes) and len(doc) == 32):
+        return "document"
+    try:
+        check_name(branch, "branch name", MAX_NAME)
+    except InvalidObject:
+        return "branch"
+    if not (isinstance(heads, list | tuple) and len(heads) <= MAX_PRESENCE_HEADS
+            and all(isinstance(h, bytes) and len(h) == 32 for h in heads)
+            and len(set(heads)) == len(heads)):
+        return "heads"
+    if not (_position(anchor) and _position(at)):
+        return "position"
+    return None
 
 
 def _ids(value: Any, what: str) -> list[bytes]:
@@ -240,6 +315,11 @@ class Session:
         self.peer_caps: frozenset[str] = frozenset()  # what the peer's ping said it understands
         self._typing_sent: dict[str, float] = {}  # channel key -> when we last sent typing
         self._typing_received: deque[float] = deque()  # when recent typing frames were taken
+        self._presence_sent: dict[bytes, float] = {}  # document -> when our last presence went
+        self._presence_pending: dict[bytes, dict] = {}  # document -> the newest, waiting
+        self._presence_shown: set[bytes] = set()  # documents the peer has our presence in
+        self._presence_received: deque[float] = deque()  # when recent frames were taken
+        self._presence_heard: OrderedDict[bytes, None] = OrderedDict()  # the peer's documents
         if initiator:
             self._send_raw(self._noise.write_message())
 
@@ -276,6 +356,8 @@ class Session:
         deadlines = [d for d in (self._deadline, self._next_round) if d is not None]
         if self.connected:
             deadlines += [self._next_ping, self._last_received + IDLE_TIMEOUT_S]
+            deadlines += [self._presence_sent[doc] + PRESENCE_SEND_INTERVAL_S
+                          for doc in self._presence_pending]
         return min(deadlines) if deadlines else None
 
     def receive(self, data: bytes, now: float) -> None:
@@ -308,6 +390,10 @@ class Session:
                 self._next_ping = now + PING_INTERVAL_S
             if self._next_round is not None and now >= self._next_round:
                 self.reconcile(now)
+            for doc, frame in list(self._presence_pending.items()):
+                if now - self._presence_sent[doc] >= PRESENCE_SEND_INTERVAL_S:
+                    del self._presence_pending[doc]
+                    self._send_presence(doc, frame, now)
 
     def reconcile(self, now: float) -> None:
         """Start a reconciliation round (initiator only; ignored while one is running, and
@@ -351,6 +437,43 @@ class Session:
         self._typing_sent[key] = now
         self._send_frame({"t": "typing", "ch": channel})
         return True
+
+    def send_presence(self, doc: bytes, branch: str, heads: list[bytes], anchor: int, at: int,
+                      now: float) -> bool:
+        """Tell the peer this person has `doc` open on `branch` with the selection from `anchor`
+        to `at` (codepoints of the text at commits `heads`): at once, or if a presence for
+        `doc` went less than PRESENCE_SEND_INTERVAL_S ago, when the interval is over (the
+        newest replaces any still waiting). Only to a peer that said it understands it; fields
+        no receiver would take are ignored. Returns whether a frame was sent or is waiting."""
+        if not self.connected or PRESENCE not in self.peer_caps:
+            return False
+        if _presence_fields(doc, branch, heads, anchor, at) is not None:
+            return False
+        frame = {"t": "presence", "doc": doc, "br": branch, "heads": sorted(heads),
+                 "anchor": anchor, "at": at}
+        last = self._presence_sent.get(doc)
+        if last is not None and now - last < PRESENCE_SEND_INTERVAL_S:
+            self._presence_pending[doc] = frame
+            return True
+        self._presence_pending.pop(doc, None)
+        self._send_presence(doc, frame, now)
+        return True
+
+    def send_left(self, doc: bytes) -> bool:
+        """Tell the peer this person closed `doc`, if it was sent a presence there (a waiting
+        one is dropped). Returns whether a frame was sent."""
+        self._presence_pending.pop(doc, None)
+        if not self.connected or doc not in self._presence_shown:
+            return False
+        self._presence_shown.discard(doc)
+        self._send_frame({"t": "left", "doc": doc})
+        return True
+
+    @property
+    def presence_docs(self) -> list[bytes]:
+        """The documents the peer said it has open (at most MAX_PRESENCE_DOCS, the newest),
+        and has not left: where its presence ends with the session."""
+        return list(self._presence_heard)
 
     def mark_known(self, ids: list[bytes]) -> None:
         """Ids the peer is known to hold (it sent them): never push them back."""
@@ -449,6 +572,7 @@ class Session:
         handler = {"neg": self._on_neg, "want": self._on_want, "objs": self._on_objs,
                    "done": self._on_done, "synced": self._on_synced, "ping": self._on_ping,
                    "pong": self._on_pong, "typing": self._on_typing,
+                   "presence": self._on_presence, "left": self._on_left,
                    "bye": self._on_bye}.get(kind)
         if handler is None:
             raise SessionError(f"unknown frame type {kind!r}")
@@ -477,6 +601,41 @@ class Session:
         taken.append(now)
         assert self.peer_key is not None  # open sessions have one
         self._events.append(Typing(self.peer_key, channel))
+
+    def _on_presence(self, frame: dict, now: float) -> None:
+        _require(frame.keys() == {"t", "doc", "br", "heads", "anchor", "at"}, "presence fields")
+        doc, heads = frame["doc"], frame["heads"]
+        wrong = _presence_fields(doc, frame["br"], heads, frame["anchor"], frame["at"])
+        _require(wrong is None, f"presence {wrong}")
+        if not self._take_presence(now):
+            return
+        self._presence_heard.pop(doc, None)
+        self._presence_heard[doc] = None
+        if len(self._presence_heard) > MAX_PRESENCE_DOCS:
+            self._presence_heard.popitem(last=False)  # its cursor expires on its own
+        assert self.peer_key is not None  # open sessions have one
+        self._events.append(Presence(self.peer_key, doc, frame["br"], tuple(heads),
+                                     frame["anchor"], frame["at"]))
+
+    def _on_left(self, frame: dict, now: float) -> None:
+        _require(frame.keys() == {"t", "doc"}, "left fields")
+        doc = frame["doc"]
+        _require(isinstance(doc, bytes) and len(doc) == 32, "left document")
+        if not self._take_presence(now):
+            return
+        self._presence_heard.pop(doc, None)
+        assert self.peer_key is not None
+        self._events.append(PresenceLeft(self.peer_key, doc))
+
+    def _take_presence(self, now: float) -> bool:
+        """Whether a presence or left frame is within the receive limit (and count it)."""
+        taken = self._presence_received
+        while taken and now - taken[0] >= PRESENCE_RECEIVE_WINDOW_S:
+            taken.popleft()
+        if len(taken) >= PRESENCE_RECEIVE_LIMIT:
+            return False  # a flood costs the peer its cursor, not the session
+        taken.append(now)
+        return True
 
     def _on_pong(self, frame: dict, now: float) -> None:
         pass
@@ -639,6 +798,15 @@ class Session:
         self._send_frame({"t": "objs", "raws": batch})
         return size
 
+    def _send_presence(self, doc: bytes, frame: dict, now: float) -> None:
+        # Forget documents whose interval is over and that have nothing waiting.
+        self._presence_sent = {d: t for d, t in self._presence_sent.items()
+                               if now - t < PRESENCE_SEND_INTERVAL_S
+                               or d in self._presence_pending}
+        self._presence_sent[doc] = now
+        self._presence_shown.add(doc)
+        self._send_frame(frame)
+
     def _send_frame(self, frame: dict) -> None:
         data = dumps(frame)
         if len(data) > MAX_FRAME:
@@ -661,5 +829,6 @@ class Session:
         self.state = "closed"
         self._backlog.clear()
         self._answers.clear()
+        self._presence_pending.clear()
         self._events.append(Closed(reason, error, fault))
 

@@ -77,6 +77,10 @@ class NodeBridge(QObject):
     synced = Signal(dict)
     delivered = Signal()  # facade.pending() changed: messages no peer had have reached one
     typing = Signal(bytes, str)  # a connected peer's key and the channel they are typing in
+    # A connected peer's key, the document they have open (id), its branch, the commits (hex)
+    # their selection refers to, and its anchor and position (codepoints of the text there).
+    presence = Signal(bytes, bytes, str, list, int, int)
+    presenceLeft = Signal(bytes, bytes)  # a peer's key and the document they closed
     failed = Signal(str)  # a background call failed; the message is for a person
 
     def __init__(self, node: Node, parent: QObject | None = None):
@@ -102,6 +106,15 @@ class NodeBridge(QObject):
         elif event.kind == "typing":
             key, channel = bytes(event.detail["key"]), str(event.detail["channel"])
             post(lambda: self.typing.emit(key, channel))
+        elif event.kind == "presence":
+            detail = event.detail
+            args = (bytes(detail["key"]), bytes(detail["doc"]), str(detail["branch"]),
+                    [bytes(h).hex() for h in detail["heads"]], int(detail["anchor"]),
+                    int(detail["at"]))
+            post(lambda: self.presence.emit(*args))
+        elif event.kind == "presence-left":
+            key, doc = bytes(event.detail["key"]), bytes(event.detail["doc"])
+            post(lambda: self.presenceLeft.emit(key, doc))
 
     def then(self, future: Future, done: Callable[[Any], None] | None = None,
              failed: Callable[[str], None] | None = None) -> None:

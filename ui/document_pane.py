@@ -3,6 +3,11 @@ with its undo and redo, and the branch's history as a timeline (ui/timeline.py) 
 picked in it below. Typing is committed after a pause; remote commits are applied to the editor
 as minimal edits, so the cursor stays on its characters.
 
+The text is Markdown: "Outline" and "Preview" in the editor's tool row show its headings
+(click one to go there) and its rendering beside the editor (ui/doc_preview.py). Others who
+have the document open show as a caret, a selection and their name over the editor, live
+(ui/doc_presence.py), and they see mine.
+
 Who may change the branch comes with every view of it (DocumentView.writable, why_readonly): a
 reader (by capability, or a member who is no editor) gets a read-only editor that says why, with
 the editing actions off. A branch this computer holds no key for shows why too, with an empty
@@ -40,6 +45,8 @@ from app.records import BranchInfo, Committed, DocumentView
 
 from . import theme
 from .bridge import NodeBridge
+from .doc_presence import DocPresence
+from .doc_preview import OUTLINE_WIDTH, MarkdownTools
 from .doc_sharing import (
     COPIED,
     PRIVATE,
@@ -174,6 +181,9 @@ class DocumentPane(QWidget):
         branch_row.addWidget(self.badge)
         branch_row.addWidget(rename)  # at the right, whether or not the title shows above
 
+        # The Markdown's outline and rendering, beside the editor when toggled on.
+        self.markdown = MarkdownTools(self.editor, self)
+        self.preview, self.outline = self.markdown.preview, self.markdown.outline
         writing = QWidget()
         writing_column = QVBoxLayout(writing)
         writing_column.setContentsMargins(0, 0, 0, 0)
@@ -181,9 +191,23 @@ class DocumentPane(QWidget):
         tools.addWidget(undo)
         tools.addWidget(redo)
         tools.addStretch(1)
+        tools.addWidget(self.markdown.outline_button)
+        tools.addWidget(self.markdown.preview_button)
         writing_column.addLayout(tools)
-        writing_column.addWidget(self.editor, 1)
-        writing_column.addWidget(self.locked, 1)
+        page = QWidget()
+        page_column = QVBoxLayout(page)
+        page_column.setContentsMargins(0, 0, 0, 0)
+        page_column.addWidget(self.editor, 1)
+        page_column.addWidget(self.locked, 1)
+        beside = QSplitter()
+        beside.addWidget(self.outline)
+        beside.addWidget(page)
+        beside.addWidget(self.preview)
+        beside.setChildrenCollapsible(False)
+        beside.setStretchFactor(1, 1)
+        beside.setStretchFactor(2, 1)
+        beside.setSizes([OUTLINE_WIDTH, 560, 560])
+        writing_column.addWidget(beside, 1)
 
         history_box = QWidget()
         history_column = QVBoxLayout(history_box)
@@ -225,10 +249,12 @@ class DocumentPane(QWidget):
         self._pause.timeout.connect(self.commit_now)
         QShortcut(QKeySequence.StandardKey.Undo, self.editor, self.undo)
         QShortcut(QKeySequence.StandardKey.Redo, self.editor, self.redo)
+        self.presence = DocPresence(self)  # others' cursors over the editor, mine to them
 
     # Showing -----------------------------------------------------------------------------------
 
     def open(self, doc_id: bytes, branch: str = "main") -> None:
+        self.presence.opened(doc_id)
         self._generation += 1
         self.doc_id, self.branch = doc_id, branch
         self.committed, self.seen = "", []
@@ -314,6 +340,15 @@ class DocumentPane(QWidget):
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
         super().resizeEvent(event)
         self._fit_selector()
+
+    def showEvent(self, event) -> None:  # noqa: N802
+        super().showEvent(event)
+        self.presence.send_now()
+
+    def hideEvent(self, event) -> None:  # noqa: N802
+        super().hideEvent(event)
+        if not event.spontaneous():  # another page, or the window closing; not minimized
+            self.presence.leave()
 
     def _set_access(self, view: DocumentView) -> None:
         """Writable: an editor as usual, with the placeholder when there is no text yet. A

@@ -36,6 +36,7 @@ from .commands import run_command
 from .composer import Composer
 from .conversation import ConversationActions
 from .dialogs import PeersDialog, SettingsDialog
+from .doc_new import NewDocumentDialog
 from .document_pane import DocumentPane
 from .emoji_picker import EmojiButton, EmojiPicker
 from .first_run import FirstRunPanel
@@ -87,7 +88,7 @@ class MainWindow(QMainWindow):
         self.sidebar = Sidebar()
         self.sidebar.set_workspace_name(self._workspace_name)
         self.sidebar.joinChannelRequested.connect(self._join_channel)
-        self.sidebar.newDocumentRequested.connect(self._new_document)
+        self.sidebar.newDocumentRequested.connect(self.new_document_dialog)
         self.sidebar.mentionsRequested.connect(self.show_mentions)
         self.channels = ChannelListModel(self.bridge)
         self.channel_list = self.sidebar.channel_list
@@ -548,14 +549,23 @@ class MainWindow(QMainWindow):
     def _document_clicked(self, item) -> None:
         self.open_document(item.data(Qt.ItemDataRole.UserRole))
 
-    def new_document(self, title: str) -> None:
-        self.bridge.then(self.facade.documents.new(title),
+    def new_document(self, title: str, *, private: bool = False) -> None:
+        """Create a document (every member reads it unless `private`) and open it."""
+        self.bridge.then(self.facade.documents.new(title, private=private),
                          done=lambda doc_id: (self._load_documents(), self.open_document(doc_id)))
 
-    def _new_document(self) -> None:
-        title, ok = QInputDialog.getText(self, "New document", "Title:")
-        if ok and title.strip():
-            self.new_document(title.strip())
+    def new_document_dialog(self) -> NewDocumentDialog:
+        """The New document dialog (a title, and who can read it); creates on "Create"."""
+        dialog = NewDocumentDialog(self)
+
+        def create() -> None:
+            title, private = dialog.choice()
+            self.new_document(title, private=private)
+
+        dialog.accepted.connect(create)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
 
     def _peers_changed(self, count: int | None) -> None:
         self.bridge.then(self.facade.online(), done=self._show_peers)

@@ -1,0 +1,53 @@
+"""The New document dialog (issue #15; ui/doc_new.py): a title, and who can read it, everyone
+in the workspace by default or only editors (`hearth doc new --private`), over real Nodes."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import Qt  # noqa: E402
+
+from ui.doc_new import EVERYONE, ONLY_EDITORS  # noqa: E402
+
+from .test_window import WAIT_MS, pair, result, window  # noqa: E402, F401
+
+
+def create(qtbot, window, title: str, *, only_editors: bool) -> None:  # noqa: F811
+    dialog = window.new_document_dialog()
+    assert dialog.isVisible() and dialog.windowTitle() == "New document"
+    assert dialog.everyone.text() == EVERYONE and dialog.only_editors.text() == ONLY_EDITORS
+    assert dialog.everyone.isChecked() and not dialog.only_editors.isChecked()  # the default
+    assert not dialog.create_button.isEnabled()  # no title yet
+    qtbot.keyClicks(dialog.title, "   ")
+    assert not dialog.create_button.isEnabled()
+    dialog.title.clear()
+    qtbot.keyClicks(dialog.title, title)
+    if only_editors:
+        dialog.only_editors.click()
+    qtbot.mouseClick(dialog.create_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.document_pane.title.text() == title, timeout=WAIT_MS)
+
+
+def test_a_new_document_is_readable_by_the_workspace_unless_only_editors_is_chosen(
+        qtbot, window, pair):  # noqa: F811
+    node_a = pair[0]
+    pane = window.document_pane
+
+    create(qtbot, window, "Open notes", only_editors=False)
+    qtbot.waitUntil(lambda: pane.badge.text.text() == "Workspace", timeout=WAIT_MS)
+    assert result(node_a.facade.documents.open(pane.doc_id)).visibility == "workspace"
+
+    create(qtbot, window, "Secret notes", only_editors=True)
+    qtbot.waitUntil(lambda: pane.badge.text.text() == "Private", timeout=WAIT_MS)
+    assert result(node_a.facade.documents.open(pane.doc_id)).visibility == "private"
+    qtbot.waitUntil(lambda: window.document_list.count() == 2, timeout=WAIT_MS)
+
+
+def test_cancel_creates_nothing(qtbot, window, pair):  # noqa: F811
+    dialog = window.new_document_dialog()
+    qtbot.keyClicks(dialog.title, "Never mind")
+    dialog.buttons.rejected.emit()
+    assert not dialog.isVisible()
+    assert result(pair[0].facade.documents.list()) == []
