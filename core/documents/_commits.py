@@ -283,14 +283,18 @@ class _Commits(_Keys):
                 if state is not own:
                     self._use(branch, state)
                 return state
-        # The candidates (states kept, then the checkpoint) are asked first for a short walk,
-        # then (checkpoint first: reading an old version) for any: each walk stops once it
-        # would cost more than the best found, so a far-off candidate costs little.
+        # The candidates (the states kept; None: the checkpoint) are asked first for a short
+        # walk, then for any: states whose past is known, the others (whose past is found by
+        # a walk over it, once), then the checkpoint. Each walk stops once it would cost more
+        # than the best found, so a far-off candidate costs little.
         start = self._checkpoint(branch, heads)
+        known = [s for s in states if s.past() is not None]
+        rest = [s for s in states if s.absorbed is None]
+        checkpoint: list[_Live | None] = [None] if start is not None else []
         best: tuple[_Live | None, list[Object], list[bytes] | None] | None = None
-        for budget, first in ((SHORT_WALK, False), (None, True)):
-            order: list[_Live | None] = [*states, None] if start is not None else [*states]
-            for state in (order[-1:] + order[:-1]) if first and start is not None else order:
+        for budget, order in ((SHORT_WALK, [*states, *checkpoint]),
+                              (None, [*known, *rest, *checkpoint])):
+            for state in order:
                 most = budget if best is None else len(best[1])
                 if state is None:
                     since = self._since(heads, branch, start[0], most)  # type: ignore[index]
