@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -10,8 +11,9 @@ from core.documents import DocumentError
 
 from . import _text
 from ._command import PERSON_HELP, CLIError, errors, hinted, open_workspace, print_json, when
-from .documents import Documents
+from .documents import Documents, MergeConflicts
 from .names import NickBook
+from .review import RESOLUTIONS
 from .workspace import MIN_PREFIX
 
 
@@ -107,10 +109,72 @@ def cmd_fork(args) -> None:
         print(docs.fork(document, source, args.name, at or None))
 
 
-def cmd_merge(args) -> None:
+CONFLICT_EXIT = 3  # `hearth doc merge` found conflicts it was not told how to resolve
+
+
+def cmd_merge(args) -> int:
     ws, docs = _docs(args)
     with ws:
-        print(docs.merge(docs.open(args.doc), args.source, args.into))
+        try:
+            merged = docs.merged(docs.open(args.doc), args.source, args.into,
+                                 prefer=args.prefer)
+        except MergeConflicts as exc:
+            preview, reason = exc.preview, str(exc)
+            book = NickBook(ws.replica.nicknames())
+        else:
+            if args.json:
+                print_json({"commit": merged.commit, "conflicts": _conflicts_json(
+                    merged.conflicts, merged.resolutions, NickBook(ws.replica.nicknames()))})
+            else:
+                print(merged.commit)
+            return 0
+    if args.json:
+        print_json({"commit": None, "conflicts": _conflicts_json(preview.conflicts, (), book)})
+    else:
+        for conflict in preview.conflicts:
+            first, last = conflict.lines
+            where = f"line {first}" if first == last else f"lines {first}-{last}"
+            print(f"conflict {conflict.index + 1} of {len(preview.conflicts)}: "
+                  f"{_text.line(preview.target)} {where}")
+            for side, branch, text, authors in (
+                    ("ours", preview.target, conflict.ours, conflict.ours_authors),
+                    ("theirs", preview.source, conflict.theirs, conflict.theirs_authors)):
+                by = ", ".join(_who(book, a) for a in authors) or "?"
+                print(f"  {_text.line(branch)} ({side}), by {by}:")
+                for text_line in _text.lines(text) if text else ["(nothing)"]:
+                    print(f"    | {text_line}")
+    print(f"hearth: {_text.line(hinted(reason, args))}", file=sys.stderr)
+    return CONFLICT_EXIT
+
+
+def _conflicts_json(conflicts, resolutions, book: NickBook) -> list[dict]:
+    def people(keys) -> list[dict]:
+        return [{"key": k.hex(), "nick": book.nicks.get(k)} for k in keys]
+    return [{"index": c.index + 1, "lines": list(c.lines), "base": c.base,
+             "ours": {"text": c.ours, "authors": people(c.ours_authors)},
+             "theirs": {"text": c.theirs, "authors": people(c.theirs_authors)},
+             "resolution": resolutions[c.index] if c.index < len(resolutions) else None}
+            for c in conflicts]
+
+
+def cmd_diff(args) -> None:
+    ws, docs = _docs(args)
+    with ws:
+        found = docs.diff(docs.open(args.doc), args.old, args.new)
+        book = NickBook(ws.replica.nicknames())
+    if args.json:
+        def who(key) -> dict:
+            return {"author": key.hex() if key else None,
+                    "nick": book.nicks.get(key) if key else None}
+        print_json({"from": found.old_ref, "to": found.new_ref, "hunks": [
+            {"from_line": h.old_line, "from_lines": h.old_lines, "to_line": h.new_line,
+             "to_lines": h.new_lines,
+             "authors": [{"key": a.hex(), "nick": book.nicks.get(a)} for a in h.authors],
+             "segments": [{"op": s.op, "text": s.text, **who(s.author)} for s in h.segments]}
+            for h in found.hunks]})
+        return
+    for line in found.unified():
+        print(_text.line(line))
 
 
 def cmd_set_main(args) -> None:
@@ -261,9 +325,21 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
     p = add("fork", cmd_fork, "start a branch from another branch (or one of its commits)")
     p.add_argument("--from", dest="source", required=True, metavar="BRANCH[@COMMIT]")
     p.add_argument("--name", required=True)
-    p = add("merge", cmd_merge, "merge a branch into another")
+    p = add("merge", cmd_merge,
+            "merge a branch into another; where both changed the same text it lists the "
+            "conflicts, changes nothing and exits 3, unless --prefer says how to resolve them",
+            json_flag=True)
     p.add_argument("--from", dest="source", required=True, metavar="BRANCH")
     p.add_argument("--into", required=True, metavar="BRANCH")
+    p.add_argument("--prefer", choices=RESOLUTIONS,
+                   help="resolve every conflict with the --into branch's text (ours), the "
+                        "--from branch's (theirs), or both one after the other, marked")
+    p = add("diff", cmd_diff, "what changed between two versions, and who changed it",
+            json_flag=True)
+    p.add_argument("--from", dest="old", required=True, metavar="REF",
+                   help="a branch, BRANCH@COMMIT or a tag")
+    p.add_argument("--to", dest="new", required=True, metavar="REF",
+                   help="a branch, BRANCH@COMMIT or a tag")
     p = add("set-main", cmd_set_main, "make a branch the document's main")
     p.add_argument("branch")
     p = add("tag", cmd_tag, "name a commit (default: the branch's newest head)")
@@ -294,5 +370,8 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
     p.add_argument("--branch", default="main")
     p = add("open-cap", cmd_open_cap, "use a read capability someone shared", document=False)
     p.add_argument("cap")
+    from .doc_comment_commands import register as register_comments  # comment, comments
+
+    register_comments(doc_sub, common)
 
 

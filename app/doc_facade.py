@@ -3,7 +3,7 @@ thread; see app/facade.py for the rules every facade call follows."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -13,9 +13,11 @@ from .records import (
     BranchInfo,
     CommitInfo,
     Committed,
+    DocDiff,
     DocumentSummary,
     DocumentView,
     EditRequest,
+    MergePreview,
 )
 
 if TYPE_CHECKING:
@@ -42,7 +44,18 @@ class DocumentsFacade(CommentsFacade):
     def _library(self) -> Documents:
         if self._docs is None:
             self._docs = Documents(self._node._workspace)
+            self._docs.on_conflicts = self._conflicts_resolved
         return self._docs
+
+    def _conflicts_resolved(self, root: bytes, count: int) -> None:
+        """Count a merge's conflicts for usage analytics: one `conflict` event each, two sides
+        of a document edited concurrently ("concurrent_doc_edit": a new kind would need a new
+        schema version, see analytics.events). Counts only, never text."""
+        recorder = self._node.activity.recorder
+        if recorder.enabled:  # hash_id makes the install secret: never while off
+            stream = recorder.hash_id(root)
+            for _ in range(count):
+                recorder.record("conflict", kind="concurrent_doc_edit", heads=2, stream=stream)
 
     def _open(self, doc: DocRef) -> tuple[Documents, Document]:
         """The document as opened before, with what arrived since (Documents.current)."""
@@ -165,8 +178,28 @@ class DocumentsFacade(CommentsFacade):
              at: str | None = None) -> Future[str]:
         return self._on(doc, lambda docs, document: docs.fork(document, source, name, at))
 
-    def merge(self, doc: DocRef, source: str, into: str) -> Future[str]:
-        return self._on(doc, lambda docs, document: docs.merge(document, source, into))
+    def merge(self, doc: DocRef, source: str, into: str, *, prefer: str | None = None,
+              resolutions: Sequence[str] | None = None,
+              expect: tuple[Sequence[str], Sequence[str]] | None = None) -> Future[str]:
+        """Merge `source` into `into`; the future holds the merge commit. Where both changed
+        the same text, each conflict takes its resolution from `resolutions` (one per
+        conflict, in order: "ours", "theirs" or "both") or `prefer`; with neither it fails
+        with MergeConflicts and nothing changes. `expect`: the (source, into) heads the
+        preview showed; the merge is refused if either branch moved since."""
+        return self._on(doc, lambda docs, document: docs.merge(
+            document, source, into, prefer=prefer, resolutions=resolutions, expect=expect))
+
+    def merge_preview(self, doc: DocRef, source: str, into: str) -> Future[MergePreview]:
+        """What merging `source` into `into` would make, its conflicts (each side's text and
+        authors) and the heads it was read at; nothing is committed."""
+        return self._on(doc, lambda docs, document: docs.merge_preview(document, source, into))
+
+    def diff(self, doc: DocRef, old: str | Sequence[str],
+             new: str | Sequence[str]) -> Future[DocDiff]:
+        """What changed from version `old` to `new`, and who changed it. A version is a ref (a
+        branch's name, `BRANCH@COMMIT`, a tag's name) or a list of commit ids, e.g. the heads
+        shown when a branch was last looked at."""
+        return self._on(doc, lambda docs, document: docs.diff(document, old, new))
 
     def set_main(self, doc: DocRef, branch: str) -> Future[None]:
         return self._on(doc, lambda docs, document: docs.set_main(document, branch))

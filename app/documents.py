@@ -8,15 +8,24 @@ Visibility: new documents are readable by the whole workspace unless made privat
 workspace secret (the `secret` file beside the replica, app/workspace.py `read_secret`, which
 every member got with their invite) is handed to every Document opened here, so it reads the
 branch keys published to the workspace and publishes new ones (core/documents/_keys.py).
+
+Reviewing (app/review.py does the text work): a version is named by a ref, a branch's name
+(its heads), `BRANCH@COMMIT` (a commit of that branch, by id or unique prefix) or a tag's
+name. `diff` compares two versions with the authors of each change; `merge_preview` finds a
+merge's conflicts without committing anything, and `merge` refuses (MergeConflicts) while a
+conflict has no resolution, else commits the CRDT merge and the resolutions together.
 """
 
 from __future__ import annotations
 
 import difflib
+import shlex
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from core.causal import HORIZON_MS
 from core.documents import (
+    BranchInfo,
     Capability,
     CommitInfo,
     Document,
@@ -27,7 +36,9 @@ from core.documents import (
 from core.errors import InvalidObject
 from core.objects import MIN_ID_PREFIX, Object, decode_trusted
 
+from . import review
 from .doc_comments import DocComments
+from .review import RESOLUTIONS, DocDiff, Merged, MergePreview
 from .workspace import Workspace, WorkspaceError, parse_key, read_secret
 
 
@@ -45,6 +56,22 @@ READ_ONLY = "You can read this branch; only its editors can change it."
 KEY_NOT_HERE = ("The whole workspace can read it, but its key has not arrived here yet; it "
                 "opens once sync brings it.")
 ALREADY = "the branch already reads like that"
+
+
+class MergeConflicts(WorkspaceError):
+    """A merge that found conflicts and was not told how to resolve them: nothing changed.
+    `preview` holds them (MergePreview.conflicts)."""
+
+    def __init__(self, preview: MergePreview):
+        n = len(preview.conflicts)
+        source, target = shlex.quote(preview.source), shlex.quote(preview.target)
+        command = (f"hearth doc merge {preview.doc[:12]} --from {source} --into {target} "
+                   "--prefer ours|theirs|both")
+        super().__init__(
+            f"{preview.source} and {preview.target} changed the same text in {n} "
+            f"place{'s' if n != 1 else ''}; nothing was merged. Choose how to resolve "
+            f"{'them' if n != 1 else 'it'}: `{command}`")
+        self.preview = preview
 
 
 def minimal_edits(old: str, new: str) -> list[Edit]:
@@ -77,6 +104,9 @@ class Documents(DocComments):
         self._open: dict[bytes, Document] = {}
         self._read_to: dict[bytes, int] = {}  # document -> the last replica row taken in
         self._secret: bytes | None = None
+        # Called with a document's root id and how many conflicts a merge of mine resolved
+        # (the Node counts them for usage analytics).
+        self.on_conflicts: Callable[[bytes, int], None] | None = None
 
     def secret(self) -> bytes:
         """The workspace secret, read once (every member has it: it came with the invite)."""
@@ -151,11 +181,9 @@ class Documents(DocComments):
         """Why this holder cannot read `branch` (a sentence for a person), or None when it can.
         Branch keys are sealed to editors; a capability or being added as an editor brings
         them (by sync), and the branch reads from then on."""
-        infos = document.branches()
-        found = ([b for b in infos if b.main] if branch == "main" else []) or \
-            [b for b in infos if b.id == branch] or [b for b in infos if b.name == branch]
+        found = _branch_info(document, branch)
         nokey = KEY_NOT_HERE if document.visibility == "workspace" else ONLY_EDITORS
-        if found and not found[0].readable:
+        if found is not None and not found.readable:
             return nokey
         try:
             document.text(document.heads(branch))
@@ -263,12 +291,134 @@ class Documents(DocComments):
         self.save(document, cache=[branch])
         return branch
 
-    def merge(self, document: Document, source: str, target: str) -> str:
-        commit = document.merge(self.ws.identity, source, target)
+    def merge(self, document: Document, source: str, target: str, *,
+              prefer: str | None = None, resolutions: Sequence[str] | None = None,
+              expect: tuple[Sequence[str], Sequence[str]] | None = None) -> str:
+        """Merge `source` into `target`; the merge commit's id (see `merged`)."""
+        return self.merged(document, source, target, prefer=prefer, resolutions=resolutions,
+                           expect=expect).commit
+
+    def merged(self, document: Document, source: str, target: str, *,
+               prefer: str | None = None, resolutions: Sequence[str] | None = None,
+               expect: tuple[Sequence[str], Sequence[str]] | None = None) -> Merged:
+        """Merge `source` into `target`: where both changed the same text since their common
+        past, each conflict is resolved by `resolutions` (one of RESOLUTIONS per conflict, in
+        order) or else by `prefer`; with neither, MergeConflicts and nothing changes. The
+        resolutions are part of the merge commit. `expect` (the source's and the target's
+        heads a preview showed) refuses the merge if either branch moved since."""
+        preview = self.merge_preview(document, source, target)
+        if expect is not None and (tuple(expect[0]), tuple(expect[1])) != (
+                preview.source_heads, preview.target_heads):
+            raise WorkspaceError("the branches changed since the merge was shown; look at it "
+                                 "again")
+        for choice in ([prefer] if prefer is not None else []) + list(resolutions or []):
+            if choice not in RESOLUTIONS:
+                raise WorkspaceError(f"resolve a conflict with one of {', '.join(RESOLUTIONS)}, "
+                                     f"not {choice!r}")
+        count = len(preview.conflicts)
+        choices: list[str] = []
+        if resolutions is not None:
+            choices = list(resolutions)
+            if len(choices) != count:
+                raise WorkspaceError(f"give one resolution per conflict: there are {count}")
+        elif prefer is not None:
+            choices = [prefer] * count
+        elif count:
+            raise MergeConflicts(preview)
+        commit = document.merge(self.ws.identity, source, target,
+                                edits=self._edits(preview, choices), resolutions=choices)
         self.save(document, cache=[target])
         if self.ws.on_merged is not None:
             self.ws.on_merged(document.root.id)
-        return commit
+        if count and self.on_conflicts is not None:
+            self.on_conflicts(document.root.id, count)
+        return Merged(commit, preview.conflicts, tuple(choices))
+
+    @staticmethod
+    def _edits(preview: MergePreview, choices: Sequence[str]) -> list[Edit]:
+        """The smallest edits turning the CRDT's merged text into the result, region by
+        region (positions move as the edits before them apply)."""
+        out: list[Edit] = []
+        shift = 0
+        for start, end, text in preview.replacements(choices):
+            out += [(start + shift + position, delete, insert) for position, delete, insert
+                    in minimal_edits(preview.merged[start:end], text)]
+            shift += len(text) - (end - start)
+        return out
+
+    # Reviewing --------------------------------------------------------------------------------
+
+    def version(self, document: Document, ref: str | Sequence[str]) -> list[str]:
+        """The commits (hex) a ref names: a branch's name or id (its heads), `BRANCH@COMMIT`,
+        a tag's name; or a list of commit ids (a version as it was shown)."""
+        if not isinstance(ref, str):
+            return [document.commit_id(c) for c in ref]
+        branch, at, commit = ref.partition("@")
+        if at:
+            found = document.commit_id(commit)
+            if document.branch_of(found) != self._branch_id(document, branch):
+                raise WorkspaceError(f"commit {commit} is not on branch {branch!r}")
+            return [found]
+        try:
+            return document.heads(ref)
+        except DocumentError:
+            tags = document.tags()
+            if ref in tags:
+                return [tags[ref]]
+        raise WorkspaceError(f"no branch or tag {ref!r}; see `hearth doc branches DOC`")
+
+    @staticmethod
+    def _branch_id(document: Document, name: str) -> str:
+        found = _branch_info(document, name)
+        if found is None:
+            raise WorkspaceError(f"no branch {name!r}; see `hearth doc branches DOC`")
+        return found.id
+
+    def branch_name(self, document: Document, branch: str) -> str:
+        """A branch's name, given its name or id ("main": the document's main branch)."""
+        found = _branch_info(document, branch)
+        if found is None:
+            raise WorkspaceError(f"no branch {branch!r}; see `hearth doc branches DOC`")
+        return found.name
+
+    def diff(self, document: Document, old: str | Sequence[str],
+             new: str | Sequence[str]) -> DocDiff:
+        """What changed from version `old` to `new` (refs, see `version`), and who changed
+        it: compared from their common past, so changes on either side are named."""
+        old_ids, new_ids = self.version(document, old), self.version(document, new)
+        common = document.common(old_ids, new_ids)
+        older = None if set(common) == set(old_ids) else document.changes(common, old_ids)
+        newer = None if set(common) == set(new_ids) else document.changes(common, new_ids)
+        return review.diff(document.version_text(old_ids), document.version_text(new_ids),
+                           older, newer, old_ref=self._label(document, old),
+                           new_ref=self._label(document, new),
+                           names=self.ws.replica.nicknames())
+
+    def _label(self, document: Document, ref: str | Sequence[str]) -> str:
+        if isinstance(ref, str):
+            return ref
+        commits = list(ref)
+        branch = next((b.name for b in document.branches()
+                       if commits and b.id == document.branch_of(commits[0])), "")
+        return f"{branch}@{','.join(c[:12] for c in commits)}"
+
+    def merge_preview(self, document: Document, source: str, target: str) -> MergePreview:
+        """What merging `source` into `target` would make, and its conflicts with each side's
+        authors; nothing is committed."""
+        source_heads, target_heads = document.heads(source), document.heads(target)
+        base = document.merge_base(source, target)
+        base_text = document.version_text(base)
+        ours, theirs = document.text(target_heads), document.text(source_heads)
+        merged = document.merged_text(source, target)
+        regions = review.regions(base_text, ours, theirs, merged)
+        conflicts: tuple[review.Conflict, ...] = ()
+        if any(r.conflict for r in regions):
+            conflicts = review.conflicts(regions, ours, document.changes(base, target_heads),
+                                         document.changes(base, source_heads))
+        return MergePreview(document.id, self.branch_name(document, source),
+                            self.branch_name(document, target), tuple(source_heads),
+                            tuple(target_heads), merged, tuple(regions), conflicts,
+                            self.ws.replica.nicknames())
 
     def set_main(self, document: Document, branch: str) -> None:
         document.set_main(self.ws.identity, branch)
@@ -345,5 +495,14 @@ class Documents(DocComments):
                                  "document yet; it opens once it arrives by sync") from None
 
 
-__all__ = ["ALREADY", "KEY_NOT_HERE", "ONLY_EDITORS", "READ_ONLY", "DocumentError", "Documents",
-           "DocumentSummary", "RequestInfo", "minimal_edits"]
+def _branch_info(document: Document, branch: str) -> BranchInfo | None:
+    """A branch by id or name ("main": the document's main branch), None when there is none."""
+    infos = document.branches()
+    found = ([b for b in infos if b.main] if branch == "main" else []) or \
+        [b for b in infos if b.id == branch] or [b for b in infos if b.name == branch]
+    return found[0] if found else None
+
+
+__all__ = ["ALREADY", "KEY_NOT_HERE", "ONLY_EDITORS", "READ_ONLY", "DocDiff", "DocumentError",
+           "Documents", "DocumentSummary", "MergeConflicts", "MergePreview", "Merged",
+           "RequestInfo", "minimal_edits"]

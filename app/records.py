@@ -15,7 +15,7 @@ from pathlib import Path
 
 from analytics.recorder import WHAT_IS_COLLECTED
 from analytics.recorder import Status as AnalyticsStatus
-from core.documents import BranchInfo, CommitInfo
+from core.documents import BranchInfo, CommentInfo, CommentReply, CommitInfo
 from storage import (
     ChannelInfo,
     ChannelState,
@@ -28,8 +28,9 @@ from storage import (
 from storage.replica import UNREAD_CAP
 from sync.peers import AddressError, parse_address
 
-from .documents import DocumentSummary
+from .documents import DocumentSummary, MergeConflicts
 from .names import ChannelName
+from .review import RESOLUTIONS, Conflict, DocDiff, Hunk, MergePreview, Segment
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,21 @@ class DocumentView:
 
 
 @dataclass(frozen=True)
+class CommentsView:
+    """A branch's comments as the editor's margin shows them, read in one go with the text
+    they are anchored in: positions are codepoints of `text`, the branch at `heads`."""
+
+    branch: str
+    heads: list[str]
+    text: str
+    comments: list[CommentInfo]  # in the order of the text, detached ones last
+    names: dict[bytes, str] = field(default_factory=dict)  # nicknames of the workspace
+    editors: tuple[bytes, ...] = ()  # who may resolve any comment (authors resolve their own)
+    # why this holder cannot read the branch, so cannot comment on it; None when it can
+    unreadable: str | None = None
+
+
+@dataclass(frozen=True)
 class Committed:
     """What committing typed text left: my commit, the branch's heads, the text at them."""
 
@@ -118,8 +134,11 @@ class Committed:
 
 __all__ = [
     "UNREAD_CAP", "WHAT_IS_COLLECTED", "AddressError", "AnalyticsStatus", "BranchInfo",
-    "ChannelInfo", "ChannelList", "ChannelName", "ChannelState", "CommitInfo", "Committed",
+    "ChannelInfo", "ChannelList", "ChannelName", "ChannelState", "CommentInfo",
+    "CommentReply", "CommentsView", "CommitInfo", "Committed",
     "DocumentSummary", "DocumentView", "EditRequest", "Member", "Message", "MessageVersion", "NodeInfo",
     "Reaction", "StateEvent",
     "WorkspaceEntry", "parse_address",
+    # reviewing documents (app/review.py): diffs and merges with their conflicts
+    "RESOLUTIONS", "Conflict", "DocDiff", "Hunk", "MergeConflicts", "MergePreview", "Segment",
 ]

@@ -47,6 +47,11 @@ documents
                   sniffer or a bundle file's reader without the secret does not)
 - doc/edit-request {note: str 0..256, open: bool}  (a member asks the editors to make them
                   one; `open` false withdraws; the author's latest counts)
+- doc/comment    {epoch: int >= 0, nonce: bytes 24, box: bytes}  (in its branch's stream,
+                  linking to the branch heads its author read; `box` is the SecretBox, under
+                  the branch key of `epoch`, of a comment on a range of the text, a reply or a
+                  resolve: see core/documents/_comments.py. Anyone who reads the branch may
+                  comment)
 """
 
 from __future__ import annotations
@@ -293,6 +298,13 @@ def _doc_edit_request(body: dict) -> None:
         raise _bad("open must be true or false")
 
 
+def _doc_comment(body: dict) -> None:
+    _uint(body["epoch"], "epoch")
+    _id(body["nonce"], "nonce", BOX_NONCE_SIZE)
+    if not isinstance(body["box"], bytes):
+        raise _bad("box must be bytes")
+
+
 def _ids_field(name: str, lo: int) -> Callable[[dict], None]:
     return lambda body: _ids(body[name], name, lo)
 
@@ -327,6 +339,7 @@ KINDS: dict[str, tuple[frozenset[str], Callable[[dict], None]]] = {
     "doc/visibility": (frozenset({"mode"}), _doc_visibility),
     "doc/workspace-key": (frozenset({"branch", "epoch", "nonce", "box"}), _doc_workspace_key),
     "doc/edit-request": (frozenset({"note", "open"}), _doc_edit_request),
+    "doc/comment": (frozenset({"epoch", "nonce", "box"}), _doc_comment),
 }
 
 

@@ -27,7 +27,7 @@ ALLOWED = {
     "sync": SYNC,
     "analytics": ANALYTICS,
     # everything above and what it uses, and where the platform keeps data
-    "app": {"app", "platformdirs", "emoji"} | CORE | STORAGE | SYNC | ANALYTICS,
+    "app": {"app", "platformdirs", "emoji", "fast_diff_match_patch"} | CORE | STORAGE | SYNC | ANALYTICS,
     "ui": {"ui", "app", "PySide6"},
 }
 

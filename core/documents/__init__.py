@@ -39,8 +39,14 @@ The package is laid out in private modules, each importing only those above it:
   requests to edit, branches, main, tags);
 - `_keys`: branch keys sealed to editors, refreshed, shared, published to the workspace;
   editors added and removed; visibility changed;
-- `_commits`: branches' commits, their visibility and payloads, the Yjs state at a set of heads;
-- `_document`: `Document` itself: building, loading, snapshots, committing, undo, fork, merge.
+- `_commits`: branches' commits, their visibility and payloads, the Yjs states kept per branch
+  (moved forward to other heads by what they lack), heads recorded in snapshots;
+- `_comments`: comments anchored to ranges of a branch's text (`doc/comment` objects in the
+  branch's stream, boxed with its key), replies and resolving (`CommentInfo`, `CommentReply`);
+- `_review`: versions across branches (common pasts, the text at commits of several
+  branches), who changed what between two versions, and merges that carry their conflicts'
+  resolutions in the merge commit (`RESOLUTIONS`);
+- `_document`: `Document` itself: building, loading, snapshots, committing, undo, fork.
 """
 
 from __future__ import annotations
@@ -48,17 +54,29 @@ from __future__ import annotations
 from ._capability import CAP_PREFIX, Capability
 from ._document import Document
 from ._keys import workspace_box_key
-from ._records import BranchInfo, CommitInfo, DocumentError, Edit, RequestInfo
+from ._records import (
+    BranchInfo,
+    CommentInfo,
+    CommentReply,
+    CommitInfo,
+    DocumentError,
+    Edit,
+    RequestInfo,
+)
+from ._review import RESOLUTIONS
 from ._root import VISIBILITIES
 
 __all__ = [
     "CAP_PREFIX",
     "BranchInfo",
     "Capability",
+    "CommentInfo",
+    "CommentReply",
     "CommitInfo",
     "Document",
     "DocumentError",
     "Edit",
+    "RESOLUTIONS",
     "RequestInfo",
     "VISIBILITIES",
     "workspace_box_key",

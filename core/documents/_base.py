@@ -100,6 +100,9 @@ class _DocumentBase:
         self._made: dict[bytes, int] = {}  # branch -> commits made here
         self._cache = _Cache()
         self._new: list[Object] = []
+        # Pasts walked across branches (_review): (the cache and object count they were
+        # walked with, heads -> commit -> parents); None until one is asked for.
+        self._reaches: tuple[_Cache, int, dict] | None = None
         # Every commit's hex id, sorted, for lookups by prefix; None until one is asked for.
         self._commit_hexes: list[str] | None = None
 

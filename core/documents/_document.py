@@ -216,32 +216,3 @@ class Document(_Review, _Comments):
             parents = [self._seal_commit(identity, branch, parents,
                                          {"u": chunk, "k": "snapshot"}).id]
         return branch.hex()
-
-    def _ancestry(self, branch: bytes) -> list[bytes]:
-        chain = []
-        objects = {b.id: b for b in self._branch_objects()}
-        while branch in objects and branch not in chain:
-            chain.append(branch)
-            branch = objects[branch].body["source"]
-        return chain
-
-    def merge(self, identity: Identity, source: str, target: str) -> str:
-        """A commit on `target` that acknowledges `source`'s heads and carries the changes
-        `target` lacked. Returns the commit id."""
-        self._require_editor(identity)
-        source_id, target_id = self._branch(source), self._branch(target)
-        if source_id == target_id:
-            raise DocumentError("a branch cannot be merged into itself")
-        if not set(self._ancestry(source_id)) & set(self._ancestry(target_id)):
-            raise DocumentError("those branches share no history")
-        source_heads = [bytes.fromhex(h) for h in self.heads(source_id.hex())]
-        target_heads = frozenset(bytes.fromhex(h) for h in self.heads(target_id.hex()))
-        live = self._state(target_id, target_heads)
-        theirs = self._state(source_id, frozenset(source_heads))
-        update = theirs.doc.get_update(live.doc.get_state())
-        live.absorb(update)
-        obj = self._seal_commit(identity, target_id, target_heads,
-                                {"u": update, "k": "merge", "m": source_heads})
-        live.advance(obj.id)
-        self._use(target_id, live, own=True)
-        return obj.hex

@@ -41,3 +41,36 @@ class RequestInfo:
     author: bytes
     ts: int
     note: str = ""
+
+
+@dataclass(frozen=True)
+class CommentReply:
+    """A reply to a comment (`Document.reply`)."""
+
+    id: str
+    author: bytes
+    ts: int
+    text: str
+
+
+@dataclass(frozen=True)
+class CommentInfo:
+    """A comment on a range of a branch's text (`Document.comments`). `start` and `end` are
+    where its words are in the text at the branch's heads (codepoints); both None when it is
+    detached: every word it was on was deleted (or has not arrived here)."""
+
+    id: str
+    branch: str
+    author: bytes
+    ts: int
+    text: str
+    quote: str  # the words as they read when it was written (the first MAX_QUOTE of them)
+    start: int | None
+    end: int | None
+    replies: tuple[CommentReply, ...] = ()
+    resolved: bool = False
+    resolved_by: bytes | None = None
+
+    @property
+    def detached(self) -> bool:
+        return self.start is None

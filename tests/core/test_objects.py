@@ -199,6 +199,10 @@ BODIES = {
     "doc/edit-request": st.fixed_dictionaries(
         {"note": st.text(TEXT_CHARS, max_size=256), "open": st.booleans()}
     ),
+    "doc/comment": st.fixed_dictionaries(
+        {"epoch": epochs, "nonce": st.binary(min_size=24, max_size=24),
+         "box": st.binary(max_size=2000)}
+    ),
 }
 
 unknown_kinds = st.just(UNKNOWN) | st.text(
@@ -604,6 +608,7 @@ VALID = {
     "doc/visibility": {"mode": "workspace"},
     "doc/workspace-key": {"branch": ID1, "epoch": 0, "nonce": bytes(24), "box": b"b" * 48},
     "doc/edit-request": {"note": "may I help?", "open": True},
+    "doc/comment": {"epoch": 0, "nonce": bytes(24), "box": b"box"},
 }
 MANY = [bytes([i]) * 32 for i in range(65)]
 
@@ -646,6 +651,8 @@ EDGES = [
     ("doc/edit-request", "note", ""),
     ("doc/edit-request", "note", "話" * 256),
     ("doc/edit-request", "open", False),
+    ("doc/comment", "epoch", 2**63 - 1),
+    ("doc/comment", "box", b""),
 ]
 
 # (kind, field, value): out of the documented limits -> bad_body
@@ -775,6 +782,11 @@ OUT_OF_LIMITS = [
     ("doc/edit-request", "note", b"note"),
     ("doc/edit-request", "open", 1),
     ("doc/edit-request", "open", None),
+    ("doc/comment", "epoch", -1),
+    ("doc/comment", "epoch", True),
+    ("doc/comment", "nonce", bytes(16)),
+    ("doc/comment", "box", "box"),
+    ("doc/comment", "box", None),
 ]
 
 

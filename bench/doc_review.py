@@ -1,0 +1,169 @@
+"""Reviewing documents: a diff with authors, and a merge's conflict detection, through the library
+the window and `hearth doc` call (app/documents.py over a real replica, app/review.py).
+
+Diff: a 100,000-character document (words in lines of about 70 characters), tagged; then two
+editors make 300 small commits at random places (inserting, removing or replacing a few words,
+each editor several commits in a row). Times `Documents.diff(tag, main)` on the document as
+opened from the replica (cold: the first diff after opening; warm: the median of the next
+ones), of which the text diff alone (diff-match-patch) and who made each change (core's replay).
+
+Merge: the same kind of document is forked; each editor makes 1,000 such commits, one on main,
+the other on the fork. Times `Documents.merge_preview` (the common past, both texts, the CRDT's
+merged text, the conflicting regions and each side's authors) cold and warm, of which the
+conflict detection alone (app/review.regions over the four texts), then merges with
+`--prefer theirs`, checks that a fresh replay of the objects reads the same text, and reports
+the merge commit's size.
+
+Targets: the diff and the conflict detection each <= 500 ms.
+HEARTH_BENCH_REVIEW_CHARS and HEARTH_BENCH_REVIEW_COMMITS scale it (defaults 100000, 1000).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from app import review  # noqa: E402
+from app.documents import Documents  # noqa: E402
+from app.paths import Paths  # noqa: E402
+from app.workspace import Workspace  # noqa: E402
+from core.documents import Document  # noqa: E402
+from core.identity import Identity  # noqa: E402
+
+CHARS = int(os.environ.get("HEARTH_BENCH_REVIEW_CHARS", 100_000))
+MERGE_COMMITS = int(os.environ.get("HEARTH_BENCH_REVIEW_COMMITS", 1_000))
+DIFF_COMMITS = 300
+RUN = 5  # commits an editor makes in a row before the other's turn (diff part)
+WARM_RUNS = 5
+TARGET_MS = 500
+WORDS = ("the", "plan", "for", "spring", "is", "to", "ship", "editor", "and", "merge",
+         "review", "first", "then", "comments", "presence", "markdown", "whatever", "people",
+         "using", "it", "ask", "most")
+
+
+def text_of(rng: random.Random, chars: int) -> str:
+    lines, size = [], 0
+    while size < chars:
+        line = " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 14)))
+        lines.append(line)
+        size += len(line) + 1
+        if rng.random() < 0.15:
+            lines.append("")
+            size += 1
+    return ("\n".join(lines) + "\n")[:chars]
+
+
+def random_edit(rng: random.Random, length: int) -> tuple[int, int, str]:
+    position = rng.randint(0, length)
+    roll = rng.random()
+    if roll < 0.6 or length - position < 12:
+        return position, 0, rng.choice(WORDS) + " "
+    if roll < 0.8:
+        return position, rng.randint(1, 10), ""
+    return position, rng.randint(1, 10), rng.choice(WORDS)
+
+
+def edit(rng: random.Random, document: Document, who: Identity, branch: str) -> None:
+    heads = document.heads(branch)
+    length = len(document.text(heads))
+    document.commit(who, [random_edit(rng, length)], heads, branch=branch)
+
+
+def timed(action) -> tuple[float, object]:
+    start = time.perf_counter()
+    value = action()
+    return (time.perf_counter() - start) * 1000, value
+
+
+def cold_and_warm(action) -> tuple[float, float, object]:
+    cold, value = timed(action)
+    warm = statistics.median(timed(action)[0] for _ in range(WARM_RUNS))
+    return round(cold, 1), round(warm, 1), value
+
+
+def setup(folder: Path) -> tuple[Workspace, Documents, Identity]:
+    paths = Paths.resolve(folder, "bench")
+    ws = Workspace.init(paths, "alice")
+    docs = Documents(ws)
+    return ws, docs, Identity.generate()
+
+
+def written(docs: Documents, bob: Identity, rng: random.Random, title: str) -> Document:
+    document = docs.new(title)
+    docs.add_editor(document, bob.public_key.hex())
+    docs.write(document, text_of(rng, CHARS))
+    return document
+
+
+def bench_diff(docs: Documents, bob: Identity, rng: random.Random) -> dict:
+    document = written(docs, bob, rng, "diff")
+    docs.tag(document, "v1", None, "main")
+    alice = docs.ws.identity
+    for n in range(DIFF_COMMITS):
+        edit(rng, document, alice if (n // RUN) % 2 == 0 else bob, "main")
+    docs.save(document, cache=["main"])
+    opened = docs.open(document.root.id)
+    cold, warm, found = cold_and_warm(lambda: docs.diff(opened, "v1", "main"))
+    old, new = opened.text([opened.tags()["v1"]]), opened.text(opened.heads())
+    assert found.new_text == new and found.old_text == old
+    assert "".join(s.text for s in found.segments if s.op != "-") == new
+    assert "".join(s.text for s in found.segments if s.op != "+") == old
+    assert set(found.authors) == {alice.public_key, bob.public_key}
+    text_ms = statistics.median(timed(lambda: review.diff(old, new))[0] for _ in range(WARM_RUNS))
+    common = opened.common([opened.tags()["v1"]], opened.heads())
+    authors_ms = statistics.median(
+        timed(lambda: opened.changes(common, opened.heads()))[0] for _ in range(WARM_RUNS))
+    return {"chars": len(new), "commits_between": DIFF_COMMITS, "hunks": len(found.hunks),
+            "diff_cold_ms": cold, "diff_ms": warm, "text_diff_ms": round(text_ms, 1),
+            "authors_ms": round(authors_ms, 1), "target_ms": TARGET_MS}
+
+
+def bench_merge(docs: Documents, bob: Identity, rng: random.Random) -> dict:
+    document = written(docs, bob, rng, "merge")
+    docs.fork(document, "main", "alt")
+    for _ in range(MERGE_COMMITS):
+        edit(rng, document, docs.ws.identity, "main")
+    for _ in range(MERGE_COMMITS):
+        edit(rng, document, bob, "alt")
+    docs.save(document, cache=["main", "alt"])
+    opened = docs.open(document.root.id)
+    cold, warm, preview = cold_and_warm(lambda: docs.merge_preview(opened, "alt", "main"))
+    base = opened.version_text(opened.merge_base("alt", "main"))
+    ours, theirs = opened.text(opened.heads("main")), opened.text(opened.heads("alt"))
+    merged = opened.merged_text("alt", "main")
+    detect = statistics.median(timed(lambda: review.regions(base, ours, theirs, merged))[0]
+                               for _ in range(WARM_RUNS))
+    made = docs.merged(opened, "alt", "main", prefer="theirs")
+    expected = preview.text(["theirs"] * len(preview.conflicts))
+    assert opened.text([made.commit]) == expected
+    fresh = Document.load(opened.objects(), identity=docs.ws.identity,
+                          keys=opened.keys())
+    assert fresh.text(fresh.heads("main")) == expected, "a replay reads another merge"
+    size = len(opened._objects[bytes.fromhex(made.commit)].raw)
+    return {"chars": len(ours), "commits_per_branch": MERGE_COMMITS,
+            "conflicts": len(preview.conflicts), "regions": len(preview.regions),
+            "detection_ms": round(detect, 1), "preview_cold_ms": cold, "preview_ms": warm,
+            "merge_commit_bytes": size, "target_ms": TARGET_MS}
+
+
+def main() -> None:
+    rng = random.Random(16)
+    with tempfile.TemporaryDirectory() as folder:
+        ws, docs, bob = setup(Path(folder))
+        with ws:
+            diff = bench_diff(docs, bob, rng)
+            merge = bench_merge(docs, bob, rng)
+    from bench._common import report
+
+    report("doc_review", {"diff": diff, "merge": merge})
+
+
+if __name__ == "__main__":
+    main()
