@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from ..identity import Identity
 from ..objects import Object
 from ._commits import _Commits
-from ._edits import _check_edits
+from ._edits import MAX_COMMIT_BYTES, _check_edits, _chunk_updates
 from ._live import _Live, _merge
 from ._records import DocumentError, Edit
 
@@ -275,7 +275,8 @@ class _Review(_Commits):
         """A commit on `target` that acknowledges `source`'s heads and carries the changes
         `target` lacked, then `edits` (positions in the merged text, `merged_text`) in the same
         commit: the conflicts' resolutions, one of RESOLUTIONS each, recorded in the payload.
-        Returns the commit id."""
+        Changes too large for one object (branches that went apart for long) become a chain of
+        merge commits, the last carrying the resolutions. Returns the (last) commit id."""
         self._require_editor(identity)
         source_id, target_id = self._mergeable(source, target)
         resolutions = list(resolutions)
@@ -290,18 +291,33 @@ class _Review(_Commits):
         payload: dict = {"k": "merge", "m": source_heads}
         if resolutions:
             payload["c"] = resolutions
+        parts = [update] if len(update) <= MAX_COMMIT_BYTES else self._lacked(
+            frozenset(source_heads), target_heads)
         try:
             live.absorb(update)
             if edits:
                 _check_edits(live._length(), edits)
-                update = _merge([update, _resolve(live, edits)])
-            obj = self._seal_commit(identity, target_id, target_heads, {"u": update, **payload})
+                parts = _chunk_updates([*parts, _resolve(live, edits)])
+            parents = target_heads
+            for n, part in enumerate(parts):
+                last = n == len(parts) - 1
+                obj = self._seal_commit(identity, target_id, parents,
+                                        {"u": part, **(payload if last else {"k": "merge",
+                                                                             "m": source_heads})})
+                parents = frozenset([obj.id])
         except BaseException:
             self._drop(target_id, live)  # the live text ran ahead of what was committed
             raise
         live.advance(obj.id)
         self._use(target_id, live, own=True)
         return obj.hex
+
+    def _lacked(self, source: frozenset[bytes], target: frozenset[bytes]) -> list[bytes]:
+        """The updates of the commits in the past of `source` and not of `target`, in causal
+        order, merged into as few as fit in a commit each: what a merge carries, cut up."""
+        ahead, behind = self._reach(source), self._reach(target)
+        order = self._order(ahead, ahead.keys() - behind.keys())
+        return _chunk_updates([u for c in order if (u := self._payload(c)["u"])])
 
     def resolutions(self, commit: str) -> list[str]:
         """How a merge commit resolved the conflicts it found (empty: it found none)."""

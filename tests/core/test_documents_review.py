@@ -190,3 +190,24 @@ def test_a_merge_whose_edits_do_not_fit_changes_nothing():
     commit = doc.merge(ALICE, "alt", "main")
     assert doc.text([commit]) == "zero one\n" and doc.resolutions(commit) == []
 
+
+
+def test_a_merge_too_large_for_one_object_is_a_chain_of_merge_commits():
+    doc, _ = two_editors("# Notes\n\nend\n")
+    doc.fork(ALICE, "main", "long")
+    # A week of work on the branch: far more than one object's worth of changes.
+    for n in range(12):
+        write(doc, BOB, "long", 8, 0, f"paragraph {n} " + "words " * 2_000 + "\n")
+    write(doc, ALICE, "main", 0, 0, "TOP ")
+    expected = doc.merged_text("long", "main")
+    line = expected.index("\n")
+    commit = doc.merge(ALICE, "long", "main", edits=[(0, line, "# Notes, merged")],
+                       resolutions=["both"])
+    merges = [c for c in doc.history("main") if c.kind == "merge"]
+    assert len(merges) > 1 and merges[-1].id == commit  # cut up, the last one is the merge
+    assert all(len(o.raw) < 64 * 1024 for o in doc.objects())
+    assert doc.heads("main") == [commit] and doc.resolutions(commit) == ["both"]
+    text = "# Notes, merged" + expected[line:]
+    assert doc.text([commit]) == text
+    other = replayed(doc)
+    assert other.text(other.heads("main")) == text
