@@ -59,6 +59,9 @@ class Request:
 
     key: bytes
     label: str  # "bob asks to edit"
+    # who may accept it when not me (only the creator changes editors): "ada, its creator, can
+    # accept"; None when I can
+    accepter: str | None = None
 
 
 @dataclass(frozen=True)
@@ -112,8 +115,10 @@ def sharing_state(view: DocumentView, me: bytes) -> SharingState:
     visibility = view.visibility
     badge, tip = visibility_badge(visibility)
     asked = view.asked
-    requests = tuple(Request(r.key, f"{name_of(r.key, view.names, r.nick)} asks to edit")
-                     for r in view.requests) if editor and not locked else ()
+    accepter = None if me == creator else (
+        f"{name_of(creator, view.names, None)}, its creator, can accept")
+    requests = tuple(Request(r.key, f"{name_of(r.key, view.names, r.nick)} asks to edit",
+                             accepter) for r in view.requests) if editor and not locked else ()
     return SharingState(
         role=role, badge=badge, badge_tip=tip,
         share=editor and not locked,
@@ -277,10 +282,13 @@ class RequestsBar(QWidget):
             row = QHBoxLayout(line)
             row.setContentsMargins(0, 0, 0, 0)
             row.addWidget(QLabel(f"{request.label} ·", objectName="editRequestText"))
-            accept = QPushButton("Accept", objectName="acceptRequest",
-                                 toolTip="Make them an editor of this document")
-            accept.clicked.connect(lambda _=False, key=request.key: self._accept(key))
-            row.addWidget(accept)
+            if request.accepter is not None:  # only the creator changes editors: say who
+                row.addWidget(QLabel(request.accepter, objectName="editRequestAccepter"))
+            else:
+                accept = QPushButton("Accept", objectName="acceptRequest",
+                                     toolTip="Make them an editor of this document")
+                accept.clicked.connect(lambda _=False, key=request.key: self._accept(key))
+                row.addWidget(accept)
             row.addStretch(1)
             self._column.addWidget(line)
         self.setVisible(bool(requests))

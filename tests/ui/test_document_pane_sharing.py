@@ -10,7 +10,7 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtWidgets import QPushButton  # noqa: E402
+from PySide6.QtWidgets import QLabel, QPushButton  # noqa: E402
 
 from app.records import BranchInfo, DocumentView, EditRequest  # noqa: E402
 from ui.doc_sharing import (  # noqa: E402
@@ -141,6 +141,16 @@ def test_a_request_is_accepted_in_one_click(qtbot):
     assert accepted.args == [BOB] and not accept.isEnabled()
     bar.show_requests(())
     assert bar.isHidden()
+
+
+def test_an_editor_who_is_not_the_creator_sees_requests_and_who_can_accept_them(qtbot):
+    bar = RequestsBar()
+    qtbot.addWidget(bar)
+    bar.show_requests(sharing_state(_view(editors=(ADA, CY), requests=(BOB_ASKS,)), CY).requests)
+    assert bar.labels() == ["bob asks to edit"]
+    assert not bar.findChildren(QPushButton, "acceptRequest")  # it would be refused
+    (who,) = bar.findChildren(QLabel, "editRequestAccepter")
+    assert who.text() == "ada, its creator, can accept"
 
 
 def test_the_editors_dialog_names_people_and_says_what_it_cannot_resolve(qtbot):
