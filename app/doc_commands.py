@@ -94,11 +94,13 @@ def cmd_history(args) -> None:
         book = NickBook(ws.replica.nicknames())
     if args.json:
         print_json([{"id": c.id, "parents": list(c.parents), "author": c.author.hex(),
-                      "ts": c.ts, "kind": c.kind, "merged": list(c.merged)} for c in history])
+                      "ts": c.ts, "kind": c.kind, "merged": list(c.merged),
+                      "restores": c.restores} for c in history])
         return
     for c in history:
         print(f"{c.id[:12]}  {when(c.ts)}  {_who(book, c.author)}  {_text.line(c.kind)}"
-              + (f" (merged {', '.join(m[:12] for m in c.merged)})" if c.merged else ""))
+              + (f" (merged {', '.join(m[:12] for m in c.merged)})" if c.merged else "")
+              + (f" (as at {c.restores[:12]})" if c.restores else ""))
 
 
 def cmd_fork(args) -> None:

@@ -447,13 +447,17 @@ class _Commits(_Keys):
         for commit in causal_order(c for c in self._commits(branch_id) if self._visible(c)):
             try:
                 payload = self._payload(commit)
-                kind, merged = payload.get("k", "edit"), tuple(
-                    m.hex() for m in payload.get("m", ()))
+                kind = payload.get("k", "edit")
+                kind = kind if isinstance(kind, str) else "?"
+                merged = tuple(
+                    m.hex() for m in payload.get("m", ()) if isinstance(m, bytes))
+                restores = payload.get("r")
             except DocumentError:
-                kind, merged = "?", ()
+                kind, merged, restores = "?", (), None
             out.append(CommitInfo(commit.hex, branch_id.hex(),
                                   tuple(p.hex() for p in commit.links), commit.author,
-                                  commit.ts, kind, merged))
+                                  commit.ts, kind, merged,
+                                  restores.hex() if isinstance(restores, bytes) else None))
         return out
 
     def _seal_commit(self, identity: Identity, branch: bytes, parents: Iterable[bytes],

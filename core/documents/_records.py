@@ -18,8 +18,9 @@ class CommitInfo:
     parents: tuple[str, ...]
     author: bytes
     ts: int
-    kind: str  # edit | snapshot | merge, or "?" when this holder cannot read the branch
+    kind: str  # edit | snapshot | merge | restore, or "?" when this holder cannot read it
     merged: tuple[str, ...] = ()
+    restores: str | None = None  # a restore's commit: the version it made the branch read as
 
 
 @dataclass(frozen=True)

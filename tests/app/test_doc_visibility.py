@@ -206,6 +206,7 @@ def test_restore_makes_the_branch_read_as_it_did_and_keeps_history(alice: Paths)
         history = doc.history()
         assert [c.id for c in history[:-1]] == before  # nothing rewritten
         assert (history[-1].id, history[-1].kind) == (restored, "restore")
+        assert history[-1].restores == first  # the history says which version it brought back
         with pytest.raises(WorkspaceError, match=ALREADY):
             docs.restore(doc, first)
         doc_id = doc.root.id
