@@ -41,6 +41,10 @@ import fast_diff_match_patch as dmp
 from core.documents import RESOLUTIONS
 
 CONTEXT_LINES = 3  # around each hunk of a unified diff, as diff -u
+# Seconds one diff may take: diff-match-patch is about quadratic on text that has little in
+# common (240,000 such characters took minutes), and it runs on the Node's thread. Past this the
+# diff is still exact, only coarser (larger replaced runs).
+DIFF_TIME_LIMIT_S = 0.5
 _LINE_CODES = 0x10000  # lines diffed as characters from here (past every surrogate)
 
 
@@ -202,7 +206,8 @@ class Merged:
 def _diff(a: str, b: str) -> list[tuple[str, int]]:
     # checklines: lines first, then characters within the lines that changed; on 100,000
     # characters with 2,000 changes about 6x faster, the diff about as small (bench/doc_review.py).
-    return dmp.diff(a, b, timelimit=0, checklines=True, cleanup="Semantic", counts_only=True)
+    return dmp.diff(a, b, timelimit=DIFF_TIME_LIMIT_S, checklines=True, cleanup="Semantic",
+                    counts_only=True)
 
 
 @dataclass(frozen=True)
@@ -373,8 +378,8 @@ def unified(old: str, new: str, old_label: str, new_label: str,
     def encode(lines: list[str]) -> str:
         return "".join(codes.setdefault(line, chr(_LINE_CODES + len(codes))) for line in lines)
 
-    ops = dmp.diff(encode(a), encode(b), timelimit=0, checklines=False, cleanup="No",
-                   counts_only=True)
+    ops = dmp.diff(encode(a), encode(b), timelimit=DIFF_TIME_LIMIT_S, checklines=False,
+                   cleanup="No", counts_only=True)
     opcodes: list[tuple[str, int, int, int, int]] = []
     i = j = 0
     for op, n in ops:

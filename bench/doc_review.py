@@ -14,6 +14,10 @@ conflict detection alone (app/review.regions over the four texts), then merges w
 `--prefer theirs`, checks that a fresh replay of the objects reads the same text, and reports
 the merge commit's size.
 
+Unalike: the text diff of two 240,000-character texts with little in common (a branch replaced
+wholesale), which diff-match-patch does in about quadratic time: bounded by
+app/review.DIFF_TIME_LIMIT_S (it took minutes without a limit, on the Node's thread).
+
 Targets: the diff and the conflict detection each <= 500 ms.
 HEARTH_BENCH_REVIEW_CHARS and HEARTH_BENCH_REVIEW_COMMITS scale it (defaults 100000, 1000).
 """
@@ -153,6 +157,19 @@ def bench_merge(docs: Documents, bob: Identity, rng: random.Random) -> dict:
             "merge_commit_bytes": size, "target_ms": TARGET_MS}
 
 
+def bench_unalike(rng: random.Random) -> dict:
+    def text() -> str:
+        return "".join(rng.choice("abcdefgh \n") for _ in range(240_000))
+    old, new = text(), text()
+    start = time.perf_counter()
+    lines = review.unified(old, new, "old", "new")
+    diffed = review.diff(old, new)
+    ms = (time.perf_counter() - start) * 1000
+    return {"chars": len(old), "unified_lines": len(lines), "hunks": len(diffed.hunks),
+            "diff_ms": round(ms, 1),
+            "time_limit_s": review.DIFF_TIME_LIMIT_S}
+
+
 def main() -> None:
     rng = random.Random(16)
     with tempfile.TemporaryDirectory() as folder:
@@ -160,9 +177,10 @@ def main() -> None:
         with ws:
             diff = bench_diff(docs, bob, rng)
             merge = bench_merge(docs, bob, rng)
+    unalike = bench_unalike(rng)
     from bench._common import report
 
-    report("doc_review", {"diff": diff, "merge": merge})
+    report("doc_review", {"diff": diff, "merge": merge, "unalike": unalike})
 
 
 if __name__ == "__main__":

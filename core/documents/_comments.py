@@ -193,7 +193,14 @@ class _Scratch:
         client, clock, _ = _parse_anchor(anchor)  # type: ignore[misc]
         if clock >= self.clocks.get(client, 0):
             return None
-        return pycrdt.StickyIndex.decode(anchor, self.text).get_index()
+        try:
+            return pycrdt.StickyIndex.decode(anchor, self.text).get_index()
+        except Exception:  # noqa: BLE001 (pycrdt's panics are Exceptions' siblings: see below)
+            return None
+        except BaseException as exc:  # a Rust panic (an id in no text item): detached
+            if type(exc).__name__ != "PanicException":
+                raise
+            return None
 
 
 def _parse_anchor(anchor: object) -> tuple[int, int, int] | None:

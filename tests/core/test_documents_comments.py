@@ -11,18 +11,31 @@ them.
 
 from __future__ import annotations
 
+import os
 import random
 
+import nacl.secret
 import pycrdt
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core import encoding
 from core.causal import HORIZON_MS
 from core.documents import Document, DocumentError
-from core.documents._comments import _ascii_update, _Units
+from core.documents._comments import _ascii_update, _Units, _varuint
 from core.objects import Object, build
-from tests.core.test_documents import ALICE, BOB, CAROL, MALLORY, T0_MS, counting_clock
+from tests.core.test_documents import (
+    ALICE,
+    BOB,
+    CAROL,
+    MALLORY,
+    T0_MS,
+    branch_key,
+    counting_clock,
+    main_id,
+    root_heads,
+)
 from tests.support import FakeClock
 
 SECRET = bytes(range(32))
@@ -339,3 +352,38 @@ def test_the_scratch_copy_has_the_same_items_with_a_byte_per_utf16_unit(steps: l
     real = str(texts[0])
     assert str(scratch.get("text", type=pycrdt.Text)) == "x" * (
         len(real.encode("utf-16-le")) // 2)
+
+
+def test_an_anchor_on_a_character_no_text_holds_is_detached_not_a_crash() -> None:
+    """An editor's update can carry garbage-collected structs; a comment anchored on one passes
+    every check but pycrdt panics placing it. It is shown detached, and the others still show."""
+    evil_client = 123456
+    doc = Document.create(ALICE, "t", clock=counting_clock())
+    doc.commit(ALICE, [(0, 0, "hello world")], [])
+    main = main_id(doc)
+    doc.comment(ALICE, "main", 0, 5, "an honest comment")
+
+    def seal(payload: dict) -> tuple[bytes, bytes]:
+        nonce = os.urandom(24)
+        return nonce, nacl.secret.SecretBox(branch_key(doc, main)).encrypt(
+            encoding.dumps(payload), nonce).ciphertext
+
+    # a Yjs v1 update of one GC struct of length 10 at (evil_client, 0), no delete set
+    gc = b"\x01\x01" + _varuint(evil_client) + b"\x00\x00\x0a\x00"
+    nonce, box = seal({"u": gc})
+    evil = build(ALICE, "doc/commit", stream=bytes.fromhex(main),
+                 body={"root": root_heads(doc), "epoch": 0, "nonce": nonce, "box": box},
+                 ts=T0_MS + 10_000, links=[bytes.fromhex(h) for h in doc.heads()])
+    doc.add([evil])
+
+    def anchor(assoc: int) -> bytes:
+        return b"\x00" + _varuint(evil_client) + b"\x03" + bytes([assoc])
+
+    nonce, box = seal({"start": anchor(0x00), "end": anchor(0x41), "quote": "x",
+                       "text": "boom"})
+    doc.add([build(BOB, "doc/comment", stream=bytes.fromhex(main),
+                   body={"epoch": 0, "nonce": nonce, "box": box}, ts=T0_MS + 20_000,
+                   links=[evil.id])])
+    reader = Document.load(doc.objects(), identity=BOB, keys=doc.keys(), clock=counting_clock())
+    shown = {c.text: (c.start, c.end, c.detached) for c in reader.comments()}
+    assert shown == {"an honest comment": (0, 5, False), "boom": (None, None, True)}
