@@ -171,11 +171,17 @@ class Documents(DocComments):
 
     def refresh(self, document: Document) -> None:
         """Take in what arrived by sync since the document was opened (or last refreshed):
-        only those rows are read, so an open document costs what arrives, not its history."""
+        only those rows are read, so an open document costs what arrives, not its history. A
+        new branch's commits may have been stored before its `doc/branch` (before they were
+        the document's): its arrival has every row read again."""
         doc_id = document.root.id
         raws, self._read_to[doc_id] = self.ws.replica.documents.objects_after(
             doc_id, self._read_to.get(doc_id, 0))
-        document.add(decode_trusted(raw) for raw in raws)
+        arrived = [decode_trusted(raw) for raw in raws]
+        if any(o.type == "doc/branch" for o in arrived):
+            raws, self._read_to[doc_id] = self.ws.replica.documents.objects_after(doc_id, 0)
+            arrived = [decode_trusted(raw) for raw in raws]
+        document.add(arrived)
 
     def unreadable(self, document: Document, branch: str = "main") -> str | None:
         """Why this holder cannot read `branch` (a sentence for a person), or None when it can.

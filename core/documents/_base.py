@@ -49,6 +49,9 @@ class _Cache:
     all_visible: dict[bytes, set[bytes]] = field(default_factory=dict)
     roots: dict[bytes, tuple[bytes, ...] | None] = field(default_factory=dict)
     rootless: bool = False  # whether `roots` holds a None (a parent was missing)
+    # ids not held that a commit found not to count would count with (a missing parent or
+    # root head): their arrival may change the text at heads a kept state is at
+    waiting: set[bytes] = field(default_factory=set)
     branches: list[Object] | None = None
     branch_ids: frozenset[bytes] | None = None
     # main's branch, and the ts of the earliest doc/main left out for being beyond the horizon

@@ -49,7 +49,8 @@ class _Commits(_Keys):
     def _root_of(self, commit: Object) -> tuple[bytes, ...] | None:
         """The root-branch heads a commit names: its own, or (when it names none and has
         parents) its first parent's, so unchanged roots cost no bytes. None while a parent
-        it depends on is missing."""
+        it depends on is missing, and for good when that parent is on another branch (only
+        crafted commits have one: heads move per branch)."""
         roots = self._cache.roots
         chain = []
         root: tuple[bytes, ...] | None
@@ -62,7 +63,9 @@ class _Commits(_Keys):
                 root = tuple(commit.body["root"])
                 break
             parent = self._objects.get(commit.links[0])
-            if parent is None or parent.type != "doc/commit":
+            if parent is None or parent.type != "doc/commit" or parent.stream != commit.stream:
+                if parent is None:
+                    self._cache.waiting.add(commit.links[0])
                 root = None
                 break
             commit = parent
@@ -83,6 +86,8 @@ class _Commits(_Keys):
             found = self._cache.visible[commit.id] = (
                 root is not None and commit.author in self.editors(root)
                 and commit.stream in self._branch_ids())
+            if not found and root is not None:  # root heads not held yet may make it count
+                self._cache.waiting.update(h for h in root if h not in self._objects)
         return found
 
     def _all_visible(self, branch: bytes, commits: list[Object], ids: set[bytes],
@@ -231,9 +236,10 @@ class _Commits(_Keys):
             known = cache.heads.pop(branch, None)
             # Worked out from the branch when next asked: also when a commit linking to this
             # one came first (whether that one counts is not known here).
-            if known is None or known[1] is not None or commit.id in early or not (
-                    self._visible(commit)) or (horizon is not None and commit.ts > horizon):
-                continue
+            if known is None or known[1] is not None or commit.id in early or (
+                    branch not in self._linked) or not self._visible(commit) or (
+                    horizon is not None and commit.ts > horizon):
+                continue  # (no `_linked`: heads taken from a snapshot, early ones unknown)
             heads = set(known[0]).difference(commit.links)
             heads.add(commit.id)
             cache.heads[branch] = (tuple(sorted(heads)), None)

@@ -115,6 +115,8 @@ class Document(_Review, _Comments):
         new = {o.id: o for o in objects if o.id not in held and belongs(o)}
         if not new:
             return
+        if not self._cache.waiting.isdisjoint(new):  # a kept state may have passed over a
+            self._live, self._others = {}, {}       # commit that counts now: start again
         # Commits that a commit held already links to: heads are then worked out again.
         linked = self._linked
         early = {oid for oid, o in new.items() if oid in linked.get(o.stream, ())} if (

@@ -60,6 +60,9 @@ class _RootBranch(_DocumentBase):
         index = self._cache.index
         if index is None:
             members = self._streams.get(self.root.id, [])
+            # Who is an editor where may change when a root object linked to arrives.
+            self._cache.waiting.update(link for o in members for link in o.links
+                                       if link not in self._objects)
             changes: dict[bytes, frozenset[bytes]] = {}
             for obj in causal_order(members):
                 changes[obj.id] = self._inherit(changes, obj)
