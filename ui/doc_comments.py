@@ -332,13 +332,16 @@ class CommentMargin(QWidget):
 
         heading = QHBoxLayout()
         heading.addWidget(title)
-        heading.addWidget(self.count)
         heading.addStretch(1)
         heading.addWidget(self.add_button)
+        counts = QHBoxLayout()  # the count on its own row: the heading's is too narrow for it
+        counts.addWidget(self.show_resolved)
+        counts.addStretch(1)
+        counts.addWidget(self.count)
         column = QVBoxLayout(self)
         column.setContentsMargins(4, 0, 0, 0)
         column.addLayout(heading)
-        column.addWidget(self.show_resolved)
+        column.addLayout(counts)
         column.addWidget(self.composer)
         column.addWidget(self.notice)
         column.addWidget(self.canvas, 1)

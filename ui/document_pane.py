@@ -1,7 +1,13 @@
 """A document: a header (its title, the branch selector and the branch's actions), the editor
-with its undo and redo, and the branch's history as a timeline (ui/timeline.py) with the version
-picked in it below. Typing is committed after a pause; remote commits are applied to the editor
-as minimal edits, so the cursor stays on its characters.
+with its undo and redo and the comments in its margin (ui/doc_comments.py), and the branch's
+history as a timeline with the version picked in it below (ui/doc_versions.py). Typing is
+committed after a pause; remote commits are applied to the editor as minimal edits, so the
+cursor stays on its characters.
+
+Reviewing: "Merge into main" previews the merge in ui/merge_dialog.py (a choice per conflict)
+and opens main once merged; a version picked in the history can be compared with now; a branch
+opened again after others changed it says so, with "Show changes" (ui/doc_review_bar.py keeps
+the heads last looked at, in memory). Changes show in the version box, in authors' colours.
 
 The text is Markdown: "Outline" and "Preview" in the editor's tool row show its headings
 (click one to go there) and its rendering beside the editor (ui/doc_preview.py). Others who
@@ -35,7 +41,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSizePolicy,
     QSplitter,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -45,8 +50,10 @@ from app.records import BranchInfo, Committed, DocumentView
 
 from . import theme
 from .bridge import NodeBridge
+from .doc_comments import CommentMargin
 from .doc_presence import DocPresence
 from .doc_preview import OUTLINE_WIDTH, MarkdownTools
+from .doc_review_bar import ChangedNotice
 from .doc_sharing import (
     COPIED,
     PRIVATE,
@@ -58,13 +65,16 @@ from .doc_sharing import (
     VisibilityBadge,
     sharing_state,
 )
-from .timeline import Timeline, timeline_entries
+from .doc_versions import HistoryColumn, tool
+from .merge_dialog import MergeDialog
+from .timeline import timeline_entries
 
 PAUSE_MS = 600  # keystrokes within a pause make one commit
 TITLE_SCALE = 1.5  # the title's size against the window's
 MAIN_MARK = " · main branch"  # after the main branch's name in the selector
 SELECTOR_TIP = "The branch shown; the main branch is the one that opens by default"
 MIN_SELECTOR_PX = 120  # the narrowest the branch selector gets in a narrow pane
+COMMENTS_MIN_PX = 220  # the comments' margin keeps its heading and cards readable
 PLACEHOLDER = ("Start writing. Everyone in the workspace sees your edits as you type; fork a "
                "branch to draft on your own.")
 READER_PLACEHOLDER = "Nothing is written on this branch yet."
@@ -101,9 +111,10 @@ class DocumentPane(QWidget):
         self._reload_after = False
         self.unreadable: str | None = None  # why the shown branch cannot be read here
         self.writable = False  # whether I may change the shown branch (known once it is shown)
-        self._version_commit: str | None = None  # the version shown below the history
+        self._opening = False  # the branch opened is not shown yet
         self.view: DocumentView | None = None  # the branch as last shown
         self.editors_dialog: EditorsDialog | None = None
+        self.merge_dialog: MergeDialog | None = None
 
         # The header: the document's title, and the branch shown with what can be done to it.
         self.title = QLabel(objectName="docTitle", wordWrap=True)
@@ -123,16 +134,16 @@ class DocumentPane(QWidget):
         fork.clicked.connect(self._fork)
         merge = QPushButton("Merge into main", toolTip="Bring this branch's changes into the "
                                                        "main branch")
-        merge.clicked.connect(lambda: self.merge(self.branch, "main"))
+        merge.clicked.connect(lambda: self.review_merge(self.branch, self._main()))
         make_main = QPushButton("Set as main", toolTip="Make this branch the one that opens "
                                                        "by default")
         make_main.clicked.connect(lambda: self.set_main(self.branch))
         # The editor's own tools, and the history's.
-        undo = _tool("Undo", "Undo my last edit (Ctrl+Z)")
+        undo = tool("Undo", "Undo my last edit (Ctrl+Z)")
         undo.clicked.connect(self.undo)
-        redo = _tool("Redo", "Redo (Ctrl+Shift+Z)")
+        redo = tool("Redo", "Redo (Ctrl+Shift+Z)")
         redo.clicked.connect(self.redo)
-        tag = _tool("Tag…", "Name the selected version (or the latest)")
+        tag = tool("Tag…", "Name the selected version (or the latest)")
         tag.clicked.connect(self._tag)
         self._editing = (fork, merge, make_main, undo, redo, rename, tag)
         self.fork_button, self.merge_button, self.main_button = fork, merge, make_main
@@ -158,20 +169,21 @@ class DocumentPane(QWidget):
         theme.styled(self.editor, EDITOR_STYLE)  # follows light and dark switches
         theme.styled(self.notice, NOTICE_STYLE)
         self.editor.textChanged.connect(self._typed)
-        self.history = Timeline()
-        self.history.itemClicked.connect(self._show_version)
-        self.history.itemActivated.connect(self._show_version)
+        # The history, and the version picked in it or what changed (ui/doc_versions.py).
+        side = HistoryColumn(bridge, [tag])
+        self.history, self.versions = side.history, side.versions
+        self.version_box = self.versions
         self.history.restoreRequested.connect(self.restore)
-        self.version = QPlainTextEdit(objectName="versionView", readOnly=True,
-                                      placeholderText="This version is empty.")
-        self.version_caption = QLabel(objectName="versionCaption", wordWrap=True)
-        close_version = _tool("Close", "Stop showing this version")
-        close_version.clicked.connect(self._close_version)
-        self.restore_button = _tool("Restore this version", "Make the branch read as it did "
-                                                            "then (a new version)")
-        self.restore_button.setObjectName("restoreVersion")
-        self.restore_button.clicked.connect(
-            lambda: self._version_commit and self.restore(self._version_commit))
+        self.versions.restoreRequested.connect(self.restore)
+        self.versions.compareRequested.connect(self.compare)
+        self.version, self.version_caption = self.versions.text, self.versions.caption
+        self.restore_button = self.versions.restore_button
+        # "Changed by bob since you last looked · Show changes" (ui/doc_review_bar.py).
+        self.changed_notice = ChangedNotice()
+        self.changed_notice.showRequested.connect(self._show_since)
+        self.comments = CommentMargin(bridge, self.editor)  # beside the editor
+        self.comments.setMinimumWidth(COMMENTS_MIN_PX)  # the editor gives way first
+        self.changed.connect(self.comments.reload)
 
         branch_row = self._branch_row = QHBoxLayout()
         branch_row.addWidget(self.branch_selector)
@@ -197,40 +209,21 @@ class DocumentPane(QWidget):
         page = QWidget()
         page_column = QVBoxLayout(page)
         page_column.setContentsMargins(0, 0, 0, 0)
-        page_column.addWidget(self.editor, 1)
+        with_comments = QHBoxLayout()
+        with_comments.addWidget(self.editor, 3)
+        with_comments.addWidget(self.comments, 2)
+        page_column.addLayout(with_comments, 1)
         page_column.addWidget(self.locked, 1)
         beside = QSplitter()
         beside.addWidget(self.outline)
         beside.addWidget(page)
         beside.addWidget(self.preview)
         beside.setChildrenCollapsible(False)
-        beside.setStretchFactor(1, 1)
-        beside.setStretchFactor(2, 1)
-        beside.setSizes([OUTLINE_WIDTH, 560, 560])
+        beside.setStretchFactor(1, 3)  # the editor with its comments
+        beside.setStretchFactor(2, 2)
+        beside.setSizes([OUTLINE_WIDTH, 840, 560])
         writing_column.addWidget(beside, 1)
 
-        history_box = QWidget()
-        history_column = QVBoxLayout(history_box)
-        history_column.setContentsMargins(0, 0, 0, 0)
-        heading = QHBoxLayout()
-        heading.addWidget(QLabel("<b>History</b>"), 1)
-        heading.addWidget(tag)
-        history_column.addLayout(heading)
-        history_column.addWidget(self.history, 1)
-        self.version_box = QWidget(objectName="versionBox")
-        version_column = QVBoxLayout(self.version_box)
-        version_column.setContentsMargins(0, 0, 0, 0)
-        caption = QHBoxLayout()
-        caption.addWidget(self.version_caption, 1)
-        caption.addWidget(self.restore_button, 0, Qt.AlignmentFlag.AlignTop)
-        caption.addWidget(close_version, 0, Qt.AlignmentFlag.AlignTop)
-        version_column.addLayout(caption)
-        version_column.addWidget(self.version, 1)
-        self.version_box.hide()
-        side = QSplitter(Qt.Orientation.Vertical)
-        side.addWidget(history_box)
-        side.addWidget(self.version_box)
-        side.setChildrenCollapsible(False)
         body = QSplitter()
         body.addWidget(writing)
         body.addWidget(side)
@@ -243,6 +236,7 @@ class DocumentPane(QWidget):
         layout.addWidget(self.sharing)
         layout.addWidget(self.requests)
         layout.addWidget(self.notice)
+        layout.addWidget(self.changed_notice)
         layout.addWidget(body, 1)
 
         self._pause = QTimer(self, singleShot=True, interval=PAUSE_MS)
@@ -258,7 +252,10 @@ class DocumentPane(QWidget):
         self._generation += 1
         self.doc_id, self.branch = doc_id, branch
         self.committed, self.seen = "", []
-        self._show_version_of(None)
+        self.versions.opened(doc_id, branch)
+        self.changed_notice.hide()
+        self._opening = True
+        self.comments.show_branch(doc_id, branch)
         self._applying = True
         self.editor.setPlainText("")
         self._applying = False
@@ -290,21 +287,16 @@ class DocumentPane(QWidget):
             self.reload()
             return
         self.view = view
+        if self._opening:  # opened again after others changed it: say so
+            self._opening = False
+            self.changed_notice.check(self.doc_id, view, self.bridge.facade.key)
         self.title.setText(view.title)
         self.title.setToolTip(view.title)
         self._show_branches(view.branches)
         self._set_access(view)
         self._step_to(view.text, view.heads)
         self.history.set_entries(timeline_entries(view))
-        # The version below the history stays only while its commit is still listed (not
-        # after a branch switch or a merge); it is selected again in the new list.
-        ids = self.history.commits()
-        if self._version_commit in ids and self.unreadable is None:
-            self.history.setCurrentRow(ids.index(self._version_commit))
-        elif self._version_commit is not None:
-            self.history.setCurrentRow(-1)
-            self._show_version_of(None)
-        self._enable_restore()  # against the entries now listed
+        self.versions.follow(view.heads, self.unreadable is None)
         self.changed.emit()
 
     def _show_branches(self, branches: list[BranchInfo]) -> None:
@@ -388,15 +380,16 @@ class DocumentPane(QWidget):
         self.locked.note.setText(state.locked_note or "")
         self.locked.setVisible(blocked)
         self.editor.setVisible(not blocked)
+        self.comments.setVisible(not blocked)
         self.history.set_editable(self.writable)
-        self._enable_restore()
+        self.versions.enable_restore()
         if self.editors_dialog is not None and self.editors_dialog.isVisible():
             self.editors_dialog.show_editors(view, self.bridge.facade.key)
 
     def _step_to(self, text: str, heads: list[str]) -> None:
         """Apply the difference between the editor and `text` as minimal edits."""
         current = self.editor.toPlainText()
-        self.seen = heads
+        self._saw(heads)
         if current == text:
             self.committed = text
             return
@@ -458,7 +451,8 @@ class DocumentPane(QWidget):
             if self.editor.toPlainText() == text:  # nothing typed meanwhile
                 self._step_to(merged, heads)
             else:  # keep typing on top of my commit; what others did merges next time
-                self.committed, self.seen = text, [mine]
+                self.committed = text
+                self._saw([mine])
             self.changed.emit()
             if then:
                 then()
@@ -622,52 +616,45 @@ class DocumentPane(QWidget):
         branch = self.branch
 
         def done(_) -> None:
-            self._close_version()
+            self.versions.close_box()
             self.reload()
 
         self.commit_now(then=lambda: self.bridge.then(
             self.docs.restore(self.doc_id, commit, branch=branch), done=done,
             failed=self.sharing.say))
 
-    def _enable_restore(self) -> None:
-        commits = self.history.commits()
-        row = commits.index(self._version_commit) if self._version_commit in commits else -1
-        why = self.history.restore_refusal(row)
-        self.restore_button.setEnabled(why is None)
-        self.restore_button.setToolTip(why or "Make the branch read as it did then "
-                                              "(a new version)")
+    # Versions, changes and merges (ui/doc_versions.py, ui/doc_review_bar.py) ----------------
 
-    def _show_version(self, item) -> None:
-        self._show_version_of(item.data(Qt.ItemDataRole.UserRole))
+    def _saw(self, heads: list[str]) -> None:
+        """The editor is in step with `heads`: what "since you last looked" counts from."""
+        self.seen = heads
+        self.changed_notice.saw(self.doc_id, self.branch, heads)
 
-    def _close_version(self) -> None:
-        self.history.setCurrentRow(-1)
-        self._show_version_of(None)
+    def compare(self, commit: str) -> None:
+        """What changed on the branch from the version at `commit` to now (my typing in)."""
+        doc_id, branch = self.doc_id, self.branch
+        self.commit_now(then=lambda: (doc_id, branch) == (self.doc_id, self.branch)
+                        and self.versions.compare(commit, self.seen))
 
-    def _show_version_of(self, commit: str | None) -> None:
-        """Show the text at `commit` below the history; None clears and hides it."""
-        self._version_commit = commit
-        self._enable_restore()
-        if commit is None or self.doc_id is None:
-            self.version.clear()
-            self.version_caption.clear()
-            self.version_box.hide()
-            return
-        generation = self._generation
-        entry = next((e for e in self.history.entries() if e.commit == commit), None)
-        caption = f"The version of {entry.when}, by {entry.name}" if entry else "A version"
+    def _show_since(self, doc_id: bytes, branch: str, seen: list[str]) -> None:
+        if (doc_id, branch) == (self.doc_id, self.branch):
+            self.versions.show_since(seen, self.seen)
 
-        def done(text: str) -> None:
-            if generation == self._generation and self._version_commit == commit:
-                self.version_caption.setText(caption)
-                self.version.setPlainText(text)
-                self.version_box.show()
+    def _main(self) -> str:
+        """The name of the document's main branch."""
+        branches = self.view.branches if self.view is not None else []
+        return next((b.name for b in branches if b.main), "main")
 
-        self.bridge.then(self.docs.show(self.doc_id, at=commit), done=done)
-
-
-def _tool(text: str, tip: str) -> QToolButton:
-    """A compact, flat button for the editor's and the history's own tools."""
-    button = QToolButton(text=text, toolTip=tip, autoRaise=True)
-    button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-    return button
+    def review_merge(self, source: str, target: str) -> MergeDialog:
+        """The merge dialog for `source` into `target` (my typing committed first): a preview
+        with its conflicts, each resolved by a choice; the target opens once it is merged."""
+        if self.merge_dialog is not None:
+            self.merge_dialog.close()
+            self.merge_dialog.deleteLater()
+        doc_id = self.doc_id
+        dialog = self.merge_dialog = MergeDialog(self.bridge, doc_id, source, target, self)
+        dialog.merged.connect(lambda _: doc_id == self.doc_id and self.open(doc_id, target))
+        if self._busy or self.editor.toPlainText() != self.committed:  # preview my typing too
+            self.commit_now(then=lambda: dialog is self.merge_dialog and dialog.reload())
+        dialog.open()
+        return dialog

@@ -3,7 +3,9 @@ rendered offscreen to PNG files, so a reviewer can look at them without a displa
 
 Three people (ada, whose window it is, bob and carol) talk over two days, with an edited
 message, reactions, a thread and Markdown; bob's computer is connected to ada's while the
-pictures are taken, so the peers dialog lists an incoming peer."""
+pictures are taken, so the peers dialog lists an incoming peer. They review a roadmap too: its
+comments (a reply, one resolved) beside the editor with bob's cursor in it, what bob changed
+since ada last looked, and merging bob's branch into main with the conflict it makes."""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from app import sharing  # noqa: E402
 from app.documents import Documents  # noqa: E402
 from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
-from app.workspace import Workspace  # noqa: E402
+from app.workspace import Workspace, load_or_create_identity  # noqa: E402
 
 from . import theme  # noqa: E402
 from .main_window import MainWindow  # noqa: E402
@@ -32,6 +34,7 @@ from .main_window import MainWindow  # noqa: E402
 SETTLE_MS = 1500
 TIMEOUT_MS = 20_000
 SIZE = (1180, 740)
+WIDE = 1480  # the documents view with its preview
 HOUR_S = 3600
 NOTES = "Hearth 0.1\n\n- chat in channels\n- documents with branches\n"
 
@@ -45,6 +48,19 @@ class _Clock:
     def __call__(self) -> float:
         return self.at
 
+
+ROADMAP = ("# Roadmap\n\nWhere Hearth goes this year.\n\n## Spring\n"
+           "- documents with branches and merges\n- comments in the margin\n"
+           "- a preview of the Markdown\n\n## Summer\n"
+           "- presence: who is where in a document\n- search across documents\n"
+           "- themes, maybe\n")
+# What each changes: bob's branch alt and ada's main the same words (a conflict), bob also the
+# introduction on alt; and later main, while ada looks elsewhere.
+ROADMAP_ALT = ROADMAP.replace("in the margin", "anchored to their words").replace(
+    "this year.", "this year, and why.")
+ROADMAP_MAIN = ROADMAP.replace("in the margin", "beside the text, with replies")
+ROADMAP_LATER = ROADMAP_MAIN.replace("## Summer", "## Summer and autumn").replace(
+    "- themes, maybe\n", "- export to PDF\n")
 
 CHECKLIST = ("Release checklist for **Friday**:\n- run `make test` on a clean clone\n"
              "- tag the release\n\n> Ship small, ship often.")
@@ -77,17 +93,27 @@ def _demo(root: Path) -> tuple[Paths, Paths, Paths, dict[str, bytes]]:
         clock.at = now - 2 * HOUR_S
         docs.write(notes, NOTES + "- sync over the LAN, encrypted\n", branch="draft")
         docs.merge(notes, "draft", "main")
+        roadmap = docs.new("Roadmap")
+        docs.write(roadmap, ROADMAP)
+        docs.fork(roadmap, "main", "alt")
+        docs.comment(roadmap, "a preview of the Markdown", "Tables too, or only text?")
+        docs.comment(roadmap, "presence: who is where in a document",
+                     "Say what others see of us, and for how long.")
         clock.at = now - 40 * 60
         ws.post("general", CHECKLIST)
         ws.post("general", "Search is fast too: try the box at the top.")
         ws.post("general", "/me is writing the release notes")
     for paths, nick in ((bob, "bob"), (carol, "carol")):
         sharing.join_workspace(paths, code, nick=nick)
+    with Workspace.open(ada, clock=clock) as ws:
+        docs = Documents(ws)
+        docs.add_editor(docs.open(roadmap.id), load_or_create_identity(bob).public_key.hex())
     clock.at = now - 25 * HOUR_S
     with Workspace.open(carol, clock=clock) as ws:
         welcome = ws.post("general", "Welcome aboard! Three things for today:\n"
                                      "1. the release checklist\n2. the new sidebar\n3. lunch")
-    return ada, bob, carol, {"morning": morning.id, "welcome": welcome.id}
+    return ada, bob, carol, {"morning": morning.id, "welcome": welcome.id,
+                             "roadmap": bytes.fromhex(roadmap.id)}
 
 
 def _done(future: Future) -> object:
@@ -96,9 +122,9 @@ def _done(future: Future) -> object:
 
 def _converse(ada: Node, bob: Node, carol: Node, ids: dict[str, bytes]) -> None:
     """What bob and carol add once the three are connected: reactions and a thread."""
-    for node in (bob, carol):
-        _wait(lambda n=node: set(ids.values()) <= {m.id for m in _done(n.facade.read("general"))})
     morning, welcome = ids["morning"], ids["welcome"]
+    for node in (bob, carol):
+        _wait(lambda n=node: {morning, welcome} <= {m.id for m in _done(n.facade.read("general"))})
     _done(bob.facade.react(morning, "👍"))
     _done(bob.facade.react(morning, "🎉"))
     _done(carol.facade.react(morning, "👍"))
@@ -108,7 +134,40 @@ def _converse(ada: Node, bob: Node, carol: Node, ids: dict[str, bytes]) -> None:
     _done(ada.facade.react(welcome, "❤️"))
 
 
-def _wait(condition: Callable[[], bool]) -> None:
+def _reads(node: Node, doc: bytes, branch: str, text: str) -> bool:
+    try:
+        return _done(node.facade.documents.show(doc, branch)) == text
+    except Exception:  # not arrived yet
+        return False
+
+
+def _review(ada: Node, bob: Node, carol: Node, doc: bytes) -> None:
+    """What bob and carol do to the roadmap: bob writes on alt while ada changes the same line
+    on main; bob replies to ada's comment and resolves one, carol comments."""
+    docs_a, docs_b, docs_c = (n.facade.documents for n in (ada, bob, carol))
+    _must(lambda: _reads(bob, doc, "alt", ROADMAP) and _reads(carol, doc, "main", ROADMAP)
+          and bob.key in _done(docs_b.editors(doc))
+          and len(_done(docs_b.comments(doc)).comments) == 2, "the roadmap at bob's and carol's")
+    _done(docs_b.write(doc, ROADMAP_ALT, branch="alt"))
+    _done(docs_a.write(doc, ROADMAP_MAIN))
+    tables, presence = _done(docs_b.comments(doc)).comments
+    _done(docs_b.reply(doc, tables.id, "Tables too: GitHub's dialect, as in chat."))
+    _done(docs_b.resolve_comment(doc, presence.id))
+    _must(lambda: _reads(carol, doc, "main", ROADMAP_MAIN), "ada's change at carol's")
+    _done(docs_c.comment(doc, "search across documents", "And across the chat?"))
+    _must(lambda: _reads(ada, doc, "alt", ROADMAP_ALT)
+          and len(_done(docs_a.comments(doc)).comments) == 3, "bob's branch and comments")
+
+
+def _cursor(bob: Node, doc: bytes, word: str) -> None:
+    """Bob's selection of `word` in main, shown live in ada's editor."""
+    view = _done(bob.facade.documents.open(doc))
+    start = view.text.index(word)
+    bob.facade.presence(doc, "main", view.heads, start, start + len(word))
+
+
+def _wait(condition: Callable[[], bool]) -> bool:
+    """Run the window until `condition` holds (True) or TIMEOUT_MS pass (False)."""
     loop = QEventLoop()
     timer = QTimer(interval=50)
     deadline = QTimer(singleShot=True, interval=TIMEOUT_MS)
@@ -117,6 +176,13 @@ def _wait(condition: Callable[[], bool]) -> None:
     timer.start()
     deadline.start()
     loop.exec()
+    return bool(condition())
+
+
+def _must(condition: Callable[[], bool], what: str) -> None:
+    """As `_wait`, but a picture that would not show `what` is not taken."""
+    if not _wait(condition):
+        raise RuntimeError(f"screenshot: {what} did not show")
 
 
 def _settle() -> None:
@@ -137,6 +203,47 @@ def _window(node: Node, *, first_run: bool = False) -> MainWindow:
     return window
 
 
+def _document(window: MainWindow, title: str) -> str:
+    items = [window.document_list.item(i) for i in range(window.document_list.count())]
+    return next(item.data(0x0100) for item in items if item.text() == title)
+
+
+def _documents(window: MainWindow, ada: Node, bob: Node, doc: bytes, out: Path,
+               written: list[Path]) -> None:
+    """The roadmap: its comments with bob's cursor, what bob changed since ada looked, and
+    merging alt into main."""
+    pane = window.document_pane
+    window.open_document(doc.hex())
+    pane.comments.show_resolved.setChecked(True)
+    _must(lambda: pane.editor.toPlainText() == ROADMAP_MAIN
+          and len(pane.comments.comment_cards()) == 3
+          and any(c.card.replies for c in pane.comments.comment_cards()), "the comments")
+    _cursor(bob, doc, "Summer")
+    _must(lambda: bool(pane.presence.overlay.people()), "bob's cursor")
+    _settle()
+    _save(window, out / "doc-comments.png", written)
+
+    window.show_channel("general")
+    _done(bob.facade.documents.write(doc, ROADMAP_LATER))
+    _must(lambda: _reads(ada, doc, "main", ROADMAP_LATER), "bob's change at ada's")
+    window.open_document(doc.hex())
+    _must(lambda: pane.changed_notice.isVisible(), "changed since you last looked")
+    pane.changed_notice.show_button.click()
+    _must(lambda: pane.versions.diff.diff is not None, "the changes")
+    _settle()
+    _save(window, out / "doc-diff.png", written)
+
+    pane.branch_selector.activated.emit(pane.branch_selector.findData("alt"))
+    _must(lambda: pane.branch == "alt" and pane.merge_button.isEnabled(), "the branch alt")
+    pane.merge_button.click()
+    dialog = pane.merge_dialog
+    _must(lambda: dialog is not None and dialog.preview is not None
+          and len(dialog.preview.conflicts) == 1, "the merge's conflict")
+    _settle()
+    _save(dialog, out / "doc-merge-conflict.png", written)
+    dialog.reject()
+
+
 def render(out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     app = QApplication.instance() or QApplication([])
@@ -151,6 +258,7 @@ def render(out: Path) -> list[Path]:
         try:
             peer.post("general", "Hi ada, bob here: your messages reached my laptop.")
             _converse(node, peer, third, ids)
+            _review(node, peer, third, ids["roadmap"])
             window = _window(node)
             _wait(lambda: len(window.messages.messages) >= 7
                   and window.peer_status.text().startswith("2 peers")
@@ -181,14 +289,21 @@ def render(out: Path) -> list[Path]:
             _wait(lambda: window.reading.currentWidget() is window.search_results)
             _settle()
             _save(window, out / "search.png", written)
+            window.search_box.clear()
             window.show_channel("general")
 
-            _wait(lambda: window.document_list.count() >= 1)
-            window.open_document(window.document_list.item(0).data(0x0100))
-            _wait(lambda: window.document_pane.history.count() >= 4
-                  and "LAN" in window.document_pane.editor.toPlainText())
+            _wait(lambda: window.document_list.count() >= 2)
+            pane = window.document_pane
+            window.open_document(_document(window, "Release notes"))
+            _wait(lambda: pane.history.count() >= 2 and "LAN" in pane.editor.toPlainText())
+            # The Markdown rendered beside the editor and its comments: room for all three.
+            pane.markdown.preview_button.setChecked(True)
+            window.resize(WIDE, SIZE[1])
             _settle()
             _save(window, out / "documents.png", written)
+            pane.markdown.preview_button.setChecked(False)
+            window.resize(*SIZE)
+            _documents(window, node, peer, ids["roadmap"], out, written)
 
             settings = window.show_settings()
             _wait(lambda: settings.invite.text().startswith("hearth-"))
