@@ -16,6 +16,9 @@ from matplotlib.figure import Figure
 from . import _contract as C
 
 _FIGSIZE = (9, 3.6)
+# matplotlib's default cycle has 10 colours; the events plot has more series than that.
+_COLOURS = 10
+_DASHES = ("-", "--", ":", "-.")
 
 
 @dataclass(frozen=True)
@@ -25,6 +28,7 @@ class Plot:
     title: str
     png: bytes
     series: dict[str, list[tuple]] = field(default_factory=dict)
+    styles: dict[str, tuple[str, str]] = field(default_factory=dict)  # line label: colour, dash
 
 
 def plots(rows: dict[str, list[tuple]]) -> list[Plot]:
@@ -70,23 +74,33 @@ def _figure(title: str, ylabel: str, series: dict[str, list[tuple]],
     ax.set_title(title, fontsize=11)
     ax.set_ylabel(ylabel)
     ax.grid(True, alpha=0.3)
+    styles = {}
     if any(series.values()):
         draw(fig, ax)
+        styles = {line.get_label(): (line.get_color(), line.get_linestyle())
+                  for line in ax.get_lines()}
     else:
         ax.text(0.5, 0.5, "no group with enough installs", ha="center", va="center",
                 transform=ax.transAxes, color="grey")
     buf = io.BytesIO()
     # No metadata: matplotlib would otherwise write its web address into every image.
     fig.savefig(buf, format="png", dpi=96, metadata={"Software": None})
-    return Plot(title, buf.getvalue(), {k: list(v) for k, v in series.items()})
+    return Plot(title, buf.getvalue(), {k: list(v) for k, v in series.items()}, styles)
+
+
+def line_style(index: int) -> tuple[str, str]:
+    """The colour and dash of a plot's `index`th line: no two of the first 40 alike."""
+    return f"C{index % _COLOURS}", _DASHES[index // _COLOURS % len(_DASHES)]
 
 
 def _lines(title: str, ylabel: str, series: dict[str, list[tuple]], log: bool = False) -> Plot:
     def draw(fig: Figure, ax) -> None:
-        for label, points in series.items():
+        for index, (label, points) in enumerate(series.items()):
             if points:
                 xs, ys = zip(*points, strict=True)
-                ax.plot(xs, ys, marker="o", markersize=3, label=label)
+                colour, dash = line_style(index)
+                ax.plot(xs, ys, marker="o", markersize=3, label=label, color=colour,
+                        linestyle=dash)
         if log and all(y > 0 for points in series.values() for _, y in points):
             ax.set_yscale("log")
         if len(series) > 1:

@@ -1,7 +1,7 @@
 """The analytics event contract: schema versions, event types, buckets, and validation.
 
 Every event is one JSON object checked against the newest contract,
-`analytics/schema/events-v2.json`. The recorder, the collector and the pipeline all read the
+`analytics/schema/events-v3.json`. The recorder, the collector and the pipeline all read the
 contract from here. A shipped contract file is never edited: a new event type means a new file.
 
 Versions, and why an event carries the oldest one that knows its type. A collector refuses a
@@ -11,13 +11,18 @@ every older event in it. Hence:
 
 - Each event type belongs to the version that introduced it, and its fields never change (a
   change is a new type, as with object kinds). Version 1 has the first ten types; version 2 adds
-  reaction_added, message_edited and thread_reply. `events-v2.json` holds every type, with the
-  version-1 ones exactly as `events-v1.json` has them, and pins each type's `schema` to its
-  version: `"schema": 1` on a message_sent, `"schema": 2` on a thread_reply, never another.
-  So a line's `schema` names the oldest collector that can read it.
-- A collector says which versions it reads: `"schemas": [1, 2]` in its answers to
+  reaction_added, message_edited and thread_reply; version 3 adds doc_comment. Each contract
+  file holds every type up to its version, the older ones exactly as the file before it has
+  them (`events-v3.json` the version-2 types as `events-v2.json` does, which has the version-1
+  ones as `events-v1.json` does, but for their pinned `schema`), and pins each type's `schema`
+  to its version: `"schema": 1` on a message_sent, `"schema": 2` on a thread_reply,
+  `"schema": 3` on a doc_comment, never another. So a line's `schema` names the oldest
+  collector that can read it.
+- A collector says which versions it reads: `"schemas": [1, 2, 3]` in its answers to
   `GET /v1/health` and `POST /v1/events`. A collector from before version 2 says nothing, which
-  means version 1 alone (`BASE_VERSIONS`); every collector reads version 1.
+  means version 1 alone (`BASE_VERSIONS`); every collector reads version 1. A collector of
+  version 2 says `[1, 2]`, so doc_comment events wait for its upgrade as thread replies waited
+  for version 2's.
 - The recorder spools each line with its version, and the shipper sends only the versions its
   collector reads: the others wait in the spool, in order, until the collector is upgraded
   (asked again every few minutes while they wait). If a collector refuses a batch holding a
@@ -26,7 +31,7 @@ every older event in it. Hence:
 - An older app (recorder and shipper of version 1) only ever made version-1 events, which every
   collector reads. The spool table was renamed when lines gained a version, so an older app run
   again on the same data folder never sees, nor ships, version-2 lines (see the recorder).
-- The report reads both versions: it checks each line against the rules of its own type.
+- The report reads every version: it checks each line against the rules of its own type.
 
 Why the new events say so little. reaction_added carries the channel's daily stream hash and
 nothing else: not the emoji, not even a bucket of it. Emoji are an open set (skin tones,
@@ -36,6 +41,13 @@ all the product needs. message_edited and thread_reply carry the new text's leng
 message_sent does, and thread_reply whether it was also sent to the channel. None carries the
 text, the emoji, a message id (even hashed: an id would link an edit or a reply to its message
 across installs), or a name.
+
+doc_comment says less still: only the branch's daily stream hash (as doc_commit has it). A
+doc/comment is a comment on a range of the text, a reply or a resolve, boxed with the branch key
+so that all three look alike from outside; the recorder does not open the box, so it cannot tell
+them apart, and it sends no length either: the box's size would tell a resolve from a comment
+and give the comment's length. Neither the comment's id, the one it answers, its anchor, nor the
+document is sent.
 """
 
 from __future__ import annotations
@@ -49,14 +61,15 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-SCHEMA_VERSION = 2  # the newest version: this code's collector reads it and every older one
-SCHEMA_VERSIONS = (1, 2)
+SCHEMA_VERSION = 3  # the newest version: this code's collector reads it and every older one
+SCHEMA_VERSIONS = (1, 2, 3)
 BASE_VERSIONS = frozenset({1})  # what a collector that names no versions reads
 SCHEMA_FILE = f"events-v{SCHEMA_VERSION}.json"
 EVENT_TYPES = (
     "app_started", "message_sent", "channel_joined", "doc_commit", "doc_fork", "doc_merge",
     "sync_session", "conflict", "convergence", "rejection",
     "reaction_added", "message_edited", "thread_reply",
+    "doc_comment",
 )
 CONFLICT_KINDS = ("concurrent_heads", "lww_overwrite", "concurrent_doc_edit")
 LENGTH_BUCKETS = (0, 16, 64, 256, 1024, 4096)

@@ -5,11 +5,11 @@
 keys, like the collector writes them). The data looks like real use: a few heavy installs and
 many light ones (lognormal activity), fewer events at night (local time) and at weekends, long
 tailed sync sessions, conflicts (mostly 2 heads, rarely 50+) each followed by its convergence,
-document commits, forks and merges, some rejections, reactions, edits and thread replies (the
-schema-2 events, so both versions are read), and a few malformed lines (truncated JSON,
-an unknown event, an extra field). pid is a keyed hash of (install secret, day), so it rotates
-daily. The output depends only on the arguments: days are generated in parallel, each from its
-own random stream.
+document commits, forks, merges and comments (doc_comment, of schema 3), some rejections,
+reactions, edits and thread replies (of schema 2), so every version is read, and a few malformed
+lines (truncated JSON, an unknown event, an extra field). pid is a keyed hash of (install secret,
+day), so it rotates daily. The output depends only on the arguments: days are generated in
+parallel, each from its own random stream.
 """
 
 from __future__ import annotations
@@ -41,10 +41,10 @@ BASE_RATE = 40.0
 # How each event after an install's first one of the day is chosen ("conflict" brings its
 # convergence along as the next line).
 MIX = {
-    "message_sent": 0.47, "reaction_added": 0.045, "thread_reply": 0.03,
+    "message_sent": 0.45, "reaction_added": 0.045, "thread_reply": 0.03,
     "message_edited": 0.015, "doc_commit": 0.16, "sync_session": 0.15, "app_started": 0.03,
-    "conflict": 0.025, "channel_joined": 0.015, "doc_fork": 0.006, "doc_merge": 0.005,
-    "rejection": 0.004,
+    "conflict": 0.025, "doc_comment": 0.02, "channel_joined": 0.015, "doc_fork": 0.006,
+    "doc_merge": 0.005, "rejection": 0.004,
 }
 KIND_WEIGHTS = {"concurrent_heads": 0.6, "lww_overwrite": 0.3, "concurrent_doc_edit": 0.1}
 REASONS = {
@@ -75,6 +75,7 @@ TEMPLATES = {
     "reaction_added": '{"event":"reaction_added","pid":"%s","schema":2,"stream":"%s","ts":"%s"}',
     "message_edited": '{"event":"message_edited","length":%d,"pid":"%s","schema":2,"stream":"%s","ts":"%s"}',
     "thread_reply": '{"broadcast":%s,"event":"thread_reply","length":%d,"pid":"%s","schema":2,"stream":"%s","ts":"%s"}',
+    "doc_comment": '{"event":"doc_comment","pid":"%s","schema":3,"stream":"%s","ts":"%s"}',
 }
 BROADCAST_SHARE = 0.1  # thread replies also sent to the channel
 TYPES = tuple(MIX) + ("convergence",)
@@ -296,7 +297,7 @@ def _format(rng: np.random.Generator, name: str, idx: np.ndarray, slot: _Slots,
         cols = [broadcast.tolist(), _lengths(rng, n, 3.4), p, slot.stream[idx].tolist(), t]
     elif name == "doc_commit":
         cols = [p, _pow2(rng.lognormal(5.7, 1.6, n)).tolist(), slot.stream[idx].tolist(), t]
-    elif name in ("channel_joined", "doc_fork", "doc_merge", "reaction_added"):
+    elif name in ("channel_joined", "doc_fork", "doc_merge", "reaction_added", "doc_comment"):
         cols = [p, slot.stream[idx].tolist(), t]
     elif name == "sync_session":
         duration = rng.lognormal(5.5, 1.3, n)  # median ~250 ms, long tail

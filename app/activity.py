@@ -4,7 +4,8 @@ Only counts, buckets, reason codes and keyed hashes leave here: never text, name
 conversation kinds become events too: a post/reply a thread_reply (length bucket, broadcast or
 not), a post/edit a message_edited (the new text's length bucket), a post/react a reaction_added
 (no emoji); each with its channel's daily stream hash, never the message they point at (see
-`analytics.events` for why).
+`analytics.events` for why). A doc/comment (a comment, a reply or a resolve: its box is never
+opened here, so the three are one) becomes a doc_comment with its branch's daily stream hash.
 A conflict is recorded by the node whose own post or commit merges the concurrent heads (it
 links to all of them), so each conflict is counted once, with the time from the fork (the
 oldest of the merged heads) to that merge.
@@ -66,6 +67,9 @@ class Activity:
             record("doc_commit", stream=stream, size=pow2(len(obj.raw)))
         elif obj.type == "doc/branch":
             record("doc_fork", stream=stream)
+        elif obj.type == "doc/comment":
+            record("doc_comment", stream=stream)
+        # A doc/comment links the branch heads its author read, but merges nothing: no conflict.
         if len(obj.links) > 1 and (obj.type in CHAT_KINDS or obj.type == "doc/commit"):
             self._merged(obj, stream)
 

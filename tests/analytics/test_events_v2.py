@@ -78,7 +78,9 @@ def test_an_event_carries_exactly_the_version_that_introduced_its_type():
     with pytest.raises(EventError, match="schema"):
         validate({"event": "message_sent", "schema": 2, "ts": TS, "pid": PID, "length": 16})
     assert validate({"event": "message_sent", "schema": 1, "ts": TS, "pid": PID, "length": 16})
-    assert {version_of(name) for name in EVENT_TYPES if name not in NEW} == {1}
+    assert {name for name in EVENT_TYPES if version_of(name) == 2} == set(NEW)
+    assert {name for name in EVENT_TYPES if version_of(name) == 1} == set(
+        schema(1)["properties"]["event"]["enum"])
 
 
 def test_a_collector_of_version_1_alone_refuses_version_2_events_only():
@@ -86,7 +88,8 @@ def test_a_collector_of_version_1_alone_refuses_version_2_events_only():
     assert validate(v1, versions=(1,)) == v1
     with pytest.raises(EventError, match="version 2 is not read here"):
         validate(event("thread_reply"), versions=(1,))
-    assert SCHEMA_VERSIONS == (1, 2)
+    assert validate(event("thread_reply"), versions=(1, 2)) == event("thread_reply")
+    assert SCHEMA_VERSIONS[:2] == (1, 2)
 
 
 def test_version_2_keeps_every_version_1_type_exactly_and_version_1_is_unchanged():
@@ -103,7 +106,9 @@ def test_version_2_keeps_every_version_1_type_exactly_and_version_1_is_unchanged
         assert newer == spec, name
     for field in ("ts", "pid"):
         assert v2["properties"][field] == v1["properties"][field]
-    assert set(v2["properties"]["event"]["enum"]) == set(EVENT_TYPES)
+    assert set(v2["properties"]["event"]["enum"]) == {
+        name for name in EVENT_TYPES if version_of(name) <= 2}
+    assert v2["properties"]["schema"]["enum"] == [1, 2]
 
 
 def test_the_recorder_stamps_each_event_with_its_types_version(tmp_path):

@@ -1,4 +1,4 @@
-"""Two opted-in nodes chat, conflict and write; their events reach a real collector (the
+"""Two opted-in nodes chat, conflict, write and comment; their events reach a real collector (the
 `hearth analytics collect` command) with nothing in them that names or quotes anyone, the
 conflict is counted once, by the node that merged it, and the Spark report shows it once."""
 
@@ -28,6 +28,7 @@ TEXTS = ("zorro writes: the launch code is swordfish", "quill replies: meet at t
          "zorro merges: agreed, see you there", "quill: after the merge")
 DOC_TITLE = "Quarterly Plans Of Zorro"
 DOC_TEXT = "Secret agenda paragraph"
+DOC_COMMENT = "zorro asks: is the agenda final?"
 
 
 @pytest.fixture
@@ -78,6 +79,7 @@ def test_two_opted_in_nodes_report_one_conflict_and_nothing_identifying(tmp_path
             docs = Documents(node_a.workspace_for_tests)
             document = docs.new(DOC_TITLE)
             docs.write(document, DOC_TEXT)
+            docs.comment(document, "agenda", DOC_COMMENT)
             docs.fork(document, "main", "draft")
             docs.merge(document, "draft", "main")
         node_a.call(write_doc)
@@ -98,7 +100,7 @@ def test_two_opted_in_nodes_report_one_conflict_and_nothing_identifying(tmp_path
             events = collected(out)
             return sum(e["event"] == "message_sent" for e in events) == 4
         wait_until(shipped, what="both nodes' events at the collector")
-        secrets = [*NICKS, CHANNEL, *TEXTS, DOC_TITLE, DOC_TEXT, "127.0.0.1",
+        secrets = [*NICKS, CHANNEL, *TEXTS, DOC_TITLE, DOC_TEXT, DOC_COMMENT, "127.0.0.1",
                    f":{node_a.port}", f":{node_b.port}"]
         for node in (node_a, node_b):
             secrets += [node.key.hex(), node.workspace_for_tests.id.hex(), node.key.hex()[:32],
@@ -118,7 +120,9 @@ def test_two_opted_in_nodes_report_one_conflict_and_nothing_identifying(tmp_path
     assert len(merges) == 1 and merges[0]["ms"] >= 0
     by_event = {e["event"] for e in events}
     assert {"app_started", "message_sent", "channel_joined", "doc_commit", "doc_fork",
-            "doc_merge"} <= by_event
+            "doc_merge", "doc_comment"} <= by_event
+    # The real collector reads version 3: the comment went with the rest, counted once.
+    assert [e["schema"] for e in events if e["event"] == "doc_comment"] == [3]
     assert len({e["pid"] for e in events if e["event"] == "app_started"}) == 2
     # The collector's acknowledgements emptied the spools; what is left was recorded as the
     # nodes stopped (their sync sessions ended then) and goes with the next start.

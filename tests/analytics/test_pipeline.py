@@ -45,6 +45,7 @@ def line(event: str = "message_sent", *, ts: str = f"{DAY}T10:00:00Z", pid: str 
         "reaction_added": {"stream": STREAM},
         "message_edited": {"length": 64, "stream": STREAM},
         "thread_reply": {"length": 16, "broadcast": False, "stream": STREAM},
+        "doc_comment": {"stream": STREAM},
     }
     body = {"event": event, "schema": version_of(event), "ts": ts, "pid": pid} | defaults.get(
         event, {})
@@ -70,6 +71,8 @@ LINES = [
     (line("message_edited"), None),
     (line("thread_reply", broadcast=True), None),
     (edit(line("thread_reply"), '"schema":2', '"schema":2.0'), None),
+    (line("doc_comment"), None),
+    (edit(line("doc_comment"), '"schema":3', '"schema":3.0'), None),
     ("this is not json", "not_json"),
     (GOOD[:40], "not_json"),
     ("", "not_json"),
@@ -107,6 +110,13 @@ LINES = [
     (line("thread_reply", broadcast=1), "invalid"),
     (line("thread_reply", broadcast=None), "invalid"),
     (edit(line("thread_reply"), ',"broadcast":false', ""), "invalid"),
+    (line("doc_comment", schema=2), "invalid"),
+    (line("doc_comment", text="hello"), "invalid"),
+    (line("doc_comment", length=16), "invalid"),
+    (line("doc_comment", stream=PID.upper()), "invalid"),
+    (edit(line("doc_comment"), f',"stream":"{STREAM}"', ""), "invalid"),
+    (edit(GOOD, '"schema":1', '"schema":3'), "invalid"),
+    (edit(line("thread_reply"), '"schema":2', '"schema":3'), "invalid"),
     (line(ts="2025-02-30T10:00:00Z"), "bad_ts"),
     (line(ts=f"{DAY}T24:00:00Z"), "bad_ts"),
     (line(ts=f"{NEXT}T00:00:00Z"), "wrong_partition"),
@@ -347,6 +357,43 @@ def test_the_report_counts_the_conversation_events_beside_version_1_ones(tmp_pat
     page = (out / "report.html").read_text(encoding="utf-8")
     for name in ("reaction_added", "message_edited", "thread_reply"):
         assert f"<td>{name}</td>" in page
+
+def test_the_report_counts_document_comments_beside_commits(tmp_path, run_report, spark):
+    pids = [f"{n:032x}" for n in range(1, 7)]
+    logs = {DAY: [line("doc_commit", pid=p, stream=STREAM, size=512) for p in pids]
+            + [line("doc_comment", pid=p) for p in pids * 3]
+            + [line("doc_comment", pid=p, ts=f"{NEXT}T09:00:00Z") for p in pids[:4]]
+            + [line("reaction_added", pid=p) for p in pids],
+            NEXT: [line("doc_comment", pid=p, ts=f"{NEXT}T09:00:00Z") for p in pids[:4]]}
+    root = write_logs(tmp_path / "logs", logs)
+    out = tmp_path / "out"
+    report = run_report("--input", str(root), "--output", str(out), "--min-cohort", "5")
+    day = date.fromisoformat(DAY)
+    # The next day's four installs are too few to show; its lines filed under DAY are bad.
+    expected = [(day, "doc_comment", 18, 6), (day, "doc_commit", 6, 6),
+                (day, "reaction_added", 6, 6)]
+    assert report.summary["bad"] == {"total": 4, "not_json": 0, "unknown_event": 0,
+                                     "invalid": 0, "bad_ts": 0, "wrong_partition": 4}
+    assert report.outcome.rows["events_daily"] == expected
+    assert report.outcome.suppressed["events_daily"] == 1
+    assert report.outcome.rows == _reference.compute(root, min_cohort=5).rows
+    written = spark.read.parquet(str(out / "tables" / "events_daily"))
+    assert sorted((r["event"], r["count"], r["installs"]) for r in written.collect()) == [
+        e[1:] for e in expected]
+    (plot,) = [p for p in report.plots if p.title.startswith("Events per day")]
+    assert plot.series["doc_comment"] == [(day, 18)]
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "<td>doc_comment</td><td>18</td><td>6</td>" in page
+
+
+def test_every_event_type_has_its_own_line_in_the_events_plot(synth_report):
+    _, report = synth_report
+    (plot,) = [p for p in report.plots if p.title.startswith("Events per day")]
+    shown = {event for _, event, *_ in report.outcome.rows["events_daily"]}
+    assert "doc_comment" in shown and len(shown) > 10  # more than matplotlib's colour cycle
+    assert set(plot.styles) == set(plot.series) == shown
+    assert len(set(plot.styles.values())) == len(shown), plot.styles
+
 
 
 def test_since_and_until_pick_whole_days(synth_logs, run_report, tmp_path, spark):

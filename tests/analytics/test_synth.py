@@ -139,6 +139,17 @@ def test_sync_sessions_have_a_long_tail(checked):
                                             "channel_joined", "app_started", "message_sent"))
 
 
+def test_every_schema_version_is_written_doc_comment_beside_doc_commit(checked):
+    evs = [e for _, e in events(checked)]
+    by_version = Counter(e["schema"] for e in evs)
+    assert set(by_version) == {1, 2, 3}
+    kinds = Counter(e["event"] for e in evs)
+    assert {e["event"] for e in evs if e["schema"] == 3} == {"doc_comment"}
+    assert 0 < kinds["doc_comment"] < kinds["doc_commit"]
+    streams = Counter(e["stream"] for e in evs if e["event"] == "doc_comment")
+    assert len(streams) > 10  # spread over the installs' streams, not one
+
+
 def _snapshot(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*.jsonl"))}
 
