@@ -278,26 +278,27 @@ def diff(old: str, new: str, older=None, newer=None, *, old_ref: str = "", new_r
         else:
             segments.append(Segment(op, text, author))
 
+    def side(op: str, text: str, at: int, n: int, mine: _Authors, other: _Authors) -> None:
+        """`n` characters of `text` from `at`, inserted ("+", new) or removed ("-", old),
+        each by who wrote it on that side; what that side has from the common past was
+        removed on the other side, by whoever removed it there."""
+        for start, end, author, base in mine.pieces(at, at + n):
+            if author is None and base is not None:
+                for s, e, remover in other.remover(base, base + end - start):
+                    add(op, text[start + s - base:start + e - base], remover)
+            else:
+                add(op, text[start:end], author)
+
     i = j = 0
     for op, n in _diff(old, new):
         if op == "=":
             add("=", new[j:j + n], None)
             i, j = i + n, j + n
         elif op == "+":
-            for start, end, author, base in new_authors.pieces(j, j + n):
-                if author is None and base is not None:  # in the base: the older side removed it
-                    for s, e, remover in old_authors.remover(base, base + end - start):
-                        add("+", new[start + s - base:start + e - base], remover)
-                else:
-                    add("+", new[start:end], author)
+            side("+", new, j, n, new_authors, old_authors)
             j += n
         else:
-            for start, end, author, base in old_authors.pieces(i, i + n):
-                if author is None and base is not None:  # in the base: the newer side removed it
-                    for s, e, remover in new_authors.remover(base, base + end - start):
-                        add("-", old[start + s - base:start + e - base], remover)
-                else:
-                    add("-", old[start:end], author)
+            side("-", old, i, n, old_authors, new_authors)
             i += n
     return DocDiff(old_ref, new_ref, old, new, _attributed(segments), dict(names or {}))
 

@@ -20,11 +20,19 @@ _INLINE = re.compile(r"[*_`~\[\\]|<[A-Za-z][\w+.-]*:|"
 # underlines and rules, indented code.
 _BLOCK = re.compile(r"^(?: {0,3}(?:>|#{1,6}(?:[ \t]|$)|[-+*][ \t]|\d{1,9}[.)](?:[ \t]|$)"
                     r"|=+[ \t]*$|-+[ \t]*$)| {4}|\t)", re.MULTILINE)
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 SAFE_SCHEMES = ("http", "https", "mailto")
 BREAK = "\ue000"  # a private-use character: what chat_source ends lines with
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 _PUNCTUATION = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
+def closes_fence(line: str, fence: str) -> bool:
+    """Whether `line` closes the fenced code block `fence` opened (CommonMark: the same
+    character, at least as many of it, and nothing after)."""
+    match = FENCE.match(line)
+    return (match is not None and match.group(1)[0] == fence[0]
+            and len(match.group(1)) >= len(fence) and not line[match.end():].strip())
 
 
 def has_markup(text: str) -> bool:
@@ -50,12 +58,10 @@ def chat_source(text: str) -> str:
         last = i == len(lines) - 1
         blank = not line.strip()
         if fence is not None:
-            match = _FENCE.match(line)
-            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence) \
-                    and not line[match.end():].strip():
+            if closes_fence(line, fence):
                 fence = None
             out.append(line)
-        elif (match := _FENCE.match(line)) is not None:
+        elif (match := FENCE.match(line)) is not None:
             fence = match.group(1)
             out.append(line)
         elif indented and (blank or line.startswith(("    ", "\t"))):

@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ._markdown import FENCE, closes_fence
+
 _ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _ONLY_HASHES = re.compile(r"#+")
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _SETEXT = re.compile(r" {0,3}(=+|-+)[ \t]*$")
 # Lines that start another kind of block: they neither start nor continue a paragraph that a
 # setext underline could make a heading.
@@ -39,13 +40,11 @@ def headings(text: str) -> list[Heading]:
         at, offset = offset, offset + len(line) + 1
         blank = not line.strip()
         if fence is not None:
-            match = _FENCE.match(line)
-            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence) \
-                    and not line[match.end():].strip():
+            if closes_fence(line, fence):
                 fence = None
             previous_blank = False
             continue
-        if (match := _FENCE.match(line)) is not None and not (
+        if (match := FENCE.match(line)) is not None and not (
                 match.group(1)[0] == "`" and "`" in line[match.end():]):
             fence, paragraph = match.group(1), []
         elif blank:

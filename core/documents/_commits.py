@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from itertools import chain, compress
 from operator import attrgetter, itemgetter, not_
 
@@ -353,17 +353,27 @@ class _Commits(_Keys):
             if most is not None:
                 return None
             past = state.absorbed = {o.id for o in self._past(state.heads, branch)}
+        found = self._walk_back(heads, branch, past, most)
+        if found is None or not state.heads <= found[2]:
+            return None
+        return found[0], found[1]
+
+    def _walk_back(self, heads: Iterable[bytes], branch: bytes, stop: Container[bytes],
+                   most: int | None) -> tuple[list[Object], list[bytes], set[bytes]] | None:
+        """Back from `heads` through the branch's objects, not past those in `stop`: the
+        visible commits met, the ids of every branch object met, and the ids of `stop` met;
+        None once the commits met reach `most`."""
         seen: set[bytes] = set()
         stack = list(heads)
-        todo, walked, reached = [], [], 0
+        todo, walked, met = [], [], set()
         objects = self._objects
         while stack:
             oid = stack.pop()
             if oid in seen:
                 continue
             seen.add(oid)
-            if oid in past:
-                reached += oid in state.heads
+            if oid in stop:
+                met.add(oid)
                 continue
             obj = objects.get(oid)
             if obj is None or obj.stream != branch:
@@ -374,9 +384,7 @@ class _Commits(_Keys):
                 if most is not None and len(todo) >= most:
                     return None
             stack.extend(obj.links)
-        if reached != len(state.heads):
-            return None
-        return todo, walked
+        return todo, walked, met
 
     def _below(self, lower: frozenset[bytes], heads: frozenset[bytes]) -> bool:
         """Whether `lower` may be in the past of `heads` going by dates alone (authors date
@@ -392,29 +400,11 @@ class _Commits(_Keys):
         it through `start` would put it in `start`'s past) and some it has may be too, which is
         harmless: Yjs updates apply once. None when `start` is not all in the past of `heads`,
         or when that takes `most` commits or more."""
-        seen: set[bytes] = set()
-        stack = list(heads)
-        out, reached = [], set()
-        objects = self._objects
-        while stack:
-            oid = stack.pop()
-            if oid in seen:
-                continue
-            seen.add(oid)
-            if oid in start:
-                reached.add(oid)
-                continue
-            obj = objects.get(oid)
-            if obj is None or obj.stream != branch:
-                continue
-            if obj.type == "doc/commit" and self._visible(obj):
-                out.append(obj)
-                if most is not None and len(out) >= most:
-                    return None
-            stack.extend(obj.links)
-        if len(reached) != len(start) or not all(self._visible(objects[h]) for h in start):
+        found = self._walk_back(heads, branch, start, most)
+        if found is None or len(found[2]) != len(start) or not all(
+                self._visible(self._objects[h]) for h in start):
             return None
-        return out
+        return found[0]
 
     def _checkpoint(self, branch: bytes,
                     heads: frozenset[bytes]) -> tuple[frozenset[bytes], bytes] | None:
