@@ -73,16 +73,20 @@ def _channel(ws: Workspace, name: str) -> str:
 def _message_json(m: Message) -> dict:
     """A message as `read --json` gives it: `text` is the latest edit's; `reply_to` the
     thread's first message for a reply; `replies` counts its thread; `reactions` maps each
-    emoji to how many members reacted with it."""
+    emoji to how many members reacted with it; `hidden`: a moderator hid it (only the
+    channel's moderators read it)."""
     return {"id": m.id.hex(), "channel": m.channel, "author": m.author.hex(), "nick": m.nick,
             "ts": m.ts, "text": m.text, "cursor": m.cursor, "edited": m.edited,
             "reply_to": m.reply_to.hex() if m.reply_to else None, "replies": m.replies,
-            "reactions": {r.emoji: r.count for r in m.reactions}}
+            "reactions": {r.emoji: r.count for r in m.reactions}, "hidden": m.hidden}
 
 
 def _extras(m: Message) -> str:
-    """What a message line adds after the text: (edited), its replies and reactions."""
+    """What a message line adds after the text: (edited), its replies and reactions, and
+    whether a moderator hid it."""
     parts = ["(edited)"] if m.edited else []
+    if m.hidden:
+        parts.append("(hidden by a moderator: only moderators see it)")
     if m.reply_to is not None:
         parts.append(f"(in the thread of {m.reply_to.hex()[:12]})")
     if m.replies:
@@ -158,7 +162,7 @@ def cmd_read(args: argparse.Namespace) -> None:
     a workspace where nothing from others has arrived yet says, on stderr, how to sync."""
     with open_workspace(args) as ws:
         channel = _channel(ws, args.channel)
-        messages = ws.read(channel, limit=args.limit, before=args.before)
+        messages = ws.read(channel, limit=args.limit, before=args.before, hidden=True)
         _print_messages(ws, messages, args.json)
         waiting = not messages and args.before is None and not args.json and _unsynced(ws)
     if waiting:

@@ -7,7 +7,8 @@ any of them. A Node that is not running answers with a future failed with NodeSt
 are the library's (app.workspace.Workspace, app.documents.Documents) and the `hearth`
 commands' (app/chat_commands.py, app/doc_commands.py, app/sync_commands.py,
 app/analytics_commands.py), so the three read the same: `facade.topic(channel, text)` is
-`Workspace.topic` is `hearth topic CHANNEL TEXT`.
+`Workspace.topic` is `hearth topic CHANNEL TEXT`; `facade.mod_hide` is `Workspace.mod_hide` is
+`hearth mod hide` (app/moderation.py, app/moderation_commands.py).
 
 Three things answer without a future, because they never wait: `info` (who and where, fixed
 once the Node started), `key`, and `pending()` (a snapshot swapped whole). Events come by
@@ -30,11 +31,13 @@ from .doc_facade import DocumentsFacade
 from .names import channel_names
 from .records import (
     AnalyticsStatus,
+    BlockedKey,
     ChannelList,
     ChannelState,
     Member,
     Message,
     MessageVersion,
+    ModerationLog,
     NodeInfo,
     WorkspaceEntry,
 )
@@ -90,11 +93,13 @@ class NodeFacade:
         (app.slash.apply). The future holds (channel to show next, a note or None)."""
         return self._run(lambda: slash.apply(self._ws(), channel, text))
 
-    def read(self, channel: str, *, limit: int = 50,
-             before: str | None = None) -> Future[list[Message]]:
+    def read(self, channel: str, *, limit: int = 50, before: str | None = None,
+             hidden: bool = False) -> Future[list[Message]]:
         """A page of `channel`, newest last: the newest `limit`, or those before the cursor
-        `before` (Message.cursor of the oldest one shown)."""
-        return self._run(lambda: self._ws().read(channel, limit=limit, before=before))
+        `before` (Message.cursor of the oldest one shown). `hidden`: when I moderate the
+        channel, the posts moderators hid are there too, marked Message.hidden."""
+        return self._run(lambda: self._ws().read(channel, limit=limit, before=before,
+                                                 hidden=hidden))
 
     def channels(self) -> Future[ChannelList]:
         """The channels, with my unread counts and mention marks, and how each name shows."""
@@ -167,6 +172,47 @@ class NodeFacade:
     def mentions(self, limit: int = 50) -> Future[list[Message]]:
         """Messages by others that mention my nickname, newest first."""
         return self._run(lambda: self._ws().mentions(limit=limit))
+
+    # Moderation (app/moderation.py; `hearth mod role`, `mod hide`, `mod log`, `block`, ...) --
+
+    def moderates(self, channel: str, key: bytes | None = None) -> Future[bool]:
+        """Whether `key` (default: me) moderates `channel`: an admin, or named for it."""
+        return self._run(lambda: self._ws().moderates(channel, key))
+
+    def moderators(self, channel: str) -> Future[list[bytes]]:
+        """The moderators admins named for `channel` (admins moderate every channel)."""
+        return self._run(lambda: self._ws().moderators(channel))
+
+    def mod_role(self, channel: str, key: bytes, role: str,
+                 reason: str = "") -> Future[bytes]:
+        """Make `key` a moderator of `channel` ("moderator") or not ("none"); admins only.
+        The future holds the role's id."""
+        return self._run(lambda: self._ws().mod_role(channel, key, role, reason).id)
+
+    def mod_hide(self, channel: str, target: bytes, reason: str) -> Future[bytes]:
+        """Hide a post (by id) or a member (by key) in `channel` for all but its moderators;
+        the future holds the hide's id, or fails with WorkspaceError saying why not."""
+        return self._run(lambda: self._ws().mod_hide(channel, target, reason).id)
+
+    def mod_unhide(self, channel: str, target: bytes, reason: str) -> Future[bytes]:
+        return self._run(lambda: self._ws().mod_unhide(channel, target, reason).id)
+
+    def mod_log(self, channel: str | None = None, *,
+                limit: int = 100) -> Future[ModerationLog]:
+        """The newest `limit` moderation actions (of `channel`, or all), oldest first."""
+        return self._run(lambda: self._ws().mod_log(channel, limit=limit))
+
+    def block(self, key: bytes) -> Future[None]:
+        """Never show `key`'s posts on this computer, and stop storing what they send. The
+        views change without new objects: reload what shows them when the future is done."""
+        return self._run(lambda: self._ws().block(key))
+
+    def unblock(self, key: bytes) -> Future[None]:
+        return self._run(lambda: self._ws().unblock(key))
+
+    def blocked(self) -> Future[list[BlockedKey]]:
+        """The keys blocked on this computer, oldest block first."""
+        return self._run(lambda: self._ws().blocked())
 
     def is_admin(self, key: bytes | None = None) -> Future[bool]:
         """Whether `key` (default: mine) is an admin of the workspace."""

@@ -25,10 +25,12 @@ from storage import (
     Reaction,
     StateEvent,
 )
+from storage.records import BlockedKey, ModAction
 from storage.replica import UNREAD_CAP
 from sync.peers import AddressError, parse_address
 
 from .documents import DocumentSummary, MergeConflicts
+from .moderation import ModerationLog
 from .names import ChannelName
 from .review import RESOLUTIONS, Conflict, DocDiff, Hunk, MergePreview, Segment
 
@@ -139,6 +141,8 @@ __all__ = [
     "DocumentSummary", "DocumentView", "EditRequest", "Member", "Message", "MessageVersion", "NodeInfo",
     "Reaction", "StateEvent",
     "WorkspaceEntry", "parse_address",
+    # moderation (app/moderation.py): the log, and the keys blocked on this computer
+    "BlockedKey", "ModAction", "ModerationLog",
     # reviewing documents (app/review.py): diffs and merges with their conflicts
     "RESOLUTIONS", "Conflict", "DocDiff", "Hunk", "MergeConflicts", "MergePreview", "Segment",
 ]

@@ -242,7 +242,9 @@ def cmd_import(args: argparse.Namespace) -> None:
     counts = sharing.import_bundle(paths_of(args), Path(args.file))
     print(_text.json_text(counts, indent=None) if args.json else
           f"{counts['added']} added, {counts['duplicate']} already here, "
-          f"{counts['rejected']} rejected")
+          f"{counts['rejected']} rejected" + (
+              f", {counts['refused']} refused (their authors are blocked on this computer)"
+              if counts.get("refused") else ""))
 
 
 def register(sub: argparse._SubParsersAction, common: Callable) -> None:

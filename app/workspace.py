@@ -31,6 +31,7 @@ from storage import (
 
 from .conversation import Conversation
 from .errors import WorkspaceError
+from .moderation import Moderation
 from .names import looks_alike, spelled
 from .paths import Paths
 from .search import SearchResults, search_workspace
@@ -116,7 +117,7 @@ def load_or_create_identity(paths: Paths) -> Identity:
 
 
 @dataclass
-class Workspace(Conversation):
+class Workspace(Conversation, Moderation):
     """One workspace on this computer: the person's identity and the workspace's replica."""
 
     paths: Paths
@@ -368,9 +369,13 @@ class Workspace(Conversation):
 
     # Reading ----------------------------------------------------------------------------------
 
-    def read(self, channel: str, *, limit: int = 50, before: str | None = None) -> list[Message]:
+    def read(self, channel: str, *, limit: int = 50, before: str | None = None,
+             hidden: bool = False) -> list[Message]:
+        """A page of `channel`, newest last. `hidden`: for a moderator of the channel, the
+        posts moderators hid are there too, marked (Message.hidden); ignored for others."""
         try:
-            return self.replica.messages(channel, limit=limit, before=before)
+            return self.replica.messages(channel, limit=limit, before=before,
+                                         hidden=hidden and self.moderates(channel))
         except StorageError as exc:
             raise WorkspaceError(str(exc)) from None
 

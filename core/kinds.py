@@ -52,6 +52,13 @@ documents
                   the branch key of `epoch`, of a comment on a range of the text, a reply or a
                   resolve: see core/documents/_comments.py. Anyone who reads the branch may
                   comment)
+moderation (cable's moderation roles; docs/ARCHITECTURE.md "Who may do what")
+- mod/role       {channel: name, key: key, role: "moderator" | "none", reason: str 0..256}
+                  (in the workspace stream; per (channel, key) the latest an admin wrote counts)
+- mod/hide       {channel: name, target: id or key, hidden: bool, reason: str 1..256}
+                  (in the channel's stream; hides the post `target`, or every post of the
+                  member whose key is `target`, in that channel; `hidden` false undoes it. It
+                  counts when its author is an admin, or a moderator of the channel now)
 """
 
 from __future__ import annotations
@@ -82,6 +89,8 @@ CHAT_KINDS = frozenset(
     {"post/text", "post/delete", "post/info", "post/topic", "post/join", "post/leave",
      "post/reply", "post/edit", "post/react"}
 )
+MOD_ROLES = ("moderator", "none")
+MAX_REASON = 256  # codepoints of a moderation action's reason
 # Kinds that are messages: shown in a channel or a thread, searched, counted as unread.
 MESSAGE_KINDS = frozenset({"post/text", "post/reply"})
 # Kinds a post/delete may target (chat posts; never workspace or document objects).
@@ -305,6 +314,30 @@ def _doc_comment(body: dict) -> None:
         raise _bad("box must be bytes")
 
 
+def check_reason(value: Any, lo: int = 0) -> str:
+    """A moderation reason: lo..MAX_REASON codepoints on one line (no control characters)."""
+    _str(value, "reason", lo, MAX_REASON)
+    if _has_control(value):
+        raise _bad("reason may not contain control characters or line breaks")
+    return value
+
+
+def _mod_role(body: dict) -> None:
+    _channel(body)
+    _id(body["key"], "key")
+    if body["role"] not in MOD_ROLES:
+        raise _bad(f"role must be one of {', '.join(MOD_ROLES)}")
+    check_reason(body["reason"])
+
+
+def _mod_hide(body: dict) -> None:
+    _channel(body)
+    _id(body["target"], "target")
+    if type(body["hidden"]) is not bool:
+        raise _bad("hidden must be true or false")
+    check_reason(body["reason"], 1)
+
+
 def _ids_field(name: str, lo: int) -> Callable[[dict], None]:
     return lambda body: _ids(body[name], name, lo)
 
@@ -340,6 +373,8 @@ KINDS: dict[str, tuple[frozenset[str], Callable[[dict], None]]] = {
     "doc/workspace-key": (frozenset({"branch", "epoch", "nonce", "box"}), _doc_workspace_key),
     "doc/edit-request": (frozenset({"note", "open"}), _doc_edit_request),
     "doc/comment": (frozenset({"epoch", "nonce", "box"}), _doc_comment),
+    "mod/role": (frozenset({"channel", "key", "role", "reason"}), _mod_role),
+    "mod/hide": (frozenset({"channel", "target", "hidden", "reason"}), _mod_hide),
 }
 
 

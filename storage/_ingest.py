@@ -2,7 +2,10 @@
 
 Runs inside the caller's write transaction. Every view is a function of the set of objects
 held (and of `now`, for posts dated too far ahead), never of arrival order; the order of work
-inside a batch (grants, then policies, then posts, then deletes) only saves recomputation.
+inside a batch (grants, then policies and moderator roles, then posts, then moderators' hides,
+then deletes) only saves recomputation. Moderation's part of the views is kept by
+storage._moderation; the one local input of the views is this computer's blocks (rows of a
+blocked author carry HIDDEN_BLOCKED).
 Last-writer-wins views order by (ts, id): authors date objects after what they link to
 (core.causal.next_ts), which makes that order a causal order.
 """
@@ -19,10 +22,13 @@ from core.encoding import dumps, loads
 from core.objects import Object, decode_trusted  # stored objects were validated on the way in
 from core.policy import Policy, evaluate
 
-from . import _conversation, items
+from . import _conversation, _moderation, items
+from ._moderation import HIDDEN_BLOCKED, HIDDEN_MOD, Moderator
 from ._sql import chunks, placeholders
 
 FUTURE_MS = HORIZON_MS
+# The hidden bit set of the views' rows (shown only when 0; a moderator's read also shows
+# storage._moderation.HIDDEN_MOD alone, marked), and HIDDEN_BLOCKED (local).
 HIDDEN_POLICY = 1
 HIDDEN_FUTURE = 2
 _STATE_KINDS = {"post/topic": "topic", "post/join": "join", "post/leave": "leave"}
@@ -44,6 +50,7 @@ class Batch:
         self.horizon = now_ms + FUTURE_MS
         self._admins: set[bytes] | None = None
         self._policies: dict[str, list[Policy]] = {}
+        self._mod_hidden: dict[str, set[bytes]] | None = None  # channel -> targets hidden
 
     # Lookups ------------------------------------------------------------------------------
 
@@ -73,6 +80,18 @@ class Batch:
 
     def _future_bit(self, ts: int) -> int:
         return HIDDEN_FUTURE if ts > self.horizon else 0
+
+    def mod_bit(self, channel: str, oid: bytes, author: bytes) -> int:
+        """HIDDEN_MOD for a post a moderator hid, or whose author they hid in `channel`."""
+        if self._mod_hidden is None:
+            self._mod_hidden = {}
+            for where, target in self.conn.execute("SELECT channel, target FROM mod_hidden"):
+                self._mod_hidden.setdefault(where, set()).add(target)
+        targets = self._mod_hidden.get(channel)
+        return HIDDEN_MOD if targets and (oid in targets or author in targets) else 0
+
+    def mod_hidden_changed(self) -> None:
+        self._mod_hidden = None
 
     # The batch ----------------------------------------------------------------------------
 
@@ -114,6 +133,8 @@ class Batch:
         for channel in touched - {None}:
             self._register_policy_channel(channel)
             self.rehide(channel)
+        moderator = Moderator(self)
+        roles = moderator.roles(by_kind.get("mod/role", ()), oids)
         self._texts([*by_kind.get("post/text", ()), *by_kind.get("post/reply", ())], oids)
         self._edits(by_kind.get("post/edit", ()), oids)
         self._reactions(by_kind.get("post/react", ()), oids)
@@ -122,6 +143,13 @@ class Batch:
                 self._state(obj, oids[obj.id])
         for obj in by_kind.get("post/info", ()):
             self._info(obj, oids[obj.id])
+        # Moderators' hides, and the actions that count or stop counting with new admins and
+        # roles (the posts stored above took the hides held before: mod_bit).
+        hidden = moderator.actions(by_kind.get("mod/hide", ()), oids)
+        hidden |= moderator.granted(granted)
+        for channel, key in roles:
+            hidden |= moderator.recount(key, channel)
+        moderator.refresh(hidden)
         for obj in by_kind.get("post/delete", ()):
             self._delete(obj, oids[obj.id])
         for key in granted:  # and so do a new admin's earlier deletes
@@ -137,10 +165,15 @@ class Batch:
         interpret their kinds; deletes stored meanwhile that name them count now."""
         objects = [decode_trusted(raw) for _, raw in held]
         oids = {obj.id: oid for obj, (oid, _) in zip(objects, held, strict=True)}
+        self._mod_hidden = {}  # (version 8: moderation is indexed by its own step after it)
         self._texts([obj for obj in objects if obj.type == "post/reply"], oids)
         self._edits([obj for obj in objects if obj.type == "post/edit"], oids)
         self._reactions([obj for obj in objects if obj.type == "post/react"], oids)
         self._arrived_targets(list(oids))
+
+    def reindex_moderation(self, held: list[tuple[int, bytes]]) -> None:
+        """Index moderation objects (oid, raw) stored by a version that did not know them."""
+        _moderation.reindex(self, held)
 
     # Heads --------------------------------------------------------------------------------
 
@@ -285,7 +318,8 @@ class Batch:
                 continue
             if channel not in first or (obj.ts, obj.id) < (first[channel].ts, first[channel].id):
                 first[channel] = obj
-            hidden = self._policy_bit(channel, obj.author, "post/text") | self._future_bit(obj.ts)
+            hidden = self._policy_bit(channel, obj.author, "post/text") | \
+                self._future_bit(obj.ts) | self.mod_bit(channel, obj.id, obj.author)
             reply_to = obj.body.get("parent")
             in_channel = reply_to is None or obj.body["broadcast"]
             rows.append((oids[obj.id], obj.id, channel, obj.author, obj.ts, obj.body["text"],
@@ -333,7 +367,7 @@ class Batch:
             if obj.stream == streams[name]:
                 channel = kinds.channel_key(name)
                 hidden = self._policy_bit(channel, obj.author, obj.type) | \
-                    self._future_bit(obj.ts)
+                    self._future_bit(obj.ts) | self.mod_bit(channel, obj.id, obj.author)
                 rows.append((oids[obj.id], obj.id, obj.body["target"], channel, obj.author,
                              obj.ts, obj.body[field], hidden))
         return rows
@@ -344,7 +378,8 @@ class Batch:
             return
         self._channel(channel, obj.body["channel"], obj)
         kind = _STATE_KINDS[obj.type]
-        hidden = self._policy_bit(channel, obj.author, obj.type) | self._future_bit(obj.ts)
+        hidden = self._policy_bit(channel, obj.author, obj.type) | self._future_bit(obj.ts) | \
+            self.mod_bit(channel, obj.id, obj.author)
         self.conn.execute(
             "INSERT INTO state (oid, id, channel, kind, author, ts, value, hidden) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -470,7 +505,7 @@ class Batch:
         # One indexed look-up per index prefix: deleting a channel's oldest posts one after
         # another must not cost a scan of the channel each time.
         first = []
-        for hidden in range(4):
+        for hidden in range(2 * HIDDEN_BLOCKED):
             first.append(self.conn.execute(
                 "SELECT ts, id, oid FROM messages INDEXED BY messages_by_channel "
                 "WHERE channel = ? AND hidden = ? ORDER BY ts, id LIMIT 1",
@@ -526,6 +561,7 @@ class Batch:
             "UPDATE nicks SET hidden = hidden & ~2 WHERE hidden & 2 AND ts <= ?",
             (self.horizon,))
         changed = _conversation.mature(self.conn, self.horizon) or changed
+        changed = Moderator(self).mature() or changed
         return changed or cur.rowcount > 0
 
 

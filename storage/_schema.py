@@ -195,6 +195,24 @@ def _v8(conn: sqlite3.Connection) -> None:
             Batch(conn, Workspace(meta["workspace"], meta["root"]), now_ms).reindex(held)
 
 
+def _v9(conn: sqlite3.Connection) -> None:
+    """Version 9: moderation (storage._moderation): moderator roles, hides and what they hide,
+    and this computer's blocks. Moderation objects held before (stored, not interpreted) are
+    indexed now."""
+    from ._ingest import Batch, Workspace
+    from ._moderation import SCHEMA
+
+    _script(SCHEMA)(conn)
+    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('workspace', 'root')"))
+    if set(meta) == {"workspace", "root"}:
+        held = conn.execute("SELECT oid, raw FROM objects WHERE type IN "
+                            "('mod/role', 'mod/hide') ORDER BY oid").fetchall()
+        if held:
+            now_ms = time.time_ns() // 1_000_000
+            Batch(conn, Workspace(meta["workspace"], meta["root"]), now_ms).reindex_moderation(
+                held)
+
+
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     def apply(conn: sqlite3.Connection) -> None:
         for statement in sql.split(";\n"):
@@ -204,7 +222,7 @@ def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
 
 
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_script(_V1), _script(_V2), _v3, _v4, _script(_V5),
-                                                      _script(_V6), _v7, _v8]
+                                                      _script(_V6), _v7, _v8, _v9]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

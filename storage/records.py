@@ -9,7 +9,8 @@ from enum import StrEnum
 class Status(StrEnum):
     ADDED = "added"
     DUPLICATE = "duplicate"
-    REJECTED = "rejected"
+    REJECTED = "rejected"  # invalid: a peer that sends it is at fault
+    REFUSED = "refused"  # valid, but not stored by a choice of this computer's (a block)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +48,7 @@ class Message:
     replies: int = 0  # visible replies in this message's thread
     reactions: tuple[Reaction, ...] = ()  # by first reaction, earliest first
     in_channel: bool = True  # False for a reply shown only in its thread
+    hidden: bool = False  # hidden by a moderator: only a moderator's read shows it, marked
 
     @property
     def cursor(self) -> str:
@@ -91,3 +93,26 @@ class ChannelInfo:
     topic: str | None
     members: int
     messages: int
+
+
+@dataclass(frozen=True, slots=True)
+class ModAction:
+    """One entry of the moderation log: a role an admin gave, or a hide or unhide."""
+
+    id: bytes
+    channel: str
+    action: str  # "moderator" or "none" (a role), "hide" or "unhide"
+    author: bytes
+    ts: int
+    target: bytes  # the key a role is for; a hide's post id or member key
+    reason: str
+    counts: bool = True  # its author is an admin or a moderator of the channel now
+    post: bool = False  # a hide's target is a post held (or deleted) here, not a member
+
+
+@dataclass(frozen=True, slots=True)
+class BlockedKey:
+    """A key blocked on this computer, and since when (ms)."""
+
+    key: bytes
+    ts: int

@@ -2,7 +2,8 @@
 
 The parts that are not views of the chat live in their own modules and share the replica's
 connection and lock: `Replica.documents` (storage._documents), `Replica.outbox`
-(storage._outbox) and `Replica.reconciliation` (storage._reconciliation)."""
+(storage._outbox), `Replica.reconciliation` (storage._reconciliation) and `Replica.moderation`
+(storage._moderation: its queries, and this computer's blocks)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 from core import kinds
@@ -27,6 +29,7 @@ from core.policy import Policy
 from . import _conversation, _schema, _search, _verify
 from ._documents import DocumentStore
 from ._ingest import FUTURE_MS, Batch, Workspace
+from ._moderation import HIDDEN_MOD, ModerationStore, blocked_keys
 from ._outbox import Outbox
 from ._reconciliation import Reconciliation
 from ._search import COUNT_CAP, MessageFilter, MessageMatches, words_filter
@@ -70,6 +73,13 @@ def _triples(parsed: list, positions: list[int]) -> list[tuple[bytes, bytes, byt
 def _mention_word(nick: str) -> re.Pattern[str]:
     """`nick` as a word of its own ("@ada", "ada:"), in any case."""
     return re.compile(r"(?<!\w)" + re.escape(nick) + r"(?!\w)", re.IGNORECASE)
+
+
+def _marked(messages: list[Message], hidden: set[bytes]) -> list[Message]:
+    """`messages`, those whose id is in `hidden` marked as hidden by a moderator."""
+    if not hidden:
+        return messages
+    return [replace(m, hidden=True) if m.id in hidden else m for m in messages]
 
 
 def parse_cursor(cursor: str) -> tuple[int, bytes]:
@@ -204,7 +214,9 @@ class Replica:
         due = self.conn.execute(
             "SELECT 1 FROM messages WHERE hidden & 2 AND ts <= ?1 UNION ALL "
             "SELECT 1 FROM state WHERE hidden & 2 AND ts <= ?1 UNION ALL "
-            "SELECT 1 FROM nicks WHERE hidden & 2 AND ts <= ?1 LIMIT 1", (horizon,)).fetchone()
+            "SELECT 1 FROM nicks WHERE hidden & 2 AND ts <= ?1 UNION ALL "
+            "SELECT 1 FROM mod_actions WHERE hidden & 2 AND ts <= ?1 LIMIT 1",
+            (horizon,)).fetchone()
         if due or _conversation.due(self.conn, horizon):
             with self._write() as conn:
                 Batch(conn, self.workspace, self.now_ms()).mature()
@@ -227,13 +239,19 @@ class Replica:
         """What sync reconciles: the item index, and the objects a peer asks for."""
         return Reconciliation(self)
 
+    @property
+    def moderation(self) -> ModerationStore:
+        """Moderators, what they hid and their log; the keys blocked on this computer."""
+        return ModerationStore(self)
+
     # The one path of data ---------------------------------------------------------------------
 
     def ingest(self, items: Iterable[bytes | Object]) -> list[IngestResult]:
         """Validate, store and index a batch in one transaction; answer per object.
 
         Large batches are verified in a helper process, sub-batch by sub-batch, while this
-        process stores the sub-batches already verified.
+        process stores the sub-batches already verified. Valid objects by a key blocked on
+        this computer are refused (Status.REFUSED: not stored, and no fault of the sender's).
         """
         raws = [item.raw if isinstance(item, Object) else bytes(item) for item in items]
         parsed = _parse_all(raws)
@@ -252,6 +270,7 @@ class Replica:
         futures = [_verify.submit(_triples(parsed, sub)) for sub in subs] if remote else []
         with self._write() as conn:
             held = self._held(conn, list(fresh))
+            blocked = blocked_keys(conn)
             batch = Batch(conn, self.workspace, self.now_ms())
             batch.mature()
             for k, sub in enumerate(subs):
@@ -263,11 +282,14 @@ class Replica:
                 new = []
                 for n in todo:
                     obj = parsed[n][0]
-                    if oks[n]:
+                    if not oks[n]:
+                        results[n] = self._rejected(raws[n], bad_signature())
+                    elif obj.author in blocked:
+                        results[n] = IngestResult(obj.id, Status.REFUSED, "blocked",
+                                                  "its author is blocked on this computer")
+                    else:
                         new.append(obj)
                         results[n] = IngestResult(obj.id, Status.ADDED)
-                    else:
-                        results[n] = self._rejected(raws[n], bad_signature())
                 batch.add(new)
         return results  # type: ignore[return-value]
 
@@ -366,47 +388,61 @@ class Replica:
     _COLUMNS = ("m.id, m.author, {nick}, m.ts, m.text, m.edited, m.reply_to, m.in_channel "
                 "FROM messages m")
 
-    def messages(self, channel: str, *, limit: int = 50,
-                 before: str | None = None) -> list[Message]:
+    def messages(self, channel: str, *, limit: int = 50, before: str | None = None,
+                 hidden: bool = False) -> list[Message]:
         """The newest `limit` visible messages of `channel` before `before`, newest last
-        (replies only in their thread are left out: see `thread`)."""
+        (replies only in their thread are left out: see `thread`). With `hidden` (for a
+        moderator's read: the caller decides who moderates), the messages moderators hid
+        are there too, marked `Message.hidden`."""
         key = kinds.channel_key(channel)
         sql = ("SELECT " + self._COLUMNS.format(nick=self._NICK.format(a="m.author")) +
-               " WHERE m.channel = ? AND m.hidden = 0 AND m.in_channel = 1")
-        args: list = [key]
+               " WHERE m.channel = ? AND m.hidden = ? AND m.in_channel = 1")
+        cursor: list = []
         if before:
             ts, oid = parse_cursor(before)
             sql += " AND (m.ts, m.id) < (?, ?)"
-            args += [ts, oid]
+            cursor = [ts, oid]
         sql += " ORDER BY m.ts DESC, m.id DESC LIMIT ?"
-        args.append(max(0, limit))
+        limit = max(0, limit)
         with self._read() as conn:
-            rows = conn.execute(sql, args).fetchall()
-            rows.reverse()
+            rows, marked = [], set()
+            # One walk of messages_by_channel per hidden value: each is in time order.
+            for bits in (0, HIDDEN_MOD) if hidden else (0,):
+                found = conn.execute(sql, [key, bits, *cursor, limit]).fetchall()
+                if bits:
+                    marked.update(row[0] for row in found)
+                rows += found
+            rows.sort(key=lambda row: (row[3], row[0]))
+            rows = rows[max(0, len(rows) - limit):]
             name = self._channel_name(conn, key) or channel
-            return _conversation.decorate(conn, rows, key, name)
+            return _marked(_conversation.decorate(conn, rows, key, name), marked)
 
-    def thread(self, message_id: bytes) -> list[Message]:
+    def thread(self, message_id: bytes, *, hidden: bool = False) -> list[Message]:
         """A thread: its first message, then its visible replies oldest first; [] when the
-        message is not a visible message held here."""
+        message is not a visible message held here. `hidden`: as `messages`."""
+        shown = f"(0, {HIDDEN_MOD})" if hidden else "(0)"
         with self._read() as conn:
             found = conn.execute(
                 "SELECT m.channel, m.reply_to FROM objects o JOIN messages m ON m.oid = o.oid "
-                "WHERE o.id = ? AND m.hidden = 0", (message_id,)).fetchone()
+                f"WHERE o.id = ? AND m.hidden IN {shown}", (message_id,)).fetchone()
             if found is None:
                 return []
             key, parent = found
             root = parent if parent is not None else message_id
-            columns = self._COLUMNS.format(nick=self._NICK.format(a="m.author"))
+            columns = self._COLUMNS.replace(" FROM", ", m.hidden FROM").format(
+                nick=self._NICK.format(a="m.author"))
             first = conn.execute(
                 f"SELECT {columns} JOIN objects o ON o.oid = m.oid WHERE o.id = ? "
-                "AND m.hidden = 0 AND m.channel = ?", (root, key)).fetchall()
+                f"AND m.hidden IN {shown} AND m.channel = ?", (root, key)).fetchall()
             replies = conn.execute(
                 f"SELECT {columns} INDEXED BY messages_by_thread WHERE m.reply_to = ? "
-                "AND m.hidden = 0 AND m.channel = ? ORDER BY m.ts, m.id",
+                f"AND m.hidden IN {shown} AND m.channel = ? ORDER BY m.ts, m.id",
                 (root, key)).fetchall()
             name = self._channel_name(conn, key) or key
-            return _conversation.decorate(conn, first + replies, key, name)
+            rows = first + replies
+            marked = {row[0] for row in rows if row[-1]}
+            return _marked(_conversation.decorate(conn, [row[:-1] for row in rows], key, name),
+                           marked)
 
     def versions(self, message_id: bytes) -> list[MessageVersion]:
         """A visible message's texts, oldest first: its own, then its author's edits'."""
@@ -590,6 +626,10 @@ class Replica:
             "SELECT id, channel, author, ts, body FROM policies ORDER BY id",
             "SELECT d.target, o.id FROM delete_targets d JOIN objects o "
             "ON o.oid = d.delete_oid ORDER BY 1, 2",
+            "SELECT id, channel, key, author, ts, role, reason FROM mod_roles ORDER BY id",
+            "SELECT id, channel, target, author, ts, hide, reason, counts, hidden "
+            "FROM mod_actions ORDER BY id",
+            "SELECT channel, target FROM mod_hidden ORDER BY channel, target",
         ]
         h = hashlib.blake2b(digest_size=16)
         with self._read() as conn:

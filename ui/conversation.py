@@ -1,7 +1,8 @@
 """What a message list's conversation actions do: react, edit, show versions, open a thread.
 
 `ConversationActions` connects a MessageView (the channel's, or a thread's) and a Composer to
-the Node's facade; the window makes one per view. Nothing here reads the replica: each action
+the Node's facade; the window makes one per view. Its `moderation` (ui.moderation) adds Hide,
+Block and the moderation log to the view's menu. Nothing here reads the replica: each action
 is a facade call whose answer comes back through the bridge, and the rows change when the new
 object comes back as an `objectsAdded` event, as every other change does.
 """
@@ -21,6 +22,7 @@ from .emoji_picker import EmojiPicker
 from .message_versions import MessageVersionsDialog
 from .message_view import MessageView
 from .models import MessageListModel
+from .moderation import ModerationActions
 
 
 class ConversationActions(QObject):
@@ -39,6 +41,8 @@ class ConversationActions(QObject):
         view.replyRequested.connect(open_thread)
         composer.editSubmitted.connect(self.edit)
         composer.editLastRequested.connect(self.edit_last)
+        self.moderation = ModerationActions(bridge, model, parent)
+        view.moderation = self.moderation
 
     def _failed(self, message: str) -> None:
         self.bridge.failed.emit(message)

@@ -153,6 +153,11 @@ class MainWindow(QMainWindow):
         self.member_pane = MemberPane()
         self.member_pane.inviteRequested.connect(self.show_settings)
         self.member_list = self.member_pane.list
+        # A member's menu: Hide their posts (moderators), Block (ui.moderation); a block adds
+        # no object, so the views it changes reload as after new objects.
+        self.actions.moderation.watch_members(self.member_pane, lambda: self.channel)
+        for actions in (self.actions, self.thread_actions):
+            actions.moderation.viewsChanged.connect(lambda: self._refresh.start())
         self.document_pane = DocumentPane(self.bridge)
         self.document_pane.title.hide()  # the window's header names the open document
         self.peer_status = QPushButton("offline", objectName="peerStatus", flat=True)

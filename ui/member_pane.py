@@ -1,17 +1,19 @@
 """The member pane beside a channel: a heading that collapses it, the channel's members (who
-is online first), and, while no peer is connected, what is happening and how to invite."""
+is online first), and, while no peer is connected, what is happening and how to invite. A
+member's context menu has what `menu_for` adds (ui.moderation: Hide their posts, Block)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QPoint, QSize, Qt, Signal
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import (
     QFrame,
     QLabel,
     QListWidget,
     QListWidgetItem,
+    QMenu,
     QPushButton,
     QToolButton,
     QVBoxLayout,
@@ -22,6 +24,7 @@ from . import theme
 from .avatars import avatar
 
 AVATAR = 22  # px, before the device pixel ratio
+NameRole = Qt.ItemDataRole.UserRole + 1  # a member's name as shown, without marks
 
 LOOKING = ("Looking for people on your network…\n\nComputers in this workspace find each "
            "other on the same network. Invite someone with the workspace's invite code.")
@@ -47,6 +50,10 @@ class MemberPane(QFrame):
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.list.setIconSize(QSize(AVATAR, AVATAR))
         self.list.setSpacing(2)
+        self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.list.customContextMenuRequested.connect(self._menu_at)
+        # Adds a member's entries to their menu: (menu, key, name); None: no menu.
+        self.menu_for: Callable[[QMenu, bytes, str], None] | None = None
         self.looking = QWidget(objectName="emptyState")
         box = QVBoxLayout(self.looking)
         box.setContentsMargins(6, 6, 6, 6)
@@ -86,9 +93,28 @@ class MemberPane(QFrame):
                                    f"{name}  {'●' if online else '○'}")
             item.setToolTip(f"{name}\n{'online' if online else 'offline'}\nkey {key.hex()}")
             item.setData(Qt.ItemDataRole.UserRole, key)
+            item.setData(NameRole, name.removesuffix(" (you)"))
             if not online:
                 item.setForeground(self.palette().placeholderText())
             self.list.addItem(item)
         online = sum(1 for row in rows if row[2])
         self.heading.setText(f"Members · {len(rows)}" + (f"  ({online} online)" if rows else ""))
         self.looking.setVisible(not connected)
+
+    def context_menu(self, item: QListWidgetItem) -> QMenu | None:
+        """The menu of a member's row (None when nothing is offered for them)."""
+        if self.menu_for is None:
+            return None
+        menu = QMenu(self)
+        self.menu_for(menu, item.data(Qt.ItemDataRole.UserRole), item.data(NameRole))
+        if menu.isEmpty():
+            menu.deleteLater()
+            return None
+        return menu
+
+    def _menu_at(self, pos: QPoint) -> None:
+        item = self.list.itemAt(pos)
+        menu = self.context_menu(item) if item is not None else None
+        if menu is not None:
+            menu.exec(self.list.viewport().mapToGlobal(pos))
+            menu.deleteLater()

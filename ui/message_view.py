@@ -13,6 +13,7 @@ the facade, the emoji picker, the composer and the thread pane. With `show_reply
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import (
     QEvent,
@@ -49,6 +50,9 @@ from . import _rows
 from .message_delegate import AVATAR_X, MessageDelegate, paint_pill
 from .models import CONTENT_ROLES, MessageListModel, PendingRole
 from .theme import scaled
+
+if TYPE_CHECKING:
+    from .moderation import ModerationActions
 
 EMPTY_TITLE_SCALE = 1.5
 EMPTY_HINT = ("Write the first message below. People you invite will see everything "
@@ -121,6 +125,9 @@ class MessageView(QListView):
         super().__init__(objectName="messageView")
         self._show_reply_counts = True  # off in a thread's own list
         self._admin = False  # may delete anyone's message (set_admin)
+        # Adds Hide, Block and the moderation log to a message's menu (ui.moderation's
+        # ModerationActions, set by ConversationActions); None: the menu has none of them.
+        self.moderation: ModerationActions | None = None
         # What a left press went down on: (message id, target) from MessageDelegate.target_at.
         self._pressed: tuple[bytes, tuple] | None = None
         # A sideways drag over a code block: (key, how far it scrolls, press x, offset then).
@@ -497,8 +504,9 @@ class MessageView(QListView):
 
     def context_menu(self, index: QModelIndex, pos: QPoint | None = None) -> QMenu:
         """The menu for row `index`: the link's actions when `pos` is on a link, Copy text,
-        Reply in thread, Add reaction…, Edit on mine, Show earlier versions when edited, and
-        Delete on mine (on anyone's for an admin, who is asked first)."""
+        Reply in thread, Add reaction…, Edit on mine, Show earlier versions when edited, the
+        moderation entries when `moderation` is set, and Delete on mine (on anyone's for an
+        admin, who is asked first)."""
         model = self.message_model()
         message = model.messages[index.row()]
         mine = message.author == model.me
@@ -521,6 +529,11 @@ class MessageView(QListView):
         if message.edited:
             menu.addAction("Show earlier versions",
                            lambda: self.versionsRequested.emit(message.id))
+        if self.moderation is not None:
+            menu.addSeparator()
+            row = model.row_of(message.id)
+            self.moderation.add_to_menu(menu, message, model.display_name(row)
+                                        if row is not None else _rows.nick_of(message))
         if mine or self._admin:
             menu.addSeparator()
             delete = menu.addAction("Delete", lambda: self.delete_message(message))

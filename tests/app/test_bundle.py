@@ -163,7 +163,7 @@ def test_round_trip_to_a_fresh_replica_gives_the_same_digest(
         source: Paths, bundle: Path, tmp_path: Path):
     target = fresh_member(tmp_path, "fresh", source)
     counts = sharing.import_bundle(target, bundle)
-    assert counts == {"added": count(source), "duplicate": 0, "rejected": 0}
+    assert counts == {"added": count(source), "duplicate": 0, "rejected": 0, "refused": 0}
     assert digest(target) == digest(source)
     with Workspace.open(target) as ws:
         assert ws.state("general").topic == "plans"
@@ -171,7 +171,7 @@ def test_round_trip_to_a_fresh_replica_gives_the_same_digest(
         assert "random talk" in texts and "this one is deleted" not in texts
 
     again = sharing.import_bundle(target, bundle)
-    assert again == {"added": 0, "duplicate": count(source), "rejected": 0}
+    assert again == {"added": 0, "duplicate": count(source), "rejected": 0, "refused": 0}
     assert digest(target) == digest(source)
 
 
@@ -223,7 +223,7 @@ def test_invalid_objects_in_a_sound_bundle_are_counted_as_rejected(
     assert path.read_bytes().count(b"\x9a\x00\x01\x11\x70") == 2  # two lists of 70,000
     target = fresh_member(tmp_path, "fresh", source)
     assert sharing.import_bundle(target, path) == {"added": 0, "duplicate": 0,
-                                                    "rejected": 70_000}
+                                                    "rejected": 70_000, "refused": 0}
     assert count(target) == 0
 
 
@@ -498,5 +498,5 @@ def test_sigkill_during_import_leaves_whole_batches(tmp_path: Path):
         kept = replica.count()
     assert 0 < kept < total and kept % KILL_BATCH == 0
     counts = sharing.import_bundle(target, path)
-    assert counts == {"added": total - kept, "duplicate": kept, "rejected": 0}
+    assert counts == {"added": total - kept, "duplicate": kept, "rejected": 0, "refused": 0}
     assert digest(target) == digest(a)

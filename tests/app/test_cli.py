@@ -21,7 +21,8 @@ from .conftest import Hearth
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
 COMMANDS = ["init", "post", "topic", "nick", "join", "leave", "delete", "read", "channels",
             "members", "search", "state", "policy", "policies", "whoami", "admin", "identity"]
-MESSAGE_FIELDS = {"id", "channel", "author", "nick", "ts", "text", "cursor", "edited", "reply_to",
+MESSAGE_FIELDS = {"id", "channel", "author", "nick", "ts", "text", "cursor", "edited", "hidden",
+                  "reply_to",
                   "replies", "reactions"}
 
 
@@ -160,7 +161,8 @@ def test_read_json_newest_last_with_paging(hearth: Hearth, alice: Path) -> None:
         assert set(m) == MESSAGE_FIELDS
         assert m == {"id": ids[n], "channel": "general", "author": me["key"], "nick": "alice",
                      "ts": m["ts"], "text": f"message {n}", "cursor": m["cursor"],
-                     "edited": False, "reply_to": None, "replies": 0, "reactions": {}}
+                     "edited": False, "reply_to": None, "replies": 0, "reactions": {},
+                     "hidden": False}
         assert isinstance(m["ts"], int)
     assert [m["ts"] for m in everything] == sorted(m["ts"] for m in everything)
 

@@ -337,7 +337,8 @@ def test_cli_json_fields(hearth: Hearth, folder: Path) -> None:
     assert (found["query"], found["total"], found["capped"]) == ("plans", 5, False)
     assert [m["text"] for m in found["messages"]] == ["plans are set", "holiday plans"]
     assert set(found["messages"][0]) == {"id", "channel", "author", "nick", "ts", "text",
-                                         "cursor", "edited", "reply_to", "replies", "reactions"}
+                                         "cursor", "edited", "reply_to", "replies", "reactions",
+                                         "hidden"}
     assert found["channels"] == []
     [document] = found["documents"]
     assert set(document) == {"id", "title", "creator", "ts"}

@@ -203,6 +203,14 @@ BODIES = {
         {"epoch": epochs, "nonce": st.binary(min_size=24, max_size=24),
          "box": st.binary(max_size=2000)}
     ),
+    "mod/role": st.fixed_dictionaries(
+        {"channel": names(64), "key": ids, "role": st.sampled_from(["moderator", "none"]),
+         "reason": st.text(NAME_CHARS, max_size=256)}
+    ),
+    "mod/hide": st.fixed_dictionaries(
+        {"channel": names(64), "target": ids, "hidden": st.booleans(),
+         "reason": st.text(NAME_CHARS, min_size=1, max_size=256)}
+    ),
 }
 
 unknown_kinds = st.just(UNKNOWN) | st.text(
@@ -609,6 +617,8 @@ VALID = {
     "doc/workspace-key": {"branch": ID1, "epoch": 0, "nonce": bytes(24), "box": b"b" * 48},
     "doc/edit-request": {"note": "may I help?", "open": True},
     "doc/comment": {"epoch": 0, "nonce": bytes(24), "box": b"box"},
+    "mod/role": {"channel": "general", "key": ID1, "role": "moderator", "reason": "helps"},
+    "mod/hide": {"channel": "general", "target": ID1, "hidden": True, "reason": "spam"},
 }
 MANY = [bytes([i]) * 32 for i in range(65)]
 
@@ -653,6 +663,12 @@ EDGES = [
     ("doc/edit-request", "open", False),
     ("doc/comment", "epoch", 2**63 - 1),
     ("doc/comment", "box", b""),
+    ("mod/role", "role", "none"),
+    ("mod/role", "reason", ""),
+    ("mod/role", "reason", "話" * 256),
+    ("mod/hide", "hidden", False),
+    ("mod/hide", "reason", "x"),
+    ("mod/hide", "reason", "😀" * 256),
 ]
 
 # (kind, field, value): out of the documented limits -> bad_body
@@ -787,6 +803,22 @@ OUT_OF_LIMITS = [
     ("doc/comment", "nonce", bytes(16)),
     ("doc/comment", "box", "box"),
     ("doc/comment", "box", None),
+    ("mod/role", "channel", "c" * 65),
+    ("mod/role", "key", ID1[:31]),
+    ("mod/role", "role", "admin"),
+    ("mod/role", "role", None),
+    ("mod/role", "reason", "r" * 257),
+    ("mod/role", "reason", "a\nb"),
+    ("mod/role", "reason", None),
+    ("mod/hide", "channel", ""),
+    ("mod/hide", "target", ID1[:31]),
+    ("mod/hide", "target", ID1.hex()),
+    ("mod/hide", "hidden", 1),
+    ("mod/hide", "hidden", None),
+    ("mod/hide", "reason", ""),
+    ("mod/hide", "reason", "r" * 257),
+    ("mod/hide", "reason", "\u202espam"),
+    ("mod/hide", "reason", b"spam"),
 ]
 
 
