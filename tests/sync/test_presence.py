@@ -36,7 +36,7 @@ from sync.session import (
 from sync.store import MemoryStore
 from tests.support import FakeClock
 
-from .nodes import Cluster, wait_online, wait_until
+from .nodes import Cluster, wait_until
 from .test_session import (
     ALICE,
     BOB,
@@ -49,6 +49,7 @@ from .test_session import (
     rewrite,
     tap,
 )
+from .test_typing import stored, understood
 
 DOC = bytes(range(32))
 OTHER_DOC = bytes(range(1, 33))
@@ -276,23 +277,7 @@ class Heard:
 
 
 def presence_ready(a: Node, b: Node) -> None:
-    """Wait until a and b are connected and each knows the other understands presence."""
-    wait_online(a, b)
-
-    def ready(node: Node, other: Node) -> bool:
-        return node.call(lambda: any(
-            c.session.peer_key == other.key and PRESENCE in c.session.peer_caps
-            for c in node.service_for_tests.connections.values()))
-
-    wait_until(lambda: ready(a, b) and ready(b, a), what="presence to be understood both ways")
-
-
-def stored(node: Node) -> tuple[int, int, str]:
-    def read():
-        replica = node.workspace_for_tests.replica
-        return replica.count(), replica.outbox.last_sequence(), replica.digest()
-
-    return node.call(read)
+    understood(a, b, PRESENCE)
 
 
 def test_a_nodes_presence_reaches_its_peer_and_nothing_is_stored(two_nodes):

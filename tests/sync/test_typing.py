@@ -199,16 +199,20 @@ class Heard:
             return [(key, channel) for key, channel, _ in self.events]
 
 
-def typing_ready(a: Node, b: Node) -> None:
-    """Wait until a and b are connected and each knows the other understands typing."""
+def understood(a: Node, b: Node, cap: str) -> None:
+    """Wait until a and b are connected and each knows the other understands `cap`."""
     wait_online(a, b)
 
     def ready(node: Node, other: Node) -> bool:
         return node.call(lambda: any(
-            c.session.peer_key == other.key and TYPING in c.session.peer_caps
+            c.session.peer_key == other.key and cap in c.session.peer_caps
             for c in node.service_for_tests.connections.values()))
 
-    wait_until(lambda: ready(a, b) and ready(b, a), what="typing to be understood both ways")
+    wait_until(lambda: ready(a, b) and ready(b, a), what=f"{cap} to be understood both ways")
+
+
+def typing_ready(a: Node, b: Node) -> None:
+    understood(a, b, TYPING)
 
 
 def stored(node: Node) -> tuple[int, int, str]:
