@@ -1,7 +1,7 @@
 """What the message list shows, decided without Qt: which rows start a group or a day, how
 authors are named and coloured (hue, identicon grid, a name colour that reads on the view's
 background), where the links and mentions are, how times and days read, how reactions and
-reply counts read, and how nicknames complete.
+reply counts read, how a post a moderator hid is marked, and how nicknames complete.
 
 Plain functions over Messages (app.records), so tests/ui/test_rows.py checks them without a display.
 Positions are Python string indices (codepoints); Qt counts UTF-16 units, so `to_utf16` and
@@ -301,6 +301,19 @@ def reaction_tooltip(reaction: Reaction, names: Mapping[bytes, str], me: bytes) 
 
 def replies_label(count: int) -> str:
     return "1 reply" if count == 1 else f"{count} replies"
+
+
+# Moderation ------------------------------------------------------------------------------------
+
+HIDDEN_NOTE = "Hidden by a moderator"  # on the rows only a moderator's list has
+HIDDEN_TIP = ("Hidden by a moderator: only the channel's moderators see it. "
+              "Right-click it to show it again to everyone.")
+
+
+def converses(message: Message) -> bool:
+    """Whether a row offers replies, reactions, edits and earlier versions: not on a post a
+    moderator hid (its moderators see it to review it; the Node treats it as not visible)."""
+    return not message.hidden
 
 
 # Times -----------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QWidget
 
 from app.records import Message
 
+from . import _rows
 from .bridge import NodeBridge
 from .composer import Composer
 from .emoji_picker import EmojiPicker
@@ -72,10 +73,10 @@ class ConversationActions(QObject):
                          failed=self._failed)
 
     def edit_last(self) -> None:
-        """Up in an empty composer: edit my newest message shown."""
+        """Up in an empty composer: edit my newest message shown (not one a moderator hid)."""
         me = self.bridge.facade.key
         for message in reversed(self.model.messages):
-            if message.author == me:
+            if message.author == me and _rows.converses(message):
                 self.begin_edit(message)
                 return
 

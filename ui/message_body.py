@@ -6,6 +6,9 @@ QTextDocument, then made safe: no raw HTML (shown as typed), no images (an image
 alt text, a link where its address may open), links only to web and mail addresses, headings
 at the body size. Code is monospace; code blocks never wrap and get room for their box; block
 quotes indent for their bar. Mentions are highlighted outside code and links.
+
+`Note` draws a row's small note, as a quiet tag: "Hidden by a moderator" on a post only a
+moderator's list shows, whose text is drawn at HIDDEN_OPACITY.
 """
 
 from __future__ import annotations
@@ -13,10 +16,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtCore import QPointF, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import (
     QColor,
     QFont,
+    QFontMetrics,
+    QPainter,
     QPalette,
     QTextBlockFormat,
     QTextCharFormat,
@@ -34,6 +39,9 @@ QUOTE_INDENT = 14  # per block-quote level
 QUOTE_BAR = 3
 LIST_GAP = 2  # above and below a list item
 MENTION_ALPHA, MENTION_ME_ALPHA = 40, 100
+NOTE_PAD_X, NOTE_PAD_Y = 6, 1  # inside a row's note
+NOTE_BORDER_ALPHA = 150
+HIDDEN_OPACITY = 0.5  # the text of a post a moderator hid: there, but dimmed
 # GitHub's dialect (strikethrough, autolinks, task lists) with raw HTML shown as typed, and
 # with _x_ as emphasis, as CommonMark has it (the dialect would underline it).
 _MD_UNDERLINE = 0x4000
@@ -66,6 +74,32 @@ def alpha(color: QColor, alpha: int) -> QColor:
     color = QColor(color)
     color.setAlpha(alpha)
     return color
+
+
+class Note:
+    """A row's small note ("Hidden by a moderator"): italic, in PlaceholderText, on an
+    AlternateBase tag with a quiet border, so it reads in light and dark palettes alike."""
+
+    def __init__(self, text: str, font: QFont):
+        self.text = text
+        self.font = QFont(font)
+        self.font.setItalic(True)
+        metrics = QFontMetrics(self.font)
+        self.size = QSize(metrics.horizontalAdvance(text) + 2 * NOTE_PAD_X,
+                          metrics.height() + 2 * NOTE_PAD_Y)
+
+    def paint(self, painter: QPainter, rect: QRect, palette: QPalette,
+              group: QPalette.ColorGroup) -> None:
+        quiet = palette.color(group, QPalette.ColorRole.PlaceholderText)
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(alpha(quiet, NOTE_BORDER_ALPHA))
+        painter.setBrush(palette.color(group, QPalette.ColorRole.AlternateBase))
+        painter.drawRoundedRect(QRectF(rect).adjusted(0.5, 0.5, -0.5, -0.5), 4, 4)
+        painter.setFont(self.font)
+        painter.setPen(quiet)
+        painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, self.text)
+        painter.restore()
 
 
 class _Document(QTextDocument):

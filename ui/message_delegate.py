@@ -2,7 +2,8 @@
 the avatar and the author's name in their key's colour on a group's header, the clock time, a
 day separator above the first row of each local day, the text, links and mentions, the inline
 "(edited)" and "sending…" marks, reaction chips, the reply count or a "replied to a thread"
-line, and a continuation row's time in the avatar gutter on hover.
+line, a continuation row's time in the avatar gutter on hover, and on a post a moderator hid
+(only a moderator's list has one) a "Hidden by a moderator" note above its dimmed text.
 
 Text is laid out once per (message, text, width) and cached; ui/message_body.py lays it out
 (plain text on the fast path, Markdown through Qt's md4c, made safe). Code blocks are drawn on
@@ -50,7 +51,7 @@ from PySide6.QtWidgets import (
 from app.records import Message, Reaction
 
 from . import _markdown, _rows, avatars
-from .message_body import CODE_PAD, Body, BodyLayouter, Code, alpha
+from .message_body import CODE_PAD, HIDDEN_OPACITY, Body, BodyLayouter, Code, Note, alpha
 from .models import MessageListModel
 from .theme import scaled
 
@@ -102,6 +103,7 @@ class RowParts:
     chips: tuple[tuple[QRect, str | None], ...] = ()  # reaction chips (emoji; None: add one)
     replies: QRect | None = None  # "3 replies"
     thread: QRect | None = None  # "replied to a thread", above the text
+    hidden: QRect | None = None  # "Hidden by a moderator", just above the text
 
 
 def paint_pill(painter: QPainter, rect: QRectF, text: str, font: QFont,
@@ -174,6 +176,7 @@ class MessageDelegate(QStyledItemDelegate):
         self._mark_width = small.horizontalAdvance(PENDING_MARK)
         self._edited_width = small.horizontalAdvance(EDITED_MARK)
         self._chip_height = small.height() + 2 * CHIP_PAD_Y
+        self.hidden_note = Note(_rows.HIDDEN_NOTE, self.time_font)
         palette = self._view.palette()
         self.bodies = BodyLayouter(palette, self._line_height, self.code_family)
 
@@ -185,11 +188,13 @@ class MessageDelegate(QStyledItemDelegate):
     def pill_width(self, label: str) -> int:
         return self._day_metrics.horizontalAdvance(label) + 2 * PILL_PAD
 
-    def body_top(self, header: bool, day: bool, thread: bool = False) -> int:
+    def body_top(self, header: bool, day: bool, thread: bool = False,
+                 hidden: bool = False) -> int:
         """Where the text starts below a row's top edge (below a "replied to a thread" line
-        when `thread`)."""
+        when `thread`, and the hidden note when `hidden`)."""
         top = self.day_height if day else 0
         top += GROUP_TOP + self._header_height + HEADER_GAP if header else ROW_PAD
+        top += self.hidden_note.size.height() + HEADER_GAP if hidden else 0
         return top + (self._small_metrics.height() + HEADER_GAP if thread else 0)
 
     def _lines(self, message: Message) -> tuple[bool, bool]:
@@ -334,8 +339,8 @@ class MessageDelegate(QStyledItemDelegate):
         if message.reactions or message.replies or message.reply_to is not None:
             thread, replies = self._lines(message)
             height += self._below_height(message, replies, width)
-        return QSize(AVATAR_X, self.body_top(header, model.starts_day(row), thread) + height
-                     + ROW_PAD)
+        return QSize(AVATAR_X, self.body_top(header, model.starts_day(row), thread,
+                                             message.hidden) + height + ROW_PAD)
 
     def name_color(self, author: bytes, base: QColor) -> QColor:
         """The author's name colour on `base`: their hue, readable (ui/_rows.name_rgb)."""
@@ -354,7 +359,7 @@ class MessageDelegate(QStyledItemDelegate):
         x = left + self.text_x
         width = self.text_width()
         thread, replies = self._lines(message)
-        body_top = top + self.body_top(header, day, thread)
+        body_top = top + self.body_top(header, day, thread, message.hidden)
         small = self._small_metrics
         band = QRect(left, top, rect.width(), self.day_height) if day else None
         avatar = name_rect = time_rect = gutter = shown = None
@@ -377,9 +382,12 @@ class MessageDelegate(QStyledItemDelegate):
             time_width = small.horizontalAdvance(when)
             gutter = QRect(left + self.text_x - AVATAR_GAP - time_width,
                            round(baseline - small.ascent()), time_width, small.height())
-        thread_rect = None
+        above, thread_rect, hidden_rect = body_top, None, None
+        if message.hidden:
+            above -= self.hidden_note.size.height() + HEADER_GAP
+            hidden_rect = QRect(QPoint(x, above), self.hidden_note.size)
         if thread:
-            thread_rect = QRect(x, body_top - small.height() - HEADER_GAP,
+            thread_rect = QRect(x, above - small.height() - HEADER_GAP,
                                 small.horizontalAdvance(THREAD_LINE), small.height())
         height, fits = self._measure(message, name, width, pending)
         mark = edited = None
@@ -413,7 +421,7 @@ class MessageDelegate(QStyledItemDelegate):
                                  self._replies_metrics.height())
         return RowParts(rect, band, avatar, name_rect, shown, time_rect,
                         QRect(x, body_top, width, height), mark, gutter, edited, chips,
-                        replies_rect, thread_rect)
+                        replies_rect, thread_rect, hidden_rect)
 
     def parts(self, index: QModelIndex) -> RowParts | None:
         """Where row `index`'s pieces are drawn now (viewport coordinates), if it is laid out."""
@@ -527,9 +535,11 @@ class MessageDelegate(QStyledItemDelegate):
             painter.setPen(quiet)
             painter.drawText(parts.thread, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop,
                              THREAD_LINE)
+        if parts.hidden is not None:
+            self.hidden_note.paint(painter, parts.hidden, palette, group)
         painter.setPen(text_color)
-        if pending:
-            painter.setOpacity(PENDING_OPACITY)
+        if pending or message.hidden:
+            painter.setOpacity(HIDDEN_OPACITY if message.hidden else PENDING_OPACITY)
         if body.layout is not None:
             body.layout.draw(painter, QPointF(parts.body.topLeft()))
         else:
@@ -675,7 +685,8 @@ class MessageDelegate(QStyledItemDelegate):
         body = self.body(message, name, self.text_width())
         return message, body, QPoint(rect.left() + self.text_x,
                                      rect.top() + self.body_top(
-                                         header, model.starts_day(index.row()), thread))
+                                         header, model.starts_day(index.row()), thread,
+                                         message.hidden))
 
     def _offset(self, message_id: bytes, block: int, code: Code) -> float:
         """How far a code block is scrolled, within what it can scroll now (an edit or a
@@ -781,10 +792,14 @@ class MessageDelegate(QStyledItemDelegate):
 
     def target_at(self, index: QModelIndex, pos: QPoint) -> tuple[str, object] | None:
         """What a click at `pos` in row `index` acts on: ("link", url), ("reaction", emoji),
-        ("add", chip rect), ("edited", None), ("replies", None) or ("thread", thread id)."""
+        ("add", chip rect), ("edited", None), ("replies", None) or ("thread", thread id). On
+        a post a moderator hid only its links (_rows.converses: nothing else acts on it)."""
         parts = self.parts(index)
         if parts is None:
             return None
+        if parts.hidden is not None:
+            link = self.link_at(index, pos)
+            return ("link", link) if link else None
         for rect, emoji in parts.chips:
             if rect.contains(pos):
                 return ("reaction", emoji) if emoji is not None else ("add", rect)

@@ -8,7 +8,9 @@ The view acts on nothing itself beyond links, copying and deleting: a reaction c
 a reply count and the menu's conversation items emit signals (reactionToggled, reactRequested,
 versionsRequested, threadRequested, replyRequested, editRequested) that the window connects to
 the facade, the emoji picker, the composer and the thread pane. With `show_reply_counts` off
-(a thread's own list) rows show no reply counts or "replied to a thread" lines."""
+(a thread's own list) rows show no reply counts or "replied to a thread" lines. A post a
+moderator hid (only a moderator's list has one) is there to be reviewed: its menu has Copy
+text, the moderation entries (Show again…) and Delete, and only its links act on a click."""
 
 from __future__ import annotations
 
@@ -504,9 +506,9 @@ class MessageView(QListView):
 
     def context_menu(self, index: QModelIndex, pos: QPoint | None = None) -> QMenu:
         """The menu for row `index`: the link's actions when `pos` is on a link, Copy text,
-        Reply in thread, Add reaction…, Edit on mine, Show earlier versions when edited, the
-        moderation entries when `moderation` is set, and Delete on mine (on anyone's for an
-        admin, who is asked first)."""
+        Reply in thread, Add reaction…, Edit on mine, Show earlier versions when edited (none
+        of these four on a post a moderator hid), the moderation entries when `moderation` is
+        set, and Delete on mine (on anyone's for an admin, who is asked first)."""
         model = self.message_model()
         message = model.messages[index.row()]
         mine = message.author == model.me
@@ -518,6 +520,21 @@ class MessageView(QListView):
             menu.addSeparator()
         menu.addAction("Copy text", lambda: self.copy_text(message))
         menu.addSeparator()
+        if _rows.converses(message):
+            self._conversation_entries(menu, index, message, mine, pos)
+        if self.moderation is not None:
+            menu.addSeparator()
+            row = model.row_of(message.id)
+            self.moderation.add_to_menu(menu, message, model.display_name(row)
+                                        if row is not None else _rows.nick_of(message))
+        if mine or self._admin:
+            menu.addSeparator()
+            delete = menu.addAction("Delete", lambda: self.delete_message(message))
+            delete.setObjectName("deleteMessage")
+        return menu
+
+    def _conversation_entries(self, menu: QMenu, index: QModelIndex, message: Message,
+                              mine: bool, pos: QPoint | None) -> None:
         if self.show_reply_counts:
             menu.addAction("Reply in thread",
                            lambda: self.replyRequested.emit(message.reply_to or message.id))
@@ -529,16 +546,6 @@ class MessageView(QListView):
         if message.edited:
             menu.addAction("Show earlier versions",
                            lambda: self.versionsRequested.emit(message.id))
-        if self.moderation is not None:
-            menu.addSeparator()
-            row = model.row_of(message.id)
-            self.moderation.add_to_menu(menu, message, model.display_name(row)
-                                        if row is not None else _rows.nick_of(message))
-        if mine or self._admin:
-            menu.addSeparator()
-            delete = menu.addAction("Delete", lambda: self.delete_message(message))
-            delete.setObjectName("deleteMessage")
-        return menu
 
     def contextMenuEvent(self, event) -> None:  # noqa: N802 (Qt's name)
         index = self.indexAt(event.pos())

@@ -106,10 +106,13 @@ RepliesRole = MessageRole + 11  # str: "3 replies" under a thread's first messag
 ThreadRole = MessageRole + 12  # bytes: the thread a reply shown in the channel belongs to
 MentionsRole = MessageRole + 13  # list[_rows.Mention] in BodyRole's text
 MentionsMeRole = MessageRole + 14  # bool: someone else's message that mentions me
-# What changes in a row when its message is edited, reacted to or replied to (dataChanged).
+HiddenRole = MessageRole + 15  # bool: a moderator hid it (only a moderator's list has it)
+# What changes in a row when its message is edited, reacted to, replied to, hidden or shown
+# again (dataChanged).
 CONTENT_ROLES = [MessageRole, BodyRole, LinksRole, EditedRole, ReactionsRole, RepliesRole,
-                 ThreadRole, MentionsRole, MentionsMeRole, int(Qt.ItemDataRole.DisplayRole),
-                 int(Qt.ItemDataRole.AccessibleTextRole)]
+                 ThreadRole, MentionsRole, MentionsMeRole, HiddenRole,
+                 int(Qt.ItemDataRole.DisplayRole), int(Qt.ItemDataRole.AccessibleTextRole),
+                 int(Qt.ItemDataRole.ToolTipRole)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,9 +136,14 @@ class MessageListModel(QAbstractListModel):
     the bridge says something was delivered). Day labels follow the clock: at local midnight
     (or when a test sets `today`) every row's labels are refreshed in place.
 
-    A re-read that brings the same messages with new fields (an edit, a reaction, a reply)
-    updates those rows in place (dataChanged with CONTENT_ROLES), never a reset, so the view
-    keeps its place. Any list of Messages can be shown with `set_messages` (a thread's)."""
+    A re-read that brings the same messages with new fields (an edit, a reaction, a reply, a
+    hide) updates those rows in place (dataChanged with CONTENT_ROLES), never a reset, so the
+    view keeps its place. Any list of Messages can be shown with `set_messages` (a thread's).
+
+    A channel is read with the posts moderators hid (facade.read(hidden=True)): the Node
+    answers with them, marked Message.hidden, only when I moderate the channel, so a
+    moderator's list shows them (HiddenRole) and everyone else's does not. Whether I do is
+    decided there at each read, so a role given or taken away counts at the next reload."""
 
     loadedChanged = Signal()  # the channel's first read came back (`loaded`), or a new one began
     mentionsChanged = Signal()  # the nicknames that mentions name changed: rows restyle
@@ -185,11 +193,12 @@ class MessageListModel(QAbstractListModel):
             return message
         if role == Qt.ItemDataRole.DisplayRole or role == Qt.ItemDataRole.AccessibleTextRole:
             name = self._names.name(message)
+            note = f"{_rows.HIDDEN_NOTE}\n" if message.hidden else ""
             if _rows.is_emote(message):
-                return _rows.body_text(message, name)
+                return note + _rows.body_text(message, name)
             sending = "  sending…" if message.id in self._pending else ""
             return (f"{name}  {_rows.time_label(message.ts, self.today())}{sending}\n"
-                    f"{message.text}{self._extras(message)}")
+                    f"{note}{message.text}{self._extras(message)}")
         if role == HeaderRole:
             return self._starts[row]
         if role == NameRole:
@@ -220,10 +229,13 @@ class MessageListModel(QAbstractListModel):
                                       self.mention_skip(message))
         if role == MentionsMeRole:
             return self.mentions_me(message)
+        if role == HiddenRole:
+            return message.hidden
         if role == Qt.ItemDataRole.ToolTipRole:
             pending = "\nsending… (no peer has it yet)" if message.id in self._pending else ""
+            hidden = f"\n{_rows.HIDDEN_TIP}" if message.hidden else ""
             return (f"{_rows.nick_of(message)} ({message.author.hex()[:12]})\n"
-                    f"{_rows.full_time(message.ts)}{pending}")
+                    f"{_rows.full_time(message.ts)}{pending}{hidden}")
         return None
 
     def _extras(self, message: Message) -> str:
@@ -394,7 +406,7 @@ class MessageListModel(QAbstractListModel):
             return
         generation, channel = self._generation, self.channel
         limit = max(PAGE, len(self.messages) + PAGE // 2)
-        self.bridge.then(self.bridge.facade.read(channel, limit=limit),
+        self.bridge.then(self.bridge.facade.read(channel, limit=limit, hidden=True),
                          done=lambda messages: self._reloaded(generation, messages, limit))
 
     def _reloaded(self, generation: int, messages: list[Message], limit: int) -> None:
@@ -416,7 +428,8 @@ class MessageListModel(QAbstractListModel):
         self._loading = True
         generation, channel = self._generation, self.channel
         before = self.messages[0].cursor
-        self.bridge.then(self.bridge.facade.read(channel, limit=PAGE, before=before),
+        self.bridge.then(self.bridge.facade.read(channel, limit=PAGE, before=before,
+                                                 hidden=True),
                          done=lambda older: self._fetched(generation, older),
                          failed=lambda message: self._fetch_failed(generation, message))
 

@@ -4,10 +4,11 @@ this computer.
 
 `ModerationActions` is made by ConversationActions for each message list: MessageView asks it
 for its entries when it builds a message's menu (`add_to_menu`), and a MemberPane asks it for a
-member's (`watch_members`). Nothing here reads the replica: whether I moderate a channel,
-hiding, blocking and the log are facade calls (app/moderation.py) answered through the bridge;
-after a block, which adds no object, the list is read again. How a log entry reads is decided
-without Qt (`describe`).
+member's (`watch_members`). A moderator's message list has the posts moderators hid, marked
+(ui/models.py reads with hidden=True); their menu offers Show again… instead of Hide. Nothing
+here reads the replica: whether I moderate a channel, hiding, blocking and the log are facade
+calls (app/moderation.py) answered through the bridge; after a block, which adds no object,
+the list is read again. How a log entry reads is decided without Qt (`describe`).
 """
 
 from __future__ import annotations
@@ -109,8 +110,9 @@ class ReasonDialog(QDialog):
 
 class ModerationLogDialog(QDialog):
     """The moderation log of a channel, oldest first (entries that no longer count greyed),
-    Show again for a hide when I moderate the channel, and who is blocked on this computer,
-    with Unblock."""
+    Show again for the hide selected when I moderate the channel, and who is blocked on this
+    computer, with Unblock for the one selected. The dialog is deleted when it closes:
+    answers that come back later are dropped."""
 
     changed = Signal()  # something was shown again or unblocked: lists showing it reload
 
@@ -118,6 +120,8 @@ class ModerationLogDialog(QDialog):
         super().__init__(parent, objectName="moderationLog")
         self.bridge, self.channel = bridge, channel
         self.moderator = False
+        self._closed = False
+        self.finished.connect(lambda _: setattr(self, "_closed", True))
         self.setWindowTitle(f"Moderation log · #{channel}")
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.entries = QListWidget(objectName="moderationEntries")
@@ -127,13 +131,14 @@ class ModerationLogDialog(QDialog):
         self.empty.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         self.show_again = QPushButton("Show again…", objectName="showAgain", enabled=False)
         self.show_again.clicked.connect(self._show_again)
-        self.entries.currentItemChanged.connect(lambda *_: self._selected())
+        # Selected, not current: a list given focus makes its first row current, unselected.
+        self.entries.itemSelectionChanged.connect(self._selected)
         self.blocked = QListWidget(objectName="blockedKeys")
         self.blocked.setMaximumHeight(90)
         self.unblock = QPushButton("Unblock", objectName="unblock", enabled=False)
         self.unblock.clicked.connect(self._unblock)
-        self.blocked.currentItemChanged.connect(
-            lambda item, _: self.unblock.setEnabled(item is not None))
+        self.blocked.itemSelectionChanged.connect(
+            lambda: self.unblock.setEnabled(bool(self.blocked.selectedItems())))
         blocked_label = QLabel("Blocked on this computer (only you see this):")
         close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         close.rejected.connect(self.reject)
@@ -153,12 +158,16 @@ class ModerationLogDialog(QDialog):
         self.resize(560, 420)
         self.reload()
 
+    def _then(self, future, done: Callable) -> None:
+        """`done(answer)`, unless the dialog has closed (and is deleted) by then."""
+        self.bridge.then(future, done=lambda answer: None if self._closed else done(answer))
+
     def reload(self) -> None:
         facade = self.bridge.facade
-        self.bridge.then(facade.mod_log(self.channel), done=self._logged)
-        self.bridge.then(facade.moderates(self.channel), done=self._moderates)
-        self.bridge.then(facade.blocked(), done=self._blocked)
-        self.bridge.then(facade.nicknames(), done=self._named)
+        self._then(facade.mod_log(self.channel), self._logged)
+        self._then(facade.moderates(self.channel), self._moderates)
+        self._then(facade.blocked(), self._blocked)
+        self._then(facade.nicknames(), self._named)
 
     def _moderates(self, moderator: bool) -> None:
         self.moderator = moderator
@@ -195,11 +204,11 @@ class ModerationLogDialog(QDialog):
             item.setData(KeyRole, entry.key)
             item.setToolTip(f"blocked since {_rows.full_time(entry.ts)}\nkey {entry.key.hex()}")
             self.blocked.addItem(item)
-        self.unblock.setEnabled(self.blocked.currentItem() is not None)
+        self.unblock.setEnabled(bool(self.blocked.selectedItems()))
 
     def selected_action(self) -> ModAction | None:
-        item = self.entries.currentItem()
-        return item.data(ActionRole) if item is not None else None
+        items = self.entries.selectedItems()
+        return items[0].data(ActionRole) if items else None
 
     def _selected(self) -> None:
         action = self.selected_action()
@@ -211,17 +220,17 @@ class ModerationLogDialog(QDialog):
         if action is None:
             return None
         dialog = ReasonDialog("Show again", "Show this again to everyone?", self)
-        dialog.reasoned.connect(lambda reason: self.bridge.then(
+        dialog.reasoned.connect(lambda reason: self._then(
             self.bridge.facade.mod_unhide(self.channel, action.target, reason),
-            done=lambda _: self._done()))
+            lambda _: self._done()))
         dialog.open()
         return dialog
 
     def _unblock(self) -> None:
-        item = self.blocked.currentItem()
-        if item is not None:
-            self.bridge.then(self.bridge.facade.unblock(item.data(KeyRole)),
-                             done=lambda _: self._done())
+        items = self.blocked.selectedItems()
+        if items:
+            self._then(self.bridge.facade.unblock(items[0].data(KeyRole)),
+                       lambda _: self._done())
 
     def _done(self) -> None:
         self.changed.emit()

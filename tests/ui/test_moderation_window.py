@@ -1,7 +1,8 @@
-"""Moderation in the window, over two real Nodes on 127.0.0.1: ada (the workspace's creator, so
-an admin, who moderates every channel) hides bob's message from its menu, reads the moderation
-log and shows it again from there, blocks bob and unblocks him; bob, who moderates nothing, is
-offered no Hide. And how a log entry reads (Qt-free)."""
+"""Moderation in the window, over real Nodes on 127.0.0.1: ada (the workspace's creator, so
+an admin, who moderates every channel) hides bob's message from its menu and still sees it,
+dimmed under "Hidden by a moderator", while carol (a plain member) no longer does; ada shows
+it again from its row's menu or from the moderation log, blocks bob and unblocks him; bob,
+who moderates nothing, is offered no Hide. And how a log entry reads (Qt-free)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,16 @@ import pytest
 pytest.importorskip("pytestqt")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtWidgets import QMenu, QMessageBox  # noqa: E402
+from PySide6.QtCore import QRect, Qt  # noqa: E402
+from PySide6.QtGui import QPalette  # noqa: E402
+from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
-from app.records import ModAction  # noqa: E402
+from app import sharing  # noqa: E402
+from app.node import Node  # noqa: E402
+from app.paths import Paths  # noqa: E402
+from app.records import Message, ModAction  # noqa: E402
 from tests.ui.test_window import WAIT_MS, pair, result, texts, window  # noqa: E402, F401
+from ui import _rows, models, theme  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 from ui.moderation import ModerationLogDialog, ReasonDialog, describe  # noqa: E402
 
@@ -23,14 +30,47 @@ CHANNEL = "general"
 ADA, BOB, POST = bytes([1]) * 32, bytes([2]) * 32, bytes([3]) * 32
 
 
+@pytest.fixture
+def carol(tmp_path, pair):  # noqa: F811
+    """A third member, carol, who moderates nothing, syncing with ada."""
+    paths = Paths.resolve(tmp_path / "c", "default")
+    sharing.join_workspace(paths, sharing.invite(pair[0].paths).encode(), nick="carol")
+    node = Node(paths, interfaces=["127.0.0.1"], mdns=False, reconcile_interval=None,
+                peers=[("127.0.0.1", pair[0].port)]).start()
+    yield node
+    node.stop()
+
+
+def shown(win) -> list[tuple[str, bool]]:
+    """The rows of the window's message list: each one's text, and whether it is marked
+    hidden; by text (two posts of one millisecond are in the order of their ids)."""
+    return sorted((m.text, m.hidden) for m in win.messages.messages)
+
+
+def row_of(win, text: str) -> int:
+    return next(n for n, m in enumerate(win.messages.messages) if m.text.startswith(text))
+
+
+def ink(win, rect: QRect) -> int:
+    """How far the most inked pixel of `rect` in the message list is from the list's Base."""
+    view = win.message_view
+    image = view.viewport().grab().toImage()
+    base = view.palette().color(QPalette.ColorRole.Base)
+    most = 0
+    for y in range(rect.top(), rect.bottom() + 1):
+        for x in range(rect.left(), min(rect.right(), image.width() - 1) + 1):
+            pixel = image.pixelColor(x, y)
+            most = max(most, abs(pixel.red() - base.red()) + abs(pixel.green() - base.green())
+                       + abs(pixel.blue() - base.blue()))
+    return most
+
+
 def menu_texts(menu) -> list[str]:
     return [action.text() for action in menu.actions() if not action.isSeparator()]
 
 
 def menu_of(win, text: str):
-    model = win.messages
-    row = next(n for n, m in enumerate(model.messages) if m.text.startswith(text))
-    return win.message_view.context_menu(model.index(row))
+    return win.message_view.context_menu(win.messages.index(row_of(win, text)))
 
 
 def trigger(menu, text: str) -> None:
@@ -50,8 +90,8 @@ def test_a_moderator_hides_a_message_and_shows_it_again_from_the_log(qtbot, wind
     ada, bob = pair
     result(ada.facade.post(CHANNEL, "welcome, everyone"))
     spam = result(bob.facade.post(CHANNEL, "cheap watches here"))
-    qtbot.waitUntil(lambda: texts(window) == ["welcome, everyone", "cheap watches here"],
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: shown(window) == [("cheap watches here", False),
+                                              ("welcome, everyone", False)], timeout=WAIT_MS)
     moderation = window.actions.moderation
     qtbot.waitUntil(lambda: moderation.moderates(CHANNEL), timeout=WAIT_MS)  # an admin
     assert menu_texts(menu_of(window, "cheap")) == [
@@ -61,7 +101,8 @@ def test_a_moderator_hides_a_message_and_shows_it_again_from_the_log(qtbot, wind
 
     trigger(menu_of(window, "cheap"), "Hide for everyone…")
     give_reason(qtbot, window, "advertising")
-    qtbot.waitUntil(lambda: texts(window) == ["welcome, everyone"], timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: shown(window) == [("cheap watches here", True),
+                                              ("welcome, everyone", False)], timeout=WAIT_MS)
     qtbot.waitUntil(lambda: [m.text for m in result(bob.facade.read(CHANNEL))] ==
                     ["welcome, everyone"], timeout=WAIT_MS)  # hidden on bob's computer too
 
@@ -76,31 +117,92 @@ def test_a_moderator_hides_a_message_and_shows_it_again_from_the_log(qtbot, wind
     qtbot.waitUntil(log.show_again.isEnabled, timeout=WAIT_MS)
     log.show_again.click()
     give_reason(qtbot, log, "a joke after all")
-    qtbot.waitUntil(lambda: texts(window) == ["welcome, everyone", "cheap watches here"],
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: shown(window) == [("cheap watches here", False),
+                                              ("welcome, everyone", False)], timeout=WAIT_MS)
     qtbot.waitUntil(lambda: log.entries.count() == 2, timeout=WAIT_MS)
     assert "ada showed again a post" in log.entries.item(1).text()
     assert result(ada.facade.mod_log(CHANNEL)).actions[-1].target == spam
     log.close()
 
-    # A hidden message, as a moderator's read marks it, offers Show again instead of Hide.
-    result(ada.facade.mod_hide(CHANNEL, spam, "advertising after all"))
-    qtbot.waitUntil(lambda: texts(window) == ["welcome, everyone"], timeout=WAIT_MS)
-    [hidden] = [m for m in result(ada.facade.read(CHANNEL, hidden=True)) if m.hidden]
-    menu = QMenu()
-    moderation.add_to_menu(menu, hidden, "bob")
-    assert menu_texts(menu) == ["Show again…", "Block bob…", "Moderation log…"]
-    trigger(menu, "Show again…")
-    give_reason(qtbot, window, "fine")
-    qtbot.waitUntil(lambda: texts(window) == ["welcome, everyone", "cheap watches here"],
-                    timeout=WAIT_MS)
+
+def test_a_moderator_sees_a_hidden_post_marked_and_shows_it_again_from_its_row(
+        qtbot, window, pair, carol):  # noqa: F811
+    ada, bob = pair
+    carols = MainWindow(carol)
+    qtbot.addWidget(carols)
+    carols.show()
+    try:
+        result(ada.facade.post(CHANNEL, "welcome, everyone"))
+        posted = result(bob.facade.post(CHANNEL, "cheap watches here"))
+        both = [("cheap watches here", False), ("welcome, everyone", False)]
+        view, model = window.message_view, window.messages
+        qtbot.waitUntil(lambda: shown(window) == both and shown(carols) == both,
+                        timeout=WAIT_MS)
+        result(ada.facade.react(posted, "👍"))
+        qtbot.waitUntil(lambda: bool(model.messages[row_of(window, "cheap")].reactions),
+                        timeout=WAIT_MS)
+        qtbot.waitUntil(lambda: window.actions.moderation.moderates(CHANNEL)
+                        and view.is_admin(), timeout=WAIT_MS)
+        spam = model.index(row_of(window, "cheap"))
+        plain_ink = ink(window, view.delegate.parts(spam).body)
+        chip = view.delegate.parts(spam).chips[0][0].center()
+        assert view.delegate.target_at(spam, chip) == ("reaction", "👍")
+
+        trigger(menu_of(window, "cheap"), "Hide for everyone…")
+        give_reason(qtbot, window, "advertising")
+        # Ada, an admin, still sees it, marked; carol, who moderates nothing, does not.
+        qtbot.waitUntil(lambda: shown(window) == [("cheap watches here", True),
+                                                  ("welcome, everyone", False)],
+                        timeout=WAIT_MS)
+        qtbot.waitUntil(lambda: shown(carols) == [("welcome, everyone", False)],
+                        timeout=WAIT_MS)
+        spam, welcome = model.index(row_of(window, "cheap")), model.index(row_of(window, "wel"))
+        assert spam.data(models.HiddenRole) and not welcome.data(models.HiddenRole)
+        assert "\nHidden by a moderator\ncheap watches here" in spam.data()  # read aloud
+        assert "only the channel's moderators see it" in spam.data(Qt.ItemDataRole.ToolTipRole)
+        qtbot.waitUntil(lambda: view.delegate.parts(spam) is not None
+                        and view.delegate.parts(spam).hidden is not None, timeout=WAIT_MS)
+        # Drawn: the note above the text, and the text dimmed, in light and dark palettes.
+        palette = view.palette()
+        for dark in (False, True):
+            view.setPalette(theme.palette(dark))
+            parts, mine = view.delegate.parts(spam), view.delegate.parts(welcome)
+            assert parts.hidden.bottom() < parts.body.top()
+            assert parts.hidden.left() == parts.body.left()
+            assert ink(window, parts.hidden) > 60  # the note is drawn
+            assert ink(window, parts.body) < 0.75 * ink(window, mine.body)
+        view.setPalette(palette)
+        assert view.delegate.parts(welcome).hidden is None
+        # Its reactions do not act on a click (only links would), and its menu is for
+        # reviewing it.
+        assert view.delegate.target_at(spam, view.delegate.parts(spam).chips[0][0].center()) \
+            is None
+        assert menu_texts(view.context_menu(spam)) == [
+            "Copy text", "Show again…", "Block bob…", "Moderation log…", "Delete"]
+
+        trigger(view.context_menu(spam), "Show again…")
+        give_reason(qtbot, window, "a joke after all")
+        qtbot.waitUntil(lambda: shown(window) == both and shown(carols) == both,
+                        timeout=WAIT_MS)
+        spam = model.index(row_of(window, "cheap"))
+        assert not spam.data(models.HiddenRole)
+        assert "Hidden by a moderator" not in spam.data()
+        qtbot.waitUntil(lambda: view.delegate.parts(spam) is not None
+                        and view.delegate.parts(spam).hidden is None, timeout=WAIT_MS)
+        assert ink(window, view.delegate.parts(spam).body) == plain_ink
+        assert view.delegate.target_at(spam, view.delegate.parts(spam).chips[0][0].center()) \
+            == ("reaction", "👍")
+        assert "Hide for everyone…" in menu_texts(view.context_menu(spam))
+    finally:
+        carols.close()
 
 
 def test_blocking_hides_everything_of_theirs_until_unblocked(qtbot, window, pair):  # noqa: F811
     ada, bob = pair
     result(bob.facade.post(CHANNEL, "first from bob"))
     result(ada.facade.post(CHANNEL, "from ada"))
-    qtbot.waitUntil(lambda: texts(window) == ["first from bob", "from ada"], timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: shown(window) == [("first from bob", False), ("from ada", False)],
+                    timeout=WAIT_MS)
     trigger(menu_of(window, "first from bob"), "Block bob…")
     box = window.findChild(QMessageBox, "confirmBlock")
     assert box is not None and box.text() == "Block bob?"
@@ -114,7 +216,8 @@ def test_blocking_hides_everything_of_theirs_until_unblocked(qtbot, window, pair
                     timeout=WAIT_MS)
     log.blocked.setCurrentRow(0)
     log.unblock.click()
-    qtbot.waitUntil(lambda: texts(window) == ["first from bob", "from ada"], timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: shown(window) == [("first from bob", False), ("from ada", False)],
+                    timeout=WAIT_MS)
     qtbot.waitUntil(lambda: log.blocked.count() == 0, timeout=WAIT_MS)
     log.close()
 
@@ -127,7 +230,8 @@ def test_a_member_is_offered_no_hide_and_the_member_pane_has_its_entries(qtbot, 
     qtbot.addWidget(bobs)
     bobs.show()
     try:
-        qtbot.waitUntil(lambda: texts(bobs) == ["from ada", "from bob"], timeout=WAIT_MS)
+        qtbot.waitUntil(lambda: shown(bobs) == [("from ada", False), ("from bob", False)],
+                        timeout=WAIT_MS)
         qtbot.waitUntil(lambda: CHANNEL in bobs.actions.moderation._moderated, timeout=WAIT_MS)
         assert menu_texts(menu_of(bobs, "from ada")) == [
             "Copy text", "Reply in thread", "Add reaction…", "Block ada…", "Moderation log…"]
@@ -146,7 +250,15 @@ def test_a_member_is_offered_no_hide_and_the_member_pane_has_its_entries(qtbot, 
     assert menu_texts(menu) == ["Hide bob's posts in #general…", "Block bob…"]
     trigger(menu, "Hide bob's posts in #general…")
     give_reason(qtbot, window, "flooding")
-    qtbot.waitUntil(lambda: texts(window) == ["from ada"], timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: shown(window) == [("from ada", False), ("from bob", True)],
+                    timeout=WAIT_MS)  # ada moderates: she still sees them, marked
+    assert [m.text for m in result(bob.facade.read(CHANNEL))] == ["from ada"]
+
+
+def test_a_hidden_post_offers_no_conversation():
+    post = Message(POST, CHANNEL, BOB, "bob", 0, "cheap watches")
+    assert _rows.converses(post)
+    assert not _rows.converses(Message(POST, CHANNEL, BOB, "bob", 0, "cheap", hidden=True))
 
 
 def test_a_log_entry_reads_as_a_sentence():
