@@ -8,7 +8,7 @@ function of the set alone, whatever order the objects arrived in.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 # Objects dated further ahead than this are hidden until their time comes (docs/ARCHITECTURE.md,
@@ -30,17 +30,21 @@ def heads(objects: Iterable[Linked]) -> set[bytes]:
     return {obj.id for obj in objects} - linked
 
 
-def causal_order(objects: Iterable[Linked]) -> list[Linked]:
+def causal_order(objects: Iterable[Linked],
+                 links: Callable[[Linked], Iterable[bytes]] | None = None) -> list[Linked]:
     """The objects in causal order: Kahn's algorithm, always taking the smallest (ts, id).
 
     Taking the smallest ready object each time makes the result the unique smallest linear
     extension of the link order, so it depends only on the set (duplicates are dropped).
+    `links` gives what an object comes after, when not its own links (documents across
+    branches: core.documents._review).
     """
     by_id = {obj.id: obj for obj in objects}
     waiting: dict[bytes, int] = {}
     children: dict[bytes, list[bytes]] = {}
     for obj in by_id.values():
-        parents = {link for link in obj.links if link in by_id}
+        parents = {link for link in (obj.links if links is None else links(obj))
+                   if link in by_id}
         waiting[obj.id] = len(parents)
         for parent in parents:
             children.setdefault(parent, []).append(obj.id)

@@ -86,8 +86,10 @@ class _Live:
             return position
         return len(self.value()[:position].encode())
 
-    def apply(self, edits: Iterable[Edit], *, track_undo: bool = True) -> bytes:
-        """Apply edits in one transaction; returns that transaction's Yjs update."""
+    def apply(self, edits: Iterable[Edit], *, track_undo: bool = True,
+              origin: str = LOCAL) -> bytes:
+        """Apply edits in one transaction; returns that transaction's Yjs update. Undo and
+        redo touch only transactions of origin LOCAL (this holder's own typing)."""
         if self.undo is None and track_undo:
             self.undo = pycrdt.UndoManager(scopes=[self.text], capture_timeout_millis=0)
             self.undo.include_origin(LOCAL)
@@ -95,7 +97,7 @@ class _Live:
             self.value()
 
         def run() -> None:
-            with self.doc.transaction(origin=LOCAL):
+            with self.doc.transaction(origin=origin):
                 for position, delete, insert in edits:
                     self._edit(position, delete, insert)
         return self.capture(run)

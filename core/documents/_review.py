@@ -21,10 +21,10 @@ its payload says how each conflict was resolved (`c`: a list of "ours", "theirs"
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..causal import causal_order
 from ..identity import Identity
 from ..objects import Object
 from ._commits import _Commits
@@ -134,25 +134,7 @@ class _Review(_Commits):
     def _order(self, reach: dict[bytes, list[bytes]], ids: Iterable[bytes]) -> list[Object]:
         """Commits `ids` (all in `reach`) in causal order across branches, the earliest
         (ts, id) first among those ready."""
-        wanted = set(ids)
-        waiting = {c: 0 for c in wanted}
-        children: dict[bytes, list[bytes]] = {}
-        for c in wanted:
-            for p in set(reach[c]) & wanted:
-                waiting[c] += 1
-                children.setdefault(p, []).append(c)
-        objects = self._objects
-        ready = [(objects[c].ts, c) for c, n in waiting.items() if n == 0]
-        heapq.heapify(ready)
-        out = []
-        while ready:
-            _, c = heapq.heappop(ready)
-            out.append(objects[c])
-            for child in children.get(c, ()):
-                waiting[child] -= 1
-                if waiting[child] == 0:
-                    heapq.heappush(ready, (objects[child].ts, child))
-        return out
+        return causal_order((self._objects[c] for c in set(ids)), lambda c: reach[c.id])
 
     @staticmethod
     def _tops(reach: dict[bytes, list[bytes]]) -> set[bytes]:
@@ -297,7 +279,8 @@ class _Review(_Commits):
             live.absorb(update)
             if edits:
                 _check_edits(live._length(), edits)
-                parts = _chunk_updates([*parts, _resolve(live, edits)])
+                parts = _chunk_updates([*parts, live.apply(edits, track_undo=False,
+                                                                  origin=MERGE_ORIGIN)])
             parents = target_heads
             for n, part in enumerate(parts):
                 last = n == len(parts) - 1
@@ -323,18 +306,6 @@ class _Review(_Commits):
         """How a merge commit resolved the conflicts it found (empty: it found none)."""
         found = self._payload(self._commit(commit)).get("c")
         return [r for r in found if r in RESOLUTIONS] if isinstance(found, list) else []
-
-
-def _resolve(live: _Live, edits: list[Edit]) -> bytes:
-    """Apply `edits` in one transaction whose origin undo does not track; its update."""
-    if live.mirror is None and not live.ascii:
-        live.value()
-
-    def run() -> None:
-        with live.doc.transaction(origin=MERGE_ORIGIN):
-            for position, delete, insert in edits:
-                live._edit(position, delete, insert)
-    return live.capture(run)
 
 
 class _Runs:
