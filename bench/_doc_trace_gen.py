@@ -36,6 +36,17 @@ MAX_SHIFT = 200  # characters an insert may move to stay out of a concurrent ins
 VERSION = 1  # of the generator: part of the cache's name
 
 
+def patch(text: pycrdt.Text, patches: list) -> None:
+    """Apply a txn's patches ([position, delete, insert], positions in the text as it becomes;
+    ASCII, so bytes and codepoints alike) to `text` in one transaction."""
+    with text.doc.transaction():
+        for position, delete, insert in patches:
+            if delete:
+                del text[position:position + delete]
+            if insert:
+                text.insert(position, insert)
+
+
 @dataclass
 class Replica:
     """One pycrdt document per author, each at a version vector, and every txn's Yjs update."""
@@ -84,13 +95,8 @@ class Replica:
         self.bring(agent, parents)
         doc, text = self.docs[agent], self.texts[agent]
         before = doc.get_state()
-        with doc.transaction():
-            for position, delete, insert in patches:
-                if delete:
-                    del text[position:position + delete]
-                if insert:
-                    text.insert(position, insert)
-                self.lengths[agent] += len(insert) - delete
+        patch(text, patches)
+        self.lengths[agent] += sum(len(insert) - delete for _, delete, insert in patches)
         self.updates[agent].append(doc.get_update(before))
         version = list(self.at[agent])
         version[agent] += 1

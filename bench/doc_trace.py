@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pycrdt  # noqa: E402
 
 from bench._common import DATA, report  # noqa: E402
+from bench._doc_trace_gen import patch  # noqa: E402
 from core.documents import Document  # noqa: E402
 from core.identity import Identity  # noqa: E402
 
@@ -39,13 +40,8 @@ def bare(batches) -> tuple[float, int, str]:
     start = time.perf_counter()
     doc = pycrdt.Doc()
     text = doc.get("text", type=pycrdt.Text)
-    for batch in batches:  # the trace is ASCII: positions are bytes and codepoints alike
-        with doc.transaction():
-            for position, delete, insert in batch:
-                if delete:
-                    del text[position:position + delete]
-                if insert:
-                    text.insert(position, insert)
+    for batch in batches:
+        patch(text, batch)
     elapsed = time.perf_counter() - start
     return elapsed, len(doc.get_update()), str(text)
 
