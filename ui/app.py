@@ -21,6 +21,7 @@ from app.paths import Paths
 
 from . import theme
 from .bridge import Inbox
+from .collector import GuiThreadCollector
 from .main_window import MainWindow
 from .single_instance import InstanceServer
 
@@ -140,9 +141,11 @@ def run(node: Node, make_node: NodeFactory, *, first_run: bool = False) -> int:
     app.setDesktopFileName("io.github.hearth.Hearth")  # packaging/linux's desktop entry
     # Before the first window, so it never flashes in the other palette (a small local file).
     theme.apply(app, preferences.load(node.paths.data).appearance)
+    collector = GuiThreadCollector(app)
     controller = Controller(node.paths, make_node, first_run=first_run)
     controller.start(node)
     try:
         return app.exec()
     finally:
         controller.close()
+        collector.stop()

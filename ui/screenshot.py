@@ -29,6 +29,7 @@ from app.paths import Paths  # noqa: E402
 from app.workspace import Workspace, load_or_create_identity  # noqa: E402
 
 from . import theme  # noqa: E402
+from .collector import GuiThreadCollector  # noqa: E402
 from .main_window import MainWindow  # noqa: E402
 
 SETTLE_MS = 1500
@@ -249,84 +250,88 @@ def render(out: Path) -> list[Path]:
     app = QApplication.instance() or QApplication([])
     theme.apply(app, "light")
     written: list[Path] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        ada, bob, carol, ids = _demo(Path(tmp))
-        node = Node(ada, interfaces=["127.0.0.1"], mdns=False).start()
-        peers = [("127.0.0.1", node.port)]
-        third = Node(carol, interfaces=["127.0.0.1"], mdns=False, peers=peers).start()
-        peer = Node(bob, interfaces=["127.0.0.1"], mdns=False, peers=peers).start()
-        try:
-            peer.post("general", "Hi ada, bob here: your messages reached my laptop.")
-            _converse(node, peer, third, ids)
-            _review(node, peer, third, ids["roadmap"])
-            window = _window(node)
-            _wait(lambda: len(window.messages.messages) >= 7
-                  and window.peer_status.text().startswith("2 peers")
-                  and any(m.replies == 3 for m in window.messages.messages)
-                  and sum(len(m.reactions) for m in window.messages.messages) >= 3)
-            third.stop()  # carol's laptop goes home; bob's stays connected
-            _wait(lambda: window.peer_status.text().startswith("1 peer"))
-            _settle()
-            _save(window, out / "channel.png", written)
+    collector = GuiThreadCollector(app)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            ada, bob, carol, ids = _demo(Path(tmp))
+            node = Node(ada, interfaces=["127.0.0.1"], mdns=False).start()
+            peers = [("127.0.0.1", node.port)]
+            third = Node(carol, interfaces=["127.0.0.1"], mdns=False, peers=peers).start()
+            peer = Node(bob, interfaces=["127.0.0.1"], mdns=False, peers=peers).start()
+            try:
+                peer.post("general", "Hi ada, bob here: your messages reached my laptop.")
+                _converse(node, peer, third, ids)
+                _review(node, peer, third, ids["roadmap"])
+                window = _window(node)
+                _wait(lambda: len(window.messages.messages) >= 7
+                      and window.peer_status.text().startswith("2 peers")
+                      and any(m.replies == 3 for m in window.messages.messages)
+                      and sum(len(m.reactions) for m in window.messages.messages) >= 3)
+                third.stop()  # carol's laptop goes home; bob's stays connected
+                _wait(lambda: window.peer_status.text().startswith("1 peer"))
+                _settle()
+                _save(window, out / "channel.png", written)
 
-            window.open_thread(ids["welcome"])
-            _wait(lambda: len(window.thread_pane.model.messages) == 4)
-            _settle()
-            _save(window, out / "thread.png", written)
-            window.thread_pane.close_thread()
+                window.open_thread(ids["welcome"])
+                _wait(lambda: len(window.thread_pane.model.messages) == 4)
+                _settle()
+                _save(window, out / "thread.png", written)
+                window.thread_pane.close_thread()
 
-            theme.apply(app, "dark")
-            _settle()
-            _save(window, out / "channel-dark.png", written)
-            theme.apply(app, "light")
+                theme.apply(app, "dark")
+                _settle()
+                _save(window, out / "channel-dark.png", written)
+                theme.apply(app, "light")
 
-            window.show_channel("ideas")
-            _settle()
-            _save(window, out / "empty-channel.png", written)
+                window.show_channel("ideas")
+                _settle()
+                _save(window, out / "empty-channel.png", written)
 
-            window.search_box.setText("release")
-            window.header.searchRequested.emit("release")
-            _wait(lambda: window.reading.currentWidget() is window.search_results)
-            _settle()
-            _save(window, out / "search.png", written)
-            window.search_box.clear()
-            window.show_channel("general")
+                window.search_box.setText("release")
+                window.header.searchRequested.emit("release")
+                _wait(lambda: window.reading.currentWidget() is window.search_results)
+                _settle()
+                _save(window, out / "search.png", written)
+                window.search_box.clear()
+                window.show_channel("general")
 
-            _wait(lambda: window.document_list.count() >= 2)
-            pane = window.document_pane
-            window.open_document(_document(window, "Release notes"))
-            _wait(lambda: pane.history.count() >= 2 and "LAN" in pane.editor.toPlainText())
-            # The Markdown rendered beside the editor and its comments: room for all three.
-            pane.markdown.preview_button.setChecked(True)
-            window.resize(WIDE, SIZE[1])
-            _settle()
-            _save(window, out / "documents.png", written)
-            pane.markdown.preview_button.setChecked(False)
-            window.resize(*SIZE)
-            _documents(window, node, peer, ids["roadmap"], out, written)
+                _wait(lambda: window.document_list.count() >= 2)
+                pane = window.document_pane
+                window.open_document(_document(window, "Release notes"))
+                _wait(lambda: pane.history.count() >= 2 and "LAN" in pane.editor.toPlainText())
+                # The Markdown rendered beside the editor and its comments: room for all three.
+                pane.markdown.preview_button.setChecked(True)
+                window.resize(WIDE, SIZE[1])
+                _settle()
+                _save(window, out / "documents.png", written)
+                pane.markdown.preview_button.setChecked(False)
+                window.resize(*SIZE)
+                _documents(window, node, peer, ids["roadmap"], out, written)
 
-            settings = window.show_settings()
-            _wait(lambda: settings.invite.text().startswith("hearth-"))
-            settings.adjustSize()
-            _save(settings, out / "settings.png", written)
-            settings.close()
-            dialog = window.show_peers()
-            _wait(lambda: any("connected" in dialog.list.item(i).text()
-                              for i in range(dialog.list.count())))
-            dialog.resize(620, 320)
-            _save(dialog, out / "peers.png", written)
-            dialog.close()
-            window.close()
+                settings = window.show_settings()
+                _wait(lambda: settings.invite.text().startswith("hearth-"))
+                settings.adjustSize()
+                _save(settings, out / "settings.png", written)
+                settings.close()
+                dialog = window.show_peers()
+                _wait(lambda: any("connected" in dialog.list.item(i).text()
+                                  for i in range(dialog.list.count())))
+                dialog.resize(620, 320)
+                _save(dialog, out / "peers.png", written)
+                dialog.close()
+                window.close()
 
-            welcome = _window(node, first_run=True)
-            _wait(lambda: welcome.first_run.invite.text().startswith("hearth-")
-                  and len(welcome.messages.messages) >= 7)
-            _settle()
-            _save(welcome, out / "welcome.png", written)
-            welcome.close()
-        finally:
-            peer.stop()
-            third.stop()
-            node.stop()
-    app.processEvents()
+                welcome = _window(node, first_run=True)
+                _wait(lambda: welcome.first_run.invite.text().startswith("hearth-")
+                      and len(welcome.messages.messages) >= 7)
+                _settle()
+                _save(welcome, out / "welcome.png", written)
+                welcome.close()
+            finally:
+                peer.stop()
+                third.stop()
+                node.stop()
+        app.processEvents()
+    finally:
+        collector.stop()
     return written
