@@ -4,10 +4,11 @@
 all or nothing: every line must follow the event schema, be of a schema version the collector
 reads, and carry a time near the collector's own clock, or the answer is 400 naming the first bad
 line and nothing is written. The answers to it and to `GET /v1/health` name the versions read
-(`"schemas": [1, 2, 3]`), which is how shippers know what they may send (see `analytics.events`).
-Accepted events go to date-partitioned files (see `_collector_store`). `POST /v1/delete` forgets every event of some
-pids, now and later; it takes the install's per-day tokens, never pids (see
-`analytics.events.pid_of_token`), so only the install that made a pid can have it deleted.
+(`"schemas": [1, 2, 3, 4]`), which is how shippers know what they may send (see
+`analytics.events`). Accepted events go to date-partitioned files (see `_collector_store`).
+`POST /v1/delete` forgets every event of some pids, now and later; it takes the install's
+per-day tokens, never pids (see `analytics.events.pid_of_token`), so only the install that made
+a pid can have it deleted.
 
 Every read is bounded in size and time, and nothing about an event or a client's address is
 logged. A slow or greedy client costs only itself: a body is read without holding anything other
@@ -89,9 +90,10 @@ class Collector:
 
     `clock` (seconds since the epoch) decides which event times are accepted. `schemas` are the
     contract versions it reads; with version 1 alone it answers exactly as a collector from
-    before version 2 did (naming no versions), and with versions 1 and 2 as one of version 2
-    does (which refuses a version-3 line for its unknown type rather than its version: a 400
-    either way), which the tests use as those older collectors."""
+    before version 2 did (naming no versions), with versions 1 and 2 as one of version 2 does
+    (which refuses a version-3 line for its unknown type rather than its version: a 400 either
+    way), and with versions 1 to 3 as one of version 3 does (likewise for a version-4 line),
+    which the tests use as those older collectors."""
 
     def __init__(self, out_dir: Path, max_body: int = MAX_BODY_BYTES, *,
                  max_inflated: int = MAX_INFLATED_BYTES, max_lines: int = MAX_LINES,

@@ -1,7 +1,7 @@
 """The analytics event contract: schema versions, event types, buckets, and validation.
 
 Every event is one JSON object checked against the newest contract,
-`analytics/schema/events-v3.json`. The recorder, the collector and the pipeline all read the
+`analytics/schema/events-v4.json`. The recorder, the collector and the pipeline all read the
 contract from here. A shipped contract file is never edited: a new event type means a new file.
 
 Versions, and why an event carries the oldest one that knows its type. A collector refuses a
@@ -11,18 +11,20 @@ every older event in it. Hence:
 
 - Each event type belongs to the version that introduced it, and its fields never change (a
   change is a new type, as with object kinds). Version 1 has the first ten types; version 2 adds
-  reaction_added, message_edited and thread_reply; version 3 adds doc_comment. Each contract
-  file holds every type up to its version, the older ones exactly as the file before it has
-  them (`events-v3.json` the version-2 types as `events-v2.json` does, which has the version-1
-  ones as `events-v1.json` does, but for their pinned `schema`), and pins each type's `schema`
-  to its version: `"schema": 1` on a message_sent, `"schema": 2` on a thread_reply,
-  `"schema": 3` on a doc_comment, never another. So a line's `schema` names the oldest
-  collector that can read it.
-- A collector says which versions it reads: `"schemas": [1, 2, 3]` in its answers to
+  reaction_added, message_edited and thread_reply; version 3 adds doc_comment; version 4 adds
+  invite_created and member_admitted. Each contract file holds every type up to its version,
+  the older ones exactly as the file before it has them (`events-v4.json` the version-3 types
+  as `events-v3.json` does, which has the version-2 ones as `events-v2.json` does, which has
+  the version-1 ones as `events-v1.json` does, but for their pinned `schema`), and pins each
+  type's `schema` to its version: `"schema": 1` on a message_sent, `"schema": 2` on a
+  thread_reply, `"schema": 3` on a doc_comment, `"schema": 4` on a member_admitted, never
+  another. So a line's `schema` names the oldest collector that can read it.
+- A collector says which versions it reads: `"schemas": [1, 2, 3, 4]` in its answers to
   `GET /v1/health` and `POST /v1/events`. A collector from before version 2 says nothing, which
   means version 1 alone (`BASE_VERSIONS`); every collector reads version 1. A collector of
   version 2 says `[1, 2]`, so doc_comment events wait for its upgrade as thread replies waited
-  for version 2's.
+  for version 2's; one of version 3 says `[1, 2, 3]`, so invite and admission events wait for
+  its upgrade in turn.
 - The recorder spools each line with its version, and the shipper sends only the versions its
   collector reads: the others wait in the spool, in order, until the collector is upgraded
   (asked again every few minutes while they wait). If a collector refuses a batch holding a
@@ -48,6 +50,19 @@ so that all three look alike from outside; the recorder does not open the box, s
 them apart, and it sends no length either: the box's size would tell a resolve from a comment
 and give the comment's length. Neither the comment's id, the one it answers, its anchor, nor the
 document is sent.
+
+invite_created and member_admitted count how people are let in, not who. Every member's
+computer holds an invite/create and a member/admit, with their author, so whatever of one the
+event repeats exactly could tie the event (and that day's pid) to the person who made it: an
+invite's tag or id, an unusual number of uses (37) or an expiry to the minute. So an invite
+gives its `uses` as a bucket (`uses_bucket`: one, few, many, or any when it has no limit) and
+its lifetime, from its making to its expiry, as another (`expiry_bucket`: hour, day, week,
+longer, or never), whose bounds are the window's choices (1 hour, 24 hours, 7 days), each
+counted in its own bucket. An admission says only whether an invite or a personal code let the
+person in: not their key, their nickname, nor the invite, so nothing links it to the
+invite_created of the invite it used, nor to the newcomer's own events (their computer makes
+no member/admit of its own joining, so it counts nothing here). Neither carries the
+workspace's stream hash: counts per install are all the product needs.
 """
 
 from __future__ import annotations
@@ -61,8 +76,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-SCHEMA_VERSION = 3  # the newest version: this code's collector reads it and every older one
-SCHEMA_VERSIONS = (1, 2, 3)
+SCHEMA_VERSION = 4  # the newest version: this code's collector reads it and every older one
+SCHEMA_VERSIONS = (1, 2, 3, 4)
 BASE_VERSIONS = frozenset({1})  # what a collector that names no versions reads
 SCHEMA_FILE = f"events-v{SCHEMA_VERSION}.json"
 EVENT_TYPES = (
@@ -70,11 +85,18 @@ EVENT_TYPES = (
     "sync_session", "conflict", "convergence", "rejection",
     "reaction_added", "message_edited", "thread_reply",
     "doc_comment",
+    "invite_created", "member_admitted",
 )
 CONFLICT_KINDS = ("concurrent_heads", "lww_overwrite", "concurrent_doc_edit")
 LENGTH_BUCKETS = (0, 16, 64, 256, 1024, 4096)
 # The report's histogram of heads per concurrent_heads conflict; the last bucket is "50+".
 HEAD_BUCKETS = (1, 2, 3, 5, 7, 10, 15, 20, 50)
+# An invite's `uses` and lifetime as invite_created gives them (analytics/schema/events-v4.json).
+USES_BUCKETS = ("one", "few", "many", "any")
+FEW_USES = 10  # "few" is 2 to this many; "any" is an invite without a limit (uses 0)
+EXPIRY_BUCKETS = ("hour", "day", "week", "longer", "never")
+_HOUR_MS = 3_600_000
+_EXPIRY_BOUNDS_MS = (("hour", _HOUR_MS), ("day", 24 * _HOUR_MS), ("week", 7 * 24 * _HOUR_MS))
 
 
 # A pid is the hash of a per-day deletion token that only its install knows (the recorder keeps
@@ -172,6 +194,25 @@ def length_bucket(n: int) -> int:
 def pow2(n: int) -> int:
     """0, or the largest power of two not above n: sizes without their exact value."""
     return 0 if n <= 0 else 1 << (int(n).bit_length() - 1)
+
+
+def uses_bucket(uses: int) -> str:
+    """An invite's `uses` as a bucket: 'one', 'few' (2 to FEW_USES), 'many', or 'any' (0)."""
+    if uses <= 0:
+        return "any"
+    if uses == 1:
+        return "one"
+    return "few" if uses <= FEW_USES else "many"
+
+
+def expiry_bucket(expires_ms: int, made_ms: int) -> str:
+    """How long an invite made at `made_ms` admits, as a bucket: 'hour', 'day' or 'week' (at
+    most that long, so the window's choices of 1 hour, 24 hours and 7 days fall in their own),
+    'longer', or 'never' (`expires_ms` 0). An invite made expired already is an 'hour' one."""
+    if expires_ms <= 0:
+        return "never"
+    left = expires_ms - made_ms
+    return next((name for name, bound in _EXPIRY_BOUNDS_MS if left <= bound), "longer")
 
 
 def head_bucket(heads: int) -> str:

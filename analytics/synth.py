@@ -6,8 +6,9 @@ keys, like the collector writes them). The data looks like real use: a few heavy
 many light ones (lognormal activity), fewer events at night (local time) and at weekends, long
 tailed sync sessions, conflicts (mostly 2 heads, rarely 50+) each followed by its convergence,
 document commits, forks, merges and comments (doc_comment, of schema 3), some rejections,
-reactions, edits and thread replies (of schema 2), so every version is read, and a few malformed
-lines (truncated JSON, an unknown event, an extra field). pid is a keyed hash of (install secret,
+reactions, edits and thread replies (of schema 2), invites made and members admitted (of schema
+4, rarer still), so every version is read, and a few malformed lines (truncated JSON, an unknown
+event, an extra field). pid is a keyed hash of (install secret,
 day), so it rotates daily. The output depends only on the arguments: days are generated in
 parallel, each from its own random stream.
 """
@@ -41,10 +42,10 @@ BASE_RATE = 40.0
 # How each event after an install's first one of the day is chosen ("conflict" brings its
 # convergence along as the next line).
 MIX = {
-    "message_sent": 0.45, "reaction_added": 0.045, "thread_reply": 0.03,
+    "message_sent": 0.443, "reaction_added": 0.045, "thread_reply": 0.03,
     "message_edited": 0.015, "doc_commit": 0.16, "sync_session": 0.15, "app_started": 0.03,
     "conflict": 0.025, "doc_comment": 0.02, "channel_joined": 0.015, "doc_fork": 0.006,
-    "doc_merge": 0.005, "rejection": 0.004,
+    "doc_merge": 0.005, "rejection": 0.004, "member_admitted": 0.004, "invite_created": 0.003,
 }
 KIND_WEIGHTS = {"concurrent_heads": 0.6, "lww_overwrite": 0.3, "concurrent_doc_edit": 0.1}
 REASONS = {
@@ -52,6 +53,11 @@ REASONS = {
     "bad_links": 0.07, "non_canonical": 0.06, "bad_body": 0.05, "bad_field": 0.03,
     "too_many_links": 0.02, "unknown_version": 0.02,
 }
+# invite_created's buckets (analytics.events.uses_bucket, expiry_bucket): mostly for one
+# person, most often for the window's default of 7 days.
+USES = {"one": 0.5, "few": 0.22, "many": 0.03, "any": 0.25}
+EXPIRIES = {"hour": 0.08, "day": 0.25, "week": 0.45, "longer": 0.04, "never": 0.18}
+ADMITTED = {"invite": 0.85, "personal": 0.15}  # member_admitted's `how`
 PLATFORMS = {"linux": 0.45, "windows": 0.33, "darwin": 0.2, "other": 0.02}
 UIS = {"window": 0.82, "serve": 0.12, "cli": 0.06}
 VERSIONS = {"0.1.0": 0.2, "0.1.1": 0.5, "0.2.0": 0.3}
@@ -76,6 +82,8 @@ TEMPLATES = {
     "message_edited": '{"event":"message_edited","length":%d,"pid":"%s","schema":2,"stream":"%s","ts":"%s"}',
     "thread_reply": '{"broadcast":%s,"event":"thread_reply","length":%d,"pid":"%s","schema":2,"stream":"%s","ts":"%s"}',
     "doc_comment": '{"event":"doc_comment","pid":"%s","schema":3,"stream":"%s","ts":"%s"}',
+    "invite_created": '{"event":"invite_created","expires":"%s","pid":"%s","schema":4,"ts":"%s","uses":"%s"}',
+    "member_admitted": '{"event":"member_admitted","how":"%s","pid":"%s","schema":4,"ts":"%s"}',
 }
 BROADCAST_SHARE = 0.1  # thread replies also sent to the channel
 TYPES = tuple(MIX) + ("convergence",)
@@ -299,6 +307,10 @@ def _format(rng: np.random.Generator, name: str, idx: np.ndarray, slot: _Slots,
         cols = [p, _pow2(rng.lognormal(5.7, 1.6, n)).tolist(), slot.stream[idx].tolist(), t]
     elif name in ("channel_joined", "doc_fork", "doc_merge", "reaction_added", "doc_comment"):
         cols = [p, slot.stream[idx].tolist(), t]
+    elif name == "invite_created":
+        cols = [_pick(rng, EXPIRIES, n).tolist(), p, t, _pick(rng, USES, n).tolist()]
+    elif name == "member_admitted":
+        cols = [_pick(rng, ADMITTED, n).tolist(), p, t]
     elif name == "sync_session":
         duration = rng.lognormal(5.5, 1.3, n)  # median ~250 ms, long tail
         objects = rng.poisson(np.sqrt(duration) * 0.8)

@@ -6,6 +6,9 @@ not), a post/edit a message_edited (the new text's length bucket), a post/react 
 (no emoji); each with its channel's daily stream hash, never the message they point at (see
 `analytics.events` for why). A doc/comment (a comment, a reply or a resolve: its box is never
 opened here, so the three are one) becomes a doc_comment with its branch's daily stream hash.
+An invite/create becomes an invite_created with its uses and lifetime as buckets, and a
+member/admit (my computer let someone in) a member_admitted saying only whether an invite or a
+personal code did: never the invite's tag, the key admitted, nor the exact numbers.
 A conflict is recorded by the node whose own post or commit merges the concurrent heads (it
 links to all of them), so each conflict is counted once, with the time from the fork (the
 oldest of the merged heads) to that merge.
@@ -17,7 +20,7 @@ import logging
 import platform
 from collections.abc import Callable
 
-from analytics.events import length_bucket, pow2
+from analytics.events import expiry_bucket, length_bucket, pow2, uses_bucket
 from analytics.recorder import Recorder
 from core.errors import Reason
 from core.objects import Object
@@ -69,6 +72,11 @@ class Activity:
             record("doc_fork", stream=stream)
         elif obj.type == "doc/comment":
             record("doc_comment", stream=stream)
+        elif obj.type == "invite/create":
+            record("invite_created", uses=uses_bucket(obj.body["uses"]),
+                   expires=expiry_bucket(obj.body["expires"], obj.ts))
+        elif obj.type == "member/admit":
+            record("member_admitted", how="personal" if obj.body["invite"] is None else "invite")
         # A doc/comment links the branch heads its author read, but merges nothing: no conflict.
         if len(obj.links) > 1 and (obj.type in CHAT_KINDS or obj.type == "doc/commit"):
             self._merged(obj, stream)

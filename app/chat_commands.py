@@ -12,7 +12,7 @@ from typing import Any
 from core.policy import Policy
 from storage import Message, StateEvent
 
-from . import _text
+from . import _text, joining
 from ._command import (
     PASSPHRASE_ENV,
     PERSON_HELP,
@@ -343,6 +343,12 @@ def cmd_identity_import(args: argparse.Namespace) -> None:
     print(identity.public_key.hex())
 
 
+def cmd_identity_show(args: argparse.Namespace) -> None:
+    """My identity key (made now if this data folder has none): what a personal invite
+    (`hearth invite --for KEY`) is made for, before I have any workspace."""
+    print(joining.identity_key(paths_of(args)).hex())
+
+
 def cmd_whoami(args: argparse.Namespace) -> None:
     """Who I am here, and in which workspace: the name its creator gave it (`init --name`)."""
     with open_workspace(args) as ws:
@@ -425,10 +431,12 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
     p = add("grant", cmd_admin_grant, "make someone an admin (root admin only)", parent=admin_sub)
     p.add_argument("key", metavar="KEY", help=f"the person: {PERSON_HELP}")
 
-    identity = sub.add_parser("identity", help="export or import your identity",
-                              description="export or import your identity "
+    identity = sub.add_parser("identity", help="show, export or import your identity",
+                              description="show, export or import your identity "
                               f"(passphrase from ${PASSPHRASE_ENV} or the terminal)")
     id_sub = identity.add_subparsers(dest="identity_command", metavar="COMMAND", required=True)
+    add("show", cmd_identity_show, "print your identity key (made now if there is none): "
+        "what a member makes a personal invite for", parent=id_sub)
     p = add("export", cmd_identity_export, "write your identity, passphrase-protected",
             parent=id_sub)
     p.add_argument("file")

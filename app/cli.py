@@ -13,6 +13,7 @@ from . import (
     conversation_commands,
     doc_commands,
     gui_command,
+    member_commands,
     moderation_commands,
     sync_commands,
 )
@@ -23,7 +24,7 @@ __all__ = ["PORT", "CLIError", "Parser", "build_parser", "main", "seconds", "who
 # Every command module, in the order `hearth --help` lists their commands: each has
 # `register(subparsers, common_options)`. A new module is added here, or its commands do not exist.
 COMMAND_MODULES = (chat_commands, conversation_commands, moderation_commands, doc_commands,
-                   sync_commands, analytics_commands, gui_command)
+                   sync_commands, member_commands, analytics_commands, gui_command)
 
 
 def app_version() -> str:

@@ -5,9 +5,9 @@ Objects take the one path of data (Replica.ingest). Branch keys this person hold
 encrypted snapshot of each readable branch at its heads, stay in the local replica only.
 
 Visibility: new documents are readable by the whole workspace unless made private. The
-workspace secret (the `secret` file beside the replica, app/workspace.py `read_secret`, which
-every member got with their invite) is handed to every Document opened here, so it reads the
-branch keys published to the workspace and publishes new ones (core/documents/_keys.py).
+workspace's secrets (every epoch's this member holds: app/membership.py `secrets`) are handed
+to every Document opened here, so it reads the branch keys published to the workspace, and
+publishes new ones under the newest (core/documents/_keys.py).
 
 Reviewing (app/review.py does the text work): a version is named by a ref, a branch's name
 (its heads), `BRANCH@COMMIT` (a commit of that branch, by id or unique prefix) or a tag's
@@ -39,7 +39,7 @@ from core.objects import MIN_ID_PREFIX, Object, decode_trusted
 from . import review
 from .doc_comments import DocComments
 from .review import RESOLUTIONS, DocDiff, Merged, MergePreview
-from .workspace import Workspace, WorkspaceError, parse_key, read_secret
+from .workspace import Workspace, WorkspaceError, parse_key
 
 
 @dataclass(frozen=True)
@@ -103,16 +103,21 @@ class Documents(DocComments):
         self.ws = workspace
         self._open: dict[bytes, Document] = {}
         self._read_to: dict[bytes, int] = {}  # document -> the last replica row taken in
-        self._secret: bytes | None = None
+        self._left_out = (workspace.replica.documents.left_out(),
+                          workspace.replica.membership.version())
         # Called with a document's root id and how many conflicts a merge of mine resolved
         # (the Node counts them for usage analytics).
         self.on_conflicts: Callable[[bytes, int], None] | None = None
 
     def secret(self) -> bytes:
-        """The workspace secret, read once (every member has it: it came with the invite)."""
-        if self._secret is None:
-            self._secret = read_secret(self.ws.paths)
-        return self._secret
+        """The newest epoch's workspace secret (every member holds it: core/membership.py);
+        new workspace keys are published under it."""
+        return self.ws.newest_secret()[1]
+
+    def secrets(self) -> tuple[bytes, ...]:
+        """Every epoch's secret held, newest first: workspace keys under any of them open."""
+        held = self.ws.secrets()
+        return tuple(held[epoch] for epoch in sorted(held, reverse=True))
 
     def _clock(self) -> int:
         return int(self.ws.clock() * 1000)
@@ -130,6 +135,30 @@ class Documents(DocComments):
                 root.body["title"]
             out.append(DocumentSummary(root.hex, title, root.author, root.ts))
         return out
+
+    def refresh_for_epoch(self) -> int:
+        """After a removal: a new key for each branch of the workspace-readable documents I
+        edit whose newest key is older than the newest epoch, sealed to their editors but the
+        removed and published under the new secret, so a removed member reads nothing written
+        from now on. Any editor's node does it; a refresh one did is seen by the others.
+        Returns how many keys were made."""
+        view = self.ws.membership()
+        since = view.since.get(view.epoch)
+        if since is None or view.epoch not in self.ws.secrets():
+            return 0
+        made = 0
+        for summary in self.list():
+            document = self.current(bytes.fromhex(summary.id))
+            if document.visibility != "workspace" or self.ws.key not in document.editors():
+                continue
+            stale = [b.name for b in document.branches()
+                     if b.readable and document.key_since(b.name) < since]
+            for branch in stale:
+                document.refresh_key(self.ws.identity, branch, without=view.removed)
+            if stale:
+                self.save(document)
+                made += len(stale)
+        return made
 
     def resolve(self, ref: str) -> bytes:
         """A document by hex id, unique id prefix (MIN_ID_PREFIX+ characters) or exact title."""
@@ -157,12 +186,20 @@ class Documents(DocComments):
                      if (cached := self.ws.replica.documents.cached_state(b)) is not None]
         document = Document.load(objects, identity=self.ws.identity,
                                  keys=self.ws.replica.documents.branch_keys(branches),
-                                 snapshots=snapshots, clock=self._clock, secret=self.secret())
+                                 snapshots=snapshots, clock=self._clock, secret=self.secret(),
+                                 secrets=self.secrets())
         self._open[doc_id], self._read_to[doc_id] = document, read_to
         return document
 
     def current(self, doc_id: bytes) -> Document:
-        """The document as opened before, taking in what arrived since; else opened now."""
+        """The document as opened before, taking in what arrived since; else opened now. A
+        removal that left objects out since (a removed member's, not kept) opens it anew."""
+        # A removal (objects left out since, or a new epoch's secret) opens documents anew.
+        changed = (self.ws.replica.documents.left_out(), self.ws.replica.membership.version())
+        if changed != self._left_out:
+            self._open.clear()
+            self._read_to.clear()
+            self._left_out = changed
         document = self._open.get(doc_id)
         if document is None:
             return self.open(doc_id)

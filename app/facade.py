@@ -26,8 +26,9 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from . import preferences, sharing, slash
+from . import preferences, slash
 from .doc_facade import DocumentsFacade
+from .membership import InviteRecord, MemberRecord, RemovalRecord
 from .names import channel_names
 from .records import (
     AnalyticsStatus,
@@ -261,9 +262,40 @@ class NodeFacade:
         """Dial HOST:PORT from now on and remember it (where discovery is blocked)."""
         return self._run(lambda: (self._node._service.add_peer(host, port), None)[1])
 
-    def invite(self) -> Future[str]:
-        """An invite code for this workspace (it carries the secret)."""
-        return self._run(lambda: sharing.invite(self._ws().paths).encode())
+    # Members and invites (app/membership.py) -----------------------------------------------
+
+    def invite(self, uses: int = 0, expires_ms: int = 0) -> Future[str]:
+        """A new invite's code (it holds no secret): `uses` admissions at most (0: any), none
+        after `expires_ms` (0: never)."""
+        return self._run(lambda: self._ws().create_invite(uses=uses, expires_ms=expires_ms)[0])
+
+    def invite_for(self, key: bytes) -> Future[str]:
+        """A personal code for the person whose identity key is `key`."""
+        return self._run(lambda: self._ws().invite_for(key))
+
+    def invites(self) -> Future[list[InviteRecord]]:
+        """Every invite held, newest first, with what became of it."""
+        return self._run(lambda: self._ws().invites())
+
+    def revoke_invite(self, ref: str) -> Future[None]:
+        """Revoke the invite a code or an id names."""
+        return self._run(lambda: (self._ws().revoke_invite(ref), None)[1])
+
+    def remove_member(self, key: bytes, reason: str = "") -> Future[None]:
+        """Remove a member (admins): they are refused from now on, and a new epoch's secret
+        goes to everyone who remains."""
+        def remove() -> None:
+            self._ws().remove_member(key, reason)
+            self._node._membership_changed()  # seen whole, now that all of it is in
+        return self._run(remove)
+
+    def removed_members(self) -> Future[list[RemovalRecord]]:
+        """Everyone removed (and not admitted again), newest removal first."""
+        return self._run(lambda: self._ws().removed_members())
+
+    def workspace_members(self) -> Future[list[MemberRecord]]:
+        """Every member, oldest first: nickname, key, admin, who admitted them and when."""
+        return self._run(lambda: self._ws().workspace_members())
 
     # Workspaces of the data folder --------------------------------------------------------------
 

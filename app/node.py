@@ -32,11 +32,12 @@ from storage import Message, NotFound, start_signature_helper
 from sync.peers import PeerBook
 from sync.service import PRESENCE_TTL_S as PRESENCE_TTL_S  # for the window's cursors
 from sync.service import TYPING_TTL_S as TYPING_TTL_S  # for the window's indicator
-from sync.service import SyncEvent, SyncService
+from sync.service import Admission, SyncEvent, SyncService
 from sync.session import PRESENCE_REFRESH_S as PRESENCE_REFRESH_S  # how often a window repeats
 
 from .activity import Activity
 from .facade import NodeFacade
+from .membership import session_secrets
 from .paths import Paths
 from .records import NodeInfo
 from .workspace import Workspace, WorkspaceError, genesis_name, read_secret
@@ -45,6 +46,9 @@ log = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
+REMOVED = "removed from this workspace"  # why a removed member's session ends
+MEMBERSHIP_KINDS = frozenset({"member/admit", "member/remove", "member/kept", "workspace/key",
+                              "invite/create", "invite/revoke"})
 CALL_TIMEOUT_S = 60.0
 COLLECTOR_CHECK_S = 5.0  # how soon a collector URL set in the settings is used
 T = TypeVar("T")
@@ -148,6 +152,9 @@ class Node:
         self._subscribers: list[Callable[[NodeEvent], None]] = []
         self._workspace: Workspace | None = None
         self._service: SyncService | None = None
+        self._membership_version: tuple[int, int] = (0, 0)
+        self._rotating = False
+        self._keys_epoch = 0  # the epoch whose document keys this Node saw to
         self._info: NodeInfo | None = None
         self._pending: frozenset[bytes] = frozenset()
         self._stopped = False
@@ -211,12 +218,15 @@ class Node:
         self._stop = asyncio.Event()
         try:
             self._workspace = ws = Workspace.open(self.paths, clock=self._clock)
-            secret = read_secret(self.paths)
+            read_secret(self.paths)  # refused here when missing or readable by others
+            newest, older = session_secrets(ws)
             book = PeerBook(self.paths.workspace_dir / "peers.json")
             self._service = SyncService(
-                ws.replica, ws.identity, secret,
+                ws.replica, ws.identity, newest, older_secrets=older,
                 port=self._port, interfaces=self._interfaces, mdns=self._mdns, peers=book,
-                on_event=self._on_sync_event, reconcile_interval=self._reconcile_interval)
+                on_event=self._on_sync_event, reconcile_interval=self._reconcile_interval,
+                admission=Admission(ws.join_key_for, self._admit, self._allow))
+            self._membership_version = ws.replica.membership.version()
             for host, port in self._initial_peers:
                 self._service.add_peer(host, port)
             self._pending = frozenset(ws.replica.outbox.undelivered(ws.key))
@@ -282,6 +292,49 @@ class Node:
         if self._workspace is not None:
             self._workspace.close()
         self.recorder.close()
+
+    def _allow(self, key: bytes, old_epoch: bool) -> str | None:
+        """Whether a peer whose identity a session's hello proved may stay (on the Node's
+        thread): never a removed member; under an older epoch's secret, only a member."""
+        view = self._workspace.membership()
+        if key in view.removed:
+            return REMOVED
+        if old_epoch and key not in view.members:
+            return "not a member here (an older epoch's secret)"
+        return None
+
+    def _membership_changed(self) -> None:
+        """Membership objects arrived or were made: a repair rotation (admins), the secrets
+        sessions use, and the end of the sessions of anyone removed."""
+        ws, service = self._workspace, self._service
+        version = ws.replica.membership.version()
+        if (service is None or version == self._membership_version or self._rotating
+                or ws.membership_busy):
+            return
+        self._membership_version = version
+        self._rotating = True
+        try:
+            if ws.rotate_if_stale():
+                log.info("started a new epoch: the last one reached someone removed since")
+        finally:
+            self._rotating = False
+        service.set_secrets(*session_secrets(ws))
+        service.end_sessions(set(ws.membership().removed), REMOVED)
+        epoch = ws.membership().epoch
+        # Documents I edit get keys the removed never had, published under the new secret
+        # (so not before mine has arrived: a rotation's seals may come in one by one).
+        if epoch > self._keys_epoch and epoch in ws.secrets():
+            self._keys_epoch = epoch
+            made = self.facade.documents._library().refresh_for_epoch()
+            if made:
+                log.info("new keys for %d document branches after a removal", made)
+
+    def _admit(self, key: bytes, tag: bytes) -> str | None:
+        """A newcomer proved an invite's code in a join session (on the Node's thread)."""
+        reason = self._workspace.admit(key, tag)
+        if reason is None:
+            log.info("admitted %s with an invite", key.hex()[:8])
+        return reason
 
     # Running work on the Node's thread ------------------------------------------------------
 
@@ -402,6 +455,11 @@ class Node:
     def peers(self) -> list[dict]:
         return self.facade.peers().result(CALL_TIMEOUT_S)
 
+    @property
+    def mdns(self) -> bool:
+        """Whether this Node advertises and browses on the network (`--no-mdns`: not)."""
+        return self._mdns
+
     def online(self) -> set[bytes]:
         return self.facade.online().result(CALL_TIMEOUT_S)
 
@@ -426,6 +484,8 @@ class Node:
         self._pending = self._pending | {obj.id}
         self._service.announce()
         self.activity.created(obj)
+        if obj.type in MEMBERSHIP_KINDS:
+            self._membership_changed()
 
     def _types_and_times(self, ids: list[bytes]) -> list[tuple[str, int]]:
         out = []
@@ -441,6 +501,8 @@ class Node:
         return lambda: self._subscribers.remove(callback)
 
     def _on_sync_event(self, event: SyncEvent) -> None:
+        if event.kind == "objects":
+            self._membership_changed()
         if event.kind == "delivered":
             ws = self._workspace
             self._pending = frozenset(ws.replica.outbox.undelivered(ws.key))

@@ -30,6 +30,7 @@ from storage.replica import UNREAD_CAP
 from sync.peers import AddressError, parse_address
 
 from .documents import DocumentSummary, MergeConflicts
+from .membership import InviteRecord, MemberRecord, RemovalRecord
 from .moderation import ModerationLog
 from .names import ChannelName
 from .review import RESOLUTIONS, Conflict, DocDiff, Hunk, MergePreview, Segment
@@ -143,6 +144,8 @@ __all__ = [
     "WorkspaceEntry", "parse_address",
     # moderation (app/moderation.py): the log, and the keys blocked on this computer
     "BlockedKey", "ModAction", "ModerationLog",
+    # members and invites (app/membership.py)
+    "InviteRecord", "MemberRecord", "RemovalRecord",
     # reviewing documents (app/review.py): diffs and merges with their conflicts
     "RESOLUTIONS", "Conflict", "DocDiff", "Hunk", "MergeConflicts", "MergePreview", "Segment",
 ]

@@ -16,7 +16,10 @@ from core.encoding import ID_SIZE, dumps, object_id
 from core.objects import MAX_OBJECT_SIZE
 from storage import NotFound, Replica, Status
 
-from .invite import Invite
+from .joining import invite as invite
+from .joining import invite_for as invite_for
+from .joining import join_workspace as join_workspace
+from .membership import session_secrets
 from .paths import Paths
 from .workspace import (
     Workspace,
@@ -28,19 +31,6 @@ if TYPE_CHECKING:
     from sync.service import OnceResult
 
 
-def invite(paths: Paths) -> Invite:
-    with Workspace.open(paths) as ws:
-        return Invite(read_secret(paths), ws.id, ws.replica.workspace.root)
-
-
-def join_workspace(paths: Paths, code: str, *, nick: str | None = None) -> bytes:
-    """Create this computer's replica of the workspace an invite code names."""
-    invitation = Invite.decode(code)
-    Workspace.create(paths, nick, secret=invitation.secret, workspace=invitation.workspace,
-                     root=invitation.root).close()
-    return invitation.workspace
-
-
 # One-off sync ---------------------------------------------------------------------------------
 
 def sync_once(paths: Paths, host: str, port: int, *, timeout: float = 60.0) -> OnceResult:
@@ -50,7 +40,9 @@ def sync_once(paths: Paths, host: str, port: int, *, timeout: float = 60.0) -> O
     from sync.service import SyncService  # imported here: other commands start without aiohttp
 
     with Workspace.open(paths) as ws:
-        service = SyncService(ws.replica, ws.identity, read_secret(paths), mdns=False,
+        read_secret(paths)  # refused here when missing or readable by others
+        newest, older = session_secrets(ws)
+        service = SyncService(ws.replica, ws.identity, newest, older_secrets=older, mdns=False,
                               peers=PeerBook(paths.workspace_dir / "peers.json"),
                               reconcile_interval=None)
         return asyncio.run(service.async_sync_once(host, port, timeout=timeout))

@@ -32,7 +32,6 @@ from ._command import (
     seconds,
 )
 from .durations import ago
-from .invite import InviteError
 from .names import NickBook
 
 if TYPE_CHECKING:
@@ -213,18 +212,6 @@ def cmd_peers(args: argparse.Namespace) -> None:
               + (f" ({r['last_sync_ms']:.0f} ms)" if r.get("last_sync_ms") else ""))
 
 
-def cmd_invite(args: argparse.Namespace) -> None:
-    print(sharing.invite(paths_of(args)).encode())
-
-
-def cmd_join_workspace(args: argparse.Namespace) -> None:
-    try:
-        workspace_id = sharing.join_workspace(paths_of(args), args.code, nick=args.nick)
-    except InviteError as exc:
-        raise CLIError(str(exc)) from None
-    print(workspace_id.hex())
-
-
 def cmd_leave_workspace(args: argparse.Namespace) -> None:
     from .workspaces import leave_workspace
 
@@ -265,11 +252,6 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
                    help=f"seconds, at most {MAX_SYNC_S:g} (default 60)")
     p = add("peers", cmd_peers, "known peers with last-seen and last-sync figures")
     p.add_argument("--json", action="store_true", help="print JSON")
-    add("invite", cmd_invite, "print an invite code for this workspace (it holds the secret)")
-    p = add("join-workspace", cmd_join_workspace,
-            "join a workspace from an invite code; its content arrives by sync")
-    p.add_argument("code")
-    p.add_argument("--nick", help="your nickname")
     p = add("leave-workspace", cmd_leave_workspace,
             "remove this computer's replica of a workspace (not one a running Hearth has open)")
     p.add_argument("name", metavar="NAME", help="the workspace's folder name")

@@ -31,6 +31,7 @@ from storage import (
 
 from .conversation import Conversation
 from .errors import WorkspaceError
+from .membership import Membership
 from .moderation import Moderation
 from .names import looks_alike, spelled
 from .paths import Paths
@@ -117,7 +118,7 @@ def load_or_create_identity(paths: Paths) -> Identity:
 
 
 @dataclass
-class Workspace(Conversation, Moderation):
+class Workspace(Conversation, Membership, Moderation):
     """One workspace on this computer: the person's identity and the workspace's replica."""
 
     paths: Paths
@@ -143,14 +144,16 @@ class Workspace(Conversation, Moderation):
                           root=identity.public_key, genesis=genesis, clock=clock)
 
     @classmethod
-    def create(cls, paths: Paths, nick: str | None, *, secret: bytes, workspace: bytes,
+    def create(cls, paths: Paths, nick: str | None, *, secret: bytes | None, workspace: bytes,
                root: bytes, genesis: Object | None = None,
                clock: Callable[[], float] = time.time) -> Workspace:
         """This computer's replica of workspace `workspace` (a new one with its `genesis`, or
         one joined by invite, whose genesis arrives by sync): the identity if the data folder
-        has none, the secret, the replica, then my nickname and the default channel."""
+        has none, the secret, the replica, then my nickname and the default channel. With no
+        `secret` (joining by an invite), it arrives sealed to me: `keep_secret`."""
         identity = cls._prepare(paths, nick)
-        _write_private(paths.secret, secret)
+        if secret is not None:
+            _write_private(paths.secret, secret)
         replica = Replica.create(paths.replica, workspace, root, clock=clock)
         ws = cls(paths, identity, replica, clock)
         if genesis is not None:
@@ -186,6 +189,22 @@ class Workspace(Conversation, Moderation):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def secret(self) -> bytes | None:
+        """The workspace secret; None on a computer still joining (see `keep_secret`)."""
+        if not self.paths.secret.exists():
+            return None
+        return read_secret(self.paths)
+
+    def keep_secret(self) -> bool:
+        """Keep the secret a member sealed to me (0600), if it has arrived; whether I hold it."""
+        if self.paths.secret.exists():
+            return True
+        secret = self.my_secret()
+        if secret is None:
+            return False
+        _write_private(self.paths.secret, secret)
+        return True
 
     @property
     def id(self) -> bytes:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -73,16 +73,18 @@ def joined_folder(workspace_id: bytes) -> str:
 
 # Joining and leaving ----------------------------------------------------------------------------
 
-def join_by_invite(data: Path, code: str, nick: str | None = None) -> str:
+def join_by_invite(data: Path, code: str, nick: str | None = None, *,
+                   peers: Iterable[tuple[str, int]] = (), mdns: bool = True) -> str:
     """This computer's replica of the workspace an invite code names, in its own folder (made
-    unless it is there already); returns the folder. Raises InviteError (a ValueError) for a
+    unless it is there already); returns the folder. An invite's code is proven to a member's
+    node among `peers`, then among those mDNS finds. Raises InviteError (a ValueError) for a
     code that cannot be used, WorkspaceError for what else goes wrong."""
     folder = joined_folder(Invite.decode(code).workspace)
     target = Paths(Path(data), folder)
     if not target.replica.exists():
         from . import sharing
 
-        sharing.join_workspace(target, code, nick=nick or None)
+        sharing.join_workspace(target, code, nick=nick or None, peers=peers, mdns=mdns)
     return folder
 
 
@@ -140,15 +142,21 @@ def switch(node: Node | None, make_node: NodeFactory, target: Paths) -> Opened:
     return Opened(make_node(node.paths).start(), node.paths, problem=problem)
 
 
-def join(node: Node, make_node: NodeFactory, code: str, nick: str | None) -> Opened:
+def join(node: Node, make_node: NodeFactory, code: str, nick: str | None,
+         peers: Iterable[tuple[str, int]] = ()) -> Opened:
     """Join the workspace an invite code names (a new replica here, unless it is here
-    already) and switch to it; a code that cannot be used leaves `node` running."""
+    already) and switch to it; a code that cannot be used leaves `node` running. An invite's
+    code is proven to a member's node: of `peers` (addresses the person gave), of the peers
+    `node` knows, or found by mDNS."""
     try:
         Invite.decode(code)
     except ValueError as exc:
         return Opened(node, node.paths, problem=f"That invite code cannot be used: {exc}")
+    # A member's node to be admitted by: one this computer already syncs with, or any on
+    # this network (mDNS; unless the running Node was told not to browse).
+    known = [*peers, *((p["host"], p["port"]) for p in node.peers())]
     try:
-        folder = join_by_invite(node.paths.data, code, nick)
+        folder = join_by_invite(node.paths.data, code, nick, peers=known, mdns=node.mdns)
     except (WorkspaceError, ValueError) as exc:
         return Opened(node, node.paths, problem=str(exc))
     return switch(node, make_node, Paths(node.paths.data, folder))

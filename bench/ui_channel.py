@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from PySide6.QtCore import QEvent, QEventLoop, QObject, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from app import sharing  # noqa: E402
+from app import joining, sharing  # noqa: E402
 from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
@@ -90,7 +90,7 @@ def prepare(root: Path, variant: str) -> dict[str, int]:
     a = Paths.resolve(root / "a", "default")
     b = Paths.resolve(root / "b", "default")
     Workspace.init(a, "ada").close()
-    sharing.join_workspace(b, sharing.invite(a).encode(), nick="bob")
+    sharing.join_workspace(b, sharing.invite_for(a, joining.identity_key(b)), nick="bob")
     held = fill_in_child(a, variant, CHANNEL_MESSAGES)
     synced = fill_in_child(b, variant, SYNC_MESSAGES, offset=CHANNEL_MESSAGES)
     return {"channel_objects": sum(held.values()), "sync_objects": sum(synced.values()),

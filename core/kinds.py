@@ -52,6 +52,22 @@ documents
                   the branch key of `epoch`, of a comment on a range of the text, a reply or a
                   resolve: see core/documents/_comments.py. Anyone who reads the branch may
                   comment)
+membership (in the workspace stream; docs/ARCHITECTURE.md "Members and invites")
+- invite/create  {tag: bytes 16, uses: int >= 0, expires: int >= 0, nonce: bytes 24,
+                  box: bytes <= 256}  (an invite code's signed half: `tag` names it on the
+                  wire; `uses` admissions at most (0: any number); no admission after
+                  `expires` (ms since the epoch; 0: never); `box` is the SecretBox of the
+                  join key under a key derived from the workspace secret and `tag`, so any
+                  member's node can admit with it, and the code itself holds no secret)
+- invite/revoke  {invite: id}  (counts from the invite's creator or an admin)
+- member/admit   {key: key, invite: id | None}  (the author admitted `key`: with the invite
+                  `invite`, or, None, with a personal code made for that key)
+- member/remove  {key: key, reason: str 0..256}  (an admin removed `key`; core/membership.py)
+- member/kept    {removal: id, ids: [id, 1..1024 distinct]}  (objects of the member that
+                  removal removed which its author held, and which therefore still count)
+- workspace/key  {epoch: int >= 0, check: bytes 16, recipient: key, sealed: bytes <= 256}
+                  (the workspace secret of `epoch` sealed to `recipient`, with the `check`
+                  of that secret: by the member who admitted them, or an admin's rotation)
 moderation (cable's moderation roles; docs/ARCHITECTURE.md "Who may do what")
 - mod/role       {channel: name, key: key, role: "moderator" | "none", reason: str 0..256}
                   (in the workspace stream; per (channel, key) the latest an admin wrote counts)
@@ -314,6 +330,45 @@ def _doc_comment(body: dict) -> None:
         raise _bad("box must be bytes")
 
 
+INVITE_TAG_SIZE = 16
+
+
+def _invite_create(body: dict) -> None:
+    _id(body["tag"], "tag", INVITE_TAG_SIZE)
+    _uint(body["uses"], "uses")
+    _uint(body["expires"], "expires")
+    _id(body["nonce"], "nonce", BOX_NONCE_SIZE)
+    if not isinstance(body["box"], bytes) or len(body["box"]) > MAX_SEALED:
+        raise _bad(f"box must be at most {MAX_SEALED} bytes")
+
+
+def _member_admit(body: dict) -> None:
+    _id(body["key"], "key")
+    if body["invite"] is not None:
+        _id(body["invite"], "invite")
+
+
+def _member_remove(body: dict) -> None:
+    _id(body["key"], "key")
+    check_reason(body["reason"])
+
+
+MAX_KEPT = 1024
+
+
+def _member_kept(body: dict) -> None:
+    _id(body["removal"], "removal")
+    _ids(body["ids"], "ids", 1, MAX_KEPT)
+
+
+def _workspace_key(body: dict) -> None:
+    _uint(body["epoch"], "epoch")
+    _id(body["check"], "check", INVITE_TAG_SIZE)
+    _id(body["recipient"], "recipient")
+    if not isinstance(body["sealed"], bytes) or len(body["sealed"]) > MAX_SEALED:
+        raise _bad(f"sealed must be at most {MAX_SEALED} bytes")
+
+
 def check_reason(value: Any, lo: int = 0) -> str:
     """A moderation reason: lo..MAX_REASON codepoints on one line (no control characters)."""
     _str(value, "reason", lo, MAX_REASON)
@@ -373,6 +428,12 @@ KINDS: dict[str, tuple[frozenset[str], Callable[[dict], None]]] = {
     "doc/workspace-key": (frozenset({"branch", "epoch", "nonce", "box"}), _doc_workspace_key),
     "doc/edit-request": (frozenset({"note", "open"}), _doc_edit_request),
     "doc/comment": (frozenset({"epoch", "nonce", "box"}), _doc_comment),
+    "invite/create": (frozenset({"tag", "uses", "expires", "nonce", "box"}), _invite_create),
+    "invite/revoke": (frozenset({"invite"}), _id_field("invite")),
+    "member/admit": (frozenset({"key", "invite"}), _member_admit),
+    "member/remove": (frozenset({"key", "reason"}), _member_remove),
+    "member/kept": (frozenset({"removal", "ids"}), _member_kept),
+    "workspace/key": (frozenset({"epoch", "check", "recipient", "sealed"}), _workspace_key),
     "mod/role": (frozenset({"channel", "key", "role", "reason"}), _mod_role),
     "mod/hide": (frozenset({"channel", "target", "hidden", "reason"}), _mod_hide),
 }

@@ -1,5 +1,6 @@
 """Documents' storage in a replica: their objects, this holder's branch keys, and the encrypted
-cache of branch states (doc_keys, doc_cache)."""
+cache of branch states (doc_keys, doc_cache). Objects of removed members that their removal
+did not keep (storage._membership `unkept`) are left out, as if they had never arrived."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ from ._sql import chunks, placeholders
 
 if TYPE_CHECKING:
     from .replica import Replica
+
+
+_COUNTED = "AND oid NOT IN (SELECT oid FROM unkept)"
 
 
 class DocumentStore:
@@ -23,15 +27,16 @@ class DocumentStore:
     def roots(self) -> list[bytes]:
         """Raw doc/root objects of the workspace's documents, oldest first."""
         return [row[0] for row in self._replica.conn.execute(
-            "SELECT raw FROM objects WHERE type = 'doc/root' AND stream = ? ORDER BY ts, id",
+            "SELECT raw FROM objects WHERE type = 'doc/root' AND stream = ? " + _COUNTED +
+            " ORDER BY ts, id",
             (self._replica.workspace.id,))]
 
     def objects(self, document: bytes) -> list[bytes]:
         """Every object of a document: its root, its root branch and its branches' commits."""
         return [row[0] for row in self._replica.conn.execute(
-            "SELECT raw FROM objects WHERE id = ?1 OR stream = ?1 OR stream IN "
-            "(SELECT id FROM objects WHERE stream = ?1 AND type = 'doc/branch') "
-            "ORDER BY ts, id", (document,))]
+            "SELECT raw FROM objects WHERE (id = ?1 OR stream = ?1 OR stream IN "
+            "(SELECT id FROM objects WHERE stream = ?1 AND type = 'doc/branch')) " + _COUNTED +
+            " ORDER BY ts, id", (document,))]
 
     def objects_after(self, document: bytes, after: int) -> tuple[list[bytes], int]:
         """The document's objects stored after row `after` (0: all of them, as `objects`) and
@@ -41,18 +46,24 @@ class DocumentStore:
         if after:
             rows = self._replica.conn.execute(
                 "SELECT oid, raw FROM objects WHERE oid > ?2 AND (id = ?1 OR +stream = ?1 OR "
-                "+stream IN (SELECT id FROM objects WHERE stream = ?1 AND type = 'doc/branch'))",
-                (document, after)).fetchall()
+                "+stream IN (SELECT id FROM objects WHERE stream = ?1 AND type = 'doc/branch')) "
+                + _COUNTED, (document, after)).fetchall()
         else:
             rows = self._replica.conn.execute(
-                "SELECT oid, raw FROM objects WHERE id = ?1 OR stream = ?1 OR stream IN "
-                "(SELECT id FROM objects WHERE stream = ?1 AND type = 'doc/branch') "
-                "ORDER BY ts, id", (document,)).fetchall()
+                "SELECT oid, raw FROM objects WHERE (id = ?1 OR stream = ?1 OR stream IN "
+                "(SELECT id FROM objects WHERE stream = ?1 AND type = 'doc/branch')) "
+                + _COUNTED + " ORDER BY ts, id", (document,)).fetchall()
         return [raw for _, raw in rows], max((oid for oid, _ in rows), default=after)
 
     def titles(self, document: bytes) -> list[bytes]:
         return [row[0] for row in self._replica.conn.execute(
-            "SELECT raw FROM objects WHERE stream = ? AND type = 'doc/title'", (document,))]
+            "SELECT raw FROM objects WHERE stream = ? AND type = 'doc/title' " + _COUNTED,
+            (document,))]
+
+    def left_out(self) -> int:
+        """How many objects are left out (removed members' not kept): when it changes, what
+        a document read before may hold is no longer what counts."""
+        return self._replica.conn.execute("SELECT COUNT(*) FROM unkept").fetchone()[0]
 
     def branch_keys(self, branches: list[bytes]) -> list[tuple[bytes, int, bytes]]:
         """This holder's keys for these branches: (branch, epoch, key)."""

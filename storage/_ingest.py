@@ -22,8 +22,8 @@ from core.encoding import dumps, loads
 from core.objects import Object, decode_trusted  # stored objects were validated on the way in
 from core.policy import Policy, evaluate
 
-from . import _conversation, _moderation, items
-from ._moderation import HIDDEN_BLOCKED, HIDDEN_MOD, Moderator
+from . import _conversation, _membership, _moderation, items
+from ._moderation import HIDDEN_MOD, HIDDEN_REMOVED, Moderator
 from ._sql import chunks, placeholders
 
 FUTURE_MS = HORIZON_MS
@@ -51,6 +51,7 @@ class Batch:
         self._admins: set[bytes] | None = None
         self._policies: dict[str, list[Policy]] = {}
         self._mod_hidden: dict[str, set[bytes]] | None = None  # channel -> targets hidden
+        self._removed: set[bytes] | None = None  # keys removed from the workspace now
 
     # Lookups ------------------------------------------------------------------------------
 
@@ -88,7 +89,19 @@ class Batch:
             for where, target in self.conn.execute("SELECT channel, target FROM mod_hidden"):
                 self._mod_hidden.setdefault(where, set()).add(target)
         targets = self._mod_hidden.get(channel)
-        return HIDDEN_MOD if targets and (oid in targets or author in targets) else 0
+        bit = HIDDEN_MOD if targets and (oid in targets or author in targets) else 0
+        return bit | self.removed_bit(oid, author)
+
+    def removed_bit(self, object_id: bytes, author: bytes) -> int:
+        """HIDDEN_REMOVED for an object of a removed member that its removal did not keep."""
+        if self._removed is None:
+            self._removed = _membership.removed_keys(self.conn)
+        if author in self._removed and not _membership.is_kept(self.conn, object_id):
+            return HIDDEN_REMOVED
+        return 0
+
+    def removed_changed(self) -> None:
+        self._removed = None
 
     def mod_hidden_changed(self) -> None:
         self._mod_hidden = None
@@ -158,6 +171,10 @@ class Batch:
                 "ON o.oid = d.delete_oid WHERE o.author = ? GROUP BY o.oid", (key,)).fetchall()
             for raw, oid in pending:
                 self._delete(decode_trusted(raw), oid, record=False)
+        unkept = [(oids[o.id],) for o in objects if self.removed_bit(o.id, o.author)]
+        self.conn.executemany("INSERT OR IGNORE INTO unkept (oid) VALUES (?)", unkept)
+        if _membership.record(self.conn, self.ws.id, objects, oids) or granted:
+            _membership.refresh(self)
         self._arrived_targets(list(oids))
 
     def reindex(self, held: list[tuple[int, bytes]]) -> None:
@@ -392,7 +409,8 @@ class Batch:
             return
         self.conn.execute(
             "INSERT INTO nicks (oid, id, author, ts, name, hidden) VALUES (?, ?, ?, ?, ?, ?)",
-            (oid, obj.id, obj.author, obj.ts, obj.body["name"], self._future_bit(obj.ts)))
+            (oid, obj.id, obj.author, obj.ts, obj.body["name"],
+             self._future_bit(obj.ts) | self.removed_bit(obj.id, obj.author)))
 
     _ADVANCE = (
         "INSERT INTO members (channel, author, member, ts, id) VALUES (?, ?, ?, ?, ?) "
@@ -505,7 +523,7 @@ class Batch:
         # One indexed look-up per index prefix: deleting a channel's oldest posts one after
         # another must not cost a scan of the channel each time.
         first = []
-        for hidden in range(2 * HIDDEN_BLOCKED):
+        for hidden in range(2 * HIDDEN_REMOVED):
             first.append(self.conn.execute(
                 "SELECT ts, id, oid FROM messages INDEXED BY messages_by_channel "
                 "WHERE channel = ? AND hidden = ? ORDER BY ts, id LIMIT 1",

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 HIDDEN_MOD = 4  # a moderator hid it (the post, or its author in the channel)
 HIDDEN_BLOCKED = 8  # its author is blocked on this computer
+HIDDEN_REMOVED = 16  # its author was removed, and the removal did not keep it (_membership)
 MODERATOR = "moderator"
 _POST_TABLES = ("messages", "state", "edits", "reactions")
 
@@ -277,6 +278,33 @@ class Moderator:
                     edited.add(target)
                 else:
                     reacted.add((target, key))
+        for channel, (authors, edited, reacted) in channels.items():
+            self._fed(channel, authors, edited, reacted)
+
+
+    # Removed members (storage._membership) ------------------------------------------------
+
+    def removal_bits(self, key: bytes) -> None:
+        """Set HIDDEN_REMOVED on the rows of `key`'s objects listed in `unkept`, and clear it
+        on the others of theirs."""
+        bit = f"(CASE WHEN oid IN (SELECT oid FROM unkept) THEN {HIDDEN_REMOVED} ELSE 0 END)"
+        channels: dict[str, tuple[set, set, set]] = {}
+        for table in _POST_TABLES:
+            extra = ", target" if table in ("edits", "reactions") else ", NULL"
+            for channel, target in self.conn.execute(
+                    f"UPDATE {table} SET hidden = (hidden & ~{HIDDEN_REMOVED}) | {bit} "
+                    f"WHERE oid IN (SELECT oid FROM objects WHERE author = ?) "
+                    f"AND (hidden & {HIDDEN_REMOVED}) != {bit} RETURNING channel{extra}",
+                    (key,)).fetchall():
+                authors, edited, reacted = channels.setdefault(channel, (set(), set(), set()))
+                if table in ("messages", "state"):
+                    authors.add(key)
+                elif table == "edits":
+                    edited.add(target)
+                else:
+                    reacted.add((target, key))
+        self.conn.execute(f"UPDATE nicks SET hidden = (hidden & ~{HIDDEN_REMOVED}) | {bit} "
+                          f"WHERE author = ?", (key,))
         for channel, (authors, edited, reacted) in channels.items():
             self._fed(channel, authors, edited, reacted)
 

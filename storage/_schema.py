@@ -213,6 +213,17 @@ def _v9(conn: sqlite3.Connection) -> None:
                 held)
 
 
+def _v10(conn: sqlite3.Connection) -> None:
+    """Version 10: membership (storage._membership): invites, admissions and sealed workspace
+    keys. Such objects held before (stored, not interpreted) are listed now."""
+    from . import _membership
+
+    _script(_membership.SCHEMA)(conn)
+    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key = 'workspace'"))
+    if "workspace" in meta:
+        _membership.reindex(conn, meta["workspace"])
+
+
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     def apply(conn: sqlite3.Connection) -> None:
         for statement in sql.split(";\n"):
@@ -222,7 +233,7 @@ def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
 
 
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_script(_V1), _script(_V2), _v3, _v4, _script(_V5),
-                                                      _script(_V6), _v7, _v8, _v9]
+                                                      _script(_V6), _v7, _v8, _v9, _v10]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -29,6 +29,7 @@ from core.policy import Policy
 from . import _conversation, _schema, _search, _verify
 from ._documents import DocumentStore
 from ._ingest import FUTURE_MS, Batch, Workspace
+from ._membership import MembershipStore
 from ._moderation import HIDDEN_MOD, ModerationStore, blocked_keys
 from ._outbox import Outbox
 from ._reconciliation import Reconciliation
@@ -240,6 +241,11 @@ class Replica:
         return Reconciliation(self)
 
     @property
+    def membership(self) -> MembershipStore:
+        """The invites, admissions and sealed workspace keys held (app.membership decides)."""
+        return MembershipStore(self)
+
+    @property
     def moderation(self) -> ModerationStore:
         """Moderators, what they hid and their log; the keys blocked on this computer."""
         return ModerationStore(self)
@@ -364,6 +370,11 @@ class Replica:
         """(id, ts) of the heads of `stream`, for the links of the next object in it."""
         return [(row[0], row[1]) for row in self.conn.execute(
             "SELECT id, ts FROM heads WHERE stream = ? ORDER BY id", (stream,))]
+
+    def ids_by(self, author: bytes) -> list[bytes]:
+        """The ids of every object `author` signed that is held here, oldest first."""
+        return [row[0] for row in self.conn.execute(
+            "SELECT id FROM objects WHERE author = ? ORDER BY ts, id", (author,))]
 
     def posts_by(self, author: bytes, kind: str | None = None) -> list[bytes]:
         sql = "SELECT id FROM objects WHERE author = ?"

@@ -21,6 +21,7 @@ from .session import MAX_NOISE_MESSAGE, Closed, Event, Session
 log = logging.getLogger(__name__)
 
 PATH = "/hearth/1"
+JOIN_PATH = PATH + "/join/{tag}"  # a newcomer's session: tag names the invite (hex)
 CONNECT_TIMEOUT_S = 5.0
 SEND_TIMEOUT_S = 30.0
 CLOSE_TIMEOUT_S = 2.0
@@ -119,9 +120,10 @@ class Connection:
             self._wakeup.set()
 
 
-async def connect(http: aiohttp.ClientSession, host: str, port: int) -> aiohttp.ClientWebSocketResponse:
+async def connect(http: aiohttp.ClientSession, host: str, port: int, *,
+                  path: str = PATH) -> aiohttp.ClientWebSocketResponse:
     """Open a WebSocket to a peer; raises OSError/aiohttp.ClientError/TimeoutError."""
-    url = f"ws://{host}:{port}{PATH}" if ":" not in host else f"ws://[{host}]:{port}{PATH}"
+    url = f"ws://{host}:{port}{path}" if ":" not in host else f"ws://[{host}]:{port}{path}"
     return await asyncio.wait_for(
         http.ws_connect(url, max_msg_size=MAX_MESSAGE, autoping=True, compress=0,
                         timeout=aiohttp.ClientWSTimeout(ws_close=CLOSE_TIMEOUT_S)),

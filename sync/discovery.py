@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import hashlib
 import hmac
+import ipaddress
 import logging
 import os
 import socket
@@ -89,7 +90,7 @@ class Discovery:
     def __init__(self, secret: bytes, port: int, on_peer: Callable[[str, int], None], *,
                  interfaces: list[str] | None = None,
                  clock: Callable[[], float] = time.time):
-        self._secret = secret
+        self._secrets = [secret]  # the newest epoch's first (advertised), then older ones
         self._port = port
         self._on_peer = on_peer
         self._interfaces = interfaces
@@ -123,7 +124,19 @@ class Discovery:
         return AsyncServiceInfo(
             SERVICE_TYPE, name or f"{self.instance}.{SERVICE_TYPE}",
             addresses=[socket.inet_aton(a) for a in self._addresses], port=self._port,
-            properties=advert(self._secret, self._port, self._addresses, self._clock()))
+            properties=advert(self._secrets[0], self._port, self._addresses, self._clock()))
+
+    def set_secrets(self, secrets: list[bytes]) -> None:
+        """Advertise under the newest epoch's secret (the first) from now on, and recognise
+        members' adverts under any of them (a member who has not heard of the newest yet)."""
+        if secrets == self._secrets:
+            return
+        self._secrets = list(secrets)
+        if self._zc is not None and self._info is not None and not self._closed:
+            self._info = self._service_info(self._info.name)
+            task = asyncio.ensure_future(self._zc.async_update_service(self._info))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
 
     async def _refresh_loop(self) -> None:
         """A new tag before the hour the last one names is over."""
@@ -154,7 +167,8 @@ class Discovery:
                  for k, v in (info.properties or {}).items()}
         if props.get("v") != str(PROTOCOL_VERSION):
             return
-        found = members_in(self._secret, props, self._clock())
+        found = next((hit for secret in self._secrets
+                      if (hit := members_in(secret, props, self._clock()))), [])
         if not found:
             self.ignored += 1
             log.debug("ignoring advert %s of another workspace (or forged, or replayed)", name)
@@ -181,3 +195,47 @@ class Discovery:
             goodbye = await self._zc.async_unregister_service(self._info)
             await goodbye  # the goodbye broadcast, so peers drop us now
         await self._zc.async_close()
+
+
+BROWSE_S = 3.0  # how long a newcomer listens for adverts before trying the members found
+
+
+async def async_browse(seconds: float = BROWSE_S, *,
+                       interfaces: list[str] | None = None) -> list[tuple[str, int]]:
+    """Every (address, port) that a Hearth advert on this network asks to be dialled at,
+    whatever its workspace: what a newcomer holding an invite code tries, since the code
+    holds no secret to recognise members' tags with (the join session is the proof)."""
+    addresses = interfaces or [a for a in local_ipv4_addresses() if a != "127.0.0.1"] \
+        or ["127.0.0.1"]
+    zc = AsyncZeroconf(interfaces=addresses, ip_version=IPVersion.V4Only)
+    names: list[str] = []
+    found: list[tuple[str, int]] = []
+
+    def seen(zeroconf, service_type: str, name: str, state_change: ServiceStateChange) -> None:
+        if state_change is not ServiceStateChange.Removed and name not in names:
+            names.append(name)
+
+    browser = AsyncServiceBrowser(zc.zeroconf, [SERVICE_TYPE], handlers=[seen])
+    try:
+        await asyncio.sleep(seconds)
+        for name in names:
+            info = AsyncServiceInfo(SERVICE_TYPE, name)
+            if not await info.async_request(zc.zeroconf, RESOLVE_TIMEOUT_MS):
+                continue
+            props = {k.decode(errors="replace"): (v or b"").decode(errors="replace")
+                     for k, v in (info.properties or {}).items()}
+            try:
+                port = int(props.get("port", ""))
+            except ValueError:
+                continue
+            for address in props.get("a", "").split(",")[:MAX_ADVERT_ADDRESSES]:
+                with contextlib.suppress(ValueError):  # an address, never a name to look up
+                    address = str(ipaddress.IPv4Address(address))
+                    if 0 < port < 65536 and (address, port) not in found:
+                        found.append((address, port))
+    finally:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(browser.async_cancel(), CLOSE_TIMEOUT_S)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(zc.async_close(), CLOSE_TIMEOUT_S)
+    return found

@@ -135,6 +135,29 @@ def _duplicate_close(closed: Closed) -> bool:
     return closed.reason in (DUPLICATE, f"peer closed: {DUPLICATE}")
 
 
+@dataclass(frozen=True)
+class Admission:
+    """Who a member's node lets in (app.membership). `join_key(tag)` is the join session key
+    of the invite `tag` names (None: no such invite here, and the request is refused before
+    any handshake); `admit(key, tag)` admits the newcomer whose identity the handshake proved,
+    or says why not (the session then ends with that reason). `allow(key, old_epoch)` is asked
+    at every other session's `hello`: None lets the peer in, a reason ends the session (a
+    removed member; under an older epoch's secret, anyone who is not a member)."""
+
+    join_key: Callable[[bytes], bytes | None]
+    admit: Callable[[bytes, bytes], str | None]
+    allow: Callable[[bytes, bool], str | None] = lambda key, old_epoch: None
+
+
+TAG_HEX = 32  # hex digits of an invite tag in a join path
+PEER_CLOSED = "peer closed"  # how sync.session names a session the peer ended (its bye)
+NOT_ADMITTED = "not admitted"
+
+
+def join_path(tag: bytes) -> str:
+    return conn_mod.JOIN_PATH.format(tag=tag.hex())
+
+
 class SyncService:
     def __init__(self, replica: Replica, identity: Identity, secret: bytes, *,
                  host: str | list[str] = "0.0.0.0", port: int = 0,
@@ -142,8 +165,17 @@ class SyncService:
                  peers: PeerBook | None = None,
                  on_event: Callable[[SyncEvent], None] | None = None,
                  reconcile_interval: float | None = RECONCILE_INTERVAL_S,
-                 guard: Guard | None = None):
+                 guard: Guard | None = None, admission: Admission | None = None,
+                 older_secrets: tuple[bytes, ...] = ()):
         self.replica = replica
+        self.admission = admission
+        # Older epochs' secrets (core/membership.py): a responder takes a handshake under any
+        # of them; a dialler falls back to them when a peer does not know the newest yet.
+        self.older_secrets = tuple(older_secrets)
+        self._epoch_try: dict[str, int] = {}  # address -> which secret to dial it with
+        self._no_hello: set[str] = set()  # addresses whose last session ended before hello
+        self._no_round: set[str] = set()  # ... or before a reconciliation round
+        self._joining: dict[int, bytes] = {}  # join sessions: id(connection) -> invite tag
         self.identity = identity
         self.secret = secret
         self.host = interfaces or host
@@ -176,6 +208,7 @@ class SyncService:
     async def async_start(self) -> None:
         app = web.Application()
         app.router.add_get(conn_mod.PATH, self._accept)
+        app.router.add_get(conn_mod.JOIN_PATH, self._accept_join)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
         http = self._runner.server
@@ -226,16 +259,24 @@ class SyncService:
         task.add_done_callback(self._tasks.discard)
         return task
 
-    async def async_sync_once(self, host: str, port: int, *, timeout: float) -> OnceResult:
+    async def async_sync_once(self, host: str, port: int, *, timeout: float,
+                              path: str = conn_mod.PATH) -> OnceResult:
         """Reconcile with one peer until a round finds nothing to move, without listening or
-        discovering (`hearth sync --once`); the peer is remembered. Raises SyncFailed."""
+        discovering (`hearth sync --once`); the peer is remembered. Raises SyncFailed. A
+        newcomer joins with `path` = join_path(tag) and the invite's join key as secret."""
         peer = self.add_peer(host, port)
         self._once[peer.address] = None
         started = time.monotonic()
         try:
             async with aiohttp.ClientSession() as http:
                 try:
-                    ws = await conn_mod.connect(http, host, port)
+                    ws = await conn_mod.connect(http, host, port, path=path)
+                except aiohttp.WSServerHandshakeError as exc:
+                    if exc.status == 404 and path != conn_mod.PATH:
+                        raise SyncFailed(f"{peer.address} knows no such invite (revoked long "
+                                         "ago, not synced there yet, or of another "
+                                         "workspace)") from None
+                    raise SyncFailed(f"cannot reach {peer.address}: {unreachable(exc)}") from None
                 except (TimeoutError, OSError, aiohttp.ClientError) as exc:
                     raise SyncFailed(f"cannot reach {peer.address}: {unreachable(exc)}") from None
                 try:
@@ -258,6 +299,20 @@ class SyncService:
             self._once.pop(peer.address, None)
             self.peers.save()
 
+    def set_secrets(self, newest: bytes, older: tuple[bytes, ...]) -> None:
+        """A new epoch (or an older epoch's secret that arrived): sessions from now on use
+        `newest`, and take `older` ones too; the advert follows."""
+        if (newest, tuple(older)) == (self.secret, self.older_secrets):
+            return
+        self.secret, self.older_secrets = newest, tuple(older)
+        self._epoch_try.clear()
+        if self._discovery is not None:
+            self._discovery.set_secrets([newest, *older])
+
+    def _dial_secret(self, address: str) -> bytes:
+        secrets = [self.secret, *self.older_secrets]
+        return secrets[self._epoch_try.get(address, 0) % len(secrets)]
+
     # Peers ----------------------------------------------------------------------------------
 
     def add_peer(self, host: str, port: int) -> Peer:
@@ -277,6 +332,12 @@ class SyncService:
                 connection.close("blocked")
         for peer in self.peers.peers.values():
             peer.next_attempt = 0.0
+
+    def end_sessions(self, keys: set[bytes], reason: str) -> None:
+        """End the open sessions of these identities (removed members), with `reason`."""
+        for connection in list(self.connections.values()):
+            if connection.session.peer_key in keys:
+                connection.close(reason)
 
     def typing(self, channel: str) -> None:
         """Tell every connected peer that this person is typing in `channel` (each session
@@ -365,8 +426,16 @@ class SyncService:
                         "address": peer.address, "reason": reason,
                         "retry_s": round(max(0.0, peer.next_attempt - now))}))
                 return
-            closed = await self._serve(ws, initiator=True, address=peer.address, peer=peer)
-            if closed.error:
+            closed = await self._serve(ws, initiator=True, address=peer.address, peer=peer,
+                                       secret=self._dial_secret(peer.address))
+            if closed.error and peer.address in self._no_hello and self.older_secrets:
+                # Perhaps a member who has not heard of the newest epoch: an older secret next.
+                self._epoch_try[peer.address] = self._epoch_try.get(peer.address, 0) + 1
+            # A peer that ends the session before a single round (it refuses us: a removed
+            # member, say) is tried again later and later, as one that cannot be reached.
+            refused = (closed.reason.startswith(PEER_CLOSED) and peer.address in self._no_round
+                       and not _duplicate_close(closed))
+            if closed.error or refused:
                 peer.failed(closed.reason, time.monotonic())
             else:
                 peer.next_attempt = time.monotonic() + 1.0
@@ -384,22 +453,53 @@ class SyncService:
         await self._serve(ws, initiator=False, address=f"{request.remote}:-", peer=None)
         return ws
 
-    async def _serve(self, ws, *, initiator: bool, address: str, peer: Peer | None) -> Closed:
+    async def _accept_join(self, request: web.Request) -> web.StreamResponse:
+        """A newcomer's session: the handshake under the invite's join key, then admission
+        (`Admission`) before anything else is said."""
+        if self._stopping:
+            return web.Response(status=503, text="shutting down")
+        text = request.match_info["tag"]
+        key = None
+        if self.admission is not None and len(text) == TAG_HEX and text == text.lower():
+            with contextlib.suppress(ValueError):
+                tag = bytes.fromhex(text)
+                key = self.admission.join_key(tag)
+        if key is None:
+            return web.Response(status=404, text="no such invite")
+        ws = conn_mod.accept_response()
+        await ws.prepare(request)
+        guarded = self._unupgraded.get(request.transport) if request.transport else None
+        if guarded is not None:
+            guarded.upgraded()
+        await self._serve(ws, initiator=False, address=f"{request.remote}:-", peer=None,
+                          secret=key, joining=tag)
+        return ws
+
+    async def _serve(self, ws, *, initiator: bool, address: str, peer: Peer | None,
+                     secret: bytes | None = None, joining: bytes | None = None) -> Closed:
         if self._stopping:
             await ws.close()
             return Closed("shutting down", False)
-        session = Session(self.store, initiator=initiator, secret=self.secret,
+        session = Session(self.store, initiator=initiator, secret=secret or self.secret,
+                          older_secrets=() if joining is not None else self.older_secrets,
                           identity=self.identity, workspace=self.replica.workspace.id,
                           now=time.monotonic(), reconcile_interval=self.reconcile_interval)
         connection = Connection(session, ws, self._on_session_event, address=address,
                                 peer=peer)
         self.connections[id(connection)] = connection
+        if joining is not None:
+            self._joining[id(connection)] = joining
         closed = Closed("connection ended", True)
         try:
             closed = await connection.run()
             return closed
         finally:
             del self.connections[id(connection)]
+            self._joining.pop(id(connection), None)
+            (self._no_hello.add if session.peer_key is None else self._no_hello.discard)(
+                address)
+            (self._no_round.add if session.stats.rounds == 0 else self._no_round.discard)(
+                address)
             was_connected = id(connection) in self._announced_connections
             self._announced_connections.discard(id(connection))
             # A one-off sync says itself how a failed handshake ended (SyncFailed).
@@ -426,6 +526,19 @@ class SyncService:
             if wait:
                 session.close(f"refused for {wait:.0f} s after protocol faults")
                 return
+            tag = self._joining.get(id(connection))
+            if tag is not None and self.admission is not None:
+                reason = self.admission.admit(event.peer_key, tag)
+                if reason is not None:
+                    session.close(f"{NOT_ADMITTED}: {reason}")
+                    return
+            elif self.admission is not None:
+                old = session.old_epoch or (session.initiator and self._dial_secret(
+                    connection.address) != self.secret)
+                reason = self.admission.allow(event.peer_key, old)
+                if reason is not None:
+                    session.close(reason)
+                    return
             if peer is not None:  # even if this turns out a duplicate: the peer answered
                 peer.key = event.peer_key.hex()
                 peer.succeeded(time.time())

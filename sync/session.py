@@ -247,7 +247,8 @@ class Session(_Signals):
 
     def __init__(self, store: Store, *, initiator: bool, secret: bytes, identity: Identity,
                  workspace: bytes, now: float, frame_size_limit: int = NEG_FRAME_LIMIT,
-                 reconcile_interval: float | None = RECONCILE_INTERVAL_S):
+                 reconcile_interval: float | None = RECONCILE_INTERVAL_S,
+                 older_secrets: tuple[bytes, ...] = ()):
         self.store = store
         self.initiator = initiator
         self.identity = identity
@@ -257,15 +258,12 @@ class Session(_Signals):
         self.stats = Stats()
         self.peer_key: bytes | None = None
         self.state = "handshake"
-        self._noise = NoiseConnection.from_name(NOISE_PROTOCOL)
-        if initiator:
-            self._noise.set_as_initiator()
-        else:
-            self._noise.set_as_responder()
-        self._noise.set_keypair_from_private_bytes(Keypair.STATIC, os.urandom(32))
-        self._noise.set_psks(psk=secret)
-        self._noise.set_prologue(PROLOGUE)
-        self._noise.start_handshake()
+        self._noise = self._noise_for(secret)
+        # A responder also takes a handshake under an older epoch's secret (a member who has
+        # not heard of the newest epoch yet catches up); `old_epoch` says it did.
+        self._older = () if initiator else tuple(older_secrets)
+        self._heard = False  # the responder has read the initiator's first message
+        self.old_epoch = False
         self._out: deque[bytes] = deque()
         self._out_bytes = 0
         self._events: deque[Event] = deque()
@@ -397,11 +395,46 @@ class Session(_Signals):
 
     # Handshake ------------------------------------------------------------------------------
 
+    def _noise_for(self, secret: bytes) -> NoiseConnection:
+        noise = NoiseConnection.from_name(NOISE_PROTOCOL)
+        if self.initiator:
+            noise.set_as_initiator()
+        else:
+            noise.set_as_responder()
+        noise.set_keypair_from_private_bytes(Keypair.STATIC, os.urandom(32))
+        noise.set_psks(psk=secret)
+        noise.set_prologue(PROLOGUE)
+        noise.start_handshake()
+        return noise
+
+    def _first_message(self, data: bytes) -> None:
+        """Read the initiator's first message under the newest secret, else an older one
+        (its AEAD tag tells them apart)."""
+        self._heard = True
+        try:
+            self._noise.read_message(data)
+            return
+        except Exception:  # not the newest epoch's
+            if not self._older:
+                raise
+        for secret in self._older:
+            noise = self._noise_for(secret)
+            try:
+                noise.read_message(data)
+            except Exception:  # noqa: S112 - not this epoch's either: the next
+                continue
+            self._noise, self.old_epoch = noise, True
+            return
+        raise SessionError("no epoch's secret reads it")
+
     def _handshake(self, data: bytes, now: float) -> None:
         if len(data) > MAX_HANDSHAKE_MESSAGE:
             raise SessionError("handshake message too large")
         try:
-            self._noise.read_message(data)
+            if self.initiator or self._heard:
+                self._noise.read_message(data)
+            else:
+                self._first_message(data)
             if not self._noise.handshake_finished:
                 self._send_raw(self._noise.write_message())
         except (NoiseHandshakeError, NoiseInvalidMessage, NoiseValueError, ValueError) as exc:

@@ -7,7 +7,9 @@
   monotonic clocks in seconds (storage, sync sessions, analytics), or `core.documents`'
   milliseconds counting up at each reading (`tick=1`).
 - Members of one workspace are made the way people make them: the first with `Workspace.init`,
-  the others by `sharing.join_workspace` with its invite code. A `Cluster` runs them as real
+  the others by `sharing.join_workspace` with a personal code the first made for their key
+  (`join`: no network needed; joining by an invite's code over a join session is tested in
+  tests/sync/test_joining.py). A `Cluster` runs them as real
   `Node`s on 127.0.0.1 (real sockets, no mDNS unless asked) and stops every Node it started;
   `start_two_nodes` is the common case, two members connected (the `two_nodes` fixture of
   tests/conftest.py).
@@ -104,20 +106,22 @@ def create_workspace(root: Path, name: str = "a", nick: str = "alice") -> Paths:
     return paths
 
 
-def join_member(root: Path, code: str, name: str, nick: str) -> Paths:
-    """The data folder `root / name` joins the workspace of invite `code` as `nick`."""
-    from app import sharing
+def join_member(root: Path, inviter: Paths, name: str, nick: str) -> Paths:
+    """The data folder `root / name` joins the workspace of `inviter` as `nick`."""
     from app.paths import Paths
 
     paths = Paths.resolve(root / name, "default")
-    sharing.join_workspace(paths, code, nick=nick)
+    join(inviter, paths, nick=nick)
     return paths
 
 
-def invite_code(paths: Paths) -> str:
-    from app import sharing
+def join(inviter: Paths, paths: Paths, *, nick: str | None = None) -> bytes:
+    """`paths` joins the workspace of `inviter` with a personal code the inviter made for its
+    identity key (made now if the data folder has none): no network needed."""
+    from app import joining, sharing
 
-    return sharing.invite(paths).encode()
+    code = sharing.invite_for(inviter, joining.identity_key(paths))
+    return sharing.join_workspace(paths, code, nick=nick)
 
 
 def make_members(root: Path, count: int, *, nicks: Sequence[str] = NICKS,
@@ -127,8 +131,7 @@ def make_members(root: Path, count: int, *, nicks: Sequence[str] = NICKS,
     names = list(names) if names is not None else [f"m{n}" for n in range(count)]
     assert len(names) == count, names
     first = create_workspace(root, names[0], nicks[0])
-    code = invite_code(first)
-    return [first] + [join_member(root, code, names[n], nicks[n % len(nicks)])
+    return [first] + [join_member(root, first, names[n], nicks[n % len(nicks)])
                       for n in range(1, count)]
 
 

@@ -16,6 +16,8 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QApplication
 
 from app import preferences, workspaces
+from app.errors import WorkspaceError
+from app.joining import parse_peer
 from app.node import Node
 from app.paths import Paths
 
@@ -73,9 +75,18 @@ class Controller(QObject):
         self._change(f"Opening {workspace}…", workspaces.switch,
                      self.node, self._make_node, Paths(self.paths.data, workspace))
 
-    def join(self, code: str, nick: str) -> None:
-        """Join the workspace an invite code names (a new replica here), and open it."""
-        self._change("Joining…", workspaces.join, self.node, self._make_node, code, nick)
+    def join(self, code: str, nick: str, address: str = "") -> None:
+        """Join the workspace an invite code names (a new replica here), and open it. An
+        invite's code is proven to a member's computer: the one at `address` (HOST:PORT, as
+        the person typed it; "" for none), one this computer syncs with, or one found on the
+        network."""
+        try:
+            peers = [parse_peer(address)] if address.strip() else []
+        except WorkspaceError as exc:
+            self._warn(f"That member's address cannot be used: {exc}")
+            return
+        self._change("Joining…", workspaces.join, self.node, self._make_node, code, nick,
+                     peers)
 
     def leave(self, workspace: str) -> None:
         """Remove this computer's replica of `workspace`, then open another one."""

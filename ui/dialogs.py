@@ -1,12 +1,11 @@
 """Settings and peers dialogs. Non-modal; every read and change is a facade call (on the
-Node's thread)."""
+Node's thread). Settings opens the Members and Invite people dialogs through the window."""
 
 from __future__ import annotations
 
 import time
 
 from PySide6.QtCore import Signal
-from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -31,6 +30,8 @@ from .bridge import NodeBridge
 class SettingsDialog(QDialog):
     saved = Signal(str)  # what was changed, for tests and the status bar
     peersRequested = Signal()
+    membersRequested = Signal()  # the Members dialog
+    inviteRequested = Signal()  # the Invite people dialog
     leaveRequested = Signal()  # leave this workspace (the window confirms first)
     identityReplaced = Signal()  # the node must restart with the imported identity
     appearanceChanged = Signal(str)  # "system", "light" or "dark", once stored
@@ -45,9 +46,10 @@ class SettingsDialog(QDialog):
         self.nick.returnPressed.connect(self.save_nick)
         save = QPushButton("Save nickname")
         save.clicked.connect(self.save_nick)
-        self.invite = QLineEdit(objectName="inviteCode", readOnly=True)
-        copy = QPushButton("Copy invite")
-        copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.invite.text()))
+        members = QPushButton("Members…", objectName="openMembers")
+        members.clicked.connect(self.membersRequested)
+        invite = QPushButton("Invite people…", objectName="openInvite")
+        invite.clicked.connect(self.inviteRequested)
         export = QPushButton("Export identity…")
         export.clicked.connect(self._export)
         import_ = QPushButton("Import identity…")
@@ -67,10 +69,7 @@ class SettingsDialog(QDialog):
         form.addRow("Nickname", nick_row)
         form.addRow("Your key", QLabel(info.key.hex(), objectName="identityKey"))
         form.addRow("Data folder", QLabel(str(info.data), objectName="dataFolder"))
-        invite_row = QHBoxLayout()
-        invite_row.addWidget(self.invite)
-        invite_row.addWidget(copy)
-        form.addRow("Invite others", invite_row)
+        form.addRow("Members", row(members, invite, stretch=True))
         form.addRow("Identity", row(export, import_))
         form.addRow("Peers", peers)
         self.appearance = QComboBox(objectName="appearance")
@@ -80,10 +79,9 @@ class SettingsDialog(QDialog):
         self.appearance.activated.connect(
             lambda index: self.set_appearance(self.appearance.itemData(index)))
         form.addRow("Appearance", self.appearance)
-        note = QLabel("The invite code carries this workspace's secret: anyone holding it can "
-                      "read and write here. Removing someone from a workspace means rotating "
-                      "its secret, which today means starting a new workspace and inviting "
-                      "everyone else to it.", wordWrap=True)
+        note = QLabel("An invite code holds no secret: a member's computer admits whoever "
+                      "brings it while the invite is open, and Members lists who was admitted.",
+                      wordWrap=True)
         explained = QLabel(WHAT_IS_COLLECTED + " Off unless you tick the box; unticking deletes "
                            "what is waiting to be sent and asks the collector to delete the rest.",
                            wordWrap=True, objectName="analyticsExplained")
@@ -97,7 +95,6 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.analytics_error)
         bridge.then(facade.analytics_status(), done=self._analytics_loaded)
         bridge.then(facade.nickname(), done=lambda nick: self.nick.setText(nick or ""))
-        bridge.then(facade.invite(), done=self.invite.setText)
         bridge.then(facade.appearance(), done=self._appearance_loaded)
 
     def _appearance_loaded(self, appearance: str) -> None:
@@ -160,11 +157,13 @@ class SettingsDialog(QDialog):
             self.import_from(path, passphrase)
 
 
-def row(*widgets) -> QHBoxLayout:
-    """Widgets side by side."""
+def row(*widgets, stretch: bool = False) -> QHBoxLayout:
+    """Widgets side by side (at the left, with `stretch`)."""
     row = QHBoxLayout()
     for widget in widgets:
         row.addWidget(widget)
+    if stretch:
+        row.addStretch(1)
     return row
 
 

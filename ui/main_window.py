@@ -41,7 +41,9 @@ from .document_pane import DocumentPane
 from .emoji_picker import EmojiButton, EmojiPicker
 from .first_run import FirstRunPanel
 from .header import ChannelHeader
+from .invite_dialog import InviteDialog
 from .member_pane import MemberPane
+from .members_dialog import MembersDialog
 from .message_view import MessageView
 from .models import ChannelListModel, MessageListModel
 from .notifier import Notifier
@@ -66,7 +68,7 @@ class MainWindow(QMainWindow):
     # Asks for the application (ui.app.Controller), which owns the Node: these change it.
     switchRequested = Signal(str)  # open another workspace of this data folder
     leaveRequested = Signal(str)  # leave this workspace (already confirmed)
-    joinRequested = Signal(str, str)  # invite code, nickname
+    joinRequested = Signal(str, str, str)  # invite code, nickname, member's HOST:PORT or ""
     restartRequested = Signal()  # reopen the workspace (a new identity was imported)
     topicShown = Signal(str)  # the header shows this channel's topic as now stored
 
@@ -151,7 +153,7 @@ class MainWindow(QMainWindow):
         self._load_nicknames()
 
         self.member_pane = MemberPane()
-        self.member_pane.inviteRequested.connect(self.show_settings)
+        self.member_pane.inviteRequested.connect(self.show_invite)
         self.member_list = self.member_pane.list
         # A member's menu: Hide their posts (moderators), Block (ui.moderation); a block adds
         # no object, so the views it changes reload as after new objects.
@@ -162,9 +164,13 @@ class MainWindow(QMainWindow):
         self.document_pane.title.hide()  # the window's header names the open document
         self.peer_status = QPushButton("offline", objectName="peerStatus", flat=True)
         self.peer_status.clicked.connect(self.show_peers)
-        settings = QPushButton("Settings", flat=True, objectName="openSettings")
-        settings.clicked.connect(self.show_settings)
-        self.statusBar().addPermanentWidget(settings)
+        # The workspace's own actions: its members, inviting, the settings.
+        for label, name, action in (("Members…", "openMembers", self.show_members),
+                                    ("Invite people…", "openInvite", self.show_invite),
+                                    ("Settings", "openSettings", self.show_settings)):
+            button = QPushButton(label, flat=True, objectName=name)
+            button.clicked.connect(action)
+            self.statusBar().addPermanentWidget(button)
         self.sync_state = QLabel("idle", objectName="syncState")
         self._last_synced: str | None = None
         self._quiet = QTimer(self, singleShot=True, interval=QUIET_MS)
@@ -180,6 +186,7 @@ class MainWindow(QMainWindow):
         if first_run:
             self.first_run = FirstRunPanel(self.bridge)
             self.first_run.joinRequested.connect(self.joinRequested)
+            self.first_run.inviteRequested.connect(self.show_invite)
             self.first_run.nicknameSaved.connect(lambda _: self._reload())
             column.addWidget(self.first_run)
         column.addWidget(self.reading, 1)
@@ -591,8 +598,21 @@ class MainWindow(QMainWindow):
         dialog.saved.connect(lambda what: (self.statusBar().showMessage(f"saved {what}", 4000),
                                            self._reload()))
         dialog.peersRequested.connect(self.show_peers)
+        dialog.membersRequested.connect(self.show_members)
+        dialog.inviteRequested.connect(self.show_invite)
         dialog.leaveRequested.connect(self.confirm_leave)
         dialog.identityReplaced.connect(self.restartRequested)
+        dialog.show()
+        return dialog
+
+    def show_members(self) -> MembersDialog:
+        dialog = MembersDialog(self.bridge, self)
+        dialog.inviteRequested.connect(self.show_invite)
+        dialog.show()
+        return dialog
+
+    def show_invite(self) -> InviteDialog:
+        dialog = InviteDialog(self.bridge, self)
         dialog.show()
         return dialog
 

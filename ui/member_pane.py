@@ -1,6 +1,7 @@
 """The member pane beside a channel: a heading that collapses it, the channel's members (who
-is online first), and, while no peer is connected, what is happening and how to invite. A
-member's context menu has what `menu_for` adds (ui.moderation: Hide their posts, Block)."""
+is online first), and, while no peer is connected, what is happening and a button that asks
+for the invite dialog. A member's context menu has what `menu_for` adds (ui.moderation: Hide
+their posts, Block)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ AVATAR = 22  # px, before the device pixel ratio
 NameRole = Qt.ItemDataRole.UserRole + 1  # a member's name as shown, without marks
 
 LOOKING = ("Looking for people on your network…\n\nComputers in this workspace find each "
-           "other on the same network. Invite someone with the workspace's invite code.")
+           "other on the same network. Invite someone with an invite code.")
 STYLE = """
 #memberPane { background: palette(base); border-left: 1px solid palette(midlight); }
 #memberPane QListWidget { background: transparent; border: none; }

@@ -3,9 +3,11 @@ rendered offscreen to PNG files, so a reviewer can look at them without a displa
 
 Three people (ada, whose window it is, bob and carol) talk over two days, with an edited
 message, reactions, a thread and Markdown; bob's computer is connected to ada's while the
-pictures are taken, so the peers dialog lists an incoming peer. They review a roadmap too: its
-comments (a reply, one resolved) beside the editor with bob's cursor in it, what bob changed
-since ada last looked, and merging bob's branch into main with the conflict it makes."""
+pictures are taken, so the peers dialog lists an incoming peer; bob and carol joined with
+personal codes ada made, as the Members dialog says, and ada makes an invite for one more. They
+review a roadmap too: its comments (a reply, one resolved) beside the editor with bob's cursor
+in it, what bob changed since ada last looked, and merging bob's branch into main with the
+conflict it makes."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from concurrent.futures import Future  # noqa: E402
 from PySide6.QtCore import QEventLoop, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
-from app import sharing  # noqa: E402
+from app import joining, sharing  # noqa: E402
 from app.documents import Documents  # noqa: E402
 from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
@@ -76,7 +78,6 @@ def _demo(root: Path) -> tuple[Paths, Paths, Paths, dict[str, bytes]]:
     now = clock.at
     clock.at = now - 26 * HOUR_S
     with Workspace.init(ada, "ada", name="Hearth demo", clock=clock) as ws:
-        code = sharing.invite(ada).encode()
         ws.topic("general", "Planning the spring release")
         morning = ws.post("general", "Morning! The sync between our laptops works without a "
                                      "server.")
@@ -105,7 +106,7 @@ def _demo(root: Path) -> tuple[Paths, Paths, Paths, dict[str, bytes]]:
         ws.post("general", "Search is fast too: try the box at the top.")
         ws.post("general", "/me is writing the release notes")
     for paths, nick in ((bob, "bob"), (carol, "carol")):
-        sharing.join_workspace(paths, code, nick=nick)
+        sharing.join_workspace(paths, sharing.invite_for(ada, joining.identity_key(paths)), nick=nick)
     with Workspace.open(ada, clock=clock) as ws:
         docs = Documents(ws)
         docs.add_editor(docs.open(roadmap.id), load_or_create_identity(bob).public_key.hex())
@@ -308,8 +309,22 @@ def render(out: Path) -> list[Path]:
                 window.resize(*SIZE)
                 _documents(window, node, peer, ids["roadmap"], out, written)
 
+                members = window.show_members()
+                _must(lambda: [r.split(" · ")[0] for r in members.rows()]
+                      == ["ada (you)", "bob", "carol"], "the three members")
+                _save(members, out / "members.png", written)
+                members.close()
+                invite = window.show_invite()
+                invite.people.setValue(1)
+                invite.expiry.setCurrentIndex(invite.expiry.findText("24 hours"))
+                invite.create.click()
+                _must(lambda: invite.code.text().startswith("hearth-")
+                      and len(invite.rows()) == 1, "the new invite")
+                _save(invite, out / "invite.png", written)
+                invite.close()
+
                 settings = window.show_settings()
-                _wait(lambda: settings.invite.text().startswith("hearth-"))
+                _wait(lambda: settings.nick.text() == "ada")
                 settings.adjustSize()
                 _save(settings, out / "settings.png", written)
                 settings.close()
@@ -322,7 +337,7 @@ def render(out: Path) -> list[Path]:
                 window.close()
 
                 welcome = _window(node, first_run=True)
-                _wait(lambda: welcome.first_run.invite.text().startswith("hearth-")
+                _wait(lambda: welcome.first_run.nick.text() == "ada"
                       and len(welcome.messages.messages) >= 7)
                 _settle()
                 _save(welcome, out / "welcome.png", written)

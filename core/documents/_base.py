@@ -68,7 +68,7 @@ class _DocumentBase:
 
     def __init__(self, root: Object, *, identity: Identity | None = None,
                  clock: Callable[[], int] | None = None, undo: bool = True,
-                 secret: bytes | None = None) -> None:
+                 secret: bytes | None = None, secrets: tuple[bytes, ...] = ()) -> None:
         if root.type != "doc/root":
             raise DocumentError("a document starts from a doc/root object")
         self.root = root
@@ -77,6 +77,9 @@ class _DocumentBase:
         # branch keys published to the whole workspace (`doc/workspace-key`), and editors
         # publish new keys under it while the document is workspace-readable.
         self.secret = secret
+        # Every epoch's secret the holder has (core/membership.py): keys published under an
+        # older one still open; new ones are published under `secret`, the newest.
+        self.secrets = tuple(dict.fromkeys((*filter(None, [secret]), *secrets)))
         self._workspace_keys_taken: set[bytes] = set()  # doc/workspace-key ids opened
         self._clock = clock
         self.track_undo = undo  # an editor wants it; a bulk import need not pay for it

@@ -53,17 +53,19 @@ class Document(_Review, _Comments):
              keys: Iterable[tuple[bytes, int, bytes]] = (),
              snapshots: Iterable[tuple[bytes, bytes, int, bytes, bytes]] = (),
              clock: Callable[[], int] | None = None, undo: bool = True,
-             secret: bytes | None = None) -> Document:
+             secret: bytes | None = None, secrets: tuple[bytes, ...] = ()) -> Document:
         """A document from its objects (any order), the branch keys already known, and
         snapshots written by `snapshot` (so opening does not replay every update). A branch's
         snapshot at its heads is its state; any others of it (taken every so many commits) are
-        where reading the text at an older commit starts from. The workspace `secret` opens
-        the keys published to the workspace."""
+        where reading the text at an older commit starts from. The workspace `secret` (the
+        newest epoch's) and `secrets` (every epoch's held) open the keys published to the
+        workspace."""
         objects = list(objects)
         roots = [o for o in objects if o.type == "doc/root"]
         if len(roots) != 1:
             raise DocumentError("a document needs exactly one doc/root object")
-        document = cls(roots[0], identity=identity, clock=clock, undo=undo, secret=secret)
+        document = cls(roots[0], identity=identity, clock=clock, undo=undo, secret=secret,
+                       secrets=secrets)
         for branch, epoch, key in keys:
             document._add_key(branch, epoch, key)
         document.add(objects)

@@ -11,8 +11,10 @@ capability's) and count only from editors (`_counts`). A new key (a new branch, 
 when an editor leaves) is published under the secret while the document is workspace-readable.
 Making a document private refreshes every branch key, sealed to editors alone, so later commits
 are closed to the rest of the workspace; making it workspace-readable publishes the keys held.
-Membership: when the workspace secret rotates (a later issue: membership epochs), new branch
-keys must be published under the new secret only, so a removed member reads nothing newer.
+Membership epochs (core/membership.py): new keys are published under the newest epoch's secret
+(`secret`) and read under any epoch's (`secrets`); removing a member starts a new epoch, and the
+app refreshes the keys of the workspace-readable documents its holder edits, so the removed
+member reads nothing newer.
 """
 
 from __future__ import annotations
@@ -81,13 +83,15 @@ class _Keys(_RootBranch):
                 continue
             self._workspace_keys_taken.add(obj.id)
             branch = obj.body["branch"]
-            try:
-                key = nacl.secret.SecretBox(workspace_box_key(self.secret, branch)).decrypt(
-                    obj.body["box"], obj.body["nonce"])
-            except nacl.exceptions.CryptoError:
-                continue  # under another workspace's secret, or damaged
-            if len(key) == KEY_SIZE:
-                self._add_key(branch, obj.body["epoch"], key)
+            for secret in self.secrets:
+                try:
+                    key = nacl.secret.SecretBox(workspace_box_key(secret, branch)).decrypt(
+                        obj.body["box"], obj.body["nonce"])
+                except nacl.exceptions.CryptoError:
+                    continue  # under another epoch's or workspace's secret, or damaged
+                if len(key) == KEY_SIZE:
+                    self._add_key(branch, obj.body["epoch"], key)
+                break
 
     def set_visibility(self, identity: Identity, mode: str) -> None:
         """The creator makes the document readable by the whole workspace, or private again.
@@ -159,9 +163,19 @@ class _Keys(_RootBranch):
         epoch = keys[-1][0]
         return epoch, min(k for e, k in keys if e == epoch)
 
-    def refresh_key(self, identity: Identity, branch: str) -> int:
-        """A new key for `branch`, sealed to the current editors: later commits are closed to
-        anyone who only had the earlier keys. Returns the new epoch."""
+    def key_since(self, branch: str) -> int:
+        """When `branch`'s newest key was made (ms; the ts of its newest key object that
+        counts): a workspace epoch that began later calls for a new one."""
+        branch_id = self._branch(branch)
+        return max((o.ts for kind in ("doc/key-refresh", "doc/branch-key")
+                    for o in self._in_root(kind)
+                    if o.body["branch"] == branch_id and self._counts(o)), default=0)
+
+    def refresh_key(self, identity: Identity, branch: str, *,
+                    without: Iterable[bytes] = ()) -> int:
+        """A new key for `branch`, sealed to the current editors (but those `without`: removed
+        from the workspace): later commits are closed to anyone who only had the earlier keys.
+        Returns the new epoch."""
         self._require_editor(identity)
         branch_id = self._branch(branch)
         epoch = 1 + max((o.body["epoch"] for kind in ("doc/key-refresh", "doc/branch-key")
@@ -170,7 +184,7 @@ class _Keys(_RootBranch):
         key = os.urandom(KEY_SIZE)
         self._add_key(branch_id, epoch, key)
         self._root_publish(identity, "doc/key-refresh", {"branch": branch_id, "epoch": epoch})
-        self._seal(identity, branch_id, epoch, key, self.editors())
+        self._seal(identity, branch_id, epoch, key, self.editors() - frozenset(without))
         return epoch
 
     def share(self, branch: str) -> Capability:

@@ -46,6 +46,8 @@ def line(event: str = "message_sent", *, ts: str = f"{DAY}T10:00:00Z", pid: str 
         "message_edited": {"length": 64, "stream": STREAM},
         "thread_reply": {"length": 16, "broadcast": False, "stream": STREAM},
         "doc_comment": {"stream": STREAM},
+        "invite_created": {"uses": "one", "expires": "week"},
+        "member_admitted": {"how": "invite"},
     }
     body = {"event": event, "schema": version_of(event), "ts": ts, "pid": pid} | defaults.get(
         event, {})
@@ -73,6 +75,10 @@ LINES = [
     (edit(line("thread_reply"), '"schema":2', '"schema":2.0'), None),
     (line("doc_comment"), None),
     (edit(line("doc_comment"), '"schema":3', '"schema":3.0'), None),
+    (line("invite_created"), None),
+    (line("invite_created", uses="any", expires="never"), None),
+    (line("member_admitted", how="personal"), None),
+    (edit(line("member_admitted"), '"schema":4', '"schema":4.0'), None),
     ("this is not json", "not_json"),
     (GOOD[:40], "not_json"),
     ("", "not_json"),
@@ -117,6 +123,21 @@ LINES = [
     (edit(line("doc_comment"), f',"stream":"{STREAM}"', ""), "invalid"),
     (edit(GOOD, '"schema":1', '"schema":3'), "invalid"),
     (edit(line("thread_reply"), '"schema":2', '"schema":3'), "invalid"),
+    (line("invite_created", uses=1), "invalid"),
+    (line("invite_created", uses="1"), "invalid"),
+    (line("invite_created", uses=True), "invalid"),
+    (line("invite_created", expires=1_741_000_000_000), "invalid"),
+    (line("invite_created", expires="month"), "invalid"),
+    (line("invite_created", tag="ab" * 16), "invalid"),
+    (edit(line("invite_created"), ',"expires":"week"', ""), "invalid"),
+    (line("invite_created", schema=3), "invalid"),
+    (line("member_admitted", how="code"), "invalid"),
+    (line("member_admitted", how=None), "invalid"),
+    (line("member_admitted", key="ef" * 32), "invalid"),
+    (line("member_admitted", uses="one"), "invalid"),
+    (edit(line("member_admitted"), ',"how":"invite"', ""), "invalid"),
+    (edit(line("doc_comment"), '"schema":3', '"schema":4'), "invalid"),
+    (edit(GOOD, '"schema":1', '"schema":4'), "invalid"),
     (line(ts="2025-02-30T10:00:00Z"), "bad_ts"),
     (line(ts=f"{DAY}T24:00:00Z"), "bad_ts"),
     (line(ts=f"{NEXT}T00:00:00Z"), "wrong_partition"),
@@ -384,6 +405,34 @@ def test_the_report_counts_document_comments_beside_commits(tmp_path, run_report
     assert plot.series["doc_comment"] == [(day, 18)]
     page = (out / "report.html").read_text(encoding="utf-8")
     assert "<td>doc_comment</td><td>18</td><td>6</td>" in page
+
+
+def test_the_report_counts_invites_and_admissions_beside_the_other_events(tmp_path, run_report,
+                                                                          spark):
+    pids = [f"{n:032x}" for n in range(1, 7)]
+    logs = {DAY: [line(pid=p) for p in pids]
+            + [line("invite_created", pid=p, uses=u, expires=x) for p in pids
+               for u, x in (("one", "week"), ("few", "day"))]
+            + [line("member_admitted", pid=p, how="invite") for p in pids * 2]
+            + [line("member_admitted", pid=p, how="personal") for p in pids[:3]]}
+    root = write_logs(tmp_path / "logs", logs)
+    out = tmp_path / "out"
+    report = run_report("--input", str(root), "--output", str(out), "--min-cohort", "5")
+    day = date.fromisoformat(DAY)
+    expected = [(day, "invite_created", 12, 6), (day, "member_admitted", 15, 6),
+                (day, "message_sent", 6, 6)]
+    assert report.summary["bad"]["total"] == 0
+    assert report.outcome.rows["events_daily"] == expected
+    assert report.outcome.rows == _reference.compute(root, min_cohort=5).rows
+    written = spark.read.parquet(str(out / "tables" / "events_daily"))
+    assert sorted((r["event"], r["count"], r["installs"]) for r in written.collect()) == [
+        e[1:] for e in expected]
+    (plot,) = [p for p in report.plots if p.title.startswith("Events per day")]
+    assert plot.series["invite_created"] == [(day, 12)]
+    assert plot.series["member_admitted"] == [(day, 15)]
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "<td>invite_created</td><td>12</td><td>6</td>" in page
+    assert "<td>member_admitted</td><td>15</td><td>6</td>" in page
 
 
 def test_every_event_type_has_its_own_line_in_the_events_plot(synth_report):

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from analytics import synth
-from analytics.events import HEAD_BUCKETS, EventError, validate
+from analytics.events import EXPIRY_BUCKETS, HEAD_BUCKETS, USES_BUCKETS, EventError, validate
 
 REPO = Path(__file__).resolve().parents[2]
 START = date(2025, 3, 3)  # a Monday
@@ -142,12 +142,25 @@ def test_sync_sessions_have_a_long_tail(checked):
 def test_every_schema_version_is_written_doc_comment_beside_doc_commit(checked):
     evs = [e for _, e in events(checked)]
     by_version = Counter(e["schema"] for e in evs)
-    assert set(by_version) == {1, 2, 3}
+    assert set(by_version) == {1, 2, 3, 4}
     kinds = Counter(e["event"] for e in evs)
     assert {e["event"] for e in evs if e["schema"] == 3} == {"doc_comment"}
     assert 0 < kinds["doc_comment"] < kinds["doc_commit"]
     streams = Counter(e["stream"] for e in evs if e["event"] == "doc_comment")
     assert len(streams) > 10  # spread over the installs' streams, not one
+
+
+def test_invites_and_admissions_are_written_rarer_than_comments_in_every_bucket(checked):
+    evs = [e for _, e in events(checked)]
+    kinds = Counter(e["event"] for e in evs)
+    assert {e["event"] for e in evs if e["schema"] == 4} == {"invite_created", "member_admitted"}
+    assert 0 < kinds["invite_created"] < kinds["doc_comment"]
+    assert 0 < kinds["member_admitted"] < kinds["doc_comment"]
+    invites = [e for e in evs if e["event"] == "invite_created"]
+    assert {e["uses"] for e in invites} == set(USES_BUCKETS) == set(synth.USES)
+    assert {e["expires"] for e in invites} == set(EXPIRY_BUCKETS) == set(synth.EXPIRIES)
+    how = Counter(e["how"] for e in evs if e["event"] == "member_admitted")
+    assert set(how) == {"invite", "personal"} and how["invite"] > how["personal"]
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:

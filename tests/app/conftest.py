@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import create_workspace, invite_code, join_member
+from tests.support import create_workspace, join_member
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI_TIMEOUT_S = 60  # generous: a passphrase export runs argon2id
@@ -291,6 +291,13 @@ def _arg(value: str | bytes | os.PathLike) -> str | bytes:
     return value if isinstance(value, str | bytes) else os.fspath(value)
 
 
+def personal_code(hearth: Hearth, inviter: Path, joiner: Path) -> str:
+    """A personal code the member in data folder `inviter` makes for the identity of data
+    folder `joiner` (made there now): `hearth identity show`, then `hearth invite --for KEY`."""
+    key = hearth("identity", "show", data=joiner).line
+    return hearth("invite", "--for", key, data=inviter).line
+
+
 # Fixtures ----------------------------------------------------------------------------------------
 
 @pytest.fixture
@@ -319,6 +326,6 @@ def alice(tmp_path: Path):
 
 @pytest.fixture
 def bob(tmp_path: Path, alice):
-    """The Paths of bob, who joined alice's workspace with her invite code (tmp_path/bob)."""
-    return join_member(tmp_path, invite_code(alice), "bob", "bob")
+    """The Paths of bob, who joined alice's workspace with a personal code (tmp_path/bob)."""
+    return join_member(tmp_path, alice, "bob", "bob")
 

@@ -16,7 +16,7 @@ from app.workspace import Workspace
 from storage import Replica
 from tests.support import FakeClock
 
-from .conftest import Hearth
+from .conftest import Hearth, personal_code
 from .test_cli import _id, member_of
 
 WHEN = r"\d{4}-\d\d-\d\d \d\d:\d\d"
@@ -225,8 +225,8 @@ def test_reading_an_unknown_channel_is_refused(hearth: Hearth, alice: Path) -> N
 
 def test_an_empty_read_after_joining_says_to_sync(hearth: Hearth, alice: Path,
                                                   tmp_path: Path) -> None:
-    code = hearth("invite", data=alice).line
     bob = tmp_path / "bob"
+    code = personal_code(hearth, alice, bob)
     _id(hearth("join-workspace", code, "--nick", "bob", data=bob).line)
     run = hearth("read", "general", data=bob)
     assert run.stdout == ""
@@ -323,8 +323,8 @@ def test_whoami_shows_the_workspace_name(hearth: Hearth, tmp_path: Path) -> None
     assert hearth("whoami", "--json", data=ada).json()["name"] == "Team Plans"
 
     # Joined: the folder's name until the genesis arrives by sync, then the creator's.
-    code = hearth("invite", data=ada).line
     bea = tmp_path / "bea"
+    code = personal_code(hearth, ada, bea)
     hearth("join-workspace", code, "--nick", "bea", "--workspace", "team", data=bea)
     assert hearth("whoami", "--json", "--workspace", "team", data=bea).json()["name"] == "team"
     assert hearth("whoami", "--workspace", "team", data=bea).stdout.splitlines()[1] == \

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from app import sharing
+from app import joining, sharing
 from app.paths import Paths
 from app.workspace import Workspace
 from core import kinds
@@ -87,7 +87,8 @@ def test_200_calls_leak_no_file_descriptor_thread_handler_or_setting(
         commands[n % len(commands)](n)
     for n in range(2):  # into a fresh member each time: the helper process starts, and stops
         target = tmp_path / f"fresh{n}"
-        code = sharing.invite(Paths.resolve(big, "default")).encode()
+        code = sharing.invite_for(Paths.resolve(big, "default"),
+                                  joining.identity_key(Paths.resolve(target, "default")))
         hearth("join-workspace", code, "--nick", f"fresh{n}", data=target)
         assert hearth("import", bundle, "--json", data=target).json()["added"] >= 600
     assert hearth.calls["process"] == 0

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import Hearth, InProcessHearth
+from .conftest import Hearth, InProcessHearth, personal_code
 from .test_sync_cli import digest, serving, texts
 
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -105,7 +105,7 @@ def test_sharing_commands_as_processes(hearth_process: Hearth, tmp_path: Path) -
     """invite and join-workspace, export and import, serve and sync --once."""
     a, b = tmp_path / "a", tmp_path / "b"
     hearth_process("init", "--nick", "alice", data=a)
-    code = hearth_process("invite", data=a).line
+    code = personal_code(hearth_process, a, b)
     hearth_process("join-workspace", code, "--nick", "bob", data=b)
     hearth_process("post", "general", "bundled", data=a)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import Hearth
+from .conftest import Hearth, personal_code
 
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
@@ -120,8 +120,8 @@ def test_sharing_a_branch_and_editing_rights_between_people(hearth: Hearth, alic
     hearth("doc", "write", doc, "--text", "public plan", data=alice)
     hearth("doc", "fork", doc, "--from", "main", "--name", "private", data=alice)
     hearth("doc", "write", doc, "--branch", "private", "--text", "private plan", data=alice)
-    code = hearth("invite", data=alice).line
     bob = tmp_path / "bob"
+    code = personal_code(hearth, alice, bob)
     hearth("join-workspace", code, "--nick", "bob", data=bob)
     bob_key = _key(hearth, bob)
     _ship(hearth, alice, bob, tmp_path, "one")
@@ -164,8 +164,8 @@ def test_visibility_asking_to_edit_accepting_and_restoring(hearth: Hearth, alice
     assert hearth("doc", "visibility", secret, data=alice).line == "private"
     first = _id(hearth("doc", "write", doc, "--text", "agenda", data=alice).line)
     hearth("doc", "write", secret, "--text", "figures", data=alice)
-    code = hearth("invite", data=alice).line
     bob = tmp_path / "bob"
+    code = personal_code(hearth, alice, bob)
     hearth("join-workspace", code, "--nick", "bob", data=bob)
     bob_key = _key(hearth, bob)
     _ship(hearth, alice, bob, tmp_path, "one")

@@ -20,7 +20,7 @@ from app.documents import Documents, MergeConflicts
 from app.workspace import Workspace, WorkspaceError
 from tests.support import TIMEOUT_S, Cluster, create_workspace
 
-from .conftest import Hearth
+from .conftest import Hearth, personal_code
 
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
 CONFLICT_EXIT = 3
@@ -136,7 +136,7 @@ def test_both_members_read_the_same_text_after_the_merge_syncs(hearth: Hearth, a
     hearth("doc", "write", doc, "--text", "# Roadmap\n\nQ1: editor\n", data=ada)
     hearth("doc", "fork", doc, "--from", "main", "--name", "alt", data=ada)
     bob = tmp_path / "bob"
-    hearth("join-workspace", hearth("invite", data=ada).line, "--nick", "bob", data=bob)
+    hearth("join-workspace", personal_code(hearth, ada, bob), "--nick", "bob", data=bob)
     bob_key = hearth("whoami", "--json", data=bob).json()["key"]
     hearth("doc", "editors", doc, "--add", bob_key, data=ada)
     _ship(hearth, ada, bob, tmp_path, "one")
@@ -177,7 +177,7 @@ def test_diff_between_refs_prints_a_unified_diff_and_json_hunks_with_authors(
     first = _id(hearth("doc", "write", doc, "--text", "alpha\nbeta\ngamma\n", data=ada).line)
     hearth("doc", "tag", doc, "v1", data=ada)
     bob = tmp_path / "bob"
-    hearth("join-workspace", hearth("invite", data=ada).line, "--nick", "bob", data=bob)
+    hearth("join-workspace", personal_code(hearth, ada, bob), "--nick", "bob", data=bob)
     bob_key = hearth("whoami", "--json", data=bob).json()["key"]
     ada_key = hearth("whoami", "--json", data=ada).json()["key"]
     hearth("doc", "editors", doc, "--add", bob_key, data=ada)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app import sharing
+from app import joining, sharing
 from app.invite import Invite
 from app.node import Node, NodeEvent, NodeStopped
 from app.paths import Paths, workspaces
@@ -115,7 +115,12 @@ def test_channel_state_topic_members_and_nicknames(cluster: Cluster):
         result(facade.state("nobody-posted-here"))
     assert facade.info.key == a.key == facade.key
     assert facade.info.folder == pa.workspace and facade.info.data == pa.data
-    assert result(facade.invite()) == sharing.invite(pa).encode()
+    code = result(facade.invite(uses=2))
+    assert Invite.decode(code).workspace == facade.info.workspace_id
+    (listed,) = result(facade.invites())
+    assert (listed.uses, listed.used, listed.creator) == (2, 0, a.key)
+    assert [(m.key, m.nick, m.admin) for m in result(facade.workspace_members())] == [
+        (a.key, "alice l.", True)]
 
 
 def test_my_posts_are_pending_until_a_peer_has_them(cluster: Cluster):
@@ -222,9 +227,9 @@ def test_leave_workspace_refuses_the_running_one_and_removes_a_stopped_one(clust
 
 def test_a_joined_workspace_is_named_once_its_genesis_arrives(cluster: Cluster, tmp_path: Path):
     (pa,) = cluster.members(1)  # alice's, named "default" by its creator
-    code = sharing.invite(pa).encode()
     mine = Paths.resolve(tmp_path / "me", "default")
     Workspace.init(mine, "me", name="Home").close()
+    code = sharing.invite_for(pa, joining.identity_key(mine))
     folder = join_by_invite(mine.data, code, "bob")
     assert folder == joined_folder(Invite.decode(code).workspace)
     assert join_by_invite(mine.data, code, "bob") == folder  # already here: kept

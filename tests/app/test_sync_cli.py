@@ -171,10 +171,12 @@ def test_serve_refuses_a_busy_port_a_busy_data_folder_and_a_missing_workspace(
 # invite / join-workspace ----------------------------------------------------------------------
 
 def test_invite_and_join_workspace_round_trip(hearth: Hearth, tmp_path: Path):
-    a, b = tmp_path / "a", tmp_path / "b"
+    a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
     workspace = hearth("init", "--nick", "alice", data=a).line
-    code = hearth("invite", data=a).line
-    assert code.startswith("hearth-")
+    made = hearth("invite", "--uses", "1", "--expires", "7d", "--json", data=a).json()
+    code = made["code"]
+    assert code.startswith("hearth-") and made["uses"] == 1 and made["expires"]
+    assert a.joinpath("workspaces", "default", "secret.key").read_bytes().hex() not in code
 
     broken = {
         "truncated": code[:-7],
@@ -188,12 +190,53 @@ def test_invite_and_join_workspace_round_trip(hearth: Hearth, tmp_path: Path):
         assert "invite code" in error, (what, error)
         assert not replica_path(b).exists(), f"a {what} code left a replica behind"
 
-    assert hearth("join-workspace", f"  {code.upper()}\n", "--nick", "bob", data=b).line \
-        == workspace
-    me = hearth("whoami", "--json", data=b).json()
-    assert me["workspace"] == workspace and me["nick"] == "bob" and not me["admin"]
-    error = hearth.fails("join-workspace", code, "--nick", "bob", data=b)
-    assert "already exists" in error
+    with serving(hearth, a) as serve:
+        assert hearth("join-workspace", f"  {code.upper()}\n", "--nick", "bob", "--peer",
+                      serve.address, data=b).line == workspace
+        secret = b / "workspaces" / "default" / "secret.key"
+        assert secret.stat().st_mode & 0o777 == 0o600
+        me = hearth("whoami", "--json", data=b).json()
+        assert me["workspace"] == workspace and me["nick"] == "bob" and not me["admin"]
+        assert "already exists" in hearth.fails("join-workspace", code, "--nick", "bob",
+                                                "--peer", serve.address, data=b)
+        # Used once: the next person is refused, and nothing of theirs is left behind.
+        error = hearth.fails("join-workspace", code, "--nick", "carol", "--peer",
+                             serve.address, data=c)
+        assert error == "hearth: this invite is used up"
+        assert not replica_path(c).exists()
+        # A revoked invite admits no one.
+        other = hearth("invite", data=a).line
+        hearth("invite", "--revoke", other, data=a)
+        error = hearth.fails("join-workspace", other, "--nick", "carol", "--peer",
+                             serve.address, data=c)
+        assert error == "hearth: this invite was revoked"
+        assert serve.terminate() == 0
+
+    members = hearth("workspace", "members", "--json", data=a).json()
+    assert [(m["nick"], m["admin"], m["admitted_by_nick"]) for m in members] == [
+        ("alice", True, None), ("bob", False, "alice")]
+    assert members[1]["invite"] == made["id"] and members[1]["key"] == me["key"]
+    listed = {i["id"]: i for i in hearth("invite", "--list", "--json", data=a).json()}
+    assert (listed[made["id"]]["used"], listed[made["id"]]["state"]) == (1, "used up")
+    assert [i["state"] for i in listed.values()].count("revoked") == 1
+    assert "alice" in hearth("workspace", "members", data=a).stdout
+
+
+def test_a_personal_code_admits_its_person_alone_with_no_one_online(
+        hearth: Hearth, tmp_path: Path):
+    a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    hearth("init", "--nick", "alice", data=a)
+    key = hearth("identity", "show", data=b).line
+    assert hearth("identity", "show", data=b).line == key  # made once, then the same
+    code = hearth("invite", "--for", key, data=a).line
+    hearth("identity", "show", data=c)
+    assert "another person's key" in hearth.fails("join-workspace", code, data=c)
+    assert not replica_path(c).exists()
+    hearth("join-workspace", code, "--nick", "bob", data=b)
+    assert "no workspace" not in hearth("whoami", data=b).stdout
+    members = hearth("workspace", "members", "--json", data=a).json()
+    assert members[1]["key"] == key and members[1]["invite"] is None
+    assert "cannot invite that key" in hearth.fails("invite", "--for", "ab" * 32, data=a)
 
 
 # export / import ------------------------------------------------------------------------------

@@ -211,6 +211,22 @@ BODIES = {
         {"channel": names(64), "target": ids, "hidden": st.booleans(),
          "reason": st.text(NAME_CHARS, min_size=1, max_size=256)}
     ),
+    "invite/create": st.fixed_dictionaries(
+        {"tag": st.binary(min_size=16, max_size=16), "uses": epochs, "expires": epochs,
+         "nonce": st.binary(min_size=24, max_size=24), "box": st.binary(max_size=256)}
+    ),
+    "invite/revoke": st.fixed_dictionaries({"invite": ids}),
+    "member/admit": st.fixed_dictionaries({"key": ids, "invite": st.none() | ids}),
+    "member/remove": st.fixed_dictionaries(
+        {"key": ids, "reason": st.text(NAME_CHARS, max_size=256)}
+    ),
+    "member/kept": st.fixed_dictionaries(
+        {"removal": ids, "ids": st.lists(ids, min_size=1, max_size=8, unique=True)}
+    ),
+    "workspace/key": st.fixed_dictionaries(
+        {"epoch": epochs, "check": st.binary(min_size=16, max_size=16), "recipient": ids,
+         "sealed": st.binary(max_size=256)}
+    ),
 }
 
 unknown_kinds = st.just(UNKNOWN) | st.text(
@@ -619,6 +635,13 @@ VALID = {
     "doc/comment": {"epoch": 0, "nonce": bytes(24), "box": b"box"},
     "mod/role": {"channel": "general", "key": ID1, "role": "moderator", "reason": "helps"},
     "mod/hide": {"channel": "general", "target": ID1, "hidden": True, "reason": "spam"},
+    "invite/create": {"tag": ID1[:16], "uses": 3, "expires": 1_700_000_000_000,
+                      "nonce": ID1[:24], "box": b"b" * 48},
+    "invite/revoke": {"invite": ID1},
+    "member/admit": {"key": ID1, "invite": ID1},
+    "member/remove": {"key": ID1, "reason": "left the team"},
+    "member/kept": {"removal": ID1, "ids": [ID1]},
+    "workspace/key": {"epoch": 0, "check": ID1[:16], "recipient": ID1, "sealed": b"s" * 80},
 }
 MANY = [bytes([i]) * 32 for i in range(65)]
 
@@ -669,6 +692,13 @@ EDGES = [
     ("mod/hide", "hidden", False),
     ("mod/hide", "reason", "x"),
     ("mod/hide", "reason", "😀" * 256),
+    ("invite/create", "uses", 0),
+    ("invite/create", "expires", 0),
+    ("invite/create", "box", b""),
+    ("member/admit", "invite", None),
+    ("workspace/key", "sealed", b""),
+    ("member/remove", "reason", ""),
+    ("member/kept", "ids", [bytes([n % 256, n // 256]) * 16 for n in range(1024)]),
 ]
 
 # (kind, field, value): out of the documented limits -> bad_body
@@ -819,6 +849,24 @@ OUT_OF_LIMITS = [
     ("mod/hide", "reason", "r" * 257),
     ("mod/hide", "reason", "\u202espam"),
     ("mod/hide", "reason", b"spam"),
+    ("invite/create", "tag", ID1),
+    ("invite/create", "uses", -1),
+    ("invite/create", "expires", None),
+    ("invite/create", "nonce", ID1[:16]),
+    ("invite/create", "box", b"b" * 257),
+    ("invite/revoke", "invite", ID1[:31]),
+    ("member/admit", "key", None),
+    ("member/admit", "invite", ID1.hex()),
+    ("workspace/key", "epoch", -1),
+    ("workspace/key", "recipient", ID1[:31]),
+    ("workspace/key", "sealed", b"s" * 257),
+    ("workspace/key", "check", ID1),
+    ("member/remove", "reason", "a\nb"),
+    ("member/remove", "key", None),
+    ("member/kept", "ids", []),
+    ("member/kept", "ids", [ID1, ID1]),
+    ("member/kept", "ids", [bytes([n % 256, n // 256]) * 16 for n in range(1025)]),
+    ("member/kept", "removal", ID1[:31]),
 ]
 
 

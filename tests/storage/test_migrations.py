@@ -247,3 +247,26 @@ def test_version_6_forgets_tombstones_taken_on_a_peers_word(tmp_path, world, peo
         assert count == upgraded.count()
         assert [m.text for m in upgraded.messages("general")] == ["kept"]
         assert_healthy(upgraded)
+
+
+def test_version_9_file_lists_the_membership_objects_it_held(tmp_path, world, people):
+    """A version-9 Hearth stored invites and admissions from newer peers without reading them;
+    version 10 lists those of the workspace stream (and only those) for the membership view."""
+    alice = people["alice"]
+    path = tmp_path / "v9.sqlite"
+    rep = new_replica(path, world)
+    admit = world.publish(world.root, "member/admit", world.ws,
+                          {"key": alice.public_key, "invite": None})
+    elsewhere = world.publish(world.root, "member/admit", world.channel("general"),
+                              {"key": alice.public_key, "invite": None})
+    add(rep, admit, elsewhere)
+    assert [o.id for o in rep.membership.objects()] == [admit.id]
+    rep.close()
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("DROP TABLE membership")
+    conn.execute("PRAGMA user_version = 9")
+    conn.close()
+
+    with Replica(path, clock=FakeClock(T0)) as upgraded:
+        assert _user_version(path) == SCHEMA_VERSION
+        assert [o.id for o in upgraded.membership.objects()] == [admit.id]

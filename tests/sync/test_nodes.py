@@ -19,9 +19,8 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from app import sharing
-from app.invite import Invite
 from app.node import Node, NodeError, NodeLocked
+from app.paths import Paths
 from app.workspace import Workspace
 from core import kinds
 from core.encoding import object_id
@@ -120,7 +119,7 @@ def test_new_member_catches_up_with_a_long_history(cluster: Cluster):
     with Workspace.open(pa) as ws:
         for k in range(history):
             ws.post(CHANNEL, f"history {k}")
-    pb = join_member(cluster.root, sharing.invite(pa).encode(), "newcomer", "nina")
+    pb = join_member(cluster.root, pa, "newcomer", "nina")
     a = cluster.start(pa)
     b = cluster.start(pb, peers=[a])
     wait_converged([a, b], timeout=120)
@@ -134,7 +133,7 @@ def test_same_identity_on_two_computers_syncs(cluster: Cluster):
     desktop.mkdir()
     (desktop / "identity.key").write_bytes(pa.identity.read_bytes())
     (desktop / "identity.key").chmod(0o600)
-    pb = join_member(cluster.root, sharing.invite(pa).encode(), "desktop", "alice")
+    pb = join_member(cluster.root, pa, "desktop", "alice")
     a = cluster.start(pa)
     b = cluster.start(pb, peers=[a])
     assert a.key == b.key
@@ -190,9 +189,12 @@ def test_computer_without_the_secret_can_neither_read_nor_write(
     # An outsider with a workspace of its own, and one who joined with a tampered code
     # (right workspace id and root, wrong secret).
     px = create_workspace(tmp_path, "x", "mallory")
-    real = sharing.invite(pa)
-    forged = Invite(bytes(b ^ 0x5A for b in real.secret), real.workspace, real.root)
-    py = join_member(tmp_path, forged.encode(), "y", "trudy")
+    real = pa.secret.read_bytes()
+    py = Paths.resolve(tmp_path / "y", "default")
+    with Workspace.open(pa) as ws:
+        workspace, root = ws.id, ws.replica.workspace.root
+    Workspace.create(py, "trudy", secret=bytes(b ^ 0x5A for b in real), workspace=workspace,
+                     root=root).close()
 
     a = cluster.start(pa, reconcile_interval=1.0)
     b = cluster.start(pb, peers=[a], reconcile_interval=1.0)

@@ -32,11 +32,10 @@ from PySide6.QtWidgets import (  # noqa: E402
     QWidget,
 )
 
-from app import sharing  # noqa: E402
 from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
-from tests.support import FakeClock  # noqa: E402
+from tests.support import FakeClock, join  # noqa: E402
 from tests.ui.test_window import (  # noqa: E402, F401
     WAIT_MS,
     pair,
@@ -111,7 +110,7 @@ def namesakes(tmp_path):
     a = Paths.resolve(tmp_path / "a", "default")
     b = Paths.resolve(tmp_path / "b", "default")
     Workspace.init(a, "ada").close()
-    sharing.join_workspace(b, sharing.invite(a).encode(), nick="ada")
+    join(a, b, nick="ada")
     node_a = start_node(a)
     node_b = start_node(b, peers=[("127.0.0.1", node_a.port)])
     yield node_a, node_b
@@ -145,7 +144,7 @@ def test_a_message_is_pending_until_a_peer_has_it(qtbot, tmp_path):
     a = Paths.resolve(tmp_path / "a", "default")
     b = Paths.resolve(tmp_path / "b", "default")
     Workspace.init(a, "ada").close()
-    sharing.join_workspace(b, sharing.invite(a).encode(), nick="bob")
+    join(a, b, nick="bob")
     node_a = start_node(a)  # alone: nobody to deliver to
     node_b = None
     try:
@@ -637,7 +636,7 @@ def test_the_sending_mark_sits_after_the_text_or_below_it_and_only_while_pending
     a = Paths.resolve(tmp_path / "a", "default")
     b = Paths.resolve(tmp_path / "b", "default")
     Workspace.init(a, "ada").close()
-    sharing.join_workspace(b, sharing.invite(a).encode(), nick="bob")
+    join(a, b, nick="bob")
     node_a = start_node(a)  # alone: nobody to deliver to
     node_b = None
     try:

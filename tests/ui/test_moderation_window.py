@@ -17,10 +17,10 @@ from PySide6.QtCore import QRect, Qt  # noqa: E402
 from PySide6.QtGui import QPalette  # noqa: E402
 from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
-from app import sharing  # noqa: E402
 from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.records import Message, ModAction  # noqa: E402
+from tests.support import join  # noqa: E402
 from tests.ui.test_window import WAIT_MS, pair, result, texts, window  # noqa: E402, F401
 from ui import _rows, models, theme  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
@@ -34,7 +34,7 @@ ADA, BOB, POST = bytes([1]) * 32, bytes([2]) * 32, bytes([3]) * 32
 def carol(tmp_path, pair):  # noqa: F811
     """A third member, carol, who moderates nothing, syncing with ada."""
     paths = Paths.resolve(tmp_path / "c", "default")
-    sharing.join_workspace(paths, sharing.invite(pair[0].paths).encode(), nick="carol")
+    join(pair[0].paths, paths, nick="carol")
     node = Node(paths, interfaces=["127.0.0.1"], mdns=False, reconcile_interval=None,
                 peers=[("127.0.0.1", pair[0].port)]).start()
     yield node

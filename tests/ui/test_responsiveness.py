@@ -11,11 +11,11 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import QTimer  # noqa: E402
 
-from app import sharing  # noqa: E402
 from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
 from storage import Replica  # noqa: E402
+from tests.support import join  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -29,7 +29,7 @@ def test_gui_thread_is_not_blocked_during_a_large_sync(qtbot, tmp_path):
     a = Paths.resolve(tmp_path / "a", "default")
     b = Paths.resolve(tmp_path / "b", "default")
     Workspace.init(a, "ada").close()
-    sharing.join_workspace(b, sharing.invite(a).encode(), nick="bob")
+    join(a, b, nick="bob")
     with Replica(b.replica) as replica:
         raws = posts(MESSAGES, channels=1, authors=20, workspace=replica.workspace.id)
         for start in range(0, MESSAGES, 2000):

@@ -10,10 +10,10 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import Qt  # noqa: E402
 
-from app import sharing  # noqa: E402
 from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
+from tests.support import join  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 
 WAIT_MS = 20_000  # generous: latency belongs in the benchmarks
@@ -29,7 +29,7 @@ def pair(tmp_path):
     a = Paths.resolve(tmp_path / "a", "default")
     b = Paths.resolve(tmp_path / "b", "default")
     Workspace.init(a, "ada").close()
-    sharing.join_workspace(b, sharing.invite(a).encode(), nick="bob")
+    join(a, b, nick="bob")
     node_a = Node(a, interfaces=["127.0.0.1"], mdns=False, reconcile_interval=None).start()
     node_b = Node(b, interfaces=["127.0.0.1"], mdns=False, reconcile_interval=None,
                   peers=[("127.0.0.1", node_a.port)]).start()
@@ -162,7 +162,8 @@ def test_screenshot_command_renders_the_views(tmp_path):
     shots = sorted(p.name for p in out.glob("*.png"))
     assert shots == ["channel-dark.png", "channel.png", "doc-comments.png", "doc-diff.png",
                      "doc-merge-conflict.png", "documents.png", "empty-channel.png",
-                     "peers.png", "search.png", "settings.png", "thread.png", "welcome.png"]
+                     "invite.png", "members.png", "peers.png", "search.png", "settings.png",
+                     "thread.png", "welcome.png"]
     from PySide6.QtGui import QColor, QImage
 
     lightness = {}
@@ -213,11 +214,10 @@ def test_unread_counts_rise_clear_and_survive_a_restart(qtbot, tmp_path, pair):
         restarted.stop()
 
 
-def test_settings_change_the_nickname_and_show_the_invite(qtbot, window, pair):
+def test_settings_change_the_nickname(qtbot, window, pair):
     dialog = window.show_settings()
     assert dialog.objectName() == "settingsDialog"
-    qtbot.waitUntil(lambda: dialog.invite.text().startswith("hearth-"), timeout=WAIT_MS)
-    assert dialog.nick.text() == "ada"
+    qtbot.waitUntil(lambda: dialog.nick.text() == "ada", timeout=WAIT_MS)
     with qtbot.waitSignal(dialog.saved, timeout=WAIT_MS):
         dialog.nick.setText("ada l.")
         dialog.save_nick()

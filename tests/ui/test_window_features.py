@@ -12,11 +12,11 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QWidget  # noqa: E402
 
-from app import sharing  # noqa: E402
 from app.node import Node  # noqa: E402
 from app.paths import Paths, workspaces  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
 from ui.app import Controller  # noqa: E402
+from ui.invite_dialog import InviteDialog  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 from ui.single_instance import ask_running_to_raise  # noqa: E402
 
@@ -38,8 +38,25 @@ def test_first_run_panel_sets_the_nickname_and_shows_the_invite(qtbot, tmp_path)
         win.show()
         panel = win.first_run
         assert panel is not None and panel.isVisible()
-        qtbot.waitUntil(lambda: panel.invite.text().startswith("hearth-"), timeout=WAIT_MS)
-        assert panel.invite.text() == sharing.invite(paths).encode()
+        qtbot.waitUntil(lambda: panel.nick.text() == "someone", timeout=WAIT_MS)
+        # Inviting is asked for: the panel opens the invite dialog, and made no invite itself.
+        qtbot.mouseClick(panel.findChild(QWidget, "firstRunInvite"), Qt.MouseButton.LeftButton)
+        dialog = win.findChild(InviteDialog)
+        assert dialog is not None and dialog.isVisible()
+        qtbot.waitUntil(dialog.empty.isVisible, timeout=WAIT_MS)
+        assert result(node.facade.invites()) == []
+        dialog.close()
+        # Joining: a member's address, if given, must be HOST:PORT; it goes along.
+        joins = []
+        panel.joinRequested.connect(lambda *args: joins.append(args))
+        panel.code.setText("hearth-some-code")
+        panel.address.setText("nowhere")
+        qtbot.keyClick(panel.address, Qt.Key.Key_Return)
+        assert joins == [] and "HOST:PORT" in panel.error.text()
+        panel.address.setText("192.168.1.20:7654")
+        qtbot.keyClick(panel.address, Qt.Key.Key_Return)
+        assert joins == [("hearth-some-code", "someone", "192.168.1.20:7654")]
+        assert panel.error.text() == ""
         panel.nick.setText("grace")
         with qtbot.waitSignal(panel.nicknameSaved, timeout=WAIT_MS):
             panel.save_nick()
@@ -53,22 +70,29 @@ def test_join_by_code_switch_and_leave_a_workspace(qtbot, tmp_path):
     ada = Paths.resolve(tmp_path / "ada", "default")
     with Workspace.init(ada, "ada") as ws:
         ws.post("general", "from ada's workspace")
-    code = sharing.invite(ada).encode()
     mine = Paths.resolve(tmp_path / "me", "default")
     Workspace.init(mine, "me").close()
     ada_node = local_node(ada).start()
+    # An invite for one person: ada's computer admits whoever proves the code to it.
+    code = result(ada_node.facade.invite(1, 0))
+    address = f"127.0.0.1:{ada_node.port}"
     controller = Controller(mine, lambda p: Node(p, interfaces=["127.0.0.1"], mdns=False,
                                                  reconcile_interval=None,
                                                  peers=[("127.0.0.1", ada_node.port)]))
     try:
         controller.start(controller._make_node(mine).start())
         assert controller.window.first_run is None  # not a first run
+        with qtbot.waitSignal(controller.warned, timeout=WAIT_MS) as warned:
+            controller.join(code, "grace", "no address")
+        assert "address" in warned.args[0] and workspaces(mine.data) == ["default"]
         with qtbot.waitSignal(controller.opened, timeout=WAIT_MS):
-            controller.join(code, "grace")
+            controller.join(code, "grace", address)
             assert not controller.window.isEnabled()  # the work runs off the GUI thread
         joined = controller.paths.workspace
         assert joined.startswith("ws-") and set(workspaces(mine.data)) == {"default", joined}
         assert controller.node.facade.info.folder == joined
+        qtbot.waitUntil(lambda: [m.nick for m in result(ada_node.facade.workspace_members())]
+                        == ["ada", "grace"], timeout=WAIT_MS)
         win = controller.window
         assert win.isEnabled()
         qtbot.waitUntil(lambda: "from ada's workspace" in [m.text for m in win.messages.messages],

@@ -167,10 +167,10 @@ def test_empty_states_say_what_to_do_and_leave_when_things_arrive(qtbot, tmp_pat
         qtbot.waitUntil(lambda: "No documents yet" not in shown_text()
                         and win.document_list.count() == 1, timeout=WAIT_MS)
         # A peer connects: nobody is being looked for any more.
-        from app import sharing
+        from tests.support import join
 
         b = Paths.resolve(tmp_path / "b", "default")
-        sharing.join_workspace(b, sharing.invite(a).encode(), nick="bob")
+        join(a, b, nick="bob")
         other = Node(b, interfaces=["127.0.0.1"], mdns=False, reconcile_interval=None,
                      peers=[("127.0.0.1", node.port)]).start()
         win.show_channel("general")

@@ -1,0 +1,154 @@
+"""Inviting people and joining a workspace (app.membership holds the rules, sync.service the
+join session).
+
+`hearth invite` makes an invite: a code for the person and its signed half for the members'
+nodes. `hearth join-workspace CODE --peer HOST:PORT` creates this computer's replica and opens
+a join session with a member's node, which checks the invite and admits: it signs my admission
+and seals the workspace secret to my key; the session then syncs like any other, and the
+secret that arrived sealed is kept (0600). If no member admits me, the new replica is removed:
+nothing half-joined stays behind. A personal code (`hearth invite --for KEY`) holds the secret
+sealed to my key already, so joining with it needs no one online.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from core.identity import Identity, IdentityError
+
+from .errors import WorkspaceError
+from .invite import Invite
+from .membership import invite_tag, join_key
+from .paths import Paths
+from .workspace import Workspace, load_or_create_identity
+
+JOIN_TIMEOUT_S = 60.0
+NOT_ADMITTED = "not admitted"  # sync.service.NOT_ADMITTED, without importing sync
+
+
+def invite(paths: Paths, *, uses: int = 0, expires_ms: int = 0) -> tuple[str, bytes]:
+    """A new invite of the workspace: its code and its signed half's id."""
+    with Workspace.open(paths) as ws:
+        return ws.create_invite(uses=uses, expires_ms=expires_ms)
+
+
+def invite_for(paths: Paths, key: bytes) -> str:
+    """A personal code for the person whose identity key is `key`."""
+    with Workspace.open(paths) as ws:
+        return ws.invite_for(key)
+
+
+def join_workspace(paths: Paths, code: str, *, nick: str | None = None,
+                   peers: Iterable[tuple[str, int]] = (), mdns: bool = True,
+                   interfaces: list[str] | None = None,
+                   timeout: float = JOIN_TIMEOUT_S) -> bytes:
+    """Create this computer's replica of the workspace an invite code names; returns its id.
+    An invite's code is proven to a member's node: the first of `peers`, then of the nodes
+    mDNS finds on this network (on `interfaces`), that admits me; a personal code needs
+    none. Raises WorkspaceError (InviteError for a bad code)."""
+    invitation = Invite.decode(code)
+    if invitation.personal:
+        secret = _open_personal(paths, invitation)
+        Workspace.create(paths, nick, secret=secret, workspace=invitation.workspace,
+                         root=invitation.root).close()
+        return invitation.workspace
+    existed = paths.workspace_dir.exists()
+    ws = Workspace.create(paths, nick, secret=None, workspace=invitation.workspace,
+                          root=invitation.root)
+    try:
+        reasons: list[str] = []
+        tried: list[tuple[str, int]] = []
+        for found in (list(peers), _browse(mdns, interfaces)):
+            for host, port in found:
+                if (host, port) in tried:
+                    continue
+                tried.append((host, port))
+                reason = _join_over(ws, invitation.seed, host, port, timeout)
+                if reason is None and ws.keep_secret():
+                    return invitation.workspace
+                reasons.append(reason or f"{host}:{port} did not admit this computer")
+        if not tried:
+            raise WorkspaceError("found no member's computer on this network; ask a member "
+                                 "for its address and add --peer HOST:PORT")
+        raise WorkspaceError(_refusal(reasons))
+    except BaseException:
+        ws.close()
+        if existed:  # a folder that held something else already: only what this made goes
+            for made in (paths.replica, *_sidecars(paths.replica)):
+                made.unlink(missing_ok=True)
+        else:
+            shutil.rmtree(paths.workspace_dir, ignore_errors=True)
+        raise
+    finally:
+        ws.close()
+
+
+def _sidecars(replica: Path) -> list[Path]:
+    return [replica.with_name(replica.name + suffix) for suffix in ("-wal", "-shm")]
+
+
+def _open_personal(paths: Paths, invitation: Invite) -> bytes:
+    if not paths.identity.exists():
+        raise WorkspaceError("this code was made for someone's key, and this data folder has "
+                             "no identity yet; run `hearth identity show` here, send that key to "
+                             "the member, and ask for a code again")
+    identity = Identity.load(paths.identity)
+    try:
+        return identity.unseal(invitation.sealed)
+    except IdentityError:
+        raise WorkspaceError("this code was made for another person's key (see "
+                             "`hearth identity show` for this computer's)") from None
+
+
+def _browse(mdns: bool, interfaces: list[str] | None) -> Iterator[tuple[str, int]]:
+    """The addresses Hearth nodes advertise on this network (looked for only when needed)."""
+    if mdns:
+        from sync.discovery import async_browse
+
+        yield from asyncio.run(async_browse(interfaces=interfaces))
+
+
+def _refusal(reasons: list[str]) -> str:
+    """What to tell the person: a member's refusal (expired, used up...) before the rest."""
+    said = [r.split(f"{NOT_ADMITTED}: ", 1)[1] for r in reasons if NOT_ADMITTED in r] \
+        or reasons
+    return "; ".join(dict.fromkeys(said))
+
+
+def _join_over(ws: Workspace, seed: bytes, host: str, port: int, timeout: float) -> str | None:
+    """One join session with the node at host:port; None when it ran, else why it failed."""
+    from sync.peers import PeerBook
+    from sync.service import SyncFailed, SyncService, join_path
+
+    service = SyncService(ws.replica, ws.identity, join_key(seed), mdns=False,
+                          peers=PeerBook(ws.paths.workspace_dir / "peers.json"),
+                          reconcile_interval=None)
+    try:
+        asyncio.run(service.async_sync_once(host, port, timeout=timeout,
+                                            path=join_path(invite_tag(seed))))
+    except SyncFailed as exc:
+        said = str(exc)
+        if f"{NOT_ADMITTED}: " in said:  # a member's node refused: say its reason alone
+            return f"{host}:{port} {NOT_ADMITTED}: {said.split(f'{NOT_ADMITTED}: ', 1)[1]}"
+        return said
+    return None
+
+
+def identity_key(paths: Paths) -> bytes:
+    """This data folder's identity key (made now if there is none): what a personal code is
+    made for."""
+    return load_or_create_identity(paths).public_key
+
+
+def parse_peer(text: str) -> tuple[str, int]:
+    """HOST:PORT as a person types it (a member's address to join through); WorkspaceError
+    with a one-line reason otherwise."""
+    from sync.peers import AddressError, parse_address
+
+    try:
+        return parse_address(text.strip())
+    except AddressError as exc:
+        raise WorkspaceError(str(exc)) from None

@@ -1,0 +1,318 @@
+"""Members, invites and removals, as Workspace methods (issue #18; docs/ARCHITECTURE.md
+"Members and invites").
+
+The rules (who is a member, which invite admits, what a removed member's objects count for,
+which secret each epoch has) are core.membership.MembershipView's, a function of the
+membership objects held. This module acts on them: it makes invites (a code, and a signed half
+holding the join key under the secret of the newest epoch), admits those who prove a code in a
+join session (their admission, and every epoch's secret sealed to them), makes personal codes,
+and removes members: the removal, the ids of their objects held here (`member/kept`: those
+still count, the causal past of the removal), then a new epoch whose secret is sealed to each
+member who remains.
+
+Secrets: epoch 0's is the file `secret.key` (0600), from the workspace's creation or a personal
+code, or kept from the seal a member's node made in a join session; later epochs' stay sealed
+to my identity in the replica (itself 0600) and are opened when needed (`secrets`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import replace
+
+import nacl.exceptions
+import nacl.secret
+
+from core import kinds
+from core.identity import IdentityError, seal_to
+from core.membership import (
+    SECRET_SIZE,
+    SEED_SIZE,
+    InviteRecord,
+    MemberRecord,
+    MembershipView,
+    RemovalRecord,
+    invite_tag,
+    join_key,
+    secret_check,
+)
+from core.objects import Object, decode_trusted
+
+from .errors import WorkspaceError
+from .invite import Invite, InviteError
+
+__all__ = ["InviteRecord", "MemberRecord", "Membership", "MembershipView", "RemovalRecord",
+           "invite_tag", "join_key"]
+
+_BOX_CONTEXT = b"hearth-invite-box"
+
+
+def _box_key(secret: bytes, tag: bytes) -> bytes:
+    return hashlib.blake2b(_BOX_CONTEXT + tag, key=secret,
+                           digest_size=nacl.secret.SecretBox.KEY_SIZE).digest()
+
+
+class Membership:
+    """Mixed into app.workspace.Workspace, whose replica, identity, key, id, paths, publish and
+    secret (epoch 0's, None on a computer still joining) it uses."""
+
+    _membership_cache: tuple[tuple, MembershipView] | None = None
+    membership_busy = False  # a removal is publishing its objects
+
+    def membership(self) -> MembershipView:
+        """The view of the membership objects held now (recomputed when they change)."""
+        store = self.replica.membership
+        version = (store.version(), len(self.replica.admins()))
+        cached = self._membership_cache
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        view = MembershipView.compute(store.objects(), self.replica.workspace.root,
+                                      _genesis_ts(self.replica.get(self.id)),
+                                      self.replica.admins())
+        self._membership_cache = (version, view)
+        return view
+
+    def workspace_members(self) -> list[MemberRecord]:
+        """Every member, oldest first, with their nickname."""
+        names = self.replica.nicknames()
+        return [replace(m, nick=names.get(m.key))
+                for m in sorted(self.membership().members.values(),
+                                key=lambda m: (m.since_ms, m.key))]
+
+    def removed_members(self) -> list[RemovalRecord]:
+        """Everyone removed (and not admitted again), newest removal first."""
+        names = self.replica.nicknames()
+        return [replace(r, nick=names.get(r.key), kept=frozenset())
+                for r in sorted(self.membership().removed.values(),
+                                key=lambda r: (r.at_ms, r.key), reverse=True)]
+
+    def is_member(self, key: bytes) -> bool:
+        return key in self.membership().members
+
+    # Secrets by epoch -------------------------------------------------------------------------
+
+    def secrets(self) -> dict[int, bytes]:
+        """Every epoch's secret I hold (epoch 0's from its file, later ones opened from the
+        seals to me whose check matches), by epoch."""
+        held: dict[int, bytes] = {}
+        first = self.secret()
+        if first is not None:
+            held[0] = first
+        view = self.membership()
+        for (epoch, recipient), sealed in view.sealed.items():
+            if recipient != self.key or epoch in held:
+                continue
+            opened = self._open(sealed)
+            if opened is not None and (epoch == 0 or secret_check(opened) == view.checks[epoch]):
+                held[epoch] = opened
+        return held
+
+    def newest_secret(self) -> tuple[int, bytes]:
+        """The newest epoch whose secret I hold, and that secret: what my sessions use."""
+        held = self.secrets()
+        if not held:
+            raise WorkspaceError("this computer does not hold the workspace secret yet")
+        epoch = max(held)
+        return epoch, held[epoch]
+
+    def my_secret(self) -> bytes | None:
+        """Epoch 0's secret as a member sealed it to me (joining by invite), opened."""
+        sealed = self.membership().sealed.get((0, self.key))
+        return self._open(sealed) if sealed is not None else None
+
+    def _open(self, sealed: bytes) -> bytes | None:
+        try:
+            opened = self.identity.unseal(sealed)
+        except IdentityError:
+            return None
+        return opened if len(opened) == SECRET_SIZE else None
+
+    def _seal_epochs(self, key: bytes, *, newest_only: bool = False) -> None:
+        """Seal to `key` every epoch's secret I hold that no seal to them has yet."""
+        view = self.membership()
+        held = self.secrets()
+        for epoch in sorted(held)[-1:] if newest_only else sorted(held):
+            if (epoch, key) in view.sealed:
+                continue
+            if epoch == 0 and view.members.get(key, MemberRecord(b"", 0)).admitted_by != self.key:
+                continue  # epoch 0 counts only from whoever admitted them
+            self.publish("workspace/key", self.id, {
+                "epoch": epoch, "check": secret_check(held[epoch]), "recipient": key,
+                "sealed": seal_to(key, held[epoch])})
+
+    # Invites ------------------------------------------------------------------------------
+
+    def create_invite(self, *, uses: int = 0, expires_ms: int = 0) -> tuple[str, bytes]:
+        """A new invite: its code (for the person invited) and its signed half's id."""
+        if uses < 0 or expires_ms < 0:
+            raise WorkspaceError("an invite's uses and expiry cannot be negative")
+        self._must_be_member()
+        seed = os.urandom(SEED_SIZE)
+        tag = invite_tag(seed)
+        nonce = os.urandom(nacl.secret.SecretBox.NONCE_SIZE)
+        box = nacl.secret.SecretBox(_box_key(self.newest_secret()[1], tag)).encrypt(
+            join_key(seed), nonce).ciphertext
+        obj = self.publish("invite/create", self.id, {"tag": tag, "uses": uses,
+                                                      "expires": expires_ms, "nonce": nonce,
+                                                      "box": box})
+        return Invite(self.id, self.replica.workspace.root, seed=seed).encode(), obj.id
+
+    def invites(self) -> list[InviteRecord]:
+        """Every invite held, newest first."""
+        return sorted(self.membership().invites.values(),
+                      key=lambda i: (i.created_ms, i.id), reverse=True)
+
+    def revoke_invite(self, ref: str) -> Object:
+        """Revoke the invite a code or an id (prefix) names: it admits no one from now on."""
+        invite = self._find_invite(ref)
+        if invite.creator != self.key and not self.replica.is_admin(self.key):
+            raise WorkspaceError("only the invite's creator or an admin may revoke it")
+        if invite.revoked_ms is not None:
+            raise WorkspaceError("that invite is revoked already")
+        return self.publish("invite/revoke", self.id, {"invite": invite.id})
+
+    def _find_invite(self, ref: str) -> InviteRecord:
+        view = self.membership()
+        ref = ref.strip()
+        if ref.lower().startswith("hearth-"):
+            try:
+                code = Invite.decode(ref)
+            except InviteError as exc:
+                raise WorkspaceError(str(exc)) from None
+            if code.seed is None or code.workspace != self.id:
+                raise WorkspaceError("that code is not an invite of this workspace")
+            invite_id = view.by_tag.get(invite_tag(code.seed))
+            if invite_id is None:
+                raise WorkspaceError("no invite here matches that code (not synced yet?)")
+            return view.invites[invite_id]
+        invite_id = self.resolve_id(ref, "invite")
+        if invite_id not in view.invites:
+            raise WorkspaceError(f"{ref} is not an invite")
+        return view.invites[invite_id]
+
+    def invite_for(self, key: bytes) -> str:
+        """A personal code for `key`: epoch 0's secret sealed to it (its `secret.key`), its
+        admission signed now, and later epochs' secrets sealed to it in the replica (they
+        reach it at its first sync with me). It admits that person alone, with no member's
+        node online."""
+        self._must_be_member()
+        try:
+            sealed = seal_to(key, self.secrets()[0])
+        except KeyError:
+            raise WorkspaceError("this computer does not hold the workspace secret") from None
+        except IdentityError as exc:
+            raise WorkspaceError(f"cannot invite that key: {exc}") from None
+        if not self.is_member(key):
+            self.publish("member/admit", self.id, {"key": key, "invite": None})
+        self._seal_epochs(key)
+        return Invite(self.id, self.replica.workspace.root, sealed=sealed).encode()
+
+    # Admitting (on a member's node, for a join session) -------------------------------------
+
+    def join_key_for(self, tag: bytes) -> bytes | None:
+        """The join session key of the invite `tag` names (None: refuse the session before
+        anything is said)."""
+        view = self.membership()
+        invite = view.invites.get(view.by_tag.get(tag, b""))
+        if invite is None or not self.is_member(self.key):
+            return None
+        obj = self.replica.object(invite.id)
+        for secret in self.secrets().values():
+            try:
+                return nacl.secret.SecretBox(_box_key(secret, tag)).decrypt(
+                    obj.body["box"], obj.body["nonce"])
+            except (nacl.exceptions.CryptoError, ValueError):
+                continue
+        return None
+
+    def admit(self, key: bytes, tag: bytes) -> str | None:
+        """Admit `key`, who proved the code of the invite `tag` names: its admission and every
+        epoch's secret sealed to it. None when admitted (or a member already), else why not."""
+        view = self.membership()
+        invite = view.invites.get(view.by_tag.get(tag, b""))
+        if invite is None:
+            return "no such invite"
+        if key in view.removed and invite.created_ms < view.removed[key].at_ms:
+            return "you were removed from this workspace; ask for a new invite"
+        if key not in view.members:
+            reason = invite.refusal(self.replica.now_ms())
+            if reason is not None:
+                return reason
+            self.publish("member/admit", self.id, {"key": key, "invite": invite.id})
+        self._seal_epochs(key)
+        return None
+
+    # Removing (admins) ------------------------------------------------------------------------
+
+    def remove_member(self, key: bytes, reason: str = "") -> Object:
+        """Remove `key` from the workspace: the removal, the ids of their objects held here
+        (those still count), then a new epoch's secret for everyone who remains."""
+        if not self.replica.is_admin(self.key):
+            raise WorkspaceError("only admins may remove members")
+        if key == self.replica.workspace.root:
+            raise WorkspaceError("the workspace's creator cannot be removed")
+        if key == self.key:
+            raise WorkspaceError("you cannot remove yourself; leave the workspace instead")
+        if not self.is_member(key):
+            raise WorkspaceError("they are not a member (removed already, or their admission "
+                                 "has not arrived here yet)")
+        if reason:
+            kinds.check_reason(reason)
+        self.membership_busy = True  # one change of many objects: see it whole (app.node)
+        try:
+            removal = self.publish("member/remove", self.id, {"key": key, "reason": reason})
+            held = self.replica.ids_by(key)
+            for start in range(0, len(held), kinds.MAX_KEPT):
+                self.publish("member/kept", self.id, {
+                    "removal": removal.id, "ids": held[start:start + kinds.MAX_KEPT]})
+            self.rotate()
+        finally:
+            self.membership_busy = False
+        from .documents import Documents  # documents build on the workspace
+
+        Documents(self).refresh_for_epoch()
+        return removal
+
+    def rotate(self) -> int:
+        """Start a new epoch: a new secret sealed to every member (admins); returns it."""
+        if not self.replica.is_admin(self.key):
+            raise WorkspaceError("only admins start a new epoch")
+        view = self.membership()
+        epoch = view.epoch + 1
+        secret = os.urandom(SECRET_SIZE)
+        check = secret_check(secret)
+        for member in sorted(view.members, key=lambda key: (key != self.key, key)):  # me first
+            self.publish("workspace/key", self.id, {"epoch": epoch, "check": check,
+                                                    "recipient": member,
+                                                    "sealed": seal_to(member, secret)})
+        return epoch
+
+    def rotate_if_stale(self) -> bool:
+        """Rotate again when the newest epoch went to someone removed since (two removals at
+        once); only admins do. Whether it rotated."""
+        if self.replica.is_admin(self.key) and self.membership().stale():
+            self.rotate()
+            return True
+        return False
+
+    def _must_be_member(self) -> None:
+        if not self.is_member(self.key):
+            raise WorkspaceError("only members may invite; your own admission has not "
+                                 "arrived here yet (sync first)")
+
+
+def session_secrets(ws: Membership) -> tuple[bytes, tuple[bytes, ...]]:
+    """What a node's sessions use: the newest epoch's secret, then the older ones, newest
+    first (a responder takes any of them; a dialler falls back to them)."""
+    held = ws.secrets()
+    if not held:
+        raise WorkspaceError("this computer does not hold the workspace secret yet")
+    order = sorted(held, reverse=True)
+    return held[order[0]], tuple(held[epoch] for epoch in order[1:])
+
+
+def _genesis_ts(raw: bytes | None) -> int:
+    """When the workspace was made: when its root became a member (0 until the genesis has
+    arrived on a computer that joined)."""
+    return decode_trusted(raw).ts if raw is not None else 0

@@ -1,0 +1,128 @@
+"""Membership objects in the replica: invites, admissions, removals and sealed workspace keys.
+
+They are few (one per invite, per member and per removal), so storage keeps a list of them,
+filled by the one ingest path: objects of these kinds in the workspace stream. Who is a member,
+which invite admits and what a removed member's objects count for is core.membership's view of
+that list, the same on every computer that holds the same objects, whatever their order.
+
+Storage keeps one consequence of it up to date itself, since every view depends on it: the
+objects of removed members that their removal did not keep (`unkept`). Their rows in the chat
+views carry HIDDEN_REMOVED, for everyone (moderators too), and documents leave them out
+(storage._documents), as if they had never arrived. `removed` and `kept` say which keys are
+removed now and which of their objects still count; `refresh` recomputes them whenever a
+membership object or an admin grant arrives, and new objects of a removed key are marked as
+they are stored (`Batch.mod_bit`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from core.membership import MembershipView
+from core.objects import Object, decode_trusted
+
+from ._moderation import HIDDEN_REMOVED as HIDDEN_REMOVED
+from ._moderation import Moderator
+
+if TYPE_CHECKING:
+    from ._ingest import Batch
+    from .replica import Replica
+
+KINDS = frozenset({"invite/create", "invite/revoke", "member/admit", "member/remove",
+                   "member/kept", "workspace/key"})
+
+# IF NOT EXISTS: tests/storage/test_migrations.py fakes older files by undoing the steps
+# after the one it imitates, and keeps these tables.
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS membership (
+    oid INTEGER PRIMARY KEY REFERENCES objects (oid) ON DELETE CASCADE
+);
+CREATE TABLE IF NOT EXISTS removed (key BLOB PRIMARY KEY, removal BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS kept (id BLOB PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS unkept (oid INTEGER PRIMARY KEY REFERENCES objects (oid)
+                                   ON DELETE CASCADE)
+"""
+
+
+def held(conn: sqlite3.Connection) -> list[Object]:
+    """Every membership object held, in the order they were stored."""
+    rows = conn.execute(
+        "SELECT o.raw FROM membership m JOIN objects o ON o.oid = m.oid ORDER BY m.oid")
+    return [decode_trusted(raw) for (raw,) in rows]
+
+
+def refresh(batch: Batch) -> None:
+    """Bring `removed`, `kept`, `unkept` and the rows' HIDDEN_REMOVED in line with the view of
+    the membership objects held (after a batch that stored some, or an admin grant)."""
+    conn = batch.conn
+    view = MembershipView.compute(held(conn), batch.ws.root, 0, set(batch.admins))
+    now = {key: removal for key, removal in view.removed.items()}
+    before = dict(conn.execute("SELECT key, removal FROM removed"))
+    kept_before: set[bytes] = set()
+    if before:
+        kept_before = {row[0] for row in conn.execute("SELECT id FROM kept")}
+    kept_now = set().union(*(r.kept for r in now.values())) if now else set()
+    if {k: r.removal for k, r in now.items()} == before and kept_now == kept_before:
+        return
+    conn.execute("DELETE FROM removed")
+    conn.executemany("INSERT INTO removed (key, removal) VALUES (?, ?)",
+                     [(k, r.removal) for k, r in now.items()])
+    conn.execute("DELETE FROM kept")
+    conn.executemany("INSERT INTO kept (id) VALUES (?)", [(i,) for i in kept_now])
+    moderator = Moderator(batch)
+    for key in set(before) | set(now):
+        conn.execute("DELETE FROM unkept WHERE oid IN (SELECT oid FROM objects WHERE author = ?)",
+                     (key,))
+        if key in now:
+            conn.execute("INSERT INTO unkept (oid) SELECT oid FROM objects WHERE author = ? "
+                         "AND id NOT IN (SELECT id FROM kept)", (key,))
+        moderator.removal_bits(key)
+    batch.removed_changed()
+
+
+def removed_keys(conn: sqlite3.Connection) -> set[bytes]:
+    return {row[0] for row in conn.execute("SELECT key FROM removed")}
+
+
+def is_kept(conn: sqlite3.Connection, object_id: bytes) -> bool:
+    return conn.execute("SELECT 1 FROM kept WHERE id = ?", (object_id,)).fetchone() is not None
+
+
+def record(conn: sqlite3.Connection, workspace: bytes, objects: Iterable[Object],
+           oids: dict[bytes, int]) -> bool:
+    """Keep the membership objects among `objects` (those in the workspace stream); whether
+    there were any."""
+    rows = [(oids[o.id],) for o in objects if o.type in KINDS and o.stream == workspace]
+    conn.executemany("INSERT OR IGNORE INTO membership (oid) VALUES (?)", rows)
+    return bool(rows)
+
+
+def reindex(conn: sqlite3.Connection, workspace: bytes) -> None:
+    """Keep the membership objects stored by a version that did not know these kinds."""
+    marks = ", ".join("?" * len(KINDS))
+    conn.execute(f"INSERT OR IGNORE INTO membership (oid) SELECT oid FROM objects "
+                 f"WHERE type IN ({marks}) AND stream = ?", (*sorted(KINDS), workspace))
+
+
+class MembershipStore:
+    """`Replica.membership`: the membership objects held."""
+
+    def __init__(self, replica: Replica):
+        self._replica = replica
+
+    def objects(self) -> list[Object]:
+        """Every membership object held, in the order they were stored."""
+        return held(self._replica.conn)
+
+    def removed(self) -> set[bytes]:
+        """The keys removed from the workspace now."""
+        return removed_keys(self._replica.conn)
+
+    def version(self) -> tuple[int, int]:
+        """Changes whenever a membership object is stored: a view computed at one version
+        holds until the next."""
+        count, last = self._replica.conn.execute(
+            "SELECT COUNT(*), MAX(oid) FROM membership").fetchone()
+        return count, last or 0

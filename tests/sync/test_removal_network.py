@@ -1,0 +1,67 @@
+"""Removing a member with real Nodes on 127.0.0.1 (issue #18): A removes C; A and B keep
+syncing, under the new epoch's secret; C's session ends and C's attempts to connect again are
+refused; a post C makes afterwards, handed to B in a bundle, is not shown; and a member who was
+offline during the removal catches up at their next session (under the older secret, which a
+responder still takes from members) and moves to the new epoch."""
+
+from __future__ import annotations
+
+from app import sharing
+from app.node import REMOVED
+from app.workspace import Workspace
+from tests.support import Cluster, wait_converged, wait_until
+
+
+def _texts(node) -> list[str]:
+    return [m.text for m in node.read("general", limit=200)]
+
+
+def _epoch(node) -> int:
+    return node.call(lambda: node.workspace_for_tests.membership().epoch)
+
+
+def _session_secret(node) -> bytes:
+    return node.call(lambda: node.service_for_tests.secret)
+
+
+def test_a_removed_member_is_refused_and_what_they_write_after_counts_nowhere(
+        cluster: Cluster, tmp_path):
+    pa, pb, pc, pd = cluster.members(4, names=["a", "b", "c", "d"])
+    a = cluster.start(pa)
+    b = cluster.start(pb, peers=[a])
+    c = cluster.start(pc, peers=[a, b])
+    c.post("general", "carol before")
+    wait_converged([a, b, c])
+    old = _session_secret(a)
+    ended: list[str] = []
+    c.subscribe(lambda e: e.kind == "peers" and not e.detail["connected"]
+                and ended.append(str(e.detail.get("reason"))))
+
+    a.facade.remove_member(c.key, "left the team").result(10)
+    wait_until(lambda: c.key not in a.online() and c.key not in b.online(),
+               what="carol's sessions to end")
+    wait_until(lambda: _epoch(b) == 1 and _session_secret(b) == _session_secret(a) != old,
+               what="bob to move to the new epoch")
+    b.post("general", "bob after")
+    wait_until(lambda: "bob after" in _texts(a), what="a and b to keep syncing")
+    # carol keeps trying and is refused, with the reason, every time.
+    wait_until(lambda: sum(REMOVED in reason for reason in ended) >= 3,
+               what="carol's dials to be refused again and again")
+    assert c.key not in a.online() and not c.online()
+
+    c.post("general", "carol after")
+    bundle = tmp_path / "carol.hearth"
+    c.stop()
+    sharing.export_bundle(pc, bundle)
+    b.stop()
+    sharing.import_bundle(pb, bundle)  # bob imports what carol hands him
+    with Workspace.open(pb) as ws:
+        shown = [m.text for m in ws.read("general", limit=200)]
+    assert "carol before" in shown and "carol after" not in shown
+    assert "bob after" in shown
+
+    # dave was offline throughout: he dials a under epoch 0's secret, and catches up.
+    d = cluster.start(pd, peers=[a])
+    wait_until(lambda: _epoch(d) == 1 and _session_secret(d) == _session_secret(a),
+               what="dave to move to the new epoch")
+    assert "bob after" in _texts(d)
