@@ -37,7 +37,7 @@ from core.membership import (
     join_key,
     secret_check,
 )
-from core.objects import Object, decode_trusted
+from core.objects import Object, authored, decode_trusted
 
 from .errors import WorkspaceError
 from .invite import Invite, InviteError
@@ -254,18 +254,20 @@ class Membership:
             raise WorkspaceError("the workspace's creator cannot be removed")
         if key == self.key:
             raise WorkspaceError("you cannot remove yourself; leave the workspace instead")
-        if not self.is_member(key):
-            raise WorkspaceError("they are not a member (removed already, or their admission "
-                                 "has not arrived here yet)")
+        if key in self.membership().removed:
+            raise WorkspaceError("they are removed already")
+        if not self.is_member(key) and not self.replica.ids_by(key):
+            raise WorkspaceError("they are not a member (or their admission has not arrived "
+                                 "here yet)")
         if reason:
             kinds.check_reason(reason)
         self.membership_busy = True  # one change of many objects: see it whole (app.node)
         try:
             removal = self.publish("member/remove", self.id, {"key": key, "reason": reason})
             held = self.replica.ids_by(key)
-            for start in range(0, len(held), kinds.MAX_KEPT):
-                self.publish("member/kept", self.id, {
-                    "removal": removal.id, "ids": held[start:start + kinds.MAX_KEPT]})
+            self._publish_all("member/kept", [
+                {"removal": removal.id, "ids": held[start:start + kinds.MAX_KEPT]}
+                for start in range(0, len(held), kinds.MAX_KEPT)])
             self.rotate()
         finally:
             self.membership_busy = False
@@ -282,11 +284,21 @@ class Membership:
         epoch = view.epoch + 1
         secret = os.urandom(SECRET_SIZE)
         check = secret_check(secret)
-        for member in sorted(view.members, key=lambda key: (key != self.key, key)):  # me first
-            self.publish("workspace/key", self.id, {"epoch": epoch, "check": check,
-                                                    "recipient": member,
-                                                    "sealed": seal_to(member, secret)})
+        self._publish_all("workspace/key", [
+            {"epoch": epoch, "check": check, "recipient": member,
+             "sealed": seal_to(member, secret)} for member in sorted(view.members)])
         return epoch
+
+    def _publish_all(self, kind: str, bodies: list[dict]) -> None:
+        """Sign one object per body in the workspace stream, each linking to the one before,
+        and store them in one batch (so the views are worked out once, not per object)."""
+        heads, objects = self.replica.heads(self.id), []
+        for body in bodies:
+            obj = authored(self.identity, kind, stream=self.id, body=body,
+                           now_ms=int(self.clock() * 1000), heads=heads)
+            objects.append(obj)
+            heads = [(obj.id, obj.ts)]
+        self.add_own(objects)
 
     def rotate_if_stale(self) -> bool:
         """Rotate again when the newest epoch went to someone removed since (two removals at

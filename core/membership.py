@@ -206,9 +206,10 @@ class MembershipView:
     def _remove(self, obj: Object, admins: set[bytes], root: bytes) -> None:
         key = obj.body["key"]
         if (obj.author not in admins or obj.author not in self.members or key == root
-                or key not in self.members):
+                or key in self.removed):
             return
-        del self.members[key]
+        # Also someone with no admission here: a member from before member records.
+        self.members.pop(key, None)
         self.removed[key] = RemovalRecord(key, obj.id, obj.author, obj.ts, obj.body["reason"])
         for invite in self.invites.values():
             if invite.creator == key:

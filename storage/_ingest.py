@@ -173,7 +173,8 @@ class Batch:
                 self._delete(decode_trusted(raw), oid, record=False)
         unkept = [(oids[o.id],) for o in objects if self.removed_bit(o.id, o.author)]
         self.conn.executemany("INSERT OR IGNORE INTO unkept (oid) VALUES (?)", unkept)
-        if _membership.record(self.conn, self.ws.id, objects, oids) or granted:
+        _membership.record(self.conn, self.ws.id, objects, oids)
+        if granted or any(o.type in _membership.REMOVAL_KINDS for o in objects):
             _membership.refresh(self)
         self._arrived_targets(list(oids))
 

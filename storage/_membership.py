@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
 KINDS = frozenset({"invite/create", "invite/revoke", "member/admit", "member/remove",
                    "member/kept", "workspace/key"})
+# What a removal's effect depends on (a seal of a secret never changes it).
+REMOVAL_KINDS = KINDS - {"workspace/key"}
 
 # IF NOT EXISTS: tests/storage/test_migrations.py fakes older files by undoing the steps
 # after the one it imitates, and keeps these tables.
@@ -46,10 +48,12 @@ CREATE TABLE IF NOT EXISTS unkept (oid INTEGER PRIMARY KEY REFERENCES objects (o
 """
 
 
-def held(conn: sqlite3.Connection) -> list[Object]:
-    """Every membership object held, in the order they were stored."""
+def held(conn: sqlite3.Connection, kinds: frozenset[str] = KINDS) -> list[Object]:
+    """Every membership object held (of `kinds`), in the order they were stored."""
+    marks = ", ".join("?" * len(kinds))
     rows = conn.execute(
-        "SELECT o.raw FROM membership m JOIN objects o ON o.oid = m.oid ORDER BY m.oid")
+        f"SELECT o.raw FROM membership m JOIN objects o ON o.oid = m.oid "
+        f"WHERE o.type IN ({marks}) ORDER BY m.oid", sorted(kinds))
     return [decode_trusted(raw) for (raw,) in rows]
 
 
@@ -57,14 +61,14 @@ def refresh(batch: Batch) -> None:
     """Bring `removed`, `kept`, `unkept` and the rows' HIDDEN_REMOVED in line with the view of
     the membership objects held (after a batch that stored some, or an admin grant)."""
     conn = batch.conn
-    view = MembershipView.compute(held(conn), batch.ws.root, 0, set(batch.admins))
-    now = {key: removal for key, removal in view.removed.items()}
+    view = MembershipView.compute(held(conn, REMOVAL_KINDS), batch.ws.root, 0,
+                                  set(batch.admins))
+    now = view.removed
     before = dict(conn.execute("SELECT key, removal FROM removed"))
-    kept_before: set[bytes] = set()
-    if before:
-        kept_before = {row[0] for row in conn.execute("SELECT id FROM kept")}
     kept_now = set().union(*(r.kept for r in now.values())) if now else set()
-    if {k: r.removal for k, r in now.items()} == before and kept_now == kept_before:
+    kept_before = conn.execute("SELECT COUNT(*) FROM kept").fetchone()[0]
+    # Kept ids only ever grow for a removal that stays, so a count tells them apart.
+    if {k: r.removal for k, r in now.items()} == before and len(kept_now) == kept_before:
         return
     conn.execute("DELETE FROM removed")
     conn.executemany("INSERT INTO removed (key, removal) VALUES (?, ?)",

@@ -12,7 +12,8 @@ import pytest
 from app.invite import Invite
 from app.membership import MembershipView, invite_tag, join_key
 from app.workspace import Workspace, WorkspaceError
-from core.identity import Identity, IdentityError
+from core.identity import Identity, IdentityError, seal_to
+from core.membership import secret_check
 from core.objects import Object, build
 from tests.support import FakeClock, create_workspace, join_member
 
@@ -165,3 +166,44 @@ def test_what_would_count_for_nothing_is_refused_with_the_reason(team):
 
 def _seed_of(code: str) -> bytes:
     return Invite.decode(code).seed
+
+
+# Removals and epochs (core/membership.py) ----------------------------------------------------
+
+def _seal(who: Identity, epoch: int, recipient: Identity, secret: bytes, ts: int) -> Object:
+    return _obj(who, "workspace/key", {"epoch": epoch, "check": secret_check(secret),
+                                       "recipient": recipient.public_key,
+                                       "sealed": seal_to(recipient.public_key, secret)}, ts)
+
+
+def test_a_seal_counts_only_with_its_epochs_winning_check():
+    admitted = [_admit(ROOT, who.public_key, None, 1 + n) for n, who in enumerate((BOB, CAROL))]
+    real, bogus = b"r" * 32, b"b" * 32
+    rotation = [_seal(ROOT, 1, who, real, 10) for who in (ROOT, BOB)]
+    forged = _seal(CAROL, 1, BOB, bogus, 5)  # a member, but not the rotation's author
+    view = _view([*admitted, forged, *rotation])
+    assert view.epoch == 1 and view.checks[1] == secret_check(real)
+    assert BOB.unseal(view.sealed[1, BOB.public_key]) == real
+    # Epoch 0's secret counts only from whoever admitted the recipient.
+    stray = _seal(CAROL, 0, BOB, bogus, 20)
+    assert (0, BOB.public_key) not in _view([*admitted, stray]).sealed
+
+
+def test_two_admins_rotating_at_once_the_smaller_key_wins_and_crossed_removals_rotate_again():
+    admins = sorted((ROOT, BOB), key=lambda who: who.public_key)
+    admitted = [_admit(ROOT, who.public_key, None, 1 + n)
+                for n, who in enumerate((BOB, CAROL, DAVE))]
+    first, second = b"1" * 32, b"2" * 32
+    # Each admin removed someone (carol, dave) and sealed epoch 1 to the others it knew of.
+    removals = [_obj(ROOT, "member/remove", {"key": CAROL.public_key, "reason": ""}, 10),
+                _obj(BOB, "member/remove", {"key": DAVE.public_key, "reason": ""}, 10)]
+    by_small = [_seal(admins[0], 1, who, first, 11) for who in (ROOT, BOB, DAVE if
+                admins[0] is ROOT else CAROL)]
+    by_large = [_seal(admins[1], 1, who, second, 11) for who in (ROOT, BOB)]
+    view = _view([*admitted, *removals, *by_large, *by_small], admins={BOB.public_key})
+    assert view.checks[1] == secret_check(first)  # the smaller key's rotation
+    assert view.removed.keys() == {CAROL.public_key, DAVE.public_key}
+    assert view.stale()  # it went to someone removed: an admin rotates again
+    again = [_seal(ROOT, 2, who, b"3" * 32, 20) for who in (ROOT, BOB)]
+    assert not _view([*admitted, *removals, *by_large, *by_small, *again],
+                     admins={BOB.public_key}).stale()

@@ -12,7 +12,7 @@ import pytest
 
 from app.documents import Documents
 from app.invite import Invite
-from app.membership import invite_tag
+from app.membership import MembershipView, invite_tag
 from app.workspace import Workspace, WorkspaceError
 from core.identity import Identity
 from storage import Replica
@@ -77,10 +77,16 @@ def test_the_views_are_the_same_whatever_the_order(team, tmp_path):
     a, b, c = team
     c.post("general", "carol's last words")
     _share(c, a)
-    new_invite, _ = a.create_invite()  # concurrent with the removal below, on bob's side
     b.post("general", "bob, meanwhile")
+    # bob invites and admits dave while the removal happens (they have not heard of it)...
+    bob_code, _ = b.create_invite()
+    dave, erin = Identity.generate(), Identity.generate()
+    assert b.admit(dave.public_key, invite_tag(Invite.decode(bob_code).seed)) is None
     a.remove_member(c.key)
+    # ... and carol, removed without knowing it yet, posts and admits erin.
     c.post("general", "carol, too late")
+    carol_code, _ = c.create_invite()
+    assert c.admit(erin.public_key, invite_tag(Invite.decode(carol_code).seed)) is None
     everything = sorted(set(_raws(a)) | set(_raws(b)) | set(_raws(c)))
     shown = None
     rng = random.Random(3)
@@ -90,12 +96,14 @@ def test_the_views_are_the_same_whatever_the_order(team, tmp_path):
         with Replica.create(path, a.id, a.replica.workspace.root) as replica:
             for start in range(0, len(everything), 7):  # in small batches, in any order
                 replica.ingest(everything[start:start + 7])
+            view = MembershipView.compute(replica.membership.objects(), a.key, 0, {a.key})
             now = ([m.text for m in replica.messages("general", limit=200)],
-                   replica.membership.removed(), replica.digest())
+                   replica.membership.removed(), replica.digest(), set(view.members))
         shown = shown or now
         assert now == shown
     assert "carol's last words" in shown[0] and "carol, too late" not in shown[0]
     assert "bob, meanwhile" in shown[0] and shown[1] == {c.key}
+    assert shown[3] == {a.key, b.key, dave.public_key}  # dave counts, erin does not
 
 
 def test_only_admins_remove_and_never_the_creator(team):
@@ -109,8 +117,10 @@ def test_only_admins_remove_and_never_the_creator(team):
     with pytest.raises(WorkspaceError, match="cannot remove yourself"):
         b.remove_member(b.key)
     a.remove_member(c.key)
-    with pytest.raises(WorkspaceError, match="not a member"):
+    with pytest.raises(WorkspaceError, match="removed already"):
         a.remove_member(c.key)
+    with pytest.raises(WorkspaceError, match="not a member"):
+        a.remove_member(Identity.generate().public_key)
 
 
 def test_a_removal_by_someone_not_an_admin_counts_for_nothing(team, tmp_path):

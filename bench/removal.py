@@ -1,0 +1,133 @@
+"""Removing a member: what it costs the admin's node, and what sync costs after it.
+
+A workspace of 50 members with 10 workspace-readable documents the admin edits; the member
+removed wrote 1,000, 10,000 or 100,000 posts (their removal lists every id the admin holds, so
+the cost grows with their history). Reported, in ms:
+- `remove_ms`: `Workspace.remove_member` whole: the removal, the kept lists, the new epoch's
+  secret sealed to the 49 others, and new keys for the documents' branches;
+- `baseline_ms`, measured in the same run: signing and storing 49 seals alone (the crypto a
+  rotation cannot avoid); `remove_over_baseline` is the ratio;
+- `view_ms`: the membership view computed afresh afterwards (every node does it once);
+and, with two Nodes on 127.0.0.1, a `hearth sync --once` that finds nothing to move, before and
+after the rotation (`sync_before_ms`, `sync_after_ms`, their ratio): sessions under the new
+epoch cost what they did.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from app import joining, sharing  # noqa: E402
+from app.documents import Documents  # noqa: E402
+from app.node import Node  # noqa: E402
+from app.paths import Paths  # noqa: E402
+from app.workspace import Workspace  # noqa: E402
+from bench._common import report  # noqa: E402
+from core import kinds  # noqa: E402
+from core.identity import Identity, seal_to  # noqa: E402
+from core.membership import secret_check  # noqa: E402
+from core.objects import build  # noqa: E402
+
+MEMBERS = 50
+DOCUMENTS = 10
+HISTORIES = (1_000, 10_000, 100_000)
+SYNC_RUNS = 5
+
+
+def _workspace(root: Path, history: int) -> tuple[Paths, Paths, bytes]:
+    """The admin's data folder, a second member's (who syncs), and the key of the member to
+    remove, whose `history` posts the admin holds."""
+    admin = Paths.resolve(root / "admin", "default")
+    other = Paths.resolve(root / "other", "default")
+    with Workspace.init(admin, "ada") as ws:
+        docs = Documents(ws)
+        for n in range(DOCUMENTS):
+            docs.write(docs.new(f"Document {n}"), f"text {n}")
+    sharing.join_workspace(other, sharing.invite_for(admin, joining.identity_key(other)),
+                           nick="bob")
+    leaving = Identity.generate()
+    with Workspace.open(admin) as ws:
+        for _ in range(MEMBERS - 3):
+            ws.invite_for(Identity.generate().public_key)
+        ws.invite_for(leaving.public_key)
+        stream = kinds.channel_stream(ws.id, "general")
+        ts = ws.replica.now_ms()
+        for start in range(0, history, 5_000):
+            ws.replica.ingest([build(leaving, "post/text", stream=stream, ts=ts + n,
+                                     body={"channel": "general", "text": f"post {n}"}).raw
+                               for n in range(start, min(start + 5_000, history))])
+        assert len(ws.workspace_members()) == MEMBERS
+    return admin, other, leaving.public_key
+
+
+def _baseline_ms(ws: Workspace) -> float:
+    """49 seals signed and stored: what a rotation cannot do without (measured in a copy's
+    epoch that no one uses: epoch 1000)."""
+    secret = os.urandom(32)
+    started = time.perf_counter()
+    for member in list(ws.membership().members)[:MEMBERS - 1]:
+        ws.publish("workspace/key", ws.id, {"epoch": 1000, "check": secret_check(secret),
+                                            "recipient": member,
+                                            "sealed": seal_to(member, secret)})
+    return (time.perf_counter() - started) * 1000
+
+
+def _sync_ms(other: Paths, port: int) -> float:
+    times = []
+    for _ in range(SYNC_RUNS):
+        started = time.perf_counter()
+        sharing.sync_once(other, "127.0.0.1", port)
+        times.append((time.perf_counter() - started) * 1000)
+    return round(statistics.median(times), 1)
+
+
+def _measure(root: Path, history: int) -> dict:
+    admin, other, leaving = _workspace(root, history)
+    node = Node(admin, interfaces=["127.0.0.1"], mdns=False, reconcile_interval=None).start()
+    try:
+        sharing.sync_once(other, "127.0.0.1", node.port)  # bob holds everything
+        before = _sync_ms(other, node.port)
+        figures = node.call(lambda: _remove(node.workspace_for_tests, leaving))
+        sharing.sync_once(other, "127.0.0.1", node.port)  # bob takes in the new epoch
+        after = _sync_ms(other, node.port)
+    finally:
+        node.stop()
+    return figures | {"sync_before_ms": before, "sync_after_ms": after,
+                      "sync_after_over_before": round(after / before, 2)}
+
+
+def _remove(ws: Workspace, leaving: bytes) -> dict:
+    started = time.perf_counter()
+    ws.remove_member(leaving, "benchmark")
+    remove = (time.perf_counter() - started) * 1000
+    ws._membership_cache = None
+    started = time.perf_counter()
+    view = ws.membership()
+    view_ms = (time.perf_counter() - started) * 1000
+    assert leaving in view.removed and view.epoch == 1
+    baseline = _baseline_ms(ws)
+    return {"remove_ms": round(remove, 1), "baseline_ms": round(baseline, 1),
+            "remove_over_baseline": round(remove / baseline, 2), "view_ms": round(view_ms, 1)}
+
+
+def main() -> None:
+    figures = {}
+    for history in HISTORIES:
+        with tempfile.TemporaryDirectory() as tmp:
+            figures[str(history)] = _measure(Path(tmp), history)
+    growth = {f"{small}->{big}": round(figures[str(big)]["remove_ms"]
+                                       / figures[str(small)]["remove_ms"], 1)
+              for small, big in zip(HISTORIES, HISTORIES[1:], strict=False)}
+    report("removal", {"members": MEMBERS, "documents": DOCUMENTS,
+                       "removed_members_posts": figures, "remove_growth": growth})
+
+
+if __name__ == "__main__":
+    main()
