@@ -258,43 +258,30 @@ class Moderator:
         _conversation.refresh_texts(self.conn, edited)
         _conversation.recount_reactions(self.conn, reacted)
 
-    # Blocking (local) ---------------------------------------------------------------------
+    # An author's bits: blocking (local), removal (storage._membership) --------------------
 
     def block_bits(self, key: bytes, blocked: bool) -> None:
         """Set (or clear) HIDDEN_BLOCKED on every row of `key`'s, in every channel."""
-        bit = HIDDEN_BLOCKED if blocked else 0
-        channels: dict[str, tuple[set, set, set]] = {}
-        for table in _POST_TABLES:
-            extra = ", target" if table in ("edits", "reactions") else ", NULL"
-            for channel, target in self.conn.execute(
-                    f"UPDATE {table} SET hidden = (hidden & ~{HIDDEN_BLOCKED}) | ? "
-                    f"WHERE oid IN (SELECT oid FROM objects WHERE author = ?) "
-                    f"AND (hidden & {HIDDEN_BLOCKED}) != ? RETURNING channel{extra}",
-                    (bit, key, bit)).fetchall():
-                authors, edited, reacted = channels.setdefault(channel, (set(), set(), set()))
-                if table in ("messages", "state"):
-                    authors.add(key)
-                elif table == "edits":
-                    edited.add(target)
-                else:
-                    reacted.add((target, key))
-        for channel, (authors, edited, reacted) in channels.items():
-            self._fed(channel, authors, edited, reacted)
-
-
-    # Removed members (storage._membership) ------------------------------------------------
+        self._author_bits(key, HIDDEN_BLOCKED, str(HIDDEN_BLOCKED if blocked else 0))
 
     def removal_bits(self, key: bytes) -> None:
         """Set HIDDEN_REMOVED on the rows of `key`'s objects listed in `unkept`, and clear it
-        on the others of theirs."""
+        on the others of theirs (their nicknames too)."""
         bit = f"(CASE WHEN oid IN (SELECT oid FROM unkept) THEN {HIDDEN_REMOVED} ELSE 0 END)"
+        self._author_bits(key, HIDDEN_REMOVED, bit)
+        self.conn.execute(f"UPDATE nicks SET hidden = (hidden & ~{HIDDEN_REMOVED}) | {bit} "
+                          f"WHERE author = ?", (key,))
+
+    def _author_bits(self, key: bytes, mask: int, bit: str) -> None:
+        """Make the `mask` bit of every row of `key`'s what the SQL expression `bit` says,
+        then recount what those rows feed, channel by channel."""
         channels: dict[str, tuple[set, set, set]] = {}
         for table in _POST_TABLES:
             extra = ", target" if table in ("edits", "reactions") else ", NULL"
             for channel, target in self.conn.execute(
-                    f"UPDATE {table} SET hidden = (hidden & ~{HIDDEN_REMOVED}) | {bit} "
+                    f"UPDATE {table} SET hidden = (hidden & ~{mask}) | {bit} "
                     f"WHERE oid IN (SELECT oid FROM objects WHERE author = ?) "
-                    f"AND (hidden & {HIDDEN_REMOVED}) != {bit} RETURNING channel{extra}",
+                    f"AND (hidden & {mask}) != {bit} RETURNING channel{extra}",
                     (key,)).fetchall():
                 authors, edited, reacted = channels.setdefault(channel, (set(), set(), set()))
                 if table in ("messages", "state"):
@@ -303,8 +290,6 @@ class Moderator:
                     edited.add(target)
                 else:
                     reacted.add((target, key))
-        self.conn.execute(f"UPDATE nicks SET hidden = (hidden & ~{HIDDEN_REMOVED}) | {bit} "
-                          f"WHERE author = ?", (key,))
         for channel, (authors, edited, reacted) in channels.items():
             self._fed(channel, authors, edited, reacted)
 

@@ -442,7 +442,8 @@ class SyncService:
         finally:
             self._dialing.discard(peer.address)
 
-    async def _accept(self, request: web.Request) -> web.StreamResponse:
+    async def _accept(self, request: web.Request, *, secret: bytes | None = None,
+                      joining: bytes | None = None) -> web.StreamResponse:
         if self._stopping:
             return web.Response(status=503, text="shutting down")
         ws = conn_mod.accept_response()
@@ -450,14 +451,13 @@ class SyncService:
         guarded = self._unupgraded.get(request.transport) if request.transport else None
         if guarded is not None:
             guarded.upgraded()
-        await self._serve(ws, initiator=False, address=f"{request.remote}:-", peer=None)
+        await self._serve(ws, initiator=False, address=f"{request.remote}:-", peer=None,
+                          secret=secret, joining=joining)
         return ws
 
     async def _accept_join(self, request: web.Request) -> web.StreamResponse:
         """A newcomer's session: the handshake under the invite's join key, then admission
         (`Admission`) before anything else is said."""
-        if self._stopping:
-            return web.Response(status=503, text="shutting down")
         text = request.match_info["tag"]
         key = None
         if self.admission is not None and len(text) == TAG_HEX and text == text.lower():
@@ -466,14 +466,7 @@ class SyncService:
                 key = self.admission.join_key(tag)
         if key is None:
             return web.Response(status=404, text="no such invite")
-        ws = conn_mod.accept_response()
-        await ws.prepare(request)
-        guarded = self._unupgraded.get(request.transport) if request.transport else None
-        if guarded is not None:
-            guarded.upgraded()
-        await self._serve(ws, initiator=False, address=f"{request.remote}:-", peer=None,
-                          secret=key, joining=tag)
-        return ws
+        return await self._accept(request, secret=key, joining=tag)
 
     async def _serve(self, ws, *, initiator: bool, address: str, peer: Peer | None,
                      secret: bytes | None = None, joining: bytes | None = None) -> Closed:
