@@ -83,6 +83,9 @@ class Connection:
         finally:
             if receiver is not None:
                 receiver.cancel()
+            with contextlib.suppress(Exception):  # a bye queued as the session closed
+                for data in self.session.data_to_send():
+                    await asyncio.wait_for(self.ws.send_bytes(data), CLOSE_TIMEOUT_S)
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.ws.close(), CLOSE_TIMEOUT_S)
             if not self.session.closed:
@@ -112,11 +115,13 @@ class Connection:
 
     async def _flush(self) -> None:
         """Send what the session has now; it produces at most about MAX_OUTGOING bytes at a
-        time, so if it still owes objects, come round again (after reading the socket)."""
+        time, so if it still owes objects, come round again (after reading the socket). What
+        the event handlers queue meanwhile (a one-off sync's next round, a bye) goes at once,
+        not at the next timer."""
         for data in self.session.data_to_send():
             await asyncio.wait_for(self.ws.send_bytes(data), SEND_TIMEOUT_S)
         self._drain_events()
-        if self.session.has_output:
+        if self.session.has_output or self.session.has_frames:
             self._wakeup.set()
 
 

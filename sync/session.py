@@ -310,6 +310,11 @@ class Session(_Signals):
         has taken what it returned."""
         return self.connected and bool(self._backlog or self._answers)
 
+    @property
+    def has_frames(self) -> bool:
+        """Frames are queued (by a call since the last `data_to_send`): send them now."""
+        return bool(self._out)
+
     def get_timer(self) -> float | None:
         if self.closed:
             return None

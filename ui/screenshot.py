@@ -4,10 +4,10 @@ rendered offscreen to PNG files, so a reviewer can look at them without a displa
 Three people (ada, whose window it is, bob and carol) talk over two days, with an edited
 message, reactions, a thread and Markdown; bob's computer is connected to ada's while the
 pictures are taken, so the peers dialog lists an incoming peer; bob and carol joined with
-personal codes ada made, as the Members dialog says, and ada makes an invite for one more. They
-review a roadmap too: its comments (a reply, one resolved) beside the editor with bob's cursor
-in it, what bob changed since ada last looked, and merging bob's branch into main with the
-conflict it makes."""
+personal codes ada made, as the Members dialog says (where ada, an admin, may remove either),
+and ada makes an invite for one more. They review a roadmap too: its comments (a reply, one
+resolved) beside the editor with bob's cursor in it, what bob changed since ada last looked,
+and merging bob's branch into main with the conflict it makes."""
 
 from __future__ import annotations
 
@@ -312,6 +312,8 @@ def render(out: Path) -> list[Path]:
                 members = window.show_members()
                 _must(lambda: [r.split(" · ")[0] for r in members.rows()]
                       == ["ada (you)", "bob", "carol"], "the three members")
+                _must(lambda: all(members.remove_button(key) is not None
+                                  for key in (peer.key, third.key)), "Remove… on bob and carol")
                 _save(members, out / "members.png", written)
                 members.close()
                 invite = window.show_invite()

@@ -123,3 +123,23 @@ def test_mdns_finds_a_member_to_join_through(cluster: Cluster):
     sharing.join_workspace(pb, code, nick="bob", mdns=True, interfaces=[LOCAL])
     wait_until(lambda: len(a.facade.workspace_members().result(10)) == 2,
                what="bob's admission on alice's node")
+
+
+def test_a_one_off_sync_with_objects_to_send_needs_no_timer_to_finish(
+        cluster: Cluster, monkeypatch):
+    """The next round a one-off sync starts from an event handler is sent at once (it once
+    waited for the next ping, 15 s later)."""
+    import sync.session
+
+    monkeypatch.setattr(sync.session, "PING_INTERVAL_S", 3600.0)
+    pa = create_workspace(cluster.root, "alice", "alice")
+    a = cluster.start(pa)
+    code = a.facade.invite().result(10)
+    pb = _paths(cluster.root, "bob")
+    sharing.join_workspace(pb, code, nick="bob", peers=[(LOCAL, a.port)], mdns=False)
+    with Workspace.open(pb) as ws:
+        ws.post("general", "to send")
+    result = sharing.sync_once(pb, LOCAL, a.port, timeout=20)
+    assert result.objects_sent == 1 and result.rounds == 2
+    wait_until(lambda: "to send" in [m.text for m in a.read("general")],
+               what="the post to arrive")

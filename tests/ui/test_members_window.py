@@ -1,11 +1,14 @@
 """The window's member directory and invite dialog over real Nodes, offscreen: who admitted
-whom, making, copying and revoking invites, personal codes, and that no window makes an invite
-just by being shown."""
+whom, an admin removing a member (and everyone's dialog listing them under Removed), making,
+copying and revoking invites, personal codes, and that no window makes an invite just by being
+shown."""
 
 from __future__ import annotations
 
 import os
 import time
+
+import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -15,16 +18,30 @@ from PySide6.QtWidgets import QMessageBox, QPushButton  # noqa: E402
 
 from app import joining, sharing  # noqa: E402
 from app.invite import Invite  # noqa: E402
+from app.membership import MemberRecord, RemovalRecord  # noqa: E402
 from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from ui.invite_dialog import BAD_KEY, InviteDialog  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
-from ui.members_dialog import MembersDialog  # noqa: E402
+from ui.members_dialog import MembersDialog, RemoveDialog, removable, removal  # noqa: E402
 
 from .test_documents_pane import window_b  # noqa: E402, F401
 from .test_window import WAIT_MS, pair, result, window  # noqa: E402, F401
 
 DAY_MS = 24 * 3600 * 1000
+
+
+@pytest.fixture
+def node_c(pair, tmp_path):  # noqa: F811
+    """A third member, carol, admitted by ada with a personal code, syncing with ada."""
+    node_a, _ = pair
+    carol = Paths.resolve(tmp_path / "c", "default")
+    code = result(node_a.facade.invite_for(joining.identity_key(carol)))
+    sharing.join_workspace(carol, code, nick="carol")
+    node = Node(carol, interfaces=["127.0.0.1"], mdns=False, reconcile_interval=None,
+                peers=[("127.0.0.1", node_a.port)]).start()
+    yield node
+    node.stop()
 
 
 def names_and_how(dialog: MembersDialog) -> list[str]:
@@ -38,6 +55,17 @@ def click_revoke(dialog: InviteDialog, row: int, answer: str) -> None:
     assert box is not None and box.text() == "Revoke this invite?"
     assert "admits no one from now on" in box.informativeText()
     next(b for b in box.buttons() if b.text() == answer).click()
+
+
+def ask_to_remove(dialog: MembersDialog, key: bytes) -> RemoveDialog:
+    """Click the row's Remove…: the confirmation it opens (window-modal, never blocking)."""
+    dialog.remove_button(key).click()
+    (box,) = [b for b in dialog.findChildren(RemoveDialog, "confirmRemove") if b.isVisible()]
+    return box
+
+
+def remove_buttons(dialog: MembersDialog) -> list[QPushButton]:
+    return [b for b in dialog.findChildren(QPushButton, "removeMember") if b.isVisible()]
 
 
 def invite_dialogs(win: MainWindow) -> list[InviteDialog]:
@@ -79,6 +107,106 @@ def test_the_member_directory_says_who_admitted_whom_and_follows_new_members(
     # Invite people… opens the invite dialog.
     dialog.findChild(QPushButton, "invitePeople").click()
     assert len(invite_dialogs(window)) == 1
+
+
+def test_an_admin_removes_a_member_and_every_dialog_lists_them_under_removed(
+        qtbot, window, window_b, pair, node_c):  # noqa: F811
+    node_a, node_b = pair
+    adas, bobs = window.show_members(), window_b.show_members()
+    three = ["ada · created the workspace", "bob · admitted by ada with a personal code",
+             "carol · admitted by ada with a personal code"]
+    for dialog, me in ((adas, 0), (bobs, 1)):
+        expected = list(three)
+        expected[me] = expected[me].replace(" · ", " (you) · ", 1)
+        expected[0] = expected[0].replace(" · ", " · Admin · ", 1)
+        qtbot.waitUntil(lambda d=dialog, e=expected: names_and_how(d) == e, timeout=WAIT_MS)
+    assert adas.removed_rows() == [] and not adas.removed_list.isVisible()
+
+    # Only ada, an admin, is offered Remove…, and never on her own row (she created the
+    # workspace, and is herself); bob, a plain member, sees none at all.
+    assert adas.admin and not bobs.admin
+    assert adas.remove_button(node_a.key) is None
+    assert [b.text() for b in (adas.remove_button(node_b.key), adas.remove_button(node_c.key))] \
+        == ["Remove…", "Remove…"]
+    assert len(remove_buttons(adas)) == 2 and remove_buttons(bobs) == []
+
+    # The confirmation says what removing means; Cancel removes no one.
+    box = ask_to_remove(adas, node_c.key)
+    assert box.question.text() == "Remove carol from the workspace?"
+    said = " ".join(box.explanation.text().split())
+    for words in ("carol's computer will be refused from now on",
+                  "What they wrote so far stays; anything they write from now on is shown to "
+                  "no one", "moves to a new secret, which everyone else's computer receives",
+                  "Invites carol made stop working", "This cannot be undone (you can invite "
+                  "them again)"):
+        assert words in said
+    assert box.reason.maxLength() == 256 and box.reason.text() == ""
+    box.cancel.click()
+    assert not box.isVisible()
+    assert len(result(node_a.facade.workspace_members())) == 3
+    assert result(node_a.facade.removed_members()) == []
+
+    box = ask_to_remove(adas, node_c.key)
+    qtbot.keyClicks(box.reason, "left the project")
+    with qtbot.waitSignal(adas.removed, timeout=WAIT_MS):
+        box.remove.click()
+    # At once on ada's window: carol leaves the members and shows under Removed, with why.
+    qtbot.waitUntil(lambda: len(adas.rows()) == 2, timeout=WAIT_MS)
+    assert names_and_how(adas) == ["ada (you) · Admin · created the workspace",
+                                   "bob · admitted by ada with a personal code"]
+    assert adas.removed_rows() == ["carol · removed by ada, today: left the project"]
+    assert adas.removed_list.isVisible() and adas.removed_label.text() == "<b>Removed</b> (1)"
+    assert "2 members" in adas.count.text() and adas.error.text() == ""
+    assert adas.remove_button(node_b.key) is not None
+
+    # The library agrees, on ada's computer and, once it syncs, on bob's; so does his dialog.
+    for node in (node_a, node_b):
+        qtbot.waitUntil(lambda n=node: [r.key for r in result(n.facade.removed_members())]
+                        == [node_c.key], timeout=WAIT_MS)
+        (gone,) = result(node.facade.removed_members())
+        assert (gone.by, gone.reason, gone.nick) == (node_a.key, "left the project", "carol")
+        assert [m.key for m in result(node.facade.workspace_members())] \
+            == [node_a.key, node_b.key]
+    qtbot.waitUntil(lambda: bobs.removed_rows()
+                    == ["carol · removed by ada, today: left the project"], timeout=WAIT_MS)
+    assert names_and_how(bobs) == ["ada · Admin · created the workspace",
+                                   "bob (you) · admitted by ada with a personal code"]
+    assert "2 members" in bobs.count.text() and remove_buttons(bobs) == []
+
+
+def test_the_librarys_refusal_to_remove_shows_in_the_dialog(
+        qtbot, window, pair, node_c):  # noqa: F811
+    node_a, _ = pair
+    dialog = window.show_members()
+    qtbot.waitUntil(lambda: names_and_how(dialog)[2:]
+                    == ["carol · admitted by ada with a personal code"], timeout=WAIT_MS)
+    box = ask_to_remove(dialog, node_c.key)
+    # Meanwhile carol is removed another way (the command line, another window): a race.
+    result(node_a.facade.remove_member(node_c.key, "spam"))
+    qtbot.waitUntil(lambda: dialog.removed_rows() == ["carol · removed by ada, today: spam"],
+                    timeout=WAIT_MS)
+    assert box.isVisible()  # still asking
+    box.remove.click()
+    qtbot.waitUntil(lambda: dialog.error.isVisible(), timeout=WAIT_MS)
+    assert dialog.error.text() == "Could not remove carol: they are removed already"
+    assert [r.reason for r in result(node_a.facade.removed_members())] == ["spam"]
+    assert len(dialog.rows()) == 2 and dialog.isVisible()
+
+
+def test_remove_is_offered_to_admins_only_and_never_on_the_creator_and_a_removal_reads():
+    ada, bob, carol = bytes([1]) * 32, bytes([2]) * 32, bytes([3]) * 32
+    creator = MemberRecord(ada, 0, admin=True)
+    admin = MemberRecord(bob, 0, admitted_by=ada, admin=True)
+    member = MemberRecord(carol, 0, admitted_by=ada)
+    assert [removable(m, bob, admin=True) for m in (creator, admin, member)] \
+        == [False, False, True]  # not the creator, not myself
+    assert not removable(member, bob, admin=False)
+    names = {ada: "ada"}
+    today = int(time.time() * 1000)
+    gone = RemovalRecord(carol, bytes(32), ada, today, "")
+    assert removal(gone, names) == "removed by ada, today"
+    assert removal(RemovalRecord(carol, bytes(32), bob, today, "spam"), names) \
+        == f"removed by {bob.hex()[:8]}, today: spam"
 
 
 def test_the_invite_dialog_makes_a_code_that_admits_once_and_revokes(
