@@ -174,7 +174,7 @@ class Batch:
         unkept = [(oids[o.id],) for o in objects if self.removed_bit(o.id, o.author)]
         self.conn.executemany("INSERT OR IGNORE INTO unkept (oid) VALUES (?)", unkept)
         _membership.record(self.conn, self.ws.id, objects, oids)
-        if granted or any(o.type in _membership.REMOVAL_KINDS for o in objects):
+        if _membership.may_change_removals(self.conn, objects, bool(granted)):
             _membership.refresh(self)
         self._arrived_targets(list(oids))
 

@@ -86,6 +86,20 @@ def refresh(batch: Batch) -> None:
     batch.removed_changed()
 
 
+def may_change_removals(conn: sqlite3.Connection, objects: Iterable[Object],
+                        granted: bool) -> bool:
+    """Whether a batch could change who is removed: it holds a removal or kept list, or an
+    admission, invite or admin grant while some removal is held (one may start to count)."""
+    kinds = {o.type for o in objects} & REMOVAL_KINDS
+    if kinds & {"member/remove", "member/kept"}:
+        return True
+    if not (kinds or granted):
+        return False
+    return conn.execute(
+        "SELECT 1 FROM membership m JOIN objects o ON o.oid = m.oid "
+        "WHERE o.type = 'member/remove' LIMIT 1").fetchone() is not None
+
+
 def removed_keys(conn: sqlite3.Connection) -> set[bytes]:
     return {row[0] for row in conn.execute("SELECT key FROM removed")}
 

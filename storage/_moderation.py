@@ -19,6 +19,9 @@ what", cable's moderation roles):
 
 The local part never syncs: `blocked` keys, whose new objects ingest refuses and whose rows
 carry HIDDEN_BLOCKED, so nothing of theirs is shown on this computer (`Replica.moderation`).
+The ids it refused stay in the reconciliation set (`refused`, storage.items) without their
+objects, so peers stop offering them at every round; a peer that asks for one is answered
+without it, as for any id no longer held. Unblocking takes them out, and sync brings them.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from typing import TYPE_CHECKING
 from core import kinds
 from core.objects import Object, decode_trusted
 
-from . import _conversation
+from . import _conversation, items
 from ._sql import chunks, placeholders
 from .records import BlockedKey, ModAction
 
@@ -80,6 +83,28 @@ CREATE TABLE IF NOT EXISTS mod_hidden (channel TEXT NOT NULL, target BLOB NOT NU
                                        PRIMARY KEY (channel, target)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS blocked (key BLOB PRIMARY KEY, ts INTEGER NOT NULL) WITHOUT ROWID
 """
+# Version 10 (storage._schema): what a block refused, kept in the reconciliation set.
+REFUSED_SCHEMA = """
+CREATE TABLE IF NOT EXISTS refused (id BLOB PRIMARY KEY, key BLOB NOT NULL,
+                                    ts INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS refused_by_key ON refused (key)
+"""
+
+
+def refuse(conn: sqlite3.Connection, objects: Sequence[Object]) -> None:
+    """Objects a block refused: their ids join the reconciliation set (not their content)."""
+    fresh = []
+    for obj in objects:
+        if conn.execute("INSERT OR IGNORE INTO refused (id, key, ts) VALUES (?, ?, ?)",
+                        (obj.id, obj.author, obj.ts)).rowcount:
+            fresh.append((obj.ts, obj.id))
+    items.add_items(conn, fresh)
+
+
+def unrefuse(conn: sqlite3.Connection, key: bytes) -> None:
+    """`key` is unblocked: the ids refused from it leave the set, so sync brings them."""
+    rows = conn.execute("DELETE FROM refused WHERE key = ? RETURNING ts, id", (key,)).fetchall()
+    items.remove_items(conn, [(ts, object_id) for ts, object_id in rows])
 
 _ROLE = ("SELECT role FROM mod_roles WHERE channel = ? AND key = ? AND author IN "
          "(SELECT key FROM admins) ORDER BY ts DESC, id DESC LIMIT 1")
@@ -418,6 +443,7 @@ class ModerationStore:
                                        (key, replica.now_ms())).rowcount
             else:
                 changed = conn.execute("DELETE FROM blocked WHERE key = ?", (key,)).rowcount
+                unrefuse(conn, key)
             if changed:
                 Moderator(Batch(conn, replica.workspace, replica.now_ms())).block_bits(
                     key, blocked)

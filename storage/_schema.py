@@ -214,11 +214,13 @@ def _v9(conn: sqlite3.Connection) -> None:
 
 
 def _v10(conn: sqlite3.Connection) -> None:
-    """Version 10: membership (storage._membership): invites, admissions and sealed workspace
-    keys. Such objects held before (stored, not interpreted) are listed now."""
-    from . import _membership
+    """Version 10: membership (storage._membership): invites, admissions, removals and sealed
+    workspace keys (such objects held before, stored and not interpreted, are listed now); and
+    the ids blocks refused, kept in the reconciliation set (storage._moderation)."""
+    from . import _membership, _moderation
 
     _script(_membership.SCHEMA)(conn)
+    _script(_moderation.REFUSED_SCHEMA)(conn)
     meta = dict(conn.execute("SELECT key, value FROM meta WHERE key = 'workspace'"))
     if "workspace" in meta:
         _membership.reindex(conn, meta["workspace"])

@@ -30,7 +30,7 @@ from . import _conversation, _schema, _search, _verify
 from ._documents import DocumentStore
 from ._ingest import FUTURE_MS, Batch, Workspace
 from ._membership import MembershipStore
-from ._moderation import HIDDEN_MOD, ModerationStore, blocked_keys
+from ._moderation import HIDDEN_MOD, ModerationStore, blocked_keys, refuse
 from ._outbox import Outbox
 from ._reconciliation import Reconciliation
 from ._search import COUNT_CAP, MessageFilter, MessageMatches, words_filter
@@ -285,18 +285,20 @@ class Replica:
                     if parsed[n][0].id in held:
                         results[n] = IngestResult(parsed[n][0].id, Status.DUPLICATE)
                 oks = self._verdicts(futures[k] if futures else None, parsed, sub)
-                new = []
+                new, refused = [], []
                 for n in todo:
                     obj = parsed[n][0]
                     if not oks[n]:
                         results[n] = self._rejected(raws[n], bad_signature())
                     elif obj.author in blocked:
+                        refused.append(obj)
                         results[n] = IngestResult(obj.id, Status.REFUSED, "blocked",
                                                   "its author is blocked on this computer")
                     else:
                         new.append(obj)
                         results[n] = IngestResult(obj.id, Status.ADDED)
                 batch.add(new)
+                refuse(conn, refused)
         return results  # type: ignore[return-value]
 
     @staticmethod

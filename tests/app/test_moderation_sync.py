@@ -80,6 +80,11 @@ def test_a_blocked_members_new_posts_are_neither_shown_nor_stored(cluster: Clust
     assert [t for t, _ in shown(a)] == ["before the block", "after the block", "marker"]
     # Refusing is not a fault: b keeps its sessions with both.
     assert b.online() == {a.key, c.key}
+    # And the refused post is not offered again and again: b's rounds find nothing to move.
+    rounds: list[dict] = []
+    b.subscribe(lambda e: e.kind == "synced" and rounds.append(e.detail))
+    wait_until(lambda: any(r["have"] == 0 and r["need"] == 0 for r in rounds),
+               what="a round of b's with nothing to move")
 
     result(b.facade.unblock(c.key))
     assert [t for t, _ in shown(b)] == ["before the block", "marker"]
