@@ -131,6 +131,10 @@ def _writer(method: str, *fields: str,
     name that looks like an existing, different channel needs --force."""
     def handler(args: argparse.Namespace) -> None:
         with open_workspace(args) as ws:
+            private = ws.resolve_private(args.channel) if method == "post" else None
+            if private is not None:  # a private channel of mine: the message goes boxed
+                print(ws.post_private(private.id, args.text).id.hex())
+                return
             if new_channel and not args.force:
                 _refuse_lookalike(ws, args.channel)
             obj = getattr(ws, method)(*(getattr(args, f) for f in fields))
@@ -161,6 +165,10 @@ def cmd_read(args: argparse.Namespace) -> None:
     """A channel's messages; a channel the replica does not know is refused. An empty read of
     a workspace where nothing from others has arrived yet says, on stderr, how to sync."""
     with open_workspace(args) as ws:
+        private = ws.resolve_private(args.channel)
+        if private is not None:  # a private channel of mine, opened as it is shown
+            _print_messages(ws, ws.read_private(private.id, limit=args.limit), args.json)
+            return
         channel = _channel(ws, args.channel)
         messages = ws.read(channel, limit=args.limit, before=args.before, hidden=True)
         _print_messages(ws, messages, args.json)
@@ -173,15 +181,21 @@ def cmd_channels(args: argparse.Namespace) -> None:
     with open_workspace(args) as ws:
         rows = ws.channels()
         names = channel_names(ws.id, [c.name for c in rows])
+        private = ws.private_channels()
     if args.json:
         print_json([{"name": c.name, "topic": c.topic, "members": c.members,
-                      "messages": c.messages} for c in rows])
+                      "messages": c.messages} for c in rows]
+                   + [{"name": p.name, "private": True, "dm": p.dm, "id": p.hex,
+                       "members": len(p.members)} for p in private])
         return
     for c in rows:
         shown = names[c.name]
         warning = f"  ({shown.warning})" if shown.warning else ""
         topic = f"  {_text.line(c.topic)}" if c.topic else ""
         print(f"#{shown.label}{warning}  {c.members} members, {c.messages} messages{topic}")
+    for p in private:
+        print(f"@{_text.line(p.name)}  direct messages" if p.dm else
+              f"#{_text.line(p.name)}  private, {len(p.members)} members")
 
 
 def _members_json(members: Any) -> list[dict]:

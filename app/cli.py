@@ -15,6 +15,7 @@ from . import (
     gui_command,
     member_commands,
     moderation_commands,
+    private_commands,
     sync_commands,
 )
 from ._command import PORT, CLIError, Parser, common_options, seconds, whole_number
@@ -24,7 +25,7 @@ __all__ = ["PORT", "CLIError", "Parser", "build_parser", "main", "seconds", "who
 # Every command module, in the order `hearth --help` lists their commands: each has
 # `register(subparsers, common_options)`. A new module is added here, or its commands do not exist.
 COMMAND_MODULES = (chat_commands, conversation_commands, moderation_commands, doc_commands,
-                   sync_commands, member_commands, analytics_commands, gui_command)
+                   sync_commands, member_commands, private_commands, analytics_commands, gui_command)
 
 
 def app_version() -> str:

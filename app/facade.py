@@ -30,6 +30,7 @@ from . import preferences, slash
 from .doc_facade import DocumentsFacade
 from .membership import InviteRecord, MemberRecord, RemovalRecord
 from .names import channel_names
+from .private import PrivateChannel
 from .records import (
     AnalyticsStatus,
     BlockedKey,
@@ -292,6 +293,39 @@ class NodeFacade:
     def removed_members(self) -> Future[list[RemovalRecord]]:
         """Everyone removed (and not admitted again), newest removal first."""
         return self._run(lambda: self._ws().removed_members())
+
+    # Private channels and direct messages (app/private.py) ----------------------------------
+
+    def private_channels(self) -> Future[list[PrivateChannel]]:
+        """The private channels and direct messages I am in, with their names opened."""
+        return self._run(lambda: self._ws().private_channels())
+
+    def create_private_channel(self, name: str, members: list[bytes],
+                               dm: bool = False) -> Future[bytes]:
+        """A private channel of mine with `members`; its id."""
+        return self._run(lambda: self._ws().create_private_channel(name, members, dm=dm))
+
+    def read_private(self, channel: bytes, limit: int = 50) -> Future[list[Message]]:
+        """The newest messages of a private channel I am in, opened, oldest first."""
+        return self._run(lambda: self._ws().read_private(channel, limit=limit))
+
+    def post_private(self, channel: bytes, text: str) -> Future[bytes]:
+        """A message in a private channel, boxed under its newest key; its id."""
+        return self._run(lambda: self._ws().post_private(channel, text).id)
+
+    def add_private_member(self, channel: bytes, key: bytes) -> Future[None]:
+        return self._run(lambda: self._ws().add_private_member(channel, key))
+
+    def remove_private_member(self, channel: bytes, key: bytes) -> Future[None]:
+        return self._run(lambda: self._ws().remove_private_member(channel, key))
+
+    def direct_message(self, key: bytes, text: str) -> Future[bytes]:
+        """A direct message to `key` (in the channel of us two, made the first time); its id."""
+        return self._run(lambda: self._ws().direct_message(key, text).id)
+
+    def dm_channel(self, key: bytes) -> Future[bytes | None]:
+        """The direct messages between me and `key`, if either of us started them."""
+        return self._run(lambda: self._ws().dm_channel(key))
 
     def workspace_members(self) -> Future[list[MemberRecord]]:
         """Every member, oldest first: nickname, key, admin, who admitted them and when."""

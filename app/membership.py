@@ -38,6 +38,7 @@ from core.membership import (
     secret_check,
 )
 from core.objects import Object, authored, decode_trusted
+from storage import MEMBERSHIP_KINDS
 
 from .errors import WorkspaceError
 from .invite import Invite, InviteError
@@ -46,6 +47,7 @@ __all__ = ["InviteRecord", "MemberRecord", "Membership", "MembershipView", "Remo
            "invite_tag", "join_key"]
 
 _BOX_CONTEXT = b"hearth-invite-box"
+_WITHOUT_KEPT = MEMBERSHIP_KINDS - {"member/kept"}
 
 
 def _box_key(secret: bytes, tag: bytes) -> bytes:
@@ -67,7 +69,9 @@ class Membership:
         cached = self._membership_cache
         if cached is not None and cached[0] == version:
             return cached[1]
-        view = MembershipView.compute(store.objects(), self.replica.workspace.root,
+        # Without the kept lists (the bulk of a big removal): storage applies them, and
+        # nothing here asks which of a removed member's objects still count.
+        view = MembershipView.compute(store.objects(_WITHOUT_KEPT), self.replica.workspace.root,
                                       _genesis_ts(self.replica.get(self.id)),
                                       self.replica.admins())
         self._membership_cache = (version, view)
@@ -274,6 +278,7 @@ class Membership:
         from .documents import Documents  # documents build on the workspace
 
         Documents(self).refresh_for_epoch()
+        self.private_after_removal()
         return removal
 
     def rotate(self) -> int:

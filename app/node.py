@@ -320,6 +320,8 @@ class Node:
             self._rotating = False
         service.set_secrets(*session_secrets(ws))
         service.end_sessions(set(ws.membership().removed), REMOVED)
+        if ws.private_after_removal():
+            log.info("new keys for private channels someone left")
         epoch = ws.membership().epoch
         # Documents I edit get keys the removed never had, published under the new secret
         # (so not before mine has arrived: a rotation's seals may come in one by one).

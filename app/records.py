@@ -33,6 +33,7 @@ from .documents import DocumentSummary, MergeConflicts
 from .membership import InviteRecord, MemberRecord, RemovalRecord
 from .moderation import ModerationLog
 from .names import ChannelName
+from .private import PrivateChannel
 from .review import RESOLUTIONS, Conflict, DocDiff, Hunk, MergePreview, Segment
 
 
@@ -146,6 +147,8 @@ __all__ = [
     "BlockedKey", "ModAction", "ModerationLog",
     # members and invites (app/membership.py)
     "InviteRecord", "MemberRecord", "RemovalRecord",
+    # private channels and direct messages (app/private.py)
+    "PrivateChannel",
     # reviewing documents (app/review.py): diffs and merges with their conflicts
     "RESOLUTIONS", "Conflict", "DocDiff", "Hunk", "MergeConflicts", "MergePreview", "Segment",
 ]

@@ -35,6 +35,7 @@ from .membership import Membership
 from .moderation import Moderation
 from .names import looks_alike, spelled
 from .paths import Paths
+from .private import PrivateChannels
 from .search import SearchResults, search_workspace
 
 SECRET_SIZE = 32
@@ -118,7 +119,7 @@ def load_or_create_identity(paths: Paths) -> Identity:
 
 
 @dataclass
-class Workspace(Conversation, Membership, Moderation):
+class Workspace(Conversation, Membership, PrivateChannels, Moderation):
     """One workspace on this computer: the person's identity and the workspace's replica."""
 
     paths: Paths

@@ -68,6 +68,18 @@ membership (in the workspace stream; docs/ARCHITECTURE.md "Members and invites")
 - workspace/key  {epoch: int >= 0, check: bytes 16, recipient: key, sealed: bytes <= 256}
                   (the workspace secret of `epoch` sealed to `recipient`, with the `check`
                   of that secret: by the member who admitted them, or an admin's rotation)
+private channels and direct messages (core/private.py)
+- channel/private {nonce: bytes 16, dm: bool}  (in the workspace stream; its id is the
+                  channel's, the stream of everything below; its author is its creator)
+- channel/members {channel: id, add: [key, 0..64], remove: [key, 0..64]}  (at least one key;
+                  by the creator or an admin)
+- channel/key    {channel: id, epoch: int >= 0, check: bytes 16, recipient: key,
+                  sealed: bytes <= 256}  (the channel key of `epoch` sealed to a member)
+- channel/name   {channel: id, epoch: int >= 0, nonce: bytes 24, box: bytes <= 256}  (the
+                  channel's name in a SecretBox under the key of `epoch`; the creator's
+                  latest counts)
+- post/sealed    {channel: id, epoch: int >= 0, nonce: bytes 24, box: bytes}  (a message:
+                  the SecretBox, under the key of `epoch`, of {"text": str})
 moderation (cable's moderation roles; docs/ARCHITECTURE.md "Who may do what")
 - mod/role       {channel: name, key: key, role: "moderator" | "none", reason: str 0..256}
                   (in the workspace stream; per (channel, key) the latest an admin wrote counts)
@@ -369,6 +381,33 @@ def _workspace_key(body: dict) -> None:
         raise _bad(f"sealed must be at most {MAX_SEALED} bytes")
 
 
+def _channel_private(body: dict) -> None:
+    _id(body["nonce"], "nonce", NONCE_SIZE)
+    if type(body["dm"]) is not bool:
+        raise _bad("dm must be true or false")
+
+
+def _channel_members(body: dict) -> None:
+    _id(body["channel"], "channel")
+    _ids(body["add"], "add")
+    _ids(body["remove"], "remove")
+    if not body["add"] and not body["remove"]:
+        raise _bad("channel/members changes at least one key")
+
+
+def _channel_key(body: dict) -> None:
+    _id(body["channel"], "channel")
+    _workspace_key(body)
+
+
+def _boxed(body: dict, limit: int | None = MAX_SEALED) -> None:
+    _id(body["channel"], "channel")
+    _uint(body["epoch"], "epoch")
+    _id(body["nonce"], "nonce", BOX_NONCE_SIZE)
+    if not isinstance(body["box"], bytes) or (limit is not None and len(body["box"]) > limit):
+        raise _bad(f"box must be bytes{f' (at most {limit})' if limit else ''}")
+
+
 def check_reason(value: Any, lo: int = 0) -> str:
     """A moderation reason: lo..MAX_REASON codepoints on one line (no control characters)."""
     _str(value, "reason", lo, MAX_REASON)
@@ -434,6 +473,13 @@ KINDS: dict[str, tuple[frozenset[str], Callable[[dict], None]]] = {
     "member/remove": (frozenset({"key", "reason"}), _member_remove),
     "member/kept": (frozenset({"removal", "ids"}), _member_kept),
     "workspace/key": (frozenset({"epoch", "check", "recipient", "sealed"}), _workspace_key),
+    "channel/private": (frozenset({"nonce", "dm"}), _channel_private),
+    "channel/members": (frozenset({"channel", "add", "remove"}), _channel_members),
+    "channel/key": (frozenset({"channel", "epoch", "check", "recipient", "sealed"}),
+                    _channel_key),
+    "channel/name": (frozenset({"channel", "epoch", "nonce", "box"}), _boxed),
+    "post/sealed": (frozenset({"channel", "epoch", "nonce", "box"}),
+                    lambda body: _boxed(body, None)),
     "mod/role": (frozenset({"channel", "key", "role", "reason"}), _mod_role),
     "mod/hide": (frozenset({"channel", "target", "hidden", "reason"}), _mod_hide),
 }

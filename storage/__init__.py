@@ -1,5 +1,6 @@
 """The SQLite replica: one file per workspace, one ingest path, the chat views."""
 
+from ._membership import KINDS as MEMBERSHIP_KINDS
 from ._verify import start_helper as start_signature_helper
 from .errors import NotFound, SchemaError, StorageError
 from .records import (
@@ -16,7 +17,8 @@ from .records import (
 from .replica import Replica
 
 __all__ = [
-    "ChannelInfo", "ChannelState", "IngestResult", "Member", "Message", "MessageVersion", "NotFound",
+    "MEMBERSHIP_KINDS", "ChannelInfo", "ChannelState", "IngestResult", "Member", "Message",
+    "MessageVersion", "NotFound",
     "Reaction",
     "Replica",
     "SchemaError", "StateEvent", "Status", "StorageError", "start_signature_helper",

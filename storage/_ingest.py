@@ -22,7 +22,7 @@ from core.encoding import dumps, loads
 from core.objects import Object, decode_trusted  # stored objects were validated on the way in
 from core.policy import Policy, evaluate
 
-from . import _conversation, _membership, _moderation, items
+from . import _conversation, _membership, _moderation, _private, items
 from ._moderation import HIDDEN_MOD, HIDDEN_REMOVED, Moderator
 from ._sql import chunks, placeholders
 
@@ -174,6 +174,7 @@ class Batch:
         unkept = [(oids[o.id],) for o in objects if self.removed_bit(o.id, o.author)]
         self.conn.executemany("INSERT OR IGNORE INTO unkept (oid) VALUES (?)", unkept)
         _membership.record(self.conn, self.ws.id, objects, oids)
+        _private.record(self.conn, self.ws.id, objects, oids)
         if _membership.may_change_removals(self.conn, objects, bool(granted)):
             _membership.refresh(self)
         self._arrived_targets(list(oids))

@@ -130,9 +130,9 @@ class MembershipStore:
     def __init__(self, replica: Replica):
         self._replica = replica
 
-    def objects(self) -> list[Object]:
-        """Every membership object held, in the order they were stored."""
-        return held(self._replica.conn)
+    def objects(self, kinds: frozenset[str] = KINDS) -> list[Object]:
+        """Every membership object held (of `kinds`), in the order they were stored."""
+        return held(self._replica.conn, kinds)
 
     def removed(self) -> set[bytes]:
         """The keys removed from the workspace now."""

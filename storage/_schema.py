@@ -215,15 +215,26 @@ def _v9(conn: sqlite3.Connection) -> None:
 
 def _v10(conn: sqlite3.Connection) -> None:
     """Version 10: membership (storage._membership): invites, admissions, removals and sealed
-    workspace keys (such objects held before, stored and not interpreted, are listed now); and
-    the ids blocks refused, kept in the reconciliation set (storage._moderation)."""
-    from . import _membership, _moderation
+    workspace keys. Such objects held before (stored, not interpreted) are listed now."""
+    from . import _membership
 
     _script(_membership.SCHEMA)(conn)
-    _script(_moderation.REFUSED_SCHEMA)(conn)
     meta = dict(conn.execute("SELECT key, value FROM meta WHERE key = 'workspace'"))
     if "workspace" in meta:
         _membership.reindex(conn, meta["workspace"])
+
+
+def _v11(conn: sqlite3.Connection) -> None:
+    """Version 11: the ids blocks refused, kept in the reconciliation set
+    (storage._moderation); and private channels' objects listed by channel (storage._private;
+    such objects held before are listed now)."""
+    from . import _moderation, _private
+
+    _script(_moderation.REFUSED_SCHEMA)(conn)
+    _script(_private.SCHEMA)(conn)
+    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key = 'workspace'"))
+    if "workspace" in meta:
+        _private.reindex(conn, meta["workspace"])
 
 
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
@@ -235,7 +246,8 @@ def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
 
 
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_script(_V1), _script(_V2), _v3, _v4, _script(_V5),
-                                                      _script(_V6), _v7, _v8, _v9, _v10]
+                                                      _script(_V6), _v7, _v8, _v9, _v10,
+                                                      _v11]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -32,6 +32,7 @@ from ._ingest import FUTURE_MS, Batch, Workspace
 from ._membership import MembershipStore
 from ._moderation import HIDDEN_MOD, ModerationStore, blocked_keys, refuse
 from ._outbox import Outbox
+from ._private import PrivateStore
 from ._reconciliation import Reconciliation
 from ._search import COUNT_CAP, MessageFilter, MessageMatches, words_filter
 from ._sql import chunks, placeholders
@@ -244,6 +245,11 @@ class Replica:
     def membership(self) -> MembershipStore:
         """The invites, admissions and sealed workspace keys held (app.membership decides)."""
         return MembershipStore(self)
+
+    @property
+    def private(self) -> PrivateStore:
+        """The private channels' objects held, by channel (app.private opens them)."""
+        return PrivateStore(self)
 
     @property
     def moderation(self) -> ModerationStore:

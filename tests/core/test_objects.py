@@ -220,6 +220,25 @@ BODIES = {
     "member/remove": st.fixed_dictionaries(
         {"key": ids, "reason": st.text(NAME_CHARS, max_size=256)}
     ),
+    "channel/private": st.fixed_dictionaries(
+        {"nonce": st.binary(min_size=16, max_size=16), "dm": st.booleans()}
+    ),
+    "channel/members": st.fixed_dictionaries(
+        {"channel": ids, "add": st.lists(ids, min_size=1, max_size=4, unique=True),
+         "remove": st.lists(ids, max_size=4, unique=True)}
+    ),
+    "channel/key": st.fixed_dictionaries(
+        {"channel": ids, "epoch": epochs, "check": st.binary(min_size=16, max_size=16),
+         "recipient": ids, "sealed": st.binary(max_size=256)}
+    ),
+    "channel/name": st.fixed_dictionaries(
+        {"channel": ids, "epoch": epochs, "nonce": st.binary(min_size=24, max_size=24),
+         "box": st.binary(max_size=256)}
+    ),
+    "post/sealed": st.fixed_dictionaries(
+        {"channel": ids, "epoch": epochs, "nonce": st.binary(min_size=24, max_size=24),
+         "box": st.binary(max_size=2000)}
+    ),
     "member/kept": st.fixed_dictionaries(
         {"removal": ids, "ids": st.lists(ids, min_size=1, max_size=8, unique=True)}
     ),
@@ -640,6 +659,12 @@ VALID = {
     "invite/revoke": {"invite": ID1},
     "member/admit": {"key": ID1, "invite": ID1},
     "member/remove": {"key": ID1, "reason": "left the team"},
+    "channel/private": {"nonce": ID1[:16], "dm": False},
+    "channel/members": {"channel": ID1, "add": [ID1], "remove": [ID1]},
+    "channel/key": {"channel": ID1, "epoch": 0, "check": ID1[:16], "recipient": ID1,
+                    "sealed": b"s" * 72},
+    "channel/name": {"channel": ID1, "epoch": 0, "nonce": ID1[:24], "box": b"n" * 20},
+    "post/sealed": {"channel": ID1, "epoch": 0, "nonce": ID1[:24], "box": b"p" * 40},
     "member/kept": {"removal": ID1, "ids": [ID1]},
     "workspace/key": {"epoch": 0, "check": ID1[:16], "recipient": ID1, "sealed": b"s" * 80},
 }
@@ -698,6 +723,9 @@ EDGES = [
     ("member/admit", "invite", None),
     ("workspace/key", "sealed", b""),
     ("member/remove", "reason", ""),
+    ("channel/private", "dm", True),
+    ("channel/members", "add", []),
+    ("post/sealed", "box", b"p" * 20_000),
     ("member/kept", "ids", [bytes([n % 256, n // 256]) * 16 for n in range(1024)]),
 ]
 
@@ -867,6 +895,13 @@ OUT_OF_LIMITS = [
     ("member/kept", "ids", [ID1, ID1]),
     ("member/kept", "ids", [bytes([n % 256, n // 256]) * 16 for n in range(1025)]),
     ("member/kept", "removal", ID1[:31]),
+    ("channel/private", "dm", 1),
+    ("channel/private", "nonce", ID1),
+    ("channel/members", "add", [ID1, ID1]),
+    ("channel/key", "check", ID1),
+    ("channel/name", "box", b"n" * 257),
+    ("post/sealed", "channel", "general"),
+    ("post/sealed", "nonce", ID1[:16]),
 ]
 
 

@@ -1,0 +1,287 @@
+"""Private channels and direct messages, as Workspace methods (issue #18; docs/ARCHITECTURE.md
+"Private channels and direct messages").
+
+core/private.py says who is in a channel and which key each epoch has; storage lists each
+channel's objects; this module opens them with the keys sealed to my identity, and writes: a
+channel (its creation, its first members, its key sealed to each, its name boxed under it), a
+message (boxed under the newest key I hold), members added (every key sealed to them, so they
+read the history) or removed (a new key for those who remain), and a new key whenever someone
+in a channel was removed from the workspace. A direct message is a private channel of two,
+marked so, which is found again rather than made twice. Nothing here is ever stored in the
+clear: the window and `hearth read` decrypt as they show.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import nacl.exceptions
+import nacl.secret
+
+from core import kinds
+from core.encoding import EncodingError, dumps, loads
+from core.identity import IdentityError, seal_to
+from core.membership import secret_check
+from core.objects import Object
+from core.private import PrivateView
+from storage import Message
+
+from .errors import WorkspaceError
+
+KEY_SIZE = nacl.secret.SecretBox.KEY_SIZE
+
+
+@dataclass(frozen=True)
+class PrivateChannel:
+    """A private channel or direct message I am in, as I read it."""
+
+    id: bytes
+    name: str  # its name; for a direct message, the other person's nickname (or key prefix)
+    dm: bool
+    creator: bytes
+    members: tuple[bytes, ...]  # in it now, oldest member first (the creator)
+
+    @property
+    def hex(self) -> str:
+        return self.id.hex()
+
+
+def _box(key: bytes, value: dict) -> tuple[bytes, bytes]:
+    nonce = os.urandom(nacl.secret.SecretBox.NONCE_SIZE)
+    return nonce, nacl.secret.SecretBox(key).encrypt(dumps(value), nonce).ciphertext
+
+
+def _open_box(key: bytes | None, body: dict) -> dict | None:
+    if key is None:
+        return None
+    try:
+        value = loads(nacl.secret.SecretBox(key).decrypt(body["box"], body["nonce"]))
+    except (nacl.exceptions.CryptoError, EncodingError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+class PrivateChannels:
+    """Mixed into app.workspace.Workspace, whose replica, identity, key, id, publish and
+    membership view it uses."""
+
+    _private_cache: dict[bytes, tuple[tuple, PrivateView]] | None = None
+
+    # Reading ----------------------------------------------------------------------------------
+
+    def private_view(self, channel: bytes) -> PrivateView:
+        """One private channel's view of the objects held (recomputed when they change)."""
+        cache = self._private_cache if self._private_cache is not None else {}
+        self._private_cache = cache
+        store = self.replica.private
+        version = (store.version(), self.replica.membership.version(),
+                   len(self.replica.admins()))
+        cached = cache.get(channel)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        objects = store.objects(channel)
+        creation = next((o for o in objects if o.id == channel), None)
+        if creation is None:
+            raise WorkspaceError("no such private channel here")
+        view = PrivateView.compute(creation, [o for o in objects if o.id != channel],
+                                   self.replica.admins(), set(self.membership().removed))
+        cache[channel] = (version, view)
+        return view
+
+    def _channel_key(self, view: PrivateView, epoch: int) -> bytes | None:
+        sealed = view.sealed.get((epoch, self.key))
+        if sealed is None:
+            return None
+        try:
+            key = self.identity.unseal(sealed)
+        except IdentityError:
+            return None
+        return key if len(key) == KEY_SIZE and secret_check(key) == view.checks[epoch] else None
+
+    def _keys(self, view: PrivateView) -> dict[int, bytes]:
+        return {epoch: key for epoch in view.checks
+                if (key := self._channel_key(view, epoch)) is not None}
+
+    def private_channels(self) -> list[PrivateChannel]:
+        """The private channels and direct messages I am in, oldest first."""
+        out = []
+        for creation in self.replica.private.channels():
+            view = self.private_view(creation.id)
+            if self.key in view.current:
+                out.append(self._describe(view))
+        return out
+
+    def _describe(self, view: PrivateView) -> PrivateChannel:
+        members = tuple([view.creator, *sorted(view.current - {view.creator})]
+                        if view.creator in view.current else sorted(view.current))
+        if view.dm:
+            other = next((k for k in members if k != self.key), self.key)
+            name = self.nickname(other) or other.hex()[:8]
+        else:
+            opened = (_open_box(self._channel_key(view, view.name.body["epoch"]),
+                                view.name.body) if view.name is not None else None)
+            name = opened.get("name") if opened else None
+            name = name if isinstance(name, str) else "(a private channel)"
+        return PrivateChannel(view.id, name, view.dm, view.creator, members)
+
+    def resolve_private(self, ref: str) -> PrivateChannel | None:
+        """My private channel named `ref` (case-insensitive), a direct message with the person
+        `ref` names (`@nick` or `nick`), or its id; None when nothing of mine is named so."""
+        text = ref.strip().removeprefix("#")
+        folded = text.removeprefix("@").casefold()
+        mine = self.private_channels()
+        for channel in mine:
+            if channel.hex == text.lower() or (not channel.dm and channel.name.casefold() == folded):
+                return channel
+        for channel in mine:
+            if channel.dm and channel.name.casefold() == folded:
+                return channel
+        return None
+
+    def read_private(self, channel: bytes, *, limit: int = 50) -> list[Message]:
+        """The newest `limit` messages of a private channel I am in, opened, oldest first."""
+        view = self.private_view(channel)
+        if self.key not in view.current:
+            raise WorkspaceError("you are not in that private channel")
+        keys, name = self._keys(view), self._describe(view).name
+        names = self.replica.nicknames()
+        out = []
+        for post in view.posts[-limit:] if limit else view.posts:
+            opened = _open_box(keys.get(post.body["epoch"]), post.body)
+            text = opened.get("text") if opened else None
+            if isinstance(text, str):
+                out.append(Message(post.id, name, post.author, names.get(post.author), post.ts,
+                                   text))
+        return out
+
+    # Writing ----------------------------------------------------------------------------------
+
+    def create_private_channel(self, name: str, members: Iterable[bytes], *,
+                               dm: bool = False) -> bytes:
+        """A private channel of mine with `members` (workspace members); returns its id."""
+        if not dm:
+            kinds.check_name(name, "channel name", kinds.MAX_CHANNEL)
+        others = sorted(set(members) - {self.key})
+        strangers = [k for k in others if not self.is_member(k)]
+        if strangers:
+            raise WorkspaceError(f"{strangers[0].hex()[:8]} is not a member of this workspace")
+        creation = self.publish("channel/private", self.id, {"nonce": os.urandom(16), "dm": dm})
+        key = os.urandom(KEY_SIZE)
+        bodies: list[tuple[str, dict]] = []
+        if others:
+            bodies.append(("channel/members", {"channel": creation.id, "add": others,
+                                               "remove": []}))
+        bodies += self._seals(creation.id, 0, key, [self.key, *others])
+        nonce, box = _box(key, {"name": name})
+        bodies.append(("channel/name", {"channel": creation.id, "epoch": 0, "nonce": nonce,
+                                        "box": box}))
+        self._publish_in(creation.id, bodies)
+        return creation.id
+
+    def _seals(self, channel: bytes, epoch: int, key: bytes,
+               recipients: Iterable[bytes]) -> list[tuple[str, dict]]:
+        check = secret_check(key)
+        return [("channel/key", {"channel": channel, "epoch": epoch, "check": check,
+                                 "recipient": r, "sealed": seal_to(r, key)})
+                for r in sorted(set(recipients))]
+
+    def _publish_in(self, channel: bytes, bodies: list[tuple[str, dict]]) -> list[Object]:
+        """Sign and store objects in a channel's stream, each after the one before, at once."""
+        from core.objects import authored
+
+        heads, objects = self.replica.heads(channel), []
+        for kind, body in bodies:
+            obj = authored(self.identity, kind, stream=channel, body=body,
+                           now_ms=int(self.clock() * 1000), heads=heads)
+            objects.append(obj)
+            heads = [(obj.id, obj.ts)]
+        self.add_own(objects)
+        return objects
+
+    def post_private(self, channel: bytes, text: str) -> Object:
+        """A message in a private channel I am in, boxed under the newest key I hold."""
+        if not text.strip() or len(text.encode()) > kinds.MAX_TEXT_BYTES:
+            raise WorkspaceError(f"a message is 1 to {kinds.MAX_TEXT_BYTES} bytes of text")
+        view = self.private_view(channel)
+        if self.key not in view.current:
+            raise WorkspaceError("you are not in that private channel")
+        keys = self._keys(view)
+        if not keys:
+            raise WorkspaceError("this channel's key has not reached this computer yet "
+                                 "(sync first)")
+        epoch = max(keys)
+        nonce, box = _box(keys[epoch], {"text": text})
+        (obj,) = self._publish_in(channel, [("post/sealed", {
+            "channel": channel, "epoch": epoch, "nonce": nonce, "box": box})])
+        return obj
+
+    def add_private_member(self, channel: bytes, key: bytes) -> None:
+        """Add a workspace member (the creator or an admin): every key is sealed to them, so
+        they read the history."""
+        view = self._managed(channel)
+        if not self.is_member(key):
+            raise WorkspaceError("they are not a member of this workspace")
+        if key in view.current:
+            raise WorkspaceError("they are in that channel already")
+        bodies: list[tuple[str, dict]] = [("channel/members", {
+            "channel": channel, "add": [key], "remove": []})]
+        for epoch, secret in sorted(self._keys(view).items()):
+            bodies += self._seals(channel, epoch, secret, [key])
+        self._publish_in(channel, bodies)
+
+    def remove_private_member(self, channel: bytes, key: bytes) -> None:
+        """Take someone out (the creator or an admin; never the creator): a new key for those
+        who remain, so they read nothing written after."""
+        view = self._managed(channel)
+        if key == view.creator:
+            raise WorkspaceError("the channel's creator cannot be taken out of it")
+        if key not in view.members:
+            raise WorkspaceError("they are not in that channel")
+        self._publish_in(channel, [("channel/members", {"channel": channel, "add": [],
+                                                        "remove": [key]})])
+        self.rotate_private(channel)
+
+    def rotate_private(self, channel: bytes) -> int:
+        """A new key for everyone in the channel now; returns its epoch."""
+        view = self.private_view(channel)
+        if self.key not in view.current:
+            raise WorkspaceError("you are not in that private channel")
+        epoch = view.epoch + 1
+        self._publish_in(channel, self._seals(channel, epoch, os.urandom(KEY_SIZE),
+                                              view.current))
+        return epoch
+
+    def private_after_removal(self) -> int:
+        """New keys for my channels in which someone who had the newest key is gone (from the
+        channel or the workspace); how many channels."""
+        stale = [c.id for c in self.private_channels() if self.private_view(c.id).stale()]
+        for channel in stale:
+            self.rotate_private(channel)
+        return len(stale)
+
+    def direct_message(self, key: bytes, text: str) -> Object:
+        """A direct message to `key`, in the private channel of us two (made the first time)."""
+        if key == self.key:
+            raise WorkspaceError("a direct message goes to someone else")
+        channel = self.dm_channel(key)
+        if channel is None:
+            channel = self.create_private_channel("", [key], dm=True)
+        return self.post_private(channel, text)
+
+    def dm_channel(self, key: bytes) -> bytes | None:
+        """The direct messages between me and `key`, if either of us started them."""
+        pair = {self.key, key}
+        for channel in self.private_channels():
+            if channel.dm and set(channel.members) == pair:
+                return channel.id
+        return None
+
+    def _managed(self, channel: bytes) -> PrivateView:
+        view = self.private_view(channel)
+        if self.key != view.creator and not self.replica.is_admin(self.key):
+            raise WorkspaceError("only the channel's creator or an admin changes who is in it")
+        if view.dm:
+            raise WorkspaceError("a direct message is between two people")
+        return view

@@ -1,0 +1,80 @@
+"""Private channels' objects in the replica, listed by channel (core/private.py decides what
+they mean; app/private.py opens them with the keys sealed to this computer's person).
+
+Storage cannot read them: the names and messages are encrypted. It keeps a list of each
+channel's objects (the creation in the workspace stream, the rest in the channel's own stream)
+so a channel is read without scanning the replica, and leaves out, as everywhere, the objects
+of removed members that their removal did not keep (storage._membership).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from core.objects import Object, decode_trusted
+from core.private import KINDS
+
+if TYPE_CHECKING:
+    from .replica import Replica
+
+# IF NOT EXISTS: tests/storage/test_migrations.py fakes older files by undoing the steps
+# after the one it imitates, and keeps these tables.
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS private (
+    oid INTEGER PRIMARY KEY REFERENCES objects (oid) ON DELETE CASCADE,
+    channel BLOB NOT NULL,
+    ts INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS private_by_channel ON private (channel, ts)
+"""
+_COUNTED = "AND p.oid NOT IN (SELECT oid FROM unkept)"
+
+
+def record(conn: sqlite3.Connection, workspace: bytes, objects: Iterable[Object],
+           oids: dict[bytes, int]) -> None:
+    """List the private channels' objects among `objects`: creations in the workspace stream,
+    the rest in the stream of the channel they name."""
+    rows = []
+    for o in objects:
+        if o.type == "channel/private" and o.stream == workspace:
+            rows.append((oids[o.id], o.id, o.ts))
+        elif o.type in KINDS and o.body["channel"] == o.stream:
+            rows.append((oids[o.id], o.stream, o.ts))
+    conn.executemany("INSERT OR IGNORE INTO private (oid, channel, ts) VALUES (?, ?, ?)", rows)
+
+
+def reindex(conn: sqlite3.Connection, workspace: bytes) -> None:
+    """List what a version that did not know these kinds stored."""
+    rows = conn.execute("SELECT oid, raw FROM objects WHERE type IN ('channel/private', "
+                        "'channel/members', 'channel/key', 'channel/name', 'post/sealed')")
+    held = [(oid, decode_trusted(raw)) for oid, raw in rows]
+    record(conn, workspace, [o for _, o in held], {o.id: oid for oid, o in held})
+
+
+class PrivateStore:
+    """`Replica.private`: the private channels' objects held."""
+
+    def __init__(self, replica: Replica):
+        self._replica = replica
+
+    def channels(self) -> list[Object]:
+        """Every private channel's creation held, oldest first."""
+        rows = self._replica.conn.execute(
+            "SELECT o.raw FROM private p JOIN objects o ON o.oid = p.oid "
+            f"WHERE o.type = 'channel/private' {_COUNTED} ORDER BY p.ts, o.id")
+        return [decode_trusted(raw) for (raw,) in rows]
+
+    def objects(self, channel: bytes) -> list[Object]:
+        """Every object of one private channel held (its creation too), oldest first."""
+        rows = self._replica.conn.execute(
+            "SELECT o.raw FROM private p JOIN objects o ON o.oid = p.oid "
+            f"WHERE p.channel = ? {_COUNTED} ORDER BY p.ts, o.id", (channel,))
+        return [decode_trusted(raw) for (raw,) in rows]
+
+    def version(self) -> tuple[int, int]:
+        """Changes whenever a private channel's object is stored."""
+        count, last = self._replica.conn.execute(
+            "SELECT COUNT(*), MAX(oid) FROM private").fetchone()
+        return count, last or 0
