@@ -11,6 +11,12 @@ from app.node import REMOVED
 from app.workspace import Workspace
 from tests.support import Cluster, wait_converged, wait_until
 
+MARKER = "MARKER-9e2b-after-the-removal"
+
+
+def _files_hold(folder, text: str) -> bool:
+    return any(text.encode() in p.read_bytes() for p in folder.rglob("*") if p.is_file())
+
 
 def _texts(node) -> list[str]:
     return [m.text for m in node.read("general", limit=200)]
@@ -31,7 +37,10 @@ def test_a_removed_member_is_refused_and_what_they_write_after_counts_nowhere(
     b = cluster.start(pb, peers=[a])
     c = cluster.start(pc, peers=[a, b])
     c.post("general", "carol before")
+    team = a.facade.create_private_channel("core-team", [b.key, c.key]).result(10)
+    a.facade.post_private(team, "private before").result(10)
     wait_converged([a, b, c])
+    assert [m.text for m in c.facade.read_private(team).result(10)] == ["private before"]
     old = _session_secret(a)
     ended: list[str] = []
     c.subscribe(lambda e: e.kind == "peers" and not e.detail["connected"]
@@ -44,6 +53,9 @@ def test_a_removed_member_is_refused_and_what_they_write_after_counts_nowhere(
                what="bob to move to the new epoch")
     b.post("general", "bob after")
     wait_until(lambda: "bob after" in _texts(a), what="a and b to keep syncing")
+    a.facade.post_private(team, MARKER).result(10)  # under a key carol never gets
+    wait_until(lambda: MARKER in [m.text for m in b.facade.read_private(team).result(10)],
+               what="bob to read the private channel after the removal")
     # carol keeps trying and is refused, with the reason, every time.
     wait_until(lambda: sum(REMOVED in reason for reason in ended) >= 3,
                what="carol's dials to be refused again and again")
@@ -59,9 +71,17 @@ def test_a_removed_member_is_refused_and_what_they_write_after_counts_nowhere(
         shown = [m.text for m in ws.read("general", limit=200)]
     assert "carol before" in shown and "carol after" not in shown
     assert "bob after" in shown
+    # Nothing of the private channel written after the removal is in any file of carol's,
+    # and dave (in the workspace, not the channel) holds neither its name nor a word of it.
+    assert not _files_hold(tmp_path / "c", MARKER)
 
     # dave was offline throughout: he dials a under epoch 0's secret, and catches up.
     d = cluster.start(pd, peers=[a])
     wait_until(lambda: _epoch(d) == 1 and _session_secret(d) == _session_secret(a),
                what="dave to move to the new epoch")
     assert "bob after" in _texts(d)
+    wait_until(lambda: d.call(lambda: bool(
+        d.workspace_for_tests.replica.private.objects(team))), what="dave to hold the channel")
+    d.stop()
+    for text in (MARKER, "private before", "core-team"):
+        assert not _files_hold(tmp_path / "d", text)
