@@ -267,11 +267,16 @@ class Membership:
             kinds.check_reason(reason)
         self.membership_busy = True  # one change of many objects: see it whole (app.node)
         try:
-            removal = self.publish("member/remove", self.id, {"key": key, "reason": reason})
+            # The removal and its kept lists in one batch: storage never sees the removal
+            # without what it keeps (and so never hides, then shows again, all of theirs).
+            removal = authored(self.identity, "member/remove", stream=self.id,
+                               body={"key": key, "reason": reason},
+                               now_ms=int(self.clock() * 1000),
+                               heads=self.replica.heads(self.id))
             held = self.replica.ids_by(key)
             self._publish_all("member/kept", [
                 {"removal": removal.id, "ids": held[start:start + kinds.MAX_KEPT]}
-                for start in range(0, len(held), kinds.MAX_KEPT)])
+                for start in range(0, len(held), kinds.MAX_KEPT)], first=[removal])
             self.rotate()
         finally:
             self.membership_busy = False
@@ -294,10 +299,14 @@ class Membership:
              "sealed": seal_to(member, secret)} for member in sorted(view.members)])
         return epoch
 
-    def _publish_all(self, kind: str, bodies: list[dict]) -> None:
-        """Sign one object per body in the workspace stream, each linking to the one before,
-        and store them in one batch (so the views are worked out once, not per object)."""
-        heads, objects = self.replica.heads(self.id), []
+    def _publish_all(self, kind: str, bodies: list[dict], *,
+                     first: list[Object] = ()) -> None:
+        """Sign one object per body in the workspace stream, each linking to the one before
+        (after `first`, signed already), and store them all in one batch (so the views are
+        worked out once, not per object)."""
+        objects = list(first)
+        heads = ([(objects[-1].id, objects[-1].ts)] if objects
+                 else self.replica.heads(self.id))
         for body in bodies:
             obj = authored(self.identity, kind, stream=self.id, body=body,
                            now_ms=int(self.clock() * 1000), heads=heads)

@@ -1,10 +1,12 @@
 """Removing a member: what it costs the admin's node, and what sync costs after it.
 
-A workspace of 50 members with 10 workspace-readable documents the admin edits; the member
-removed wrote 1,000, 10,000 or 100,000 posts (their removal lists every id the admin holds, so
+A workspace of 50 members with 10 workspace-readable documents the admin edits and 10 private
+channels of 10 members each, the member to remove in all of them; that member wrote 1,000,
+10,000 or 100,000 posts (their removal lists every id the admin holds, so
 the cost grows with their history). Reported, in ms:
 - `remove_ms`: `Workspace.remove_member` whole: the removal, the kept lists, the new epoch's
-  secret sealed to the 49 others, and new keys for the documents' branches;
+  secret sealed to the 49 others, new keys for the documents' branches, and a new key for
+  each private channel sealed to its 9 remaining members;
 - `baseline_ms`, measured in the same run: sealing, signing and storing 49 secrets in one
   batch (what a rotation cannot do without); `remove_over_baseline` is the ratio;
 - `view_ms`: the membership view computed afresh afterwards (every node does it once);
@@ -37,6 +39,8 @@ from core.objects import build  # noqa: E402
 
 MEMBERS = 50
 DOCUMENTS = 10
+PRIVATE_CHANNELS = 10
+PER_CHANNEL = 10
 HISTORIES = (1_000, 10_000, 100_000)
 SYNC_RUNS = 5
 
@@ -54,9 +58,14 @@ def _workspace(root: Path, history: int) -> tuple[Paths, Paths, bytes]:
                            nick="bob")
     leaving = Identity.generate()
     with Workspace.open(admin) as ws:
-        for _ in range(MEMBERS - 3):
-            ws.invite_for(Identity.generate().public_key)
+        others = [Identity.generate().public_key for _ in range(MEMBERS - 3)]
+        for key in others:
+            ws.invite_for(key)
         ws.invite_for(leaving.public_key)
+        for n in range(PRIVATE_CHANNELS):
+            members = [leaving.public_key, *others[n:n + PER_CHANNEL - 2]]
+            channel = ws.create_private_channel(f"private-{n}", members)
+            ws.post_private(channel, f"hello {n}")
         stream = kinds.channel_stream(ws.id, "general")
         ts = ws.replica.now_ms()
         for start in range(0, history, 5_000):
@@ -113,6 +122,7 @@ def _remove(ws: Workspace, leaving: bytes) -> dict:
     view = ws.membership()
     view_ms = (time.perf_counter() - started) * 1000
     assert leaving in view.removed and view.epoch == 1
+    assert all(ws.private_view(c.id).epoch == 1 for c in ws.private_channels())
     return {"remove_ms": round(remove, 1), "baseline_ms": round(baseline, 1),
             "remove_over_baseline": round(remove / baseline, 2), "view_ms": round(view_ms, 1)}
 
@@ -126,6 +136,7 @@ def main() -> None:
                                        / figures[str(small)]["remove_ms"], 1)
               for small, big in zip(HISTORIES, HISTORIES[1:], strict=False)}
     report("removal", {"members": MEMBERS, "documents": DOCUMENTS,
+                       "private_channels": PRIVATE_CHANNELS,
                        "removed_members_posts": figures, "remove_growth": growth})
 
 
