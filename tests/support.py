@@ -143,6 +143,14 @@ def two_members(root: Path, nicks: Sequence[str] = ("alice", "bob"),
     return first, second
 
 
+def share(source, *targets) -> None:
+    """What a sync (or a bundle) does between two open Workspaces: every object of `source`
+    offered to each target's one ingest path."""
+    raws = [row[0] for row in source.replica.conn.execute("SELECT raw FROM objects ORDER BY oid")]
+    for target in targets:
+        target.replica.ingest(raws)
+
+
 # Running Nodes ---------------------------------------------------------------------------------
 
 def digest(node: Node) -> str:

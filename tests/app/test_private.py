@@ -14,19 +14,13 @@ import pytest
 from app.workspace import Workspace, WorkspaceError
 from core.private import PrivateView
 from storage import Replica
-from tests.support import create_workspace, join_member
+from tests.support import create_workspace, join_member, share
 
 MARKER = "MARKER-7f3a-the-launch-date"
 
 
 def _raws(ws: Workspace) -> list[bytes]:
     return [row[0] for row in ws.replica.conn.execute("SELECT raw FROM objects ORDER BY oid")]
-
-
-def _share(source: Workspace, *targets: Workspace) -> None:
-    raws = _raws(source)
-    for target in targets:
-        target.replica.ingest(raws)
 
 
 def _files_hold(folder: Path, text: str) -> list[str]:
@@ -41,7 +35,7 @@ def team(tmp_path):
     paths += [join_member(tmp_path, paths[0], name, name) for name in ("bob", "cat", "dan")]
     spaces = [Workspace.open(p) for p in paths]
     for ws in spaces:
-        _share(ws, *[other for other in spaces if other is not ws])
+        share(ws, *[other for other in spaces if other is not ws])
     yield spaces
     for ws in spaces:
         ws.close()
@@ -51,7 +45,7 @@ def test_members_read_everyone_else_holds_ciphertext_only(team, tmp_path):
     ada, bob, cat, dan = team
     channel = ada.create_private_channel("launch-plans", [bob.key])
     ada.post_private(channel, MARKER)
-    _share(ada, bob, cat, dan)
+    share(ada, bob, cat, dan)
     assert [m.text for m in bob.read_private(channel)] == [MARKER]
     assert [(c.name, c.members) for c in bob.private_channels()] == [
         ("launch-plans", (ada.key, bob.key))]
@@ -68,9 +62,9 @@ def test_members_read_everyone_else_holds_ciphertext_only(team, tmp_path):
 def test_a_direct_message_reaches_only_its_recipient(team, tmp_path):
     ada, bob, cat, dan = team
     ada.direct_message(bob.key, "just between us")
-    _share(ada, bob, cat)
+    share(ada, bob, cat)
     bob.direct_message(ada.key, "agreed")  # the same conversation, not a second one
-    _share(bob, ada, cat)
+    share(bob, ada, cat)
     (dm,) = bob.private_channels()
     assert dm.dm and dm.name == "ada" and ada.dm_channel(bob.key) == dm.id
     assert [m.text for m in ada.read_private(dm.id)] == ["just between us", "agreed"]
@@ -83,11 +77,11 @@ def test_taken_out_or_removed_they_read_nothing_written_after(team, tmp_path):
     ada, bob, cat, dan = team
     channel = ada.create_private_channel("core-team", [bob.key, cat.key, dan.key])
     ada.post_private(channel, "before")
-    _share(ada, bob, cat, dan)
+    share(ada, bob, cat, dan)
     ada.remove_private_member(channel, dan.key)  # out of the channel
     ada.remove_member(cat.key)  # out of the workspace: a new key for the channel too
     ada.post_private(channel, MARKER)
-    _share(ada, bob, cat, dan)  # even if they get every object (a bundle someone handed them)
+    share(ada, bob, cat, dan)  # even if they get every object (a bundle someone handed them)
     assert [m.text for m in bob.read_private(channel)] == ["before", MARKER]
     for gone in (cat, dan):
         assert gone.resolve_private("core-team") is None
@@ -102,10 +96,10 @@ def test_the_view_is_the_same_whatever_the_order(team, tmp_path):
     ada, bob, cat, dan = team
     channel = ada.create_private_channel("ops", [bob.key])
     ada.post_private(channel, "one")
-    _share(ada, bob)
+    share(ada, bob)
     bob.post_private(channel, "two")
     ada.add_private_member(channel, cat.key)
-    _share(bob, ada)
+    share(bob, ada)
     ada.post_private(channel, "three")
     ada.remove_private_member(channel, bob.key)
     everything = sorted(set(_raws(ada)) | set(_raws(bob)))
@@ -126,6 +120,6 @@ def test_the_view_is_the_same_whatever_the_order(team, tmp_path):
         seen = seen or now
         assert now == seen
     assert seen[0] == {ada.key, cat.key} and len(seen[4]) == 3 and max(seen[2]) == 1
-    _share(ada, cat)
+    share(ada, cat)
     assert [m.text for m in cat.read_private(channel)] == ["one", "two", "three"]  # history
     assert bob.key not in cat.private_view(channel).current

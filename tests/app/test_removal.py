@@ -16,18 +16,11 @@ from app.membership import MembershipView, invite_tag
 from app.workspace import Workspace, WorkspaceError
 from core.identity import Identity
 from storage import Replica
-from tests.support import create_workspace, join_member
+from tests.support import create_workspace, join_member, share
 
 
 def _raws(ws: Workspace) -> list[bytes]:
     return [row[0] for row in ws.replica.conn.execute("SELECT raw FROM objects ORDER BY oid")]
-
-
-def _share(source: Workspace, *targets: Workspace) -> None:
-    """What a sync (or a bundle) does: every object of `source` offered to each target."""
-    raws = _raws(source)
-    for target in targets:
-        target.replica.ingest(raws)
 
 
 def _texts(ws: Workspace, channel: str = "general") -> list[str]:
@@ -42,7 +35,7 @@ def team(tmp_path):
     spaces = [Workspace.open(p) for p in (alice, bob, carol)]
     a, b, c = spaces
     for ws in spaces:  # everyone in step, as after a sync
-        _share(ws, *[other for other in spaces if other is not ws])
+        share(ws, *[other for other in spaces if other is not ws])
     yield a, b, c
     for ws in spaces:
         ws.close()
@@ -52,12 +45,12 @@ def test_what_a_removed_member_writes_after_counts_nowhere(team):
     a, b, c = team
     c.post("general", "carol before")
     c_invite, _ = c.create_invite()
-    _share(c, a, b)
+    share(c, a, b)
     removal = a.remove_member(c.key, "left the team")
     c.post("general", "carol after")  # carol has not heard of it
     c.topic("general", "carol's topic after")
-    _share(a, b)
-    _share(c, b)  # carol hands bob a bundle of all she has
+    share(a, b)
+    share(c, b)  # carol hands bob a bundle of all she has
     assert "carol before" in _texts(b) and "carol after" not in _texts(b)
     assert b.state("general").topic != "carol's topic after"
     assert not b.is_member(c.key) and c.key in b.membership().removed
@@ -69,14 +62,14 @@ def test_what_a_removed_member_writes_after_counts_nowhere(team):
     # The new epoch: alice and bob hold its secret, carol never got it.
     assert b.membership().epoch == 1
     assert b.secrets()[1] == a.secrets()[1] != a.secrets()[0]
-    _share(a, c)
+    share(a, c)
     assert 1 not in c.secrets()
 
 
 def test_the_views_are_the_same_whatever_the_order(team, tmp_path):
     a, b, c = team
     c.post("general", "carol's last words")
-    _share(c, a)
+    share(c, a)
     b.post("general", "bob, meanwhile")
     # bob invites and admits dave while the removal happens (they have not heard of it)...
     bob_code, _ = b.create_invite()
@@ -111,7 +104,7 @@ def test_only_admins_remove_and_never_the_creator(team):
     with pytest.raises(WorkspaceError, match="only admins"):
         b.remove_member(c.key)
     a.grant_admin(b.key)
-    _share(a, b)
+    share(a, b)
     with pytest.raises(WorkspaceError, match="creator cannot be removed"):
         b.remove_member(a.key)
     with pytest.raises(WorkspaceError, match="cannot remove yourself"):
@@ -126,7 +119,7 @@ def test_only_admins_remove_and_never_the_creator(team):
 def test_a_removal_by_someone_not_an_admin_counts_for_nothing(team, tmp_path):
     a, b, c = team
     forged = b.publish("member/remove", b.id, {"key": c.key, "reason": "not my call"})
-    _share(b, a)
+    share(b, a)
     assert a.is_member(c.key) and forged.id in {o.id for o in a.replica.membership.objects()}
 
 
@@ -137,7 +130,7 @@ def test_removed_then_admitted_again_counts_again(team, tmp_path):
     assert code.startswith("hearth-")
     assert a.is_member(c.key) and c.key not in a.membership().removed
     c.post("general", "back again")
-    _share(c, a)
+    share(c, a)
     assert "back again" in _texts(a)
 
 
@@ -145,11 +138,11 @@ def test_a_removed_member_reads_nothing_written_after_in_a_workspace_document(te
     a, b, c = team
     doc = Documents(a).new("Plans")
     Documents(a).write(Documents(a).open(doc.root.id), "before the removal")
-    _share(a, b, c)
+    share(a, b, c)
     assert _read(c, doc.root.id) == "before the removal"
     a.remove_member(c.key)
     Documents(a).write(Documents(a).open(doc.root.id), "after the removal: secret plans")
-    _share(a, b, c)  # even if carol gets every object (a bundle someone handed her)
+    share(a, b, c)  # even if carol gets every object (a bundle someone handed her)
     assert _read(b, doc.root.id) == "after the removal: secret plans"
     assert _read(c, doc.root.id) is None  # the branch's newest key was never hers
 
