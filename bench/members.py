@@ -50,6 +50,7 @@ def _workspace(root: Path, size: int) -> tuple[Workspace, list[str]]:
     for start in range(0, size - 1, PER_INVITE):
         code, invite_id = ws.create_invite()
         codes.append(code)
+        ts = max(ts, ws.replica.object(invite_id).ts)  # admitted after it was made
         for _ in range(start, min(start + PER_INVITE, size - 1)):
             ts += 1
             raws.append(build(ws.identity, "member/admit", stream=ws.id, ts=ts,
