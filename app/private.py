@@ -24,7 +24,7 @@ from core import kinds
 from core.encoding import EncodingError, dumps, loads
 from core.identity import IdentityError, seal_to
 from core.membership import secret_check
-from core.objects import Object
+from core.objects import Object, authored
 from core.private import PrivateView
 from storage import Message
 
@@ -189,8 +189,6 @@ class PrivateChannels:
 
     def _publish_in(self, channel: bytes, bodies: list[tuple[str, dict]]) -> list[Object]:
         """Sign and store objects in a channel's stream, each after the one before, at once."""
-        from core.objects import authored
-
         heads, objects = self.replica.heads(channel), []
         for kind, body in bodies:
             obj = authored(self.identity, kind, stream=channel, body=body,
