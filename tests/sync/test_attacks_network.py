@@ -144,8 +144,9 @@ def test_an_advert_names_only_what_its_tag_covers():
     assert members_in(secret, props, NOW) == [("192.0.2.5", 7654), ("192.0.2.7", 7654)]
     assert members_in(secret, props, NOW + TAG_PERIOD_S) != []  # a clock an hour apart
     assert members_in(other, props, NOW) == []
+    flipped = props["tag"][:-2] + f"{int(props['tag'][-2:], 16) ^ 1:02x}"  # always differs
     for changed in ({"port": "7655"}, {"a": "192.0.2.66"}, {"a": "192.0.2.5,192.0.2.66"},
-                    {"p": str(int(props["p"]) + 1)}, {"tag": props["tag"][:-2] + "00"},
+                    {"p": str(int(props["p"]) + 1)}, {"tag": flipped},
                     {"port": "x"}, {"tag": "zz"}):
         assert members_in(secret, {**props, **changed}, NOW) == [], changed
     assert members_in(secret, props, NOW + 3 * TAG_PERIOD_S) == []  # replayed hours later
