@@ -1,10 +1,11 @@
-"""The bar above the messages: `#channel` (or a document's title), the topic beside it (a click
-edits it in place, for those the channel's policies allow), the search box, and the button
-that shows or hides the member pane."""
+"""The bar above the messages: `#channel` (or a document's title, or a private channel's name
+after a lock), the topic beside it (a click edits it in place, for those the channel's policies
+allow; a private channel shows "Private · ada, bob" there), the search box, and the button that
+shows or hides the member pane."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import (
     QFrame,
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from . import theme
+from .private_icons import lock_pixmap
 
 NO_TOPIC = "Add a topic"
 TITLE_SCALE = 1.3
@@ -57,6 +59,8 @@ class ChannelHeader(QFrame):
         self.title = QLabel(objectName="channelHeader")
         self.title.setFont(theme.scaled(self.title.font(), TITLE_SCALE, bold=True))
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.lock = QLabel(objectName="privateLock", toolTip="Private: only its members read it",
+                           visible=False)
         self.topic_label = _Topic(objectName="topicLabel")
         self.topic_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.topic_label.clicked.connect(self.edit_topic)
@@ -79,7 +83,11 @@ class ChannelHeader(QFrame):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(16, 10, 12, 10)
         layout.setSpacing(12)
-        layout.addWidget(self.title)
+        name = QHBoxLayout()
+        name.setSpacing(4)  # the lock sits close to the name it marks
+        name.addWidget(self.lock)
+        name.addWidget(self.title)
+        layout.addLayout(name)
         layout.addWidget(self.topic_label, 1)
         layout.addWidget(self.topic_bar, 1)
         self._spacer = QWidget()  # keeps the search box at the right beside a document
@@ -94,13 +102,46 @@ class ChannelHeader(QFrame):
 
     def show_channel(self, label: str) -> None:
         self.title.setText(f"#{label}")
+        self.lock.hide()
         self._shown = False
         self.topic_label.show()
         self._spacer.hide()
         self.members_button.show()
 
+    def show_private(self, name: str, members: list[str]) -> None:
+        """A private channel (or direct messages): its name after a lock, and who is in it
+        where the topic goes (private channels have no topics yet)."""
+        self._stop_editing()
+        self.show_channel(name)
+        self.title.setText(name)
+        self._draw_lock()
+        self.lock.show()
+        self._topic, self._editable, self._shown = "", False, True
+        line = f"Private · {', '.join(members)}"
+        self.topic_label.setText(line)
+        self.topic_label.setToolTip(line)
+        self.topic_label.setProperty("editable", False)
+        self.topic_label.setCursor(Qt.CursorShape.ArrowCursor)
+        self.topic_label.style().unpolish(self.topic_label)
+        self.topic_label.style().polish(self.topic_label)
+
+    def _draw_lock(self) -> None:
+        self.lock.setPixmap(lock_pixmap(self.title.fontMetrics().height(),
+                                        self.palette().text().color(), self.devicePixelRatioF()))
+
+    def changeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "lock"):
+            self._draw_lock()  # the appearance changed: the lock in the new text colour
+        super().changeEvent(event)
+
+    @property
+    def private_line(self) -> str:
+        """What the topic's place shows ("Private · ada, bob" beside a private channel)."""
+        return self.topic_label.text()
+
     def show_document(self, title: str) -> None:
         self._stop_editing()
+        self.lock.hide()
         self.title.setText(title)
         self.topic_label.hide()
         self._spacer.show()

@@ -47,6 +47,7 @@ from .members_dialog import MembersDialog
 from .message_view import MessageView
 from .models import ChannelListModel, MessageListModel
 from .notifier import Notifier
+from .private_pane import PrivatePane
 from .search_panel import SearchPanel
 from .sidebar import Sidebar
 from .switcher import QuickSwitcher, channel_place, document_place, visited
@@ -134,7 +135,8 @@ class MainWindow(QMainWindow):
         self.composer = Composer(objectName="composer")
         self.composer.setFixedHeight(72)
         self.composer.submitted.connect(self._send)
-        self.composer.typing.connect(lambda: self.facade.typing(self.channel))
+        self.composer.typing.connect(
+            lambda: None if self.private.is_open else self.facade.typing(self.channel))
         self.typing_label = TypingLabel(self.facade.key)
         self.bridge.typing.connect(self.typing_label.typed)
         self.thread_pane = ThreadPane(self.bridge)
@@ -160,6 +162,8 @@ class MainWindow(QMainWindow):
         self.actions.moderation.watch_members(self.member_pane, lambda: self.channel)
         for actions in (self.actions, self.thread_actions):
             actions.moderation.viewsChanged.connect(lambda: self._refresh.start())
+        # Private channels and direct messages: their page in `reading`, their sidebar lists.
+        self.private = PrivatePane(self)
         self.document_pane = DocumentPane(self.bridge)
         self.document_pane.title.hide()  # the window's header names the open document
         self.peer_status = QPushButton("offline", objectName="peerStatus", flat=True)
@@ -237,6 +241,7 @@ class MainWindow(QMainWindow):
         self._refresh.timeout.connect(self._reload)
         self.show_channel(DEFAULT_CHANNEL)
         self.channels.refresh()
+        self.private.refresh()
         self._load_documents()
         self._peers_changed(None)
         # After the channel asked for next (the first page is what the person waits for).
@@ -245,6 +250,7 @@ class MainWindow(QMainWindow):
     # Actions -----------------------------------------------------------------------------------
 
     def show_channel(self, channel: str) -> None:
+        self.private.clear()
         self.channel = channel
         self._recent = visited(self._recent, "channel", channel)
         self.pages.setCurrentIndex(0)
@@ -266,6 +272,9 @@ class MainWindow(QMainWindow):
         self.show_channel(index.data(Qt.ItemDataRole.UserRole))
 
     def _load_state(self) -> None:
+        if self.private.is_open:
+            self.private.load_state()
+            return
         channel = self.channel
         self.bridge.then(self.facade.state(channel),
                          done=lambda state: self._state_loaded(channel, state),
@@ -273,7 +282,7 @@ class MainWindow(QMainWindow):
                          failed=lambda _: self._state_loaded(channel, None))
 
     def _state_loaded(self, channel: str, state: ChannelState | None) -> None:
-        if channel != self.channel:
+        if channel != self.channel or self.private.is_open:
             return
         topic = state.topic or "" if state else ""
         self.bridge.then(self.facade.may(channel, TOPIC_KIND),
@@ -297,12 +306,15 @@ class MainWindow(QMainWindow):
         self.header.set_member_count(len(rows))
 
     def _topic_loaded(self, channel: str, topic: str, allowed: bool) -> None:
-        if channel == self.channel:
+        if channel == self.channel and not self.private.is_open:
             self.header.set_topic(topic, editable=allowed)
             self.topicShown.emit(channel)
 
     def _send(self, text: str) -> None:
-        run_command(self, text)
+        if self.private.is_open:
+            self.private.post(text)  # never a slash command or post in a public channel
+        else:
+            run_command(self, text)
 
     def _set_topic(self, topic: str) -> None:
         self.bridge.then(self.facade.topic(self.channel, topic), done=lambda _: self._reload())
@@ -358,7 +370,10 @@ class MainWindow(QMainWindow):
     def _close_search(self) -> None:
         self.search_results.clear()
         if self.reading.currentWidget() is self.search_results:
-            self.show_channel(self.channel)
+            if self.private.is_open:
+                self.private.show_again()
+            else:
+                self.show_channel(self.channel)
 
     def _jump(self, message: Message) -> None:
         self._jump_to = message.id
@@ -376,7 +391,7 @@ class MainWindow(QMainWindow):
 
     def _mark_read(self) -> None:
         """What the open channel shows is read (unread counts survive a restart)."""
-        if self.pages.currentIndex() != 0 or not self.isVisible():
+        if self.pages.currentIndex() != 0 or not self.isVisible() or self.private.is_open:
             return
         self.bridge.then(self.facade.mark_read(self.channel),
                          done=lambda _: self.channels.refresh())
@@ -445,7 +460,7 @@ class MainWindow(QMainWindow):
 
     def _highlight(self) -> None:
         """Select the open channel in the sidebar (or the open document), nothing else."""
-        on_channel = self.pages.currentIndex() == 0
+        on_channel = self.pages.currentIndex() == 0 and not self.private.is_open
         selection = self.channel_list.selectionModel()
         names = [c.name for c in self.channels.channels]
         if on_channel and self.channel in names:
@@ -455,9 +470,10 @@ class MainWindow(QMainWindow):
         elif selection.hasSelection():
             selection.clearSelection()
         doc = self.document_pane.doc_id.hex() if self.document_pane.doc_id else None
+        on_document = self.pages.currentIndex() != 0
         for row in range(self.document_list.count()):
             item = self.document_list.item(row)
-            item.setSelected(not on_channel and item.data(Qt.ItemDataRole.UserRole) == doc)
+            item.setSelected(on_document and item.data(Qt.ItemDataRole.UserRole) == doc)
 
     def _members_toggled(self, shown: bool) -> None:
         self._members_shown = shown
@@ -515,6 +531,7 @@ class MainWindow(QMainWindow):
 
     def _reload(self) -> None:
         self.messages.reload()
+        self.private.reload()
         self.thread_pane.reload()
         self._load_nicknames()
         self.bridge.then(self.facade.is_admin(), done=self._admin_known)
@@ -546,6 +563,7 @@ class MainWindow(QMainWindow):
 
     def open_document(self, doc_id: str) -> None:
         self._recent = visited(self._recent, "document", doc_id)
+        self.private.clear()
         self.pages.setCurrentWidget(self.document_pane)
         self.member_pane.hide()
         self.document_pane.open(bytes.fromhex(doc_id))

@@ -1,7 +1,8 @@
 """The member pane beside a channel: a heading that collapses it, the channel's members (who
 is online first), and, while no peer is connected, what is happening and a button that asks
 for the invite dialog. A member's context menu has what `menu_for` adds (ui.moderation: Hide
-their posts, Block)."""
+their posts, Block; ui.private_pane: Message…). Beside a private channel, its creator (or an
+admin) also has "Add people…" (`show_add`)."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ STYLE = """
 
 class MemberPane(QFrame):
     inviteRequested = Signal()
+    addRequested = Signal()  # "Add people…" (to a private channel)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent, objectName="memberPane")
@@ -65,8 +67,12 @@ class MemberPane(QFrame):
         box.addWidget(invite, 0, Qt.AlignmentFlag.AlignLeft)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 10, 8, 8)
+        self.add_people = QPushButton("Add people…", objectName="addPrivateMembers",
+                                      visible=False)
+        self.add_people.clicked.connect(self.addRequested)
         layout.addWidget(self.heading)
         layout.addWidget(self.list, 1)
+        layout.addWidget(self.add_people, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(self.looking)
         self._shown: tuple[list, bool] | None = None
         self.set_members([], connected=False)
@@ -75,6 +81,10 @@ class MemberPane(QFrame):
         self.heading.setArrowType(Qt.ArrowType.DownArrow if expanded
                                   else Qt.ArrowType.RightArrow)
         self.list.setVisible(expanded)
+
+    def show_add(self, shown: bool) -> None:
+        """Whether "Add people…" is offered (a private channel I may change who is in)."""
+        self.add_people.setVisible(shown)
 
     @property
     def expanded(self) -> bool:

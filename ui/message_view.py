@@ -10,7 +10,10 @@ versionsRequested, threadRequested, replyRequested, editRequested) that the wind
 the facade, the emoji picker, the composer and the thread pane. With `show_reply_counts` off
 (a thread's own list) rows show no reply counts or "replied to a thread" lines. A post a
 moderator hid (only a moderator's list has one) is there to be reviewed: its menu has Copy
-text, the moderation entries (Show again…) and Delete, and only its links act on a click."""
+text, the moderation entries (Show again…) and Delete, and only its links act on a click. A
+private channel's list (`private`) offers Copy text and links only, and says in its menu that
+the rest is not available in private channels yet: nothing there may post a public object
+about a private message."""
 
 from __future__ import annotations
 
@@ -59,6 +62,9 @@ if TYPE_CHECKING:
 EMPTY_TITLE_SCALE = 1.5
 EMPTY_HINT = ("Write the first message below. People you invite will see everything "
               "posted here.")
+PRIVATE_EMPTY_HINT = ("Write the first message below. Only the people in it can read it: it "
+                      "is encrypted for them.")
+PRIVATE_NOTE = "Replies, reactions, edits and deleting are not available in private channels yet"
 LAYOUT_BATCH = 200
 CODE_WHEEL_STEP = 60  # pixels a code block scrolls sideways per wheel notch
 
@@ -107,8 +113,11 @@ class EmptyState(QWidget):
         self.title.setFont(title)
         self.hint.setFont(font)
 
-    def show_channel(self, channel: str) -> None:
-        self.title.setText(f"This is the start of #{channel}")
+    def show_channel(self, channel: str, *, private: bool = False) -> None:
+        """A channel's start, or (`private`) a private channel's, named as it is."""
+        self.title.setText(f"This is the start of {channel}" if private
+                           else f"This is the start of #{channel}")
+        self.hint.setText(PRIVATE_EMPTY_HINT if private else EMPTY_HINT)
 
 
 class MessageView(QListView):
@@ -127,6 +136,7 @@ class MessageView(QListView):
         super().__init__(objectName="messageView")
         self._show_reply_counts = True  # off in a thread's own list
         self._admin = False  # may delete anyone's message (set_admin)
+        self.private = False  # a private channel's list: copying and links only
         # Adds Hide, Block and the moderation log to a message's menu (ui.moderation's
         # ModerationActions, set by ConversationActions); None: the menu has none of them.
         self.moderation: ModerationActions | None = None
@@ -366,7 +376,7 @@ class MessageView(QListView):
         self.empty_state.setGeometry(self.viewport().geometry())
         empty = model.loaded and not model.messages and model.channel is not None
         if empty:
-            self.empty_state.show_channel(model.channel or "")
+            self.empty_state.show_channel(model.channel or "", private=self.private)
         self.empty_state.setVisible(empty)
         self._update_day_header()
 
@@ -508,7 +518,8 @@ class MessageView(QListView):
         """The menu for row `index`: the link's actions when `pos` is on a link, Copy text,
         Reply in thread, Add reaction…, Edit on mine, Show earlier versions when edited (none
         of these four on a post a moderator hid), the moderation entries when `moderation` is
-        set, and Delete on mine (on anyone's for an admin, who is asked first)."""
+        set, and Delete on mine (on anyone's for an admin, who is asked first). In a private
+        channel's list only the link's actions and Copy text, and PRIVATE_NOTE, disabled."""
         model = self.message_model()
         message = model.messages[index.row()]
         mine = message.author == model.me
@@ -520,6 +531,11 @@ class MessageView(QListView):
             menu.addSeparator()
         menu.addAction("Copy text", lambda: self.copy_text(message))
         menu.addSeparator()
+        if self.private:
+            note = menu.addAction(PRIVATE_NOTE)
+            note.setObjectName("privateNote")
+            note.setEnabled(False)
+            return menu
         if _rows.converses(message):
             self._conversation_entries(menu, index, message, mine, pos)
         if self.moderation is not None:
@@ -607,7 +623,7 @@ class MessageView(QListView):
         deleting = event.key() == Qt.Key.Key_Delete or event.matches(
             QKeySequence.StandardKey.Delete) or (sys.platform == "darwin"
                                                  and event.key() == Qt.Key.Key_Backspace)
-        if deleting:
+        if deleting and not self.private:
             message = self._selected()
             if message is not None and (message.author == self.message_model().me
                                         or self._admin):

@@ -7,7 +7,9 @@ pictures are taken, so the peers dialog lists an incoming peer; bob and carol jo
 personal codes ada made, as the Members dialog says (where ada, an admin, may remove either),
 and ada makes an invite for one more. They review a roadmap too: its comments (a reply, one
 resolved) beside the editor with bob's cursor in it, what bob changed since ada last looked,
-and merging bob's branch into main with the conflict it makes."""
+and merging bob's branch into main with the conflict it makes. ada and bob also plan the
+launch in a private channel, and carol sends ada a direct message: every picture's sidebar
+lists both, and private-channel.png shows the channel open."""
 
 from __future__ import annotations
 
@@ -134,6 +136,24 @@ def _converse(ada: Node, bob: Node, carol: Node, ids: dict[str, bytes]) -> None:
     _done(ada.facade.reply(welcome, "Lunch at **12:30**? The usual place."))
     _done(carol.facade.reply(welcome, "12:30 works for me."))
     _done(ada.facade.react(welcome, "❤️"))
+
+
+def _private(ada: Node, bob: Node, carol: Node) -> bytes:
+    """A private channel of ada's with bob, where both wrote, and carol's direct message to
+    ada; the channel's id."""
+    channel = _done(ada.facade.create_private_channel("launch-plans", [bob.key]))
+    _done(ada.facade.post_private(channel, "Only the two of us read this: the launch date "
+                                           "stays here until Friday."))
+    _must(lambda: any(c.id == channel for c in _done(bob.facade.private_channels())),
+          "the private channel at bob's")
+    _done(bob.facade.post_private(channel, "Agreed. I'll draft the announcement here first."))
+    _must(lambda: carol.key in {m.key for m in _done(carol.facade.workspace_members())}
+          and ada.key in {m.key for m in _done(carol.facade.workspace_members())},
+          "the members at carol's")
+    _done(carol.facade.direct_message(ada.key, "Can we talk about the sidebar later?"))
+    _must(lambda: len(_done(ada.facade.private_channels())) == 2
+          and len(_done(ada.facade.read_private(channel))) == 2, "the private messages at ada's")
+    return channel
 
 
 def _reads(node: Node, doc: bytes, branch: str, text: str) -> bool:
@@ -263,11 +283,13 @@ def render(out: Path) -> list[Path]:
                 peer.post("general", "Hi ada, bob here: your messages reached my laptop.")
                 _converse(node, peer, third, ids)
                 _review(node, peer, third, ids["roadmap"])
+                private = _private(node, peer, third)
                 window = _window(node)
                 _wait(lambda: len(window.messages.messages) >= 7
                       and window.peer_status.text().startswith("2 peers")
                       and any(m.replies == 3 for m in window.messages.messages)
-                      and sum(len(m.reactions) for m in window.messages.messages) >= 3)
+                      and sum(len(m.reactions) for m in window.messages.messages) >= 3
+                      and window.sidebar.dm_list.count() == 1)
                 third.stop()  # carol's laptop goes home; bob's stays connected
                 _wait(lambda: window.peer_status.text().startswith("1 peer"))
                 _settle()
@@ -283,6 +305,12 @@ def render(out: Path) -> list[Path]:
                 _settle()
                 _save(window, out / "channel-dark.png", written)
                 theme.apply(app, "light")
+
+                window.private.open(private)
+                _must(lambda: len(window.private.model.messages) == 2
+                      and window.member_pane.list.count() == 2, "the private channel")
+                _settle()
+                _save(window, out / "private-channel.png", written)
 
                 window.show_channel("ideas")
                 _settle()
