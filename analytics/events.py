@@ -1,7 +1,7 @@
 """The analytics event contract: schema versions, event types, buckets, and validation.
 
 Every event is one JSON object checked against the newest contract,
-`analytics/schema/events-v4.json`. The recorder, the collector and the pipeline all read the
+`analytics/schema/events-v5.json`. The recorder, the collector and the pipeline all read the
 contract from here. A shipped contract file is never edited: a new event type means a new file.
 
 Versions, and why an event carries the oldest one that knows its type. A collector refuses a
@@ -12,19 +12,21 @@ every older event in it. Hence:
 - Each event type belongs to the version that introduced it, and its fields never change (a
   change is a new type, as with object kinds). Version 1 has the first ten types; version 2 adds
   reaction_added, message_edited and thread_reply; version 3 adds doc_comment; version 4 adds
-  invite_created and member_admitted. Each contract file holds every type up to its version,
-  the older ones exactly as the file before it has them (`events-v4.json` the version-3 types
-  as `events-v3.json` does, which has the version-2 ones as `events-v2.json` does, which has
-  the version-1 ones as `events-v1.json` does, but for their pinned `schema`), and pins each
-  type's `schema` to its version: `"schema": 1` on a message_sent, `"schema": 2` on a
-  thread_reply, `"schema": 3` on a doc_comment, `"schema": 4` on a member_admitted, never
-  another. So a line's `schema` names the oldest collector that can read it.
-- A collector says which versions it reads: `"schemas": [1, 2, 3, 4]` in its answers to
+  invite_created and member_admitted; version 5 adds file_attached and private_channel_created.
+  Each contract file holds every type up to its version, the older ones exactly as the file
+  before it has them (`events-v5.json` the version-4 types as `events-v4.json` does, which has
+  the version-3 ones as `events-v3.json` does, and so on back to `events-v1.json`, but for their
+  pinned `schema`), and pins each type's `schema` to its version: `"schema": 1` on a
+  message_sent, `"schema": 2` on a thread_reply, `"schema": 3` on a doc_comment, `"schema": 4`
+  on a member_admitted, `"schema": 5` on a file_attached, never another. So a line's `schema`
+  names the oldest collector that can read it.
+- A collector says which versions it reads: `"schemas": [1, 2, 3, 4, 5]` in its answers to
   `GET /v1/health` and `POST /v1/events`. A collector from before version 2 says nothing, which
   means version 1 alone (`BASE_VERSIONS`); every collector reads version 1. A collector of
   version 2 says `[1, 2]`, so doc_comment events wait for its upgrade as thread replies waited
   for version 2's; one of version 3 says `[1, 2, 3]`, so invite and admission events wait for
-  its upgrade in turn.
+  its upgrade in turn; one of version 4 says `[1, 2, 3, 4]`, and attachment and private-channel
+  events wait for its.
 - The recorder spools each line with its version, and the shipper sends only the versions its
   collector reads: the others wait in the spool, in order, until the collector is upgraded
   (asked again every few minutes while they wait). If a collector refuses a batch holding a
@@ -63,6 +65,24 @@ person in: not their key, their nickname, nor the invite, so nothing links it to
 invite_created of the invite it used, nor to the newcomer's own events (their computer makes
 no member/admit of its own joining, so it counts nothing here). Neither carries the
 workspace's stream hash: counts per install are all the product needs.
+
+file_attached counts files sent, one event per file of a message (so each file keeps its own
+size and kind, which one event per message would have to merge), with `files`, how many the
+message holds, so messages can be counted too (n events with `files` n are one message). Every
+member holds the message's descriptors, exact size and media type included, so the event gives
+the size as a bucket (`file_size_bucket`: under 100 KiB, 1 MiB, 10 MiB, 100 MiB, 1 GiB, or more,
+each named by its lower bound in bytes as `length` buckets are, since `size` is a number in
+doc_commit and a field has one type in every event) and the media type as a kind (`file_kind`: image, video, audio, document, archive, other), with
+the channel's daily stream hash as thread_reply has it; never the name, the media type itself,
+the file's key, its list chunk's id, nor the message. Only public channels' files are counted:
+in a private channel or a direct message the descriptors are sealed in the post/sealed box with
+the text, and the recorder does not open boxes.
+
+private_channel_created says only whether a private channel of mine is a direct message (a
+channel/private object of mine, whose body is a nonce and that flag). Not its name (sealed),
+its id, its members, nor how many they are: the object does not hold its members, who come in
+the channel/members objects after it and change with every addition and removal, and a DM is
+always two anyway.
 """
 
 from __future__ import annotations
@@ -76,8 +96,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-SCHEMA_VERSION = 4  # the newest version: this code's collector reads it and every older one
-SCHEMA_VERSIONS = (1, 2, 3, 4)
+SCHEMA_VERSION = 5  # the newest version: this code's collector reads it and every older one
+SCHEMA_VERSIONS = (1, 2, 3, 4, 5)
 BASE_VERSIONS = frozenset({1})  # what a collector that names no versions reads
 SCHEMA_FILE = f"events-v{SCHEMA_VERSION}.json"
 EVENT_TYPES = (
@@ -86,6 +106,7 @@ EVENT_TYPES = (
     "reaction_added", "message_edited", "thread_reply",
     "doc_comment",
     "invite_created", "member_admitted",
+    "file_attached", "private_channel_created",
 )
 CONFLICT_KINDS = ("concurrent_heads", "lww_overwrite", "concurrent_doc_edit")
 LENGTH_BUCKETS = (0, 16, 64, 256, 1024, 4096)
@@ -97,6 +118,22 @@ FEW_USES = 10  # "few" is 2 to this many; "any" is an invite without a limit (us
 EXPIRY_BUCKETS = ("hour", "day", "week", "longer", "never")
 _HOUR_MS = 3_600_000
 _EXPIRY_BOUNDS_MS = (("hour", _HOUR_MS), ("day", 24 * _HOUR_MS), ("week", 7 * 24 * _HOUR_MS))
+# file_attached's fields (analytics/schema/events-v5.json): a size is the largest of these bounds
+# not above it, in bytes (under 100 KiB, 1 MiB, 10 MiB, 100 MiB, 1 GiB, or 1 GiB and more).
+FILE_SIZE_BUCKETS = (0, 100 << 10, 1 << 20, 10 << 20, 100 << 20, 1 << 30)
+FILE_KINDS = ("image", "video", "audio", "document", "archive", "other")
+MAX_FILES_COUNTED = 4  # a message holds at most 4 files; `files` 4 would stand for more
+_DOCUMENT_TYPES = frozenset({
+    "application/pdf", "application/rtf", "application/msword", "application/vnd.ms-excel",
+    "application/vnd.ms-powerpoint", "application/epub+zip", "application/x-latex"})
+_DOCUMENT_PREFIXES = ("text/", "application/vnd.openxmlformats-officedocument.",
+                      "application/vnd.oasis.opendocument.")
+_ARCHIVE_TYPES = frozenset({
+    "application/zip", "application/x-zip-compressed", "application/gzip", "application/x-gzip",
+    "application/x-tar", "application/x-gtar", "application/x-bzip2", "application/x-xz",
+    "application/zstd", "application/x-zstd", "application/x-7z-compressed",
+    "application/vnd.rar", "application/x-rar-compressed", "application/java-archive",
+    "application/x-compress", "application/x-lzma"})
 
 
 # A pid is the hash of a per-day deletion token that only its install knows (the recorder keeps
@@ -213,6 +250,29 @@ def expiry_bucket(expires_ms: int, made_ms: int) -> str:
         return "never"
     left = expires_ms - made_ms
     return next((name for name, bound in _EXPIRY_BOUNDS_MS if left <= bound), "longer")
+
+
+def file_size_bucket(size: int) -> int:
+    """A file's size in bytes as file_attached gives it: the largest FILE_SIZE_BUCKETS bound not
+    above it."""
+    return max(b for b in FILE_SIZE_BUCKETS if b <= max(size, 0))
+
+
+def file_kind(media_type: str) -> str:
+    """A media type (as a descriptor holds it, parameters and case as they come) as one of
+    FILE_KINDS; what is not recognised is 'other'."""
+    base = media_type.split(";", 1)[0].strip().lower()
+    top, slash, sub = base.partition("/")
+    if slash and sub and top in ("image", "video", "audio"):
+        return top
+    if base in _DOCUMENT_TYPES or base.startswith(_DOCUMENT_PREFIXES):
+        return "document"
+    return "archive" if base in _ARCHIVE_TYPES else "other"
+
+
+def files_count(files: int) -> int:
+    """How many files a message holds, as file_attached gives it: 1 to MAX_FILES_COUNTED."""
+    return min(max(files, 1), MAX_FILES_COUNTED)
 
 
 def head_bucket(heads: int) -> str:

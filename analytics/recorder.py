@@ -16,7 +16,8 @@ older version of the app, run again on the same data folder, away from lines it 
 ship: it makes an `events` table of its own, whose lines move over on the next upgrade. From
 version 2 on, every app reads `queue` and ships only the versions its collector names, so an app
 of version 2 run on a spool that holds version-3 lines leaves them waiting for a collector that
-reads version 3 (or sends them to one): no rename was needed for version 3, nor for version 4.
+reads version 3 (or sends them to one): no rename was needed for version 3, nor for versions 4
+and 5.
 """
 
 from __future__ import annotations
@@ -49,8 +50,10 @@ WHAT_IS_COLLECTED = (
     "with their length rounded to a bucket; reactions added, without the emoji; channels "
     "joined; document commits, forks, merges and comments, replies and resolves counted as "
     "comments, without what they say; invites made, with their number of uses and lifetime "
-    "rounded to a bucket; people let in, by an invite or a personal code, without who), how "
-    "sync sessions went "
+    "rounded to a bucket; people let in, by an invite or a personal code, without who; files "
+    "attached in channels, with their size rounded to a bucket and their kind, such as image or "
+    "document, without their name; private channels made, and whether each is a direct "
+    "message, without who is in it), how sync sessions went "
     "(peers, rounds, bytes rounded, duration), how often replicas conflicted and how long they "
     "took to converge, and why objects were refused. Never: what anyone wrote, names, keys or "
     "addresses. The id sent changes every day, and times are rounded to the hour."

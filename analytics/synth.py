@@ -7,7 +7,8 @@ many light ones (lognormal activity), fewer events at night (local time) and at 
 tailed sync sessions, conflicts (mostly 2 heads, rarely 50+) each followed by its convergence,
 document commits, forks, merges and comments (doc_comment, of schema 3), some rejections,
 reactions, edits and thread replies (of schema 2), invites made and members admitted (of schema
-4, rarer still), so every version is read, and a few malformed lines (truncated JSON, an unknown
+4, rarer still), files attached (mostly small images and documents) and private channels made
+(of schema 5), so every version is read, and a few malformed lines (truncated JSON, an unknown
 event, an extra field). pid is a keyed hash of (install secret,
 day), so it rotates daily. The output depends only on the arguments: days are generated in
 parallel, each from its own random stream.
@@ -31,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .events import CONFLICT_KINDS, LENGTH_BUCKETS
+from .events import CONFLICT_KINDS, FILE_SIZE_BUCKETS, LENGTH_BUCKETS
 
 DEFAULT_START = date(2025, 1, 6)  # a Monday
 MALFORMED_RATE = 1e-4
@@ -42,10 +43,11 @@ BASE_RATE = 40.0
 # How each event after an install's first one of the day is chosen ("conflict" brings its
 # convergence along as the next line).
 MIX = {
-    "message_sent": 0.443, "reaction_added": 0.045, "thread_reply": 0.03,
+    "message_sent": 0.431, "reaction_added": 0.045, "thread_reply": 0.03,
     "message_edited": 0.015, "doc_commit": 0.16, "sync_session": 0.15, "app_started": 0.03,
     "conflict": 0.025, "doc_comment": 0.02, "channel_joined": 0.015, "doc_fork": 0.006,
     "doc_merge": 0.005, "rejection": 0.004, "member_admitted": 0.004, "invite_created": 0.003,
+    "file_attached": 0.01, "private_channel_created": 0.002,
 }
 KIND_WEIGHTS = {"concurrent_heads": 0.6, "lww_overwrite": 0.3, "concurrent_doc_edit": 0.1}
 REASONS = {
@@ -58,6 +60,11 @@ REASONS = {
 USES = {"one": 0.5, "few": 0.22, "many": 0.03, "any": 0.25}
 EXPIRIES = {"hour": 0.08, "day": 0.25, "week": 0.45, "longer": 0.04, "never": 0.18}
 ADMITTED = {"invite": 0.85, "personal": 0.15}  # member_admitted's `how`
+# file_attached's kind, and how many files its message holds (analytics.events.file_kind).
+FILE_KINDS = {"image": 0.45, "document": 0.25, "video": 0.08, "audio": 0.04, "archive": 0.06,
+              "other": 0.12}
+FILES = {1: 0.72, 2: 0.14, 3: 0.07, 4: 0.07}
+DM_SHARE = 0.6  # private_channel_created: direct messages started, beside named channels
 PLATFORMS = {"linux": 0.45, "windows": 0.33, "darwin": 0.2, "other": 0.02}
 UIS = {"window": 0.82, "serve": 0.12, "cli": 0.06}
 VERSIONS = {"0.1.0": 0.2, "0.1.1": 0.5, "0.2.0": 0.3}
@@ -84,6 +91,8 @@ TEMPLATES = {
     "doc_comment": '{"event":"doc_comment","pid":"%s","schema":3,"stream":"%s","ts":"%s"}',
     "invite_created": '{"event":"invite_created","expires":"%s","pid":"%s","schema":4,"ts":"%s","uses":"%s"}',
     "member_admitted": '{"event":"member_admitted","how":"%s","pid":"%s","schema":4,"ts":"%s"}',
+    "file_attached": '{"event":"file_attached","files":%d,"kind":"%s","pid":"%s","schema":5,"size":%d,"stream":"%s","ts":"%s"}',
+    "private_channel_created": '{"dm":%s,"event":"private_channel_created","pid":"%s","schema":5,"ts":"%s"}',
 }
 BROADCAST_SHARE = 0.1  # thread replies also sent to the channel
 TYPES = tuple(MIX) + ("convergence",)
@@ -311,6 +320,12 @@ def _format(rng: np.random.Generator, name: str, idx: np.ndarray, slot: _Slots,
         cols = [_pick(rng, EXPIRIES, n).tolist(), p, t, _pick(rng, USES, n).tolist()]
     elif name == "member_admitted":
         cols = [_pick(rng, ADMITTED, n).tolist(), p, t]
+    elif name == "file_attached":
+        cols = [_pick(rng, FILES, n).astype(np.int64).tolist(), _pick(rng, FILE_KINDS, n).tolist(),
+                p, _file_sizes(rng, n), slot.stream[idx].tolist(), t]
+    elif name == "private_channel_created":
+        dm = np.where(rng.random(n) < DM_SHARE, "true", "false")
+        cols = [dm.tolist(), p, t]
     elif name == "sync_session":
         duration = rng.lognormal(5.5, 1.3, n)  # median ~250 ms, long tail
         objects = rng.poisson(np.sqrt(duration) * 0.8)
@@ -339,6 +354,13 @@ def _lengths(rng: np.random.Generator, n: int, mu: float) -> list[int]:
     chars = rng.lognormal(mu, 1.2, n).astype(np.int64)
     bounds = np.array(LENGTH_BUCKETS)
     return bounds[np.searchsorted(bounds, chars, side="right") - 1].tolist()
+
+
+def _file_sizes(rng: np.random.Generator, n: int) -> list[int]:
+    """Attached files' sizes in bytes (lognormal around 400 KB, a long tail), as their buckets."""
+    size = rng.lognormal(12.9, 2.2, n).astype(np.int64)
+    bounds = np.array(FILE_SIZE_BUCKETS)
+    return bounds[np.searchsorted(bounds, size, side="right") - 1].tolist()
 
 
 def _heads(rng: np.random.Generator, n: int) -> np.ndarray:

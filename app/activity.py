@@ -9,6 +9,11 @@ opened here, so the three are one) becomes a doc_comment with its branch's daily
 An invite/create becomes an invite_created with its uses and lifetime as buckets, and a
 member/admit (my computer let someone in) a member_admitted saying only whether an invite or a
 personal code did: never the invite's tag, the key admitted, nor the exact numbers.
+Each file a post/file of mine holds becomes a file_attached (its size bucket,
+its kind from its media type, how many files the message holds, the channel's daily stream
+hash): never its name, media type, key or list id. A channel/private becomes a
+private_channel_created saying only whether it is a direct message; a private channel's
+messages are sealed, so their files are not counted.
 A conflict is recorded by the node whose own post or commit merges the concurrent heads (it
 links to all of them), so each conflict is counted once, with the time from the fork (the
 oldest of the merged heads) to that merge.
@@ -18,9 +23,17 @@ from __future__ import annotations
 
 import logging
 import platform
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-from analytics.events import expiry_bucket, length_bucket, pow2, uses_bucket
+from analytics.events import (
+    expiry_bucket,
+    file_kind,
+    file_size_bucket,
+    files_count,
+    length_bucket,
+    pow2,
+    uses_bucket,
+)
 from analytics.recorder import Recorder
 from core.errors import Reason
 from core.objects import Object
@@ -30,7 +43,7 @@ log = logging.getLogger(__name__)
 REJECTION_REASONS = frozenset(r.value for r in Reason)
 # Kinds in a channel's stream that link its heads: one that links several merges a fork.
 CHAT_KINDS = frozenset({"post/text", "post/topic", "post/join", "post/leave", "post/delete",
-                        "post/reply", "post/edit", "post/react"})
+                        "post/reply", "post/edit", "post/react", "post/file"})
 
 
 def _platform() -> str:
@@ -55,8 +68,9 @@ class Activity:
         if not self.recorder.enabled:
             return
         record, stream = self.recorder.record, self.recorder.hash_id(obj.stream)
-        if obj.type == "post/text":
+        if obj.type in ("post/text", "post/file"):
             record("message_sent", length=length_bucket(len(obj.body["text"])))
+            self._attached(obj.body.get("files") or (), stream)
         elif obj.type == "post/reply":
             record("thread_reply", length=length_bucket(len(obj.body["text"])),
                    broadcast=bool(obj.body["broadcast"]), stream=stream)
@@ -77,9 +91,19 @@ class Activity:
                    expires=expiry_bucket(obj.body["expires"], obj.ts))
         elif obj.type == "member/admit":
             record("member_admitted", how="personal" if obj.body["invite"] is None else "invite")
+        elif obj.type == "channel/private":
+            record("private_channel_created", dm=bool(obj.body["dm"]))
         # A doc/comment links the branch heads its author read, but merges nothing: no conflict.
         if len(obj.links) > 1 and (obj.type in CHAT_KINDS or obj.type == "doc/commit"):
             self._merged(obj, stream)
+
+    def _attached(self, files: Sequence[dict], stream: str) -> None:
+        """One file_attached per file (each keeps its own size and kind), each saying how many
+        the message holds."""
+        for descriptor in files:
+            self.recorder.record("file_attached", size=file_size_bucket(descriptor["size"]),
+                                 kind=file_kind(descriptor["type"]), files=files_count(len(files)),
+                                 stream=stream)
 
     def _merged(self, obj: Object, stream: str) -> None:
         heads = self._heads_of(list(obj.links))

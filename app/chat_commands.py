@@ -27,6 +27,7 @@ from ._command import (
     when,
     whole_number,
 )
+from .file_commands import human
 from .names import NickBook, channel_names, lookalike_channel, spelled
 from .search import HINT, SearchError, summary
 from .workspace import (
@@ -74,11 +75,17 @@ def _message_json(m: Message) -> dict:
     """A message as `read --json` gives it: `text` is the latest edit's; `reply_to` the
     thread's first message for a reply; `replies` counts its thread; `reactions` maps each
     emoji to how many members reacted with it; `hidden`: a moderator hid it (only the
-    channel's moderators read it)."""
+    channel's moderators read it); `attachments`: its files (name, size in bytes, media_type,
+    list: the file's id on the wire, complete: every chunk is here, index: what `hearth
+    download --index` takes)."""
     return {"id": m.id.hex(), "channel": m.channel, "author": m.author.hex(), "nick": m.nick,
             "ts": m.ts, "text": m.text, "cursor": m.cursor, "edited": m.edited,
             "reply_to": m.reply_to.hex() if m.reply_to else None, "replies": m.replies,
-            "reactions": {r.emoji: r.count for r in m.reactions}, "hidden": m.hidden}
+            "reactions": {r.emoji: r.count for r in m.reactions}, "hidden": m.hidden,
+            "attachments": [{"index": n, "name": f.name, "size": f.size,
+                             "media_type": f.media_type, "list": f.list.hex(),
+                             "complete": f.complete, "width": f.width, "height": f.height}
+                            for n, f in enumerate(m.files)]}
 
 
 def _extras(m: Message) -> str:
@@ -93,6 +100,9 @@ def _extras(m: Message) -> str:
         parts.append(f"[{m.replies} {'reply' if m.replies == 1 else 'replies'}]")
     if m.reactions:
         parts.append(" ".join(f"{_text.line(r.emoji)} {r.count}" for r in m.reactions))
+    for n, f in enumerate(m.files):
+        state = "" if f.complete else ", not here yet: `hearth download`"
+        parts.append(f"[file {n}: {_text.line(f.name)}, {human(f.size)}{state}]")
     return "".join(" " + part for part in parts)
 
 

@@ -12,6 +12,8 @@ from . import (
     chat_commands,
     conversation_commands,
     doc_commands,
+    download_commands,
+    file_commands,
     gui_command,
     member_commands,
     moderation_commands,
@@ -24,8 +26,9 @@ __all__ = ["PORT", "CLIError", "Parser", "build_parser", "main", "seconds", "who
 
 # Every command module, in the order `hearth --help` lists their commands: each has
 # `register(subparsers, common_options)`. A new module is added here, or its commands do not exist.
-COMMAND_MODULES = (chat_commands, conversation_commands, moderation_commands, doc_commands,
-                   sync_commands, member_commands, private_commands, analytics_commands, gui_command)
+COMMAND_MODULES = (chat_commands, file_commands, conversation_commands, moderation_commands,
+                   doc_commands, sync_commands, download_commands, member_commands,
+                   private_commands, analytics_commands, gui_command)
 
 
 def app_version() -> str:

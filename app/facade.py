@@ -12,7 +12,8 @@ app/analytics_commands.py), so the three read the same: `facade.topic(channel, t
 
 Three things answer without a future, because they never wait: `info` (who and where, fixed
 once the Node started), `key`, and `pending()` (a snapshot swapped whole). Events come by
-`subscribe` (NodeEvent: objects, peers, synced, delivered, typing, presence, presence-left), on
+`subscribe` (NodeEvent: objects, peers, synced, delivered, typing, presence, presence-left,
+files: app.records.FileProgress), on
 the Node's thread. `typing`, `presence` and `presence-left` send live signals and return
 nothing: they never wait either.
 
@@ -41,6 +42,7 @@ from .records import (
     MessageVersion,
     ModerationLog,
     NodeInfo,
+    StorageUsage,
     WorkspaceEntry,
 )
 from .search import SearchResults
@@ -312,6 +314,59 @@ class NodeFacade:
     def post_private(self, channel: bytes, text: str) -> Future[bytes]:
         """A message in a private channel, boxed under its newest key; its id."""
         return self._run(lambda: self._ws().post_private(channel, text).id)
+
+    # Files and images (app/attachments.py; `hearth attach`, `download`, `storage`) ----------
+
+    def attach(self, channel: str, paths: list[str | Path], text: str = "") -> Future[bytes]:
+        """Post files (1 to 4) to a public channel, with `text`; the new message's id."""
+        return self._run(lambda: self._ws().attach(channel, [Path(p) for p in paths],
+                                                   text).id)
+
+    def attach_private(self, channel: bytes, paths: list[str | Path],
+                       text: str = "") -> Future[bytes]:
+        """Post files to a private channel or direct message, described inside the box."""
+        return self._run(lambda: self._ws().attach_private(channel, [Path(p) for p in paths],
+                                                           text).id)
+
+    def download(self, message_id: bytes, index: int) -> Future[None]:
+        """Fetch file `index` of a message from peers; done when it is complete here (progress
+        comes as NodeEvent "files" with FileProgress)."""
+        return self._node.download(message_id, index)
+
+    def save_attachment(self, message_id: bytes, index: int, out_dir: str | Path,
+                        name: str | None = None) -> Future[Path]:
+        """Write a complete file into `out_dir` under a safe name; the path written."""
+        return self._run(lambda: self._ws().save_attachment(message_id, index, Path(out_dir),
+                                                            name))
+
+    def open_attachment(self, message_id: bytes, index: int) -> Future[Path]:
+        """A complete file decrypted for opening (only ever on the person's request)."""
+        return self._run(lambda: self._ws().open_attachment(message_id, index))
+
+    def storage_usage(self) -> Future[StorageUsage]:
+        return self._run(lambda: self._ws().storage_usage())
+
+    def pin(self, message_id: bytes, index: int, pinned: bool = True) -> Future[None]:
+        """Keep a file here whatever the quota (or no longer)."""
+        return self._run(lambda: self._ws().pin(message_id, index, pinned))
+
+    def file_preferences(self) -> Future[tuple[int, int]]:
+        """(auto_download_mb, storage_quota_mb) of this data folder."""
+        def load() -> tuple[int, int]:
+            prefs = preferences.load(self.info.data)
+            return prefs.auto_download_mb, prefs.storage_quota_mb
+        return self._run(load)
+
+    def set_file_preferences(self, *, auto_download_mb: int | None = None,
+                             storage_quota_mb: int | None = None) -> Future[int]:
+        """Change the sizes; a smaller quota evicts others' files at once (the bytes freed)."""
+        def change() -> int:
+            changes = {k: v for k, v in (("auto_download_mb", auto_download_mb),
+                                         ("storage_quota_mb", storage_quota_mb))
+                       if v is not None}
+            prefs = preferences.save(self.info.data, **changes)
+            return self._ws().evict(prefs.storage_quota_mb * 2**20)
+        return self._run(change)
 
     def add_private_member(self, channel: bytes, key: bytes) -> Future[None]:
         return self._run(lambda: self._ws().add_private_member(channel, key))

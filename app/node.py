@@ -8,6 +8,13 @@ get NodeEvents on the Node's thread (the window's Qt bridge re-emits them as sig
 
 The blocking methods here (`post`, `read`, `peers`, `online`, `add_peer`, `call`) wait on the
 facade's futures: they are for the command line and tests, never for the window.
+
+Attached files travel through the sync service's fetcher (sync.fetcher): `download` fetches one
+on request, and files of at most the `auto_download_mb` preference in the person's channels are
+fetched by themselves when objects arrive and when a peer connects (`_auto_fetch`). Another
+process on the same data folder (`hearth download` beside a running Node) asks by leaving a
+request file in `<workspace dir>/downloads/`; the Node answers in a status file beside it
+(`request_download`, `download_status`).
 """
 
 from __future__ import annotations
@@ -15,8 +22,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import json
 import logging
 import os
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -35,11 +44,12 @@ from sync.service import TYPING_TTL_S as TYPING_TTL_S  # for the window's indica
 from sync.service import Admission, SyncEvent, SyncService
 from sync.session import PRESENCE_REFRESH_S as PRESENCE_REFRESH_S  # how often a window repeats
 
+from . import preferences
 from .activity import Activity
 from .facade import NodeFacade
 from .membership import session_secrets
 from .paths import Paths
-from .records import NodeInfo
+from .records import FileProgress, NodeInfo
 from .workspace import Workspace, WorkspaceError, genesis_name, read_secret
 
 log = logging.getLogger(__name__)
@@ -51,6 +61,10 @@ MEMBERSHIP_KINDS = frozenset({"member/admit", "member/remove", "member/kept", "w
                               "invite/create", "invite/revoke"})
 CALL_TIMEOUT_S = 60.0
 COLLECTOR_CHECK_S = 5.0  # how soon a collector URL set in the settings is used
+AUTO_FETCH_DELAY_S = 0.5  # arrivals within this are looked at together for files to fetch
+AUTO_RETRY_S = 60.0  # a file that could not be fetched by itself is tried again after this
+REQUESTS_CHECK_S = 0.5  # how often download requests from other processes are looked for
+DOWNLOADS = "downloads"  # the folder of those requests, in the workspace folder
 T = TypeVar("T")
 
 
@@ -85,10 +99,49 @@ class NodeEvent:
     detail["heads"] (commit ids, bytes, that its positions refer to), detail["anchor"] and
     detail["at"] (its selection, in codepoints), detail["expires"] (PRESENCE_TTL_S after the
     frame; the window repeats it every PRESENCE_REFRESH_S)), presence-left (they closed the
-    document or went away: detail["key"], detail["doc"]). Nothing of either is stored."""
+    document or went away: detail["key"], detail["doc"]). Nothing of either is stored.
+    files (an attached file is being fetched: detail["progress"], a FileProgress; at most a
+    few a second per file, and always one at the end, done or with an error)."""
 
     kind: str
     detail: dict
+
+
+def _pass_failure(started: Future, result: Future) -> None:
+    """A download that could not start (no such file, a stopped Node) fails with its reason."""
+    error = started.exception()
+    if error is not None and result.set_running_or_notify_cancel():
+        result.set_exception(error)
+
+
+def _write_status(path: Path, status: dict) -> None:
+    with contextlib.suppress(OSError):
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=".status-",
+                                         delete=False, encoding="utf-8") as tmp:
+            json.dump(status, tmp)
+        os.replace(tmp.name, path)
+
+
+def request_download(paths: Paths, message_id: bytes, index: int) -> Path:
+    """Ask the Node running on `paths` (another process) to fetch a file; returns the status
+    file it answers in (read it with `download_status`)."""
+    folder = paths.workspace_dir / DOWNLOADS
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = f"{message_id.hex()}-{index}"
+    status = folder / f"{stem}.status"
+    status.unlink(missing_ok=True)
+    (folder / f"{stem}.request").touch()
+    return status
+
+
+def download_status(status: Path) -> dict | None:
+    """What the Node said of a requested download so far: {done, error} and, while it runs,
+    {have, size}; None before it has said anything."""
+    try:
+        value = json.loads(status.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
 
 
 class DataLock:
@@ -161,6 +214,8 @@ class Node:
         self._running = False  # the facade takes work: started, and not stopping
         self._outstanding: set[Future] = set()  # facade futures not yet run
         self._outstanding_lock = threading.Lock()
+        self._auto_pending = False
+        self._auto_failed: dict[bytes, float] = {}  # list id -> when to try it again by itself
         self.facade = NodeFacade(self)
 
     # Lifecycle ------------------------------------------------------------------------------
@@ -225,7 +280,8 @@ class Node:
                 ws.replica, ws.identity, newest, older_secrets=older,
                 port=self._port, interfaces=self._interfaces, mdns=self._mdns, peers=book,
                 on_event=self._on_sync_event, reconcile_interval=self._reconcile_interval,
-                admission=Admission(ws.join_key_for, self._admit, self._allow))
+                admission=Admission(ws.join_key_for, self._admit, self._allow),
+                chunks=ws.chunks)
             self._membership_version = ws.replica.membership.version()
             for host, port in self._initial_peers:
                 self._service.add_peer(host, port)
@@ -249,10 +305,13 @@ class Node:
 
         self.activity.started(app_version(), self._ui)
         shipping = asyncio.ensure_future(self._async_ship_loop())
+        requests = asyncio.ensure_future(self._async_requests_loop())
+        self._schedule_auto_fetch()
         await self._stop.wait()
-        shipping.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await shipping
+        for task in (shipping, requests):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
         await self._shutdown()
 
     async def _async_ship_loop(self) -> None:
@@ -443,6 +502,121 @@ class Node:
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(service.presence_left, doc)
 
+    # Attached files ---------------------------------------------------------------------------
+
+    def download(self, message_id: bytes, index: int) -> Future[None]:
+        """Fetch file `index` of message `message_id` from the connected peers; the future is
+        done when every chunk is here (Workspace.file_complete), or fails with a one-line
+        reason: no such file, no connected peer has it, the disk refused it (what was stored
+        stays). Progress comes as "files" events. From any thread, never waits."""
+        result: Future[None] = Future()
+
+        def start() -> None:
+            ref = self._workspace.file_ref(message_id, index)
+            self._fetch_file(ref.attachment.list, ref.attachment.size, result)
+
+        started = self._submit(start)
+        started.add_done_callback(lambda f: _pass_failure(f, result))
+        return result
+
+    def _fetch_file(self, list_id: bytes, size: int, result: Future[None] | None) -> None:
+        """Start (or join) the fetch of a file, on the Node's thread."""
+        ws, fetcher = self._workspace, self._service.fetcher
+        if ws.file_complete(list_id):
+            if result is not None and result.set_running_or_notify_cancel():
+                result.set_result(None)
+            return
+        fetching = fetcher.fetch(list_id, size)
+        fetching.add_done_callback(lambda task: self._fetched(list_id, task, result))
+
+    def _fetched(self, list_id: bytes, task: asyncio.Future, result: Future[None] | None
+                 ) -> None:
+        error = (NodeStopped("the node stopped") if task.cancelled()
+                 else task.exception())
+        if error is None and not self._workspace.file_complete(list_id):
+            error = NodeError("the file is still incomplete here")
+        if result is None:  # fetched by itself: a failure is tried again later
+            if error is not None:
+                self._auto_failed[list_id] = time.monotonic() + AUTO_RETRY_S
+            return
+        if not result.set_running_or_notify_cancel():
+            return
+        if error is None:
+            result.set_result(None)
+        else:
+            result.set_exception(error if isinstance(error, NodeError) else NodeError(str(error)))
+
+    def _schedule_auto_fetch(self) -> None:
+        if self._auto_pending or self._loop is None or self._service is None:
+            return
+        self._auto_pending = True
+        self._loop.call_later(AUTO_FETCH_DELAY_S, self._auto_fetch)
+
+    def _auto_fetch(self) -> None:
+        """Fetch the files of my channels no larger than the auto_download_mb preference."""
+        self._auto_pending = False
+        if not self._running:
+            return
+        limit = preferences.load(self.paths.data).auto_download_mb << 20
+        now, active = time.monotonic(), set(self._service.fetcher.active)
+        for wanted in self._workspace.wanted_files(limit):
+            if wanted.list in active or self._auto_failed.get(wanted.list, 0.0) > now:
+                continue
+            self._fetch_file(wanted.list, wanted.size, None)
+
+    async def _async_requests_loop(self) -> None:
+        """Take download requests another process left (`request_download`) and answer each
+        in its status file."""
+        folder = self.paths.workspace_dir / DOWNLOADS
+        taken: set[str] = set()
+        while not self._stop.is_set():
+            with contextlib.suppress(OSError):
+                for entry in os.scandir(folder):
+                    if entry.name.endswith(".request") and entry.name not in taken:
+                        taken.add(entry.name)
+                        self._take_request(folder, entry.name, taken)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), REQUESTS_CHECK_S)
+
+    def _take_request(self, folder: Path, name: str, taken: set[str]) -> None:
+        stem = name.removesuffix(".request")
+        status = folder / f"{stem}.status"
+        try:
+            message_hex, index_text = stem.split("-")
+            message_id, index = bytes.fromhex(message_hex), int(index_text)
+        except ValueError:
+            (folder / name).unlink(missing_ok=True)
+            taken.discard(name)
+            return
+
+        def progress(event: NodeEvent) -> None:
+            if event.kind == "files" and event.detail["progress"].list == list_id:
+                fp = event.detail["progress"]
+                _write_status(status, {"have": fp.have, "size": fp.size, "done": False,
+                                       "error": None})
+
+        def finished(future: Future[None]) -> None:
+            unsubscribe()
+            error = future.exception()
+            _write_status(status, {"done": error is None,
+                                   "error": None if error is None else str(error)})
+            (folder / name).unlink(missing_ok=True)
+            taken.discard(name)
+
+        try:
+            attachment = self._workspace.file_ref(message_id, index).attachment
+        except WorkspaceError as exc:
+            _write_status(status, {"done": False, "error": str(exc)})
+            (folder / name).unlink(missing_ok=True)
+            taken.discard(name)
+            return
+        list_id = attachment.list
+        _write_status(status, {"done": False, "error": None})  # taken
+        unsubscribe = self.subscribe(progress)
+        future: Future[None] = Future()
+        future.add_done_callback(finished)
+        self._fetch_file(list_id, attachment.size, future)
+
     # Blocking conveniences (command line and tests) -----------------------------------------
 
     def post(self, channel: str, text: str) -> bytes:
@@ -505,6 +679,17 @@ class Node:
     def _on_sync_event(self, event: SyncEvent) -> None:
         if event.kind == "objects":
             self._membership_changed()
+            self._schedule_auto_fetch()
+        elif event.kind == "peers" and event.detail.get("connected"):
+            self._auto_failed.clear()  # a new peer may have what the others lacked
+            self._schedule_auto_fetch()
+        elif event.kind == "files":
+            detail = event.detail
+            if detail["done"]:  # recorded before anyone hears of it
+                self._workspace.file_complete(detail["list"])
+            event = SyncEvent("files", {"progress": FileProgress(
+                detail["list"], detail["have"], detail["size"], detail["done"],
+                detail["error"])})
         if event.kind == "delivered":
             ws = self._workspace
             self._pending = frozenset(ws.replica.outbox.undelivered(ws.key))

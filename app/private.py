@@ -8,7 +8,8 @@ message (boxed under the newest key I hold), members added (every key sealed to 
 read the history) or removed (a new key for those who remain), and a new key whenever someone
 in a channel was removed from the workspace. A direct message is a private channel of two,
 marked so, which is found again rather than made twice. Nothing here is ever stored in the
-clear: the window and `hearth read` decrypt as they show.
+clear: the window and `hearth read` decrypt as they show. A message's attached files
+(app/attachments.py) are described inside its box: {"text": ..., "files": [...]}.
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ import nacl.secret
 
 from core import kinds
 from core.encoding import EncodingError, dumps, loads
+from core.errors import InvalidObject
 from core.identity import IdentityError, seal_to
 from core.membership import secret_check
 from core.objects import Object, authored
 from core.private import PrivateView
 from storage import Message
+from storage._files import attachment
 
 from .errors import WorkspaceError
 
@@ -140,6 +143,20 @@ class PrivateChannels:
                 return channel
         return None
 
+    def _open_post(self, view: PrivateView, post: Object,
+                   keys: dict[int, bytes] | None = None) -> dict | None:
+        """A sealed post's content ({"text"} and maybe {"files"}), when I can open it and it
+        has the shape a message must have; else None."""
+        keys = self._keys(view) if keys is None else keys
+        opened = _open_box(keys.get(post.body["epoch"]), post.body)
+        if opened is None or not opened.keys() <= {"text", "files"}:
+            return None
+        try:
+            kinds.check_message(opened)
+        except InvalidObject:
+            return None
+        return opened
+
     def read_private(self, channel: bytes, *, limit: int = 50) -> list[Message]:
         """The newest `limit` messages of a private channel I am in, opened, oldest first."""
         view = self.private_view(channel)
@@ -149,11 +166,18 @@ class PrivateChannels:
         names = self.replica.nicknames()
         out = []
         for post in view.posts[-limit:] if limit else view.posts:
-            opened = _open_box(keys.get(post.body["epoch"]), post.body)
-            text = opened.get("text") if opened else None
-            if isinstance(text, str):
-                out.append(Message(post.id, name, post.author, names.get(post.author), post.ts,
-                                   text))
+            opened = self._open_post(view, post, keys)
+            if opened is None:
+                continue
+            files = opened.get("files", ())
+            if files:
+                self.replica.files.record_private(channel, post, files)
+            states = self.replica.files.states(d["list"] for d in files)
+            out.append(Message(post.id, name, post.author, names.get(post.author), post.ts,
+                               opened["text"], files=tuple(
+                                   attachment(d, *((s.complete, s.mine) if (
+                                       s := states.get(d["list"])) else ()))
+                                   for d in files)))
         return out
 
     # Writing ----------------------------------------------------------------------------------
@@ -202,6 +226,11 @@ class PrivateChannels:
         """A message in a private channel I am in, boxed under the newest key I hold."""
         if not text.strip() or len(text.encode()) > kinds.MAX_TEXT_BYTES:
             raise WorkspaceError(f"a message is 1 to {kinds.MAX_TEXT_BYTES} bytes of text")
+        epoch, key = self._newest_key(channel)
+        return self._post_sealed(channel, epoch, key, {"text": text})
+
+    def _newest_key(self, channel: bytes) -> tuple[int, bytes]:
+        """(epoch, key) of the newest key I hold of a private channel I am in."""
         view = self.private_view(channel)
         if self.key not in view.current:
             raise WorkspaceError("you are not in that private channel")
@@ -210,9 +239,19 @@ class PrivateChannels:
             raise WorkspaceError("this channel's key has not reached this computer yet "
                                  "(sync first)")
         epoch = max(keys)
-        nonce, box = _box(keys[epoch], {"text": text})
-        (obj,) = self._publish_in(channel, [("post/sealed", {
-            "channel": channel, "epoch": epoch, "nonce": nonce, "box": box})])
+        return epoch, keys[epoch]
+
+    def _post_sealed(self, channel: bytes, epoch: int, key: bytes, content: dict) -> Object:
+        try:
+            kinds.check_message(content)
+        except InvalidObject as exc:
+            raise WorkspaceError(str(exc)) from None
+        nonce, box = _box(key, content)
+        try:
+            (obj,) = self._publish_in(channel, [("post/sealed", {
+                "channel": channel, "epoch": epoch, "nonce": nonce, "box": box})])
+        except InvalidObject as exc:  # too large for one object (four large thumbnails)
+            raise WorkspaceError(str(exc)) from None
         return obj
 
     def add_private_member(self, channel: bytes, key: bytes) -> None:

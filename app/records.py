@@ -17,6 +17,7 @@ from analytics.recorder import WHAT_IS_COLLECTED
 from analytics.recorder import Status as AnalyticsStatus
 from core.documents import BranchInfo, CommentInfo, CommentReply, CommitInfo
 from storage import (
+    Attachment,
     ChannelInfo,
     ChannelState,
     Member,
@@ -29,6 +30,7 @@ from storage.records import BlockedKey, ModAction
 from storage.replica import UNREAD_CAP
 from sync.peers import AddressError, parse_address
 
+from .attachments import FileRef, StorageUsage, Wanted
 from .documents import DocumentSummary, MergeConflicts
 from .membership import InviteRecord, MemberRecord, RemovalRecord
 from .moderation import ModerationLog
@@ -57,6 +59,17 @@ class ChannelList:
     unread: dict[str, tuple[int, bool]]
     # name -> how it shows (a stream suffix and a warning when another name looks like it)
     names: dict[str, ChannelName]
+
+
+@dataclass(frozen=True)
+class FileProgress:
+    """How a file's fetch is going (NodeEvent "files"): chunks' bytes here of `size`."""
+
+    list: bytes  # the file's list chunk id (Attachment.list)
+    have: int
+    size: int
+    done: bool = False  # complete here
+    error: str | None = None  # why the fetch stopped (one line), when it did
 
 
 @dataclass(frozen=True)
@@ -149,6 +162,8 @@ __all__ = [
     "InviteRecord", "MemberRecord", "RemovalRecord",
     # private channels and direct messages (app/private.py)
     "PrivateChannel",
+    # files and images (app/attachments.py; FileProgress comes with NodeEvent "files")
+    "Attachment", "FileProgress", "FileRef", "StorageUsage", "Wanted",
     # reviewing documents (app/review.py): diffs and merges with their conflicts
     "RESOLUTIONS", "Conflict", "DocDiff", "Hunk", "MergeConflicts", "MergePreview", "Segment",
 ]

@@ -29,6 +29,7 @@ from storage import (
     StorageError,
 )
 
+from .attachments import Attachments
 from .conversation import Conversation
 from .errors import WorkspaceError
 from .membership import Membership
@@ -119,7 +120,7 @@ def load_or_create_identity(paths: Paths) -> Identity:
 
 
 @dataclass
-class Workspace(Conversation, Membership, PrivateChannels, Moderation):
+class Workspace(Conversation, Membership, PrivateChannels, Moderation, Attachments):
     """One workspace on this computer: the person's identity and the workspace's replica."""
 
     paths: Paths

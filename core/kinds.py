@@ -17,6 +17,14 @@ chat (cable's semantics and limits)
 - post/reply   {channel: name, text: as post/text, parent: id, broadcast: bool}  (a message in
                 the thread of `parent`, a top-level message of the same channel; `broadcast`
                 also shows it in the channel)
+- post/file    {channel: name, text: str 0..4096 UTF-8 bytes, files: [descriptor, 1..4]}  (a
+                message with attached files; a kind of its own rather than a field of
+                post/text, so versions from before attachments store and relay it instead of
+                refusing it. A descriptor names one file (core/attachments.py): {name: str
+                1..255 codepoints, no "/", "\\", NUL or control characters; size: int 0..4 GiB;
+                type: media type, 1..127 printable ASCII; list: id (the list chunk's); key:
+                bytes 32; w: int >= 0; h: int >= 0 (an image's size, else 0); thumb: bytes <=
+                12 KiB (a small JPEG, images only, else empty)}, every field present)
 - post/edit    {channel: name, target: id, text: as post/text}  (the author's new text for
                 `target`, a post/text or post/reply of theirs in the same channel)
 - post/react   {channel: name, target: id, emoji: str 1..16 codepoints, no spaces or control
@@ -79,7 +87,9 @@ private channels and direct messages (core/private.py)
                   channel's name in a SecretBox under the key of `epoch`; the creator's
                   latest counts)
 - post/sealed    {channel: id, epoch: int >= 0, nonce: bytes 24, box: bytes}  (a message:
-                  the SecretBox, under the key of `epoch`, of {"text": str})
+                  the SecretBox, under the key of `epoch`, of {"text": str} or, with
+                  attached files, {"text": str, "files": [descriptor, 1..4]}, checked by
+                  `check_message` when opened)
 moderation (cable's moderation roles; docs/ARCHITECTURE.md "Who may do what")
 - mod/role       {channel: name, key: key, role: "moderator" | "none", reason: str 0..256}
                   (in the workspace stream; per (channel, key) the latest an admin wrote counts)
@@ -95,6 +105,7 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any
 
+from .attachments import MAX_FILE_SIZE
 from .encoding import ID_SIZE, derive_id
 from .errors import InvalidObject, Reason
 
@@ -115,12 +126,12 @@ GENESIS_STREAM = bytes(32)
 
 CHAT_KINDS = frozenset(
     {"post/text", "post/delete", "post/info", "post/topic", "post/join", "post/leave",
-     "post/reply", "post/edit", "post/react"}
+     "post/reply", "post/edit", "post/react", "post/file"}
 )
 MOD_ROLES = ("moderator", "none")
 MAX_REASON = 256  # codepoints of a moderation action's reason
 # Kinds that are messages: shown in a channel or a thread, searched, counted as unread.
-MESSAGE_KINDS = frozenset({"post/text", "post/reply"})
+MESSAGE_KINDS = frozenset({"post/text", "post/reply", "post/file"})
 # Kinds a post/delete may target (chat posts; never workspace or document objects).
 DELETABLE_KINDS = CHAT_KINDS - {"post/delete"}
 
@@ -203,12 +214,70 @@ def _uint(value: Any, what: str, lo: int = 0) -> None:
 
 def _text(body: dict) -> None:
     _channel(body)
-    text = body["text"]
+    check_message(body)
+
+
+def check_message(body: dict) -> None:
+    """A message's `text` and optional `files` (a post's body, or a sealed post's opened box):
+    the text 1..MAX_TEXT_BYTES, or 0..MAX_TEXT_BYTES with files."""
+    text = body.get("text")
     if not isinstance(text, str):
         raise _bad("text must be text")
+    files = "files" in body
+    if files:
+        check_files(body["files"])
     size = len(text.encode("utf-8", "surrogatepass"))
-    if not 1 <= size <= MAX_TEXT_BYTES:
-        raise _bad(f"text must be 1 to {MAX_TEXT_BYTES} bytes of UTF-8 (got {size})")
+    if not (0 if files else 1) <= size <= MAX_TEXT_BYTES:
+        raise _bad(f"text must be {0 if files else 1} to {MAX_TEXT_BYTES} bytes of UTF-8 "
+                   f"(got {size})")
+
+
+MAX_FILES = 4  # files attached to one message
+MAX_FILE_NAME = 255  # codepoints
+MAX_MEDIA_TYPE = 127
+MAX_THUMB = 12 * 1024
+DESCRIPTOR_FIELDS = frozenset({"name", "size", "type", "list", "key", "w", "h", "thumb"})
+_NAME_FORBIDDEN = frozenset("/\\\0")
+
+
+def check_file_name(value: Any) -> str:
+    """An attached file's name: 1..MAX_FILE_NAME codepoints, no path separators, NUL or
+    control characters (where it is saved is decided again on saving: app.attachments)."""
+    if not isinstance(value, str) or not 1 <= len(value) <= MAX_FILE_NAME:
+        raise _bad(f"a file's name must be 1 to {MAX_FILE_NAME} characters")
+    if _NAME_FORBIDDEN & set(value) or _has_control(value):
+        raise _bad("a file's name may not contain /, \\, NUL or control characters")
+    return value
+
+
+def check_descriptor(value: Any) -> dict:
+    """One attached file's descriptor (see the module docstring), every field present."""
+    if not isinstance(value, dict) or value.keys() != DESCRIPTOR_FIELDS:
+        found = sorted(map(str, value)) if isinstance(value, dict) else type(value).__name__
+        raise _bad(f"a file descriptor has exactly {sorted(DESCRIPTOR_FIELDS)} (got {found})")
+    check_file_name(value["name"])
+    size = value["size"]
+    if type(size) is not int or not 0 <= size <= MAX_FILE_SIZE:
+        raise _bad(f"a file's size must be 0 to {MAX_FILE_SIZE} bytes")
+    media = value["type"]
+    if not isinstance(media, str) or not 1 <= len(media) <= MAX_MEDIA_TYPE or \
+            not all(" " <= ch <= "~" for ch in media):
+        raise _bad(f"a file's type must be 1 to {MAX_MEDIA_TYPE} printable ASCII characters")
+    _id(value["list"], "a file's list")
+    _id(value["key"], "a file's key")
+    _uint(value["w"], "a file's width")
+    _uint(value["h"], "a file's height")
+    if not isinstance(value["thumb"], bytes) or len(value["thumb"]) > MAX_THUMB:
+        raise _bad(f"a file's thumbnail must be at most {MAX_THUMB} bytes")
+    return value
+
+
+def check_files(value: Any) -> list:
+    if not isinstance(value, list) or not 1 <= len(value) <= MAX_FILES:
+        raise _bad(f"files must be a list of 1 to {MAX_FILES} file descriptors")
+    for item in value:
+        check_descriptor(item)
+    return value
 
 
 def _reply(body: dict) -> None:
@@ -449,6 +518,7 @@ KINDS: dict[str, tuple[frozenset[str], Callable[[dict], None]]] = {
     "post/join": (frozenset({"channel"}), _channel),
     "post/leave": (frozenset({"channel"}), _channel),
     "post/reply": (frozenset({"channel", "text", "parent", "broadcast"}), _reply),
+    "post/file": (frozenset({"channel", "text", "files"}), _text),
     "post/edit": (frozenset({"channel", "target", "text"}), _edit),
     "post/react": (frozenset({"channel", "target", "emoji"}), _react),
     "workspace/genesis": (frozenset({"name", "nonce"}), _genesis),
@@ -492,7 +562,7 @@ def _canonical_order(fields: frozenset[str]) -> tuple[str, ...]:
 # kind -> canonical key order of its body, for the decoder's fast path
 _ORDER = {kind: _canonical_order(fields) for kind, (fields, _) in KINDS.items()}
 # Bodies that nest maps (policies) need the general canonical walk.
-_NESTED = frozenset({"channel/policy"})
+_NESTED = frozenset({"channel/policy", "post/file"})  # bodies that hold maps
 
 
 def check_body(kind: str, body: dict) -> bool:

@@ -4,6 +4,7 @@ from ._membership import KINDS as MEMBERSHIP_KINDS
 from ._verify import start_helper as start_signature_helper
 from .errors import NotFound, SchemaError, StorageError
 from .records import (
+    Attachment,
     ChannelInfo,
     ChannelState,
     IngestResult,
@@ -17,7 +18,7 @@ from .records import (
 from .replica import Replica
 
 __all__ = [
-    "MEMBERSHIP_KINDS", "ChannelInfo", "ChannelState", "IngestResult", "Member", "Message",
+    "MEMBERSHIP_KINDS", "Attachment", "ChannelInfo", "ChannelState", "IngestResult", "Member", "Message",
     "MessageVersion", "NotFound",
     "Reaction",
     "Replica",

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from core.kinds import MAX_EMOJI_PER_MEMBER
 from core.objects import Object, decode_trusted
 
+from . import _files
 from ._sql import chunks, placeholders
 from .records import Message, MessageVersion, Reaction
 
@@ -211,8 +212,9 @@ def purged(conn: sqlite3.Connection, obj: Object) -> None:
 def decorate(conn: sqlite3.Connection, rows: Sequence[tuple], key: str,
              name: str) -> list[Message]:
     """Messages of the channel `key` (shown as `name`) from rows (id, author, nick, ts,
-    text, edited, reply_to, in_channel), with their reply counts and reactions."""
+    text, edited, reply_to, in_channel), with their reply counts, reactions and files."""
     ids = [row[0] for row in rows]
+    files = _files.attachments(conn, ids)
     replies: dict[bytes, int] = {}
     reacted: dict[bytes, dict[str, list[bytes]]] = {}
     for part in chunks(ids):
@@ -233,5 +235,5 @@ def decorate(conn: sqlite3.Connection, rows: Sequence[tuple], key: str,
                     replies.get(oid, 0),
                     tuple(Reaction(emoji, tuple(by))
                           for emoji, by in reacted.get(oid, {}).items()),
-                    bool(in_channel))
+                    bool(in_channel), False, files.get(oid, ()))
             for oid, author, nick, ts, text, edited, reply_to, in_channel in rows]

@@ -22,7 +22,7 @@ from core.encoding import dumps, loads
 from core.objects import Object, decode_trusted  # stored objects were validated on the way in
 from core.policy import Policy, evaluate
 
-from . import _conversation, _membership, _moderation, _private, items
+from . import _conversation, _files, _membership, _moderation, _private, items
 from ._moderation import HIDDEN_MOD, HIDDEN_REMOVED, Moderator
 from ._sql import chunks, placeholders
 
@@ -52,6 +52,7 @@ class Batch:
         self._policies: dict[str, list[Policy]] = {}
         self._mod_hidden: dict[str, set[bytes]] | None = None  # channel -> targets hidden
         self._removed: set[bytes] | None = None  # keys removed from the workspace now
+        self.unnamed: set[bytes] = set()  # list ids of files whose messages were purged
 
     # Lookups ------------------------------------------------------------------------------
 
@@ -148,7 +149,8 @@ class Batch:
             self.rehide(channel)
         moderator = Moderator(self)
         roles = moderator.roles(by_kind.get("mod/role", ()), oids)
-        self._texts([*by_kind.get("post/text", ()), *by_kind.get("post/reply", ())], oids)
+        self._texts([*by_kind.get("post/text", ()), *by_kind.get("post/reply", ()),
+                     *by_kind.get("post/file", ())], oids)
         self._edits(by_kind.get("post/edit", ()), oids)
         self._reactions(by_kind.get("post/react", ()), oids)
         for kind in _STATE_KINDS:
@@ -179,13 +181,16 @@ class Batch:
             _membership.refresh(self)
         self._arrived_targets(list(oids))
 
-    def reindex(self, held: list[tuple[int, bytes]]) -> None:
+    def reindex(self, held: list[tuple[int, bytes]], *, moderation: bool = False) -> None:
         """Index conversation objects (oid, raw) already stored by a version that did not
-        interpret their kinds; deletes stored meanwhile that name them count now."""
+        interpret their kinds; deletes stored meanwhile that name them count now. Before
+        version 8 (`moderation` False) no moderator's hides are indexed yet: its own step
+        indexes them after."""
         objects = [decode_trusted(raw) for _, raw in held]
         oids = {obj.id: oid for obj, (oid, _) in zip(objects, held, strict=True)}
-        self._mod_hidden = {}  # (version 8: moderation is indexed by its own step after it)
-        self._texts([obj for obj in objects if obj.type == "post/reply"], oids)
+        if not moderation:
+            self._mod_hidden = {}
+        self._texts([obj for obj in objects if obj.type in ("post/reply", "post/file")], oids)
         self._edits([obj for obj in objects if obj.type == "post/edit"], oids)
         self._reactions([obj for obj in objects if obj.type == "post/react"], oids)
         self._arrived_targets(list(oids))
@@ -324,6 +329,7 @@ class Batch:
 
     def _texts(self, objects: Sequence[Object], oids: dict[bytes, int]) -> None:
         rows = []
+        with_files: list[tuple[int, Object]] = []
         newest: dict[tuple[str, bytes], tuple[int, bytes]] = {}
         visible: dict[str, int] = {}
         first: dict[str, Object] = {}
@@ -343,6 +349,8 @@ class Batch:
             in_channel = reply_to is None or obj.body["broadcast"]
             rows.append((oids[obj.id], obj.id, channel, obj.author, obj.ts, obj.body["text"],
                          hidden, reply_to, int(in_channel)))
+            if "files" in obj.body:
+                with_files.append((oids[obj.id], obj))
             if not hidden:
                 visible[channel] = visible.get(channel, 0) + 1
                 key = (channel, obj.author)
@@ -358,6 +366,7 @@ class Batch:
         self.conn.executemany(
             "INSERT INTO messages_fts (rowid, text) VALUES (?, ?)",
             [(key, row[5]) for row, key in zip(rows, keys, strict=True)])
+        _files.record(self.conn, with_files)
         self.conn.executemany(
             "UPDATE channels SET messages = messages + ? WHERE key = ?",
             [(count, channel) for channel, count in visible.items()])
@@ -509,6 +518,7 @@ class Batch:
         elif obj.type in _STATE_KINDS:
             row = self.conn.execute("SELECT channel FROM state WHERE oid = ?", (oid,)).fetchone()
             channel = row[0] if row else None
+        self.unnamed.update(_files.named_by(self.conn, oid))
         self.conn.execute("DELETE FROM objects WHERE oid = ?", (oid,))  # cascades to views
         self._unlink(obj)
         _conversation.purged(self.conn, obj)

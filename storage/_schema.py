@@ -5,9 +5,14 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from . import items
+from ._sql import placeholders
 from .errors import SchemaError
+
+if TYPE_CHECKING:
+    from ._ingest import Batch
 
 # Version 1: objects, tombstones, heads and the chat views.
 _V1 = """
@@ -183,34 +188,23 @@ def _v8(conn: sqlite3.Connection) -> None:
     """Version 8: conversation (storage._conversation): replies, edits, reactions. Objects of
     these kinds held before (stored, not interpreted) are indexed now."""
     from ._conversation import SCHEMA
-    from ._ingest import Batch, Workspace
 
     _script(SCHEMA)(conn)
-    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('workspace', 'root')"))
-    if set(meta) == {"workspace", "root"}:
-        held = conn.execute("SELECT oid, raw FROM objects WHERE type IN "
-                            "('post/reply', 'post/edit', 'post/react') ORDER BY oid").fetchall()
-        if held:
-            now_ms = time.time_ns() // 1_000_000
-            Batch(conn, Workspace(meta["workspace"], meta["root"]), now_ms).reindex(held)
+    if found := _held(conn, ("post/reply", "post/edit", "post/react")):
+        batch, held = found
+        batch.reindex(held)
 
 
 def _v9(conn: sqlite3.Connection) -> None:
     """Version 9: moderation (storage._moderation): moderator roles, hides and what they hide,
     and this computer's blocks. Moderation objects held before (stored, not interpreted) are
     indexed now."""
-    from ._ingest import Batch, Workspace
     from ._moderation import SCHEMA
 
     _script(SCHEMA)(conn)
-    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('workspace', 'root')"))
-    if set(meta) == {"workspace", "root"}:
-        held = conn.execute("SELECT oid, raw FROM objects WHERE type IN "
-                            "('mod/role', 'mod/hide') ORDER BY oid").fetchall()
-        if held:
-            now_ms = time.time_ns() // 1_000_000
-            Batch(conn, Workspace(meta["workspace"], meta["root"]), now_ms).reindex_moderation(
-                held)
+    if found := _held(conn, ("mod/role", "mod/hide")):
+        batch, held = found
+        batch.reindex_moderation(held)
 
 
 def _v10(conn: sqlite3.Connection) -> None:
@@ -237,6 +231,36 @@ def _v11(conn: sqlite3.Connection) -> None:
         _private.reindex(conn, meta["workspace"])
 
 
+def _v12(conn: sqlite3.Connection) -> None:
+    """Version 12: attached files (storage._files): which messages name which file, and each
+    file's state here. Messages with files (post/file) an older version stored without
+    interpreting them are indexed now."""
+    from . import _files
+
+    _script(_files.SCHEMA)(conn)
+    if found := _held(conn, ("post/file",)):
+        batch, held = found
+        batch.reindex(held, moderation=True)
+
+
+def _held(conn: sqlite3.Connection, kinds: tuple[str, ...]
+          ) -> tuple[Batch, list[tuple[int, bytes]]] | None:
+    """A Batch over this replica and the objects of `kinds` it holds ([(oid, raw)], oldest
+    first), for a migration to index what an older version stored without interpreting it;
+    None when it holds none (or is not a workspace's replica yet)."""
+    from ._ingest import Batch, Workspace
+
+    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('workspace', 'root')"))
+    if set(meta) != {"workspace", "root"}:
+        return None
+    held = conn.execute(f"SELECT oid, raw FROM objects WHERE type IN ({placeholders(len(kinds))}) "
+                        "ORDER BY oid", kinds).fetchall()
+    if not held:
+        return None
+    now_ms = time.time_ns() // 1_000_000
+    return Batch(conn, Workspace(meta["workspace"], meta["root"]), now_ms), held
+
+
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     def apply(conn: sqlite3.Connection) -> None:
         for statement in sql.split(";\n"):
@@ -247,7 +271,7 @@ def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
 
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_script(_V1), _script(_V2), _v3, _v4, _script(_V5),
                                                       _script(_V6), _v7, _v8, _v9, _v10,
-                                                      _v11]
+                                                      _v11, _v12]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

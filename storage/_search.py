@@ -159,7 +159,7 @@ def _walks(conn: sqlite3.Connection, f: MessageFilter) -> list[_Walk]:
         # A person's posts in time order (objects_by_author); one walk per person.
         chan_where, chan_params = _among("m.channel", channels)
         time_where, bounds = _time_range("o.ts", f)
-        obj_where = ["o.author = ?", "o.type = 'post/text'", *time_where]
+        obj_where = ["o.author = ?", "o.type IN ('post/text', 'post/file')", *time_where]
         return [_Walk("objects o JOIN messages m ON m.oid = o.oid",
                       obj_where + chan_where + where, [author, *bounds, *chan_params, *params],
                       "o.ts DESC, o.oid DESC")

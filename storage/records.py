@@ -36,6 +36,21 @@ class Reaction:
 
 
 @dataclass(frozen=True, slots=True)
+class Attachment:
+    """A file a message carries (its descriptor, core/kinds.py), and its state here."""
+
+    name: str
+    size: int
+    media_type: str
+    list: bytes  # the list chunk's id: names the file on the wire
+    width: int = 0
+    height: int = 0
+    thumb: bytes = b""  # a small JPEG, for images
+    complete: bool = False  # every chunk is here (the replica records it)
+    mine: bool = False  # I attached it
+
+
+@dataclass(frozen=True, slots=True)
 class Message:
     id: bytes
     channel: str
@@ -49,6 +64,7 @@ class Message:
     reactions: tuple[Reaction, ...] = ()  # by first reaction, earliest first
     in_channel: bool = True  # False for a reply shown only in its thread
     hidden: bool = False  # hidden by a moderator: only a moderator's read shows it, marked
+    files: tuple[Attachment, ...] = ()  # attached files, in the message's order
 
     @property
     def cursor(self) -> str:

@@ -3,7 +3,10 @@
 The parts that are not views of the chat live in their own modules and share the replica's
 connection and lock: `Replica.documents` (storage._documents), `Replica.outbox`
 (storage._outbox), `Replica.reconciliation` (storage._reconciliation) and `Replica.moderation`
-(storage._moderation: its queries, and this computer's blocks)."""
+(storage._moderation: its queries, and this computer's blocks), `Replica.files`
+(storage._files: which messages name which attached file, and each file's state here). The
+attached files' chunks are in `Replica.chunks`, a folder beside the file (storage/chunks.py);
+a file no message held names any more loses its chunks after the ingest that purged it."""
 
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ from core.policy import Policy
 
 from . import _conversation, _schema, _search, _verify
 from ._documents import DocumentStore
+from ._files import FileStore
 from ._ingest import FUTURE_MS, Batch, Workspace
 from ._membership import MembershipStore
 from ._moderation import HIDDEN_MOD, ModerationStore, blocked_keys, refuse
@@ -36,6 +40,7 @@ from ._private import PrivateStore
 from ._reconciliation import Reconciliation
 from ._search import COUNT_CAP, MessageFilter, MessageMatches, words_filter
 from ._sql import chunks, placeholders
+from .chunks import ChunkStore
 from .errors import NotFound, StorageError
 from .records import (
     ChannelInfo,
@@ -252,6 +257,16 @@ class Replica:
         return PrivateStore(self)
 
     @property
+    def files(self) -> FileStore:
+        """The files messages name, and whether each is complete, mine, pinned, opened."""
+        return FileStore(self)
+
+    @property
+    def chunks(self) -> ChunkStore:
+        """The attached files' chunks: the `chunks` folder beside the replica."""
+        return ChunkStore(self.path.parent / "chunks")
+
+    @property
     def moderation(self) -> ModerationStore:
         """Moderators, what they hid and their log; the keys blocked on this computer."""
         return ModerationStore(self)
@@ -280,6 +295,7 @@ class Replica:
         subs = [order[i:i + SUB_BATCH] for i in range(0, len(order), SUB_BATCH)]
         remote = len(order) >= PARALLEL_MIN
         futures = [_verify.submit(_triples(parsed, sub)) for sub in subs] if remote else []
+        unnamed: set[bytes] = set()
         with self._write() as conn:
             held = self._held(conn, list(fresh))
             blocked = blocked_keys(conn)
@@ -305,6 +321,9 @@ class Replica:
                         results[n] = IngestResult(obj.id, Status.ADDED)
                 batch.add(new)
                 refuse(conn, refused)
+            unnamed = batch.unnamed
+        if unnamed:  # deleted messages' files: their chunks go, unless another names them
+            self.files.drop_unnamed(unnamed)
         return results  # type: ignore[return-value]
 
     @staticmethod
@@ -649,6 +668,8 @@ class Replica:
             "SELECT id, channel, target, author, ts, hide, reason, counts, hidden "
             "FROM mod_actions ORDER BY id",
             "SELECT channel, target FROM mod_hidden ORDER BY channel, target",
+            "SELECT message, idx, list, size FROM file_refs WHERE private IS NULL "
+            "ORDER BY message, idx",
         ]
         h = hashlib.blake2b(digest_size=16)
         with self._read() as conn:

@@ -9,6 +9,10 @@ becomes a "typing" event and is neither stored nor relayed (sync.session says ho
 rate-limited both ways). Presence in documents (`presence`, `left`) goes the same way, to the
 peers connected now that may read the document, and becomes "presence" and "presence-left"
 events; a session that ends takes its peer's presence with it.
+
+Chunks of attached files (with a chunk store): every session serves the chunks held here to a
+peer that asks, and the fetcher (sync.fetcher) asks the connected peers for those of the files
+being fetched, reporting "files" events.
 """
 
 from __future__ import annotations
@@ -26,11 +30,14 @@ from aiohttp import web
 
 from core.identity import Identity
 from storage import Replica, Status
+from storage.chunks import ChunkStore
 
 from . import connection as conn_mod
+from ._files import ChunkArrived, ChunksLacking, FilesReady
 from ._guard import Guard, GuardedProtocol
 from .connection import Connection
 from .discovery import Discovery
+from .fetcher import Fetcher
 from .peers import Peer, PeerBook
 from .session import (
     RECONCILE_INTERVAL_S,
@@ -106,6 +113,9 @@ class SyncEvent:
     `address` and the session's `objects_in` and `objects_out` so far; so does objects, with
     `peer`, when the objects came from a peer.
 
+    files: progress of a fetch (sync.fetcher): `list` (the list chunk's id), `have` and `size`
+    (bytes of the file), `done`, `error` (a one-line reason, or None).
+
     typing: a connected peer's person is typing (`key`: the peer's identity, `channel` as the
     peer named it, `expires`: the time.monotonic() after which to stop showing it, unless
     another comes). Never stored, never relayed.
@@ -166,8 +176,12 @@ class SyncService:
                  on_event: Callable[[SyncEvent], None] | None = None,
                  reconcile_interval: float | None = RECONCILE_INTERVAL_S,
                  guard: Guard | None = None, admission: Admission | None = None,
-                 older_secrets: tuple[bytes, ...] = ()):
+                 older_secrets: tuple[bytes, ...] = (), chunks: ChunkStore | None = None):
         self.replica = replica
+        self.chunks = chunks
+        self.fetcher = None if chunks is None else Fetcher(
+            chunks, lambda: list(self.connections.values()),
+            lambda detail: self.on_event(SyncEvent("files", detail)))
         self.admission = admission
         # Older epochs' secrets (core/membership.py): a responder takes a handshake under any
         # of them; a dialler falls back to them when a peer does not know the newest yet.
@@ -236,6 +250,8 @@ class SyncService:
             self._server.close()  # no new connections from here on
         for connection in list(self.connections.values()):
             connection.close("shutting down")
+        if self.fetcher is not None:
+            await self.fetcher.close()
         if self._discovery is not None:
             await self._discovery.async_close()
         tasks = list(self._tasks)
@@ -476,7 +492,8 @@ class SyncService:
         session = Session(self.store, initiator=initiator, secret=secret or self.secret,
                           older_secrets=() if joining is not None else self.older_secrets,
                           identity=self.identity, workspace=self.replica.workspace.id,
-                          now=time.monotonic(), reconcile_interval=self.reconcile_interval)
+                          now=time.monotonic(), reconcile_interval=self.reconcile_interval,
+                          chunks=self.chunks)
         connection = Connection(session, ws, self._on_session_event, address=address,
                                 peer=peer)
         self.connections[id(connection)] = connection
@@ -584,8 +601,19 @@ class SyncService:
                 "expires": time.monotonic() + PRESENCE_TTL_S}))
         elif isinstance(event, PresenceLeft):
             self.on_event(SyncEvent("presence-left", {"key": event.key, "doc": event.doc}))
+        elif isinstance(event, ChunkArrived):
+            if self.fetcher is not None:
+                self.fetcher.arrived(connection, event)
+        elif isinstance(event, ChunksLacking):
+            if self.fetcher is not None:
+                self.fetcher.lacking(connection, event)
+        elif isinstance(event, FilesReady):
+            if self.fetcher is not None:
+                self.fetcher.peer_ready(connection)
         elif isinstance(event, Closed):
             self._presence_ended(connection)
+            if self.fetcher is not None:
+                self.fetcher.peer_gone(connection)
             if event.fault:
                 self.guard.fault(connection.address.rpartition(":")[0], session.peer_key,
                                  time.monotonic())

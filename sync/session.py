@@ -23,6 +23,9 @@ maps of at most MAX_FRAME bytes:
                               selection from anchor to at (codepoints of the text at commits
                               heads; anchor == at: a cursor and no selection; never stored)
     left  {doc}               the sender's person closed document doc (never stored)
+    get   {ids}               chunks of attached files the sender wants (1..MAX_GET_IDS ids)
+    chunk {id, data}          one chunk asked for (data hashes to id, or the sender is cut off)
+    nochunk {ids}             chunks asked for that the sender does not hold
     bye   {reason}
 
 Typing indicators are not objects: `send_typing` sends at most one `typing` frame per channel
@@ -50,6 +53,13 @@ than Yjs sticky indices). A window repeats its presence every PRESENCE_REFRESH_S
 document is open, so a receiver drops a sender it has not heard from for a while
 (sync.service.PRESENCE_TTL_S), and a `left` or the session's end removes it at once.
 
+Chunks of attached files (sync/_files.py) travel on the same session, outside the reconciled
+set, only between peers that both announced the `files` capability: `get` asks, and each id is
+answered in order by a `chunk` or, for the ids not held, one `nochunk` per get. A chunk frame
+is produced only when no object frame is waiting, a peer may queue at most MAX_QUEUED_GETS gets,
+and an answer for an id not asked, or bytes that do not hash to their id, end the session as a
+fault (the peer is cut off).
+
 Nothing a peer says is stored on its word: objects take the one ingest path, and a deletion
 travels only as the signed delete object (deleted ids are not in the reconciled set). Answers
 are read from the store as the output buffer drains, so a peer that asks and never reads costs
@@ -70,6 +80,7 @@ from core.encoding import EncodingError, dumps, loads, object_id
 from core.identity import Identity, verify
 
 from ._errors import SessionError, _require
+from ._files import FILES, ChunkArrived, ChunksLacking, ChunkSource, FilesReady, _Files
 
 # The signals' names stay importable from here, where the protocol is.
 from ._signals import (
@@ -160,7 +171,9 @@ IDLE_TIMEOUT_S = 45.0
 RECONCILE_INTERVAL_S = 30.0
 ROUND_RETRY_S = 1.0  # a round put off while the last one's objects are still being sent
 
+_LAST, _MORE = b"\x01", b"\x00"  # the flag byte before each piece of a frame
 CAPS = (TYPING, PRESENCE)  # what this version understands beyond protocol version 2's frames
+FILES_CAPS = (*CAPS, FILES)  # ... and with a chunk store, chunks of attached files
 
 
 # Events -------------------------------------------------------------------------------------
@@ -201,7 +214,7 @@ class Closed:
 
 
 Event = (Connected | ObjectsReceived | ReconcileComplete | PeerReconciled | Typing | Presence
-         | PresenceLeft | Closed)
+         | PresenceLeft | FilesReady | ChunkArrived | ChunksLacking | Closed)
 
 
 @dataclass
@@ -241,14 +254,14 @@ def _ids(value: Any, what: str) -> list[bytes]:
     return value
 
 
-class Session(_Signals):
+class Session(_Signals, _Files):
     """One side of a connection. `initiator` is the side that dialled; it drives
     reconciliation rounds, and both sides push new objects once connected."""
 
     def __init__(self, store: Store, *, initiator: bool, secret: bytes, identity: Identity,
                  workspace: bytes, now: float, frame_size_limit: int = NEG_FRAME_LIMIT,
                  reconcile_interval: float | None = RECONCILE_INTERVAL_S,
-                 older_secrets: tuple[bytes, ...] = ()):
+                 older_secrets: tuple[bytes, ...] = (), chunks: ChunkSource | None = None):
         self.store = store
         self.initiator = initiator
         self.identity = identity
@@ -280,6 +293,7 @@ class Session(_Signals):
         self._next_round: float | None = None
         self.peer_caps: frozenset[str] = frozenset()  # what the peer's ping said it understands
         self._init_signals()
+        self._init_files(chunks)
         if initiator:
             self._send_raw(self._noise.write_message())
 
@@ -308,7 +322,7 @@ class Session(_Signals):
     def has_output(self) -> bool:
         """Objects are still owed to the peer: call `data_to_send` again once the socket
         has taken what it returned."""
-        return self.connected and bool(self._backlog or self._answers)
+        return self.connected and bool(self._backlog or self._answers or self._files_output)
 
     @property
     def has_frames(self) -> bool:
@@ -322,6 +336,7 @@ class Session(_Signals):
         if self.connected:
             deadlines += [self._next_ping, self._last_received + IDLE_TIMEOUT_S]
             deadlines += self._signal_deadlines()
+            deadlines += self._files_deadlines()
         return min(deadlines) if deadlines else None
 
     def receive(self, data: bytes, now: float) -> None:
@@ -348,6 +363,9 @@ class Session(_Signals):
         if self.connected:
             if now >= self._last_received + IDLE_TIMEOUT_S:
                 self._fail("the peer went silent")
+                return
+            if self._files_timer(now):
+                self._fail("timed out waiting for the peer's chunks")
                 return
             if now >= self._next_ping:
                 self._send_frame({"t": "ping"})
@@ -475,7 +493,8 @@ class Session(_Signals):
         self._events.append(Connected(key))
         # The peer reads this after our hello, so it is open by then; versions from before
         # typing answer a ping whatever else it holds.
-        self._send_frame({"t": "ping", "caps": list(CAPS)})
+        caps = CAPS if self.chunks is None else FILES_CAPS
+        self._send_frame({"t": "ping", "caps": list(caps)})
         if self.initiator:
             self.reconcile(now)
 
@@ -489,11 +508,14 @@ class Session(_Signals):
         except Exception:  # InvalidTag: tampered, replayed or injected
             raise SessionError("a message failed decryption") from None
         _require(len(plain) >= 1 and plain[0] in (0, 1), "chunk flag")
-        self._partial += plain[1:]
+        if plain[0] == 1 and not self._partial:  # a frame in one message: no copy to join
+            self._on_frame(plain[1:], now)
+            return
+        self._partial += memoryview(plain)[1:]
         if len(self._partial) > MAX_FRAME:
             raise SessionError(f"frame larger than {MAX_FRAME} bytes")
         if plain[0] == 1:
-            frame_bytes, self._partial = bytes(self._partial), bytearray()
+            frame_bytes, self._partial = self._partial, bytearray()
             self._on_frame(frame_bytes, now)
 
     def _on_frame(self, data: bytes, now: float) -> None:
@@ -511,6 +533,7 @@ class Session(_Signals):
                    "done": self._on_done, "synced": self._on_synced, "ping": self._on_ping,
                    "pong": self._on_pong, "typing": self._on_typing,
                    "presence": self._on_presence, "left": self._on_left,
+                   "get": self._on_get, "chunk": self._on_chunk, "nochunk": self._on_nochunk,
                    "bye": self._on_bye}.get(kind)
         if handler is None:
             raise SessionError(f"unknown frame type {kind!r}")
@@ -523,6 +546,7 @@ class Session(_Signals):
             _require(isinstance(caps, list) and len(caps) <= MAX_CAPS and all(
                 isinstance(c, str) and len(c) <= MAX_CAP_NAME for c in caps), "ping caps")
             self.peer_caps = frozenset(caps)
+            self._files_caps()
         self._send_frame({"t": "pong"})
 
     def _on_pong(self, frame: dict, now: float) -> None:
@@ -666,6 +690,7 @@ class Session(_Signals):
                     self._send_frame({"t": "done"})
                 else:
                     self._maybe_finish_round(self._last_received)
+        self._fill_files()
 
     def _send_objs(self, raws: deque[bytes], *, resent: bool = False) -> int:
         """Send one "objs" frame of the first objects of `raws`; returns their size. Objects
@@ -690,10 +715,10 @@ class Session(_Signals):
         data = dumps(frame)
         if len(data) > MAX_FRAME:
             raise SessionError(f"refusing to send a frame of {len(data)} bytes")
+        view = memoryview(data)
         for start in range(0, max(len(data), 1), CHUNK):
-            chunk = data[start:start + CHUNK]
             last = start + CHUNK >= len(data)
-            self._send_raw(self._noise.encrypt(bytes([1 if last else 0]) + chunk))
+            self._send_raw(self._noise.encrypt((_LAST if last else _MORE) + view[start:start + CHUNK]))
 
     def _send_raw(self, data: bytes) -> None:
         self._out.append(data)
@@ -709,5 +734,6 @@ class Session(_Signals):
         self._backlog.clear()
         self._answers.clear()
         self._presence_pending.clear()
+        self._files_closed()
         self._events.append(Closed(reason, error, fault))
 

@@ -27,8 +27,10 @@ ALLOWED = {
     "sync": SYNC,
     "analytics": ANALYTICS,
     # everything above and what it uses, and where the platform keeps data
-    "app": {"app", "platformdirs", "emoji", "fast_diff_match_patch"} | CORE | STORAGE | SYNC | ANALYTICS,
-    "ui": {"ui", "app", "PySide6"},
+    # PIL: thumbnails of attached images (app/thumbnails.py)
+    "app": {"app", "platformdirs", "emoji", "fast_diff_match_patch", "PIL"}
+    | CORE | STORAGE | SYNC | ANALYTICS,
+    "ui": {"ui", "app", "PySide6", "shiboken6"},  # shiboken6 ships with PySide6
 }
 
 # The one import that points up, on purpose: `hearth gui` is the entry point that opens the

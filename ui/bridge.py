@@ -81,6 +81,7 @@ class NodeBridge(QObject):
     # their selection refers to, and its anchor and position (codepoints of the text there).
     presence = Signal(bytes, bytes, str, list, int, int)
     presenceLeft = Signal(bytes, bytes)  # a peer's key and the document they closed
+    fileProgress = Signal(object)  # an attached file being fetched: an app.records.FileProgress
     failed = Signal(str)  # a background call failed; the message is for a person
 
     def __init__(self, node: Node, parent: QObject | None = None):
@@ -115,6 +116,9 @@ class NodeBridge(QObject):
         elif event.kind == "presence-left":
             key, doc = bytes(event.detail["key"]), bytes(event.detail["doc"])
             post(lambda: self.presenceLeft.emit(key, doc))
+        elif event.kind == "files":
+            progress = event.detail["progress"]
+            post(lambda: self.fileProgress.emit(progress))
 
     def then(self, future: Future, done: Callable[[Any], None] | None = None,
              failed: Callable[[str], None] | None = None) -> None:

@@ -13,6 +13,11 @@ places itself, also `banner()`) says a message is being edited; Enter emits
 `editSubmitted(id, text)`, Esc or Enter on an emptied (or unchanged) text emits `editCancelled`,
 and either way the draft that was in the composer comes back.
 
+Files: pasting (Ctrl+V) or dropping files emits `filesPasted` with their paths, pasting image
+data (a screenshot, "Copy image") emits `imagePasted` with the QImage; neither inserts anything
+(where nothing listens, as in a thread's composer, or while editing, Qt pastes as usual).
+Where `has_files` says files wait to go with the message, Enter sends even with no text.
+
 `typing` is emitted when the person changes the text with the keyboard (not when the program
 sets it, not on Enter, not while editing), at most once per TYPING_INTERVAL_S.
 
@@ -21,10 +26,12 @@ The composer assumes nothing about the window around it: the thread pane uses a 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
-from PySide6.QtCore import QMetaMethod, QPoint, QRect, QSize, Qt, Signal
+from PySide6.QtCore import QMetaMethod, QMimeData, QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtGui import (
     QFocusEvent,
+    QImage,
     QInputMethodEvent,
     QKeyEvent,
     QPainter,
@@ -167,6 +174,8 @@ class Composer(QPlainTextEdit):
     editCancelled = Signal()
     editLastRequested = Signal()  # Up in an empty composer: the window finds my last message
     typing = Signal()
+    filesPasted = Signal(list)  # paths (str) of local files pasted or dropped here
+    imagePasted = Signal(QImage)  # image data pasted here
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -182,6 +191,7 @@ class Composer(QPlainTextEdit):
         self._editing: tuple[bytes, str] | None = None  # (id, the text before the edit)
         self._draft: tuple[str, int] | None = None  # what the edit displaced, and its cursor
         self.clock = time.monotonic  # what `typing`'s interval is measured with
+        self.has_files: Callable[[], bool] = lambda: False  # files wait to be sent with it
         self._typed_at: float | None = None  # when `typing` was last emitted
         self._keyed = False  # a change now comes from a key the person pressed
         self.textChanged.connect(self._text_changed)
@@ -384,8 +394,8 @@ class Composer(QPlainTextEdit):
             text = emojis.emojize(self.toPlainText().strip())
             if self._editing is not None:
                 self._submit_edit(text)
-            elif text:
-                self._last_sent = text
+            elif text or self.has_files():
+                self._last_sent = text or self._last_sent
                 self.submitted.emit(text)
                 self.clear()
             return
@@ -418,6 +428,41 @@ class Composer(QPlainTextEdit):
         if event.commitString().endswith(":"):
             self._close_shortcode()
         self._update_matches()
+
+    # Files -------------------------------------------------------------------------------------
+
+    @staticmethod
+    def local_files(source: QMimeData) -> list[str]:
+        """The local files `source` names (dropped or copied in a file manager)."""
+        if not source.hasUrls():
+            return []
+        urls = source.urls()
+        return [url.toLocalFile() for url in urls] if urls and all(
+            url.isLocalFile() for url in urls) else []
+
+    def canInsertFromMimeData(self, source: QMimeData) -> bool:  # noqa: N802 (Qt's name)
+        return ((bool(self.local_files(source)) and self._takes(self.filesPasted))
+                or (source.hasImage() and self._takes(self.imagePasted))
+                or super().canInsertFromMimeData(source))
+
+    def _takes(self, signal) -> bool:
+        """Whether files pasted here go somewhere (not while editing, nor where nothing
+        listens, as in a thread's composer: there they paste as Qt pastes them)."""
+        return self._editing is None and self.isSignalConnected(QMetaMethod.fromSignal(signal))
+
+    def insertFromMimeData(self, source: QMimeData) -> None:  # noqa: N802 (Qt's name)
+        files = self.local_files(source)
+        if files and self._takes(self.filesPasted):
+            self.filesPasted.emit(files)
+            return
+        # Image data alone (a screenshot); an image that comes with text pastes as the text.
+        if source.hasImage() and not source.hasText() and self._takes(self.imagePasted):
+            data = source.imageData()
+            image = data.toImage() if hasattr(data, "toImage") else QImage(data)
+            if not image.isNull():
+                self.imagePasted.emit(image)
+            return
+        super().insertFromMimeData(source)
 
     def focusOutEvent(self, event: QFocusEvent) -> None:  # noqa: N802 (Qt's name)
         self._shortcodes.hide()

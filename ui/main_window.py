@@ -2,7 +2,13 @@
 
 It talks to the app only through the Node's facade (`self.facade`, app/facade.py), whose calls
 return futures that the bridge delivers back on the GUI thread, and hears of changes by the
-bridge's signals; switching, joining and leaving workspaces it asks of the Controller."""
+bridge's signals; switching, joining and leaving workspaces it asks of the Controller.
+
+Files (issue #19): the paperclip beside the composer, a drop on the messages or the composer,
+or a paste add files to the strip above the composer (ui/pending_files.py); Enter sends the
+text and those files as one message (facade.attach, or attach_private in a private channel;
+the text is sent as typed, never as a slash command). Clicks on files in the message lists are
+ui/attachments.py's."""
 
 from __future__ import annotations
 
@@ -31,6 +37,7 @@ from app.node import Node
 from app.records import ChannelState, DocumentSummary, Message, WorkspaceEntry
 
 from . import _rows, theme
+from .attachments import AttachmentActions
 from .bridge import NodeBridge
 from .commands import run_command
 from .composer import Composer
@@ -47,6 +54,7 @@ from .members_dialog import MembersDialog
 from .message_view import MessageView
 from .models import ChannelListModel, MessageListModel
 from .notifier import Notifier
+from .pending_files import AttachButton, FileDrops, PendingFiles
 from .private_pane import PrivatePane
 from .search_panel import SearchPanel
 from .sidebar import Sidebar
@@ -144,6 +152,18 @@ class MainWindow(QMainWindow):
         self.thread_pane.closed.connect(self._thread_closed)
         self.emoji_picker = EmojiPicker(self)  # one picker: the composer's and reactions'
         self.emoji_button = EmojiButton(self.composer, self.emoji_picker)
+        # Files waiting to go with the next message, and where they come from.
+        self.pending_files = PendingFiles(self.bridge)
+        self.pending_files.refused.connect(lambda why: self.statusBar().showMessage(why, 8000))
+        self.attach_button = AttachButton()
+        self.attach_button.chosen.connect(self.pending_files.add)
+        self.composer.has_files = lambda: bool(self.pending_files.paths())
+        self.composer.filesPasted.connect(self.pending_files.add)
+        self.composer.imagePasted.connect(self.pending_files.add_image)
+        self.file_drops = FileDrops(self)
+        self.file_drops.dropped.connect(self.pending_files.add)
+        for target in (self.message_view.viewport(), self.composer.viewport()):
+            self.file_drops.watch(target)
         self.actions = ConversationActions(self.bridge, self.message_view, self.messages,
                                            self.composer, self.emoji_picker, self.open_thread,
                                            self)
@@ -164,6 +184,12 @@ class MainWindow(QMainWindow):
             actions.moderation.viewsChanged.connect(lambda: self._refresh.start())
         # Private channels and direct messages: their page in `reading`, their sidebar lists.
         self.private = PrivatePane(self)
+        self.file_drops.watch(self.private.view.viewport())
+        self.attachments = AttachmentActions(
+            self.bridge, self, lambda line: self.statusBar().showMessage(line, 8000),
+            on_complete=lambda: self._refresh.start())
+        for view in (self.message_view, self.thread_pane.view, self.private.view):
+            self.attachments.watch(view)
         self.document_pane = DocumentPane(self.bridge)
         self.document_pane.title.hide()  # the window's header names the open document
         self.peer_status = QPushButton("offline", objectName="peerStatus", flat=True)
@@ -198,10 +224,16 @@ class MainWindow(QMainWindow):
         composing_layout = QVBoxLayout(composing)
         composing_layout.setContentsMargins(12, 6, 12, 4)
         composing_layout.setSpacing(2)
+        composing_layout.addWidget(self.pending_files)
         composer_row = QHBoxLayout()
         composer_row.setSpacing(4)
         composer_row.addWidget(self.composer, 1)
-        composer_row.addWidget(self.emoji_button, 0, Qt.AlignmentFlag.AlignTop)
+        buttons = QVBoxLayout()
+        buttons.setSpacing(0)
+        buttons.addWidget(self.emoji_button)
+        buttons.addWidget(self.attach_button)
+        buttons.addStretch(1)
+        composer_row.addLayout(buttons)
         composing_layout.addLayout(composer_row)
         composing_layout.addWidget(self.typing_label)
         column.addWidget(composing)
@@ -311,10 +343,33 @@ class MainWindow(QMainWindow):
             self.topicShown.emit(channel)
 
     def _send(self, text: str) -> None:
-        if self.private.is_open:
+        if self.pending_files.paths():
+            self._send_files(text)
+        elif self.private.is_open:
             self.private.post(text)  # never a slash command or post in a public channel
         else:
             run_command(self, text)
+
+    def _send_files(self, text: str) -> None:
+        """The waiting files and `text` as one message; a failure says why and gives both
+        back."""
+        paths = self.pending_files.take()
+        names = [str(path) for path in paths]
+        future = (self.private.attach(names, text) if self.private.is_open
+                  else self.facade.attach(self.channel, names, text))
+        if future is None:  # refused in words
+            self.pending_files.give_back(paths)
+            return
+        self.pending_files.sending(len(paths))
+
+        def failed(message: str) -> None:
+            self.statusBar().showMessage(f"Not sent: {message}", 8000)
+            self.pending_files.give_back(paths)
+            if text and not self.composer.toPlainText():
+                self.composer.setPlainText(text)
+
+        self.bridge.then(future, failed=failed,
+                         done=lambda _: (self.pending_files.sent(paths), self._refresh.start()))
 
     def _set_topic(self, topic: str) -> None:
         self.bridge.then(self.facade.topic(self.channel, topic), done=lambda _: self._reload())
@@ -646,6 +701,7 @@ class MainWindow(QMainWindow):
         self.activateWindow()
 
     def closeEvent(self, event) -> None:
+        self.pending_files.close_files()
         self.notifier.close()
         self.bridge.close()
         super().closeEvent(event)

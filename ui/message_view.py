@@ -7,7 +7,10 @@ is drawn and hit-tested is ui/message_delegate.py's.
 The view acts on nothing itself beyond links, copying and deleting: a reaction chip, "(edited)",
 a reply count and the menu's conversation items emit signals (reactionToggled, reactRequested,
 versionsRequested, threadRequested, replyRequested, editRequested) that the window connects to
-the facade, the emoji picker, the composer and the thread pane. With `show_reply_counts` off
+the facade, the emoji picker, the composer and the thread pane; a file's thumbnail, Download,
+Open and Save as… emit fileRequested (ui/attachments.py acts on it, and keeps `file_progress`,
+what the cards' progress bars show, calling `file_progressed` as it changes). With
+`show_reply_counts` off
 (a thread's own list) rows show no reply counts or "replied to a thread" lines. A post a
 moderator hid (only a moderator's list has one) is there to be reviewed: its menu has Copy
 text, the moderation entries (Show again…) and Delete, and only its links act on a click. A
@@ -131,6 +134,9 @@ class MessageView(QListView):
     threadRequested = Signal(bytes)  # a reply count or "replied to a thread": the thread's id
     replyRequested = Signal(bytes)  # "Reply in thread": the thread's first message's id
     editRequested = Signal(object)  # "Edit" on one of my messages: the Message
+    # A click on a message's file: message id, the file's index, and "view" (a thumbnail),
+    # "download", "open" or "save".
+    fileRequested = Signal(bytes, int, str)
 
     def __init__(self, model: MessageListModel):
         super().__init__(objectName="messageView")
@@ -145,6 +151,8 @@ class MessageView(QListView):
         # A sideways drag over a code block: (key, how far it scrolls, press x, offset then).
         self._code_drag: tuple[tuple[bytes, int], float, float, float] | None = None
         self._heights_before: dict[int, int] = {}  # rows changing in place: their heights
+        # Files arriving here: the list id -> its latest FileProgress (ui/attachments.py).
+        self.file_progress: dict = {}
         # Where to keep the view while rows change and layout batches run: ("bottom",),
         # ("message", id, row, pixels from the top), or None once the person scrolls.
         self._anchor: tuple | None = ("bottom",)
@@ -457,6 +465,24 @@ class MessageView(QListView):
             self.threadRequested.emit(message_id)
         elif kind == "thread":
             self.threadRequested.emit(value)
+        elif kind == "file":
+            self.fileRequested.emit(message_id, *value)
+
+    def file_progressed(self, list_id: bytes) -> None:
+        """A file's progress changed: repaint the rows in sight that show it (a file box keeps
+        its height, so nothing moves)."""
+        model = self.message_model()
+        viewport = self.viewport()
+        top = self.indexAt(QPoint(AVATAR_X, 0))
+        row = top.row() if top.isValid() else 0
+        while 0 <= row < len(model.messages):
+            index = model.index(row)
+            rect = self.visualRect(index)
+            if not rect.isValid() or rect.top() > viewport.height():
+                break
+            if any(f.list == list_id for f in model.messages[row].files):
+                viewport.update(rect)
+            row += 1
 
     def mousePressEvent(self, event) -> None:  # noqa: N802 (Qt's name)
         pos = event.position().toPoint()

@@ -20,7 +20,7 @@ from PySide6.QtGui import QFont
 
 from app.records import UNREAD_CAP, ChannelInfo, ChannelList, ChannelName, Message
 
-from . import _rows
+from . import _files, _rows
 from .bridge import NodeBridge
 
 PAGE = 100
@@ -240,12 +240,14 @@ class MessageListModel(QAbstractListModel):
 
     def _extras(self, message: Message) -> str:
         """What a row shows besides its text, in words (read aloud): "(edited)", the reactions,
-        the reply count."""
+        the files, the reply count."""
         parts = []
         if message.edited:
             parts.append(" (edited)")
         if message.reactions:
             parts.append("\n" + ", ".join(_rows.chip_label(r) for r in message.reactions))
+        if message.files:
+            parts.append("\n" + ", ".join(_files.describe(f) for f in message.files))
         if message.replies and message.reply_to is None:
             parts.append("\n" + _rows.replies_label(message.replies))
         return "".join(parts)

@@ -9,6 +9,8 @@ it is open the window's composer posts with facade.post_private (or facade.direc
 direct messages not started yet), its member pane lists the channel's members, with "Add
 people…" and "Remove … from …" for the channel's creator or an admin, and its header shows a
 lock and "Private · ada, bob". Slash commands other than /me and /nick are refused in words.
+Files waiting above the composer go with facade.attach_private (described inside the sealed box),
+once the conversation exists (direct messages not started yet take a first text).
 
 The sidebar lists them (ui/sidebar.py); "Message …" on a member (the member pane's menu, or
 "Message someone…" beside the Direct messages heading) opens the direct messages with them.
@@ -17,6 +19,7 @@ taken out of closes, with a word in the status bar."""
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
@@ -296,6 +299,15 @@ class PrivatePane(QWidget):
             self.bridge.then(self.facade.direct_message(self.dm_to[0], text),
                              done=lambda _: self.refresh(),
                              failed=lambda message: self._refused(text, message))
+
+    def attach(self, paths: list[str], text: str) -> Future | None:
+        """Files (and `text`) as a message in the open channel: the facade's future, or None
+        (refused in words) for direct messages not started yet."""
+        if self.current is None:
+            self._say("Files can be sent once the conversation has started: send a first "
+                      "message, then attach them")
+            return None
+        return self.facade.attach_private(self.current.id, paths, text)
 
     def _refused(self, text: str, message: str) -> None:
         """Say why, and give the text back to the composer when it is empty (later: the

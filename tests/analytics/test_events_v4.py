@@ -11,8 +11,6 @@ import pytest
 from analytics.events import (
     EVENT_TYPES,
     EXPIRY_BUCKETS,
-    SCHEMA_FILE,
-    SCHEMA_VERSION,
     SCHEMA_VERSIONS,
     USES_BUCKETS,
     EventError,
@@ -49,8 +47,7 @@ def admitted(**fields: object) -> dict:
 
 
 def test_invites_and_admissions_are_the_version_4_events():
-    assert SCHEMA_VERSION == 4 and SCHEMA_VERSIONS == (1, 2, 3, 4)
-    assert SCHEMA_FILE == "events-v4.json"
+    assert SCHEMA_VERSIONS[:4] == (1, 2, 3, 4)
     assert [name for name in EVENT_TYPES if version_of(name) == 4] == list(NEW)
     for uses in USES_BUCKETS:
         for expires in EXPIRY_BUCKETS:
@@ -158,7 +155,8 @@ def test_version_4_keeps_every_version_3_type_exactly_and_the_shipped_files_are_
         assert v4["properties"][field] == v3["properties"][field]
     assert v4["properties"]["event"]["enum"] == [*v3["properties"]["event"]["enum"], *NEW]
     assert v4["properties"]["schema"]["enum"] == [1, 2, 3, 4]
-    assert set(v4["properties"]["event"]["enum"]) == set(EVENT_TYPES)
+    assert set(v4["properties"]["event"]["enum"]) == {
+        name for name in EVENT_TYPES if version_of(name) <= 4}
     assert v4["oneOf"] == [*v3["oneOf"], *({"$ref": f"#/$defs/{name}"} for name in NEW)]
     for name in NEW:
         spec = v4["$defs"][name]

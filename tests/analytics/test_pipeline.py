@@ -48,6 +48,8 @@ def line(event: str = "message_sent", *, ts: str = f"{DAY}T10:00:00Z", pid: str 
         "doc_comment": {"stream": STREAM},
         "invite_created": {"uses": "one", "expires": "week"},
         "member_admitted": {"how": "invite"},
+        "file_attached": {"size": 102400, "kind": "image", "files": 1, "stream": STREAM},
+        "private_channel_created": {"dm": False},
     }
     body = {"event": event, "schema": version_of(event), "ts": ts, "pid": pid} | defaults.get(
         event, {})
@@ -79,6 +81,12 @@ LINES = [
     (line("invite_created", uses="any", expires="never"), None),
     (line("member_admitted", how="personal"), None),
     (edit(line("member_admitted"), '"schema":4', '"schema":4.0'), None),
+    (line("file_attached"), None),
+    (line("file_attached", size=0, kind="other", files=4), None),
+    (line("file_attached", size=1073741824, kind="archive", files=2.0), None),
+    (edit(line("file_attached"), '"size":102400', '"size":102400.0'), None),
+    (edit(line("file_attached"), '"schema":5', '"schema":5.0'), None),
+    (line("private_channel_created", dm=True), None),
     ("this is not json", "not_json"),
     (GOOD[:40], "not_json"),
     ("", "not_json"),
@@ -138,6 +146,31 @@ LINES = [
     (edit(line("member_admitted"), ',"how":"invite"', ""), "invalid"),
     (edit(line("doc_comment"), '"schema":3', '"schema":4'), "invalid"),
     (edit(GOOD, '"schema":1', '"schema":4'), "invalid"),
+    (line("file_attached", size=3141592), "invalid"),
+    (line("file_attached", size="102400"), "invalid"),
+    (line("file_attached", size="<1MB"), "invalid"),
+    (line("file_attached", size=102400.5), "invalid"),
+    (line("file_attached", kind="image/png"), "invalid"),
+    (line("file_attached", kind="concurrent_heads"), "invalid"),
+    (line("file_attached", kind=1), "invalid"),
+    (line("file_attached", files=0), "invalid"),
+    (line("file_attached", files=5), "invalid"),
+    (line("file_attached", files=1.5), "invalid"),
+    (line("file_attached", files="1"), "invalid"),
+    (line("file_attached", files=True), "invalid"),
+    (line("file_attached", stream="x" * 32), "invalid"),
+    (line("file_attached", name="payroll.xlsx"), "invalid"),
+    (line("file_attached", type="image/png"), "invalid"),
+    (edit(line("file_attached"), f',"stream":"{STREAM}"', ""), "invalid"),
+    (line("file_attached", schema=4), "invalid"),
+    (line("private_channel_created", dm="true"), "invalid"),
+    (line("private_channel_created", dm=1), "invalid"),
+    (line("private_channel_created", dm=None), "invalid"),
+    (line("private_channel_created", members=2), "invalid"),
+    (line("private_channel_created", name="secret-plans"), "invalid"),
+    (edit(line("private_channel_created"), ',"dm":false', ""), "invalid"),
+    (edit(line("member_admitted"), '"schema":4', '"schema":5'), "invalid"),
+    (edit(GOOD, '"schema":1', '"schema":5'), "invalid"),
     (line(ts="2025-02-30T10:00:00Z"), "bad_ts"),
     (line(ts=f"{DAY}T24:00:00Z"), "bad_ts"),
     (line(ts=f"{NEXT}T00:00:00Z"), "wrong_partition"),
@@ -433,6 +466,36 @@ def test_the_report_counts_invites_and_admissions_beside_the_other_events(tmp_pa
     page = (out / "report.html").read_text(encoding="utf-8")
     assert "<td>invite_created</td><td>12</td><td>6</td>" in page
     assert "<td>member_admitted</td><td>15</td><td>6</td>" in page
+
+
+def test_the_report_counts_files_attached_and_private_channels_made(tmp_path, run_report, spark):
+    pids = [f"{n:032x}" for n in range(1, 8)]
+    logs = {DAY: [line(pid=p) for p in pids]
+            # a message of two files from each install, and a small image from five
+            + [line("file_attached", pid=p, size=s, kind=k, files=2) for p in pids
+               for s, k in ((0, "image"), (10485760, "video"))]
+            + [line("file_attached", pid=p, size=102400, kind="image") for p in pids[:5]]
+            + [line("private_channel_created", pid=p, dm=True) for p in pids[:6]]
+            + [line("private_channel_created", pid=p, dm=False) for p in pids[:4]]
+            + [line("file_attached", pid=p, size=3141592) for p in pids]}
+    root = write_logs(tmp_path / "logs", logs)
+    out = tmp_path / "out"
+    report = run_report("--input", str(root), "--output", str(out), "--min-cohort", "5")
+    day = date.fromisoformat(DAY)
+    expected = [(day, "file_attached", 19, 7), (day, "message_sent", 7, 7),
+                (day, "private_channel_created", 10, 6)]
+    assert report.summary["bad"]["invalid"] == report.summary["bad"]["total"] == 7
+    assert report.outcome.rows["events_daily"] == expected
+    assert report.outcome.rows == _reference.compute(root, min_cohort=5).rows
+    written = spark.read.parquet(str(out / "tables" / "events_daily"))
+    assert sorted((r["event"], r["count"], r["installs"]) for r in written.collect()) == [
+        e[1:] for e in expected]
+    (plot,) = [p for p in report.plots if p.title.startswith("Events per day")]
+    assert plot.series["file_attached"] == [(day, 19)]
+    assert plot.series["private_channel_created"] == [(day, 10)]
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "<td>file_attached</td><td>19</td><td>7</td>" in page
+    assert "<td>private_channel_created</td><td>10</td><td>6</td>" in page
 
 
 def test_every_event_type_has_its_own_line_in_the_events_plot(synth_report):

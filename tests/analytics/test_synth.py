@@ -15,7 +15,15 @@ import numpy as np
 import pytest
 
 from analytics import synth
-from analytics.events import EXPIRY_BUCKETS, HEAD_BUCKETS, USES_BUCKETS, EventError, validate
+from analytics.events import (
+    EXPIRY_BUCKETS,
+    FILE_KINDS,
+    FILE_SIZE_BUCKETS,
+    HEAD_BUCKETS,
+    USES_BUCKETS,
+    EventError,
+    validate,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 START = date(2025, 3, 3)  # a Monday
@@ -142,7 +150,7 @@ def test_sync_sessions_have_a_long_tail(checked):
 def test_every_schema_version_is_written_doc_comment_beside_doc_commit(checked):
     evs = [e for _, e in events(checked)]
     by_version = Counter(e["schema"] for e in evs)
-    assert set(by_version) == {1, 2, 3, 4}
+    assert set(by_version) == {1, 2, 3, 4, 5}
     kinds = Counter(e["event"] for e in evs)
     assert {e["event"] for e in evs if e["schema"] == 3} == {"doc_comment"}
     assert 0 < kinds["doc_comment"] < kinds["doc_commit"]
@@ -161,6 +169,23 @@ def test_invites_and_admissions_are_written_rarer_than_comments_in_every_bucket(
     assert {e["expires"] for e in invites} == set(EXPIRY_BUCKETS) == set(synth.EXPIRIES)
     how = Counter(e["how"] for e in evs if e["event"] == "member_admitted")
     assert set(how) == {"invite", "personal"} and how["invite"] > how["personal"]
+
+
+def test_files_attached_are_mostly_small_and_private_channels_rarer_still(checked):
+    evs = [e for _, e in events(checked)]
+    kinds = Counter(e["event"] for e in evs)
+    assert {e["event"] for e in evs if e["schema"] == 5} == {"file_attached",
+                                                            "private_channel_created"}
+    assert 0 < kinds["private_channel_created"] < kinds["file_attached"] < kinds["doc_comment"]
+    files = [e for e in evs if e["event"] == "file_attached"]
+    assert {e["kind"] for e in files} == set(FILE_KINDS) == set(synth.FILE_KINDS)
+    assert {e["files"] for e in files} == {1, 2, 3, 4}
+    sizes = Counter(e["size"] for e in files)
+    assert set(sizes) <= set(FILE_SIZE_BUCKETS) and len(sizes) >= 4
+    assert sizes[0] + sizes[100 << 10] > len(files) / 2  # most are under a mebibyte
+    assert len({e["stream"] for e in files}) > 10
+    dm = Counter(e["dm"] for e in evs if e["event"] == "private_channel_created")
+    assert dm[True] > dm[False] > 0
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:

@@ -22,8 +22,7 @@ HEX64 = re.compile(r"^[0-9a-f]{64}$")
 COMMANDS = ["init", "post", "topic", "nick", "join", "leave", "delete", "read", "channels",
             "members", "search", "state", "policy", "policies", "whoami", "admin", "identity"]
 MESSAGE_FIELDS = {"id", "channel", "author", "nick", "ts", "text", "cursor", "edited", "hidden",
-                  "reply_to",
-                  "replies", "reactions"}
+                  "reply_to", "replies", "reactions", "attachments"}
 
 
 def _id(run_line: str) -> str:
@@ -162,7 +161,7 @@ def test_read_json_newest_last_with_paging(hearth: Hearth, alice: Path) -> None:
         assert m == {"id": ids[n], "channel": "general", "author": me["key"], "nick": "alice",
                      "ts": m["ts"], "text": f"message {n}", "cursor": m["cursor"],
                      "edited": False, "reply_to": None, "replies": 0, "reactions": {},
-                     "hidden": False}
+                     "attachments": [], "hidden": False}
         assert isinstance(m["ts"], int)
     assert [m["ts"] for m in everything] == sorted(m["ts"] for m in everything)
 

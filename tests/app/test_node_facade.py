@@ -263,7 +263,9 @@ def test_hearth_leave_workspace(hearth, tmp_path: Path):
 
 FORBIDDEN = {"submit", "call", "_submit", "replica", "service", "recorder", "activity",
              "_workspace", "_service", "workspace_for_tests", "service_for_tests"}
-ALLOWED = {("_worker", "submit")}  # the Controller's own worker thread (a ThreadPoolExecutor)
+# Executors of the window's own (ThreadPoolExecutors), never the Node's: the Controller's
+# worker, ui/image_viewer.py's decoder and ui/pending_files.py's writer of pasted images.
+ALLOWED = {("_worker", "submit"), ("_decoder", "submit"), ("_writer", "submit")}
 
 
 def test_the_window_reaches_the_app_only_through_the_facade():

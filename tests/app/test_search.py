@@ -338,7 +338,7 @@ def test_cli_json_fields(hearth: Hearth, folder: Path) -> None:
     assert [m["text"] for m in found["messages"]] == ["plans are set", "holiday plans"]
     assert set(found["messages"][0]) == {"id", "channel", "author", "nick", "ts", "text",
                                          "cursor", "edited", "reply_to", "replies", "reactions",
-                                         "hidden"}
+                                         "hidden", "attachments"}
     assert found["channels"] == []
     [document] = found["documents"]
     assert set(document) == {"id", "title", "creator", "ts"}

@@ -142,6 +142,11 @@ policies = st.fixed_dictionaries(
         for name in ("subjects", "resources", "actions")
     },
 )
+descriptors = st.fixed_dictionaries({
+    "name": st.text("abcXYZ019 ._-()éü日本", min_size=1, max_size=40),
+    "size": st.integers(0, 4 << 30), "type": st.sampled_from(["image/png", "application/pdf"]),
+    "list": ids, "key": ids, "w": st.integers(0, 5000), "h": st.integers(0, 5000),
+    "thumb": st.binary(max_size=64)})
 editor_changes = st.tuples(id_lists(0, 8), id_lists(0, 8)).filter(lambda t: t[0] or t[1])
 
 BODIES = {
@@ -154,6 +159,8 @@ BODIES = {
     "post/reply": st.fixed_dictionaries(
         {"channel": names(64), "text": texts, "parent": ids, "broadcast": st.booleans()}),
     "post/edit": st.fixed_dictionaries({"channel": names(64), "target": ids, "text": texts}),
+    "post/file": st.fixed_dictionaries({"channel": names(64), "text": st.just("") | texts,
+                                        "files": st.lists(descriptors, min_size=1, max_size=4)}),
     "post/react": st.fixed_dictionaries(
         {"channel": names(64), "target": ids, "emoji": st.sampled_from(["👍", "👩‍💻", "🇫🇷", "+1", "❤️"])}),
     "workspace/genesis": st.fixed_dictionaries(
@@ -631,6 +638,9 @@ VALID = {
     "post/leave": {"channel": "general"},
     "post/reply": {"channel": "general", "text": "me too", "parent": ID1, "broadcast": False},
     "post/edit": {"channel": "general", "target": ID1, "text": "hello, world"},
+    "post/file": {"channel": "general", "text": "", "files": [
+        {"name": "report.pdf", "size": 1000, "type": "application/pdf", "list": ID1,
+         "key": ID1, "w": 0, "h": 0, "thumb": b""}]},
     "post/react": {"channel": "general", "target": ID1, "emoji": "👍"},
     "workspace/genesis": {"name": "Home", "nonce": bytes(16)},
     "workspace/admin-grant": {"key": ID1},
@@ -902,6 +912,9 @@ OUT_OF_LIMITS = [
     ("channel/name", "box", b"n" * 257),
     ("post/sealed", "channel", "general"),
     ("post/sealed", "nonce", ID1[:16]),
+    ("post/file", "files", []),
+    ("post/file", "text", "x" * 4097),
+    ("post/file", "files", [{**VALID["post/file"]["files"][0], "name": "../x"}] * 1),
 ]
 
 

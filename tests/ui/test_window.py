@@ -160,10 +160,11 @@ def test_screenshot_command_renders_the_views(tmp_path):
                             env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
     assert result.returncode == 0, result.stderr
     shots = sorted(p.name for p in out.glob("*.png"))
-    assert shots == ["channel-dark.png", "channel.png", "doc-comments.png", "doc-diff.png",
-                     "doc-merge-conflict.png", "documents.png", "empty-channel.png",
-                     "invite.png", "members.png", "peers.png", "private-channel.png",
-                     "search.png", "settings.png", "thread.png", "welcome.png"]
+    assert shots == ["attachment.png", "channel-dark.png", "channel.png", "doc-comments.png",
+                     "doc-diff.png", "doc-merge-conflict.png", "documents.png",
+                     "empty-channel.png", "invite.png", "members.png", "peers.png",
+                     "private-channel.png", "search.png", "settings.png", "thread.png",
+                     "welcome.png"]
     from PySide6.QtGui import QColor, QImage
 
     lightness = {}

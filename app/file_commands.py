@@ -1,0 +1,97 @@
+"""`hearth attach` and `hearth storage`: files attached to messages (app/attachments.py).
+`hearth download` is app/download_commands.py's (it needs the network)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from . import preferences
+from ._command import CLIError, channel_arg, command, open_workspace, print_json
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
+_UNITS = {"": 2**20, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+
+
+def size_arg(text: str) -> int:
+    """A size such as 500M, 10G or 2TiB (a bare number is MiB), in whole MiB."""
+    found = _SIZE.match(text)
+    if not found:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size (like 500M, 10G or 1T)")
+    mb = int(float(found.group(1)) * _UNITS[found.group(2).lower()] // 2**20)
+    if not 0 <= mb <= preferences.MAX_MB:
+        raise argparse.ArgumentTypeError(f"{text!r} is out of range")
+    return mb
+
+
+def human(size: int) -> str:
+    """A byte count as people read it: 0 B, 12.3 KB, 4.5 MB, 1.2 GB (powers of 1024)."""
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GB"  # pragma: no cover
+
+
+def cmd_attach(args: argparse.Namespace) -> None:
+    """Post files to a channel (a private channel of mine by its name, or a direct message by
+    @nick): prints the new message's id."""
+    with open_workspace(args) as ws:
+        files = [Path(f) for f in args.files]
+        private = ws.resolve_private(args.channel)
+        if private is not None:
+            obj = ws.attach_private(private.id, files, args.text)
+        else:
+            obj = ws.attach(args.channel, files, args.text)
+        print(obj.id.hex())
+
+
+def cmd_storage(args: argparse.Namespace) -> None:
+    """What attached files take here; --quota and --auto-download change the preferences
+    (a smaller quota evicts others' files at once, least recently opened first)."""
+    with open_workspace(args) as ws:
+        changes = {name: value for name, value in (("storage_quota_mb", args.quota),
+                                                   ("auto_download_mb", args.auto_download))
+                   if value is not None}
+        freed = 0
+        if changes:
+            try:
+                preferences.save(ws.paths.data, **changes)
+            except preferences.PreferenceError as exc:
+                raise CLIError(str(exc)) from None
+            freed = ws.evict(preferences.load(ws.paths.data).storage_quota_mb * 2**20)
+        usage = ws.storage_usage()
+        auto = preferences.load(ws.paths.data).auto_download_mb
+    if args.json:
+        print_json({"total": usage.total, "mine": usage.mine, "pinned": usage.pinned,
+                    "others": usage.others, "quota": usage.quota, "files": usage.files,
+                    "auto_download": auto * 2**20, "freed": freed})
+        return
+    print(f"files here: {usage.files}, {human(usage.total)} of a {human(usage.quota)} quota")
+    print(f"  my uploads:    {human(usage.mine)} (kept)")
+    print(f"  pinned:        {human(usage.pinned)} (kept)")
+    print(f"  others' files: {human(usage.others)} (evicted beyond the quota, least "
+          "recently opened first)")
+    print(f"files up to {human(auto * 2**20)} in your channels arrive without asking")
+    if freed:
+        print(f"freed {human(freed)}")
+
+
+def register(sub: argparse._SubParsersAction, common: Callable) -> None:
+    p = command(sub, common, "attach", cmd_attach,
+                "post files (up to 4, each up to 4 GiB) to a channel; prints the message id")
+    p.add_argument("channel", type=channel_arg,
+                   help="the channel's name, or a private channel's or @person's")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--text", default="", help="a message to go with the files")
+    p = command(sub, common, "storage", cmd_storage,
+                "what attached files take here, and the quota for others' files",
+                json_flag=True)
+    p.add_argument("--quota", type=size_arg, metavar="SIZE",
+                   help="how much attached files may take here (like 500M or 10G); others' "
+                   "files beyond it are evicted now")
+    p.add_argument("--auto-download", type=size_arg, metavar="SIZE",
+                   help="fetch files up to this size in your channels without asking")

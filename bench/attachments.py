@@ -1,0 +1,255 @@
+"""Attached files between Nodes on loopback (issue #19): every Node a process of its own.
+
+- one_to_one: a 500 MB file (`--size-mb`) from one Node to another: MB/s, and the ratio to one
+  core's ChaCha20-Poly1305 rate measured in this run (what the transport encrypts with:
+  cryptography's ChaCha20Poly1305, 64 KiB messages). Target: >= 100 MB/s and >= 0.25x.
+- chat: 1,000 posts made on the sender while that transfer runs; seconds from the first post to
+  the last one stored on the receiver. Target: < 2 s.
+- swarm: the same file from three seeders to a fourth Node, against the one-seeder figure.
+- peak RSS (VmHWM) of every Node process. Target: <= 300 MB each.
+- blake2b_mb_s: one core hashing 256 KiB chunks (every received byte is hashed once, to check
+  it against its id), and that as a ratio to ChaCha20-Poly1305: a ceiling for the ratio above.
+
+Usage: python bench/attachments.py [--size-mb N]. A child (`--node DATA`) runs one Node and
+takes one JSON command a line on stdin, answering one JSON line on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench._common import report  # noqa: E402
+
+MB = 1 << 20
+CHANNEL = "general"
+WAIT_S = 1800.0
+
+
+# The child: one Node --------------------------------------------------------------------------
+
+def _peak_rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def child(data: str, peers: list[str]) -> None:
+    from app import preferences
+    from app.node import Node
+    from app.paths import Paths
+
+    paths = Paths.resolve(Path(data), "default")
+    preferences.save(paths.data, auto_download_mb=0)
+    node = Node(paths, port=0, interfaces=["127.0.0.1"], mdns=False,
+                peers=[(p.split(":")[0], int(p.split(":")[1])) for p in peers],
+                reconcile_interval=None).start()
+    ws = node.workspace_for_tests
+    arrived: dict[bytes, float] = {}
+    lock = threading.Lock()
+
+    def seen(event) -> None:
+        if event.kind == "objects":
+            now = time.time()
+            with lock:
+                for oid in event.detail["ids"]:
+                    arrived.setdefault(oid, now)
+
+    node.subscribe(seen)
+    fetching = None
+    started = 0.0
+    out = sys.stdout
+    print(json.dumps({"port": node.port}), file=out, flush=True)
+    for line in sys.stdin:
+        cmd = json.loads(line)
+        op = cmd["op"]
+        answer: dict = {}
+        if op == "attach":
+            path = Path(cmd["path"])
+            answer["id"] = node.call(lambda p=path: ws.attach(CHANNEL, [p]).id.hex(), timeout=WAIT_S)
+        elif op == "has":
+            oid = bytes.fromhex(cmd["id"])
+            deadline = time.monotonic() + WAIT_S
+            while not node.call(ws.replica.has, oid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+        elif op == "online":
+            while len(node.online()) < cmd["count"]:
+                time.sleep(0.05)
+        elif op == "download":
+            started = time.perf_counter()
+            fetching = node.download(bytes.fromhex(cmd["id"]), 0)
+        elif op == "wait_download":
+            fetching.result(WAIT_S)
+            answer["seconds"] = time.perf_counter() - started
+        elif op == "post":
+            answer["start"] = time.time()
+            answer["ids"] = [node.post(CHANNEL, f"chat {n} while a file moves").hex()
+                             for n in range(cmd["count"])]
+        elif op == "arrived":
+            ids = [bytes.fromhex(i) for i in cmd["ids"]]
+            deadline = time.monotonic() + WAIT_S
+            while time.monotonic() < deadline:
+                with lock:
+                    if all(i in arrived for i in ids):
+                        answer["last"] = max(arrived[i] for i in ids)
+                        break
+                time.sleep(0.01)
+        elif op == "rss":
+            answer["rss_mb"] = round(_peak_rss_mb(), 1)
+        elif op == "stop":
+            node.stop()
+            print(json.dumps({}), file=out, flush=True)
+            return
+        print(json.dumps(answer), file=out, flush=True)
+
+
+# The parent -------------------------------------------------------------------------------------
+
+class Proc:
+    def __init__(self, data: Path, peers: list[int] = ()):
+        args = [sys.executable, __file__, "--node", str(data)]
+        for port in peers:
+            args += ["--peer", f"127.0.0.1:{port}"]
+        self.p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  text=True, bufsize=1)
+        self.port = self._read()["port"]
+
+    def _read(self) -> dict:
+        line = self.p.stdout.readline()
+        if not line:
+            raise RuntimeError("a node process ended early")
+        return json.loads(line)
+
+    def ask(self, op: str, **kw) -> dict:
+        self.p.stdin.write(json.dumps({"op": op, **kw}) + "\n")
+        self.p.stdin.flush()
+        return self._read()
+
+    def stop(self) -> None:
+        self.ask("stop")
+        self.p.wait(60)
+
+
+def chacha_rate() -> float:
+    """MB/s of one core encrypting 64 KiB messages with ChaCha20-Poly1305 (the transport's)."""
+    from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+
+    aead, message, nonce = ChaCha20Poly1305(os.urandom(32)), os.urandom(65535), bytes(12)
+    count, started = 0, time.perf_counter()
+    while time.perf_counter() - started < 1.0:
+        for _ in range(100):
+            aead.encrypt(nonce, message, None)
+        count += 100
+    return count * len(message) / (time.perf_counter() - started) / 1e6
+
+
+def blake2b_rate() -> float:
+    """MB/s of one core hashing 256 KiB chunks with BLAKE2b-256 (every chunk's id): the
+    receiver hashes every byte once, so this bounds one transfer's rate on one core."""
+    from core.attachments import CHUNK_SIZE, chunk_id
+
+    chunk = os.urandom(CHUNK_SIZE)
+    count, started = 0, time.perf_counter()
+    while time.perf_counter() - started < 1.0:
+        for _ in range(20):
+            chunk_id(chunk)
+        count += 20
+    return count * len(chunk) / (time.perf_counter() - started) / 1e6
+
+
+def write_random(path: Path, size: int) -> None:
+    with open(path, "wb") as f:
+        left = size
+        while left:
+            piece = os.urandom(min(left, 8 * MB))
+            f.write(piece)
+            left -= len(piece)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size-mb", type=int, default=500)
+    parser.add_argument("--node")
+    parser.add_argument("--peer", action="append", default=[])
+    args = parser.parse_args()
+    if args.node:
+        child(args.node, args.peer)
+        return
+    from tests.support import make_members
+
+    size = args.size_mb * MB
+    root = Path(tempfile.mkdtemp(prefix="hearth-bench-files-"))
+    procs: list[Proc] = []
+    try:
+        paths = make_members(root, 5)
+        source = root / "file.bin"
+        write_random(source, size)
+        rate, hashing = chacha_rate(), blake2b_rate()
+
+        seeder = Proc(paths[0].data)
+        procs.append(seeder)
+        mid = seeder.ask("attach", path=str(source))["id"]
+        receiver = Proc(paths[1].data, [seeder.port])
+        procs.append(receiver)
+        receiver.ask("has", id=mid)
+        receiver.ask("download", id=mid)
+        posted = seeder.ask("post", count=1000)
+        last = receiver.ask("arrived", ids=posted["ids"])["last"]
+        one = receiver.ask("wait_download")["seconds"]
+        chat_s = last - posted["start"]
+        one_mb_s = size / one / 1e6
+
+        # Two more seeders: the same chunks (copied into their stores) and the message.
+        for extra in paths[2:4]:
+            shutil.copytree(paths[0].workspace_dir / "chunks", extra.workspace_dir / "chunks",
+                            dirs_exist_ok=True)
+        more = [Proc(p.data, [seeder.port]) for p in paths[2:4]]
+        procs += more
+        for proc in more:
+            proc.ask("has", id=mid)
+        fourth = Proc(paths[4].data, [seeder.port, *(p.port for p in more)])
+        procs.append(fourth)
+        fourth.ask("online", count=3)
+        fourth.ask("has", id=mid)
+        fourth.ask("download", id=mid)
+        three = fourth.ask("wait_download")["seconds"]
+        three_mb_s = size / three / 1e6
+
+        rss = {name: proc.ask("rss")["rss_mb"] for name, proc in zip(
+            ("seeder", "receiver", "seeder2", "seeder3", "fourth"), procs, strict=True)}
+        report("attachments", {
+            "size_mb": args.size_mb,
+            "chacha20poly1305_mb_s": round(rate, 1),
+            "one_to_one_mb_s": round(one_mb_s, 1),
+            "ratio_to_chacha": round(one_mb_s / rate, 3),
+            # What hashing alone allows, as a ratio to ChaCha20-Poly1305, on one core.
+            "blake2b_mb_s": round(hashing, 1),
+            "hash_ceiling_ratio": round(hashing / rate, 3),
+            "chat_1000_posts_s": round(chat_s, 3),
+            "three_seeders_mb_s": round(three_mb_s, 1),
+            "three_vs_one": round(three_mb_s / one_mb_s, 2),
+            "peak_rss_mb": rss,
+            "targets": {"mb_s": 100, "ratio": 0.25, "chat_s": 2.0, "rss_mb": 300},
+        })
+    finally:
+        for proc in procs:
+            try:
+                proc.stop()
+            except Exception:  # noqa: BLE001 - a node that died: its process goes anyway
+                proc.p.kill()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

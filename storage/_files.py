@@ -1,0 +1,268 @@
+"""Attached files in the replica (docs/ARCHITECTURE.md "Attachments"): which messages name
+which file, and this computer's state of each file. The chunks themselves are in the
+ChunkStore beside the replica (storage/chunks.py).
+
+- `file_refs`: one row per file a message names: (message, index) -> the file's list id and
+  claimed size. Public messages are listed by ingest; a private channel's are listed by the
+  app when it opens them (the descriptor is in the sealed box, so nothing of it but the list
+  id and size is stored here, never the name). A message's rows go with it when it is
+  deleted (ON DELETE CASCADE).
+- `files`: one row per list id named: whether every chunk is here (`complete`, what the
+  app last checked), whether I attached it (`mine`), `pinned`, when it was last opened (ms),
+  and whether the quota evicted it (`evicted`: not fetched again on its own).
+
+A file no message names any more loses its chunks (`FileStore.drop_unnamed`), unless
+another message still names it: identical files in one scope have the same list id.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from core.attachments import AttachmentError, parse_list
+from core.objects import Object, decode_trusted
+
+from ._sql import chunks, placeholders
+from .records import Attachment
+
+if TYPE_CHECKING:
+    from .replica import Replica
+
+OPENED = "opened"  # the folder beside the replica that opened files are decrypted into
+
+# IF NOT EXISTS: tests/storage/test_migrations.py fakes older files by undoing the steps
+# after the one it imitates, and keeps these tables.
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS files (
+    list BLOB PRIMARY KEY,
+    size INTEGER NOT NULL,
+    complete INTEGER NOT NULL DEFAULT 0,
+    mine INTEGER NOT NULL DEFAULT 0,
+    pinned INTEGER NOT NULL DEFAULT 0,
+    opened INTEGER NOT NULL DEFAULT 0,
+    evicted INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS file_refs (
+    oid INTEGER NOT NULL REFERENCES objects (oid) ON DELETE CASCADE,
+    idx INTEGER NOT NULL,
+    message BLOB NOT NULL,
+    list BLOB NOT NULL,
+    size INTEGER NOT NULL,
+    ts INTEGER NOT NULL,
+    private BLOB,
+    PRIMARY KEY (oid, idx)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS file_refs_by_list ON file_refs (list);
+CREATE INDEX IF NOT EXISTS file_refs_by_message ON file_refs (message)
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    """One file's row of `files`."""
+
+    list: bytes
+    size: int
+    complete: bool
+    mine: bool
+    pinned: bool
+    opened: int  # ms; 0 when never opened here
+    evicted: bool
+
+
+def _add(conn: sqlite3.Connection, rows: Sequence[tuple]) -> None:
+    """Rows (oid, idx, message, list, size, ts, private) of file_refs, and their files."""
+    conn.executemany(
+        "INSERT OR IGNORE INTO file_refs (oid, idx, message, list, size, ts, private) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    conn.executemany("INSERT OR IGNORE INTO files (list, size) VALUES (?, ?)",
+                     [(row[3], row[4]) for row in rows])
+
+
+def record(conn: sqlite3.Connection, messages: Iterable[tuple[int, Object]]) -> None:
+    """List the files public messages (oid, object) name."""
+    _add(conn, [(oid, n, obj.id, d["list"], d["size"], obj.ts, None)
+                for oid, obj in messages for n, d in enumerate(obj.body.get("files", ()))])
+
+
+def named_by(conn: sqlite3.Connection, oid: int) -> list[bytes]:
+    """The list ids a stored message names (before it is purged)."""
+    return [row[0] for row in conn.execute("SELECT list FROM file_refs WHERE oid = ?", (oid,))]
+
+
+def attachments(conn: sqlite3.Connection, ids: Sequence[bytes]) -> dict[bytes, tuple]:
+    """The files of these public messages, by message id, for Message.files."""
+    named: dict[bytes, dict[bytes, tuple[bool, bool]]] = {}
+    for part in chunks(ids):
+        for message, lst, complete, mine in conn.execute(
+                "SELECT r.message, r.list, f.complete, f.mine FROM file_refs r "
+                "JOIN files f ON f.list = r.list "
+                f"WHERE r.message IN ({placeholders(len(part))}) AND r.private IS NULL", part):
+            named.setdefault(message, {})[lst] = (bool(complete), bool(mine))
+    out: dict[bytes, tuple] = {}
+    if not named:
+        return out
+    wanted = list(named)
+    for part in chunks(wanted):
+        for oid, raw in conn.execute(
+                f"SELECT id, raw FROM objects WHERE id IN ({placeholders(len(part))})", part):
+            states = named[oid]
+            out[oid] = tuple(attachment(d, *states.get(d["list"], (False, False)))
+                             for d in decode_trusted(raw).body.get("files", ()))
+    return out
+
+
+def attachment(d: dict, complete: bool = False, mine: bool = False) -> Attachment:
+    """An Attachment from a (checked) descriptor and the file's state here."""
+    return Attachment(d["name"], d["size"], d["type"], d["list"], d["w"], d["h"], d["thumb"],
+                      complete, mine)
+
+
+class FileStore:
+    """`Replica.files`: the files messages name and their state on this computer."""
+
+    def __init__(self, replica: Replica):
+        self._replica = replica
+
+    def _write(self):
+        return self._replica._write()
+
+    def record_private(self, channel: bytes, post: Object, descriptors: Sequence[dict]) -> None:
+        """List the files a private channel's post names (the app opened it)."""
+        if self._replica.conn.execute("SELECT 1 FROM file_refs WHERE message = ? LIMIT 1",
+                                      (post.id,)).fetchone():
+            return
+        with self._write() as conn:
+            row = conn.execute("SELECT oid FROM objects WHERE id = ?", (post.id,)).fetchone()
+            if row is None:
+                return
+            _add(conn, [(row[0], n, post.id, d["list"], d["size"], post.ts, channel)
+                        for n, d in enumerate(descriptors)])
+
+    def private_listed(self) -> set[bytes]:
+        """The ids of private posts whose files are listed."""
+        return {row[0] for row in self._replica.conn.execute(
+            "SELECT DISTINCT message FROM file_refs WHERE private IS NOT NULL")}
+
+    def state(self, list_id: bytes) -> FileState | None:
+        row = self._replica.conn.execute(
+            "SELECT list, size, complete, mine, pinned, opened, evicted FROM files "
+            "WHERE list = ?", (list_id,)).fetchone()
+        return FileState(row[0], row[1], *map(bool, row[2:5]), row[5], bool(row[6])) \
+            if row else None
+
+    def states(self, lists: Iterable[bytes]) -> dict[bytes, FileState]:
+        out = {}
+        for lst in set(lists):
+            found = self.state(lst)
+            if found is not None:
+                out[lst] = found
+        return out
+
+    def all(self) -> list[FileState]:
+        rows = self._replica.conn.execute(
+            "SELECT list, size, complete, mine, pinned, opened, evicted FROM files "
+            "ORDER BY list").fetchall()
+        return [FileState(r[0], r[1], *map(bool, r[2:5]), r[5], bool(r[6])) for r in rows]
+
+    def ref(self, message: bytes, index: int) -> tuple[bytes, int] | None:
+        """(list id, size) of file `index` of a message, if listed."""
+        row = self._replica.conn.execute(
+            "SELECT list, size FROM file_refs WHERE message = ? AND idx = ?",
+            (message, index)).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def claimed_size(self, list_id: bytes) -> int | None:
+        """The size a message held here claims for the file (the first one listed)."""
+        row = self._replica.conn.execute(
+            "SELECT size FROM files WHERE list = ? AND EXISTS "
+            "(SELECT 1 FROM file_refs WHERE list = ?)", (list_id, list_id)).fetchone()
+        return row[0] if row else None
+
+    def set(self, list_id: bytes, **flags: int) -> None:
+        """Set columns of a file's row (complete, mine, pinned, opened, evicted)."""
+        allowed = {"complete", "mine", "pinned", "opened", "evicted"}
+        if not flags or set(flags) - allowed:
+            raise ValueError(f"file flags are {sorted(allowed)}")
+        sets = ", ".join(f"{name} = ?" for name in flags)
+        with self._write() as conn:
+            conn.execute(f"UPDATE files SET {sets} WHERE list = ?",
+                         (*(int(v) for v in flags.values()), list_id))
+
+    def wanted(self, limit: int, member: bytes, private: Sequence[bytes]) -> list:
+        """(list, size, ts) of files not complete here, not evicted, at most `limit` bytes,
+        named by a visible message of a public channel `member` is in or of the private
+        channels given; newest first, each once."""
+        conn = self._replica.conn
+        base = ("SELECT r.list, r.size, MAX(r.ts) FROM file_refs r JOIN files f "
+                "ON f.list = r.list WHERE f.complete = 0 AND f.evicted = 0 AND r.size <= ? ")
+        # From the few files not complete to their messages, never a walk of the messages.
+        rows: list[tuple[bytes, int, int]] = conn.execute(
+            "SELECT r.list, r.size, MAX(r.ts) FROM files f JOIN file_refs r ON r.list = f.list "
+            "JOIN messages m ON m.oid = r.oid JOIN members p ON p.channel = m.channel "
+            "AND p.author = ? AND p.member = 1 WHERE f.complete = 0 AND f.evicted = 0 "
+            "AND r.size <= ? AND r.private IS NULL AND m.hidden = 0 GROUP BY r.list",
+            (member, limit)).fetchall()
+        for part in chunks(list(private)):
+            rows += conn.execute(
+                base + f"AND r.private IN ({placeholders(len(part))}) "
+                "AND r.oid NOT IN (SELECT oid FROM unkept) GROUP BY r.list",
+                (limit, *part)).fetchall()
+        newest: dict[bytes, tuple[bytes, int, int]] = {}
+        for lst, size, ts in rows:
+            if lst not in newest or ts > newest[lst][2]:
+                newest[lst] = (lst, size, ts)
+        return sorted(newest.values(), key=lambda row: (-row[2], row[0]))
+
+    def newest_refs(self) -> dict[bytes, int]:
+        """list id -> the time of the newest message naming it."""
+        return dict(self._replica.conn.execute(
+            "SELECT list, MAX(ts) FROM file_refs GROUP BY list").fetchall())
+
+    def chunk_ids(self, list_id: bytes, size: int) -> list[bytes] | None:
+        """The chunk ids of a file, from its list chunk when held; AttachmentError when the
+        list does not match the size."""
+        data = self._replica.chunks.read(list_id)
+        if data is None:
+            return None
+        return parse_list(data, size)
+
+    def held_bytes(self, state: FileState) -> int:
+        """The bytes of a file's chunks held here (its list chunk too)."""
+        store = self._replica.chunks
+        listed = store.size(state.list)
+        if not listed:
+            return 0
+        try:
+            ids = self.chunk_ids(state.list, state.size) or []
+        except AttachmentError:
+            return listed
+        return listed + sum(store.size(cid) for cid in ids)
+
+    def drop_chunks(self, list_id: bytes, size: int) -> int:
+        """Remove a file's chunks (its list chunk last) and its opened copy; the bytes freed."""
+        store = self._replica.chunks
+        try:
+            ids = self.chunk_ids(list_id, size) or []
+        except AttachmentError:
+            ids = []
+        freed = store.remove(ids) + store.remove([list_id])
+        shutil.rmtree(self._replica.path.parent / OPENED / list_id.hex()[:16],
+                      ignore_errors=True)
+        return freed
+
+    def drop_unnamed(self, lists: Iterable[bytes]) -> int:
+        """Forget those of these files no message held names any more, and their chunks."""
+        lists = list(set(lists))
+        gone: list[tuple[bytes, int]] = []
+        with self._write() as conn:
+            for part in chunks(lists):
+                gone += conn.execute(
+                    f"DELETE FROM files WHERE list IN ({placeholders(len(part))}) AND NOT "
+                    "EXISTS (SELECT 1 FROM file_refs r WHERE r.list = files.list) "
+                    "RETURNING list, size", part).fetchall()
+        return sum(self.drop_chunks(lst, size) for lst, size in gone)

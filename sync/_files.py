@@ -1,0 +1,187 @@
+"""Chunks of attached files on a sync session (docs/ARCHITECTURE.md "Attachments"; the frames
+are in sync/session.py's docstring).
+
+`_Files` is the part of `Session` that asks a peer for chunks and answers its asks. It uses the
+session's `connected`, `peer_caps`, `_events`, `_send_frame`, `_out_bytes`, `_backlog` and
+`_answers`, and the session calls `_init_files`, `_files_deadlines`, `_files_timer`,
+`_fill_files` and `_files_closed` from its own.
+
+Asking: `request_chunks` sends `get` frames of at most MAX_GET_IDS ids; what is asked and not
+yet answered is `asked` (the fetcher keeps at most FETCH_WINDOW of them per peer). An answer
+for an id not asked, or a chunk whose bytes do not hash to its id, closes the session as a
+fault: the peer is cut off and the fetcher asks another. Answering: a peer's gets queue up (at
+most MAX_QUEUED_GETS; more is a fault) as lists of ids, and chunks are read from the chunk
+store one at a time, only when no object frame is waiting and the output holds less than
+FILES_OUTGOING bytes, so chat goes first and a peer that asks and never reads costs bounded
+memory.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from core.attachments import ID_SIZE, MAX_CHUNK, chunk_id
+
+from ._errors import SessionError, _require
+
+FILES = "files"  # the capability a ping's caps names
+MAX_GET_IDS = 32  # chunk ids in one get frame
+MAX_QUEUED_GETS = 32  # a peer's gets waiting for their answers; more is a fault
+FETCH_WINDOW = 16  # chunks asked of one peer and not yet answered (4 MiB of 256 KiB chunks)
+FILES_OUTGOING = 2 << 20  # chunk bytes queued for the socket before the next are read
+# A peer that holds asked chunks this long without an answer is given up on (the session
+# ends, not as a fault: a slow link is no crime); its chunks go to other peers.
+CHUNK_REPLY_TIMEOUT_S = 30.0
+
+
+class ChunkSource(Protocol):
+    def read(self, cid: bytes) -> bytes | None:
+        """A chunk's bytes, or None when it is not held."""
+        ...
+
+
+@dataclass(frozen=True)
+class FilesReady:
+    """The peer announced `files` and this session can ask it for chunks."""
+
+
+@dataclass(frozen=True)
+class ChunkArrived:
+    """A chunk asked for arrived; its bytes hash to its id (checked)."""
+
+    id: bytes
+    data: bytes
+
+
+@dataclass(frozen=True)
+class ChunksLacking:
+    """The peer says it holds none of these chunks asked for."""
+
+    ids: tuple[bytes, ...]
+
+
+def _chunk_ids(value: Any, what: str) -> list[bytes]:
+    _require(isinstance(value, list) and 0 < len(value) <= MAX_GET_IDS and all(
+        isinstance(i, bytes) and len(i) == ID_SIZE for i in value), what)
+    return value
+
+
+class _Files:
+    def _init_files(self, chunks: ChunkSource | None) -> None:
+        self.chunks = chunks
+        self._gets: deque[deque[bytes]] = deque()  # the peer's asks, in order
+        self._lacking: list[bytes] = []  # ids of the first get not held here
+        self._asked: OrderedDict[bytes, None] = OrderedDict()  # our asks, unanswered
+        self._chunk_deadline: float | None = None
+        self._files_told = False
+        self.chunks_received = 0
+        self.chunks_sent = 0
+
+    # Asking ----------------------------------------------------------------------------------
+
+    @property
+    def files_ready(self) -> bool:
+        """This session may ask the peer for chunks (it announced `files`)."""
+        return self.connected and self.chunks is not None and FILES in self.peer_caps
+
+    @property
+    def asked(self) -> list[bytes]:
+        """Chunks asked of the peer and not answered yet, in the order asked."""
+        return list(self._asked)
+
+    @property
+    def in_flight(self) -> int:
+        """How many chunks are asked of the peer and not answered yet."""
+        return len(self._asked)
+
+    def request_chunks(self, ids: list[bytes], now: float) -> list[bytes]:
+        """Ask the peer for these chunks (those asked already are not asked twice); returns
+        the ids asked now."""
+        if not self.files_ready:
+            return []
+        fresh = [cid for cid in dict.fromkeys(ids) if cid not in self._asked]
+        for start in range(0, len(fresh), MAX_GET_IDS):
+            self._send_frame({"t": "get", "ids": fresh[start:start + MAX_GET_IDS]})
+        for cid in fresh:
+            self._asked[cid] = None
+        if fresh and self._chunk_deadline is None:
+            self._chunk_deadline = now + CHUNK_REPLY_TIMEOUT_S
+        return fresh
+
+    def _answered(self, cid: bytes, now: float) -> None:
+        _require(cid in self._asked, "a chunk answer nobody asked for")
+        del self._asked[cid]
+        self._chunk_deadline = now + CHUNK_REPLY_TIMEOUT_S if self._asked else None
+
+    def _on_chunk(self, frame: dict, now: float) -> None:
+        _require(frame.keys() == {"t", "id", "data"}, "chunk fields")
+        cid, data = frame["id"], frame["data"]
+        _require(isinstance(cid, bytes) and len(cid) == ID_SIZE, "chunk id")
+        _require(isinstance(data, bytes) and len(data) <= MAX_CHUNK, "chunk data")
+        self._answered(cid, now)
+        if chunk_id(data) != cid:
+            raise SessionError("the peer sent a chunk that does not hash to its id")
+        self.chunks_received += 1
+        self._events.append(ChunkArrived(cid, data))
+
+    def _on_nochunk(self, frame: dict, now: float) -> None:
+        _require(frame.keys() == {"t", "ids"}, "nochunk fields")
+        ids = _chunk_ids(frame["ids"], "nochunk ids")
+        for cid in ids:
+            self._answered(cid, now)
+        self._events.append(ChunksLacking(tuple(ids)))
+
+    # Answering -------------------------------------------------------------------------------
+
+    def _on_get(self, frame: dict, now: float) -> None:
+        _require(frame.keys() == {"t", "ids"}, "get fields")
+        ids = _chunk_ids(frame["ids"], "get ids")
+        _require(self.chunks is not None, "get without the files capability")
+        if len(self._gets) >= MAX_QUEUED_GETS:
+            raise SessionError("peer keeps asking for chunks without reading the answers")
+        self._gets.append(deque(ids))
+
+    def _fill_files(self) -> None:
+        """Answer the peer's gets while nothing else waits and the output has room."""
+        while (self._gets and not self._backlog and not self._answers
+               and self._out_bytes < FILES_OUTGOING):
+            ids = self._gets[0]
+            if ids:
+                cid = ids.popleft()
+                data = self.chunks.read(cid) if self.chunks is not None else None
+                if data is None or len(data) > MAX_CHUNK:
+                    self._lacking.append(cid)
+                else:
+                    self.chunks_sent += 1
+                    self._send_frame({"t": "chunk", "id": cid, "data": data})
+            if not ids:
+                self._gets.popleft()
+                if self._lacking:
+                    self._send_frame({"t": "nochunk", "ids": self._lacking})
+                    self._lacking = []
+
+    @property
+    def _files_output(self) -> bool:
+        return bool(self._gets)
+
+    # Timers and the end ----------------------------------------------------------------------
+
+    def _files_deadlines(self) -> list[float]:
+        return [] if self._chunk_deadline is None else [self._chunk_deadline]
+
+    def _files_timer(self, now: float) -> bool:
+        """True when the peer held our asks too long (the session then ends)."""
+        return self._chunk_deadline is not None and now >= self._chunk_deadline
+
+    def _files_caps(self) -> None:
+        """The peer's ping named its caps: tell the fetcher once that chunks may be asked."""
+        if self.files_ready and not self._files_told:
+            self._files_told = True
+            self._events.append(FilesReady())
+
+    def _files_closed(self) -> None:
+        self._gets.clear()
+        self._lacking = []
+        self._chunk_deadline = None

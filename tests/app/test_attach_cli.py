@@ -1,0 +1,89 @@
+"""`hearth attach`, `hearth read --json` attachments and `hearth storage`, as a person runs
+them: files in a public channel and in a private one, what `read` shows of them, and the
+quota set and enforced from the command line."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from PIL import Image
+
+from .conftest import Hearth, personal_code
+
+HEX64 = 64
+
+
+def _carry(hearth: Hearth, source: Path, *targets: Path) -> None:
+    bundle = source.with_name(source.name + ".hearth")
+    bundle.unlink(missing_ok=True)
+    hearth("export", str(bundle), data=source)
+    for target in targets:
+        hearth("import", str(bundle), data=target)
+
+
+def test_attach_then_read_json_lists_the_files(hearth: Hearth, tmp_path: Path):
+    ada = tmp_path / "ada"
+    hearth("init", "--nick", "ada", data=ada)
+    report = tmp_path / "Q3 report.pdf"
+    report.write_bytes(b"%PDF-1.4 " + os.urandom(1000))
+    picture = tmp_path / "cat.png"
+    Image.effect_noise((300, 200), 50).convert("RGB").save(picture)
+    message = hearth("attach", "#general", str(report), str(picture), "--text", "numbers",
+                     data=ada).line
+    assert len(message) == HEX64
+    (shown,) = hearth("read", "general", "--json", data=ada).json()
+    assert shown["id"] == message and shown["text"] == "numbers"
+    assert shown["attachments"] == [
+        {"index": 0, "name": "Q3 report.pdf", "size": 1009, "media_type": "application/pdf",
+         "list": shown["attachments"][0]["list"], "complete": True, "width": 0, "height": 0},
+        {"index": 1, "name": "cat.png", "size": picture.stat().st_size,
+         "media_type": "image/png", "list": shown["attachments"][1]["list"], "complete": True,
+         "width": 300, "height": 200}]
+    lines = hearth("read", "general", data=ada).stdout
+    assert "[file 0: Q3 report.pdf, 1009 B]" in lines and "[file 1: cat.png" in lines
+
+
+def test_attach_refusals_are_one_line(hearth: Hearth, tmp_path: Path):
+    ada = tmp_path / "ada"
+    hearth("init", "--nick", "ada", data=ada)
+    assert "cannot read" in hearth.fails("attach", "general", str(tmp_path / "nope"),
+                                         data=ada)
+    assert "not a file" in hearth.fails("attach", "general", str(tmp_path), data=ada)
+
+
+def test_a_private_channels_files_reach_only_its_members(hearth: Hearth, tmp_path: Path):
+    ada, bob, dan = tmp_path / "ada", tmp_path / "bob", tmp_path / "dan"
+    hearth("init", "--nick", "ada", data=ada)
+    for who in (bob, dan):
+        hearth("join-workspace", personal_code(hearth, ada, who), "--nick", who.name, data=who)
+        _carry(hearth, who, ada)
+    hearth("channel", "create", "launch", "--private", "--member", "bob", data=ada)
+    plan = tmp_path / "MARKER-plan.txt"
+    plan.write_text("MARKER the launch is on friday")
+    hearth("attach", "launch", str(plan), data=ada)
+    _carry(hearth, ada, bob, dan)
+    (shown,) = hearth("read", "launch", "--json", data=bob).json()
+    assert [(f["name"], f["complete"]) for f in shown["attachments"]] == [
+        ("MARKER-plan.txt", False)]  # the message came; the chunks travel by sync
+    for path in dan.rglob("*"):
+        if path.is_file():
+            assert b"MARKER" not in path.read_bytes(), path
+
+
+def test_storage_shows_usage_and_sets_the_quota(hearth: Hearth, tmp_path: Path):
+    ada = tmp_path / "ada"
+    hearth("init", "--nick", "ada", data=ada)
+    big = tmp_path / "big.bin"
+    big.write_bytes(os.urandom(3 * 2**20))
+    hearth("attach", "general", str(big), data=ada)
+    usage = hearth("storage", "--json", data=ada).json()
+    assert usage["files"] == 1 and usage["mine"] == usage["total"] > 3 * 2**20
+    assert usage["quota"] == 10240 * 2**20 and usage["auto_download"] == 25 * 2**20
+    changed = hearth("storage", "--json", "--quota", "1M", "--auto-download", "100M",
+                     data=ada).json()
+    assert changed["quota"] == 2**20 and changed["auto_download"] == 100 * 2**20
+    assert changed["mine"] == usage["mine"]  # my upload stays whatever the quota
+    text = hearth("storage", data=ada).stdout
+    assert "files here: 1, 3.0 MB of a 1.0 MB quota" in text
+    assert "--quota" in hearth.fails("storage", "--quota", "lots", data=ada)

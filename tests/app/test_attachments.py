@@ -1,0 +1,257 @@
+"""Files and images attached to messages (app/attachments.py, app/thumbnails.py) with real
+replicas: objects travel as sync moves them (tests.support.share) and chunks are copied
+ChunkStore to ChunkStore (the network's part is tests/sync's). A file attached at A is saved
+at B byte for byte; identical files are stored once; a private channel's files are unreadable
+without its key; hostile names are saved safely; the quota evicts others' files least
+recently opened first; a deleted message's chunks go; images are thumbnailed within bounds."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import struct
+import zlib
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from app import preferences, thumbnails
+from app.attachments import safe_name
+from app.workspace import Workspace, WorkspaceError
+from core.kinds import MAX_THUMB
+from tests.support import create_workspace, join_member, share
+
+
+@pytest.fixture
+def pair(tmp_path):
+    pa = create_workspace(tmp_path, "a", "alice")
+    pb = join_member(tmp_path, pa, "b", "bob")
+    a, b = Workspace.open(pa), Workspace.open(pb)
+    share(a, b)
+    share(b, a)
+    yield a, b
+    a.close()
+    b.close()
+
+
+def _copy_chunks(source: Workspace, target: Workspace) -> None:
+    for cid in source.chunks.ids():
+        target.chunks.put(cid, source.chunks.read(cid))
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def _png(path: Path, size=(640, 480)) -> Path:
+    image = Image.effect_noise(size, 60).convert("RGB")
+    image.save(path, "PNG")
+    return path
+
+
+def test_a_file_attached_at_a_is_saved_identical_at_b(pair, tmp_path):
+    a, b = pair
+    original = _write(tmp_path / "big.bin", os.urandom(20 * 2**20))
+    obj = a.attach("general", [original], "the dataset")
+    (mine,) = a.read("general")[-1].files
+    assert (mine.name, mine.size, mine.complete, mine.mine) == ("big.bin", 20 * 2**20, True,
+                                                                 True)
+    share(a, b)
+    (theirs,) = b.read("general")[-1].files
+    assert not theirs.complete and not theirs.mine
+    assert b.wanted_files(100 * 2**20) and not b.wanted_files(2**20)  # the limit counts
+    with pytest.raises(WorkspaceError, match="not complete here"):
+        b.save_attachment(obj.id, 0, tmp_path / "out")
+    assert b.file_chunks(theirs.list) is None  # its list chunk has not arrived yet
+    _copy_chunks(a, b)
+    assert len(b.file_chunks(theirs.list)) == 80 and b.file_complete(theirs.list)
+    assert b.read("general")[-1].files[0].complete and b.wanted_files(2**40) == []
+    saved = b.save_attachment(obj.id, 0, tmp_path / "out")
+    assert saved == tmp_path / "out" / "big.bin" and _sha(saved) == _sha(original)
+    again = b.save_attachment(obj.id, 0, tmp_path / "out")  # never replaces a file
+    assert again.name == "big (1).bin" and _sha(again) == _sha(original)
+    assert [p.name for p in (tmp_path / "out").iterdir() if p.name.startswith(".")] == []
+
+
+def test_identical_files_are_stored_once(pair, tmp_path):
+    a, _ = pair
+    data = os.urandom(600_000)
+    a.attach("general", [_write(tmp_path / "one.bin", data)])
+    held = sorted(a.chunks.ids())
+    a.attach("random", [_write(tmp_path / "two.bin", data)], "same bytes, other name")
+    assert sorted(a.chunks.ids()) == held and len(held) == 3 + 1
+    usage = a.storage_usage()
+    assert usage.files == 1 and usage.mine == usage.total > 600_000
+
+
+def test_private_files_are_unreadable_without_the_channels_key(tmp_path):
+    ada_p = create_workspace(tmp_path, "ada", "ada")
+    others = [join_member(tmp_path, ada_p, n, n) for n in ("bob", "cat")]
+    ada, bob, cat = (Workspace.open(p) for p in (ada_p, *others))
+    for ws in (ada, bob, cat):
+        share(ws, *[o for o in (ada, bob, cat) if o is not ws])
+    channel = ada.create_private_channel("plans", [bob.key])
+    secret = b"MARKER-private-file " * 5000
+    obj = ada.attach_private(channel, [_write(tmp_path / "plan-MARKER.txt", secret)], "see")
+    share(ada, bob, cat)
+    _copy_chunks(ada, bob)
+    _copy_chunks(ada, cat)
+    (shown,) = bob.read_private(channel)[-1].files
+    assert shown.name == "plan-MARKER.txt" and bob.file_complete(shown.list)
+    assert _sha(bob.save_attachment(obj.id, 0, tmp_path / "bob-out")) == \
+        hashlib.sha256(secret).hexdigest()
+    assert [w.list for w in bob.wanted_files(2**30)] == []
+    with pytest.raises(WorkspaceError):
+        cat.file_ref(obj.id, 0)
+    assert cat.wanted_files(2**30) == []
+    cat.replica.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    for path in (tmp_path / "cat").rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert b"MARKER" not in data, path  # neither the name nor the content
+    public = ada.attach("general", [tmp_path / "plan-MARKER.txt"])
+    assert public.body["files"][0]["list"] != shown.list  # another scope, other chunks
+    for ws in (ada, bob, cat):
+        ws.close()
+
+
+@pytest.mark.parametrize("name, saved", [
+    ("../../etc/passwd", "passwd"), ("/abs", "abs"), ("C:\\x", "x"), ("CON", "_CON"),
+    ("nul.txt", "_nul.txt"), ("com1.tar.gz", "_com1.tar.gz"), (".bashrc", "bashrc"),
+    ("a\x00b\x1b[31mc\u202e.txt", "ab[31mc.txt"), ("..", "attachment"), ("   ", "attachment"),
+    ("\x01\x02", "attachment"), ("report. ", "report"), ('what?<>|"*.pdf', "what______.pdf"),
+])
+def test_hostile_names_are_saved_safely(pair, tmp_path, name, saved):
+    a, _ = pair
+    obj = a.attach("general", [_write(tmp_path / "f.txt", b"hello")])
+    out = tmp_path / "out"
+    path = a.save_attachment(obj.id, 0, out, name)
+    assert path == out / saved and path.read_bytes() == b"hello"
+    assert safe_name(name) == saved
+    assert [p for p in tmp_path.rglob("passwd") if p.parent != out] == []
+
+
+def test_a_long_name_keeps_its_extension(tmp_path):
+    name = safe_name("é" * 300 + ".pdf")
+    assert name.endswith(".pdf") and len(name.encode()) <= 255
+
+
+def test_quota_evicts_others_files_least_recently_opened_first(pair, tmp_path):
+    a, b = pair
+    b.attach("general", [_write(tmp_path / "mine.bin", os.urandom(300_000))])
+    ids = [a.attach("general", [_write(tmp_path / f"f{n}.bin", os.urandom(300_000 + n))]).id
+           for n in range(4)]
+    share(a, b)
+    _copy_chunks(a, b)
+    lists = [b.file_ref(i, 0).list for i in ids]
+    assert all(b.file_complete(lst) for lst in lists)
+    b.pin(ids[0], 0)
+    b.open_attachment(ids[2], 0)  # opened: kept longer than those never opened
+    before = b.storage_usage()
+    assert before.files == 5 and before.pinned > 0 and before.mine > 0
+    freed = b.evict(before.total - 400_000)  # room for two of the others' to go
+    assert freed > 600_000
+    complete = {lst: b.file_ref(i, 0).attachment.complete for i, lst in
+                zip(ids, lists, strict=True)}
+    assert complete == {lists[0]: True, lists[1]: False, lists[2]: True, lists[3]: False}
+    assert b.read("general")[-5].files[0].mine  # my upload stays
+    assert [w.list for w in b.wanted_files(2**30)] == []  # not fetched again on its own
+    b.evict(0)
+    after = b.storage_usage()
+    assert after.others == 0 and after.total == after.mine + after.pinned
+    assert not (b.paths.workspace_dir / "opened" / lists[2].hex()[:16]).exists()
+
+
+def test_a_deleted_message_takes_its_chunks_everywhere(pair, tmp_path):
+    a, b = pair
+    obj = a.attach("general", [_write(tmp_path / "gone.bin", os.urandom(700_000))])
+    share(a, b)
+    _copy_chunks(a, b)
+    assert list(b.chunks.ids())
+    a.delete(obj.id)
+    assert list(a.chunks.ids()) == []
+    share(a, b)
+    assert list(b.chunks.ids()) == [] and b.storage_usage().files == 0
+
+
+def test_attach_refuses_what_cannot_travel(pair, tmp_path):
+    a, _ = pair
+    with pytest.raises(WorkspaceError, match="1 to 4 files"):
+        a.attach("general", [])
+    with pytest.raises(WorkspaceError, match="1 to 4 files"):
+        a.attach("general", [_write(tmp_path / f"{n}", b"x") for n in range(5)])
+    with pytest.raises(WorkspaceError, match="not a file"):
+        a.attach("general", [tmp_path])
+    with pytest.raises(WorkspaceError, match="cannot read"):
+        a.attach("general", [tmp_path / "missing"])
+    huge = tmp_path / "huge.bin"
+    with open(huge, "wb") as f:
+        f.truncate((4 << 30) + 1)  # sparse: nothing written
+    with pytest.raises(WorkspaceError, match="at most 4 GiB"):
+        a.attach("general", [huge])
+    assert list(a.chunks.ids()) == []
+
+
+def test_an_image_gets_its_size_and_a_thumbnail_that_fits(pair, tmp_path):
+    a, _ = pair
+    obj = a.attach("general", [_png(tmp_path / "noise.png", (2000, 1500)),
+                               _write(tmp_path / "notes.txt", b"plain")])
+    image, text = a.read("general")[-1].files
+    assert (image.media_type, image.width, image.height) == ("image/png", 2000, 1500)
+    assert 0 < len(image.thumb) <= MAX_THUMB
+    with Image.open(io.BytesIO(image.thumb)) as thumb:
+        assert thumb.format == "JPEG" and max(thumb.size) <= thumbnails.THUMB_SIDE
+    assert (text.media_type, text.width, text.thumb) == ("text/plain", 0, b"")
+    assert obj.body["files"][0]["thumb"] == image.thumb
+
+
+@pytest.mark.parametrize("fmt, kind", [("JPEG", "image/jpeg"), ("GIF", "image/gif"),
+                                       ("WEBP", "image/webp")])
+def test_every_image_format_is_thumbnailed(tmp_path, fmt, kind):
+    path = tmp_path / "picture.bin"  # the bytes say what it is, not the name
+    Image.effect_noise((400, 300), 80).convert("RGB").save(path, fmt)
+    look = thumbnails.look(path)
+    assert (look.media_type, look.width, look.height) == (kind, 400, 300)
+    assert 0 < len(look.thumb) <= MAX_THUMB
+
+
+def _png_header(width: int, height: int) -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + \
+            struct.pack(">I", zlib.crc32(kind + data))
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + \
+        chunk(b"IDAT", zlib.compress(b"\0" * 1024)) + chunk(b"IEND", b"")
+
+
+def test_a_decompression_bomb_is_attached_as_a_plain_file(pair, tmp_path):
+    a, _ = pair
+    bomb = _write(tmp_path / "bomb.png", _png_header(100_000, 100_000))
+    look = thumbnails.look(bomb)
+    assert (look.media_type, look.width, look.height, look.thumb) == ("image/png", 0, 0, b"")
+    a.attach("general", [bomb])
+    (shown,) = a.read("general")[-1].files
+    assert (shown.name, shown.thumb, shown.width) == ("bomb.png", b"", 0)
+
+
+def test_a_broken_image_is_just_a_file(tmp_path):
+    broken = _write(tmp_path / "broken.jpg", b"\xff\xd8\xff\xe0" + os.urandom(500))
+    assert thumbnails.look(broken) == thumbnails.FileLook("image/jpeg")
+    named = _write(tmp_path / "report.pdf", b"%PDF-1.4 hello")
+    assert thumbnails.look(named).media_type == "application/pdf"
+
+
+def test_file_preferences_have_defaults_and_bounds(tmp_path):
+    prefs = preferences.load(tmp_path)
+    assert (prefs.auto_download_mb, prefs.storage_quota_mb) == (25, 10240)
+    assert preferences.save(tmp_path, storage_quota_mb=500).storage_quota_mb == 500
+    assert preferences.load(tmp_path).appearance == "system"
+    with pytest.raises(preferences.PreferenceError):
+        preferences.save(tmp_path, auto_download_mb=-1)
