@@ -616,7 +616,8 @@ class MainWindow(QMainWindow):
                 Qt.ItemDataRole.UserRole, summary.id)
         self._highlight()
 
-    def open_document(self, doc_id: str) -> None:
+    def open_document(self, doc_id: str, title: str | None = None) -> None:
+        """Show a document (`title` when the caller knows it: a new one is not listed yet)."""
         self._recent = visited(self._recent, "document", doc_id)
         self.private.clear()
         self.pages.setCurrentWidget(self.document_pane)
@@ -624,7 +625,7 @@ class MainWindow(QMainWindow):
         self.document_pane.open(bytes.fromhex(doc_id))
         titles = {self.document_list.item(i).data(Qt.ItemDataRole.UserRole):
                   self.document_list.item(i).text() for i in range(self.document_list.count())}
-        self.header.show_document(titles.get(doc_id, "Document"))
+        self.header.show_document(title or titles.get(doc_id, "Document"))
         self._highlight()
 
     def _document_changed(self) -> None:
@@ -637,7 +638,8 @@ class MainWindow(QMainWindow):
     def new_document(self, title: str, *, private: bool = False) -> None:
         """Create a document (every member reads it unless `private`) and open it."""
         self.bridge.then(self.facade.documents.new(title, private=private),
-                         done=lambda doc_id: (self._load_documents(), self.open_document(doc_id)))
+                         done=lambda doc_id: (self._load_documents(),
+                                              self.open_document(doc_id, title)))
 
     def new_document_dialog(self) -> NewDocumentDialog:
         """The New document dialog (a title, and who can read it); creates on "Create"."""
