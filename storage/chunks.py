@@ -54,10 +54,12 @@ class ChunkStore:
         except FileNotFoundError:
             return None
 
-    def put(self, cid: bytes, data: bytes) -> bool:
+    def put(self, cid: bytes, data: bytes, *, checked: bool = False) -> bool:
         """Store a chunk; False when it was here already. BadChunk unless `data` hashes to
-        `cid`; OSError (a full disk) leaves nothing half-written."""
-        if len(data) > MAX_CHUNK or chunk_id(data) != cid:
+        `cid` (`checked`: the caller has just hashed these very bytes, as a sync session does
+        with every chunk it receives, so they are not hashed twice); OSError (a full disk)
+        leaves nothing half-written."""
+        if len(data) > MAX_CHUNK or not checked and chunk_id(data) != cid:
             raise BadChunk("the chunk's bytes do not hash to its id")
         target = self.path(cid)
         if target.is_file():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 import time
 from collections.abc import Callable
 
@@ -32,7 +33,12 @@ EventHandler = Callable[["Connection", Event], None]
 
 
 class Connection:
-    """A Session bound to a WebSocket. `wake()` makes it send what was queued by `push`."""
+    """A Session bound to a WebSocket. `wake()` makes it send what was queued by `push`.
+
+    Two loops share the session: `_read` takes messages as they come and feeds them in, and
+    `run` sends what the session has whenever it is woken (by a message read, a `push` or the
+    session's timer). Both stay up for the whole session, so a message costs no task of its
+    own and the answer to one leaves while the next is being read."""
 
     def __init__(self, session: Session, ws: web.WebSocketResponse | aiohttp.ClientWebSocketResponse,
                  on_event: EventHandler, *, address: str, peer: object = None):
@@ -41,12 +47,15 @@ class Connection:
         self.address = address
         self.peer = peer  # the peer-book entry this connection was dialled for, if any
         self._on_event = on_event
-        self._wakeup = asyncio.Event()
+        self._woken = False
+        self._waiter: asyncio.Future | None = None
         self.started = time.monotonic()
         self.result: Closed | None = None
 
     def wake(self) -> None:
-        self._wakeup.set()
+        self._woken = True
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
 
     def push(self, raws: list[bytes], ids: list[bytes]) -> None:
         self.session.push(raws, ids)
@@ -58,22 +67,14 @@ class Connection:
 
     async def run(self) -> Closed:
         """Serve the session until it closes; returns how it ended."""
-        receiver: asyncio.Task | None = None
+        reader = asyncio.ensure_future(self._read())
+        reader.add_done_callback(lambda _: self.wake())
         try:
             await self._flush()
             while not self.session.closed:
-                if receiver is None:
-                    receiver = asyncio.ensure_future(self.ws.receive())
-                waker = asyncio.ensure_future(self._wakeup.wait())
-                timer = self.session.get_timer()
-                timeout = None if timer is None else max(0.0, timer - time.monotonic())
-                done, _ = await asyncio.wait({receiver, waker}, timeout=timeout,
-                                             return_when=asyncio.FIRST_COMPLETED)
-                waker.cancel()
-                self._wakeup.clear()
-                if receiver in done:
-                    self._received(receiver.result())
-                    receiver = None
+                await self._sleep()
+                if reader.done():
+                    reader.result()  # a bug while reading: raised here, as it would be
                 self.session.handle_timer(time.monotonic())
                 self._drain_events()
                 await self._flush()
@@ -81,17 +82,51 @@ class Connection:
             self.session.connection_lost(f"connection lost: {exc!r}")
             self._drain_events()
         finally:
-            if receiver is not None:
-                receiver.cancel()
+            reader.cancel()
             with contextlib.suppress(Exception):  # a bye queued as the session closed
                 for data in self.session.data_to_send():
                     await asyncio.wait_for(self.ws.send_bytes(data), CLOSE_TIMEOUT_S)
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.ws.close(), CLOSE_TIMEOUT_S)
+            await asyncio.wait({reader})
+            failure = None if reader.cancelled() else reader.exception()
+            if failure is not None and failure is not sys.exc_info()[1]:  # not raised above
+                log.error("reading a sync session failed", exc_info=failure)
             if not self.session.closed:
                 self.session.connection_lost("connection closed")
             self._drain_events()
         return self.result or Closed("closed", False)
+
+    async def _sleep(self) -> None:
+        """Wait for `wake()` or the session's timer, whichever comes first."""
+        if self._woken:
+            self._woken = False
+            return
+        loop = asyncio.get_running_loop()
+        self._waiter = waiter = loop.create_future()
+        timer = self.session.get_timer()
+        handle = None if timer is None else loop.call_later(
+            max(0.0, timer - time.monotonic()), _set_done, waiter)
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+            self._woken = False
+            if handle is not None:
+                handle.cancel()
+
+    async def _read(self) -> None:
+        """Feed the session every message as it arrives, and wake the sender after each (the
+        session may owe an answer, or have closed)."""
+        try:
+            while not self.session.closed:
+                self._received(await self.ws.receive())
+                self._drain_events()
+                self.wake()
+        except (TimeoutError, ConnectionError, aiohttp.ClientError) as exc:
+            self.session.connection_lost(f"connection lost: {exc!r}")
+            self._drain_events()
+            self.wake()
 
     def _received(self, msg: aiohttp.WSMessage) -> None:
         if msg.type == WSMsgType.BINARY:
@@ -117,12 +152,23 @@ class Connection:
         """Send what the session has now; it produces at most about MAX_OUTGOING bytes at a
         time, so if it still owes objects, come round again (after reading the socket). What
         the event handlers queue meanwhile (a one-off sync's next round, a bye) goes at once,
-        not at the next timer."""
-        for data in self.session.data_to_send():
-            await asyncio.wait_for(self.ws.send_bytes(data), SEND_TIMEOUT_S)
+        not at the next timer. Each message may take SEND_TIMEOUT_S to be accepted: one
+        timeout for the lot, pushed back as each goes (most go without waiting at all)."""
+        out = self.session.data_to_send()
+        if out:
+            loop = asyncio.get_running_loop()
+            async with asyncio.timeout_at(loop.time() + SEND_TIMEOUT_S) as limit:
+                for data in out:
+                    await self.ws.send_bytes(data)
+                    limit.reschedule(loop.time() + SEND_TIMEOUT_S)
         self._drain_events()
         if self.session.has_output or self.session.has_frames:
-            self._wakeup.set()
+            self._woken = True
+
+
+def _set_done(waiter: asyncio.Future) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 async def connect(http: aiohttp.ClientSession, host: str, port: int, *,

@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 FETCH_WAIT_S = 10.0  # how long a fetch waits for a peer that can be asked before it fails
 PROGRESS_INTERVAL_S = 0.25
 MAX_STORING = 32  # chunks received and not yet written (8 MiB of 256 KiB chunks)
-STORE_THREADS = 2  # hashing in ChunkStore.put lets go of the GIL: two overlap
+STORE_THREADS = 2  # creating and writing a file is the kernel's work, without the GIL: two overlap
 
 
 class FetchFailed(Exception):
@@ -206,7 +206,7 @@ class Fetcher:
     async def _store(self, fetch: _Fetch, cid: bytes, data: bytes) -> None:
         loop = asyncio.get_running_loop()
         try:
-            await loop.run_in_executor(self._executor, self.chunks.put, cid, data)
+            await loop.run_in_executor(self._executor, self._put_checked, cid, data)
         except BadChunk:  # the session checked it: only a bug gets here
             fetch.todo[cid] = None
             return
@@ -226,6 +226,9 @@ class Fetcher:
         self._report(fetch)
         self._check(fetch)
         self.pump()
+
+    def _put_checked(self, cid: bytes, data: bytes) -> bool:
+        return self.chunks.put(cid, data, checked=True)  # ChunkArrived: the session hashed it
 
     def lacking(self, connection: Connection, event: ChunksLacking) -> None:
         key = connection.session.peer_key

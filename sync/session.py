@@ -76,11 +76,20 @@ from typing import Any
 from noise.connection import Keypair, NoiseConnection
 from noise.exceptions import NoiseHandshakeError, NoiseInvalidMessage, NoiseValueError
 
-from core.encoding import EncodingError, dumps, loads, object_id
+from core.encoding import EncodingError, check_canonical, decode_item, object_id
 from core.identity import Identity, verify
 
 from ._errors import SessionError, _require
-from ._files import FILES, ChunkArrived, ChunksLacking, ChunkSource, FilesReady, _Files
+from ._files import (
+    FILES,
+    ChunkArrived,
+    ChunksLacking,
+    ChunkSource,
+    FilesReady,
+    _Files,
+    encode_frame,
+    is_chunk_frame,
+)
 
 # The signals' names stay importable from here, where the protocol is.
 from ._signals import (
@@ -520,7 +529,9 @@ class Session(_Signals, _Files):
 
     def _on_frame(self, data: bytes, now: float) -> None:
         try:
-            frame = loads(data)
+            frame = decode_item(data)
+            if not is_chunk_frame(frame, data):  # a chunk's is checked without a copy
+                check_canonical(frame, data)
         except EncodingError as exc:
             raise SessionError(f"malformed frame: {exc}") from None
         _require(isinstance(frame, dict) and isinstance(frame.get("t"), str), "no type")
@@ -712,7 +723,7 @@ class Session(_Signals, _Files):
         return size
 
     def _send_frame(self, frame: dict) -> None:
-        data = dumps(frame)
+        data = encode_frame(frame)
         if len(data) > MAX_FRAME:
             raise SessionError(f"refusing to send a frame of {len(data)} bytes")
         view = memoryview(data)

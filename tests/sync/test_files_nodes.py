@@ -273,3 +273,46 @@ def test_a_download_fails_with_a_reason_when_no_peer_has_the_file(cluster, tmp_p
     wait_until(lambda: a.key not in b.online(), what="a to go away")
     with pytest.raises(NodeError, match="no peer that has it is connected"):
         b.download(mid, 0).result(TIMEOUT_S)
+
+
+class _Holder:
+    """A chunk source with nothing in it (this peer only asks)."""
+
+    def read(self, cid: bytes) -> None:
+        return None
+
+
+async def _ask_and_never_read(port: int, secret: bytes, workspace: bytes, ids: list[bytes],
+                              asked: threading.Event, done: threading.Event) -> None:
+    async with aiohttp.ClientSession() as http:
+        peer = await RawPeer.connect(http, port, secret=secret, workspace=workspace)
+        peer.session._init_files(_Holder())
+        await peer.pump(lambda: FILES in peer.session.peer_caps)
+        peer.session.request_chunks(ids, 0.0)
+        await peer.flush()
+        asked.set()
+        while not done.is_set():  # never reads: what the node sends piles up, then stops
+            await asyncio.sleep(0.05)
+
+
+def test_a_peer_that_asks_and_never_reads_is_dropped_when_a_send_times_out(cluster, tmp_path,
+                                                                         monkeypatch):
+    monkeypatch.setattr("sync.connection.SEND_TIMEOUT_S", 1.0)
+    (pa,) = cluster.members(1)
+    no_auto_download(pa)
+    a = cluster.start(pa)
+    path, _ = write_file(tmp_path, "big.bin", 24 * MB)  # more than the socket buffers hold
+    mid = attach(a, path)
+    lst = list_id(a, mid)
+    ids = a.call(lambda: a.workspace_for_tests.file_chunks(lst))
+    asked, done = threading.Event(), threading.Event()
+    thread = threading.Thread(target=lambda: asyncio.run(_ask_and_never_read(
+        a.port, pa.secret.read_bytes(), a.workspace_id, ids[:1024], asked, done)))
+    thread.start()
+    try:
+        assert asked.wait(TIMEOUT_S)
+        wait_until(lambda: not a.online(), what="a to hang up on the peer that never reads")
+    finally:
+        done.set()
+        thread.join(TIMEOUT_S)
+    assert a.call(lambda: len(a.service_for_tests.connections)) == 0
