@@ -7,8 +7,8 @@ Reports posts/s and, in the same run, raw single-core Ed25519 verify/s; for the 
 messages/s and its per-object rate over the plain run's; for both, the rate over the 10,000
 objects after 1k, 10k, 100k, ... are held (how the cost grows). Wall-clock rates swing with
 whatever else runs on the machine, so each run also reports its CPU time (this process, and the
-signature helper process) per 1,000 objects, which does not. Targets: ingest >= 0.8x raw verify
-(stretch: > 1.5x by verifying on both cores); the mix's per-object rate >= 0.9x the plain
+helper processes that check objects, one per core) per 1,000 objects, which does not. Targets:
+ingest >= 1.0x raw verify (stretch: > 1.5x); the mix's per-object rate >= 0.9x the plain
 run's, by wall clock and by CPU (no regression). HEARTH_BENCH_INGEST sets the number of
 messages.
 """
@@ -44,7 +44,7 @@ class Run:
     objects: int
     seconds: float
     cpu_seconds: float  # this process
-    helper_cpu_seconds: float  # the signature helper process
+    helper_cpu_seconds: float  # the helper processes that check objects
     bytes_on_disk: int
     done: list[tuple[int, float, float]]  # (objects ingested, seconds, CPU seconds) per batch
 
@@ -95,7 +95,7 @@ def ingest(raws: list[bytes], held: int) -> Run:
             done.append((min(i + BATCH, len(raws)), time.perf_counter() - start,
                          time.process_time() - cpu_start))
         elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
-        _verify.shutdown()  # each run starts its own helper; its CPU time counts once it exits
+        _verify.shutdown()  # each run starts its own helpers; their CPU time counts once they exit
         helper = resource.getrusage(resource.RUSAGE_CHILDREN)
         helper_cpu = (helper.ru_utime + helper.ru_stime
                       - helper_before.ru_utime - helper_before.ru_stime)
@@ -119,10 +119,11 @@ def main() -> None:
     mix_growth, mix_cpu_growth = mixed.growth()
     report("ingest", {
         "posts": COUNT, "batch": BATCH, "cores": os.cpu_count(),
+        "helper_processes": _verify.processes(),
         "ingest_posts_per_s": ingest_rate,
         "raw_verify_per_s_single_core": verify,
         "ingest_vs_verify_ratio": round(ingest_rate / verify, 3),
-        "target_ratio": 0.8, "stretch_ratio": 1.5,
+        "target_ratio": 1.0, "stretch_ratio": 1.5,
         "seconds": round(plain.seconds, 2),
         "bytes_on_disk_per_post": round(plain.bytes_on_disk / COUNT, 1),
         "cpu_seconds": {"this_process": round(plain.cpu_seconds, 2),

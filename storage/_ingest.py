@@ -52,6 +52,10 @@ class Batch:
         self._policies: dict[str, list[Policy]] = {}
         self._mod_hidden: dict[str, set[bytes]] | None = None  # channel -> targets hidden
         self._removed: set[bytes] | None = None  # keys removed from the workspace now
+        # Per channel key: the stored name's (ts, id) is at most this (an object this batch
+        # named it by, or one earlier), so a later object cannot rename it.
+        self._named: dict[str, tuple[int, bytes]] = {}
+        self._streams: dict[str, tuple[bytes, str]] = {}  # channel name -> (stream, key)
         self.unnamed: set[bytes] = set()  # list ids of files whose messages were purged
 
     # Lookups ------------------------------------------------------------------------------
@@ -121,17 +125,18 @@ class Batch:
         oids = {obj.id: start + n for n, obj in enumerate(objects)}
         self.conn.execute("INSERT INTO meta (key, value) VALUES ('sequence', ?) ON CONFLICT (key) "
                           "DO UPDATE SET value = excluded.value", (start + len(objects) - 1,))
-        waiting = self._missing_links_to([obj.id for obj in objects])
+        children = self._missing_links_to([obj.id for obj in objects])
+        for key, count in self._link(objects, oids).items():
+            children[key] = children.get(key, 0) + count
         self.conn.executemany(
             "INSERT INTO objects (oid, id, type, author, ts, stream, raw, children) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [(oids[o.id], o.id, o.type, o.author, o.ts, o.stream, o.raw,
-              waiting.get((o.id, o.stream), 0)) for o in objects])
+              children.get((o.id, o.stream), 0)) for o in objects])
         self.conn.executemany(
             "INSERT INTO heads (stream, id, ts) VALUES (?, ?, ?)",
-            [(o.stream, o.id, o.ts) for o in objects if (o.id, o.stream) not in waiting])
+            [(o.stream, o.id, o.ts) for o in objects if (o.id, o.stream) not in children])
         items.add_items(self.conn, [(o.ts, o.id) for o in objects])
-        self._link(objects)
         by_kind: dict[str, list[Object]] = {}
         for obj in objects:
             by_kind.setdefault(obj.type, []).append(obj)
@@ -213,11 +218,21 @@ class Batch:
             found.update(((i, s), refs) for i, s, refs in rows)
         return found
 
-    def _link(self, objects: list[Object]) -> None:
-        """Count each new object's links: a parent it links to is no longer a head."""
-        links = [(link, obj.stream) for obj in objects for link in obj.links]
+    def _link(self, objects: list[Object],
+              oids: dict[bytes, int]) -> dict[tuple[bytes, bytes], int]:
+        """Count each new object's links: a parent it links to is no longer a head. Parents
+        held before are updated here; the counts of links to parents among `objects` (whose
+        ids are `oids`' keys), by (id, stream), are returned for their rows."""
+        inner: dict[tuple[bytes, bytes], int] = {}
+        links = []
+        for obj in objects:
+            for link in obj.links:
+                if link in oids:  # a parent of another stream is present but not counted
+                    inner[(link, obj.stream)] = inner.get((link, obj.stream), 0) + 1
+                else:
+                    links.append((link, obj.stream))
         if not links:
-            return
+            return inner
         present: set[bytes] = set()
         ids = list({link for link, _ in links})
         for part in chunks(ids):
@@ -231,6 +246,7 @@ class Batch:
             "INSERT INTO missing_links (id, stream, refs) VALUES (?, ?, 1) "
             "ON CONFLICT (id, stream) DO UPDATE SET refs = refs + 1",
             [pair for pair in links if pair[0] not in present])
+        return inner
 
     def _unlink(self, obj: Object) -> None:
         """Undo `_link` for a purged object: a parent nothing else links to is a head again."""
@@ -313,8 +329,21 @@ class Batch:
 
     # Channels, messages, state ------------------------------------------------------------
 
+    def channel_of(self, name: str) -> tuple[bytes, str]:
+        """(stream id, key) of the channel named `name` (deriving a stream id is a hash, and
+        names repeat)."""
+        found = self._streams.get(name)
+        if found is None:
+            found = self._streams[name] = (kinds.channel_stream(self.ws.id, name),
+                                           kinds.channel_key(name))
+        return found
+
     def _channel(self, key: str, name: str, obj: Object) -> None:
         """Register a channel; its display name is the one of its earliest object."""
+        bound = self._named.get(key)
+        if bound is not None and (obj.ts, obj.id) >= bound:
+            return
+        self._named[key] = (obj.ts, obj.id)
         self.conn.execute(
             "INSERT INTO channels (key, name, name_ts, name_id) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (key) DO UPDATE SET name = excluded.name, name_ts = excluded.name_ts, "
@@ -333,12 +362,8 @@ class Batch:
         newest: dict[tuple[str, bytes], tuple[int, bytes]] = {}
         visible: dict[str, int] = {}
         first: dict[str, Object] = {}
-        streams: dict[str, tuple[bytes, str]] = {}
         for obj in objects:
-            name = obj.body["channel"]
-            if name not in streams:  # deriving a stream id is a hash; names repeat
-                streams[name] = (kinds.channel_stream(self.ws.id, name), kinds.channel_key(name))
-            stream, channel = streams[name]
+            stream, channel = self.channel_of(obj.body["channel"])
             if obj.stream != stream:
                 continue
             if channel not in first or (obj.ts, obj.id) < (first[channel].ts, first[channel].id):
@@ -387,13 +412,9 @@ class Batch:
         """Rows (oid, id, target, channel, author, ts, body[field], hidden) of the objects
         that name a message and are in their channel's stream."""
         rows = []
-        streams: dict[str, bytes] = {}  # deriving a stream id is a hash; names repeat
         for obj in objects:
-            name = obj.body["channel"]
-            if name not in streams:
-                streams[name] = kinds.channel_stream(self.ws.id, name)
-            if obj.stream == streams[name]:
-                channel = kinds.channel_key(name)
+            stream, channel = self.channel_of(obj.body["channel"])
+            if obj.stream == stream:
                 hidden = self._policy_bit(channel, obj.author, obj.type) | \
                     self._future_bit(obj.ts) | self.mod_bit(channel, obj.id, obj.author)
                 rows.append((oids[obj.id], obj.id, obj.body["target"], channel, obj.author,
@@ -472,6 +493,8 @@ class Batch:
 
     def _arrived_targets(self, ids: list[bytes]) -> None:
         """New objects that stored deletes already name: the delete still wins."""
+        if self.conn.execute("SELECT 1 FROM delete_targets LIMIT 1").fetchone() is None:
+            return
         for part in chunks(ids):
             rows = self.conn.execute(
                 "SELECT o.raw, d.target FROM delete_targets d "
@@ -532,6 +555,7 @@ class Batch:
             "SELECT name_id FROM channels WHERE key = ?", (channel,)).fetchone()
         if not found or found[0] != gone:
             return
+        self._named.pop(channel, None)  # renamed to a later object, or gone
         # One indexed look-up per index prefix: deleting a channel's oldest posts one after
         # another must not cost a scan of the channel each time.
         first = []

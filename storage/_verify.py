@@ -1,10 +1,14 @@
-"""Signature checks in a helper process, so a large batch's checks overlap its storage work.
+"""Object checks in helper processes, one per core, so a large batch's checks overlap each
+other and its storage work.
 
 Ed25519 verification is most of ingest's CPU time, and a thread pool does not help (the Python
 around each check holds the GIL). A multiprocessing pool would re-import the caller's main
-module in the child, so the helper is a plain subprocess (`python -m storage._verify_worker`) spoken
-to over its stdin/stdout with length-prefixed CBOR: a request is a list of
-[public key, signed bytes, signature], the answer one byte per item (1 = valid).
+module in the child, so each helper is a plain subprocess (`python -m storage._verify_worker`)
+spoken to over its stdin/stdout with length-prefixed CBOR. A request is a list of raw objects;
+the helper runs every validity check on each (core.objects.parse, then the signature's) and
+answers one byte per object, 1 when it is valid. Only that verdict crosses back: the caller
+decodes a valid object again (a plain CBOR decode, the cheap part) and checks anything else
+itself, so a helper's answer can only ever let through what it checked.
 """
 
 from __future__ import annotations
@@ -22,18 +26,27 @@ from concurrent.futures import Future
 
 import cbor2
 
+from core.errors import InvalidObject
 from core.identity import verify
+from core.objects import parse
 
 log = logging.getLogger(__name__)
 
-Triple = tuple[bytes, bytes, bytes]  # (public key, signed bytes, signature)
 MAX_MESSAGE = 64 << 20
 _LENGTH = struct.Struct(">I")
 CLOSE_TIMEOUT_S = 5.0
 
 
-def verify_all(triples: list[Triple]) -> list[bool]:
-    return [verify(key, message, sig) for key, message, sig in triples]
+def check_all(raws: list[bytes]) -> bytes:
+    """One byte per raw object: 1 when every check passes, the signature's too."""
+    out = bytearray(len(raws))
+    for n, raw in enumerate(raws):
+        try:
+            obj, unsigned = parse(raw)
+        except InvalidObject:
+            continue
+        out[n] = verify(obj.author, unsigned, obj.sig)
+    return bytes(out)
 
 
 def _read_message(stream) -> bytes | None:
@@ -58,12 +71,11 @@ def worker_main() -> int:
     """The helper's loop: read requests from stdin until it closes, answer on stdout."""
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     while (data := _read_message(stdin)) is not None:
-        triples = cbor2.loads(data)
-        _write_message(stdout, bytes(verify_all([tuple(t) for t in triples])))
+        _write_message(stdout, check_all(cbor2.loads(data)))
     return 0
 
 
-class _Helper:
+class _Process:
     """One helper process; requests are answered in the order they were sent."""
 
     def __init__(self) -> None:
@@ -85,25 +97,29 @@ class _Helper:
         self._writer.start()
         self._reader.start()
 
-    def submit(self, triples: list[Triple]) -> Future[list[bool]]:
-        future: Future[list[bool]] = Future()
-        self._requests.put((cbor2.dumps([list(t) for t in triples]), future))
+    def submit(self, raws: list[bytes]) -> Future[bytes]:
+        future: Future[bytes] = Future()
+        self._requests.put((cbor2.dumps(raws), future))
         return future
 
     def _write_loop(self) -> None:
+        failed: BaseException | None = None
         while (request := self._requests.get()) is not None:
             data, future = request
+            if failed is not None:  # the helper is gone: later requests fail, never wait
+                future.set_exception(failed)
+                continue
             self._pending.put(future)
             try:
                 _write_message(self._proc.stdin, data)
             except (OSError, ValueError) as exc:
+                failed = exc
                 self._fail(exc)
-                return
 
     def _read_loop(self) -> None:
         try:
             while (answer := _read_message(self._proc.stdout)) is not None:
-                self._pending.get().set_result([b == 1 for b in answer])
+                self._pending.get().set_result(answer)
         except (OSError, ValueError) as exc:
             self._fail(exc)
             return
@@ -131,36 +147,69 @@ class _Helper:
         self._reader.join(CLOSE_TIMEOUT_S)
 
 
+class _Helper:
+    """The helper processes: requests go to each in turn, so consecutive ones run at once."""
+
+    def __init__(self) -> None:
+        self._processes: list[_Process] = []
+        try:
+            for _ in range(max(1, processes())):
+                self._processes.append(_Process())
+        except BaseException:
+            self.close()
+            raise
+        self._next = 0
+
+    def submit(self, raws: list[bytes]) -> Future[bytes]:
+        process = self._processes[self._next]
+        self._next = (self._next + 1) % len(self._processes)
+        return process.submit(raws)
+
+    def close(self) -> None:
+        for process in self._processes:
+            process.close()
+
+
 _helper: _Helper | None = None
 _lock = threading.Lock()
 
 
-def submit(triples: list[Triple]) -> Future[list[bool]] | None:
-    """Verify `triples` in the helper process; None when there is no second core to use."""
+def processes() -> int:
+    """How many helper processes to run: HEARTH_VERIFY_PROCESSES, or one per core; none on a
+    single core (there the helpers would only take turns with the caller)."""
+    cores = os.cpu_count() or 1
+    setting = os.environ.get("HEARTH_VERIFY_PROCESSES", "")
+    if setting.isdigit():
+        return int(setting)
+    return cores if cores >= 2 else 0
+
+
+def submit(raws: list[bytes]) -> Future[bytes] | None:
+    """Check `raws` in a helper process: a future of one byte per object, 1 when valid; None
+    when there are no helpers to use (the caller checks them itself)."""
     global _helper
-    if (os.cpu_count() or 1) < 2 or os.environ.get("HEARTH_VERIFY_PROCESSES") == "0":
+    if processes() == 0:
         return None
     with _lock:
         if _helper is None:
             try:
                 _helper = _Helper()
             except OSError as exc:
-                log.warning("cannot start the signature helper (%s); verifying here", exc)
+                log.warning("cannot start the signature helpers (%s); verifying here", exc)
                 return None
             atexit.register(shutdown)
-        return _helper.submit(triples)
+        return _helper.submit(raws)
 
 
 def start_helper() -> None:
-    """Start the helper now rather than at the first large batch (a long-running node)."""
+    """Start the helpers now rather than at the first large batch (a long-running node)."""
     submit([])
 
 
 def shutdown() -> None:
-    """Stop the helper (idempotent); a later submit starts a new one."""
+    """Stop the helpers (idempotent); a later submit starts new ones."""
     global _helper
     with _lock:
         helper, _helper = _helper, None
     if helper is not None:
         helper.close()
-

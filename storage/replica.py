@@ -26,6 +26,7 @@ from pathlib import Path
 from core import kinds
 from core.encoding import loads
 from core.errors import InvalidObject
+from core.identity import verify
 from core.objects import Object, bad_signature, decode_trusted, parse
 from core.policy import Policy
 
@@ -57,24 +58,22 @@ log = logging.getLogger(__name__)
 
 BUSY_TIMEOUT_MS = 10_000
 PARALLEL_MIN = 512  # below this, a helper process costs more than it saves
-SUB_BATCH = 250  # objects verified per message to the helper; storage work follows each
+SUB_FIRST = 50  # objects in the first message to a helper: small, so storing starts soon
+SUB_BATCH = 250  # at most this many objects per message to a helper (sizes double up to it)
+GROUP_MAX = 2 * SUB_BATCH  # objects answered already that are stored together, at most
 VERIFY_TIMEOUT_S = 120.0
 UNREAD_CAP = 1000  # unread counts stop here (the window shows "999+")
 
 
-def _parse_all(raws: list[bytes]) -> list[tuple[Object, bytes] | InvalidObject]:
-    out: list[tuple[Object, bytes] | InvalidObject] = []
-    for raw in raws:
-        try:
-            out.append(parse(raw))
-        except InvalidObject as exc:
-            out.append(exc)
-    return out
-
-
-def _triples(parsed: list, positions: list[int]) -> list[tuple[bytes, bytes, bytes]]:
-    """What a signature check needs of parsed objects: (key, signed bytes, signature)."""
-    return [(parsed[n][0].author, parsed[n][1], parsed[n][0].sig) for n in positions]
+def _sub_batches(count: int) -> list[range]:
+    """Consecutive ranges of `count` objects, SUB_FIRST first, each twice the one before, at
+    most SUB_BATCH: this process waits only for a small first answer, and the helpers stay
+    ahead of it."""
+    subs, start, size = [], 0, SUB_FIRST
+    while start < count:
+        subs.append(range(start, min(start + size, count)))
+        start, size = start + size, min(2 * size, SUB_BATCH)
+    return subs
 
 
 def _mention_word(nick: str) -> re.Pattern[str]:
@@ -276,41 +275,50 @@ class Replica:
     def ingest(self, items: Iterable[bytes | Object]) -> list[IngestResult]:
         """Validate, store and index a batch in one transaction; answer per object.
 
-        Large batches are verified in a helper process, sub-batch by sub-batch, while this
-        process stores the sub-batches already verified. Valid objects by a key blocked on
-        this computer are refused (Status.REFUSED: not stored, and no fault of the sender's).
+        Large batches are checked in helper processes (storage._verify), sub-batch by
+        sub-batch, while this process stores the sub-batches already checked. Valid objects
+        by a key blocked on this computer are refused (Status.REFUSED: not stored, and no
+        fault of the sender's).
         """
         raws = [item.raw if isinstance(item, Object) else bytes(item) for item in items]
-        parsed = _parse_all(raws)
         results: list[IngestResult | None] = [None] * len(raws)
-        fresh: dict[bytes, int] = {}
-        for n, (raw, p) in enumerate(zip(raws, parsed, strict=True)):
-            if isinstance(p, InvalidObject):
-                results[n] = self._rejected(raw, p)
-            elif p[0].id in fresh:
-                results[n] = IngestResult(p[0].id, Status.DUPLICATE)
-            else:
-                fresh[p[0].id] = n
-        order = list(fresh.values())
-        subs = [order[i:i + SUB_BATCH] for i in range(0, len(order), SUB_BATCH)]
-        remote = len(order) >= PARALLEL_MIN
-        futures = [_verify.submit(_triples(parsed, sub)) for sub in subs] if remote else []
-        unnamed: set[bytes] = set()
+        subs = _sub_batches(len(raws))
+        futures = [_verify.submit(raws[sub.start:sub.stop]) for sub in subs] \
+            if len(raws) >= PARALLEL_MIN else []
+        if not futures or None in futures:  # checked here
+            futures = []
+        seen: set[bytes] = set()
         with self._write() as conn:
-            held = self._held(conn, list(fresh))
             blocked = blocked_keys(conn)
             batch = Batch(conn, self.workspace, self.now_ms())
             batch.mature()
-            for k, sub in enumerate(subs):
-                todo = [n for n in sub if parsed[n][0].id not in held]
-                for n in sub:
-                    if parsed[n][0].id in held:
-                        results[n] = IngestResult(parsed[n][0].id, Status.DUPLICATE)
-                oks = self._verdicts(futures[k] if futures else None, parsed, sub)
+            k = 0
+            while k < len(subs):
+                # The next sub-batch, and those after it the helpers have answered already (or
+                # all, checked here): stored together, as storing costs less per object in
+                # larger groups, up to GROUP_MAX objects (memory).
+                fresh: list[tuple[int, Object, bool]] = []
+                while True:
+                    sub = subs[k]
+                    checked = self._checked(futures[k] if futures else None, raws, sub)
+                    for n, found in zip(sub, checked, strict=True):
+                        if isinstance(found, InvalidObject):
+                            results[n] = self._rejected(raws[n], found)
+                        elif found[0].id in seen:
+                            results[n] = IngestResult(found[0].id, Status.DUPLICATE)
+                        else:
+                            seen.add(found[0].id)
+                            fresh.append((n, *found))
+                    k += 1
+                    if k == len(subs) or (futures and not futures[k].done()) \
+                            or len(fresh) + len(subs[k]) > GROUP_MAX:
+                        break
+                held = self._held(conn, [obj.id for _, obj, _ in fresh])
                 new, refused = [], []
-                for n in todo:
-                    obj = parsed[n][0]
-                    if not oks[n]:
+                for n, obj, ok in fresh:
+                    if obj.id in held:
+                        results[n] = IngestResult(obj.id, Status.DUPLICATE)
+                    elif not ok:
                         results[n] = self._rejected(raws[n], bad_signature())
                     elif obj.author in blocked:
                         refused.append(obj)
@@ -321,13 +329,16 @@ class Replica:
                         results[n] = IngestResult(obj.id, Status.ADDED)
                 batch.add(new)
                 refuse(conn, refused)
-            unnamed = batch.unnamed
+        unnamed = batch.unnamed
         if unnamed:  # deleted messages' files: their chunks go, unless another names them
             self.files.drop_unnamed(unnamed)
         return results  # type: ignore[return-value]
 
     @staticmethod
-    def _verdicts(future: Future | None, parsed: list, sub: list[int]) -> dict[int, bool]:
+    def _checked(future: Future | None, raws: list[bytes],
+                 sub: range) -> list[tuple[Object, bool] | InvalidObject]:
+        """Per object of `sub`: (the object, whether its signature verifies), or why it is
+        invalid. A helper's "valid" is taken as checked; everything else is checked here."""
         verdicts = None
         if future is not None:
             try:
@@ -335,9 +346,20 @@ class Replica:
             except (TimeoutError, OSError, ValueError) as exc:
                 log.warning("signature helper failed (%s); verifying here", exc)
                 _verify.shutdown()
-        if verdicts is None:
-            verdicts = _verify.verify_all(_triples(parsed, sub))
-        return dict(zip(sub, verdicts, strict=True))
+        if verdicts is None or len(verdicts) != len(sub):
+            verdicts = bytes(len(sub))
+        out: list[tuple[Object, bool] | InvalidObject] = []
+        for n, valid in zip(sub, verdicts, strict=True):
+            if valid == 1:
+                out.append((decode_trusted(raws[n]), True))
+                continue
+            try:
+                obj, unsigned = parse(raws[n])
+            except InvalidObject as exc:
+                out.append(exc)
+                continue
+            out.append((obj, verify(obj.author, unsigned, obj.sig)))
+        return out
 
     @staticmethod
     def _rejected(raw: bytes, exc: InvalidObject) -> IngestResult:
