@@ -10,6 +10,7 @@ from collections.abc import Collection
 from datetime import datetime
 from pathlib import PurePath
 
+from app.attachments import safe_name
 from app.records import Attachment
 
 MAX_FILES = 4  # files one message carries (the protocol's limit, core/kinds.py)
@@ -56,9 +57,11 @@ def shows_inline(attachment: Attachment) -> bool:
 
 
 def is_executable(name: str) -> bool:
-    """Whether opening a file by this name could run a program: Open asks first."""
-    suffix = PurePath(name.strip().rstrip(".")).suffix.lower().lstrip(".")
-    return suffix in EXECUTABLE
+    """Whether opening a file by this name could run a program: Open asks first. The name
+    as sent and as it is written to disk (app.attachments.safe_name drops what hides an
+    extension: "evil.sh\u200d", "evil.exe. .") are both judged."""
+    return any(PurePath(n.strip().rstrip(". ")).suffix.lower().lstrip(".") in EXECUTABLE
+               for n in (name, safe_name(name)))
 
 
 def fit(width: int, height: int, most_width: int, most_height: int = THUMB_MAX) -> tuple[int,

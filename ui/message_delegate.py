@@ -165,7 +165,7 @@ class MessageDelegate(QStyledItemDelegate):
         # How far each code block is scrolled sideways: (message id, block) -> pixels.
         self.code_offsets: dict[tuple[bytes, int], float] = {}
         # Decoded thumbnails by the file's list id (None: it would not decode).
-        self._thumbs: OrderedDict[bytes, QPixmap | None] = OrderedDict()
+        self._thumbs: OrderedDict[tuple[bytes, bytes], QPixmap | None] = OrderedDict()
         self.reset()
 
     def reset(self) -> None:
@@ -408,7 +408,7 @@ class MessageDelegate(QStyledItemDelegate):
     def thumbnail(self, attachment: Attachment) -> QPixmap | None:
         """The file's thumbnail, decoded once (bounded: a thumbnail is small, and one that
         claims to be large or will not decode is not drawn)."""
-        key = attachment.list
+        key = (attachment.list, attachment.thumb)  # another message may name the same list
         if key in self._thumbs:
             self._thumbs.move_to_end(key)
             return self._thumbs[key]

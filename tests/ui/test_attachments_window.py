@@ -6,6 +6,7 @@ and asks first about a program."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import struct
@@ -16,7 +17,16 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl  # noqa: E402
+from PySide6.QtCore import (  # noqa: E402
+    QBuffer,
+    QByteArray,
+    QIODevice,
+    QMimeData,
+    QPoint,
+    QPointF,
+    Qt,
+    QUrl,
+)
 from PySide6.QtGui import (  # noqa: E402
     QColor,
     QDragEnterEvent,
@@ -179,6 +189,11 @@ def test_a_pasted_image_shows_inline_at_both_ends(qtbot, window, window_b, pair)
         # The row is as tall as what it draws.
         rect = win.message_view.visualRect(win.messages.index(win.messages.row_of(message_id)))
         assert rect.bottom() >= box.bottom() and rect.bottom() - box.bottom() < 20
+    # Another message naming the same list with a picture of its own shows its own: the
+    # thumbnails are not taken from one message for another.
+    forged = dataclasses.replace(image, thumb=_tiny_jpeg(QColor("red")))
+    mine, theirs = (window.message_view.delegate.thumbnail(a) for a in (image, forged))
+    assert theirs is not None and mine.toImage() != theirs.toImage()
     # A click on bob's thumbnail opens it full size.
     view = window_b.message_view
     parts = row_parts(window_b, message_id)
@@ -303,8 +318,10 @@ def test_sizes_names_and_shapes_read_right():
                                            5 * 10**9)] == \
         ["0 bytes", "1 byte", "999 bytes", "1.0 KB", "2.4 MB", "123 MB", "5.0 GB"]
     assert _files.progress_label(1_200_000, 2_400_000) == "1.2 MB of 2.4 MB"
+    # ... and names whose extension only shows once saved (what the desktop would open)
     for name in ("setup.exe", "run.sh", "app.desktop", "Tool.app", "go.BAT", "x.exe.",
-                 "a.tar.gz.sh"):
+                 "a.tar.gz.sh", "evil.sh\u200d", "evil.jar \u200d", "a.terminal\u200d",
+                 "evil.exe. .", "run.sh\u202e"):
         assert _files.is_executable(name), name
     for name in ("report.pdf", "photo.jpg", "notes", "exe", ".sh.txt"):
         assert not _files.is_executable(name), name
@@ -318,6 +335,16 @@ def test_sizes_names_and_shapes_read_right():
     assert _files.pasted_name(when) == "Pasted image 2026-11-24 13.22.05.png"
     assert _files.pasted_name(when, {"Pasted image 2026-11-24 13.22.05.png"}) == \
         "Pasted image 2026-11-24 13.22.05 (2).png"
+
+
+def _tiny_jpeg(color: QColor) -> bytes:
+    image = QImage(32, 20, QImage.Format.Format_RGB32)
+    image.fill(color)
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    image.save(buffer, "JPEG")
+    return bytes(data.data())
 
 
 def _png_header(width: int, height: int) -> bytes:
