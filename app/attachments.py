@@ -6,14 +6,22 @@ into the ChunkStore beside the replica, so memory stays bounded whatever its siz
 a message whose `files` name them: a public channel's in the clear (its key derived with the
 workspace id as scope), a private channel's inside the sealed box (scope: the channel's
 newest key), so relays learn nothing of it. My own uploads are complete and kept here.
+Attaching is two steps, so the Node hashes and encrypts in a worker thread while its loop
+keeps serving (app/facade.py): `seal_files` touches only the ChunkStore, and
+`publish_attachment` posts the message on the Node's thread; a failed attach removes the
+chunks it wrote new.
 
 Fetching what is missing from peers is the Node's (sync/, app/node.py): it asks this module
-which files are wanted (`wanted_files`), what chunks a file has (`file_chunks`) and whether it
-is complete (`file_complete`). Saving writes the plaintext chunk by chunk into a temporary
+which files are wanted (`wanted_files`: one per list and size claimed), what chunks a file
+has (`file_chunks`) and whether it is complete (`file_complete`: the chunks consistent with
+one size a message claims; each message claims its own, so a forged size never blocks the
+real one). Saving writes the plaintext chunk by chunk into a temporary
 file beside the target and renames it under a safe name that never leaves the folder and
 never replaces a file; opening decrypts into `<workspace>/opened/` and only ever happens on
-the person's request. The quota evicts others' files, least recently opened first; my
-uploads and pinned files stay.
+the person's request; both decrypt off the Node's thread too (`ready_file`, then
+`save_ready` or `open_ready`). The quota is for others' unpinned files and evicts them, least
+recently opened first; my uploads and pinned files stay, and so does every chunk that the
+list of another file held here names.
 """
 
 from __future__ import annotations
@@ -33,7 +41,9 @@ from core.attachments import (
     TAG_SIZE,
     AttachmentError,
     chunk_count,
+    chunk_size,
     open_file,
+    parse_list,
     seal_file,
 )
 from core.objects import Object
@@ -64,6 +74,33 @@ class FileRef:
     @property
     def list(self) -> bytes:
         return self.attachment.list
+
+
+@dataclass(frozen=True, slots=True)
+class ReadyFile:
+    """A file complete here, ready to decrypt from any thread: its reference and chunk ids."""
+
+    ref: FileRef
+    ids: tuple[bytes, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AttachTarget:
+    """Where an attach posts (checked on the Node's thread before the files are sealed)."""
+
+    channel: str | bytes  # a public channel's name, or a private channel's id
+    stream: bytes | None  # a public channel's stream; None for a private channel
+    epoch: int  # the private channel's key epoch the files are sealed under
+    scope: bytes  # what the files' keys are derived with
+
+
+@dataclass(frozen=True, slots=True)
+class SealedFiles:
+    """Files made into chunks for one message: their descriptors and the chunks written new
+    (those to remove when the message is not posted)."""
+
+    descriptors: tuple[dict, ...]
+    new: tuple[bytes, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,14 +188,21 @@ class Attachments:
 
     _private_indexed: set[bytes] | None = None  # sealed posts whose files are listed
 
+    _chunk_store: ChunkStore | None = None
+
     @property
     def chunks(self) -> ChunkStore:
-        return self.replica.chunks
+        store = self._chunk_store
+        if store is None:  # opened: what a crash left half-written goes
+            store = self._chunk_store = self.replica.chunks
+            store.clean()
+        return store
 
     # Attaching --------------------------------------------------------------------------------
 
-    def _seal(self, paths: Sequence[Path], scope: bytes) -> list[dict]:
-        """Descriptors of these files, their chunks put into the ChunkStore."""
+    def seal_files(self, paths: Sequence[Path], scope: bytes) -> SealedFiles:
+        """Make these files into chunks in the ChunkStore (from any thread: it touches nothing
+        else); a failure removes the chunks it wrote new."""
         if not 1 <= len(paths) <= kinds.MAX_FILES:
             raise WorkspaceError(f"a message carries 1 to {kinds.MAX_FILES} files")
         files = [Path(p).expanduser() for p in paths]
@@ -173,47 +217,84 @@ class Attachments:
                 raise WorkspaceError(f"{path.name} is {info.st_size / 2**30:.1f} GiB; a file "
                                      f"may be at most {MAX_FILE_SIZE >> 30} GiB")
         store = self.chunks
-        out = []
-        for path in files:
-            name = _descriptor_name(path)
-            try:
-                with open(path, "rb") as f:
-                    sealed = seal_file(f, scope, store.put)
-                look = thumbnails.look(path, name)
-            except AttachmentError as exc:
-                raise WorkspaceError(f"{path.name}: {exc}") from None
-            except OSError as exc:
-                raise WorkspaceError(f"cannot attach {path.name}: {exc.strerror or exc}") \
-                    from None
-            out.append({"name": name, "size": sealed.size, "type": look.media_type,
-                        "list": sealed.list, "key": sealed.key, "w": look.width,
-                        "h": look.height, "thumb": look.thumb})
-        return out
+        new: list[bytes] = []
 
-    def _mine(self, descriptors: list[dict]) -> None:
+        def put(cid: bytes, chunk: bytes) -> None:
+            if store.put(cid, chunk):
+                new.append(cid)
+
+        out = []
+        try:
+            for path in files:
+                name = _descriptor_name(path)
+                try:
+                    with open(path, "rb") as f:
+                        sealed = seal_file(f, scope, put)
+                    look = thumbnails.look(path, name)
+                except AttachmentError as exc:
+                    raise WorkspaceError(f"{path.name}: {exc}") from None
+                except OSError as exc:
+                    raise WorkspaceError(f"cannot attach {path.name}: "
+                                         f"{exc.strerror or exc}") from None
+                out.append({"name": name, "size": sealed.size, "type": look.media_type,
+                            "list": sealed.list, "key": sealed.key, "w": look.width,
+                            "h": look.height, "thumb": look.thumb})
+        except BaseException:
+            self.discard_sealed(SealedFiles((), tuple(new)))
+            raise
+        return SealedFiles(tuple(out), tuple(new))
+
+    def discard_sealed(self, sealed: SealedFiles) -> None:
+        """Remove the chunks a sealing wrote new, but any a file held here names."""
+        kept = self.replica.files.named_elsewhere(sealed.new)
+        self.chunks.remove(cid for cid in sealed.new if cid not in kept)
+
+    def attach_target(self, channel: str, text: str = "") -> AttachTarget:
+        """Where `attach` posts to a public channel (WorkspaceError when it cannot)."""
+        self._check_text(text)
+        name, stream = self._channel(channel)
+        return AttachTarget(name, stream, 0, self.id)
+
+    def attach_private_target(self, channel: bytes, text: str = "") -> AttachTarget:
+        """Where `attach_private` posts: the channel's newest key is the files' scope."""
+        self._check_text(text)
+        epoch, key = self._newest_key(channel)
+        return AttachTarget(channel, None, epoch, key)
+
+    def publish_attachment(self, target: AttachTarget, sealed: SealedFiles,
+                           text: str = "") -> Object:
+        """Post sealed files (on the Node's thread); when that fails, their new chunks go."""
+        descriptors = list(sealed.descriptors)
+        try:
+            if target.stream is not None:
+                obj = self.publish("post/file", target.stream, {
+                    "channel": target.channel, "text": text, "files": descriptors})
+            else:
+                channel = target.channel
+                assert isinstance(channel, bytes)
+                if self._newest_key(channel)[0] != target.epoch:
+                    raise WorkspaceError("the channel's key changed while the files were "
+                                         "being attached; attach them again")
+                obj = self._post_sealed(channel, target.epoch, target.scope,
+                                        {"text": text, "files": descriptors})
+                self.replica.files.record_private(channel, obj, descriptors)
+        except BaseException:
+            self.discard_sealed(sealed)
+            raise
         for d in descriptors:
-            self.replica.files.set(d["list"], mine=1, complete=1, evicted=0)
+            self.replica.files.set(d["list"], mine=1, complete=1, evicted=0, size=d["size"])
+        return obj
 
     def attach(self, channel: str, paths: Sequence[Path], text: str = "") -> Object:
         """Post `paths` (1 to 4 files, each at most 4 GiB) to a public channel, with `text`."""
-        channel, stream = self._channel(channel)
-        self._check_text(text)
-        descriptors = self._seal(paths, self.id)
-        obj = self.publish("post/file", stream, {"channel": channel, "text": text,
-                                                 "files": descriptors})
-        self._mine(descriptors)
-        return obj
+        target = self.attach_target(channel, text)
+        return self.publish_attachment(target, self.seal_files(paths, target.scope), text)
 
     def attach_private(self, channel: bytes, paths: Sequence[Path], text: str = "") -> Object:
         """Post files to a private channel or direct message I am in: the descriptors go
         inside the sealed box, the chunks are encrypted in the scope of the channel's key."""
-        self._check_text(text)
-        epoch, key = self._newest_key(channel)
-        descriptors = self._seal(paths, key)
-        obj = self._post_sealed(channel, epoch, key, {"text": text, "files": descriptors})
-        self.replica.files.record_private(channel, obj, descriptors)
-        self._mine(descriptors)
-        return obj
+        target = self.attach_private_target(channel, text)
+        return self.publish_attachment(target, self.seal_files(paths, target.scope), text)
 
     @staticmethod
     def _check_text(text: str) -> None:
@@ -265,19 +346,21 @@ class Attachments:
             self.replica.files.record_private(channel, post, files)
         return files
 
-    def file_chunks(self, list_id: bytes) -> list[bytes] | None:
-        """The chunk ids of a file, when its list chunk is held (None when not yet)."""
-        size = self.replica.files.claimed_size(list_id)
-        if size is None:
+    def file_chunks(self, list_id: bytes, size: int | None = None) -> list[bytes] | None:
+        """The chunk ids of a file, when its list chunk is held (None when not yet), read for
+        `size`, or for any size a message held here claims."""
+        sizes = [size] if size is not None else self.replica.files.sizes(list_id)
+        if not sizes:
             raise WorkspaceError("no message here names that file")
-        try:
-            return self.replica.files.chunk_ids(list_id, size)
-        except AttachmentError as exc:
-            raise WorkspaceError(f"the file's chunk list is bad: {exc}") from None
-
-    def file_size(self, list_id: bytes) -> int | None:
-        """The size a message held here claims for the file."""
-        return self.replica.files.claimed_size(list_id)
+        data = self.chunks.read(list_id)
+        if data is None:
+            return None
+        for claimed in sizes:
+            try:
+                return parse_list(data, claimed)
+            except AttachmentError:
+                continue
+        raise WorkspaceError("the file's chunk list does not match its size")
 
     def _index_private_files(self) -> None:
         """List the files of private posts I can open that are not listed yet."""
@@ -302,39 +385,60 @@ class Attachments:
         return [Wanted(lst, size)
                 for lst, size, _ in self.replica.files.wanted(limit, self.key, private)]
 
-    def file_complete(self, list_id: bytes) -> bool:
-        """Whether every chunk of the file is here (recorded); when it has just become so,
-        others' files are evicted as the quota needs."""
-        state = self.replica.files.state(list_id)
+    def _consistent(self, list_id: bytes, size: int) -> bool:
+        """Whether the list and every chunk of a file of `size` bytes are here."""
+        data = self.chunks.read(list_id)
+        try:
+            ids = parse_list(data, size) if data is not None else None
+        except AttachmentError:
+            return False
+        return ids is not None and all(self.chunks.size(cid) == chunk_size(n, size)
+                                       for n, cid in enumerate(ids))
+
+    def file_complete(self, list_id: bytes, size: int | None = None, *,
+                      keep: Sequence[bytes] = ()) -> bool:
+        """Whether every chunk of the file is here for `size`, or for one size a message
+        claims (recorded); when it has just become so, others' files are evicted as the quota
+        needs, but this one and `keep`. A file no message names any more loses its chunks."""
+        files = self.replica.files
+        claimed = files.sizes(list_id)
+        if not claimed:  # deleted, perhaps while it was being fetched
+            if files.state(list_id) is not None or self.chunks.has(list_id):
+                files.forget(list_id)
+            return False
+        found = next((s for s in ([size] if size is not None else claimed)
+                      if self._consistent(list_id, s)), None)
+        state = files.state(list_id)
         if state is None:
             return False
-        try:
-            ids = self.replica.files.chunk_ids(list_id, state.size)
-        except AttachmentError:
-            ids = None
-        complete = ids is not None and not self.chunks.missing(ids)
-        if complete != state.complete or (complete and state.evicted):
-            self.replica.files.set(list_id, complete=complete, evicted=0)
-            if complete:
-                self.evict(self._quota(), keep=(list_id,))
-        return complete
+        if found is not None:
+            if not state.complete or state.evicted or state.size != found:
+                files.set(list_id, complete=1, evicted=0, size=found)
+                self.evict(self._quota(), keep=(list_id, *keep))
+            return True
+        if state.complete and (size is None or size == state.size):
+            files.set(list_id, complete=0)
+        return False
 
     # Reading a file ---------------------------------------------------------------------------
 
-    def _complete_ref(self, message_id: bytes, index: int) -> FileRef:
+    def ready_file(self, message_id: bytes, index: int) -> ReadyFile:
+        """File `index` of a message, complete here (on the Node's thread); WorkspaceError
+        when it is not."""
         ref = self.file_ref(message_id, index)
-        if not self.file_complete(ref.list):
+        size = ref.attachment.size
+        if not self.file_complete(ref.list, size):
             raise WorkspaceError(f"{ref.attachment.name} is not complete here yet; "
                                  "`hearth download` fetches it")
-        return ref
+        return ReadyFile(ref, tuple(self.file_chunks(ref.list, size) or ()))
 
-    def _decrypt_into(self, ref: FileRef, folder: Path) -> Path:
+    def _decrypt_into(self, ready: ReadyFile, folder: Path) -> Path:
         """The file's plaintext in a new temporary file in `folder`."""
-        ids = self.file_chunks(ref.list) or []
+        ref = ready.ref
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".hearth-", suffix=".part")
         try:
             with os.fdopen(fd, "wb") as out:
-                open_file(ref.key, ids, ref.attachment.size, self.chunks.read, out)
+                open_file(ref.key, list(ready.ids), ref.attachment.size, self.chunks.read, out)
         except AttachmentError as exc:
             Path(tmp).unlink(missing_ok=True)
             raise WorkspaceError(f"{ref.attachment.name}: {exc}") from None
@@ -343,18 +447,15 @@ class Attachments:
             raise
         return Path(tmp)
 
-    def save_attachment(self, message_id: bytes, index: int, out_dir: Path,
-                        name: str | None = None) -> Path:
-        """Write file `index` of a message into `out_dir` under its own name (or `name`),
-        made safe (`safe_name`), never replacing a file: "report (1).pdf" when taken."""
-        ref = self._complete_ref(message_id, index)
+    def save_ready(self, ready: ReadyFile, out_dir: Path, name: str | None = None) -> Path:
+        """`save_attachment`'s writing (from any thread: it touches only the ChunkStore)."""
         folder = Path(out_dir).expanduser()
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            tmp = self._decrypt_into(ref, folder)
+            tmp = self._decrypt_into(ready, folder)
             try:
                 target = _reserve(folder, safe_name(name if name is not None
-                                                    else ref.attachment.name))
+                                                    else ready.ref.attachment.name))
                 os.replace(tmp, target)
             finally:
                 tmp.unlink(missing_ok=True)
@@ -362,20 +463,37 @@ class Attachments:
             raise WorkspaceError(f"cannot save into {folder}: {exc.strerror or exc}") from None
         return target
 
-    def open_attachment(self, message_id: bytes, index: int) -> Path:
-        """The file decrypted into `<workspace>/opened/` (reused when already there), for the
-        person to open; records when it was last opened."""
-        ref = self._complete_ref(message_id, index)
+    def save_attachment(self, message_id: bytes, index: int, out_dir: Path,
+                        name: str | None = None) -> Path:
+        """Write file `index` of a message into `out_dir` under its own name (or `name`),
+        made safe (`safe_name`), never replacing a file: "report (1).pdf" when taken."""
+        return self.save_ready(self.ready_file(message_id, index), out_dir, name)
+
+    def open_ready(self, ready: ReadyFile) -> Path:
+        """`open_attachment`'s decrypting (from any thread: it touches only the ChunkStore and
+        the opened folder)."""
+        ref = ready.ref
         folder = self.paths.workspace_dir / OPENED / ref.list.hex()[:16]
         target = folder / safe_name(ref.attachment.name)
         try:
             if not (target.is_file() and target.stat().st_size == ref.attachment.size):
                 folder.mkdir(parents=True, exist_ok=True)
-                os.replace(self._decrypt_into(ref, folder), target)
+                os.replace(self._decrypt_into(ready, folder), target)
         except OSError as exc:
             raise WorkspaceError(f"cannot open {ref.attachment.name}: "
                                  f"{exc.strerror or exc}") from None
-        self.replica.files.set(ref.list, opened=int(self.clock() * 1000))
+        return target
+
+    def opened(self, list_id: bytes) -> None:
+        """Record that a file was opened now (eviction takes the least recently opened)."""
+        self.replica.files.set(list_id, opened=int(self.clock() * 1000))
+
+    def open_attachment(self, message_id: bytes, index: int) -> Path:
+        """The file decrypted into `<workspace>/opened/` (reused when already there), for the
+        person to open; records when it was last opened."""
+        ready = self.ready_file(message_id, index)
+        target = self.open_ready(ready)
+        self.opened(ready.ref.list)
         return target
 
     # Storage ----------------------------------------------------------------------------------
@@ -410,26 +528,26 @@ class Attachments:
         self.replica.files.set(ref.list, pinned=pinned)
 
     def evict(self, quota: int, *, keep: Sequence[bytes] = ()) -> int:
-        """Free others' files, least recently opened first (never opened: the oldest
-        first), until what is held is at most `quota` bytes; my uploads, pinned files and
-        `keep` stay. The bytes freed. An evicted file is not fetched again on its own."""
+        """Free others' unpinned files, least recently opened first (never opened: the oldest
+        first), until they take at most `quota` bytes; my uploads, pinned files, `keep` and
+        every chunk another file held here names stay. The bytes freed. An evicted file is not
+        fetched again on its own."""
         states = self.replica.files.all()
-        held = {s.list: self._held(s) for s in states}
+        others = [s for s in states if not s.mine and not s.pinned]
+        held = {s.list: self._held(s) for s in others}
         total = sum(held.values())
         if total <= quota:
             return 0
         newest = self.replica.files.newest_refs()
-        candidates = sorted(
-            (s for s in states if not s.mine and not s.pinned and s.list not in keep
-             and held[s.list]),
-            key=lambda s: (s.opened, newest.get(s.list, 0), s.list))
-        freed = 0
+        candidates = sorted((s for s in others if s.list not in keep and held[s.list]),
+                            key=lambda s: (s.opened, newest.get(s.list, 0), s.list))
+        chosen = []
         for state in candidates:
             if total <= quota:
                 break
-            freed_now = self.replica.files.drop_chunks(state.list, state.size)
-            self.replica.files.set(state.list, complete=0, evicted=1)
+            chosen.append(state.list)
             total -= held[state.list]
-            freed += freed_now
+        freed = self.replica.files.drop_files(chosen)
+        for lst in chosen:
+            self.replica.files.set(lst, complete=0, evicted=1)
         return freed
-

@@ -18,16 +18,22 @@ the Node's thread. `typing`, `presence` and `presence-left` send live signals an
 nothing: they never wait either.
 
 The records handed back are frozen values from app/records.py.
+
+Attaching, saving and opening a file hash, encrypt or decrypt up to 4 GiB: that part runs in
+the facade's own worker threads (FILE_WORKERS; the ChunkStore may be written from any thread),
+between a first and a last step on the Node's thread (checking, then posting and recording),
+so sync keeps serving meanwhile. Their futures mean what the others' do.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import preferences, slash
+from .attachments import AttachTarget, SealedFiles
 from .doc_facade import DocumentsFacade
 from .membership import InviteRecord, MemberRecord, RemovalRecord
 from .names import channel_names
@@ -53,6 +59,9 @@ if TYPE_CHECKING:
     from .node import Node, NodeEvent
 
 T = TypeVar("T")
+U = TypeVar("U")
+V = TypeVar("V")
+FILE_WORKERS = 2  # files hashed, encrypted or decrypted at once, off the Node's thread
 
 
 class NodeFacade:
@@ -61,12 +70,64 @@ class NodeFacade:
     def __init__(self, node: Node):
         self._node = node
         self.documents = DocumentsFacade(node)
+        self._files = ThreadPoolExecutor(FILE_WORKERS, thread_name_prefix="hearth-files")
 
     def _run(self, fn: Callable[..., T], *args: Any) -> Future[T]:
         return self._node._submit(fn, *args)
 
+    def close(self) -> None:
+        """Let the file workers go (the Node stopped); what they were given still ends, and
+        its last step then fails with NodeStopped. Idempotent."""
+        self._files.shutdown(wait=False)
+
     def _ws(self) -> Workspace:  # on the Node's thread only
         return self._node._workspace
+
+    def _off_loop(self, first: Callable[[], U], work: Callable[[U], V],
+                  last: Callable[[V], T] | None = None,
+                  undo: Callable[[V], None] | None = None) -> Future[T]:
+        """first() on the Node's thread, work(its result) in a file worker, then last(that)
+        on the Node's thread again (when given); `undo(work's result)` when the Node stopped
+        before last could run."""
+        from .node import NodeStopped  # imported here: app.node imports this module
+
+        result: Future[T] = Future()
+
+        def fail(exc: BaseException) -> None:
+            if result.set_running_or_notify_cancel():
+                result.set_exception(exc)
+
+        def worked(done: Future[V]) -> None:
+            if done.exception() is not None:
+                fail(done.exception())
+                return
+            value = done.result()
+            if last is None:
+                if result.set_running_or_notify_cancel():
+                    result.set_result(value)
+                return
+
+            def finished(end: Future[T]) -> None:
+                exc = end.exception()
+                if exc is None:
+                    if result.set_running_or_notify_cancel():
+                        result.set_result(end.result())
+                    return
+                if undo is not None and isinstance(exc, NodeStopped):
+                    undo(value)
+                fail(exc)
+            self._run(last, value).add_done_callback(finished)
+
+        def started(begun: Future[U]) -> None:
+            if begun.exception() is not None:
+                fail(begun.exception())
+                return
+            try:
+                self._files.submit(work, begun.result()).add_done_callback(worked)
+            except RuntimeError as exc:  # the Node stopped (close), or the interpreter is ending
+                fail(NodeStopped(str(exc)))
+        self._run(first).add_done_callback(started)
+        return result
 
     # Who, where, and events ---------------------------------------------------------------------
 
@@ -319,14 +380,30 @@ class NodeFacade:
 
     def attach(self, channel: str, paths: list[str | Path], text: str = "") -> Future[bytes]:
         """Post files (1 to 4) to a public channel, with `text`; the new message's id."""
-        return self._run(lambda: self._ws().attach(channel, [Path(p) for p in paths],
-                                                   text).id)
+        return self._attach(lambda ws: ws.attach_target(channel, text), paths, text)
 
     def attach_private(self, channel: bytes, paths: list[str | Path],
                        text: str = "") -> Future[bytes]:
         """Post files to a private channel or direct message, described inside the box."""
-        return self._run(lambda: self._ws().attach_private(channel, [Path(p) for p in paths],
-                                                           text).id)
+        return self._attach(lambda ws: ws.attach_private_target(channel, text), paths, text)
+
+    def _attach(self, target: Callable[[Workspace], AttachTarget], paths: list[str | Path],
+                text: str) -> Future[bytes]:
+        files = [Path(p) for p in paths]
+
+        def seal(got: tuple[Workspace, AttachTarget]) -> tuple[Workspace, AttachTarget,
+                                                               SealedFiles]:
+            ws, where = got
+            return ws, where, ws.seal_files(files, where.scope)
+
+        def publish(got: tuple[Workspace, AttachTarget, SealedFiles]) -> bytes:
+            ws, where, sealed = got
+            return ws.publish_attachment(where, sealed, text).id
+
+        def undo(got: tuple[Workspace, AttachTarget, SealedFiles]) -> None:
+            got[0].chunks.remove(got[2].new)  # the Node stopped: nothing fetches or names them
+
+        return self._off_loop(lambda: (self._ws(), target(self._ws())), seal, publish, undo)
 
     def download(self, message_id: bytes, index: int) -> Future[None]:
         """Fetch file `index` of a message from peers; done when it is complete here (progress
@@ -336,12 +413,18 @@ class NodeFacade:
     def save_attachment(self, message_id: bytes, index: int, out_dir: str | Path,
                         name: str | None = None) -> Future[Path]:
         """Write a complete file into `out_dir` under a safe name; the path written."""
-        return self._run(lambda: self._ws().save_attachment(message_id, index, Path(out_dir),
-                                                            name))
+        return self._off_loop(lambda: (self._ws(), self._ws().ready_file(message_id, index)),
+                              lambda got: got[0].save_ready(got[1], Path(out_dir), name))
 
     def open_attachment(self, message_id: bytes, index: int) -> Future[Path]:
         """A complete file decrypted for opening (only ever on the person's request)."""
-        return self._run(lambda: self._ws().open_attachment(message_id, index))
+        def opened(got: tuple[Workspace, Path, bytes]) -> Path:
+            ws, path, list_id = got
+            ws.opened(list_id)
+            return path
+        return self._off_loop(lambda: (self._ws(), self._ws().ready_file(message_id, index)),
+                              lambda got: (got[0], got[0].open_ready(got[1]), got[1].ref.list),
+                              opened)
 
     def storage_usage(self) -> Future[StorageUsage]:
         return self._run(lambda: self._ws().storage_usage())

@@ -215,7 +215,7 @@ class Node:
         self._outstanding: set[Future] = set()  # facade futures not yet run
         self._outstanding_lock = threading.Lock()
         self._auto_pending = False
-        self._auto_failed: dict[bytes, float] = {}  # list id -> when to try it again by itself
+        self._auto_failed: dict[tuple[bytes, int], float] = {}  # (list, size) -> when to retry
         self.facade = NodeFacade(self)
 
     # Lifecycle ------------------------------------------------------------------------------
@@ -247,6 +247,7 @@ class Node:
             self._thread.join(STOP_TIMEOUT_S)
             if self._thread.is_alive():
                 log.warning("the node thread did not stop within %.0f s", STOP_TIMEOUT_S)
+        self.facade.close()
         self._lock.release()
 
     def __enter__(self) -> Node:
@@ -310,8 +311,12 @@ class Node:
         await self._stop.wait()
         for task in (shipping, requests):
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            try:
                 await task
+            except asyncio.CancelledError:
+                pass
+            except Exception:  # the shutdown still happens
+                log.exception("a node task failed")
         await self._shutdown()
 
     async def _async_ship_loop(self) -> None:
@@ -520,24 +525,44 @@ class Node:
         return result
 
     def _fetch_file(self, list_id: bytes, size: int, result: Future[None] | None) -> None:
-        """Start (or join) the fetch of a file, on the Node's thread."""
-        ws, fetcher = self._workspace, self._service.fetcher
-        if ws.file_complete(list_id):
-            if result is not None and result.set_running_or_notify_cancel():
-                result.set_result(None)
+        """Start (or join) the fetch of a file (its list and the size its message says), on the
+        Node's thread; whatever fails ends `result` with the reason."""
+        try:
+            if self._recorded(list_id, size):
+                if result is not None and result.set_running_or_notify_cancel():
+                    result.set_result(None)
+                return
+            fetching = self._service.fetcher.fetch(list_id, size)
+        except Exception as exc:
+            log.exception("a file fetch could not start")
+            self._fetch_ended(list_id, size, exc, result)
             return
-        fetching = fetcher.fetch(list_id, size)
-        fetching.add_done_callback(lambda task: self._fetched(list_id, task, result))
+        fetching.add_done_callback(lambda task: self._fetched(list_id, size, task, result))
 
-    def _fetched(self, list_id: bytes, task: asyncio.Future, result: Future[None] | None
-                 ) -> None:
+    def _recorded(self, list_id: bytes, size: int) -> bool:
+        """Whether the file is complete here (recorded); the eviction that may follow spares
+        it and every file being fetched."""
+        keep = [list_id, *(lst for lst, _ in self._service.fetcher.active)]
+        return self._workspace.file_complete(list_id, size, keep=keep)
+
+    def _fetched(self, list_id: bytes, size: int, task: asyncio.Future,
+                 result: Future[None] | None) -> None:
         error = (NodeStopped("the node stopped") if task.cancelled()
                  else task.exception())
-        if error is None and not self._workspace.file_complete(list_id):
-            error = NodeError("the file is still incomplete here")
+        if error is None:
+            try:
+                if not self._recorded(list_id, size):
+                    error = NodeError("the file is still incomplete here")
+            except Exception as exc:  # a full disk's sqlite error, say
+                log.exception("a fetched file could not be recorded")
+                error = exc
+        self._fetch_ended(list_id, size, error, result)
+
+    def _fetch_ended(self, list_id: bytes, size: int, error: BaseException | None,
+                     result: Future[None] | None) -> None:
         if result is None:  # fetched by itself: a failure is tried again later
             if error is not None:
-                self._auto_failed[list_id] = time.monotonic() + AUTO_RETRY_S
+                self._auto_failed[(list_id, size)] = time.monotonic() + AUTO_RETRY_S
             return
         if not result.set_running_or_notify_cancel():
             return
@@ -560,7 +585,8 @@ class Node:
         limit = preferences.load(self.paths.data).auto_download_mb << 20
         now, active = time.monotonic(), set(self._service.fetcher.active)
         for wanted in self._workspace.wanted_files(limit):
-            if wanted.list in active or self._auto_failed.get(wanted.list, 0.0) > now:
+            key = (wanted.list, wanted.size)
+            if key in active or self._auto_failed.get(key, 0.0) > now:
                 continue
             self._fetch_file(wanted.list, wanted.size, None)
 
@@ -574,9 +600,24 @@ class Node:
                 for entry in os.scandir(folder):
                     if entry.name.endswith(".request") and entry.name not in taken:
                         taken.add(entry.name)
-                        self._take_request(folder, entry.name, taken)
+                        self._take_request_or_refuse(folder, entry.name, taken)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), REQUESTS_CHECK_S)
+
+    def _take_request_or_refuse(self, folder: Path, name: str, taken: set[str]) -> None:
+        """Take a request; one that fails is answered with the reason and not taken again."""
+        try:
+            self._take_request(folder, name, taken)
+        except Exception as exc:
+            log.exception("a download request failed")
+            try:
+                _write_status(folder / f"{name.removesuffix('.request')}.status",
+                              {"done": False, "error": str(exc) or type(exc).__name__})
+                (folder / name).unlink(missing_ok=True)
+            except OSError:
+                log.exception("a failed download request could not be answered")
+                return  # stays taken: not tried again and again
+            taken.discard(name)
 
     def _take_request(self, folder: Path, name: str, taken: set[str]) -> None:
         stem = name.removesuffix(".request")
@@ -598,9 +639,13 @@ class Node:
         def finished(future: Future[None]) -> None:
             unsubscribe()
             error = future.exception()
-            _write_status(status, {"done": error is None,
-                                   "error": None if error is None else str(error)})
-            (folder / name).unlink(missing_ok=True)
+            try:
+                _write_status(status, {"done": error is None,
+                                       "error": None if error is None else str(error)})
+                (folder / name).unlink(missing_ok=True)
+            except OSError:
+                log.exception("a download request could not be answered")
+                return  # stays taken: not tried again and again
             taken.discard(name)
 
         try:
@@ -685,11 +730,15 @@ class Node:
             self._schedule_auto_fetch()
         elif event.kind == "files":
             detail = event.detail
-            if detail["done"]:  # recorded before anyone hears of it
-                self._workspace.file_complete(detail["list"])
+            done, error = detail["done"], detail["error"]
+            if done:  # recorded before anyone hears of it
+                try:
+                    self._recorded(detail["list"], detail["size"])
+                except Exception as exc:  # the fetch's future says so too (_fetched)
+                    log.exception("a fetched file could not be recorded")
+                    done, error = False, str(exc)
             event = SyncEvent("files", {"progress": FileProgress(
-                detail["list"], detail["have"], detail["size"], detail["done"],
-                detail["error"])})
+                detail["list"], detail["have"], detail["size"], done, error)})
         if event.kind == "delivered":
             ws = self._workspace
             self._pending = frozenset(ws.replica.outbox.undelivered(ws.key))

@@ -9,10 +9,14 @@ ChunkStore beside the replica (storage/chunks.py).
   deleted (ON DELETE CASCADE).
 - `files`: one row per list id named: whether every chunk is here (`complete`, what the
   app last checked), whether I attached it (`mine`), `pinned`, when it was last opened (ms),
-  and whether the quota evicted it (`evicted`: not fetched again on its own).
+  and whether the quota evicted it (`evicted`: not fetched again on its own). Its `size` is
+  the one the chunks were last found consistent with (until then the first one claimed):
+  each message claims its own, and no message decides it for the others.
 
 A file no message names any more loses its chunks (`FileStore.drop_unnamed`), unless
-another message still names it: identical files in one scope have the same list id.
+another message still names it: identical files in one scope have the same list id. No
+chunk goes while the list of another file held here names it (`FileStore.drop_files`): a
+member may post a list made of chunks of my upload.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.attachments import AttachmentError, parse_list
+from core.attachments import ID_SIZE, parse_list
 from core.objects import Object, decode_trusted
 
 from ._sql import chunks, placeholders
@@ -116,6 +120,11 @@ def attachments(conn: sqlite3.Connection, ids: Sequence[bytes]) -> dict[bytes, t
     return out
 
 
+def listed(data: bytes) -> list[bytes]:
+    """The ids a list chunk holds, whatever size it is claimed for (for keeping chunks)."""
+    return [data[i:i + ID_SIZE] for i in range(0, len(data) - ID_SIZE + 1, ID_SIZE)]
+
+
 def attachment(d: dict, complete: bool = False, mine: bool = False) -> Attachment:
     """An Attachment from a (checked) descriptor and the file's state here."""
     return Attachment(d["name"], d["size"], d["type"], d["list"], d["w"], d["h"], d["thumb"],
@@ -176,16 +185,16 @@ class FileStore:
             (message, index)).fetchone()
         return (row[0], row[1]) if row else None
 
-    def claimed_size(self, list_id: bytes) -> int | None:
-        """The size a message held here claims for the file (the first one listed)."""
-        row = self._replica.conn.execute(
-            "SELECT size FROM files WHERE list = ? AND EXISTS "
-            "(SELECT 1 FROM file_refs WHERE list = ?)", (list_id, list_id)).fetchone()
-        return row[0] if row else None
+    def sizes(self, list_id: bytes) -> list[int]:
+        """The distinct sizes messages held here claim for the file, newest claim first
+        (none: no message names it any more)."""
+        return [row[0] for row in self._replica.conn.execute(
+            "SELECT size FROM file_refs WHERE list = ? GROUP BY size ORDER BY MAX(ts) DESC, "
+            "size", (list_id,))]
 
     def set(self, list_id: bytes, **flags: int) -> None:
-        """Set columns of a file's row (complete, mine, pinned, opened, evicted)."""
-        allowed = {"complete", "mine", "pinned", "opened", "evicted"}
+        """Set columns of a file's row (size, complete, mine, pinned, opened, evicted)."""
+        allowed = {"size", "complete", "mine", "pinned", "opened", "evicted"}
         if not flags or set(flags) - allowed:
             raise ValueError(f"file flags are {sorted(allowed)}")
         sets = ", ".join(f"{name} = ?" for name in flags)
@@ -196,7 +205,7 @@ class FileStore:
     def wanted(self, limit: int, member: bytes, private: Sequence[bytes]) -> list:
         """(list, size, ts) of files not complete here, not evicted, at most `limit` bytes,
         named by a visible message of a public channel `member` is in or of the private
-        channels given; newest first, each once."""
+        channels given; newest first, each (list, size) claimed once."""
         conn = self._replica.conn
         base = ("SELECT r.list, r.size, MAX(r.ts) FROM file_refs r JOIN files f "
                 "ON f.list = r.list WHERE f.complete = 0 AND f.evicted = 0 AND r.size <= ? ")
@@ -205,18 +214,18 @@ class FileStore:
             "SELECT r.list, r.size, MAX(r.ts) FROM files f JOIN file_refs r ON r.list = f.list "
             "JOIN messages m ON m.oid = r.oid JOIN members p ON p.channel = m.channel "
             "AND p.author = ? AND p.member = 1 WHERE f.complete = 0 AND f.evicted = 0 "
-            "AND r.size <= ? AND r.private IS NULL AND m.hidden = 0 GROUP BY r.list",
+            "AND r.size <= ? AND r.private IS NULL AND m.hidden = 0 GROUP BY r.list, r.size",
             (member, limit)).fetchall()
         for part in chunks(list(private)):
             rows += conn.execute(
                 base + f"AND r.private IN ({placeholders(len(part))}) "
-                "AND r.oid NOT IN (SELECT oid FROM unkept) GROUP BY r.list",
+                "AND r.oid NOT IN (SELECT oid FROM unkept) GROUP BY r.list, r.size",
                 (limit, *part)).fetchall()
-        newest: dict[bytes, tuple[bytes, int, int]] = {}
+        newest: dict[tuple[bytes, int], tuple[bytes, int, int]] = {}
         for lst, size, ts in rows:
-            if lst not in newest or ts > newest[lst][2]:
-                newest[lst] = (lst, size, ts)
-        return sorted(newest.values(), key=lambda row: (-row[2], row[0]))
+            if (lst, size) not in newest or ts > newest[lst, size][2]:
+                newest[lst, size] = (lst, size, ts)
+        return sorted(newest.values(), key=lambda row: (-row[2], row[0], row[1]))
 
     def newest_refs(self) -> dict[bytes, int]:
         """list id -> the time of the newest message naming it."""
@@ -234,35 +243,57 @@ class FileStore:
     def held_bytes(self, state: FileState) -> int:
         """The bytes of a file's chunks held here (its list chunk too)."""
         store = self._replica.chunks
-        listed = store.size(state.list)
-        if not listed:
+        data = store.read(state.list)
+        if data is None:
             return 0
-        try:
-            ids = self.chunk_ids(state.list, state.size) or []
-        except AttachmentError:
-            return listed
-        return listed + sum(store.size(cid) for cid in ids)
+        return len(data) + sum(store.size(cid) for cid in set(listed(data)))
 
-    def drop_chunks(self, list_id: bytes, size: int) -> int:
-        """Remove a file's chunks (its list chunk last) and its opened copy; the bytes freed."""
+    def named_elsewhere(self, cids: Iterable[bytes], besides: Iterable[bytes] = ()) -> set[bytes]:
+        """Those of `cids` that a file held here (but those of `besides`) has as its list
+        chunk or names in it."""
+        wanted, besides = set(cids), set(besides)
+        store, found = self._replica.chunks, set()
+        for (lst,) in self._replica.conn.execute("SELECT list FROM files").fetchall():
+            if not wanted - found:
+                break
+            if lst in besides:
+                continue
+            data = store.read(lst)
+            if data is not None:
+                found |= wanted & {lst, *listed(data)}
+        return found
+
+    def drop_files(self, lists: Iterable[bytes]) -> int:
+        """Remove these files' chunks (list chunks last) and opened copies, but any chunk a
+        file held here besides them names; the bytes freed."""
+        lists = list(dict.fromkeys(lists))
         store = self._replica.chunks
-        try:
-            ids = self.chunk_ids(list_id, size) or []
-        except AttachmentError:
-            ids = []
-        freed = store.remove(ids) + store.remove([list_id])
-        shutil.rmtree(self._replica.path.parent / OPENED / list_id.hex()[:16],
-                      ignore_errors=True)
+        ids: dict[bytes, None] = {}
+        for lst in lists:
+            data = store.read(lst)
+            ids.update(dict.fromkeys(listed(data) if data is not None else ()))
+        kept = self.named_elsewhere([*ids, *lists], besides=lists)
+        freed = store.remove(cid for cid in ids if cid not in kept and cid not in lists)
+        freed += store.remove(lst for lst in lists if lst not in kept)
+        for lst in lists:
+            shutil.rmtree(self._replica.path.parent / OPENED / lst.hex()[:16],
+                          ignore_errors=True)
         return freed
+
+    def forget(self, list_id: bytes) -> int:
+        """A file no message names any more: its row and its chunks go (as drop_files)."""
+        with self._write() as conn:
+            conn.execute("DELETE FROM files WHERE list = ?", (list_id,))
+        return self.drop_files([list_id])
 
     def drop_unnamed(self, lists: Iterable[bytes]) -> int:
         """Forget those of these files no message held names any more, and their chunks."""
         lists = list(set(lists))
-        gone: list[tuple[bytes, int]] = []
+        gone: list[bytes] = []
         with self._write() as conn:
             for part in chunks(lists):
-                gone += conn.execute(
+                gone += [row[0] for row in conn.execute(
                     f"DELETE FROM files WHERE list IN ({placeholders(len(part))}) AND NOT "
                     "EXISTS (SELECT 1 FROM file_refs r WHERE r.list = files.list) "
-                    "RETURNING list, size", part).fetchall()
-        return sum(self.drop_chunks(lst, size) for lst, size in gone)
+                    "RETURNING list", part).fetchall()]
+        return self.drop_files(gone) if gone else 0

@@ -11,12 +11,17 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from core.attachments import ID_SIZE, MAX_CHUNK, chunk_id
 
 from .errors import StorageError
+
+# A temporary file older than this is no write in progress (a chunk is written in far less),
+# so another process opening the folder beside a running Node never takes one of its writes.
+STALE_TMP_S = 60.0
 
 
 class BadChunk(StorageError):
@@ -105,7 +110,14 @@ class ChunkStore:
                         yield bytes.fromhex(entry.name)
 
     def clean(self) -> None:
-        """Drop temporary files a crash left behind."""
-        if self._tmp.is_dir():
-            for entry in self._tmp.iterdir():
-                entry.unlink(missing_ok=True)
+        """Drop temporary files a crash left behind (the workspace does when it opens the
+        store)."""
+        if not self._tmp.is_dir():
+            return
+        stale = time.time() - STALE_TMP_S
+        for entry in self._tmp.iterdir():
+            try:
+                if entry.stat().st_mtime < stale:
+                    entry.unlink(missing_ok=True)
+            except OSError:
+                continue

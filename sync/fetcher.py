@@ -1,16 +1,19 @@
 """The fetcher: gets the chunks of attached files from the connected peers, like a swarm
 (docs/ARCHITECTURE.md "Attachments").
 
-A fetch names a file by its list chunk's id and the size its message claims. The list chunk
-comes first (it says which chunks the file has); then every chunk not yet in the chunk store is
+A fetch names a file by its list chunk's id and the size its message claims; a message with a
+wrong size for a list gets a fetch of its own, which fails. The list chunk comes first (it says which chunks the file has); then every chunk not yet in the chunk store is
 spread over the connected peers that announced `files`, at most FETCH_WINDOW asked of each at a
 time, in file order. What is stored is never asked again, so a fetch started after a restart,
 or after the peers went away, resumes. A peer that lacks a chunk is not asked for it again in
-this fetch; a session that ends gives its chunks back to the others. Chunks are written by a
+this fetch; a session that ends gives its chunks back to the others. Files whose lists share a
+chunk ask for it once, and what is said of it applies to every one. Chunks are written by a
 thread (ChunkStore.put, atomic), at most MAX_STORING at a time, so the loop never waits on the
 disk. A fetch fails with a one-line reason when every connected peer lacks a chunk, when no
-peer with the capability is connected for FETCH_WAIT_S, or when the disk refuses a write; what
-was stored stays.
+peer with the capability is connected for FETCH_WAIT_S, when a chunk's length is not the one
+its place in a file of that size has (the list lies: it is not stored), or when the disk
+refuses a write; what was stored stays. Its future is always done at the end, before the last
+progress is reported.
 
 Progress goes to `on_progress` (list, have, size, done, error; `have` and `size` in bytes of
 the file) at most every PROGRESS_INTERVAL_S per file, and always at the start and the end.
@@ -63,10 +66,20 @@ class _Fetch:
     def busy(self) -> bool:
         return bool(self.asked or self.storing) or self.index is None and not self.todo
 
+    @property
+    def key(self) -> tuple[bytes, int]:
+        return self.list_id, self.size
+
     def plain(self, cid: bytes) -> int:
         if self.index is None or cid not in self.index:
             return 0
         return chunk_size(self.index[cid], self.size) - TAG_SIZE
+
+    def fits(self, cid: bytes, data: bytes) -> bool:
+        """Whether a chunk's length is the one its place in this file has."""
+        if self.index is None or cid not in self.index:
+            return True  # the list chunk: parse_list checks it against the size
+        return len(data) == chunk_size(self.index[cid], self.size)
 
 
 class Fetcher:
@@ -75,8 +88,8 @@ class Fetcher:
         self.chunks = chunks
         self._connections = connections
         self._on_progress = on_progress
-        self._fetches: dict[bytes, _Fetch] = {}  # by list id, oldest first
-        self._wanted: dict[bytes, _Fetch] = {}  # chunk id -> the fetch it belongs to
+        self._fetches: dict[tuple[bytes, int], _Fetch] = {}  # by (list id, size), oldest first
+        self._wanted: dict[bytes, list[_Fetch]] = {}  # chunk id -> the fetches that want it
         self._storing = 0
         self._executor = ThreadPoolExecutor(STORE_THREADS, thread_name_prefix="hearth-chunks")
         self._closed = False
@@ -85,8 +98,9 @@ class Fetcher:
 
     def fetch(self, list_id: bytes, size: int) -> asyncio.Future:
         """Get every chunk of a file into the chunk store; the future is done when they are
-        all there, or fails with FetchFailed. The same file asked twice shares one fetch."""
-        current = self._fetches.get(list_id)
+        all there, or fails with FetchFailed. The same file (list and size) asked twice shares
+        one fetch."""
+        current = self._fetches.get((list_id, size))
         if current is not None:
             return current.future
         loop = asyncio.get_running_loop()
@@ -94,21 +108,42 @@ class Fetcher:
         if self._closed:
             fetch.future.set_exception(FetchFailed("the node is stopping"))
             return fetch.future
-        self._fetches[list_id] = fetch
+        self._fetches[fetch.key] = fetch
         fetch.future.add_done_callback(lambda f: f.cancelled() or f.exception())  # no warning
-        data = self.chunks.read(list_id)
+        try:
+            data = self.chunks.read(list_id)
+        except OSError as exc:
+            self._fail(fetch, f"cannot read the file's chunks here: {exc.strerror or exc}")
+            return fetch.future
         if data is None:
-            fetch.todo[list_id] = None
-            self._wanted[list_id] = fetch
+            self._want(fetch, [list_id])
             self.pump()
         else:
-            self._spawn(self._listed(fetch, data))
+            self._spawn(self._listed(fetch, data), [fetch])
         return fetch.future
 
     @property
-    def active(self) -> list[bytes]:
-        """The list ids of the files being fetched."""
+    def active(self) -> list[tuple[bytes, int]]:
+        """The files being fetched: (list id, size)."""
         return list(self._fetches)
+
+    def _want(self, fetch: _Fetch, ids: Iterable[bytes]) -> None:
+        """Add chunks to a fetch's todo; one asked already for another fetch stays asked."""
+        for cid in dict.fromkeys(ids):  # a list may name a chunk twice
+            wanting = self._wanted.setdefault(cid, [])
+            asked = next((f.asked[cid] for f in wanting if cid in f.asked), None)
+            wanting.append(fetch)
+            if asked is not None:
+                fetch.asked[cid] = asked
+            else:
+                fetch.todo[cid] = None
+
+    def _unwant(self, fetch: _Fetch, cid: bytes) -> None:
+        wanting = self._wanted.get(cid)
+        if wanting is not None and fetch in wanting:
+            wanting.remove(fetch)
+            if not wanting:
+                del self._wanted[cid]
 
     async def _listed(self, fetch: _Fetch, data: bytes) -> None:
         """The list chunk is held: what is still missing is asked for."""
@@ -118,14 +153,16 @@ class Fetcher:
             self._fail(fetch, f"the file's chunk list is not what its message says ({exc})")
             return
         loop = asyncio.get_running_loop()
-        missing = await loop.run_in_executor(self._executor, self.chunks.missing, ids)
+        try:
+            missing = await loop.run_in_executor(self._executor, self.chunks.missing, ids)
+        except OSError as exc:
+            self._fail(fetch, f"cannot read the file's chunks here: {exc.strerror or exc}")
+            return
         if fetch.future.done():
             return
         fetch.index = {cid: i for i, cid in enumerate(ids)}
-        fetch.todo = OrderedDict.fromkeys(missing)
-        fetch.have = fetch.size - sum(fetch.plain(cid) for cid in missing)
-        for cid in missing:
-            self._wanted[cid] = fetch
+        self._want(fetch, missing)
+        fetch.have = fetch.size - sum(fetch.plain(cid) for cid in set(missing))
         self._report(fetch, force=True)
         self._check(fetch)
         self.pump()
@@ -152,9 +189,10 @@ class Fetcher:
                     if key not in fetch.lacking.get(cid, ()):
                         picked.append(cid)
                 for cid in picked:
-                    if cid in fetch.todo:
-                        del fetch.todo[cid]
-                        fetch.asked[cid] = id(connection)
+                    for wanting in self._wanted.get(cid, ()):
+                        if cid in wanting.todo:
+                            del wanting.todo[cid]
+                            wanting.asked[cid] = id(connection)
                 if len(picked) >= room:
                     break
             if picked:
@@ -194,37 +232,46 @@ class Fetcher:
         self.pump()
 
     def arrived(self, connection: Connection, event: ChunkArrived) -> None:
-        fetch = self._wanted.get(event.id)
-        if fetch is None or fetch.asked.pop(event.id, None) is None:
-            self.pump()  # a fetch that ended meanwhile: nothing to keep
+        cid = event.id
+        fetches = [f for f in self._wanted.get(cid, ()) if f.asked.pop(cid, None) is not None]
+        for fetch in [f for f in fetches if not f.fits(cid, event.data)]:
+            fetches.remove(fetch)  # its author's list lies, not this peer
+            self._fail(fetch, "the file's chunk list does not match its size")
+        if not fetches:
+            self.pump()  # a fetch that ended meanwhile, or a lying list: nothing to keep
             return
-        fetch.storing.add(event.id)
+        for fetch in fetches:
+            fetch.storing.add(cid)
         self._storing += 1
-        self._spawn(self._store(fetch, event.id, event.data))
+        self._spawn(self._store(fetches, cid, event.data), fetches)
         self.pump()
 
-    async def _store(self, fetch: _Fetch, cid: bytes, data: bytes) -> None:
+    async def _store(self, fetches: list[_Fetch], cid: bytes, data: bytes) -> None:
         loop = asyncio.get_running_loop()
         try:
             await loop.run_in_executor(self._executor, self._put_checked, cid, data)
         except BadChunk:  # the session checked it: only a bug gets here
-            fetch.todo[cid] = None
+            for fetch in fetches:
+                fetch.todo[cid] = None
             return
         except OSError as exc:
-            self._fail(fetch, f"cannot store the file here: {exc.strerror or exc}")
+            for fetch in fetches:
+                self._fail(fetch, f"cannot store the file here: {exc.strerror or exc}")
             return
         finally:
             self._storing -= 1
-            fetch.storing.discard(cid)
-        if fetch.future.done():
-            return
-        self._wanted.pop(cid, None)
-        if cid == fetch.list_id and fetch.index is None:
-            await self._listed(fetch, data)
-            return
-        fetch.have += fetch.plain(cid)
-        self._report(fetch)
-        self._check(fetch)
+            for fetch in fetches:
+                fetch.storing.discard(cid)
+        for fetch in fetches:
+            if fetch.future.done():
+                continue
+            self._unwant(fetch, cid)
+            if cid == fetch.list_id and fetch.index is None:
+                self._spawn(self._listed(fetch, data), [fetch])
+                continue
+            fetch.have += fetch.plain(cid)
+            self._report(fetch)
+            self._check(fetch)
         self.pump()
 
     def _put_checked(self, cid: bytes, data: bytes) -> bool:
@@ -233,12 +280,12 @@ class Fetcher:
     def lacking(self, connection: Connection, event: ChunksLacking) -> None:
         key = connection.session.peer_key
         for cid in event.ids:
-            fetch = self._wanted.get(cid)
-            if fetch is None or fetch.asked.pop(cid, None) is None:
-                continue
-            fetch.lacking.setdefault(cid, set()).add(key)
-            fetch.todo[cid] = None
-            fetch.todo.move_to_end(cid, last=False)
+            for fetch in self._wanted.get(cid, ()):
+                if fetch.asked.pop(cid, None) is None:
+                    continue
+                fetch.lacking.setdefault(cid, set()).add(key)
+                fetch.todo[cid] = None
+                fetch.todo.move_to_end(cid, last=False)
         self.pump()
 
     def peer_gone(self, connection: Connection) -> None:
@@ -256,24 +303,25 @@ class Fetcher:
 
     def _check(self, fetch: _Fetch) -> None:
         if fetch.index is not None and not fetch.todo and not fetch.busy:
+            if fetch.future.done():
+                return
             self._end(fetch)
+            fetch.future.set_result(None)
             self._report(fetch, force=True)
-            if not fetch.future.done():
-                fetch.future.set_result(None)
 
     def _fail(self, fetch: _Fetch, reason: str) -> None:
         if fetch.future.done():
             return
         self._end(fetch)
-        self._report(fetch, error=reason)
         fetch.future.set_exception(FetchFailed(reason))
+        self._report(fetch, error=reason)
 
     def _end(self, fetch: _Fetch) -> None:
         self._stop_waiting(fetch)
-        self._fetches.pop(fetch.list_id, None)
+        if self._fetches.get(fetch.key) is fetch:
+            del self._fetches[fetch.key]
         for cid in [*fetch.todo, *fetch.asked, fetch.list_id]:
-            if self._wanted.get(cid) is fetch:
-                del self._wanted[cid]
+            self._unwant(fetch, cid)
 
     def _report(self, fetch: _Fetch, *, force: bool = False, error: str | None = None) -> None:
         now = time.monotonic()
@@ -281,12 +329,24 @@ class Fetcher:
             return
         fetch.reported = now
         done = error is None and fetch.index is not None and not fetch.todo and not fetch.busy
-        self._on_progress({"list": fetch.list_id, "have": fetch.have, "size": fetch.size,
-                           "done": done, "error": error})
+        try:
+            self._on_progress({"list": fetch.list_id, "have": fetch.have, "size": fetch.size,
+                               "done": done, "error": error})
+        except Exception:  # the fetch goes on (or has ended): its future says how
+            log.exception("reporting a fetch's progress failed")
 
-    def _spawn(self, coro) -> None:
+    def _spawn(self, coro, fetches: list[_Fetch]) -> None:
+        """Run a step of these fetches; one that raises fails them, with the reason."""
         task = asyncio.ensure_future(coro)
-        task.add_done_callback(_log_failure)
+        task.add_done_callback(lambda t: self._step_done(t, fetches))
+
+    def _step_done(self, task: asyncio.Task, fetches: list[_Fetch]) -> None:
+        if task.cancelled() or task.exception() is None:
+            return
+        exc = task.exception()
+        log.error("a chunk fetch step failed", exc_info=exc)
+        for fetch in fetches:
+            self._fail(fetch, f"the fetch failed here: {exc}")
 
     async def close(self) -> None:
         """Fail every fetch (the node is stopping) and wait for the writes under way."""
@@ -297,7 +357,3 @@ class Fetcher:
         with contextlib.suppress(Exception):
             await loop.run_in_executor(None, self._executor.shutdown, True)
 
-
-def _log_failure(task: asyncio.Task) -> None:
-    if not task.cancelled() and task.exception() is not None:
-        log.error("a chunk fetch step failed", exc_info=task.exception())

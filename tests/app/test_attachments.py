@@ -7,10 +7,13 @@ recently opened first; a deleted message's chunks go; images are thumbnailed wit
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 import os
 import struct
+import threading
+import time
 import zlib
 from pathlib import Path
 
@@ -18,10 +21,13 @@ import pytest
 from PIL import Image
 
 from app import preferences, thumbnails
-from app.attachments import safe_name
+from app.attachments import Wanted, safe_name
+from app.facade import FILE_WORKERS
 from app.workspace import Workspace, WorkspaceError
+from core.attachments import CHUNK_SIZE, chunk_id
 from core.kinds import MAX_THUMB
-from tests.support import create_workspace, join_member, share
+from storage.chunks import ChunkStore
+from tests.support import CHANNEL, TIMEOUT_S, Cluster, create_workspace, join_member, share
 
 
 @pytest.fixture
@@ -156,7 +162,7 @@ def test_quota_evicts_others_files_least_recently_opened_first(pair, tmp_path):
     b.open_attachment(ids[2], 0)  # opened: kept longer than those never opened
     before = b.storage_usage()
     assert before.files == 5 and before.pinned > 0 and before.mine > 0
-    freed = b.evict(before.total - 400_000)  # room for two of the others' to go
+    freed = b.evict(before.others - 400_000)  # the quota is for others' unpinned files
     assert freed > 600_000
     complete = {lst: b.file_ref(i, 0).attachment.complete for i, lst in
                 zip(ids, lists, strict=True)}
@@ -255,3 +261,162 @@ def test_file_preferences_have_defaults_and_bounds(tmp_path):
     assert preferences.load(tmp_path).appearance == "system"
     with pytest.raises(preferences.PreferenceError):
         preferences.save(tmp_path, auto_download_mb=-1)
+
+
+# A member's list made of my chunks, forged sizes, failed attaches ------------------------------
+
+def _borrow(forger: Workspace, victim: Workspace, upload, k: int = 2):
+    """A post of `forger` naming a list made of the first k chunk ids of `upload` (a message
+    of `victim`), that list already fetched by the victim; (post, list id)."""
+    d = upload.body["files"][0]
+    borrowed = b"".join(victim.file_chunks(d["list"])[:k])
+    lid = chunk_id(borrowed)
+    forger.chunks.put(lid, borrowed)
+    channel, stream = forger._channel("general")
+    post = forger.publish("post/file", stream, {"channel": channel, "text": "", "files": [
+        dict(d, list=lid, size=k * CHUNK_SIZE, name="innocent.bin")]})
+    share(forger, victim)
+    victim.chunks.put(lid, borrowed)
+    assert victim.file_complete(lid)
+    return post, lid
+
+
+@pytest.mark.parametrize("how", ["delete", "evict"])
+def test_a_members_list_of_my_chunks_never_takes_my_upload(pair, tmp_path, how):
+    a, b = pair
+    data = os.urandom(3 * CHUNK_SIZE + 10)
+    mine = b.attach("general", [_write(tmp_path / "mine.bin", data)])
+    share(b, a)
+    post, lid = _borrow(a, b, mine)
+    if how == "delete":
+        a.delete(post.id)
+        share(a, b)
+        assert b.replica.files.state(lid) is None
+    else:
+        assert b.evict(0) > 0 and not b.file_complete(lid)
+    assert b.file_complete(mine.body["files"][0]["list"])
+    assert _sha(b.save_attachment(mine.id, 0, tmp_path / "out")) == \
+        hashlib.sha256(data).hexdigest()
+
+
+def test_a_wrong_size_named_first_does_not_decide_the_files_size(pair, tmp_path):
+    a, b = pair
+    data = os.urandom(3 * CHUNK_SIZE + 10)
+    real = a.attach("general", [_write(tmp_path / "real.bin", data)])
+    d = real.body["files"][0]
+    channel, stream = a._channel("general")
+    forged = a.publish("post/file", stream, {"channel": channel, "text": "",
+                                             "files": [dict(d, size=3 * CHUNK_SIZE + 5)]})
+    b.replica.ingest([forged])  # the forged size is the first b hears of
+    share(a, b)
+    assert set(b.wanted_files(2**30)) == {Wanted(d["list"], 3 * CHUNK_SIZE + 5),
+                                         Wanted(d["list"], len(data))}
+    assert b.file_ref(forged.id, 0).attachment.size == 3 * CHUNK_SIZE + 5
+    assert b.file_ref(real.id, 0).attachment.size == len(data)
+    _copy_chunks(a, b)
+    assert not b.file_complete(d["list"], 3 * CHUNK_SIZE + 5)
+    assert b.file_complete(d["list"], len(data)) and b.file_complete(d["list"])
+    assert len(b.file_chunks(d["list"])) == 4
+    assert _sha(b.save_attachment(real.id, 0, tmp_path / "out")) == \
+        hashlib.sha256(data).hexdigest()
+    with pytest.raises(WorkspaceError):
+        b.save_attachment(forged.id, 0, tmp_path / "out")
+    assert b.wanted_files(2**30) == []
+
+
+def _full_disk(monkeypatch, after: int) -> None:
+    """The disk fills after `after` new chunks (a chunk already held is not written again)."""
+    real, written = ChunkStore.put, [0]
+
+    def put(store, cid, data, **kw):
+        if not store.has(cid):
+            written[0] += 1
+            if written[0] > after:
+                raise OSError(errno.ENOSPC, "No space left on device")
+        return real(store, cid, data, **kw)
+    monkeypatch.setattr(ChunkStore, "put", put)
+
+
+def test_a_failed_attach_leaves_only_the_chunks_held_before(pair, tmp_path, monkeypatch):
+    a, _ = pair
+    kept = _write(tmp_path / "kept.bin", os.urandom(2 * CHUNK_SIZE))
+    a.attach("general", [kept])
+    held = set(a.chunks.ids())
+    _full_disk(monkeypatch, after=5)
+    with pytest.raises(WorkspaceError, match="No space left"):
+        a.attach("general", [kept, _write(tmp_path / "big.bin", os.urandom(10 * CHUNK_SIZE))])
+    assert set(a.chunks.ids()) == held
+    monkeypatch.undo()
+    growing = _write(tmp_path / "growing.bin", os.urandom(3 * CHUNK_SIZE))
+    real_put = ChunkStore.put
+
+    def grow(store, cid, data, **kw):  # the file grows while it is read
+        with open(growing, "ab") as f:
+            f.write(b"more")
+        return real_put(store, cid, data, **kw)
+    monkeypatch.setattr(ChunkStore, "put", grow)
+    with pytest.raises(WorkspaceError, match="changed"):
+        a.attach("general", [growing])
+    assert set(a.chunks.ids()) == held
+
+
+def test_a_file_deleted_while_it_was_fetched_leaves_nothing(pair, tmp_path):
+    a, b = pair
+    obj = a.attach("general", [_write(tmp_path / "gone.bin", os.urandom(3 * CHUNK_SIZE))])
+    lst = obj.body["files"][0]["list"]
+    in_flight = {cid: a.chunks.read(cid) for cid in a.chunks.ids()}
+    share(a, b)
+    b.chunks.put(lst, in_flight[lst])  # the fetch has begun
+    a.delete(obj.id)
+    share(a, b)
+    for cid, chunk in in_flight.items():  # what was still on its way lands
+        b.chunks.put(cid, chunk)
+    assert not b.file_complete(lst)
+    assert list(b.chunks.ids()) == []
+
+
+def test_opening_the_workspace_drops_what_a_crash_left_half_written(tmp_path):
+    paths = create_workspace(tmp_path, "a", "alice")
+    with Workspace.open(paths) as ws:
+        tmp = ws.chunks.folder / "tmp"
+    tmp.mkdir(parents=True, exist_ok=True)
+    left = tmp / "abcdef12xyz"
+    left.write_bytes(b"half a chunk")
+    old = time.time() - 3600
+    os.utime(left, (old, old))
+    with Workspace.open(paths) as ws:
+        ws.chunks.has(b"\0" * 32)
+        assert not left.exists()
+
+
+def test_the_quota_counts_only_others_files(pair, tmp_path):
+    a, b = pair
+    b.attach("general", [_write(tmp_path / "mine.bin", os.urandom(1_000_000))])
+    theirs = a.attach("general", [_write(tmp_path / "theirs.bin", os.urandom(300_000))])
+    share(a, b)
+    _copy_chunks(a, b)
+    lst = theirs.body["files"][0]["list"]
+    assert b.file_complete(lst)
+    assert b.evict(500_000) == 0 and b.file_complete(lst)
+    assert b.evict(200_000) > 0 and not b.file_complete(lst)
+
+
+def test_attaching_and_saving_leave_the_nodes_thread_free(tmp_path):
+    data = os.urandom(3 * CHUNK_SIZE + 1)
+    with Cluster(tmp_path) as cluster:
+        (pa,) = cluster.members(1)
+        node = cluster.start(pa)
+        facade = node.facade
+        release = threading.Event()
+        busy = [facade._files.submit(release.wait, TIMEOUT_S) for _ in range(FILE_WORKERS)]
+        attaching = facade.attach(CHANNEL, [_write(tmp_path / "big.bin", data)], "big")
+        assert facade.post(CHANNEL, "meanwhile").result(TIMEOUT_S)  # the loop answers
+        assert not attaching.done()
+        release.set()
+        assert all(f.result(TIMEOUT_S) for f in busy)
+        message_id = attaching.result(TIMEOUT_S)
+        shown = facade.read(CHANNEL).result(TIMEOUT_S)
+        assert [m.text for m in shown[-2:]] == ["meanwhile", "big"] and shown[-1].files[0].mine
+        saved = facade.save_attachment(message_id, 0, tmp_path / "out").result(TIMEOUT_S)
+        opened = facade.open_attachment(message_id, 0).result(TIMEOUT_S)
+        assert saved.read_bytes() == data and opened.read_bytes() == data

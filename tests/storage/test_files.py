@@ -8,10 +8,12 @@ import io
 import os
 import random
 import sqlite3
+import time
 
-from core.attachments import seal_file
+from core.attachments import CHUNK_SIZE, chunk_id, parse_list, seal_file
 from storage import Replica
 from storage._schema import SCHEMA_VERSION
+from storage.chunks import STALE_TMP_S, ChunkStore
 from tests.support import FakeClock
 
 from .conftest import T0, add, new_replica
@@ -63,6 +65,39 @@ def test_a_deleted_messages_chunks_go_unless_another_names_the_file(tmp_path, wo
     add(rep, world.delete(bob, second))
     assert list(rep.chunks.ids()) == [] and rep.files.all() == []
 
+
+def test_a_list_made_of_another_files_chunks_takes_none_of_them(tmp_path, world, people):
+    alice, bob = people["alice"], people["bob"]
+    rep = new_replica(tmp_path / "r.sqlite", world)
+    real = _file(rep, os.urandom(3 * CHUNK_SIZE), world.ws)
+    ids = parse_list(rep.chunks.read(real["list"]), real["size"])
+    borrowed = b"".join(ids[:2])  # bob's list names two chunks of alice's file
+    rep.chunks.put(chunk_id(borrowed), borrowed)
+    forged = dict(real, list=chunk_id(borrowed), size=2 * CHUNK_SIZE)
+    first, second = _with_files(world, alice, "", [real]), _with_files(world, bob, "", [forged])
+    add(rep, first, second)
+    add(rep, world.delete(bob, second))
+    assert set(rep.chunks.ids()) == {real["list"], *ids}
+    listed = b"".join([real["list"]])  # a list naming alice's list chunk itself
+    rep.chunks.put(chunk_id(listed), listed)
+    third = _with_files(world, bob, "", [dict(real, list=chunk_id(listed), size=1)])
+    add(rep, third, world.delete(alice, first))
+    assert set(rep.chunks.ids()) == {chunk_id(listed), real["list"]}  # third names both
+    add(rep, world.delete(bob, third))
+    assert list(rep.chunks.ids()) == []
+
+
+def test_only_stale_temporary_chunks_are_cleaned(tmp_path):
+    store = ChunkStore(tmp_path / "chunks")
+    tmp = store.folder / "tmp"
+    tmp.mkdir(parents=True)
+    stale, writing = tmp / "stale", tmp / "writing"
+    stale.write_bytes(b"left by a crash")
+    writing.write_bytes(b"being written by a running Node")
+    old = time.time() - STALE_TMP_S - 1
+    os.utime(stale, (old, old))
+    store.clean()
+    assert not stale.exists() and writing.exists()
 
 def test_only_a_channels_own_stream_lists_files(tmp_path, world, people):
     rep = new_replica(tmp_path / "r.sqlite", world)

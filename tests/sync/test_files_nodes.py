@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -14,8 +15,8 @@ import aiohttp
 import pytest
 
 from app import preferences
-from app.node import Node, NodeError, NodeEvent
-from core.attachments import chunk_id
+from app.node import Node, NodeError, NodeEvent, download_status, request_download
+from core.attachments import CHUNK_SIZE, chunk_id, encode_list
 from core.identity import Identity
 from sync import fetcher as fetcher_mod
 from sync._files import FILES
@@ -316,3 +317,148 @@ def test_a_peer_that_asks_and_never_reads_is_dropped_when_a_send_times_out(clust
         done.set()
         thread.join(TIMEOUT_S)
     assert a.call(lambda: len(a.service_for_tests.connections)) == 0
+
+
+# Defects found in review: fetches that share chunks or a list, failures that must end a fetch.
+
+def forge(node: Node, message_id: bytes, size: int, first: int | None = None) -> bytes:
+    """Post, as `node`, a message naming file 0 of `message_id` with another size and, with
+    `first`, a list of only its first chunks (a list made and stored there)."""
+    def run() -> bytes:
+        ws = node.workspace_for_tests
+        d = dict(ws.replica.object(message_id).body["files"][0], size=size)
+        if first is not None:
+            listing = encode_list(ws.file_chunks(d["list"])[:first])
+            d["list"] = chunk_id(listing)
+            ws.chunks.put(d["list"], listing)
+        channel, stream = ws._channel(CHANNEL)
+        return ws.publish("post/file", stream, {"channel": channel, "text": "",
+                                                "files": [d]}).id
+    return node.call(run)
+
+
+def copy_chunks(src: Node, dst: Node, ids: list[bytes]) -> None:
+    data = src.call(lambda: [src.workspace_for_tests.chunks.read(c) for c in ids])
+    dst.call(lambda: [dst.workspace_for_tests.chunks.put(c, d) for c, d in zip(ids, data, strict=True)])
+
+
+def cut_off(b: Node, a: Node) -> None:
+    b.call(lambda: b.service_for_tests.block({a.key}))
+    wait_until(lambda: a.key not in b.online(), what="a to be cut off")
+
+
+def reconnect(b: Node, a: Node) -> None:
+    b.call(lambda: b.service_for_tests.block(set()))
+
+
+def two_with_a_file(cluster, tmp_path, size: int, *, quota_mb: int | None = None):
+    pa, pb = cluster.members(2)
+    no_auto_download(pa, pb)
+    if quota_mb is not None:
+        preferences.save(pb.data, storage_quota_mb=quota_mb)
+    a = cluster.start(pa)
+    b = cluster.start(pb, peers=[a])
+    wait_online(a, b)
+    path, digest = write_file(tmp_path, "real.bin", size)
+    return a, b, pb, attach(a, path), digest
+
+
+def test_two_files_whose_lists_share_chunks_both_arrive(cluster, tmp_path):
+    a, b, _, mid, digest = two_with_a_file(cluster, tmp_path, 3 * CHUNK_SIZE + 10)
+    part = forge(a, mid, 2 * CHUNK_SIZE, first=2)  # its chunks are the first two of mid's
+    wait_until(lambda: has_message(b, mid) and has_message(b, part), what="both messages")
+    cut_off(b, a)
+    lists = [list_id(b, mid), list_id(b, part)]
+    copy_chunks(a, b, lists)  # both fetches know their chunks before any is asked
+    events = Events(b)
+    whole, first_two = b.download(mid, 0), b.download(part, 0)
+    wait_until(lambda: all(events.progress(lst) for lst in lists), what="both fetches to start")
+    reconnect(b, a)
+
+    whole.result(TIMEOUT_S)
+    first_two.result(TIMEOUT_S)
+    assert sha256(save(b, mid, tmp_path / "out")) == digest
+
+
+def test_a_list_with_a_lying_size_fails_and_does_not_capture_the_honest_download(
+        cluster, tmp_path):
+    a, b, _, mid, digest = two_with_a_file(cluster, tmp_path, 3 * CHUNK_SIZE + 10)
+    lying = forge(a, mid, 3 * CHUNK_SIZE + 100)  # same list, a last chunk 90 bytes longer
+    wait_until(lambda: has_message(b, mid) and has_message(b, lying), what="both messages")
+    lst = list_id(a, mid)
+    last = a.call(lambda: a.workspace_for_tests.file_chunks(lst)[-1])
+
+    with pytest.raises(NodeError, match="the file's chunk list does not match its size"):
+        b.download(lying, 0).result(TIMEOUT_S)
+    assert last not in stored_chunks(b)
+
+    cut_off(b, a)  # both asked at once: the lying one first
+    events = Events(b)
+    lied, honest = b.download(lying, 0), b.download(mid, 0)
+    wait_until(lambda: len(events.progress(lst)) >= 2, what="both fetches to start")
+    reconnect(b, a)
+    honest.result(TIMEOUT_S)
+    with pytest.raises(NodeError, match="does not match its size"):
+        lied.result(TIMEOUT_S)
+    assert sha256(save(b, mid, tmp_path / "out")) == digest
+
+
+def test_a_download_fails_with_the_reason_when_recording_it_fails(cluster, tmp_path):
+    a, b, _, mid, _ = two_with_a_file(cluster, tmp_path, CHUNK_SIZE + 10)
+    wait_until(lambda: has_message(b, mid), what="the message to arrive")
+    ws = b.workspace_for_tests
+    recorded = ws.file_complete
+
+    def full_disk(*args, **kwargs) -> bool:
+        if recorded(*args, **kwargs):
+            raise sqlite3.OperationalError("database or disk is full")
+        return False
+
+    b.call(lambda: setattr(ws, "file_complete", full_disk))
+    with pytest.raises(NodeError, match="database or disk is full"):
+        b.download(mid, 0).result(TIMEOUT_S)
+
+
+def test_a_file_being_fetched_is_not_evicted_when_another_completes(cluster, tmp_path):
+    a, b, pb, mid, digest = two_with_a_file(cluster, tmp_path, 8 * MB, quota_mb=1)
+    small, _ = write_file(tmp_path, "small.bin", 300_000)
+    other = attach(a, small)
+    wait_until(lambda: has_message(b, mid) and has_message(b, other), what="the messages")
+    big, little = list_id(a, mid), list_id(a, other)
+    ids = a.call(lambda: a.workspace_for_tests.file_chunks(big))
+    little_ids = a.call(lambda: [little, *a.workspace_for_tests.file_chunks(little)])
+    cut_off(b, a)
+    copy_chunks(a, b, [big, *ids[:16]])  # half the big file (4 MiB): more than the quota
+    copy_chunks(a, b, little_ids)  # the small one whole
+    events = Events(b)
+    fetching = b.download(mid, 0)
+    wait_until(lambda: events.progress(big), what="the big file's fetch to start")
+
+    b.download(other, 0).result(TIMEOUT_S)  # complete here: the quota is enforced
+
+    assert set(ids[:16]) <= set(stored_chunks(b))
+    reconnect(b, a)
+    fetching.result(TIMEOUT_S)
+    assert sha256(save(b, mid, tmp_path / "out")) == digest
+
+
+def test_a_download_request_that_fails_is_answered_and_the_next_is_taken(cluster, tmp_path):
+    a, b, pb, mid, _ = two_with_a_file(cluster, tmp_path, CHUNK_SIZE + 10)
+    wait_until(lambda: has_message(b, mid), what="the message to arrive")
+    ws = b.workspace_for_tests
+
+    def locked(*args, **kwargs):
+        raise sqlite3.OperationalError("database is locked")
+
+    b.call(lambda: setattr(ws, "file_ref", locked))
+    status = request_download(pb, mid, 0)
+    wait_until(lambda: (download_status(status) or {}).get("error"),
+               what="the failed request to be answered")
+    assert "database is locked" in download_status(status)["error"]
+    b.call(lambda: delattr(ws, "file_ref"))
+
+    status = request_download(pb, mid, 0)
+    wait_until(lambda: (download_status(status) or {}).get("done"),
+               what="the next request to be answered")
+    b.stop()  # the loop still runs to its end: the sessions are closed
+    wait_until(lambda: b.key not in a.online(), what="b to say goodbye")
