@@ -28,7 +28,7 @@ def cmd_download(args: argparse.Namespace) -> None:
     with Workspace.open(paths) as ws:
         message_id = ws.resolve_id(args.id, "message")
         ref = ws.file_ref(message_id, args.index)
-        complete = ws.file_complete(ref.list)
+        complete = ws.file_complete(ref.list, ref.attachment.size)
     if not complete:
         _fetch(paths, message_id, args)
     with Workspace.open(paths) as ws:

@@ -1,4 +1,5 @@
-"""`hearth attach` and `hearth storage`: files attached to messages (app/attachments.py).
+"""`hearth attach`, `hearth storage` and `hearth pin`: files attached to messages
+(app/attachments.py).
 `hearth download` is app/download_commands.py's (it needs the network)."""
 
 from __future__ import annotations
@@ -9,7 +10,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import preferences
-from ._command import CLIError, channel_arg, command, open_workspace, print_json
+from ._command import (
+    CLIError,
+    channel_arg,
+    command,
+    open_workspace,
+    print_json,
+    whole_number,
+)
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
 _UNITS = {"": 2**20, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
@@ -80,6 +88,16 @@ def cmd_storage(args: argparse.Namespace) -> None:
         print(f"freed {human(freed)}")
 
 
+def cmd_pin(args: argparse.Namespace) -> None:
+    """Keep a message's file on this computer whatever the quota (--unpin: let the quota
+    evict it again, least recently opened first)."""
+    with open_workspace(args) as ws:
+        message_id = ws.resolve_id(args.id, "message")
+        ws.pin(message_id, args.index, not args.unpin)
+        name = ws.file_ref(message_id, args.index).attachment.name
+    print(f"{'unpinned' if args.unpin else 'pinned'}: {name}")
+
+
 def register(sub: argparse._SubParsersAction, common: Callable) -> None:
     p = command(sub, common, "attach", cmd_attach,
                 "post files (up to 4, each up to 4 GiB) to a channel; prints the message id")
@@ -95,3 +113,9 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
                    "files beyond it are evicted now")
     p.add_argument("--auto-download", type=size_arg, metavar="SIZE",
                    help="fetch files up to this size in your channels without asking")
+    p = command(sub, common, "pin", cmd_pin,
+                "keep a message's file on this computer whatever the quota")
+    p.add_argument("id", help="the message's id (64 hex characters, or a unique prefix)")
+    p.add_argument("--index", type=whole_number(0, 3), default=0,
+                   help="which of the message's files, from 0 (default 0)")
+    p.add_argument("--unpin", action="store_true", help="let the quota evict it again")

@@ -87,3 +87,29 @@ def test_storage_shows_usage_and_sets_the_quota(hearth: Hearth, tmp_path: Path):
     text = hearth("storage", data=ada).stdout
     assert "files here: 1, 3.0 MB of a 1.0 MB quota" in text
     assert "--quota" in hearth.fails("storage", "--quota", "lots", data=ada)
+
+
+def test_a_pinned_file_stays_whatever_the_quota_until_unpinned(hearth: Hearth, tmp_path: Path):
+    ada, bob = tmp_path / "ada", tmp_path / "bob"
+    hearth("init", "--nick", "ada", data=ada)
+    hearth("join-workspace", personal_code(hearth, ada, bob), "--nick", "bob", data=bob)
+    big = tmp_path / "big.bin"
+    big.write_bytes(os.urandom(2 * 2**20))
+    message = hearth("attach", "general", str(big), data=ada).line
+    _carry(hearth, ada, bob)
+    # The chunks reach bob as sync would bring them; download finds them here and saves.
+    [ada_chunks] = ada.rglob("chunks")
+    [bob_replica] = bob.rglob("replica.sqlite3")
+    for chunk in ada_chunks.rglob("*"):
+        if chunk.is_file() and chunk.parent.name != "tmp":
+            target = bob_replica.parent / "chunks" / chunk.parent.name / chunk.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(chunk.read_bytes())
+    hearth("download", message[:12], "--out", str(tmp_path / "out"), "--no-mdns", data=bob)
+    assert hearth("pin", message[:12], data=bob).line == "pinned: big.bin"
+    kept = hearth("storage", "--json", "--quota", "0", data=bob).json()
+    assert kept["pinned"] > 2 * 2**20 and kept["others"] == 0 and kept["freed"] == 0
+    assert hearth("pin", message[:12], "--unpin", data=bob).line == "unpinned: big.bin"
+    gone = hearth("storage", "--json", "--quota", "0", data=bob).json()
+    assert gone["pinned"] == 0 and gone["total"] == 0 and gone["freed"] > 2 * 2**20
+    assert "0 to 3" in hearth.fails("pin", message[:12], "--index", "9", data=bob)
