@@ -129,3 +129,27 @@ class NodeBridge(QObject):
     def close(self) -> None:
         self._inbox.close()
         self._unsubscribe()
+
+
+class WhileOpen:
+    """Mixed into a dialog that deletes itself on closing: `_then` hands a facade future's
+    answer to `done` only while the dialog is open (its widgets are gone after), and a failure
+    to `failed`, else to the class's `_refused` (None: the bridge's default, the window's
+    status line, open or not). `_watch_closing()` in `__init__` starts it."""
+
+    bridge: NodeBridge
+    _closed = False
+    _refused: Callable[..., None] | None = None
+
+    def _watch_closing(self) -> None:
+        self.finished.connect(self._mark_closed)
+
+    def _mark_closed(self, _result: int = 0) -> None:
+        self._closed = True
+
+    def _then(self, future: Future, done: Callable[[Any], None],
+              failed: Callable[[str], None] | None = None) -> None:
+        failed = failed or self._refused
+        self.bridge.then(future, done=lambda answer: None if self._closed else done(answer),
+                         failed=None if failed is None
+                         else lambda message: None if self._closed else failed(message))

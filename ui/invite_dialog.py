@@ -10,7 +10,6 @@ later are dropped."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QPalette
@@ -36,7 +35,7 @@ from PySide6.QtWidgets import (
 from app.membership import InviteRecord
 
 from . import _rows
-from .bridge import NodeBridge
+from .bridge import NodeBridge, WhileOpen
 from .dialogs import row
 
 MAX_PEOPLE = 100
@@ -69,7 +68,7 @@ def expiry_text(invite: InviteRecord) -> str:
     return _rows.time_label(invite.expires_ms) if invite.expires_ms else "never"
 
 
-class InviteDialog(QDialog):
+class InviteDialog(WhileOpen, QDialog):
     """Create an invite (its code, with Copy), a personal code, and the invites list."""
 
     created = Signal(str)  # a code was made (an invite's or a personal one)
@@ -79,9 +78,8 @@ class InviteDialog(QDialog):
     def __init__(self, bridge: NodeBridge, parent: QWidget | None = None):
         super().__init__(parent, objectName="inviteDialog")
         self.bridge, self.facade = bridge, bridge.facade
-        self._closed = False
         self._names: dict[bytes, str] = {}
-        self.finished.connect(lambda _: setattr(self, "_closed", True))
+        self._watch_closing()
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.setWindowTitle("Invite people")
 
@@ -160,16 +158,12 @@ class InviteDialog(QDialog):
         header.setSectionResizeMode(MADE_BY, QHeaderView.ResizeMode.Stretch)
         return tree
 
-    def _then(self, future, done: Callable, failed: Callable[[str], None] | None = None) -> None:
-        """`done(answer)` (or `failed(message)`), unless the dialog has closed by then."""
-        self.bridge.then(future, done=lambda answer: None if self._closed else done(answer),
-                         failed=lambda message: None if self._closed
-                         else (failed or self._say)(message))
-
     def _say(self, message: str) -> None:
         """Why something could not be done (the library's words); "" hides the line."""
         self.error.setText(message)
         self.error.setVisible(bool(message))
+
+    _refused = _say
 
     # Making codes ---------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ deleted when it closes: answers that come back later are dropped."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QPalette
@@ -29,7 +29,7 @@ from app.membership import MemberRecord, RemovalRecord
 
 from . import _rows, theme
 from .avatars import avatar
-from .bridge import NodeBridge
+from .bridge import NodeBridge, WhileOpen
 
 AVATAR = 32  # px, before the device pixel ratio
 RELOAD_MS = 100  # a burst of arriving objects reads the members once
@@ -175,7 +175,7 @@ class RemoveDialog(QDialog):
         super().accept()
 
 
-class MembersDialog(QDialog):
+class MembersDialog(WhileOpen, QDialog):
     """One row per member, oldest first, those removed, newest first, and Invite people…."""
 
     inviteRequested = Signal()
@@ -187,8 +187,7 @@ class MembersDialog(QDialog):
         self.bridge = bridge
         self.admin = False  # as my own member record said at the last reload
         self._removing: set[bytes] = set()  # asked of the library, not answered yet
-        self._closed = False
-        self.finished.connect(lambda _: setattr(self, "_closed", True))
+        self._watch_closing()
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.setWindowTitle("Members")
         theme.styled(self, STYLE)
@@ -230,16 +229,12 @@ class MembersDialog(QDialog):
         rows.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         return rows
 
-    def _then(self, future, done: Callable, failed: Callable[[str], None] | None = None) -> None:
-        """`done(answer)` (or `failed(message)`), unless the dialog has closed by then."""
-        self.bridge.then(future, done=lambda answer: None if self._closed else done(answer),
-                         failed=lambda message: None if self._closed
-                         else (failed or self._say)(message))
-
     def _say(self, message: str) -> None:
         """Why something could not be done (the library's words); "" hides the line."""
         self.error.setText(message)
         self.error.setVisible(bool(message))
+
+    _refused = _say
 
     # The lists --------------------------------------------------------------------------------
 

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 from app.records import BlockedKey, Message, ModAction, ModerationLog
 
 from . import _rows
-from .bridge import NodeBridge
+from .bridge import NodeBridge, WhileOpen
 from .models import MessageListModel
 
 MAX_REASON = 256  # codepoints, as core.kinds.MAX_REASON (ingest refuses longer ones)
@@ -108,7 +108,7 @@ class ReasonDialog(QDialog):
             super().accept()
 
 
-class ModerationLogDialog(QDialog):
+class ModerationLogDialog(WhileOpen, QDialog):
     """The moderation log of a channel, oldest first (entries that no longer count greyed),
     Show again for the hide selected when I moderate the channel, and who is blocked on this
     computer, with Unblock for the one selected. The dialog is deleted when it closes:
@@ -120,8 +120,7 @@ class ModerationLogDialog(QDialog):
         super().__init__(parent, objectName="moderationLog")
         self.bridge, self.channel = bridge, channel
         self.moderator = False
-        self._closed = False
-        self.finished.connect(lambda _: setattr(self, "_closed", True))
+        self._watch_closing()
         self.setWindowTitle(f"Moderation log · #{channel}")
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.entries = QListWidget(objectName="moderationEntries")
@@ -157,10 +156,6 @@ class ModerationLogDialog(QDialog):
         layout.addWidget(close)
         self.resize(560, 420)
         self.reload()
-
-    def _then(self, future, done: Callable) -> None:
-        """`done(answer)`, unless the dialog has closed (and is deleted) by then."""
-        self.bridge.then(future, done=lambda answer: None if self._closed else done(answer))
 
     def reload(self) -> None:
         facade = self.bridge.facade

@@ -25,7 +25,7 @@ from app.records import MemberRecord
 
 from . import _rows
 from .avatars import avatar
-from .bridge import NodeBridge
+from .bridge import NodeBridge, WhileOpen
 
 AVATAR = 20  # px, before the device pixel ratio
 KeyRole = Qt.ItemDataRole.UserRole
@@ -87,7 +87,7 @@ class MemberChecklist(QListWidget):
         return [(item.data(KeyRole), item.data(NameRole)) for item in items]
 
 
-class _Dialog(QDialog):
+class _Dialog(WhileOpen, QDialog):
     """What both dialogs share: the member list, a line for the library's refusals, and
     answers dropped once the dialog has closed."""
 
@@ -95,8 +95,7 @@ class _Dialog(QDialog):
                  single: bool = False, parent: QWidget | None = None):
         super().__init__(parent, objectName=name)
         self.bridge = bridge
-        self._closed = False
-        self.finished.connect(lambda _: setattr(self, "_closed", True))
+        self._watch_closing()
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.setWindowTitle(title)
         self.members = MemberChecklist(single=single)
@@ -109,13 +108,11 @@ class _Dialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         self.resize(380, 420)
 
-    def _then(self, future, done) -> None:
-        self.bridge.then(future, done=lambda answer: None if self._closed else done(answer),
-                         failed=lambda message: None if self._closed else self.say(message))
-
     def say(self, message: str) -> None:
         self.error.setText(message)
         self.error.setVisible(bool(message))
+
+    _refused = say
 
 
 class NewPrivateChannelDialog(_Dialog):
