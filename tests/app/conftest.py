@@ -298,6 +298,16 @@ def personal_code(hearth: Hearth, inviter: Path, joiner: Path) -> str:
     return hearth("invite", "--for", key, data=inviter).line
 
 
+def carry(hearth: Hearth, source: Path, *targets: Path) -> None:
+    """What data folder `source` holds, to each of `targets`, as a bundle (`hearth export`,
+    then `hearth import`)."""
+    bundle = source.with_name(source.name + ".hearth")
+    bundle.unlink(missing_ok=True)
+    hearth("export", str(bundle), data=source)
+    for target in targets:
+        hearth("import", str(bundle), data=target)
+
+
 # Fixtures ----------------------------------------------------------------------------------------
 
 @pytest.fixture

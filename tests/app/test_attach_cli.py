@@ -9,17 +9,9 @@ from pathlib import Path
 
 from PIL import Image
 
-from .conftest import Hearth, personal_code
+from .conftest import Hearth, carry, personal_code
 
 HEX64 = 64
-
-
-def _carry(hearth: Hearth, source: Path, *targets: Path) -> None:
-    bundle = source.with_name(source.name + ".hearth")
-    bundle.unlink(missing_ok=True)
-    hearth("export", str(bundle), data=source)
-    for target in targets:
-        hearth("import", str(bundle), data=target)
 
 
 def test_attach_then_read_json_lists_the_files(hearth: Hearth, tmp_path: Path):
@@ -57,12 +49,12 @@ def test_a_private_channels_files_reach_only_its_members(hearth: Hearth, tmp_pat
     hearth("init", "--nick", "ada", data=ada)
     for who in (bob, dan):
         hearth("join-workspace", personal_code(hearth, ada, who), "--nick", who.name, data=who)
-        _carry(hearth, who, ada)
+        carry(hearth, who, ada)
     hearth("channel", "create", "launch", "--private", "--member", "bob", data=ada)
     plan = tmp_path / "MARKER-plan.txt"
     plan.write_text("MARKER the launch is on friday")
     hearth("attach", "launch", str(plan), data=ada)
-    _carry(hearth, ada, bob, dan)
+    carry(hearth, ada, bob, dan)
     (shown,) = hearth("read", "launch", "--json", data=bob).json()
     assert [(f["name"], f["complete"]) for f in shown["attachments"]] == [
         ("MARKER-plan.txt", False)]  # the message came; the chunks travel by sync
@@ -96,7 +88,7 @@ def test_a_pinned_file_stays_whatever_the_quota_until_unpinned(hearth: Hearth, t
     big = tmp_path / "big.bin"
     big.write_bytes(os.urandom(2 * 2**20))
     message = hearth("attach", "general", str(big), data=ada).line
-    _carry(hearth, ada, bob)
+    carry(hearth, ada, bob)
     # The chunks reach bob as sync would bring them; download finds them here and saves.
     [ada_chunks] = ada.rglob("chunks")
     [bob_replica] = bob.rglob("replica.sqlite3")

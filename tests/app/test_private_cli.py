@@ -6,17 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .conftest import Hearth, personal_code
+from .conftest import Hearth, carry, personal_code
 
 MARKER = "MARKER-0c1d-friday-at-nine"
-
-
-def _carry(hearth: Hearth, source: Path, *targets: Path) -> None:
-    bundle = source.with_name(source.name + ".hearth")
-    bundle.unlink(missing_ok=True)
-    hearth("export", str(bundle), data=source)
-    for target in targets:
-        hearth("import", str(bundle), data=target)
 
 
 def _holds(folder: Path, text: str) -> bool:
@@ -29,11 +21,11 @@ def test_a_private_channel_and_a_direct_message_from_the_command_line(
     hearth("init", "--nick", "ada", data=ada)
     for who in (bob, dan):
         hearth("join-workspace", personal_code(hearth, ada, who), "--nick", who.name, data=who)
-        _carry(hearth, who, ada)  # ada learns their nicknames
+        carry(hearth, who, ada)  # ada learns their nicknames
     hearth("channel", "create", "launch", "--private", "--member", "bob", data=ada)
     hearth("post", "launch", MARKER, data=ada)
     hearth("dm", "bob", "psst", data=ada)
-    _carry(hearth, ada, bob, dan)
+    carry(hearth, ada, bob, dan)
 
     assert [m["text"] for m in hearth("read", "launch", "--json", data=bob).json()] == [MARKER]
     assert [m["text"] for m in hearth("dm", "ada", "--json", data=bob).json()] == ["psst"]
@@ -51,7 +43,7 @@ def test_a_private_channel_and_a_direct_message_from_the_command_line(
 
     hearth("channel", "remove", "launch", "bob", data=ada)
     hearth("post", "launch", "after bob left", data=ada)
-    _carry(hearth, ada, bob)
+    carry(hearth, ada, bob)
     assert "no private channel" in hearth.fails("channel", "members", "launch", data=bob)
     assert not _holds(bob, "after bob left")
     assert "--private" in hearth.fails("channel", "create", "x", "--member", "bob", data=ada)
