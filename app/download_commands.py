@@ -2,7 +2,7 @@
 under its own name (made safe) into a folder.
 
 Beside a Node running on the data folder (`hearth serve` or the window), that Node fetches it:
-this command leaves it a request file and reads its answers (app.node.request_download).
+this command leaves it a request file and reads its answers (app/download_requests.py).
 Otherwise the command runs a Node of its own for as long as the fetch takes, dialling the known
 peers, the --peer ones and, unless --no-mdns, those found on the network."""
 
@@ -20,7 +20,7 @@ from .workspace import Workspace
 
 MAX_DOWNLOAD_S = 24 * 3600.0  # the longest --timeout
 STATUS_POLL_S = 0.2  # how often a running Node's answer is read
-TAKE_TIMEOUT_S = 10.0  # a running Node looks for requests every app.node.REQUESTS_CHECK_S
+TAKE_TIMEOUT_S = 10.0  # a running Node looks for requests every app.download_requests.REQUESTS_CHECK_S
 
 
 def cmd_download(args: argparse.Namespace) -> None:
@@ -60,7 +60,7 @@ def _fetch(paths: Paths, message_id: bytes, args: argparse.Namespace) -> None:
 
 def _through_running_node(paths: Paths, message_id: bytes, index: int, timeout: float, *,
                           clock: Callable[[], float] = time.monotonic) -> None:
-    from .node import download_status, request_download
+    from .download_requests import download_status, request_download
 
     status = request_download(paths, message_id, index)
     started = clock()

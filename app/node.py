@@ -14,7 +14,7 @@ on request, and files of at most the `auto_download_mb` preference in the person
 fetched by themselves when objects arrive and when a peer connects (`_auto_fetch`). Another
 process on the same data folder (`hearth download` beside a running Node) asks by leaving a
 request file in `<workspace dir>/downloads/`; the Node answers in a status file beside it
-(`request_download`, `download_status`).
+(app/download_requests.py).
 """
 
 from __future__ import annotations
@@ -22,10 +22,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
-import json
 import logging
 import os
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -46,6 +44,7 @@ from sync.session import PRESENCE_REFRESH_S as PRESENCE_REFRESH_S  # how often a
 
 from . import preferences
 from .activity import Activity
+from .download_requests import DOWNLOADS, DownloadRequests
 from .facade import NodeFacade
 from .membership import session_secrets
 from .paths import Paths
@@ -63,8 +62,6 @@ CALL_TIMEOUT_S = 60.0
 COLLECTOR_CHECK_S = 5.0  # how soon a collector URL set in the settings is used
 AUTO_FETCH_DELAY_S = 0.5  # arrivals within this are looked at together for files to fetch
 AUTO_RETRY_S = 60.0  # a file that could not be fetched by itself is tried again after this
-REQUESTS_CHECK_S = 0.5  # how often download requests from other processes are looked for
-DOWNLOADS = "downloads"  # the folder of those requests, in the workspace folder
 T = TypeVar("T")
 
 
@@ -112,36 +109,6 @@ def _pass_failure(started: Future, result: Future) -> None:
     error = started.exception()
     if error is not None and result.set_running_or_notify_cancel():
         result.set_exception(error)
-
-
-def _write_status(path: Path, status: dict) -> None:
-    with contextlib.suppress(OSError):
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=".status-",
-                                         delete=False, encoding="utf-8") as tmp:
-            json.dump(status, tmp)
-        os.replace(tmp.name, path)
-
-
-def request_download(paths: Paths, message_id: bytes, index: int) -> Path:
-    """Ask the Node running on `paths` (another process) to fetch a file; returns the status
-    file it answers in (read it with `download_status`)."""
-    folder = paths.workspace_dir / DOWNLOADS
-    folder.mkdir(parents=True, exist_ok=True)
-    stem = f"{message_id.hex()}-{index}"
-    status = folder / f"{stem}.status"
-    status.unlink(missing_ok=True)
-    (folder / f"{stem}.request").touch()
-    return status
-
-
-def download_status(status: Path) -> dict | None:
-    """What the Node said of a requested download so far: {done, error} and, while it runs,
-    {have, size}; None before it has said anything."""
-    try:
-        value = json.loads(status.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return value if isinstance(value, dict) else None
 
 
 class DataLock:
@@ -306,7 +273,10 @@ class Node:
 
         self.activity.started(app_version(), self._ui)
         shipping = asyncio.ensure_future(self._async_ship_loop())
-        requests = asyncio.ensure_future(self._async_requests_loop())
+        requests = asyncio.ensure_future(DownloadRequests(
+            self.paths.workspace_dir / DOWNLOADS,
+            lambda message_id, index: self._workspace.file_ref(message_id, index).attachment,
+            self._fetch_file, self._file_progress).async_run(self._stop))
         self._schedule_auto_fetch()
         await self._stop.wait()
         for task in (shipping, requests):
@@ -571,6 +541,15 @@ class Node:
         else:
             result.set_exception(error if isinstance(error, NodeError) else NodeError(str(error)))
 
+    def _file_progress(self, list_id: bytes, report: Callable[[int, int], None]
+                       ) -> Callable[[], None]:
+        """Call `report(have, size)` as the file `list_id` arrives; returns the unsubscribe."""
+        def progress(event: NodeEvent) -> None:
+            if event.kind == "files" and event.detail["progress"].list == list_id:
+                report(event.detail["progress"].have, event.detail["progress"].size)
+
+        return self.subscribe(progress)
+
     def _schedule_auto_fetch(self) -> None:
         if self._auto_pending or self._loop is None or self._service is None:
             return
@@ -589,78 +568,6 @@ class Node:
             if key in active or self._auto_failed.get(key, 0.0) > now:
                 continue
             self._fetch_file(wanted.list, wanted.size, None)
-
-    async def _async_requests_loop(self) -> None:
-        """Take download requests another process left (`request_download`) and answer each
-        in its status file."""
-        folder = self.paths.workspace_dir / DOWNLOADS
-        taken: set[str] = set()
-        while not self._stop.is_set():
-            with contextlib.suppress(OSError):
-                for entry in os.scandir(folder):
-                    if entry.name.endswith(".request") and entry.name not in taken:
-                        taken.add(entry.name)
-                        self._take_request_or_refuse(folder, entry.name, taken)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stop.wait(), REQUESTS_CHECK_S)
-
-    def _take_request_or_refuse(self, folder: Path, name: str, taken: set[str]) -> None:
-        """Take a request; one that fails is answered with the reason and not taken again."""
-        try:
-            self._take_request(folder, name, taken)
-        except Exception as exc:
-            log.exception("a download request failed")
-            try:
-                _write_status(folder / f"{name.removesuffix('.request')}.status",
-                              {"done": False, "error": str(exc) or type(exc).__name__})
-                (folder / name).unlink(missing_ok=True)
-            except OSError:
-                log.exception("a failed download request could not be answered")
-                return  # stays taken: not tried again and again
-            taken.discard(name)
-
-    def _take_request(self, folder: Path, name: str, taken: set[str]) -> None:
-        stem = name.removesuffix(".request")
-        status = folder / f"{stem}.status"
-        try:
-            message_hex, index_text = stem.split("-")
-            message_id, index = bytes.fromhex(message_hex), int(index_text)
-        except ValueError:
-            (folder / name).unlink(missing_ok=True)
-            taken.discard(name)
-            return
-
-        def progress(event: NodeEvent) -> None:
-            if event.kind == "files" and event.detail["progress"].list == list_id:
-                fp = event.detail["progress"]
-                _write_status(status, {"have": fp.have, "size": fp.size, "done": False,
-                                       "error": None})
-
-        def finished(future: Future[None]) -> None:
-            unsubscribe()
-            error = future.exception()
-            try:
-                _write_status(status, {"done": error is None,
-                                       "error": None if error is None else str(error)})
-                (folder / name).unlink(missing_ok=True)
-            except OSError:
-                log.exception("a download request could not be answered")
-                return  # stays taken: not tried again and again
-            taken.discard(name)
-
-        try:
-            attachment = self._workspace.file_ref(message_id, index).attachment
-        except WorkspaceError as exc:
-            _write_status(status, {"done": False, "error": str(exc)})
-            (folder / name).unlink(missing_ok=True)
-            taken.discard(name)
-            return
-        list_id = attachment.list
-        _write_status(status, {"done": False, "error": None})  # taken
-        unsubscribe = self.subscribe(progress)
-        future: Future[None] = Future()
-        future.add_done_callback(finished)
-        self._fetch_file(list_id, attachment.size, future)
 
     # Blocking conveniences (command line and tests) -----------------------------------------
 

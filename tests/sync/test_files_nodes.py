@@ -15,7 +15,8 @@ import aiohttp
 import pytest
 
 from app import preferences
-from app.node import Node, NodeError, NodeEvent, download_status, request_download
+from app.download_requests import download_status, request_download
+from app.node import Node, NodeError, NodeEvent
 from core.attachments import CHUNK_SIZE, chunk_id, encode_list
 from core.identity import Identity
 from sync import fetcher as fetcher_mod
