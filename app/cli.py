@@ -15,6 +15,7 @@ from . import (
     download_commands,
     file_commands,
     gui_command,
+    keep_commands,
     member_commands,
     moderation_commands,
     private_commands,
@@ -27,7 +28,7 @@ __all__ = ["PORT", "CLIError", "Parser", "build_parser", "main", "seconds", "who
 # Every command module, in the order `hearth --help` lists their commands: each has
 # `register(subparsers, common_options)`. A new module is added here, or its commands do not exist.
 COMMAND_MODULES = (chat_commands, file_commands, conversation_commands, moderation_commands,
-                   doc_commands, sync_commands, download_commands, member_commands,
+                   doc_commands, sync_commands, keep_commands, download_commands, member_commands,
                    private_commands, analytics_commands, gui_command)
 
 

@@ -10,10 +10,11 @@ app/analytics_commands.py), so the three read the same: `facade.topic(channel, t
 `Workspace.topic` is `hearth topic CHANNEL TEXT`; `facade.mod_hide` is `Workspace.mod_hide` is
 `hearth mod hide` (app/moderation.py, app/moderation_commands.py).
 
-Three things answer without a future, because they never wait: `info` (who and where, fixed
-once the Node started), `key`, and `pending()` (a snapshot swapped whole). Events come by
+A few things answer without a future, because they never wait: `info` (who and where, fixed
+once the Node started), `key`, `pending()` and `history()` (snapshots swapped whole), and
+`focus` (which channel the window shows, so its history comes first). Events come by
 `subscribe` (NodeEvent: objects, peers, synced, delivered, typing, presence, presence-left,
-files: app.records.FileProgress), on
+files: app.records.FileProgress, history: app.records.HistoryProgress), on
 the Node's thread. `typing`, `presence` and `presence-left` send live signals and return
 nothing: they never wait either.
 
@@ -32,7 +33,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from . import preferences, slash
+from . import keeping, preferences, slash
 from .attachments import AttachTarget, SealedFiles
 from .doc_facade import DocumentsFacade
 from .membership import InviteRecord, MemberRecord, RemovalRecord
@@ -43,6 +44,8 @@ from .records import (
     BlockedKey,
     ChannelList,
     ChannelState,
+    HistoryProgress,
+    Kept,
     Member,
     Message,
     MessageVersion,
@@ -174,6 +177,41 @@ class NodeFacade:
             return ChannelList(channels, ws.replica.unread(ws.key, ws.nickname()),
                                channel_names(ws.id, [c.name for c in channels]))
         return self._run(load)
+
+    # What this computer keeps (app.keeping; `hearth keep`) ------------------------------------
+
+    def kept(self) -> Future[Kept]:
+        return self._run(lambda: keeping.kept(self._ws()))
+
+    def keep(self, channels: Iterable[str] = (), documents: Iterable[str] = (), *,
+             drop: bool = False) -> Future[Kept]:
+        """Keep these channels and documents on this computer (or, `drop`, stop): sync asks
+        peers for what is kept and no more; a channel kept again fetches its history."""
+        channels, documents = list(channels), list(documents)
+        return self._kept(lambda ws: keeping.keep(ws, channels, documents, drop=drop))
+
+    def keep_all(self) -> Future[Kept]:
+        return self._kept(keeping.keep_all)
+
+    def keep_only(self, channels: Iterable[str] = (), documents: Iterable[str] = ()
+                  ) -> Future[Kept]:
+        channels, documents = list(channels), list(documents)
+        return self._kept(lambda ws: keeping.keep_only(ws, channels, documents))
+
+    def _kept(self, change: Callable[[Workspace], Kept]) -> Future[Kept]:
+        def run() -> Kept:
+            kept = change(self._ws())
+            self._node._kept_changed()
+            return kept
+        return self._run(run)
+
+    def history(self) -> HistoryProgress | None:
+        """How fetching history is going (None: nothing is arriving); never waits."""
+        return self._node.history()
+
+    def focus(self, channel: str | None) -> None:
+        """The window shows `channel`: its history comes first; never waits."""
+        self._node.focus(channel)
 
     def mark_read(self, channel: str) -> Future[None]:
         """Everything `channel` shows now counts as read (stored: it survives a restart)."""

@@ -34,21 +34,22 @@ from typing import Any, TypeVar
 
 from analytics.recorder import Recorder
 from analytics.shipper import Shipper
+from core import kinds
 from core.objects import Object
 from storage import Message, NotFound, start_signature_helper
 from sync.peers import PeerBook
 from sync.service import PRESENCE_TTL_S as PRESENCE_TTL_S  # for the window's cursors
 from sync.service import TYPING_TTL_S as TYPING_TTL_S  # for the window's indicator
-from sync.service import Admission, SyncEvent, SyncService
+from sync.service import Admission, Interest, SyncEvent, SyncService
 from sync.session import PRESENCE_REFRESH_S as PRESENCE_REFRESH_S  # how often a window repeats
 
-from . import preferences
+from . import keeping, preferences, sync_status
 from .activity import Activity
 from .download_requests import DOWNLOADS, DownloadRequests
 from .facade import NodeFacade
 from .membership import session_secrets
 from .paths import Paths
-from .records import FileProgress, NodeInfo
+from .records import FileProgress, HistoryProgress, NodeInfo
 from .workspace import Workspace, WorkspaceError, genesis_name, read_secret
 
 log = logging.getLogger(__name__)
@@ -98,7 +99,9 @@ class NodeEvent:
     frame; the window repeats it every PRESENCE_REFRESH_S)), presence-left (they closed the
     document or went away: detail["key"], detail["doc"]). Nothing of either is stored.
     files (an attached file is being fetched: detail["progress"], a FileProgress; at most a
-    few a second per file, and always one at the end, done or with an error)."""
+    few a second per file, and always one at the end, done or with an error). history (objects
+    of the channels and documents kept here are arriving from peers: detail["progress"], a
+    HistoryProgress; at most four a second, and one with done True when none are)."""
 
     kind: str
     detail: dict
@@ -177,6 +180,7 @@ class Node:
         self._keys_epoch = 0  # the epoch whose document keys this Node saw to
         self._info: NodeInfo | None = None
         self._pending: frozenset[bytes] = frozenset()
+        self._history: HistoryProgress | None = None
         self._stopped = False
         self._running = False  # the facade takes work: started, and not stopping
         self._outstanding: set[Future] = set()  # facade futures not yet run
@@ -249,7 +253,8 @@ class Node:
                 port=self._port, interfaces=self._interfaces, mdns=self._mdns, peers=book,
                 on_event=self._on_sync_event, reconcile_interval=self._reconcile_interval,
                 admission=Admission(ws.join_key_for, self._admit, self._allow),
-                chunks=ws.chunks)
+                chunks=ws.chunks, interest=Interest(keeping.streams(ws)))
+            self._service.on_outside_write = self._kept_changed  # `hearth keep` meanwhile
             self._membership_version = ws.replica.membership.version()
             for host, port in self._initial_peers:
                 self._service.add_peer(host, port)
@@ -323,6 +328,7 @@ class Node:
     async def _shutdown(self) -> None:
         if self._service is not None:
             await self._service.async_stop()
+            sync_status.remove(self.paths.workspace_dir)
         if self._workspace is not None:
             self._workspace.close()
         self.recorder.close()
@@ -439,6 +445,47 @@ class Node:
         """Ids of my objects no peer has received yet: a snapshot swapped whole, so any thread
         reads it without waiting."""
         return self._pending
+
+    def history(self) -> HistoryProgress | None:
+        """How fetching history from peers is going (None: nothing is being fetched), a
+        snapshot swapped whole like `pending`."""
+        return self._history
+
+    def focus(self, channel: str | None) -> None:
+        """The window shows `channel` (None: no channel): its history is fetched first."""
+        loop, service = self._loop, self._service
+        if loop is None or service is None or not self._running:
+            return
+
+        def run() -> None:
+            service.focus(None if channel is None else self._channel_stream(channel))
+        with contextlib.suppress(RuntimeError):  # the loop has just closed
+            loop.call_soon_threadsafe(run)
+
+    def _channel_stream(self, channel: str) -> bytes:
+        return kinds.channel_stream(self._workspace.id, channel)
+
+    def _kept_changed(self) -> None:
+        """The channels and documents kept here changed (or what they stand for may have: a
+        document's new branch, a new private channel): sync hears of it (on the Node's thread)."""
+        interest = Interest(keeping.streams(self._workspace))
+        if interest != self._service.interest:
+            self._service.set_interest(interest)
+
+    def _history_moved(self, detail: dict) -> HistoryProgress:
+        names = {self._channel_stream(info.name): kinds.channel_key(info.name)
+                 for info in self._workspace.channels()} if detail["pending"] else {}
+        progress = HistoryProgress(detail["here"], detail["total"], detail["done"], frozenset(
+            names[s] for s in detail["pending"] if s in names))
+        self._history = None if progress.done else progress
+        try:
+            if progress.done:
+                sync_status.remove(self.paths.workspace_dir)
+            else:
+                sync_status.write(self.paths.workspace_dir, progress)
+        except OSError:
+            log.warning("could not write the sync status file")
+        return progress
 
     def typing(self, channel: str) -> None:
         """Tell the connected peers this person is typing in `channel`; from any thread, never
@@ -632,6 +679,10 @@ class Node:
         if event.kind == "objects":
             self._membership_changed()
             self._schedule_auto_fetch()
+            if not self._workspace.replica.kept.get().all:
+                self._kept_changed()
+        elif event.kind == "history":
+            event = SyncEvent("history", {"progress": self._history_moved(event.detail)})
         elif event.kind == "peers" and event.detail.get("connected"):
             self._auto_failed.clear()  # a new peer may have what the others lacked
             self._schedule_auto_fetch()

@@ -20,6 +20,7 @@ from storage import (
     Attachment,
     ChannelInfo,
     ChannelState,
+    Kept,
     Member,
     Message,
     MessageVersion,
@@ -70,6 +71,18 @@ class FileProgress:
     size: int
     done: bool = False  # complete here
     error: str | None = None  # why the fetch stopped (one line), when it did
+
+
+@dataclass(frozen=True)
+class HistoryProgress:
+    """How fetching history from peers is going (NodeEvent "history"): `here` objects of the
+    streams kept are held of `total` known to exist; `channels` (channel keys) are those whose
+    history is still arriving; `done` once nothing is."""
+
+    here: int
+    total: int
+    done: bool
+    channels: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -164,6 +177,8 @@ __all__ = [
     "PrivateChannel",
     # files and images (app/attachments.py; FileProgress comes with NodeEvent "files")
     "Attachment", "FileProgress", "FileRef", "StorageUsage", "Wanted",
+    # what this computer keeps, and history still arriving (app/keeping.py; NodeEvent "history")
+    "HistoryProgress", "Kept",
     # reviewing documents (app/review.py): diffs and merges with their conflicts
     "RESOLUTIONS", "Conflict", "DocDiff", "Hunk", "MergeConflicts", "MergePreview", "Segment",
 ]

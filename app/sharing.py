@@ -37,14 +37,15 @@ def sync_once(paths: Paths, host: str, port: int, *, timeout: float = 60.0) -> O
     """Reconcile with one peer until a round finds nothing to move; remember the peer.
     Raises SyncFailed (from sync.service) with a one-line reason."""
     from sync.peers import PeerBook
-    from sync.service import SyncService  # imported here: other commands start without aiohttp
+    from sync.service import Interest, SyncService  # here: other commands start without aiohttp
 
     with Workspace.open(paths) as ws:
         read_secret(paths)  # refused here when missing or readable by others
         newest, older = session_secrets(ws)
         service = SyncService(ws.replica, ws.identity, newest, older_secrets=older, mdns=False,
                               peers=PeerBook(paths.workspace_dir / "peers.json"),
-                              reconcile_interval=None)
+                              reconcile_interval=None,
+                              interest=Interest(ws.replica.kept.streams()))
         return asyncio.run(service.async_sync_once(host, port, timeout=timeout))
 
 

@@ -16,9 +16,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from core import kinds
 from sync.peers import PeerBook
 
-from . import _text, sharing
+from . import _text, keeping, sharing, sync_status
 from ._command import (
     LOG_FORMAT,
     CLIError,
@@ -26,13 +27,17 @@ from ._command import (
     errors,
     hinted,
     node_options,
+    open_workspace,
     paths_of,
     peer_addresses,
     print_json,
     seconds,
 )
+from .documents import Documents
 from .durations import ago
+from .keep_commands import kept_json, kept_text
 from .names import NickBook
+from .records import HistoryProgress
 
 if TYPE_CHECKING:
     from .node import NodeEvent
@@ -75,6 +80,20 @@ def cmd_serve(args: argparse.Namespace) -> None:
 
 
 NAMES_TIMEOUT_S = 5.0
+HISTORY_EVERY_S = 2.0  # `hearth serve` prints "Syncing history" at most this often
+ARRIVING_SHOWN = 5  # channels named in "still arriving: ..."
+
+
+def history_line(progress: HistoryProgress, names: dict[str, str] | None = None) -> str:
+    """"Syncing history: 412,000 of 1,000,000", and with `names` (channel key: name) "(still
+    arriving: general, design)"."""
+    text = f"Syncing history: {progress.here:,} of {progress.total:,}"
+    if names is None or not progress.channels:
+        return text
+    arriving = sorted(_text.line(names.get(key, key)) for key in progress.channels)
+    more = len(arriving) - ARRIVING_SHOWN
+    return (f"{text} (still arriving: {', '.join(arriving[:ARRIVING_SHOWN])}"
+            + (f" and {more} more)" if more > 0 else ")"))
 
 
 class ServeLog:
@@ -82,9 +101,12 @@ class ServeLog:
     thread. "14:02:11  connected to bob (3f2126de) at 192.168.1.20", "in sync with bob: 4 in,
     2 out" (objects moved since the last such line; silent while nothing moves), "1 new from
     bob" (pushed live, after the first sync), "bob disconnected (…)", "refused 10.0.0.9: protocol fault (…) (identity refused for 30 s)", "cannot reach
-    10.0.0.9:7654: connection refused (trying again in 2 s)" (once, until it answers). A
-    duplicate connection closed by design (each side dialled) prints nothing. `names` returns
-    the replica's nicknames; everything a peer chose passes through `_text.line`."""
+    10.0.0.9:7654: connection refused (trying again in 2 s)" (once, until it answers),
+    "Syncing history: 412,000 of 1,000,000" (at most every HISTORY_EVERY_S while history
+    arrives) and "History here: 1,000,000 objects" once it is over. A fetch over within
+    HISTORY_EVERY_S prints neither: its "in sync" line says it. A duplicate connection closed
+    by design (each side dialled) prints nothing. `names` returns the replica's nicknames;
+    everything a peer chose passes through `_text.line`."""
 
     def __init__(self, names: Callable[[], dict[bytes, str]], *,
                  out: Callable[[str], None] | None = None,
@@ -96,6 +118,8 @@ class ServeLog:
         self._open: dict[bytes, int] = {}  # connections announced, by peer key
         self._moved: dict[tuple[bytes, str], tuple[int, int]] = {}  # (in, out) printed
         self._in_sync: set[bytes] = set()  # peers told "in sync" while connected
+        self._history_at: float | None = None  # history arriving: when it began or was told
+        self._history_told = False  # a "Syncing history" line was printed for this fetch
 
     def event(self, event: NodeEvent) -> None:
         detail = event.detail
@@ -109,6 +133,8 @@ class ServeLog:
         elif event.kind == "objects" and detail.get("peer"):
             self._arrived(detail["peer"], detail["address"], len(detail["ids"]),
                           detail["objects_in"])
+        elif event.kind == "history":
+            self._history(detail["progress"])
         elif event.kind == "unreachable":
             self._say(f"cannot reach {detail['address']}: {_text.line(detail['reason'])} "
                       f"(trying again in {detail['retry_s']} s)")
@@ -150,6 +176,18 @@ class ServeLog:
             return
         self._moved[(key, address)] = (got, before[1])
         self._say(f"{count} new from {self.who(key)}")
+
+    def _history(self, progress: HistoryProgress) -> None:
+        now = self._clock()
+        if progress.done:
+            if self._history_told:
+                self._say(f"History here: {progress.here:,} objects")
+            self._history_at, self._history_told = None, False
+        elif self._history_at is None:
+            self._history_at = now
+        elif not 0 <= now - self._history_at < HISTORY_EVERY_S:  # a clock set back: told too
+            self._history_at, self._history_told = now, True
+            self._say(history_line(progress))
 
     def _closed(self, detail: dict) -> None:
         key, address = detail.get("peer"), detail.get("address", "?")
@@ -212,6 +250,37 @@ def cmd_peers(args: argparse.Namespace) -> None:
               + (f" ({r['last_sync_ms']:.0f} ms)" if r.get("last_sync_ms") else ""))
 
 
+def cmd_status(args: argparse.Namespace) -> None:
+    """What this computer holds of the workspace, what it keeps, and the history a running
+    `hearth serve` (or window) is still fetching (app.sync_status)."""
+    with open_workspace(args) as ws:
+        channels = ws.channels()
+        documents = len(Documents(ws).list())
+        objects = ws.replica.count()
+        kept = keeping.kept(ws)
+        kept_shown = kept_json(ws, kept) if args.json else kept_text(ws, kept)
+        name, workspace_id = ws.name, ws.id.hex()
+        progress = sync_status.read(ws.paths.workspace_dir)
+    if progress is not None and progress.done:
+        progress = None
+    names = {kinds.channel_key(c.name): c.name for c in channels}
+    if args.json:
+        print_json({"workspace": name, "id": workspace_id, "channels": len(channels),
+                    "documents": documents, "objects": objects, "kept": kept_shown,
+                    "history": None if progress is None else {
+                        "here": progress.here, "total": progress.total,
+                        "channels": sorted(names.get(k, k) for k in progress.channels)}})
+        return
+    print(f"workspace {_text.line(name)}: {_count(len(channels), 'channel')}, "
+          f"{_count(documents, 'document')}, {objects:,} objects held")
+    print(f"keeping {kept_shown}")
+    print(history_line(progress, names) if progress else "No history arriving.")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
 def cmd_leave_workspace(args: argparse.Namespace) -> None:
     from .workspaces import leave_workspace
 
@@ -251,6 +320,9 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
     p.add_argument("--timeout", type=seconds(MAX_SYNC_S), default=60.0,
                    help=f"seconds, at most {MAX_SYNC_S:g} (default 60)")
     p = add("peers", cmd_peers, "known peers with last-seen and last-sync figures")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p = add("status", cmd_status, "what this computer holds of the workspace, what it keeps, "
+            "and the history still arriving")
     p.add_argument("--json", action="store_true", help="print JSON")
     p = add("leave-workspace", cmd_leave_workspace,
             "remove this computer's replica of a workspace (not one a running Hearth has open)")

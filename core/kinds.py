@@ -136,6 +136,23 @@ MESSAGE_KINDS = frozenset({"post/text", "post/reply", "post/file"})
 DELETABLE_KINDS = CHAT_KINDS - {"post/delete"}
 
 
+# A stream's class: which streams a member who keeps only some channels and documents on a
+# computer still syncs (every workspace-level one), and how sync orders them.
+WORKSPACE_CLASS, CHANNEL_CLASS, DOCUMENT_CLASS = 0, 1, 2
+
+
+def stream_class(kind: str, stream: bytes, workspace: bytes) -> int:
+    """The class an object of `kind` in `stream` gives its stream: workspace-level for the
+    workspace's own streams, profiles (post/info) and any kind this version does not know."""
+    if stream in (workspace, GENESIS_STREAM) or kind == "post/info":
+        return WORKSPACE_CLASS
+    if kind.startswith("doc/"):
+        return DOCUMENT_CLASS
+    if kind.startswith(("post/", "mod/")):
+        return CHANNEL_CLASS
+    return WORKSPACE_CLASS
+
+
 def _bad(message: str) -> InvalidObject:
     return InvalidObject(Reason.BAD_BODY, message)
 

@@ -8,6 +8,7 @@ from .records import (
     ChannelInfo,
     ChannelState,
     IngestResult,
+    Kept,
     Member,
     Message,
     MessageVersion,
@@ -18,7 +19,7 @@ from .records import (
 from .replica import Replica
 
 __all__ = [
-    "MEMBERSHIP_KINDS", "Attachment", "ChannelInfo", "ChannelState", "IngestResult", "Member", "Message",
+    "MEMBERSHIP_KINDS", "Attachment", "ChannelInfo", "ChannelState", "IngestResult", "Kept", "Member", "Message",
     "MessageVersion", "NotFound",
     "Reaction",
     "Replica",

@@ -136,7 +136,9 @@ class Batch:
         self.conn.executemany(
             "INSERT INTO heads (stream, id, ts) VALUES (?, ?, ?)",
             [(o.stream, o.id, o.ts) for o in objects if (o.id, o.stream) not in children])
-        items.add_items(self.conn, [(o.ts, o.id) for o in objects])
+        ws = self.ws.id
+        items.add_items(self.conn, [(o.stream, o.ts, o.id, kinds.stream_class(o.type, o.stream, ws))
+                                    for o in objects])
         by_kind: dict[str, list[Object]] = {}
         for obj in objects:
             by_kind.setdefault(obj.type, []).append(obj)
@@ -519,7 +521,7 @@ class Batch:
         self.purge(oid, obj)
         # The item leaves the reconciliation set with the content: the delete, which is in
         # it, tells peers; a peer that still sends the post sees it dropped on arrival here.
-        items.remove_items(self.conn, [(obj.ts, target)])
+        items.remove_items(self.conn, [(obj.stream, obj.ts, target)])
         self.conn.execute(
             "INSERT OR IGNORE INTO tombstones (id, deleted_by, ts) VALUES (?, ?, ?)",
             (target, delete.id, obj.ts))

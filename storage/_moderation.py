@@ -86,25 +86,29 @@ CREATE TABLE IF NOT EXISTS blocked (key BLOB PRIMARY KEY, ts INTEGER NOT NULL) W
 # Version 10 (storage._schema): what a block refused, kept in the reconciliation set.
 REFUSED_SCHEMA = """
 CREATE TABLE IF NOT EXISTS refused (id BLOB PRIMARY KEY, key BLOB NOT NULL,
-                                    ts INTEGER NOT NULL) WITHOUT ROWID;
+                                    ts INTEGER NOT NULL, stream BLOB NOT NULL,
+                                    class INTEGER NOT NULL) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS refused_by_key ON refused (key)
 """
 
 
-def refuse(conn: sqlite3.Connection, objects: Sequence[Object]) -> None:
+def refuse(conn: sqlite3.Connection, objects: Sequence[Object], workspace: bytes) -> None:
     """Objects a block refused: their ids join the reconciliation set (not their content)."""
     fresh = []
     for obj in objects:
-        if conn.execute("INSERT OR IGNORE INTO refused (id, key, ts) VALUES (?, ?, ?)",
-                        (obj.id, obj.author, obj.ts)).rowcount:
-            fresh.append((obj.ts, obj.id))
+        klass = kinds.stream_class(obj.type, obj.stream, workspace)
+        if conn.execute("INSERT OR IGNORE INTO refused (id, key, ts, stream, class) "
+                        "VALUES (?, ?, ?, ?, ?)",
+                        (obj.id, obj.author, obj.ts, obj.stream, klass)).rowcount:
+            fresh.append((obj.stream, obj.ts, obj.id, klass))
     items.add_items(conn, fresh)
 
 
 def unrefuse(conn: sqlite3.Connection, key: bytes) -> None:
     """`key` is unblocked: the ids refused from it leave the set, so sync brings them."""
-    rows = conn.execute("DELETE FROM refused WHERE key = ? RETURNING ts, id", (key,)).fetchall()
-    items.remove_items(conn, [(ts, object_id) for ts, object_id in rows])
+    rows = conn.execute("DELETE FROM refused WHERE key = ? RETURNING stream, ts, id",
+                        (key,)).fetchall()
+    items.remove_items(conn, rows)
 
 _ROLE = ("SELECT role FROM mod_roles WHERE channel = ? AND key = ? AND author IN "
          "(SELECT key FROM admins) ORDER BY ts DESC, id DESC LIMIT 1")

@@ -25,12 +25,15 @@ class Outbox:
             return self._replica.conn.execute(
                 "SELECT COALESCE(MAX(oid), 0) FROM objects").fetchone()[0]
 
-    def stored_since(self, sequence: int, limit: int) -> list[tuple[int, bytes, bytes]]:
-        """(sequence, id, raw) of objects stored after `sequence`, oldest first."""
+    def stored_since(self, sequence: int, limit: int
+                     ) -> list[tuple[int, bytes, bytes, bytes, int]]:
+        """(sequence, id, raw, stream, stream class) of objects stored after `sequence`,
+        oldest first."""
         with self._replica._lock:
             return self._replica.conn.execute(
-                "SELECT oid, id, raw FROM objects WHERE oid > ? ORDER BY oid LIMIT ?",
-                (sequence, limit)).fetchall()
+                "SELECT o.oid, o.id, o.raw, o.stream, coalesce(s.class, 0) FROM objects o "
+                "LEFT JOIN item_streams s ON s.stream = o.stream "
+                "WHERE o.oid > ? ORDER BY o.oid LIMIT ?", (sequence, limit)).fetchall()
 
     def delivered_sequence(self) -> int:
         """Objects up to this storage sequence number have reached at least one peer."""

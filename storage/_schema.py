@@ -7,6 +7,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from core import kinds
+
 from . import items
 from ._sql import placeholders
 from .errors import SchemaError
@@ -135,8 +137,25 @@ INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');
 def _v3(conn: sqlite3.Connection) -> None:
     """Version 3: the reconciliation index (storage.items); tombstones keep their item's ts."""
     conn.execute("ALTER TABLE tombstones ADD COLUMN ts INTEGER")
+    _rebuild_items(conn)
+
+
+def _rebuild_items(conn: sqlite3.Connection) -> None:
+    """(Re)build the reconciliation index, in today's shape, from the objects held and the ids
+    a block refused. The index is derived data: every migration that changes what it holds
+    rebuilds it whole, so the migrations after it (which write today's shape) find that shape
+    whatever version the file was at."""
+    for table in ("items", "item_buckets", "item_streams"):
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
     _script(items.SCHEMA)(conn)
-    items.rebuild_buckets(conn)
+    row = conn.execute("SELECT value FROM meta WHERE key = 'workspace'").fetchone()
+    workspace = row[0] if row else b""
+    rows = [(stream, ts, oid, kinds.stream_class(kind, stream, workspace))
+            for stream, ts, oid, kind in conn.execute("SELECT stream, ts, id, type FROM objects")]
+    refused = {row[1] for row in conn.execute("PRAGMA table_info(refused)")}
+    if "stream" in refused:
+        rows += conn.execute("SELECT stream, ts, id, class FROM refused").fetchall()
+    items.rebuild(conn, rows)
 
 
 def _v4(conn: sqlite3.Connection) -> None:
@@ -180,8 +199,7 @@ def _v7(conn: sqlite3.Connection) -> None:
     Purging an object looks up the deletes that name it by their own oid (a foreign key)."""
     conn.execute("CREATE INDEX delete_targets_by_delete ON delete_targets (delete_oid)")
     conn.execute("DELETE FROM tombstones WHERE deleted_by = x''")
-    conn.execute("DELETE FROM items WHERE id NOT IN (SELECT id FROM objects)")
-    items.rebuild_buckets(conn)
+    _rebuild_items(conn)
 
 
 def _v8(conn: sqlite3.Connection) -> None:
@@ -261,6 +279,19 @@ def _held(conn: sqlite3.Connection, kinds: tuple[str, ...]
     return Batch(conn, Workspace(meta["workspace"], meta["root"]), now_ms), held
 
 
+def _v13(conn: sqlite3.Connection) -> None:
+    """Version 13: the reconciliation index per stream (storage.items), so sync reconciles one
+    stream at a time: newest first, and only the streams a member keeps on this computer. Ids a
+    block refused before knew no stream: they leave the set, and when sync brings them again
+    the block refuses them again, with their stream."""
+    if "stream" not in {row[1] for row in conn.execute("PRAGMA table_info(refused)")}:
+        conn.execute("DROP TABLE IF EXISTS refused")
+        from . import _moderation
+
+        _script(_moderation.REFUSED_SCHEMA)(conn)
+    _rebuild_items(conn)
+
+
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     def apply(conn: sqlite3.Connection) -> None:
         for statement in sql.split(";\n"):
@@ -271,7 +302,7 @@ def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
 
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_script(_V1), _script(_V2), _v3, _v4, _script(_V5),
                                                       _script(_V6), _v7, _v8, _v9, _v10,
-                                                      _v11, _v12]
+                                                      _v11, _v12, _v13]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

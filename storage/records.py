@@ -132,3 +132,13 @@ class BlockedKey:
 
     key: bytes
     ts: int
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """Which channels and documents a computer keeps: all, or these (channel keys, document
+    ids); workspace-level objects, private channels and direct messages always."""
+
+    all: bool = True
+    channels: tuple[str, ...] = ()
+    documents: tuple[bytes, ...] = ()

@@ -34,6 +34,7 @@ from . import _conversation, _schema, _search, _verify
 from ._documents import DocumentStore
 from ._files import FileStore
 from ._ingest import FUTURE_MS, Batch, Workspace
+from ._kept import KeptStreams
 from ._membership import MembershipStore
 from ._moderation import HIDDEN_MOD, ModerationStore, blocked_keys, refuse
 from ._outbox import Outbox
@@ -246,6 +247,11 @@ class Replica:
         return Reconciliation(self)
 
     @property
+    def kept(self) -> KeptStreams:
+        """Which channels and documents this computer keeps (storage._kept)."""
+        return KeptStreams(self)
+
+    @property
     def membership(self) -> MembershipStore:
         """The invites, admissions and sealed workspace keys held (app.membership decides)."""
         return MembershipStore(self)
@@ -328,7 +334,7 @@ class Replica:
                         new.append(obj)
                         results[n] = IngestResult(obj.id, Status.ADDED)
                 batch.add(new)
-                refuse(conn, refused)
+                refuse(conn, refused, self.workspace.id)
         unnamed = batch.unnamed
         if unnamed:  # deleted messages' files: their chunks go, unless another names them
             self.files.drop_unnamed(unnamed)

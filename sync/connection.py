@@ -57,8 +57,9 @@ class Connection:
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
 
-    def push(self, raws: list[bytes], ids: list[bytes]) -> None:
-        self.session.push(raws, ids)
+    def push(self, raws: list[bytes], ids: list[bytes],
+             streams: list[tuple[bytes, int]] | None = None) -> None:
+        self.session.push(raws, ids, streams)
         self.wake()
 
     def close(self, reason: str = "closing") -> None:

@@ -35,6 +35,8 @@ from storage.chunks import ChunkStore
 from . import connection as conn_mod
 from ._files import ChunkArrived, ChunksLacking, FilesReady
 from ._guard import Guard, GuardedProtocol
+from ._interest import EVERYTHING, Interest
+from ._rounds import SyncProgress
 from .connection import Connection
 from .discovery import Discovery
 from .fetcher import Fetcher
@@ -68,6 +70,7 @@ TYPING_TTL_S = 6.0
 # How long a remote cursor stays after its last frame: two and a half of the window's refresh
 # intervals (sync.session.PRESENCE_REFRESH_S), so one frame may be late or lost.
 PRESENCE_TTL_S = 5.0
+HISTORY_INTERVAL_S = 0.25  # "history" events (fetching history: how far) at most this often
 
 
 class SyncFailed(Exception):
@@ -176,8 +179,14 @@ class SyncService:
                  on_event: Callable[[SyncEvent], None] | None = None,
                  reconcile_interval: float | None = RECONCILE_INTERVAL_S,
                  guard: Guard | None = None, admission: Admission | None = None,
-                 older_secrets: tuple[bytes, ...] = (), chunks: ChunkStore | None = None):
+                 older_secrets: tuple[bytes, ...] = (), chunks: ChunkStore | None = None,
+                 interest: Interest = EVERYTHING):
         self.replica = replica
+        self.interest = interest
+        self._focus: bytes | None = None
+        self._history: dict[int, SyncProgress] = {}  # id(connection) -> its round's progress
+        self._history_told = 0.0  # time.monotonic() of the last "history" event
+        self.on_outside_write: Callable[[], None] | None = None  # another process wrote
         self.chunks = chunks
         self.fetcher = None if chunks is None else Fetcher(
             chunks, lambda: list(self.connections.values()),
@@ -355,6 +364,58 @@ class SyncService:
             if connection.session.peer_key in keys:
                 connection.close(reason)
 
+    def set_interest(self, interest: Interest) -> None:
+        """Keep the streams `interest` covers from now on: every open session tells its peer,
+        stops asking for the others, and reconciles the streams newly kept."""
+        self.interest = interest
+        now = time.monotonic()
+        for connection in self.connections.values():
+            connection.session.set_interest(interest, now)
+            connection.wake()
+
+    def focus(self, stream: bytes | None) -> None:
+        """The window shows `stream`: its history is reconciled and fetched before others'."""
+        self._focus = stream
+        now = time.monotonic()
+        for connection in self.connections.values():
+            connection.session.focus(stream, now)
+            connection.wake()
+
+    def history(self) -> dict | None:
+        """How far fetching history has come (the "history" event's detail), or None when
+        no round is fetching any."""
+        if not self._history:
+            return None
+        here = self._kept_count()
+        rounds = list(self._history.values())
+        total = max([here, *(p.held + p.expected for p in rounds)])
+        return {"here": here, "total": total,
+                "pending": frozenset().union(*(p.pending for p in rounds)), "done": False}
+
+    def _history_moved(self, connection: Connection, progress: SyncProgress | None) -> None:
+        """A round's progress (None: its session ended): told at most every
+        HISTORY_INTERVAL_S, and always when the last round fetching history is over."""
+        if progress is None or progress.done or progress.expected == 0:
+            over = self._history.pop(id(connection), None) is not None and not self._history
+        else:
+            self._history[id(connection)] = progress
+            over = False
+        now = time.monotonic()
+        if not over and (not self._history or now - self._history_told < HISTORY_INTERVAL_S):
+            return
+        self._history_told = now
+        if over:
+            here = self._kept_count()
+            detail = {"here": here, "total": here, "pending": frozenset(), "done": True}
+        else:
+            detail = self.history()
+        self.on_event(SyncEvent("history", detail))
+
+    def _kept_count(self) -> int:
+        """Objects held in the streams this computer keeps."""
+        return sum(info.count for stream, info in self.store.streams().items()
+                   if self.interest.covers(stream, info.klass))
+
     def typing(self, channel: str) -> None:
         """Tell every connected peer that this person is typing in `channel` (each session
         sends at most one frame per channel per interval; peers that went away hear
@@ -493,7 +554,8 @@ class SyncService:
                           older_secrets=() if joining is not None else self.older_secrets,
                           identity=self.identity, workspace=self.replica.workspace.id,
                           now=time.monotonic(), reconcile_interval=self.reconcile_interval,
-                          chunks=self.chunks)
+                          chunks=self.chunks, interest=self.interest)
+        session.focus(self._focus, time.monotonic())
         connection = Connection(session, ws, self._on_session_event, address=address,
                                 peer=peer)
         self.connections[id(connection)] = connection
@@ -589,6 +651,8 @@ class SyncService:
                     session.close("still differing")
                 else:
                     session.reconcile(time.monotonic())
+        elif isinstance(event, SyncProgress):
+            self._history_moved(connection, event)
         elif isinstance(event, PeerReconciled):  # a peer that dialled us has all we had
             self._synced(connection, 0, 0)
         elif isinstance(event, Typing):
@@ -612,6 +676,8 @@ class SyncService:
                 self.fetcher.peer_ready(connection)
         elif isinstance(event, Closed):
             self._presence_ended(connection)
+            if id(connection) in self._history:
+                self._history_moved(connection, None)
             if self.fetcher is not None:
                 self.fetcher.peer_gone(connection)
             if event.fault:
@@ -686,9 +752,10 @@ class SyncService:
             self._announced = rows[-1][0]
             ids = [row[1] for row in rows]
             raws = [row[2] for row in rows]
+            streams = [(row[3], row[4]) for row in rows]
             reached = False
             for connection in self.connections.values():
-                connection.push(raws, ids)
+                connection.push(raws, ids, streams)
                 reached = reached or connection.session.connected
             came = {} if source is None or source.session.peer_key is None else _moved(source)
             self.on_event(SyncEvent("objects", {"ids": ids} | came))
@@ -711,3 +778,5 @@ class SyncService:
                 if version != self._data_version:
                     self._data_version = version
                     self.announce()
+                    if self.on_outside_write is not None:
+                        self.on_outside_write()

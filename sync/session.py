@@ -11,7 +11,12 @@ flag byte (1 = last chunk of a frame) and a chunk; chunks join into frames of ca
 maps of at most MAX_FRAME bytes:
 
     hello {v, key, sig, ws}   Ed25519 key, its signature of the handshake hash, workspace id
-    neg   {r, m}              negentropy message m of reconciliation round r
+    interest {keep}           the streams the sender keeps (None: all; sync._interest)
+    sums  {r, ss}             round r's stream summaries: [stream, fingerprint, count, class]
+                              from the initiator, and [..., newest ts] of those that differ
+                              back (sync._rounds)
+    neg   {r, s, d, l, m}     negentropy message m of round r over stream s (d 1: newest first;
+                              replies of at most l bytes)
     want  {ids}               ids the sender lacks
     objs  {raws}              objects (answers to want, the sender's extras, live pushes)
     done  {}                  ends the answer to one want (ids no longer held are left out)
@@ -90,6 +95,8 @@ from ._files import (
     encode_frame,
     is_chunk_frame,
 )
+from ._interest import EVERYTHING, Interest
+from ._rounds import SyncProgress, _Round, _Rounds
 
 # The signals' names stay importable from here, where the protocol is.
 from ._signals import (
@@ -138,10 +145,10 @@ from ._signals import (
 from ._signals import (
     Typing as Typing,
 )
-from .negentropy import Negentropy, NegentropyError
+from .negentropy import Negentropy
 from .store import Store
 
-PROTOCOL_VERSION = 2  # 2: no "gone" frame; deleted ids left the reconciled set
+PROTOCOL_VERSION = 3  # 3: reconciliation per stream, with interests; 2: no "gone" frame
 NOISE_PROTOCOL = b"Noise_XXpsk0_25519_ChaChaPoly_BLAKE2b"
 PROLOGUE = b"hearth/1"
 HELLO_CONTEXT = b"hearth-hello/1"
@@ -222,8 +229,8 @@ class Closed:
     fault: bool = False  # the peer sent what this protocol never sends (not a timeout)
 
 
-Event = (Connected | ObjectsReceived | ReconcileComplete | PeerReconciled | Typing | Presence
-         | PresenceLeft | FilesReady | ChunkArrived | ChunksLacking | Closed)
+Event = (Connected | ObjectsReceived | ReconcileComplete | PeerReconciled | SyncProgress
+         | Typing | Presence | PresenceLeft | FilesReady | ChunkArrived | ChunksLacking | Closed)
 
 
 @dataclass
@@ -246,31 +253,27 @@ class _Answer:
     ready_bytes: int = 0
 
 
-@dataclass
-class _Round:
-    number: int
-    messages: int = 0
-    have: list[bytes] = field(default_factory=list)
-    need: deque[bytes] = field(default_factory=deque)
-    need_total: int = 0
-    negotiating: bool = True
-    seen: set[bytes] = field(default_factory=set)
-
-
 def _ids(value: Any, what: str) -> list[bytes]:
     _require(isinstance(value, list) and all(
         isinstance(i, bytes) and len(i) == 32 for i in value), what)
     return value
 
 
-class Session(_Signals, _Files):
+class Session(_Signals, _Files, _Rounds):
     """One side of a connection. `initiator` is the side that dialled; it drives
-    reconciliation rounds, and both sides push new objects once connected."""
+    reconciliation rounds (sync._rounds), and both sides push new objects once connected."""
+
+    _retry_s = ROUND_RETRY_S
+    _reply_timeout_s = REPLY_TIMEOUT_S
+    _want_window = WANT_WINDOW
+    _want_batch_size = WANT_BATCH
+    _neg_params = NEG_PARAMS
 
     def __init__(self, store: Store, *, initiator: bool, secret: bytes, identity: Identity,
                  workspace: bytes, now: float, frame_size_limit: int = NEG_FRAME_LIMIT,
                  reconcile_interval: float | None = RECONCILE_INTERVAL_S,
-                 older_secrets: tuple[bytes, ...] = (), chunks: ChunkSource | None = None):
+                 older_secrets: tuple[bytes, ...] = (), chunks: ChunkSource | None = None,
+                 interest: Interest = EVERYTHING):
         self.store = store
         self.initiator = initiator
         self.identity = identity
@@ -293,9 +296,8 @@ class Session(_Signals, _Files):
         self._sent: OrderedDict[bytes, None] = OrderedDict()
         self._backlog: deque[bytes] = deque()  # live pushes waiting for room in _out
         self._answers: deque[_Answer] = deque()
-        self._round: _Round | None = None
-        self._rounds = 0
-        self._wants_in_flight = 0
+        self._early: list[tuple[list[bytes], list[bytes], list[tuple[bytes, int]] | None]] = []
+        self._init_rounds(interest)
         self._deadline = now + HANDSHAKE_TIMEOUT_S
         self._last_received = now
         self._next_ping = now + PING_INTERVAL_S
@@ -383,27 +385,24 @@ class Session(_Signals, _Files):
                 self.reconcile(now)
             self._signal_timer(now)
 
-    def reconcile(self, now: float) -> None:
-        """Start a reconciliation round (initiator only; ignored while one is running, and
-        put off while objects owed from the last one are still being sent)."""
-        if not (self.initiator and self.connected) or self._round is not None:
-            return
-        if self._answers:
-            self._next_round = now + ROUND_RETRY_S
-            return
-        self._next_round = None
-        self._rounds += 1
-        self._round = _Round(self._rounds)
-        with self.store.snapshot() as storage:
-            message = self._negentropy(storage).initiate()
-        self._send_neg(message, now)
-
-    def push(self, raws: list[bytes], ids: list[bytes]) -> None:
-        """Send new objects (local or relayed) unless this peer already had them from us."""
+    def push(self, raws: list[bytes], ids: list[bytes],
+             streams: list[tuple[bytes, int]] | None = None) -> None:
+        """Send new objects (local or relayed) unless this peer already had them from us, or
+        does not keep their streams ((stream, class) of each; None: all kept)."""
         if not self.connected:
             return
-        fresh = [raw for raw, oid in zip(raws, ids, strict=True) if self._remember_sent(oid)]
+        if self.peer_interest is None:  # sorted once the peer says what it keeps
+            self._early.append((raws, ids, streams))
+            return
+        interest = self.peer_interest
+        fresh = [raw for n, (raw, oid) in enumerate(zip(raws, ids, strict=True))
+                 if (streams is None or interest.covers(*streams[n])) and self._remember_sent(oid)]
         self._backlog.extend(fresh)
+
+    def _release_early_pushes(self) -> None:
+        early, self._early = self._early, []
+        for raws, ids, streams in early:
+            self.push(raws, ids, streams)
 
     def mark_known(self, ids: list[bytes]) -> None:
         """Ids the peer is known to hold (it sent them): never push them back."""
@@ -423,7 +422,9 @@ class Session(_Signals, _Files):
 
     def connection_lost(self, reason: str = "connection closed") -> None:
         if not self.closed:
-            self._closed(reason, error=self.state != "open" or self._round is not None)
+            # An error unless the rounds the initiator owes are over (none begun counts).
+            expected = self._round is not None or (self.initiator and self._rounds == 0)
+            self._closed(reason, error=self.state != "open" or expected)
 
     # Handshake ------------------------------------------------------------------------------
 
@@ -504,8 +505,7 @@ class Session(_Signals, _Files):
         # typing answer a ping whatever else it holds.
         caps = CAPS if self.chunks is None else FILES_CAPS
         self._send_frame({"t": "ping", "caps": list(caps)})
-        if self.initiator:
-            self.reconcile(now)
+        self._send_interest()  # the initiator's first round waits for the peer's
 
     # Transport ------------------------------------------------------------------------------
 
@@ -540,7 +540,8 @@ class Session(_Signals, _Files):
             self._on_hello(frame, now)
             return
         _require(self.state == "open", f"{kind} before hello")
-        handler = {"neg": self._on_neg, "want": self._on_want, "objs": self._on_objs,
+        handler = {"interest": self._on_interest, "sums": self._on_sums,
+                   "neg": self._on_neg, "want": self._on_want, "objs": self._on_objs,
                    "done": self._on_done, "synced": self._on_synced, "ping": self._on_ping,
                    "pong": self._on_pong, "typing": self._on_typing,
                    "presence": self._on_presence, "left": self._on_left,
@@ -567,78 +568,6 @@ class Session(_Signals, _Files):
         reason = frame.get("reason")
         self._closed(f"peer closed: {reason if isinstance(reason, str) else 'bye'}", False)
 
-    def _on_neg(self, frame: dict, now: float) -> None:
-        _require(frame.keys() == {"t", "r", "m"} and isinstance(frame["m"], bytes)
-                 and isinstance(frame["r"], int), "neg fields")
-        self.stats.messages += 1
-        try:
-            if self.initiator:
-                self._client_step(frame, now)
-            else:
-                self.stats.rounds = max(self.stats.rounds, frame["r"])
-                with self.store.snapshot() as storage:
-                    reply = self._negentropy(storage).reconcile_server(frame["m"])
-                self._send_frame({"t": "neg", "r": frame["r"], "m": reply})
-        except NegentropyError as exc:
-            raise SessionError(f"bad reconciliation message: {exc}") from None
-
-    def _client_step(self, frame: dict, now: float) -> None:
-        rnd = self._round
-        _require(rnd is not None and rnd.negotiating and frame["r"] == rnd.number,
-                 "unexpected reconciliation reply")
-        rnd.messages += 1
-        with self.store.snapshot() as storage:
-            step = Negentropy.resume_client(storage, self.frame_size_limit,
-                                            **NEG_PARAMS).reconcile_client(frame["m"])
-        # With a frame size limit one id can come back in two steps: count and ask once.
-        fresh_have = [i for i in step.have if i not in rnd.seen]
-        fresh_need = [i for i in step.need if i not in rnd.seen]
-        rnd.seen.update(fresh_have, fresh_need)
-        rnd.have.extend(fresh_have)
-        rnd.need.extend(fresh_need)
-        rnd.need_total += len(fresh_need)
-        if step.next_message is not None:
-            self._send_neg(step.next_message, now)
-            return
-        rnd.negotiating = False
-        self._deadline = None
-        self.stats.rounds += 1
-        if rnd.have:
-            self._answers.append(_Answer(deque(rnd.have), done=False))
-        self._send_wants(now)
-        self._maybe_finish_round(now)
-
-    def _negentropy(self, storage) -> Negentropy:
-        return Negentropy(storage, self.frame_size_limit, **NEG_PARAMS)
-
-    def _send_neg(self, message: bytes, now: float) -> None:
-        assert self._round is not None
-        self._round.messages += 1
-        self._deadline = now + REPLY_TIMEOUT_S
-        self._send_frame({"t": "neg", "r": self._round.number, "m": message})
-
-    def _send_wants(self, now: float) -> None:
-        rnd = self._round
-        while rnd is not None and rnd.need and self._wants_in_flight < WANT_WINDOW:
-            ids = [rnd.need.popleft() for _ in range(min(WANT_BATCH, len(rnd.need)))]
-            self._wants_in_flight += 1
-            self._deadline = now + REPLY_TIMEOUT_S
-            self._send_frame({"t": "want", "ids": ids})
-
-    def _maybe_finish_round(self, now: float) -> None:
-        rnd = self._round
-        if rnd is None or rnd.negotiating or rnd.need or self._wants_in_flight:
-            return
-        if any(not answer.done for answer in self._answers):
-            return  # our extras are still being sent: finished once they are out
-        self._round = None
-        self._deadline = None
-        self._events.append(ReconcileComplete(rnd.number, rnd.messages, len(rnd.have),
-                                              rnd.need_total))
-        self._send_frame({"t": "synced", "r": rnd.number})
-        if self.reconcile_interval is not None:
-            self._next_round = now + self.reconcile_interval
-
     def _on_want(self, frame: dict, now: float) -> None:
         _require(frame.keys() == {"t", "ids"}, "want fields")
         ids = _ids(frame["ids"], "want ids")
@@ -652,7 +581,9 @@ class Session(_Signals, _Files):
         raws = frame["raws"]
         _require(isinstance(raws, list) and all(isinstance(r, bytes) for r in raws), "raws")
         self.stats.objects_received += len(raws)
-        self.mark_known([object_id(raw) for raw in raws])
+        ids = [object_id(raw) for raw in raws]
+        self.mark_known(ids)
+        self._arrived(ids)
         if raws:
             self._events.append(ObjectsReceived(raws))
 
@@ -661,13 +592,16 @@ class Session(_Signals, _Files):
                  and not self.initiator, "synced")
         self._events.append(PeerReconciled(frame["r"]))
 
-    def _on_done(self, frame: dict, now: float) -> None:
-        _require(frame.keys() == {"t"}, "done fields")
-        _require(self.initiator and self._wants_in_flight > 0, "done without a want")
-        self._wants_in_flight -= 1
-        self._deadline = now + REPLY_TIMEOUT_S if self._wants_in_flight else None
-        self._send_wants(now)
-        self._maybe_finish_round(now)
+    def _negentropy(self, storage) -> Negentropy:
+        return Negentropy(storage, self.frame_size_limit, **NEG_PARAMS)
+
+    @staticmethod
+    def _extras(ids: list[bytes]) -> _Answer:
+        return _Answer(deque(ids), done=False)
+
+    @staticmethod
+    def _complete(rnd: _Round) -> ReconcileComplete:
+        return ReconcileComplete(rnd.number, rnd.messages, rnd.have, rnd.need)
 
     # Output ---------------------------------------------------------------------------------
 

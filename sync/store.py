@@ -8,21 +8,52 @@ session as events and take the one path of data (the Node calls Replica.ingest).
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from itertools import accumulate
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
+from core.kinds import stream_class
 from core.objects import Object, decode
 from storage import Replica
 from storage.items import BUCKET_SHIFT, ItemReader
 
-from .negentropy import Bound, NegentropyStorage, VectorStorage, fingerprint_from_sum
+from .negentropy import (
+    MAX_TIMESTAMP,
+    Bound,
+    NegentropyStorage,
+    VectorStorage,
+    fingerprint_from_sum,
+)
+
+MAX_CACHED_SNAPSHOTS = 32  # streams whose snapshots a store keeps between steps
+MAX_CACHED_BUCKETS = 64  # buckets' items a snapshot keeps (a big id list reads them all once)
+
+
+FLIP = MAX_TIMESTAMP - 1
+"""Newest first: an item (ts, id) takes part as (FLIP - ts, id), so ascending order, which
+negentropy's ranges follow, is newest first (ids ascending within a timestamp)."""
+
+
+class StreamInfo(NamedTuple):
+    """One stream of the reconciled set: its class (core.kinds.stream_class), how many items
+    it holds, their fingerprint (as negentropy's of the whole stream) and the newest ts."""
+
+    klass: int
+    count: int
+    fingerprint: bytes
+    newest: int
 
 
 class Store(Protocol):
-    def snapshot(self) -> AbstractContextManager[NegentropyStorage]:
-        """The reconciliation set (the ids held), sealed, for one step."""
+    def streams(self) -> dict[bytes, StreamInfo]:
+        """Every stream held, with its summary."""
+        ...
+
+    def snapshot(self, stream: bytes, *, newest_first: bool = False
+                 ) -> AbstractContextManager[NegentropyStorage]:
+        """One stream's items (the ids held), sealed, for one step; newest first: see FLIP."""
         ...
 
     def missing(self, ids: list[bytes]) -> list[bytes]:
@@ -35,18 +66,28 @@ class ReplicaStore:
 
     def __init__(self, replica: Replica):
         self.replica = replica
-        self._cached: tuple[tuple[int, int], ItemSnapshot] | None = None
+        # Per (stream, direction): the snapshot and the index version it was read at.
+        self._cached: dict[tuple[bytes, bool], tuple[tuple[int, int], ItemSnapshot]] = {}
+
+    def streams(self) -> dict[bytes, StreamInfo]:
+        with self.replica.reconciliation.reader() as reader:
+            return {stream: StreamInfo(klass, count, fingerprint_from_sum(total, count), newest)
+                    for stream, klass, count, total, newest in reader.streams()}
 
     @contextmanager
-    def snapshot(self) -> Iterator[NegentropyStorage]:
+    def snapshot(self, stream: bytes, *, newest_first: bool = False
+                 ) -> Iterator[NegentropyStorage]:
         """A snapshot, reused while nothing was written (each step of a round asks again)."""
         with self.replica.reconciliation.reader() as reader:
             key = reader.version()
-            if self._cached is not None and self._cached[0] == key:
-                snapshot = self._cached[1].rebind(reader)
+            cached = self._cached.get((stream, newest_first))
+            if cached is not None and cached[0] == key:
+                snapshot = cached[1].rebind(reader)
             else:
-                snapshot = ItemSnapshot(reader)
-                self._cached = (key, snapshot)
+                if len(self._cached) >= MAX_CACHED_SNAPSHOTS:
+                    self._cached.clear()
+                snapshot = ItemSnapshot(reader, stream, newest_first=newest_first)
+                self._cached[(stream, newest_first)] = (key, snapshot)
             yield snapshot
 
     def missing(self, ids: list[bytes]) -> list[bytes]:
@@ -56,8 +97,9 @@ class ReplicaStore:
 class MemoryStore:
     """A Store over objects held in memory (tests and benchmarks of the protocol alone)."""
 
-    def __init__(self, objects: Iterable[Object | bytes] = ()):
+    def __init__(self, objects: Iterable[Object | bytes] = (), *, workspace: bytes = b""):
         self.objects: dict[bytes, Object] = {}
+        self.workspace = workspace
         self.add(objects)
 
     def add(self, objects: Iterable[Object | bytes]) -> None:
@@ -65,11 +107,25 @@ class MemoryStore:
             obj = obj if isinstance(obj, Object) else decode(obj)
             self.objects[obj.id] = obj
 
+    def streams(self) -> dict[bytes, StreamInfo]:
+        found: dict[bytes, list[int]] = {}
+        for obj in self.objects.values():
+            klass = stream_class(obj.type, obj.stream, self.workspace)
+            acc = found.setdefault(obj.stream, [klass, 0, 0, 0])
+            acc[0] = min(acc[0], klass)  # workspace-level once any object says so
+            acc[1] += 1
+            acc[2] += int.from_bytes(obj.id, "little")
+            acc[3] = max(acc[3], obj.ts)
+        return {stream: StreamInfo(klass, count, fingerprint_from_sum(total, count), newest)
+                for stream, (klass, count, total, newest) in found.items()}
+
     @contextmanager
-    def snapshot(self) -> Iterator[NegentropyStorage]:
+    def snapshot(self, stream: bytes, *, newest_first: bool = False
+                 ) -> Iterator[NegentropyStorage]:
         storage = VectorStorage()
         for obj in self.objects.values():
-            storage.insert(obj.ts, obj.id)
+            if obj.stream == stream:
+                storage.insert(FLIP - obj.ts if newest_first else obj.ts, obj.id)
         storage.seal()
         yield storage
 
@@ -78,20 +134,29 @@ class MemoryStore:
 
 
 class ItemSnapshot:
-    """The replica's reconciliation index (storage.items) as a sealed NegentropyStorage.
+    """One stream of the replica's reconciliation index (storage.items) as a sealed
+    NegentropyStorage, oldest or newest first.
 
     Reads through `reader`, whose read transaction the caller keeps while it is used.
     Whole buckets are summed in memory; only edge buckets' items are read, and cached.
     """
 
-    def __init__(self, reader: ItemReader):
+    def __init__(self, reader: ItemReader, stream: bytes, *, newest_first: bool = False):
         self._reader = reader
-        buckets = reader.buckets()
+        self._stream = stream
+        self._newest_first = newest_first
+        buckets = reader.buckets(stream)
+        if newest_first:
+            buckets.reverse()
         self._buckets = [bucket for bucket, _, _ in buckets]
+        # Ascending whichever the direction, for bisection: newest first, a bucket's key is
+        # minus its number.
+        self._keys = [-b for b in self._buckets] if newest_first else self._buckets
         # starts[k]: position of bucket k's first item; sums[k]: sum of ids before it.
         self._starts = list(accumulate((count for _, count, _ in buckets), initial=0))
         self._sums = list(accumulate((total for _, _, total in buckets), initial=0))
-        self._cache: dict[int, tuple[list[tuple[int, bytes]], list[int]]] = {}
+        # Edge buckets read, the most recently used last (at most MAX_CACHED_BUCKETS).
+        self._cache: OrderedDict[int, tuple[list[tuple[int, bytes]], list[int]]] = OrderedDict()
 
     def rebind(self, reader: ItemReader) -> ItemSnapshot:
         """Use this (unchanged) snapshot through a new read transaction."""
@@ -101,12 +166,19 @@ class ItemSnapshot:
     def _bucket_items(self, k: int) -> tuple[list[tuple[int, bytes]], list[int]]:
         """Bucket k's items in order, and the running sums of their ids."""
         found = self._cache.get(k)
-        if found is None:
-            items = self._reader.bucket_items(self._buckets[k])
+        if found is not None:
+            self._cache.move_to_end(k)
+        else:
+            items = self._reader.bucket_items(self._stream, self._buckets[k],
+                                              newest_first=self._newest_first)
+            if self._newest_first:
+                items = [(FLIP - ts, item_id) for ts, item_id in items]
             sums = list(accumulate((int.from_bytes(i, "little") for _, i in items), initial=0))
             if len(items) != self._starts[k + 1] - self._starts[k]:
                 raise RuntimeError("the item index changed under a snapshot")
             found = self._cache[k] = (items, sums)
+            if len(self._cache) > MAX_CACHED_BUCKETS:
+                self._cache.popitem(last=False)
         return found
 
     def _locate(self, i: int) -> tuple[int, int]:
@@ -135,8 +207,15 @@ class ItemSnapshot:
 
     def find_lower_bound(self, begin: int, end: int, bound: Bound) -> int:
         key = (bound.timestamp, bound.id_prefix)
-        k = bisect_left(self._buckets, bound.timestamp >> BUCKET_SHIFT)
-        if k < len(self._buckets) and self._buckets[k] == bound.timestamp >> BUCKET_SHIFT:
+        if self._newest_first:
+            ts = FLIP - bound.timestamp
+            if ts < 0:  # beyond the oldest item (the infinity bound)
+                return end
+            bucket_key = -(ts >> BUCKET_SHIFT)
+        else:
+            bucket_key = bound.timestamp >> BUCKET_SHIFT
+        k = bisect_left(self._keys, bucket_key)
+        if k < len(self._keys) and self._keys[k] == bucket_key:
             items = self._bucket_items(k)[0]
             position = self._starts[k] + bisect_left(items, key)
         else:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import sqlite3
+import struct
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
+from core.kinds import CHANNEL_CLASS, GENESIS_STREAM, WORKSPACE_CLASS
 from storage import Replica, SchemaError, StorageError
 from storage._schema import MIGRATIONS, SCHEMA_VERSION, migrate
+from storage.items import BUCKET_SHIFT
 from tests.support import FakeClock
 
 from .conftest import T0, add, assert_healthy, new_replica, texts
@@ -215,24 +219,80 @@ def test_version_7_file_indexes_the_conversation_objects_it_held(tmp_path, world
         assert [m.text for m in upgraded.search("everyone")] == ["hello everyone"]
 
 
+# The reconciliation index as versions 3 to 12 kept it: one set of (ts, id) items for the
+# whole workspace, with per-bucket sums (storage/items.py before version 13); and the ids a
+# block refused as version 11 kept them, with no stream.
+_LANES = struct.Struct("<8I")
+_OLD_INDEX = f"""
+CREATE TABLE items (ts INTEGER NOT NULL, id BLOB NOT NULL, PRIMARY KEY (ts, id)) WITHOUT ROWID;
+CREATE TABLE item_buckets (
+    bucket INTEGER PRIMARY KEY, count INTEGER NOT NULL,
+    {", ".join(f"l{k} INTEGER NOT NULL" for k in range(8))}
+)"""
+_OLD_REFUSED = """
+CREATE TABLE refused (id BLOB PRIMARY KEY, key BLOB NOT NULL, ts INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX refused_by_key ON refused (key)"""
+
+
+def old_index(conn: sqlite3.Connection, items: Iterable[tuple[int, bytes]]) -> None:
+    """Replace the reconciliation index by the one versions 3 to 12 kept, holding `items`."""
+    for table in ("items", "item_buckets", "item_streams"):
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
+    for statement in _OLD_INDEX.split(";"):
+        conn.execute(statement)
+    items = sorted(set(items))
+    conn.executemany("INSERT INTO items (ts, id) VALUES (?, ?)", items)
+    buckets: dict[int, list[int]] = {}
+    for ts, oid in items:
+        acc = buckets.setdefault(ts >> BUCKET_SHIFT, [0] * 9)
+        acc[0] += 1
+        for k, lane in enumerate(_LANES.unpack(oid), 1):
+            acc[k] += lane
+    conn.executemany(f"INSERT INTO item_buckets VALUES (?, {', '.join('?' * 9)})",
+                     [(bucket, *acc) for bucket, acc in buckets.items()])
+
+
+def as_version_12(path: Path) -> None:
+    """Turn a current replica file into what version 12 wrote for the same objects: the
+    index of `old_index` (objects and refused ids) and the refused ids without their stream."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    refused = conn.execute("SELECT id, key, ts FROM refused").fetchall()
+    conn.execute("DROP TABLE refused")
+    for statement in _OLD_REFUSED.split(";"):
+        conn.execute(statement)
+    conn.executemany("INSERT INTO refused (id, key, ts) VALUES (?, ?, ?)", refused)
+    held = conn.execute("SELECT ts, id FROM objects").fetchall()
+    old_index(conn, held + [(ts, oid) for oid, _, ts in refused])
+    conn.execute("PRAGMA user_version = 12")
+    conn.close()
+
+
+def index_by_stream(replica: Replica) -> dict[bytes, set[bytes]]:
+    """The ids of the reconciliation index, per stream."""
+    out: dict[bytes, set[bytes]] = {}
+    for stream, oid in replica.conn.execute("SELECT stream, id FROM items"):
+        out.setdefault(stream, set()).add(oid)
+    return out
+
+
 def test_version_6_forgets_tombstones_taken_on_a_peers_word(tmp_path, world, people):
     """Version 6 tombstoned ids a peer merely said were deleted, and kept deleted ids in the
     reconciliation set; version 7 drops both (issue #12: deletion rests on delete objects)."""
-    from storage import items
-
     bob = people["bob"]
     path = tmp_path / "v6.sqlite"
     rep = new_replica(path, world)
     kept, gone = world.text(bob, "general", "kept"), world.text(bob, "general", "deleted")
-    add(rep, kept, gone, world.delete(bob, gone))
+    delete = world.delete(bob, gone)
+    add(rep, kept, gone, delete)
     rep.close()
     forged = bytes(range(32))
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("INSERT INTO tombstones (id, deleted_by, ts) VALUES (?, x'', ?)",
                  (forged, kept.ts))
-    conn.execute("INSERT INTO items (ts, id) VALUES (?, ?), (?, ?)",
-                 (kept.ts, forged, gone.ts, gone.id))  # what version 6 kept
-    items.rebuild_buckets(conn)
+    # What version 6 kept: every object, and the ids of both tombstones.
+    held = conn.execute("SELECT ts, id FROM objects").fetchall()
+    old_index(conn, [*held, (kept.ts, forged), (gone.ts, gone.id)])
+    conn.execute("DROP TABLE refused")
     conn.execute("DROP INDEX delete_targets_by_delete")
     _undo_version_8(conn)
     conn.execute("PRAGMA user_version = 6")
@@ -241,11 +301,45 @@ def test_version_6_forgets_tombstones_taken_on_a_peers_word(tmp_path, world, peo
     with Replica(path, clock=FakeClock(T0)) as upgraded:
         assert _user_version(path) == SCHEMA_VERSION
         assert not upgraded.is_deleted(forged) and upgraded.is_deleted(gone.id)
+        assert index_by_stream(upgraded) == {
+            GENESIS_STREAM: {world.genesis.id},
+            world.channel("general"): {kept.id, delete.id}}
         in_set = set(upgraded.conn.execute("SELECT id FROM items").fetchall())
         assert in_set == set(upgraded.conn.execute("SELECT id FROM objects").fetchall())
         count = upgraded.conn.execute("SELECT SUM(count) FROM item_buckets").fetchone()[0]
         assert count == upgraded.count()
+        count = upgraded.conn.execute("SELECT SUM(count) FROM item_streams").fetchone()[0]
+        assert count == upgraded.count()
         assert [m.text for m in upgraded.messages("general")] == ["kept"]
+        assert_healthy(upgraded)
+
+
+def test_version_12_file_keeps_its_reconciliation_index_per_stream(tmp_path, world, people):
+    """Version 12 reconciled one set of (ts, id) items; version 13 keeps one per stream, with
+    the stream's class, built from the objects held (docs/ARCHITECTURE.md "Reconciliation")."""
+    alice, bob = people["alice"], people["bob"]
+    path = tmp_path / "v12.sqlite"
+    rep = new_replica(path, world)
+    nick, hello, hi = (world.nick(alice, "Alice"), world.text(alice, "general", "hello"),
+                       world.text(bob, "random", "hi"))
+    gone = world.text(bob, "random", "deleted")
+    delete = world.delete(bob, gone)
+    add(rep, nick, hello, hi, gone, delete)
+    rep.close()
+    as_version_12(path)
+    assert "item_streams" not in _tables(path)
+
+    with Replica(path, clock=FakeClock(T0)) as upgraded:
+        assert _user_version(path) == SCHEMA_VERSION
+        expected = {GENESIS_STREAM: {world.genesis.id}, world.profile(alice): {nick.id},
+                    world.channel("general"): {hello.id},
+                    world.channel("random"): {hi.id, delete.id}}
+        assert index_by_stream(upgraded) == expected
+        rows = upgraded.conn.execute("SELECT stream, class, count FROM item_streams")
+        assert {stream: (klass, count) for stream, klass, count in rows} == {
+            stream: (CHANNEL_CLASS if stream in (world.channel("general"),
+                                                 world.channel("random")) else WORKSPACE_CLASS,
+                     len(ids)) for stream, ids in expected.items()}
         assert_healthy(upgraded)
 
 

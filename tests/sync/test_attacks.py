@@ -175,7 +175,8 @@ def test_a_reconciliation_message_of_too_many_ranges_is_refused(secret):
     a, evil, wire, clock = connected(MemoryStore(), MemoryStore(), secret=secret,
                                      a_initiates=False)
     ranges = tuple(Range(Bound(1_000 + n), Mode.SKIP) for n in range(NEG_MAX_RANGES + 1))
-    inject(evil, a, [frame({"t": "neg", "r": 1, "m": encode_message(Message(ranges))})],
+    inject(evil, a, [frame({"t": "neg", "r": 1, "s": bytes(32), "d": 0, "l": 4096,
+                             "m": encode_message(Message(ranges))})],
            clock.now)
     wire.drain(a)
     [closed] = wire.events(a, Closed)

@@ -313,7 +313,7 @@ def test_peer_sending_bad_signatures_is_cut_off_and_nothing_invalid_is_stored(
         async with aiohttp.ClientSession() as http:
             peer = await RawPeer.connect(http, a.port, secret=_secret(a), workspace=ws_id,
                                          identity=rogue)
-            await peer.pump(lambda: peer.session.connected or peer.session.closed)
+            await peer.pump(lambda: peer.session.peer_interest is not None or peer.session.closed)
             assert peer.session.connected, peer.events
             if not outcomes:
                 peer.session.push([good.raw], [good.id])

@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 
 from core.encoding import dumps, loads, object_id
 from core.identity import Identity
+from core.kinds import CHANNEL_CLASS
 from core.objects import Object
 from storage import Replica, Status
-from sync.negentropy import VectorStorage
+from sync.negentropy import VectorStorage, fingerprint_from_sum
 from sync.session import (
     CHUNK,
     HANDSHAKE_TIMEOUT_S,
@@ -34,7 +35,7 @@ from sync.session import (
     ReconcileComplete,
     Session,
 )
-from sync.store import MemoryStore, ReplicaStore
+from sync.store import FLIP, MemoryStore, ReplicaStore, StreamInfo
 from tests.support import FakeClock
 
 from .conftest import POOL_SIZE, identity
@@ -507,7 +508,7 @@ HOSTILE = {
     "gone claim": ([frame({"t": "gone", "items": [[1, bytes(32)]]})],
                    "unknown frame type 'gone'"),
     "done nobody asked for": ([frame({"t": "done"})], "done without a want"),
-    "neg reply nobody asked for": ([frame({"t": "neg", "r": 9, "m": b"\x61"})],
+    "neg reply nobody asked for": ([frame({"t": "neg", "r": 9, "s": bytes(32), "d": 0, "l": 4096, "m": b"\x61"})],
                                    "unexpected reconciliation reply"),
 }
 
@@ -533,7 +534,7 @@ def test_a_frame_type_naming_an_internal_method_is_unknown(secret):
 
 def test_garbage_negentropy_message_closes_the_responder(secret):
     evil, b, wire, clock = connected(secret=secret)  # evil dials; b answers rounds
-    inject(evil, b, [frame({"t": "neg", "r": 5, "m": b"\x61\x05"})], clock.now)
+    inject(evil, b, [frame({"t": "neg", "r": 5, "s": bytes(32), "d": 0, "l": 4096, "m": b"\x61\x05"})], clock.now)
     wire.drain(b)
     verdict = closed(wire, b)
     assert verdict.error and "bad reconciliation message" in verdict.reason
@@ -559,7 +560,7 @@ def test_oversize_handshake_message_is_refused(secret):
 def test_a_frame_before_hello_is_refused(secret, frame_t):
     clock = FakeClock(T_START)
     a, b, wire = pair(MemoryStore(), MemoryStore(), clock, secret=secret)
-    replacement = {"ping": {"t": "ping"}, "neg": {"t": "neg", "r": 1, "m": b"\x61"},
+    replacement = {"ping": {"t": "ping"}, "neg": {"t": "neg", "r": 1, "s": bytes(32), "d": 0, "l": 4096, "m": b"\x61"},
                    "objs": {"t": "objs", "raws": []}}[frame_t]
     rewrite(a, lambda f: replacement if f["t"] == "hello" else f)
     wire.pump()
@@ -860,20 +861,29 @@ def test_connection_lost_mid_round_is_an_error(pool, secret):
 # Large sets -----------------------------------------------------------------------------------
 
 
+STREAM = bytes(range(32))
+
+
 class ItemsOnly:
     """A Store of bare (ts, id) items: enough for negotiation, holds no object bytes."""
 
     def __init__(self, items: list[tuple[int, bytes]]):
         self.items = items
 
-    def snapshot(self):
+    def streams(self):
+        total = sum(int.from_bytes(oid, "little") for _, oid in self.items)
+        return {STREAM: StreamInfo(CHANNEL_CLASS, len(self.items),
+                                   fingerprint_from_sum(total, len(self.items)),
+                                   max(ts for ts, _ in self.items))}
+
+    def snapshot(self, stream, *, newest_first=False):
         from contextlib import contextmanager
 
         @contextmanager
         def sealed():
             storage = VectorStorage()
-            for ts, oid in self.items:
-                storage.insert(ts, oid)
+            for ts, oid in self.items if stream == STREAM else ():
+                storage.insert(FLIP - ts if newest_first else ts, oid)
             storage.seal()
             yield storage
 

@@ -1,0 +1,463 @@
+"""Reconciliation rounds, one stream at a time: the initiator's side and the responder's.
+
+Part of the Session state machine (sync.session), kept here because it is the largest part.
+
+A round (protocol version 3) begins with summaries: the initiator sends `sums` with each stream
+it holds (id, fingerprint of its items, count, class) and the responder answers with those of
+its streams that differ, or that only one side holds, among the streams either side's interest
+covers (sync._interest), with its own newest ts. The initiator then reconciles each differing
+stream with negentropy (`neg {r, s, d, m}`; `d` 1: newest first, see sync.store.FLIP):
+workspace-level streams first, then the stream the window shows (`focus`), then channels,
+busiest first, newest first, then documents, oldest first (commits after their parents). At
+most NEG_STREAMS await a reply at once, each asks (`l`) for replies no longer than the ids it has
+room for below NEED_HIGH, and one without room waits for its ids to be asked, so memory stays
+bounded whatever the workspace's size (NEED_HIGH ids per stream kept). Wants take ids
+from every stream in turn (an equal share of a want each), the focused stream first, so the newest messages
+of every channel arrive before any channel's history. Ids are asked for only in streams this
+side's interest covers, and extras are sent only in streams the peer's covers.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from core.kinds import CHANNEL_CLASS, DOCUMENT_CLASS, WORKSPACE_CLASS
+
+from ._errors import SessionError, _require
+from ._interest import EVERYTHING, Interest
+from .negentropy import (
+    FINGERPRINT_SIZE,
+    FRAME_SIZE_MARGIN,
+    ID_SIZE,
+    MIN_FRAME_SIZE_LIMIT,
+    Negentropy,
+    NegentropyError,
+    fingerprint_from_sum,
+)
+from .store import StreamInfo
+
+if TYPE_CHECKING:
+    from .session import Session
+
+NEG_STREAMS = 16  # streams awaiting a negotiation reply at once
+NEED_HIGH = 4096  # ids a stream may have found lacking and not yet asked for (see _send_neg)
+WANT_SLICE = 32  # ids a want takes from a stream before the next stream's turn
+EARLY_SHARE = 64  # ids a want takes from a stream at most while others still negotiate
+MAX_SUM_STREAMS = 16384  # streams one summary names (the newest, when more are held)
+EMPTY_FINGERPRINT = fingerprint_from_sum(0, 0)
+_CLASSES = (WORKSPACE_CLASS, CHANNEL_CLASS, DOCUMENT_CLASS)
+
+
+@dataclass(frozen=True)
+class SyncProgress:
+    """(Initiator) how far this round has come: `held` objects were here when it began,
+    `received` of the `expected` ones it fetches have arrived since; `pending` are the
+    streams this side keeps whose objects are still to be found or asked for; `done` once
+    the round is over."""
+
+    round: int
+    held: int
+    received: int
+    expected: int
+    pending: frozenset[bytes]
+    done: bool = False
+
+
+@dataclass
+class _StreamSync:
+    stream: bytes
+    klass: int
+    newest_first: bool
+    fetch: bool  # this side keeps it: ask for what it lacks
+    give: bool  # the peer keeps it: send what the peer lacks
+    estimate: int  # how many it lacks, from the counts
+    found: int = 0  # ids found lacking so far
+    need: deque[bytes] = field(default_factory=deque)
+    waiting: bool = False  # a message of ours is unanswered
+    parked: bytes | None = None  # our next message, held while `need` is long
+    done: bool = False  # negotiation over
+    seen: set[bytes] = field(default_factory=set)  # the last step's ids
+
+    @property
+    def expected(self) -> int:
+        return self.found if self.done else max(self.found, self.estimate)
+
+
+@dataclass
+class _Round:
+    number: int
+    held: int = 0
+    messages: int = 0
+    summing: bool = True  # the responder's summary has not come yet
+    queue: deque[bytes] = field(default_factory=deque)  # streams still to negotiate
+    streams: dict[bytes, _StreamSync] = field(default_factory=dict)
+    have: int = 0
+    need: int = 0
+    received: int = 0
+    in_flight: deque[set[bytes]] = field(default_factory=deque)  # ids of each want out
+    turn: int = 0  # where the next want's turn through the streams begins
+
+
+def _stream_entry(value: Any, fields: int) -> list:
+    _require(isinstance(value, list) and len(value) == fields, "sums entry")
+    stream, fingerprint, count, klass = value[:4]
+    _require(isinstance(stream, bytes) and len(stream) == 32, "sums stream")
+    _require(isinstance(fingerprint, bytes) and len(fingerprint) == FINGERPRINT_SIZE,
+             "sums fingerprint")
+    _require(isinstance(count, int) and count >= 0 and klass in _CLASSES, "sums count")
+    _require(all(isinstance(v, int) and v >= 0 for v in value[4:]), "sums newest")
+    return value
+
+
+def _entries(frame: dict, fields: int) -> list[list]:
+    _require(frame.keys() == {"t", "r", "ss"} and isinstance(frame["r"], int), "sums fields")
+    ss = frame["ss"]
+    _require(isinstance(ss, list) and len(ss) <= 2 * MAX_SUM_STREAMS, "sums streams")
+    entries = [_stream_entry(v, fields) for v in ss]
+    _require(len({e[0] for e in entries}) == len(entries), "sums repeats a stream")
+    return entries
+
+
+class _Rounds:
+    """Session's reconciliation (a mixin: the Session provides the store and the frames)."""
+
+    def _init_rounds(self: Session, interest: Interest) -> None:
+        self.interest = interest
+        self.peer_interest: Interest | None = None  # until its interest frame comes
+        self._round: _Round | None = None
+        self._rounds = 0
+        self._wants_in_flight = 0
+        self._again = False  # start another round when this one ends
+        self._focus: bytes | None = None
+
+    # Public API -----------------------------------------------------------------------------
+
+    def reconcile(self: Session, now: float) -> None:
+        """Start a reconciliation round (initiator only; ignored while one is running, and
+        put off while objects owed from the last one are still being sent)."""
+        if not (self.initiator and self.connected) or self.peer_interest is None:
+            return
+        if self._round is not None:
+            return
+        if self._answers:
+            self._next_round = now + self._retry_s
+            return
+        self._next_round = None
+        self._again = False
+        self._rounds += 1
+        mine = self.store.streams()
+        rnd = self._round = _Round(self._rounds)
+        rnd.held = sum(info.count for stream, info in mine.items()
+                       if self.interest.covers(stream, info.klass))
+        newest = sorted(mine.items(), key=lambda item: -item[1].newest)[:MAX_SUM_STREAMS]
+        rnd.messages += 1
+        self._deadline = now + self._reply_timeout_s
+        self._send_frame({"t": "sums", "r": rnd.number, "ss": [
+            [stream, info.fingerprint, info.count, info.klass] for stream, info in newest]})
+
+    def set_interest(self: Session, interest: Interest, now: float) -> None:
+        """This side keeps the streams `interest` covers from now on: it tells the peer, stops
+        asking for the others, and reconciles again for the ones it did not keep before."""
+        if interest == self.interest:
+            return
+        self.interest = interest
+        if not self.connected:
+            return
+        self._send_frame(interest.frame())
+        rnd = self._round
+        if rnd is not None:
+            for stream, st in rnd.streams.items():
+                st.fetch = st.fetch and interest.covers(stream, st.klass)
+                if not st.fetch:
+                    st.need.clear()
+                    st.estimate = st.found = 0
+                if not (st.fetch or st.give) and not st.waiting:
+                    st.done, st.parked = True, None  # nothing left to learn from it
+            rnd.queue = deque(s for s in rnd.queue if not rnd.streams[s].done)
+            self._again = True
+            self._send_wants(now)
+            self._maybe_finish_round(now)
+            self._progress()
+        else:
+            self.reconcile(now)
+
+    def focus(self: Session, stream: bytes | None, now: float) -> None:
+        """The window shows `stream`: reconcile it and ask for its objects before others'."""
+        self._focus = stream
+        rnd = self._round
+        if rnd is not None and stream in rnd.queue:
+            rnd.queue.remove(stream)
+            rnd.queue.appendleft(stream)
+            self._start_streams(now)
+
+    # Frames ---------------------------------------------------------------------------------
+
+    def _send_interest(self: Session) -> None:
+        self._send_frame(self.interest.frame())
+
+    def _on_interest(self: Session, frame: dict, now: float) -> None:
+        first = self.peer_interest is None
+        self.peer_interest = Interest.from_frame(frame)
+        self._release_early_pushes()
+        if self.initiator:
+            if first:
+                self.reconcile(now)
+            elif self._round is not None:
+                self._again = True
+            else:
+                self.reconcile(now)
+
+    def _on_sums(self: Session, frame: dict, now: float) -> None:
+        self.stats.messages += 1
+        if self.initiator:
+            self._summed(frame, now)
+            return
+        _require(self.peer_interest is not None, "sums before interest")
+        assert self.peer_interest is not None
+        theirs = {e[0]: e for e in _entries(frame, 4)}
+        mine = self.store.streams()
+        self.stats.rounds = max(self.stats.rounds, frame["r"])
+        reply = []
+        for stream in mine.keys() | theirs.keys():
+            info = mine.get(stream)
+            entry = theirs.get(stream)
+            fingerprint = info.fingerprint if info else EMPTY_FINGERPRINT
+            if entry is not None and entry[1] == fingerprint:
+                continue
+            klass = info.klass if info else entry[3]
+            if not (self.interest.covers(stream, klass)
+                    or self.peer_interest.covers(stream, klass)):
+                continue
+            count, newest = (info.count, info.newest) if info else (0, 0)
+            reply.append([stream, fingerprint, count, klass, newest])
+        reply.sort(key=lambda e: -e[4])
+        self._send_frame({"t": "sums", "r": frame["r"], "ss": reply[:MAX_SUM_STREAMS]})
+
+    def _summed(self: Session, frame: dict, now: float) -> None:
+        rnd = self._round
+        _require(rnd is not None and rnd.summing and frame["r"] == rnd.number,
+                 "unexpected summary")
+        assert rnd is not None and self.peer_interest is not None
+        rnd.summing = False
+        mine = self.store.streams()
+        empty = StreamInfo(0, 0, EMPTY_FINGERPRINT, 0)
+        order: list[tuple[tuple, bytes]] = []
+        for stream, _, count, klass, _newest in _entries(frame, 5):
+            own = mine.get(stream, empty)
+            st = _StreamSync(stream, klass, klass == CHANNEL_CLASS,
+                             fetch=count > 0 and self.interest.covers(stream, klass),
+                             give=own.count > 0 and self.peer_interest.covers(stream, klass),
+                             estimate=max(0, count - own.count))
+            if not (st.fetch or st.give):
+                continue
+            if not st.fetch:
+                st.estimate = 0
+            rnd.streams[stream] = st
+            rank = (0 if klass == WORKSPACE_CLASS else 1 if stream == self._focus
+                    else 2 if klass == CHANNEL_CLASS else 3)
+            order.append(((rank, -count), stream))
+        rnd.queue.extend(stream for _, stream in sorted(order))
+        self._start_streams(now)
+        self._maybe_finish_round(now)
+        self._progress()
+
+    def _start_streams(self: Session, now: float) -> None:
+        rnd = self._round
+        if rnd is None or rnd.summing:
+            return
+        active = sum(1 for st in rnd.streams.values() if st.waiting)
+        while rnd.queue and active < NEG_STREAMS:
+            st = rnd.streams[rnd.queue.popleft()]
+            with self.store.snapshot(st.stream, newest_first=st.newest_first) as storage:
+                message = self._negentropy(storage).initiate()
+            self._send_neg(st, message, now)
+            active += 1
+
+    def _send_neg(self: Session, st: _StreamSync, message: bytes, now: float) -> None:
+        assert self._round is not None
+        self._round.messages += 1
+        st.waiting = True
+        self._deadline = now + self._reply_timeout_s
+        # Replies hold at most the ids this stream has room for (NEED_HIGH).
+        room = (NEED_HIGH - len(st.need)) * ID_SIZE + FRAME_SIZE_MARGIN
+        limit = max(room, MIN_FRAME_SIZE_LIMIT)
+        limit = min(limit, self.frame_size_limit or limit)
+        self._send_frame({"t": "neg", "r": self._round.number, "s": st.stream,
+                          "d": int(st.newest_first), "l": limit, "m": message})
+
+    def _on_neg(self: Session, frame: dict, now: float) -> None:
+        _require(frame.keys() == {"t", "r", "s", "d", "l", "m"} and isinstance(frame["m"], bytes)
+                 and isinstance(frame["r"], int) and isinstance(frame["s"], bytes)
+                 and len(frame["s"]) == 32 and frame["d"] in (0, 1)
+                 and isinstance(frame["l"], int), "neg fields")
+        self.stats.messages += 1
+        try:
+            if self.initiator:
+                self._client_step(frame, now)
+            else:
+                # The initiator may ask for shorter replies (it takes what it can hold).
+                limit = max(frame["l"], MIN_FRAME_SIZE_LIMIT)
+                limit = min(limit, self.frame_size_limit or limit)
+                with self.store.snapshot(frame["s"], newest_first=bool(frame["d"])) as storage:
+                    reply = Negentropy(storage, limit, **self._neg_params).reconcile_server(
+                        frame["m"])
+                self._send_frame({"t": "neg", "r": frame["r"], "s": frame["s"], "d": frame["d"],
+                                  "l": frame["l"], "m": reply})
+        except NegentropyError as exc:
+            raise SessionError(f"bad reconciliation message: {exc}") from None
+
+    def _client_step(self: Session, frame: dict, now: float) -> None:
+        rnd = self._round
+        _require(rnd is not None and not rnd.summing and frame["r"] == rnd.number,
+                 "unexpected reconciliation reply")
+        assert rnd is not None
+        st = rnd.streams.get(frame["s"])
+        _require(st is not None and st.waiting and frame["d"] == int(st.newest_first),
+                 "reconciliation reply for no stream asked")
+        assert st is not None
+        st.waiting = False
+        rnd.messages += 1
+        with self.store.snapshot(st.stream, newest_first=st.newest_first) as storage:
+            step = Negentropy.resume_client(storage, self.frame_size_limit,
+                                            **self._neg_params).reconcile_client(frame["m"])
+        # With a frame size limit one id can come back in the next step: count and ask once.
+        fresh_have = [i for i in step.have if i not in st.seen]
+        fresh_need = [i for i in step.need if i not in st.seen]
+        st.seen = set(step.have) | set(step.need)
+        if st.give and fresh_have:
+            rnd.have += len(fresh_have)
+            self._answers.append(self._extras(fresh_have))
+        if st.fetch:
+            st.need.extend(fresh_need)
+            st.found += len(fresh_need)
+            rnd.need += len(fresh_need)
+        if step.next_message is None or not (st.fetch or st.give):
+            st.done = True
+            st.seen = set()
+        elif len(st.need) >= NEED_HIGH - MIN_FRAME_SIZE_LIMIT // ID_SIZE:
+            st.parked = step.next_message
+        else:
+            self._send_neg(st, step.next_message, now)
+        self._start_streams(now)
+        self._send_wants(now)
+        self._arm(now)
+        self._maybe_finish_round(now)
+
+    def _send_wants(self: Session, now: float) -> None:
+        rnd = self._round
+        if rnd is None:
+            return
+        while self._wants_in_flight < self._want_window:
+            ids = self._want_batch(rnd)
+            if not ids:
+                break
+            rnd.in_flight.append(set(ids))
+            self._wants_in_flight += 1
+            self._deadline = now + self._reply_timeout_s
+            self._send_frame({"t": "want", "ids": ids})
+        for st in rnd.streams.values():  # streams that waited for their ids to be asked
+            if st.parked is not None and len(st.need) < NEED_HIGH // 2:
+                message, st.parked = st.parked, None
+                self._send_neg(st, message, now)
+
+    def _want_batch(self: Session, rnd: _Round) -> list[bytes]:
+        """Ids for one want: the focused stream's first, then WANT_SLICE of each other
+        stream's in turn (starting after the stream the last want ended with) until full.
+        While streams are still negotiating, each stream gives at most EARLY_SHARE, so
+        those come in with their newest before anyone's history."""
+        batch: list[bytes] = []
+        limit = self._want_batch_size
+        focused = rnd.streams.get(self._focus) if self._focus is not None else None
+        if focused is not None:
+            while focused.need and len(batch) < limit:
+                batch.append(focused.need.popleft())
+        wanting = [st for st in rnd.streams.values() if st.need]
+        if not wanting:
+            return batch
+        later = any(st.fetch and not st.need and not st.done for st in rnd.streams.values())
+        room = {id(st): EARLY_SHARE if later else limit for st in wanting}
+        start = rnd.turn % len(wanting)
+        turn = wanting[start:] + wanting[:start]
+        while len(batch) < limit:
+            moved = False
+            for n, st in enumerate(turn):
+                take = min(WANT_SLICE, len(st.need), limit - len(batch), room[id(st)])
+                if take > 0:
+                    batch.extend(st.need.popleft() for _ in range(take))
+                    room[id(st)] -= take
+                    moved = True
+                if len(batch) >= limit:
+                    rnd.turn = start + n + 1
+                    break
+            if not moved:
+                break
+        return batch
+
+    def _arrived(self: Session, ids: list[bytes]) -> None:
+        """Objects came: count those this round asked for."""
+        rnd = self._round
+        if rnd is None or not rnd.in_flight:
+            return
+        for oid in ids:
+            for wanted in rnd.in_flight:
+                if oid in wanted:
+                    wanted.discard(oid)
+                    rnd.received += 1
+                    break
+        self._progress()
+
+    def _on_done(self: Session, frame: dict, now: float) -> None:
+        _require(frame.keys() == {"t"}, "done fields")
+        _require(self.initiator and self._wants_in_flight > 0, "done without a want")
+        self._wants_in_flight -= 1
+        rnd = self._round
+        if rnd is not None and rnd.in_flight:
+            rnd.in_flight.popleft()
+        self._send_wants(now)
+        self._arm(now)
+        self._maybe_finish_round(now)
+
+    def _arm(self: Session, now: float) -> None:
+        """A reply is due while a message or a want of ours is unanswered."""
+        rnd = self._round
+        waiting = self._wants_in_flight > 0 or (rnd is not None and (
+            rnd.summing or any(st.waiting for st in rnd.streams.values())))
+        self._deadline = now + self._reply_timeout_s if waiting else None
+
+    def _maybe_finish_round(self: Session, now: float) -> None:
+        rnd = self._round
+        if rnd is None or rnd.summing or rnd.queue or self._wants_in_flight:
+            return
+        if any(not st.done or st.need for st in rnd.streams.values()):
+            return
+        if any(not answer.done for answer in self._answers):
+            return  # our extras are still being sent: finished once they are out
+        self._round = None
+        self._deadline = None
+        self.stats.rounds += 1
+        self._events.append(self._complete(rnd))
+        self._progress_of(rnd, done=True)
+        self._send_frame({"t": "synced", "r": rnd.number})
+        if self._again:
+            self.reconcile(now)
+        elif self.reconcile_interval is not None:
+            self._next_round = now + self.reconcile_interval
+
+    def _progress(self: Session) -> None:
+        if self._round is not None and not self._round.summing:
+            self._progress_of(self._round, done=False)
+
+    def _progress_of(self: Session, rnd: _Round, *, done: bool) -> None:
+        expected = sum(st.expected for st in rnd.streams.values() if st.fetch)
+        pending = frozenset() if done else frozenset(
+            stream for stream, st in rnd.streams.items()
+            if st.fetch and (not st.done or st.need))
+        if done:
+            expected = rnd.received
+        self._events.append(SyncProgress(rnd.number, rnd.held, rnd.received,
+                                         max(expected, rnd.received), pending, done))
+
+
+__all__ = ["EVERYTHING", "Interest", "SyncProgress"]

@@ -1,0 +1,82 @@
+"""Fetching history between two running Nodes on 127.0.0.1: what the "history" events say
+(the numbers the window's bar and `hearth serve` show) against what really arrives, the
+sync-status file `hearth status` reads, and a member that keeps one channel."""
+
+from __future__ import annotations
+
+from app import keeping, sync_status
+from app.node import Node, NodeEvent
+from app.workspace import Workspace
+from core import kinds
+from sync.store import ReplicaStore
+
+from .nodes import LOCAL, Cluster, wait_until
+
+PER_CHANNEL = 600
+
+
+def _fill(paths, channels: tuple[str, ...]) -> None:
+    with Workspace.open(paths) as ws:
+        for channel in channels:
+            ws.join(channel)
+            for n in range(PER_CHANNEL):
+                ws.post(channel, f"{channel} {n}")
+
+
+def _objects(node: Node) -> int:
+    """Ids in the reconciled set (every object held: nothing is deleted or refused here)."""
+    return node.call(lambda: sum(
+        info.count for info in ReplicaStore(node.workspace_for_tests.replica).streams().values()))
+
+
+def _start(cluster: Cluster, paths, peer: Node, events: list[NodeEvent]) -> Node:
+    node = Node(paths, port=0, interfaces=[LOCAL], mdns=False, peers=[(LOCAL, peer.port)],
+                reconcile_interval=None)
+    node.subscribe(lambda e: events.append(e) if e.kind == "history" else None)
+    cluster.nodes.append(node)
+    node.start()
+    return node
+
+
+def test_history_events_count_what_really_arrives(cluster: Cluster):
+    pa, pb = cluster.members(2)
+    _fill(pa, ("general", "random"))
+    a = cluster.start(pa)
+    events: list[NodeEvent] = []
+    b = _start(cluster, pb, a, events)
+    wait_until(lambda: events and events[-1].detail["progress"].done, what="history to arrive")
+    held = _objects(b)
+    assert held == _objects(a)
+    progress = [e.detail["progress"] for e in events]
+    moving, final = progress[:-1], progress[-1]
+    assert moving and not any(p.done for p in moving)
+    assert final.here == final.total == held
+    # The total is known from the start, from the summaries' counts (less the few objects
+    # only b held, until negotiation finds them exact), and "here" only grows.
+    assert all(held - 5 <= p.total <= held for p in moving), (held, progress)
+    assert [p.here for p in progress] == sorted(p.here for p in progress)
+    keys = {kinds.channel_key("general"), kinds.channel_key("random")}
+    assert moving[0].channels and moving[0].channels <= keys
+    assert b.history() is None
+    assert sync_status.read(pb.workspace_dir) is None  # removed once it was over
+
+
+def test_a_member_keeping_one_channel_fetches_only_it_until_it_keeps_another(
+        cluster: Cluster):
+    pa, pb = cluster.members(2)
+    _fill(pa, ("general", "random"))
+    with Workspace.open(pb) as ws:  # b knows both channels, and keeps one
+        ws.join("general")
+        ws.join("random")
+        keeping.keep_only(ws, ["general"])
+    a = cluster.start(pa)
+    events: list[NodeEvent] = []
+    b = _start(cluster, pb, a, events)
+    wait_until(lambda: len(b.read("general", limit=1000)) >= PER_CHANNEL,
+               what="general's history")
+    wait_until(lambda: events and events[-1].detail["progress"].done, what="the round's end")
+    assert [m for m in b.read("random", limit=1000) if m.text.startswith("random ")] == []
+    b.facade.keep(["random"]).result(timeout=10)
+    wait_until(lambda: len([m for m in b.read("random", limit=1000)
+                            if m.text.startswith("random ")]) == PER_CHANNEL,
+               what="random's history after keeping it")

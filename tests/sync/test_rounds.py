@@ -1,0 +1,211 @@
+"""Reconciliation per stream (sync._rounds): newest first, interests, resuming.
+
+Two sessions wired in memory (tests/sync/test_session.py's Wire) over MemoryStores of real
+signed objects: what the joiner receives, in which order, and what it never receives.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from core import kinds
+from core.encoding import object_id
+from core.objects import Object, decode
+from sync._interest import Interest
+from sync._rounds import NEED_HIGH, SyncProgress
+from sync.session import ObjectsReceived, ReconcileComplete
+from sync.store import MemoryStore
+from tests.support import FakeClock
+
+from .conftest import Chat
+from .test_session import T_START, pair
+
+PER_CHANNEL = 400
+CHANNELS = ("general", "random", "dev")
+
+
+@pytest.fixture(scope="module")
+def world() -> tuple[Chat, list[Object]]:
+    chat = Chat()
+    objects = [chat.genesis]
+    for person in ("alice", "bob"):
+        who = chat.people[person]
+        objects.append(chat.publish(who, "post/info", kinds.profile_stream(who.public_key),
+                                    {"name": person}))
+    for n in range(PER_CHANNEL):
+        for channel in CHANNELS:
+            objects.append(chat.post("alice" if n % 2 else "bob", channel, f"{channel} {n}"))
+    return chat, objects
+
+
+def joiner(chat: Chat, objects: list[Object], *, keep: set[str] | None = None, **kw):
+    """An empty store dialling one that holds `objects`."""
+    held = MemoryStore(objects, workspace=chat.ws)
+    empty = MemoryStore(workspace=chat.ws)
+    interest = Interest() if keep is None else Interest(frozenset(chat.channel(c) for c in keep))
+    clock = FakeClock(T_START)
+    new, old, wire = pair(empty, held, clock, secret=b"s" * 32, ws=chat.ws, **kw)
+    new.interest = interest
+    return new, old, wire, empty
+
+
+class Trickle:
+    """Moves a wire's messages one at a time each way, so a test can act between them."""
+
+    def __init__(self, wire):
+        self.wire = wire
+        self.queued = {id(wire.a): [], id(wire.b): []}
+
+    def step(self) -> bool:
+        moved = False
+        wire = self.wire
+        for src, dst in ((wire.a, wire.b), (wire.b, wire.a)):
+            queue = self.queued[id(src)]
+            queue.extend(src.data_to_send())
+            if queue:
+                dst.receive(queue.pop(0), wire.clock.now)
+                wire.drain(dst)
+                moved = True
+            wire.drain(src)
+        return moved
+
+
+def received(wire, side) -> list[Object]:
+    return [decode(raw) for e in wire.events(side, ObjectsReceived) for raw in e.raws]
+
+
+def test_the_newest_posts_of_every_channel_come_first(world):
+    chat, objects = world
+    new, _, wire, empty = joiner(chat, objects)
+    wire.pump()
+    assert set(empty.objects) == {o.id for o in objects}
+    got = [o for o in received(wire, new) if o.type == "post/text"]
+    # Every channel's newest tenth arrives before any channel's older half.
+    position = {o.id: n for n, o in enumerate(got)}
+    newest_last, older_first = 0, len(got)
+    for channel in CHANNELS:
+        posts = sorted((o for o in objects if o.stream == chat.channel(channel)),
+                       key=lambda o: -o.ts)
+        newest_last = max(newest_last, *(position[o.id] for o in posts[:PER_CHANNEL // 10]))
+        older_first = min(older_first, *(position[o.id] for o in posts[PER_CHANNEL // 2:]))
+    assert newest_last < older_first
+    # Workspace-level objects (the workspace's stream, profiles) before any post.
+    kinds_in_order = [o.type for o in received(wire, new)]
+    assert kinds_in_order.index("post/text") > max(
+        kinds_in_order.index("workspace/genesis"), kinds_in_order.index("post/info"))
+    # And each channel arrives newest first.
+    for channel in CHANNELS:
+        times = [o.ts for o in got if o.stream == chat.channel(channel)]
+        assert times == sorted(times, reverse=True)
+
+
+def test_a_focused_channel_comes_before_the_others(world):
+    chat, objects = world
+    new, _, wire, _ = joiner(chat, objects)
+    new.focus(chat.channel("dev"), T_START)
+    wire.pump()
+    posts = [o for o in received(wire, new) if o.type == "post/text"]
+    assert {o.stream for o in posts[:PER_CHANNEL]} == {chat.channel("dev")}
+
+
+def test_a_member_keeping_one_channel_never_receives_the_others(world):
+    chat, objects = world
+    new, old, wire, empty = joiner(chat, objects, keep={"general"})
+    wire.pump()
+    streams = {o.stream for o in received(wire, new)}
+    assert chat.channel("random") not in streams and chat.channel("dev") not in streams
+    wanted = {o.id for o in objects if o.stream == chat.channel("general")
+              or o.type in ("workspace/genesis", "post/info")}
+    assert set(empty.objects) == wanted
+    # A live post in a channel it does not keep is not pushed to it either.
+    elsewhere = chat.post("alice", "random", "not for the laptop")
+    here = chat.post("alice", "general", "for the laptop")
+    old.store.add([elsewhere, here])
+    old.push([elsewhere.raw, here.raw], [elsewhere.id, here.id],
+             [(elsewhere.stream, kinds.CHANNEL_CLASS), (here.stream, kinds.CHANNEL_CLASS)])
+    wire.pump()
+    assert here.id in empty.objects and elsewhere.id not in empty.objects
+
+
+def test_keeping_a_channel_later_fetches_its_history(world):
+    chat, objects = world
+    new, _, wire, empty = joiner(chat, objects, keep={"general"})
+    wire.pump()
+    assert not any(o.stream == chat.channel("dev") for o in empty.objects.values())
+    new.set_interest(Interest(frozenset({chat.channel("general"), chat.channel("dev")})),
+                     wire.clock.now)
+    wire.pump()
+    dev = {o.id for o in objects if o.stream == chat.channel("dev")}
+    assert dev <= set(empty.objects)
+    assert not any(o.stream == chat.channel("random") for o in empty.objects.values())
+    assert len(wire.events(new, ReconcileComplete)) == 2
+
+
+def test_dropping_a_channel_while_it_syncs_stops_asking_for_it(world):
+    chat, objects = world
+    new, _, wire, empty = joiner(chat, objects)
+    new._want_batch_size = 64  # small wants: most ids are still to ask for when it drops
+    # Up to the first objects: negotiation under way, some ids asked for.
+    trickle = Trickle(wire)
+    while not wire.events(new, ObjectsReceived):
+        assert trickle.step()
+    for side in (new, wire.b):  # what is still on its way arrives
+        for data in trickle.queued[id(side)]:
+            (wire.b if side is new else new).receive(data, wire.clock.now)
+    before = {o.id for o in received(wire, new)}
+    new.set_interest(Interest(frozenset({chat.channel("general")})), wire.clock.now)
+    wire.pump()
+    later = [o for o in received(wire, new) if o.id not in before]
+    # At most what was already asked for arrives for the dropped channels; nothing asked after.
+    dropped = [o for o in later if o.stream in (chat.channel("random"), chat.channel("dev"))]
+    assert len(dropped) <= 2 * new._want_batch_size
+    general = {o.id for o in objects if o.stream == chat.channel("general")}
+    assert general <= set(empty.objects)
+    held_elsewhere = sum(1 for o in empty.objects.values()
+                         if o.stream in (chat.channel("random"), chat.channel("dev")))
+    assert held_elsewhere <= 4 * new._want_batch_size
+    done = [e for e in wire.events(new, SyncProgress) if e.done][-1]
+    assert done.received == done.expected
+
+
+def test_a_joiner_killed_midway_resumes_without_fetching_anything_twice(world):
+    chat, objects = world
+    new, old, wire, empty = joiner(chat, objects)
+    # Cut the connection once about half the objects are here.
+    trickle = Trickle(wire)
+    while len(empty.objects) < len(objects) // 2:
+        assert trickle.step()
+    first = wire.received_ids(new)
+    assert 0 < len(empty.objects) < len(objects)
+    new.connection_lost("killed")
+    # A new session from what was stored: only the rest comes.
+    clock = FakeClock(T_START + 100)
+    again, _, wire2 = pair(empty, old.store, clock, secret=b"s" * 32, ws=chat.ws)
+    wire2.pump()
+    second = wire2.received_ids(again)
+    assert set(empty.objects) == {o.id for o in objects}
+    assert not set(first) & set(second)
+    assert len(second) == len(set(second)) == len(objects) - len(set(first))
+
+
+def test_progress_counts_up_to_what_the_peer_holds(world):
+    chat, objects = world
+    new, _, wire, _ = joiner(chat, objects)
+    wire.pump()
+    progress = wire.events(new, SyncProgress)
+    assert progress[0].expected == len(objects) and progress[0].held == 0
+    assert [p.received for p in progress] == sorted(p.received for p in progress)
+    assert progress[-1].received == progress[-1].expected == len(objects)
+    assert not progress[-1].pending and progress[-1].done
+    assert not any(p.done for p in progress[:-1])
+    assert {chat.channel(c) for c in CHANNELS} <= set(progress[1].pending)
+
+
+def test_a_large_stream_waits_for_its_ids_to_be_asked(world):
+    chat, _ = world
+    posts = [chat.post("alice", "general", f"bulk {n}") for n in range(3 * NEED_HIGH // 2)]
+    new, _, wire, empty = joiner(chat, [chat.genesis, *posts])
+    wire.pump()
+    assert set(empty.objects) == {chat.genesis.id, *(p.id for p in posts)}
+    assert len(wire.received_ids(new)) == len(posts) + 1
+    assert all(object_id(o.raw) == o.id for o in empty.objects.values())
