@@ -82,6 +82,7 @@ class NodeBridge(QObject):
     presence = Signal(bytes, bytes, str, list, int, int)
     presenceLeft = Signal(bytes, bytes)  # a peer's key and the document they closed
     fileProgress = Signal(object)  # an attached file being fetched: an app.records.FileProgress
+    historyProgress = Signal(object)  # history arriving from peers: an app.records.HistoryProgress
     failed = Signal(str)  # a background call failed; the message is for a person
 
     def __init__(self, node: Node, parent: QObject | None = None):
@@ -119,6 +120,9 @@ class NodeBridge(QObject):
         elif event.kind == "files":
             progress = event.detail["progress"]
             post(lambda: self.fileProgress.emit(progress))
+        elif event.kind == "history":
+            history = event.detail["progress"]
+            post(lambda: self.historyProgress.emit(history))
 
     def then(self, future: Future, done: Callable[[Any], None] | None = None,
              failed: Callable[[str], None] | None = None) -> None:

@@ -8,7 +8,13 @@ Files (issue #19): the paperclip beside the composer, a drop on the messages or 
 or a paste add files to the strip above the composer (ui/pending_files.py); Enter sends the
 text and those files as one message (facade.attach, or attach_private in a private channel;
 the text is sent as typed, never as a slash command). Clicks on files in the message lists are
-ui/attachments.py's."""
+ui/attachments.py's.
+
+History and keeping (issue #20): while a joiner's history streams in, a bar over the reading
+area says how far it has come, and a channel whose history is still arriving says "Loading older
+messages…" above its messages (ui/history_bar.py); the channel shown is told to the Node
+(facade.focus) so its history comes first. A channel's menu keeps it on this computer or not;
+those not kept are dimmed and say so above their messages (ui/kept_channels.py)."""
 
 from __future__ import annotations
 
@@ -34,7 +40,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.node import Node
-from app.records import ChannelState, DocumentSummary, Message, WorkspaceEntry
+from app.records import ChannelState, DocumentSummary, HistoryProgress, Message, WorkspaceEntry
 
 from . import _rows, theme
 from .attachments import AttachmentActions
@@ -48,7 +54,9 @@ from .document_pane import DocumentPane
 from .emoji_picker import EmojiButton, EmojiPicker
 from .first_run import FirstRunPanel
 from .header import ChannelHeader
+from .history_bar import HistoryBar, LoadingOlder
 from .invite_dialog import InviteDialog
+from .kept_channels import KEEP_ACTION, KeptChannels, NotKeptNotice
 from .member_pane import MemberPane
 from .members_dialog import MembersDialog
 from .message_view import MessageView
@@ -108,6 +116,9 @@ class MainWindow(QMainWindow):
         self.channel_list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.channel_list.customContextMenuRequested.connect(self._channel_menu)
         self.channels.modelReset.connect(self._highlight)
+        self.kept = KeptChannels(self.bridge, self)
+        self.channels.kept = self.kept.is_kept
+        self.kept.changed.connect(self._kept_loaded)
         self.document_list = self.sidebar.document_list
         self.document_list.itemClicked.connect(self._document_clicked)
         self.workspace_list = self.sidebar.workspace_list
@@ -212,6 +223,12 @@ class MainWindow(QMainWindow):
         column = QVBoxLayout(center)
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(0)
+        # Above the messages: history still arriving in this channel, or that it is not kept.
+        self.loading_older = LoadingOlder()
+        self.not_kept = NotKeptNotice()
+        self.not_kept.keepRequested.connect(lambda: self.kept.keep(self.channel))
+        self.history_bar = HistoryBar()
+        self._focused: str | None = None  # the channel the Node was last told is shown
         self.first_run: FirstRunPanel | None = None
         if first_run:
             self.first_run = FirstRunPanel(self.bridge)
@@ -219,6 +236,8 @@ class MainWindow(QMainWindow):
             self.first_run.inviteRequested.connect(self.show_invite)
             self.first_run.nicknameSaved.connect(lambda _: self._reload())
             column.addWidget(self.first_run)
+        column.addWidget(self.not_kept)
+        column.addWidget(self.loading_older)
         column.addWidget(self.reading, 1)
         composing = QWidget()
         composing_layout = QVBoxLayout(composing)
@@ -245,6 +264,7 @@ class MainWindow(QMainWindow):
         main_column.setContentsMargins(0, 0, 0, 0)
         main_column.setSpacing(0)
         main_column.addWidget(self.header)
+        main_column.addWidget(self.history_bar)
         main_column.addWidget(self.pages, 1)
         splitter = QSplitter(handleWidth=1)
         splitter.addWidget(self.sidebar)
@@ -269,8 +289,13 @@ class MainWindow(QMainWindow):
         self.bridge.synced.connect(lambda _: self._peers_changed(None))
         self.bridge.synced.connect(self._synced)
         self.bridge.failed.connect(lambda message: self.statusBar().showMessage(message, 8000))
+        self.bridge.historyProgress.connect(self._history_moved)
+        self.pages.currentChanged.connect(self._shown_changed)
+        self.reading.currentChanged.connect(self._shown_changed)
         self._refresh = QTimer(self, singleShot=True, interval=50)
         self._refresh.timeout.connect(self._reload)
+        self.history_bar.show_progress(self.facade.history())
+        self.kept.load()
         self.show_channel(DEFAULT_CHANNEL)
         self.channels.refresh()
         self.private.refresh()
@@ -297,6 +322,8 @@ class MainWindow(QMainWindow):
         self.composer.setPlaceholderText(
             f"Message #{channel}   (Enter sends, Shift+Enter: new line, /topic /nick /me …)")
         self.messages.show_channel(channel)
+        self.not_kept.show_channel(channel)
+        self._shown_changed()
         self._highlight()
         self._load_state()
 
@@ -483,14 +510,50 @@ class MainWindow(QMainWindow):
     def leave_channel(self, name: str) -> None:
         self.bridge.then(self.facade.leave(name), done=lambda _: self._reload())
 
-    def _channel_menu(self, position) -> None:
-        index = self.channel_list.indexAt(position)
-        if not index.isValid():
-            return
-        name = index.data(Qt.ItemDataRole.UserRole)
+    def channel_menu(self, name: str) -> QMenu:
+        """A channel's menu in the sidebar: Leave, and whether this computer keeps it."""
         menu = QMenu(self)
         menu.addAction(f"Leave #{name}", lambda: self.leave_channel(name))
-        menu.popup(self.channel_list.viewport().mapToGlobal(position))
+        keep = menu.addAction(KEEP_ACTION)
+        keep.setCheckable(True)
+        keep.setChecked(self.kept.is_kept(name))
+        keep.toggled.connect(lambda checked: self.kept.keep(name, checked))
+        return menu
+
+    def _channel_menu(self, position) -> None:
+        index = self.channel_list.indexAt(position)
+        if index.isValid():
+            self.channel_menu(index.data(Qt.ItemDataRole.UserRole)).popup(
+                self.channel_list.viewport().mapToGlobal(position))
+
+    def _kept_loaded(self) -> None:
+        self.channels.restyle()
+        self._show_notices()
+
+    def _history_moved(self, progress: HistoryProgress) -> None:
+        self.history_bar.show_progress(progress)
+        self._show_notices()
+
+    def _shown_channel(self) -> str | None:
+        """The public channel the reading area is on (its search results too), else None."""
+        if self.pages.currentIndex() != 0 or self.private.is_open:
+            return None
+        return self.channel
+
+    def _shown_changed(self, *_) -> None:
+        """Another channel, a private one or a document is shown: the Node fetches the shown
+        channel's history first, and the notices above the messages follow."""
+        shown = self._shown_channel()
+        if shown != self._focused:
+            self._focused = shown
+            self.facade.focus(shown)
+        self._show_notices()
+
+    def _show_notices(self) -> None:
+        on_channel = (self.reading.currentWidget() is self.message_view
+                      and self._shown_channel() is not None)
+        self.loading_older.setVisible(on_channel and self.history_bar.arriving(self.channel))
+        self.not_kept.setVisible(on_channel and not self.kept.is_kept(self.channel))
 
     def _load_workspaces(self) -> None:
         self.bridge.then(self.facade.workspaces(), done=self._show_workspaces)
@@ -591,6 +654,7 @@ class MainWindow(QMainWindow):
         self._load_nicknames()
         self.bridge.then(self.facade.is_admin(), done=self._admin_known)
         self.channels.refresh()
+        self.kept.load()  # `hearth keep` may have changed it meanwhile
         self._load_state()
         self._load_documents()
         if self.pages.currentWidget() is self.document_pane:

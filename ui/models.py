@@ -16,7 +16,7 @@ from PySide6.QtCore import (
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QGuiApplication
 
 from app.records import UNREAD_CAP, ChannelInfo, ChannelList, ChannelName, Message
 
@@ -24,6 +24,7 @@ from . import _files, _rows
 from .bridge import NodeBridge
 
 PAGE = 100
+NOT_KEPT_TIP = "Not kept on this computer"
 
 
 @cache
@@ -45,6 +46,10 @@ class ChannelListModel(QAbstractListModel):
         # name -> how it shows: two channels whose names look alike (a Cyrillic е in
         # "gеneral") each get a stream suffix and a warning
         self.names: dict[str, ChannelName] = {}
+        # Whether a channel (by name) is kept on this computer; those not kept show dimmed
+        # (the window sets it to ui/kept_channels.py's KeptChannels.is_kept, and calls
+        # `restyle` when the set changes).
+        self.kept: Callable[[str], bool] = lambda name: True
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.channels)
@@ -60,10 +65,13 @@ class ChannelListModel(QAbstractListModel):
             return f"# {self.label(channel.name)}{badge}"
         if role == Qt.ItemDataRole.FontRole and count:
             return _font(bold=True)
+        if role == Qt.ItemDataRole.ForegroundRole and not self.kept(channel.name):
+            return QGuiApplication.palette().placeholderText()  # dimmed in light and dark
         if role == Qt.ItemDataRole.ToolTipRole:
             name = self.names.get(channel.name)
             warning = f"#{name.label} {name.warning}" if name and name.warning else ""
-            return "\n".join(part for part in (warning, channel.topic or "") if part)
+            kept = "" if self.kept(channel.name) else NOT_KEPT_TIP
+            return "\n".join(part for part in (warning, channel.topic or "", kept) if part)
         if role == Qt.ItemDataRole.UserRole:
             return channel.name
         return None
@@ -78,6 +86,12 @@ class ChannelListModel(QAbstractListModel):
 
     def refresh(self) -> None:
         self.bridge.then(self.bridge.facade.channels(), done=self._loaded)
+
+    def restyle(self) -> None:
+        """Which channels are kept changed: rows dim or brighten in place."""
+        if self.channels:
+            self.dataChanged.emit(self.index(0), self.index(len(self.channels) - 1),
+                                  [Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.ToolTipRole])
 
     def total_unread(self) -> int:
         return sum(count for count, _ in self.unread.values())

@@ -11,7 +11,10 @@ and merging bob's branch into main with the conflict it makes. ada and bob also 
 launch in a private channel, and carol sends ada a direct message: every picture's sidebar
 lists both, and private-channel.png shows the channel open. In #design ada posts a chart (an
 image, shown inline) and bob the release plan (a PDF, a file card), which ada's computer fetches
-from bob's: attachment.png."""
+from bob's: attachment.png. syncing-history.png is #general as a computer joining a big
+workspace shows it while history streams in (the bar, "Loading older messages…"; the progress
+is the demonstration's, handed to the window as the Node's events are), with #ideas not kept on
+this computer and dimmed."""
 
 from __future__ import annotations
 
@@ -42,6 +45,7 @@ from app import joining, sharing  # noqa: E402
 from app.documents import Documents  # noqa: E402
 from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
+from app.records import HistoryProgress  # noqa: E402
 from app.workspace import Workspace, load_or_create_identity  # noqa: E402
 
 from . import theme  # noqa: E402
@@ -343,6 +347,26 @@ def _documents(window: MainWindow, ada: Node, bob: Node, doc: bytes, out: Path,
     dialog.reject()
 
 
+def _syncing(window: MainWindow, ada: Node) -> None:
+    """#general while a big workspace's history arrives, #ideas not kept here."""
+    _done(ada.facade.keep(["ideas"], drop=True))
+    window.kept.load()
+    window.show_channel("general")
+    window.bridge.historyProgress.emit(
+        HistoryProgress(412_000, 1_000_000, False, frozenset({"general", "design"})))
+    _must(lambda: window.history_bar.isVisible() and window.loading_older.isVisible()
+          and not window.kept.is_kept("ideas"), "history arriving")
+
+
+def _synced(window: MainWindow, ada: Node) -> None:
+    """History is all here, and every channel kept again."""
+    _done(ada.facade.keep_all())
+    window.kept.load()
+    window.bridge.historyProgress.emit(HistoryProgress(1_000_000, 1_000_000, True))
+    _must(lambda: not window.history_bar.isVisible() and window.kept.is_kept("ideas"),
+          "history over")
+
+
 def _files(window: MainWindow, ada: Node, bob: Node, root: Path) -> None:
     """#design with ada's chart shown inline and bob's PDF as a card, fetched from bob's
     computer (its Open and Save as… show once it is here)."""
@@ -398,6 +422,11 @@ def render(out: Path) -> list[Path]:
                 _settle()
                 _save(window, out / "channel-dark.png", written)
                 theme.apply(app, "light")
+
+                _syncing(window, node)
+                _settle()
+                _save(window, out / "syncing-history.png", written)
+                _synced(window, node)
 
                 window.private.open(private)
                 _must(lambda: len(window.private.model.messages) == 2
