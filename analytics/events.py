@@ -1,7 +1,7 @@
 """The analytics event contract: schema versions, event types, buckets, and validation.
 
 Every event is one JSON object checked against the newest contract,
-`analytics/schema/events-v5.json`. The recorder, the collector and the pipeline all read the
+`analytics/schema/events-v6.json`. The recorder, the collector and the pipeline all read the
 contract from here. A shipped contract file is never edited: a new event type means a new file.
 
 Versions, and why an event carries the oldest one that knows its type. A collector refuses a
@@ -12,21 +12,23 @@ every older event in it. Hence:
 - Each event type belongs to the version that introduced it, and its fields never change (a
   change is a new type, as with object kinds). Version 1 has the first ten types; version 2 adds
   reaction_added, message_edited and thread_reply; version 3 adds doc_comment; version 4 adds
-  invite_created and member_admitted; version 5 adds file_attached and private_channel_created.
-  Each contract file holds every type up to its version, the older ones exactly as the file
-  before it has them (`events-v5.json` the version-4 types as `events-v4.json` does, which has
-  the version-3 ones as `events-v3.json` does, and so on back to `events-v1.json`, but for their
-  pinned `schema`), and pins each type's `schema` to its version: `"schema": 1` on a
-  message_sent, `"schema": 2` on a thread_reply, `"schema": 3` on a doc_comment, `"schema": 4`
-  on a member_admitted, `"schema": 5` on a file_attached, never another. So a line's `schema`
-  names the oldest collector that can read it.
-- A collector says which versions it reads: `"schemas": [1, 2, 3, 4, 5]` in its answers to
+  invite_created and member_admitted; version 5 adds file_attached and private_channel_created;
+  version 6 adds channels_kept and history_fetched. Each contract file holds every type up to
+  its version, the older ones exactly as the file before it has them (`events-v6.json` the
+  version-5 types as `events-v5.json` does, which has the version-4 ones as `events-v4.json`
+  does, and so on back to `events-v1.json`, but for their pinned `schema`), and pins each type's
+  `schema` to its version: `"schema": 1` on a message_sent, `"schema": 2` on a thread_reply,
+  `"schema": 3` on a doc_comment, `"schema": 4` on a member_admitted, `"schema": 5` on a
+  file_attached, `"schema": 6` on a history_fetched, never another. So a line's `schema` names
+  the oldest collector that can read it.
+- A collector says which versions it reads: `"schemas": [1, 2, 3, 4, 5, 6]` in its answers to
   `GET /v1/health` and `POST /v1/events`. A collector from before version 2 says nothing, which
   means version 1 alone (`BASE_VERSIONS`); every collector reads version 1. A collector of
   version 2 says `[1, 2]`, so doc_comment events wait for its upgrade as thread replies waited
   for version 2's; one of version 3 says `[1, 2, 3]`, so invite and admission events wait for
   its upgrade in turn; one of version 4 says `[1, 2, 3, 4]`, and attachment and private-channel
-  events wait for its.
+  events wait for its; one of version 5 says `[1, 2, 3, 4, 5]`, and kept-set and history events
+  wait for its.
 - The recorder spools each line with its version, and the shipper sends only the versions its
   collector reads: the others wait in the spool, in order, until the collector is upgraded
   (asked again every few minutes while they wait). If a collector refuses a batch holding a
@@ -83,6 +85,24 @@ channel/private object of mine, whose body is a nonce and that flag). Not its na
 its id, its members, nor how many they are: the object does not hold its members, who come in
 the channel/members objects after it and change with every addition and removal, and a DM is
 always two anyway.
+
+channels_kept says how much this computer keeps when its person changes it (`hearth keep`, the
+window's "Keep on this computer"): whether it keeps all, and how many channels and documents it
+keeps otherwise, each as a bucket (`kept_bucket`: 0, 1, 2 to 5, 6 to 20, 21 or more, named by
+the lower bound; 0 and 0 with `all`, whose lists say nothing). Never which ones: no channel
+name, document id, nor a stream hash of them, which with the day's pid would say that this
+install keeps that channel; and not the exact numbers, since keeping exactly 37 of a
+workspace's channels can single an install out where "21 or more" cannot. Private channels and
+direct messages are always kept, so they are not counted.
+
+history_fetched is recorded when fetching history from peers finishes (a new computer joining,
+or one catching up after being away): how many objects arrived (`objects_bucket`: 0, then by
+powers of ten from 1 to 99 up to a million or more) and how long it took (`seconds_bucket`:
+under 1, 1 to 3, 3 to 10, 10 to 30, 30 to 100, 100 or more), both named by their lower bound as
+the other number buckets are (`objects` is a number in sync_session too: a field has one type
+in every event), and `kept_all`, whether this computer keeps everything, since keeping a few
+channels is what makes joining a big workspace fast. Not the peers, the bytes, which streams
+arrived, nor the exact count, which would measure the workspace.
 """
 
 from __future__ import annotations
@@ -96,8 +116,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-SCHEMA_VERSION = 5  # the newest version: this code's collector reads it and every older one
-SCHEMA_VERSIONS = (1, 2, 3, 4, 5)
+SCHEMA_VERSION = 6  # the newest version: this code's collector reads it and every older one
+SCHEMA_VERSIONS = (1, 2, 3, 4, 5, 6)
 BASE_VERSIONS = frozenset({1})  # what a collector that names no versions reads
 SCHEMA_FILE = f"events-v{SCHEMA_VERSION}.json"
 EVENT_TYPES = (
@@ -107,6 +127,7 @@ EVENT_TYPES = (
     "doc_comment",
     "invite_created", "member_admitted",
     "file_attached", "private_channel_created",
+    "channels_kept", "history_fetched",
 )
 CONFLICT_KINDS = ("concurrent_heads", "lww_overwrite", "concurrent_doc_edit")
 LENGTH_BUCKETS = (0, 16, 64, 256, 1024, 4096)
@@ -134,6 +155,13 @@ _ARCHIVE_TYPES = frozenset({
     "application/zstd", "application/x-zstd", "application/x-7z-compressed",
     "application/vnd.rar", "application/x-rar-compressed", "application/java-archive",
     "application/x-compress", "application/x-lzma"})
+# channels_kept's and history_fetched's numbers (analytics/schema/events-v6.json), each the
+# largest of its bounds not above the value: channels or documents kept (0, 1, 2-5, 6-20, 21+),
+# objects fetched (0, 1-99, 100-999, ..., a million or more) and seconds taken (under 1, 1-3,
+# 3-10, 10-30, 30-100, 100 or more).
+KEPT_BUCKETS = (0, 1, 2, 6, 21)
+OBJECTS_BUCKETS = (0, 1, 100, 1_000, 10_000, 100_000, 1_000_000)
+SECONDS_BUCKETS = (0, 1, 3, 10, 30, 100)
 
 
 # A pid is the hash of a per-day deletion token that only its install knows (the recorder keeps
@@ -273,6 +301,27 @@ def file_kind(media_type: str) -> str:
 def files_count(files: int) -> int:
     """How many files a message holds, as file_attached gives it: 1 to MAX_FILES_COUNTED."""
     return min(max(files, 1), MAX_FILES_COUNTED)
+
+
+def kept_bucket(count: int) -> int:
+    """How many channels (or documents) a computer keeps, as channels_kept gives it."""
+    return _floor(count, KEPT_BUCKETS)
+
+
+def objects_bucket(objects: int) -> int:
+    """How many objects a history fetch brought, as history_fetched gives it."""
+    return _floor(objects, OBJECTS_BUCKETS)
+
+
+def seconds_bucket(seconds: float) -> int:
+    """How long a history fetch took, as history_fetched gives it (a negative or NaN time, from
+    a clock that went back, is the first bucket)."""
+    return _floor(seconds, SECONDS_BUCKETS)
+
+
+def _floor(value: float, bounds: tuple[int, ...]) -> int:
+    """The largest of `bounds` (ascending) not above `value`; the first when none is."""
+    return next((b for b in reversed(bounds) if value >= b), bounds[0])
 
 
 def head_bucket(heads: int) -> str:

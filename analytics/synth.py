@@ -8,8 +8,9 @@ tailed sync sessions, conflicts (mostly 2 heads, rarely 50+) each followed by it
 document commits, forks, merges and comments (doc_comment, of schema 3), some rejections,
 reactions, edits and thread replies (of schema 2), invites made and members admitted (of schema
 4, rarer still), files attached (mostly small images and documents) and private channels made
-(of schema 5), so every version is read, and a few malformed lines (truncated JSON, an unknown
-event, an extra field). pid is a keyed hash of (install secret,
+(of schema 5), changes to what a computer keeps and history fetches (of schema 6, their objects
+and seconds going together), so every version is read, and a few malformed lines (truncated
+JSON, an unknown event, an extra field). pid is a keyed hash of (install secret,
 day), so it rotates daily. The output depends only on the arguments: days are generated in
 parallel, each from its own random stream.
 """
@@ -32,7 +33,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .events import CONFLICT_KINDS, FILE_SIZE_BUCKETS, LENGTH_BUCKETS
+from .events import (
+    CONFLICT_KINDS,
+    FILE_SIZE_BUCKETS,
+    LENGTH_BUCKETS,
+    OBJECTS_BUCKETS,
+    SECONDS_BUCKETS,
+)
 
 DEFAULT_START = date(2025, 1, 6)  # a Monday
 MALFORMED_RATE = 1e-4
@@ -43,11 +50,12 @@ BASE_RATE = 40.0
 # How each event after an install's first one of the day is chosen ("conflict" brings its
 # convergence along as the next line).
 MIX = {
-    "message_sent": 0.431, "reaction_added": 0.045, "thread_reply": 0.03,
+    "message_sent": 0.426, "reaction_added": 0.045, "thread_reply": 0.03,
     "message_edited": 0.015, "doc_commit": 0.16, "sync_session": 0.15, "app_started": 0.03,
     "conflict": 0.025, "doc_comment": 0.02, "channel_joined": 0.015, "doc_fork": 0.006,
     "doc_merge": 0.005, "rejection": 0.004, "member_admitted": 0.004, "invite_created": 0.003,
-    "file_attached": 0.01, "private_channel_created": 0.002,
+    "file_attached": 0.01, "private_channel_created": 0.002, "history_fetched": 0.003,
+    "channels_kept": 0.002,
 }
 KIND_WEIGHTS = {"concurrent_heads": 0.6, "lww_overwrite": 0.3, "concurrent_doc_edit": 0.1}
 REASONS = {
@@ -65,6 +73,12 @@ FILE_KINDS = {"image": 0.45, "document": 0.25, "video": 0.08, "audio": 0.04, "ar
               "other": 0.12}
 FILES = {1: 0.72, 2: 0.14, 3: 0.07, 4: 0.07}
 DM_SHARE = 0.6  # private_channel_created: direct messages started, beside named channels
+# channels_kept: back to keeping all, or how many channels and documents are chosen (buckets of
+# analytics.events.KEPT_BUCKETS); history_fetched: most computers keep all, and fetch more.
+KEEP_ALL_SHARE = 0.3
+KEPT_CHANNELS = {0: 0.03, 1: 0.3, 2: 0.45, 6: 0.19, 21: 0.03}
+KEPT_DOCUMENTS = {0: 0.45, 1: 0.25, 2: 0.21, 6: 0.08, 21: 0.01}
+FETCHED_KEEPING_ALL = 0.75
 PLATFORMS = {"linux": 0.45, "windows": 0.33, "darwin": 0.2, "other": 0.02}
 UIS = {"window": 0.82, "serve": 0.12, "cli": 0.06}
 VERSIONS = {"0.1.0": 0.2, "0.1.1": 0.5, "0.2.0": 0.3}
@@ -93,6 +107,8 @@ TEMPLATES = {
     "member_admitted": '{"event":"member_admitted","how":"%s","pid":"%s","schema":4,"ts":"%s"}',
     "file_attached": '{"event":"file_attached","files":%d,"kind":"%s","pid":"%s","schema":5,"size":%d,"stream":"%s","ts":"%s"}',
     "private_channel_created": '{"dm":%s,"event":"private_channel_created","pid":"%s","schema":5,"ts":"%s"}',
+    "channels_kept": '{"all":%s,"channels":%d,"documents":%d,"event":"channels_kept","pid":"%s","schema":6,"ts":"%s"}',
+    "history_fetched": '{"event":"history_fetched","kept_all":%s,"objects":%d,"pid":"%s","schema":6,"seconds":%d,"ts":"%s"}',
 }
 BROADCAST_SHARE = 0.1  # thread replies also sent to the channel
 TYPES = tuple(MIX) + ("convergence",)
@@ -326,6 +342,16 @@ def _format(rng: np.random.Generator, name: str, idx: np.ndarray, slot: _Slots,
     elif name == "private_channel_created":
         dm = np.where(rng.random(n) < DM_SHARE, "true", "false")
         cols = [dm.tolist(), p, t]
+    elif name == "channels_kept":
+        every = rng.random(n) < KEEP_ALL_SHARE
+        channels = np.where(every, 0, _pick(rng, KEPT_CHANNELS, n).astype(np.int64))
+        documents = np.where(every, 0, _pick(rng, KEPT_DOCUMENTS, n).astype(np.int64))
+        cols = [np.where(every, "true", "false").tolist(), channels.tolist(), documents.tolist(),
+                p, t]
+    elif name == "history_fetched":
+        every = rng.random(n) < FETCHED_KEEPING_ALL
+        objects, seconds = _history(rng, every)
+        cols = [np.where(every, "true", "false").tolist(), objects, p, seconds, t]
     elif name == "sync_session":
         duration = rng.lognormal(5.5, 1.3, n)  # median ~250 ms, long tail
         objects = rng.poisson(np.sqrt(duration) * 0.8)
@@ -361,6 +387,19 @@ def _file_sizes(rng: np.random.Generator, n: int) -> list[int]:
     size = rng.lognormal(12.9, 2.2, n).astype(np.int64)
     bounds = np.array(FILE_SIZE_BUCKETS)
     return bounds[np.searchsorted(bounds, size, side="right") - 1].tolist()
+
+
+def _history(rng: np.random.Generator, every: np.ndarray) -> tuple[list[int], list[int]]:
+    """Objects fetched (lognormal, around 3,000 for a computer keeping all and 400 for one
+    keeping some) and the seconds it took (a second's start, then some 1,500 objects a second),
+    as their buckets."""
+    n = len(every)
+    objects = rng.lognormal(np.where(every, 8.0, 6.0), 1.7, n)
+    seconds = 0.3 * rng.lognormal(0.0, 0.8, n) + objects / rng.lognormal(7.3, 0.6, n)
+    objects_bounds, seconds_bounds = np.array(OBJECTS_BUCKETS), np.array(SECONDS_BUCKETS)
+    return (objects_bounds[np.searchsorted(objects_bounds, objects.astype(np.int64),
+                                           side="right") - 1].tolist(),
+            seconds_bounds[np.searchsorted(seconds_bounds, seconds, side="right") - 1].tolist())
 
 
 def _heads(rng: np.random.Generator, n: int) -> np.ndarray:

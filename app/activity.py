@@ -14,6 +14,10 @@ its kind from its media type, how many files the message holds, the channel's da
 hash): never its name, media type, key or list id. A channel/private becomes a
 private_channel_created saying only whether it is a direct message; a private channel's
 messages are sealed, so their files are not counted.
+The Node says when this computer's kept set changes (`kept_changed`: a channels_kept with
+whether all are kept and how many channels and documents, as buckets, never which) and when
+fetching history from peers finishes (`history_fetched`: objects and seconds as buckets, and
+whether all are kept).
 A conflict is recorded by the node whose own post or commit merges the concurrent heads (it
 links to all of them), so each conflict is counted once, with the time from the fork (the
 oldest of the merged heads) to that merge.
@@ -30,13 +34,17 @@ from analytics.events import (
     file_kind,
     file_size_bucket,
     files_count,
+    kept_bucket,
     length_bucket,
+    objects_bucket,
     pow2,
+    seconds_bucket,
     uses_bucket,
 )
 from analytics.recorder import Recorder
 from core.errors import Reason
 from core.objects import Object
+from storage import Kept
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +136,18 @@ class Activity:
                              rounds=int(detail["rounds"]), bytes=pow2(int(detail["bytes"])),
                              objects=int(detail["objects"]),
                              duration_ms=max(0, int(detail["duration_ms"])))
+
+    def kept_changed(self, kept: Kept) -> None:
+        """This computer's kept set changed to `kept` (call it once per change)."""
+        # With `all` the lists are not what is kept: the event says all, and 0 and 0.
+        channels, documents = (0, 0) if kept.all else (len(kept.channels), len(kept.documents))
+        self.recorder.record("channels_kept", all=bool(kept.all), channels=kept_bucket(channels),
+                             documents=kept_bucket(documents))
+
+    def history_fetched(self, objects: int, seconds: float, kept_all: bool) -> None:
+        """Fetching history from peers finished: `objects` arrived in `seconds`."""
+        self.recorder.record("history_fetched", objects=objects_bucket(objects),
+                             seconds=seconds_bucket(seconds), kept_all=bool(kept_all))
 
     def rejected(self, reason: str) -> None:
         if reason in REJECTION_REASONS:

@@ -49,7 +49,7 @@ from .download_requests import DOWNLOADS, DownloadRequests
 from .facade import NodeFacade
 from .membership import session_secrets
 from .paths import Paths
-from .records import FileProgress, HistoryProgress, NodeInfo
+from .records import FileProgress, HistoryProgress, Kept, NodeInfo
 from .workspace import Workspace, WorkspaceError, genesis_name, read_secret
 
 log = logging.getLogger(__name__)
@@ -181,6 +181,8 @@ class Node:
         self._info: NodeInfo | None = None
         self._pending: frozenset[bytes] = frozenset()
         self._history: HistoryProgress | None = None
+        self._history_began: tuple[float, int] | None = None  # monotonic, objects here then
+        self._kept_seen: Kept | None = None  # the kept set last told to analytics
         self._stopped = False
         self._running = False  # the facade takes work: started, and not stopping
         self._outstanding: set[Future] = set()  # facade futures not yet run
@@ -255,6 +257,7 @@ class Node:
                 admission=Admission(ws.join_key_for, self._admit, self._allow),
                 chunks=ws.chunks, interest=Interest(keeping.streams(ws)))
             self._service.on_outside_write = self._kept_changed  # `hearth keep` meanwhile
+            self._kept_seen = ws.replica.kept.get()
             self._membership_version = ws.replica.membership.version()
             for host, port in self._initial_peers:
                 self._service.add_peer(host, port)
@@ -471,6 +474,10 @@ class Node:
         interest = Interest(keeping.streams(self._workspace))
         if interest != self._service.interest:
             self._service.set_interest(interest)
+        kept = self._workspace.replica.kept.get()
+        if kept != self._kept_seen:
+            self._kept_seen = kept
+            self.activity.kept_changed(kept)
 
     def _history_moved(self, detail: dict) -> HistoryProgress:
         names = {self._channel_stream(info.name): kinds.channel_key(info.name)
@@ -478,6 +485,13 @@ class Node:
         progress = HistoryProgress(detail["here"], detail["total"], detail["done"], frozenset(
             names[s] for s in detail["pending"] if s in names))
         self._history = None if progress.done else progress
+        if not progress.done and self._history_began is None:
+            self._history_began = (time.monotonic(), progress.here)
+        elif progress.done and self._history_began is not None:
+            began, here = self._history_began
+            self._history_began = None
+            self.activity.history_fetched(progress.here - here, time.monotonic() - began,
+                                          self._workspace.replica.kept.get().all)
         try:
             if progress.done:
                 sync_status.remove(self.paths.workspace_dir)

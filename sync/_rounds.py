@@ -78,7 +78,14 @@ class _StreamSync:
     waiting: bool = False  # a message of ours is unanswered
     parked: bytes | None = None  # our next message, held while `need` is long
     done: bool = False  # negotiation over
-    seen: set[bytes] = field(default_factory=set)  # the last step's ids
+    needed: set[bytes] = field(default_factory=set)  # the ids in `need`
+    given: set[bytes] = field(default_factory=set)  # ids queued for the peer as extras
+
+    def take(self, count: int) -> list[bytes]:
+        """The next `count` ids to ask for."""
+        ids = [self.need.popleft() for _ in range(count)]
+        self.needed.difference_update(ids)
+        return ids
 
     @property
     def expected(self) -> int:
@@ -172,6 +179,7 @@ class _Rounds:
                 st.fetch = st.fetch and interest.covers(stream, st.klass)
                 if not st.fetch:
                     st.need.clear()
+                    st.needed.clear()
                     st.estimate = st.found = 0
                 if not (st.fetch or st.give) and not st.waiting:
                     st.done, st.parked = True, None  # nothing left to learn from it
@@ -322,20 +330,24 @@ class _Rounds:
         with self.store.snapshot(st.stream, newest_first=st.newest_first) as storage:
             step = Negentropy.resume_client(storage, self.frame_size_limit,
                                             **self._neg_params).reconcile_client(frame["m"])
-        # With a frame size limit one id can come back in the next step: count and ask once.
-        fresh_have = [i for i in step.have if i not in st.seen]
-        fresh_need = [i for i in step.need if i not in st.seen]
-        st.seen = set(step.have) | set(step.need)
+        # With a frame size limit an id can come back in a later step: each is counted and
+        # asked for once. One still to ask for, asked and not answered, or that arrived (and
+        # may not be stored yet: the session remembers it as known) is not asked again.
+        fresh_have = [i for i in step.have if i not in st.given]
+        st.given.update(fresh_have)
+        fresh_need = [i for i in step.need if i not in st.needed and i not in self._sent
+                      and not any(i in wanted for wanted in rnd.in_flight)]
         if st.give and fresh_have:
             rnd.have += len(fresh_have)
             self._answers.append(self._extras(fresh_have))
         if st.fetch:
             st.need.extend(fresh_need)
+            st.needed.update(fresh_need)
             st.found += len(fresh_need)
             rnd.need += len(fresh_need)
         if step.next_message is None or not (st.fetch or st.give):
             st.done = True
-            st.seen = set()
+            st.given = set()
         elif len(st.need) >= NEED_HIGH - MIN_FRAME_SIZE_LIMIT // ID_SIZE:
             st.parked = step.next_message
         else:
@@ -371,8 +383,7 @@ class _Rounds:
         limit = self._want_batch_size
         focused = rnd.streams.get(self._focus) if self._focus is not None else None
         if focused is not None:
-            while focused.need and len(batch) < limit:
-                batch.append(focused.need.popleft())
+            batch.extend(focused.take(min(len(focused.need), limit)))
         wanting = [st for st in rnd.streams.values() if st.need]
         if not wanting:
             return batch
@@ -385,7 +396,7 @@ class _Rounds:
             for n, st in enumerate(turn):
                 take = min(WANT_SLICE, len(st.need), limit - len(batch), room[id(st)])
                 if take > 0:
-                    batch.extend(st.need.popleft() for _ in range(take))
+                    batch.extend(st.take(take))
                     room[id(st)] -= take
                     moved = True
                 if len(batch) >= limit:

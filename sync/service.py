@@ -70,6 +70,9 @@ TYPING_TTL_S = 6.0
 # How long a remote cursor stays after its last frame: two and a half of the window's refresh
 # intervals (sync.session.PRESENCE_REFRESH_S), so one frame may be late or lost.
 PRESENCE_TTL_S = 5.0
+INGEST_BATCH = 8192  # objects from peers stored in one transaction at most
+INBOX_BULK = 256  # a frame of at least this many objects is a catch-up's: ...
+INBOX_WAIT_S = 0.02  # ... and waits this long for the next frames, to be stored with them
 HISTORY_INTERVAL_S = 0.25  # "history" events (fetching history: how far) at most this often
 
 
@@ -187,6 +190,10 @@ class SyncService:
         self._history: dict[int, SyncProgress] = {}  # id(connection) -> its round's progress
         self._history_told = 0.0  # time.monotonic() of the last "history" event
         self.on_outside_write: Callable[[], None] | None = None  # another process wrote
+        # Objects received and not stored yet (stored once the loop has read what it can).
+        self._inbox: list[tuple[Connection, list[bytes]]] = []
+        self._inbox_count = 0
+        self._inbox_due = False
         self.chunks = chunks
         self.fetcher = None if chunks is None else Fetcher(
             chunks, lambda: list(self.connections.values()),
@@ -255,6 +262,7 @@ class SyncService:
         if self._stopping:
             return
         self._stopping = True
+        self._ingest_inbox()  # what peers sent is stored before anything stops
         if self._server is not None:
             self._server.close()  # no new connections from here on
         for connection in list(self.connections.values()):
@@ -587,7 +595,29 @@ class SyncService:
 
     # Session events -------------------------------------------------------------------------
 
+    def _ingest_inbox(self) -> None:
+        """Store what peers sent since the last time, in one transaction (larger ones cost
+        less per object); a peer that sent an invalid object is cut off."""
+        self._inbox_due = False
+        inbox, self._inbox, self._inbox_count = self._inbox, [], 0
+        if not inbox:
+            return
+        results = self.replica.ingest([raw for _, raws in inbox for raw in raws])
+        start = 0
+        for connection, raws in inbox:
+            bad = [r for r in results[start:start + len(raws)] if r.status is Status.REJECTED]
+            start += len(raws)
+            if bad:
+                self.on_event(SyncEvent("rejected", {"reason": str(bad[0].reason)}))
+                connection.session.protocol_error(
+                    f"peer sent an invalid object ({bad[0].reason})")
+                log.warning("cut off %s: it sent an invalid object: %s", connection.address,
+                            bad[0].message)
+        self.announce(inbox[0][0])
+
     def _on_session_event(self, connection: Connection, event) -> None:
+        if self._inbox and not isinstance(event, ObjectsReceived | SyncProgress):
+            self._ingest_inbox()  # whatever the event says comes after the objects before it
         session = connection.session
         peer: Peer | None = connection.peer
         if isinstance(event, Connected):
@@ -621,14 +651,16 @@ class SyncService:
                                               "peer": event.peer_key,
                                               "address": connection.address}))
         elif isinstance(event, ObjectsReceived):
-            results = self.replica.ingest(event.raws)
-            bad = [r for r in results if r.status is Status.REJECTED]
-            if bad:
-                self.on_event(SyncEvent("rejected", {"reason": str(bad[0].reason)}))
-                session.protocol_error(f"peer sent an invalid object ({bad[0].reason})")
-                log.warning("cut off %s: it sent an invalid object: %s", connection.address,
-                            bad[0].message)
-            self.announce(connection)
+            self._inbox.append((connection, event.raws))
+            self._inbox_count += len(event.raws)
+            if self._inbox_count >= INGEST_BATCH:
+                self._ingest_inbox()
+            elif not self._inbox_due:
+                # A few objects (live messages) are stored at once; a catch-up's frames wait
+                # a moment for the next ones, to be stored together.
+                self._inbox_due = True
+                delay = INBOX_WAIT_S if self._inbox_count >= INBOX_BULK else 0.0
+                asyncio.get_running_loop().call_later(delay, self._ingest_inbox)
         elif isinstance(event, ReconcileComplete):
             elapsed = (time.monotonic() - connection.started) * 1000
             stats = session.stats

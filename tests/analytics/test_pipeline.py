@@ -50,6 +50,8 @@ def line(event: str = "message_sent", *, ts: str = f"{DAY}T10:00:00Z", pid: str 
         "member_admitted": {"how": "invite"},
         "file_attached": {"size": 102400, "kind": "image", "files": 1, "stream": STREAM},
         "private_channel_created": {"dm": False},
+        "channels_kept": {"all": False, "channels": 2, "documents": 0},
+        "history_fetched": {"objects": 1000, "seconds": 3, "kept_all": True},
     }
     body = {"event": event, "schema": version_of(event), "ts": ts, "pid": pid} | defaults.get(
         event, {})
@@ -87,6 +89,14 @@ LINES = [
     (edit(line("file_attached"), '"size":102400', '"size":102400.0'), None),
     (edit(line("file_attached"), '"schema":5', '"schema":5.0'), None),
     (line("private_channel_created", dm=True), None),
+    (line("channels_kept"), None),
+    (line("channels_kept", all=True, channels=0, documents=0), None),
+    (line("channels_kept", channels=21, documents=6.0), None),
+    (edit(line("channels_kept"), '"schema":6', '"schema":6.0'), None),
+    (line("history_fetched"), None),
+    (line("history_fetched", objects=0, seconds=0, kept_all=False), None),
+    (line("history_fetched", objects=1000000, seconds=100.0), None),
+    (edit(line("history_fetched"), '"objects":1000', '"objects":1e3'), None),
     ("this is not json", "not_json"),
     (GOOD[:40], "not_json"),
     ("", "not_json"),
@@ -171,6 +181,32 @@ LINES = [
     (edit(line("private_channel_created"), ',"dm":false', ""), "invalid"),
     (edit(line("member_admitted"), '"schema":4', '"schema":5'), "invalid"),
     (edit(GOOD, '"schema":1', '"schema":5'), "invalid"),
+    (line("channels_kept", channels=3), "invalid"),
+    (line("channels_kept", channels=37), "invalid"),
+    (line("channels_kept", channels="2-5"), "invalid"),
+    (line("channels_kept", channels=True), "invalid"),
+    (line("channels_kept", documents=1.5), "invalid"),
+    (line("channels_kept", documents=None), "invalid"),
+    (line("channels_kept", all="false"), "invalid"),
+    (line("channels_kept", all=0), "invalid"),
+    (line("channels_kept", names="general"), "invalid"),
+    (line("channels_kept", stream=STREAM), "invalid"),
+    (edit(line("channels_kept"), '"all":false,', ""), "invalid"),
+    (line("channels_kept", schema=5), "invalid"),
+    (line("history_fetched", objects=1234), "invalid"),
+    (line("history_fetched", objects=-1), "invalid"),
+    (line("history_fetched", objects="1000"), "invalid"),
+    (line("history_fetched", seconds=2.5), "invalid"),
+    (line("history_fetched", seconds=5), "invalid"),
+    (line("history_fetched", seconds=True), "invalid"),
+    (line("history_fetched", kept_all=1), "invalid"),
+    (line("history_fetched", kept_all=None), "invalid"),
+    (line("history_fetched", peers=2), "invalid"),
+    (line("history_fetched", bytes=1024), "invalid"),
+    (edit(line("history_fetched"), ',"kept_all":true', ""), "invalid"),
+    (line("history_fetched", schema=1), "invalid"),
+    (edit(line("private_channel_created"), '"schema":5', '"schema":6'), "invalid"),
+    (edit(GOOD, '"schema":1', '"schema":6'), "invalid"),
     (line(ts="2025-02-30T10:00:00Z"), "bad_ts"),
     (line(ts=f"{DAY}T24:00:00Z"), "bad_ts"),
     (line(ts=f"{NEXT}T00:00:00Z"), "wrong_partition"),
@@ -496,6 +532,39 @@ def test_the_report_counts_files_attached_and_private_channels_made(tmp_path, ru
     page = (out / "report.html").read_text(encoding="utf-8")
     assert "<td>file_attached</td><td>19</td><td>7</td>" in page
     assert "<td>private_channel_created</td><td>10</td><td>6</td>" in page
+
+
+def test_the_report_counts_kept_sets_and_history_fetches(tmp_path, run_report, spark):
+    pids = [f"{n:032x}" for n in range(1, 9)]
+    logs = {DAY: [line(pid=p) for p in pids]
+            # every install joins (a big fetch, keeping all) and six of them then keep some
+            + [line("history_fetched", pid=p, objects=10000, seconds=30) for p in pids]
+            + [line("channels_kept", pid=p, channels=6, documents=1) for p in pids[:6]]
+            + [line("history_fetched", pid=p, objects=100, seconds=0, kept_all=False)
+               for p in pids[:5]]
+            + [line("channels_kept", pid=p, all=True, channels=0, documents=0) for p in pids[:2]]
+            + [line("channels_kept", pid=p, channels=37) for p in pids]
+            + [line("history_fetched", pid=p, seconds=2.5) for p in pids],
+            NEXT: [line("history_fetched", pid=p, ts=f"{NEXT}T09:00:00Z") for p in pids[:4]]}
+    root = write_logs(tmp_path / "logs", logs)
+    out = tmp_path / "out"
+    report = run_report("--input", str(root), "--output", str(out), "--min-cohort", "5")
+    day = date.fromisoformat(DAY)
+    # Six changes to what is kept are counted; the next day's four fetches are too few installs.
+    expected = [(day, "channels_kept", 8, 6), (day, "history_fetched", 13, 8),
+                (day, "message_sent", 8, 8)]
+    assert report.summary["bad"]["invalid"] == report.summary["bad"]["total"] == 16
+    assert report.outcome.rows["events_daily"] == expected
+    assert report.outcome.rows == _reference.compute(root, min_cohort=5).rows
+    written = spark.read.parquet(str(out / "tables" / "events_daily"))
+    assert sorted((r["event"], r["count"], r["installs"]) for r in written.collect()) == [
+        e[1:] for e in expected]
+    (plot,) = [p for p in report.plots if p.title.startswith("Events per day")]
+    assert plot.series["channels_kept"] == [(day, 8)]
+    assert plot.series["history_fetched"] == [(day, 13)]
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "<td>channels_kept</td><td>8</td><td>6</td>" in page
+    assert "<td>history_fetched</td><td>13</td><td>8</td>" in page
 
 
 def test_every_event_type_has_its_own_line_in_the_events_plot(synth_report):

@@ -20,6 +20,9 @@ from analytics.events import (
     FILE_KINDS,
     FILE_SIZE_BUCKETS,
     HEAD_BUCKETS,
+    KEPT_BUCKETS,
+    OBJECTS_BUCKETS,
+    SECONDS_BUCKETS,
     USES_BUCKETS,
     EventError,
     validate,
@@ -150,7 +153,7 @@ def test_sync_sessions_have_a_long_tail(checked):
 def test_every_schema_version_is_written_doc_comment_beside_doc_commit(checked):
     evs = [e for _, e in events(checked)]
     by_version = Counter(e["schema"] for e in evs)
-    assert set(by_version) == {1, 2, 3, 4, 5}
+    assert set(by_version) == {1, 2, 3, 4, 5, 6}
     kinds = Counter(e["event"] for e in evs)
     assert {e["event"] for e in evs if e["schema"] == 3} == {"doc_comment"}
     assert 0 < kinds["doc_comment"] < kinds["doc_commit"]
@@ -186,6 +189,33 @@ def test_files_attached_are_mostly_small_and_private_channels_rarer_still(checke
     assert len({e["stream"] for e in files}) > 10
     dm = Counter(e["dm"] for e in evs if e["event"] == "private_channel_created")
     assert dm[True] > dm[False] > 0
+
+
+def test_kept_sets_and_history_fetches_are_written_with_their_buckets_going_together(checked):
+    evs = [e for _, e in events(checked)]
+    kinds = Counter(e["event"] for e in evs)
+    assert {e["event"] for e in evs if e["schema"] == 6} == {"channels_kept", "history_fetched"}
+    assert 0 < kinds["channels_kept"] < kinds["file_attached"]
+    assert 0 < kinds["history_fetched"] < kinds["file_attached"]
+    kept = [e for e in evs if e["event"] == "channels_kept"]
+    assert all((e["channels"], e["documents"]) == (0, 0) for e in kept if e["all"])
+    some = [e for e in kept if not e["all"]]
+    assert len(kept) - len(some) > 0 and len(some) > len(kept) / 2
+    assert {e["channels"] for e in some} == set(KEPT_BUCKETS)
+    assert {e["documents"] for e in some} <= set(KEPT_BUCKETS) and len(
+        {e["documents"] for e in some}) >= 3
+    fetched = [e for e in evs if e["event"] == "history_fetched"]
+    objects, seconds = Counter(e["objects"] for e in fetched), Counter(e["seconds"] for e in fetched)
+    assert set(objects) <= set(OBJECTS_BUCKETS) and len(objects) >= 4
+    assert set(seconds) <= set(SECONDS_BUCKETS) and len(seconds) >= 4
+    # More objects take longer, and a computer keeping everything fetches more.
+    big = [e["seconds"] for e in fetched if e["objects"] >= 10_000]
+    small = [e["seconds"] for e in fetched if e["objects"] <= 100]
+    assert big and small and statistics.median(big) > statistics.median(small)
+    keeping_all = Counter(e["kept_all"] for e in fetched)
+    assert keeping_all[True] > keeping_all[False] > 0
+    assert statistics.median(e["objects"] for e in fetched if e["kept_all"]) > statistics.median(
+        e["objects"] for e in fetched if not e["kept_all"])
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:

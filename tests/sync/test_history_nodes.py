@@ -4,6 +4,9 @@ sync-status file `hearth status` reads, and a member that keeps one channel."""
 
 from __future__ import annotations
 
+import json
+
+from analytics.recorder import Recorder
 from app import keeping, sync_status
 from app.node import Node, NodeEvent
 from app.workspace import Workspace
@@ -80,3 +83,32 @@ def test_a_member_keeping_one_channel_fetches_only_it_until_it_keeps_another(
     wait_until(lambda: len([m for m in b.read("random", limit=1000)
                             if m.text.startswith("random ")]) == PER_CHANNEL,
                what="random's history after keeping it")
+
+
+def _events(node: Node, kind: str) -> list[dict]:
+    taken = node.recorder.take_batch(10_000)
+    lines = [json.loads(line) for line in (taken[1] if taken else [])]
+    return [{k: v for k, v in e.items() if k not in ("ts", "pid")}
+            for e in lines if e["event"] == kind]
+
+
+def test_analytics_count_one_fetch_and_each_change_of_what_is_kept(cluster: Cluster):
+    pa, pb = cluster.members(2)
+    _fill(pa, ("general",))
+    with Workspace.open(pb) as ws:
+        ws.join("general")
+    Recorder(pb.data).enable()
+    a = cluster.start(pa)
+    events: list[NodeEvent] = []
+    b = _start(cluster, pb, a, events)
+    wait_until(lambda: events and events[-1].detail["progress"].done, what="history to arrive")
+    [fetched] = _events(b, "history_fetched")
+    # 600 posts and a join arrived: the 100-999 bucket, in some bucket of seconds.
+    assert fetched.keys() == {"event", "schema", "objects", "seconds", "kept_all"}
+    assert (fetched["schema"], fetched["objects"], fetched["kept_all"]) == (6, 100, True)
+    b.facade.keep_only(["general"]).result(timeout=10)
+    b.facade.keep_all().result(timeout=10)
+    b.facade.keep_all().result(timeout=10)  # no change: nothing counted
+    assert _events(b, "channels_kept") == [
+        {"event": "channels_kept", "schema": 6, "all": False, "channels": 1, "documents": 0},
+        {"event": "channels_kept", "schema": 6, "all": True, "channels": 0, "documents": 0}]
