@@ -327,7 +327,8 @@ class Attachments:
         state = self.replica.files.state(d["list"])
         return FileRef(message_id, index,
                        attachment(d, bool(state and state.complete),
-                                  bool(state and state.mine)), d["key"])
+                                  bool(state and state.mine), bool(state and state.pinned)),
+                       d["key"])
 
     def _sealed_files(self, post: Object) -> list[dict] | None:
         """The descriptors of a private post I can open (listing them here)."""

@@ -76,15 +76,16 @@ def _message_json(m: Message) -> dict:
     thread's first message for a reply; `replies` counts its thread; `reactions` maps each
     emoji to how many members reacted with it; `hidden`: a moderator hid it (only the
     channel's moderators read it); `attachments`: its files (name, size in bytes, media_type,
-    list: the file's id on the wire, complete: every chunk is here, index: what `hearth
-    download --index` takes)."""
+    list: the file's id on the wire, complete: every chunk is here, pinned: kept here whatever
+    the storage quota, index: what `hearth download --index` takes)."""
     return {"id": m.id.hex(), "channel": m.channel, "author": m.author.hex(), "nick": m.nick,
             "ts": m.ts, "text": m.text, "cursor": m.cursor, "edited": m.edited,
             "reply_to": m.reply_to.hex() if m.reply_to else None, "replies": m.replies,
             "reactions": {r.emoji: r.count for r in m.reactions}, "hidden": m.hidden,
             "attachments": [{"index": n, "name": f.name, "size": f.size,
                              "media_type": f.media_type, "list": f.list.hex(),
-                             "complete": f.complete, "width": f.width, "height": f.height}
+                             "complete": f.complete, "pinned": f.pinned, "width": f.width,
+                             "height": f.height}
                             for n, f in enumerate(m.files)]}
 
 

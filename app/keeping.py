@@ -50,7 +50,8 @@ def _resolve(ws: Workspace, channels: Iterable[str], documents: Iterable[str]
     """Channel keys and document ids, or WorkspaceError naming the first unknown one."""
     names = {kinds.channel_key(c) for c in channels}
     if unknown := sorted(names - _known_channels(ws)):
-        raise WorkspaceError(f"no channel named {unknown[0]!r} here")
+        raise WorkspaceError(f"no channel named {unknown[0]!r} here; joining it keeps it "
+                             "and fetches its history")
     docs = Documents(ws)
     return names, {docs.resolve(ref) for ref in documents}
 

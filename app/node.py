@@ -214,6 +214,8 @@ class Node:
             return
         self._stopped = True
         self._running = False
+        if self._service is not None:
+            self._service.stopping()  # the loop may be waiting for the writer: it stops waiting
         if self._loop is not None and self._stop is not None and self._loop.is_running():
             self._loop.call_soon_threadsafe(self._stop.set)
         if self._thread is not None:

@@ -175,7 +175,7 @@ class PrivateChannels:
             states = self.replica.files.states(d["list"] for d in files)
             out.append(Message(post.id, name, post.author, names.get(post.author), post.ts,
                                opened["text"], files=tuple(
-                                   attachment(d, *((s.complete, s.mine) if (
+                                   attachment(d, *((s.complete, s.mine, s.pinned) if (
                                        s := states.get(d["list"])) else ()))
                                    for d in files)))
         return out

@@ -10,7 +10,7 @@ import os
 import stat
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from core import kinds
@@ -345,8 +345,19 @@ class Workspace(Conversation, Membership, PrivateChannels, Moderation, Attachmen
         return self.publish("post/topic", stream, {"channel": channel, "topic": topic.strip()})
 
     def join(self, channel: str) -> Object:
+        """Join `channel`. A computer that keeps only some channels (app.keeping) keeps it
+        from now on, so its history and what comes next arrive here."""
         channel, stream = self._channel(channel)
-        return self.publish("post/join", stream, {"channel": channel})
+        # Kept before the join is published: publishing is what tells a running Node to
+        # look at what is kept again.
+        kept, key = self.replica.kept.get(), kinds.channel_key(channel)
+        if not kept.all and key not in kept.channels:
+            self.replica.kept.set(replace(kept, channels=(*kept.channels, key)))
+        try:
+            return self.publish("post/join", stream, {"channel": channel})
+        except BaseException:
+            self.replica.kept.set(kept)
+            raise
 
     def leave(self, channel: str) -> Object:
         channel, stream = self._channel(channel)

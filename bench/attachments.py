@@ -8,13 +8,23 @@
 - swarm: the same file from three seeders to a fourth Node, against the one-seeder figure.
 - peak RSS (VmHWM) of every Node process. Target: <= 300 MB each.
 - blake2b_mb_s: one core hashing 256 KiB chunks (every received byte is hashed once, to check
-  it against its id), and that as a ratio to ChaCha20-Poly1305: a ceiling for the ratio above.
+  it against its id), and that as a ratio to ChaCha20-Poly1305.
+- bare_*: the same number of bytes through the issue's primitives alone, with no protocol, no
+  asyncio and no Nodes: a sending process encrypts the file in 65,535-byte messages onto a TCP
+  socket on 127.0.0.1 and this process decrypts them (`bare_transport`), also hashes each
+  256 KiB chunk with the chunk id function (`bare_with_hash`), and also appends it to one file
+  in the bench's folder (`bare_with_hash_and_write`); each with its ratio to ChaCha20-Poly1305.
+  Sender and receiver share the machine's cores, as the Nodes do, so these are the ceilings
+  of one_to_one's ratio here; `app_vs_bare` is one_to_one over the last of them.
 
 Usage: python bench/attachments.py [--size-mb N] [--dir FOLDER]. The Nodes' folders go in a
-temporary folder under FOLDER (default: the system's temporary folder). Every chunk is a file
-of its own, so what creating a file costs there counts: on some virtual machines a file created
-under /tmp costs close to a millisecond of kernel time, more than receiving its 256 KiB. A child (`--node DATA`) runs one Node and
-takes one JSON command a line on stdin, answering one JSON line on stdout.
+temporary folder under FOLDER (default: the system's temporary folder). The Nodes store every
+chunk as a file of its own (the bare pipeline writes one file), so what creating a file costs
+there counts: on the 2-core VM these figures were taken on (ext4 without a journal), creating
+an empty file under /tmp cost 0.02 ms of kernel time at quiet moments and 0.6 to 0.9 ms at
+busy ones (other test suites and benchmarks running), so one_to_one varies with what else the
+machine does. A child (`--node DATA`) runs one Node and takes one JSON command a line on
+stdin, answering one JSON line on stdout; `--bare-send` is the bare pipeline's sender.
 """
 
 from __future__ import annotations
@@ -171,6 +181,82 @@ def blake2b_rate() -> float:
     return count * len(chunk) / (time.perf_counter() - started) / 1e6
 
 
+# The bare pipeline: what the issue's primitives cost with no protocol around them -----------
+
+BARE_MESSAGE = 65535  # a Noise transport message at its largest: ciphertext and tag
+BARE_STAGES = ("transport", "hash", "write")  # each also does what those before it do
+
+
+def bare_send(port: int, source: str, size: int) -> None:
+    """The sending process: `size` bytes of `source`, encrypted in 65,535-byte messages (a
+    2-byte length before each) onto a TCP socket to 127.0.0.1:`port`."""
+    import socket
+
+    from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+
+    aead, plain, counter = ChaCha20Poly1305(bytes(32)), BARE_MESSAGE - 16, 0
+    with socket.create_connection(("127.0.0.1", port)) as sock, open(source, "rb") as f:
+        left = size
+        while left:
+            data = f.read(min(left, plain * 16))
+            left -= len(data)
+            out = []
+            for start in range(0, len(data), plain):
+                sealed = aead.encrypt(counter.to_bytes(12, "little"),
+                                      data[start:start + plain], None)
+                counter += 1
+                out += (len(sealed).to_bytes(2, "big"), sealed)
+            sock.sendall(b"".join(out))
+
+
+def bare_rate(source: Path, size: int, stage: str, folder: Path) -> float:
+    """MB/s of `size` bytes from a sending process to this one: decrypted (every stage), each
+    256 KiB chunk hashed with the chunk id function (`hash` and `write`) and appended to one
+    file in `folder` (`write`). The rate is taken from the first byte received to the last."""
+    import socket
+
+    from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+
+    from core.attachments import CHUNK_SIZE, chunk_id
+
+    aead = ChaCha20Poly1305(bytes(32))
+    hashing, writing = stage in ("hash", "write"), stage == "write"
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        sender = subprocess.Popen([sys.executable, __file__, "--bare-send",
+                                   str(server.getsockname()[1]), str(source), str(size)])
+        server.settimeout(60)
+        conn, _ = server.accept()
+        conn.settimeout(None)
+    target = folder / "bare.bin"
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600) if writing else None
+    try:
+        with conn, conn.makefile("rb", buffering=4 * MB) as stream:
+            got, counter, chunk = 0, 0, bytearray()
+            head = stream.read(2)
+            started = time.perf_counter()
+            while got < size:
+                sealed = stream.read(int.from_bytes(head, "big"))
+                plain = aead.decrypt(counter.to_bytes(12, "little"), sealed, None)
+                counter += 1
+                got += len(plain)
+                chunk += plain
+                if len(chunk) >= CHUNK_SIZE or got >= size:
+                    if hashing:
+                        chunk_id(chunk)
+                    if writing:
+                        os.write(fd, chunk)
+                    chunk = bytearray()
+                if got < size:
+                    head = stream.read(2)
+            seconds = time.perf_counter() - started
+    finally:
+        if fd is not None:
+            os.close(fd)
+            target.unlink()
+        sender.wait(60)
+    return size / seconds / 1e6
+
+
 def write_random(path: Path, size: int) -> None:
     with open(path, "wb") as f:
         left = size
@@ -186,7 +272,11 @@ def main() -> None:
     parser.add_argument("--node")
     parser.add_argument("--peer", action="append", default=[])
     parser.add_argument("--dir", help="where the Nodes' folders go (default: the system's temp)")
+    parser.add_argument("--bare-send", nargs=3, metavar=("PORT", "SOURCE", "SIZE"))
     args = parser.parse_args()
+    if args.bare_send:
+        bare_send(int(args.bare_send[0]), args.bare_send[1], int(args.bare_send[2]))
+        return
     if args.node:
         child(args.node, args.peer)
         return
@@ -200,6 +290,7 @@ def main() -> None:
         source = root / "file.bin"
         write_random(source, size)
         rate, hashing = chacha_rate(), blake2b_rate()
+        bare = {stage: bare_rate(source, size, stage, root) for stage in BARE_STAGES}
 
         seeder = Proc(paths[0].data)
         procs.append(seeder)
@@ -241,6 +332,14 @@ def main() -> None:
             # What hashing alone allows, as a ratio to ChaCha20-Poly1305, on one core.
             "blake2b_mb_s": round(hashing, 1),
             "hash_ceiling_ratio": round(hashing / rate, 3),
+            # The same bytes with no protocol: the ceiling of the ratio above on this machine.
+            "bare_transport_mb_s": round(bare["transport"], 1),
+            "bare_transport_ratio": round(bare["transport"] / rate, 3),
+            "bare_with_hash_mb_s": round(bare["hash"], 1),
+            "bare_with_hash_ratio": round(bare["hash"] / rate, 3),
+            "bare_with_hash_and_write_mb_s": round(bare["write"], 1),
+            "bare_with_hash_and_write_ratio": round(bare["write"] / rate, 3),
+            "app_vs_bare": round(one_mb_s / bare["write"], 3),
             "chat_1000_posts_s": round(chat_s, 3),
             "three_seeders_mb_s": round(three_mb_s, 1),
             "three_vs_one": round(three_mb_s / one_mb_s, 2),

@@ -100,13 +100,13 @@ def named_by(conn: sqlite3.Connection, oid: int) -> list[bytes]:
 
 def attachments(conn: sqlite3.Connection, ids: Sequence[bytes]) -> dict[bytes, tuple]:
     """The files of these public messages, by message id, for Message.files."""
-    named: dict[bytes, dict[bytes, tuple[bool, bool]]] = {}
+    named: dict[bytes, dict[bytes, tuple[bool, bool, bool]]] = {}
     for part in chunks(ids):
-        for message, lst, complete, mine in conn.execute(
-                "SELECT r.message, r.list, f.complete, f.mine FROM file_refs r "
+        for message, lst, complete, mine, pinned in conn.execute(
+                "SELECT r.message, r.list, f.complete, f.mine, f.pinned FROM file_refs r "
                 "JOIN files f ON f.list = r.list "
                 f"WHERE r.message IN ({placeholders(len(part))}) AND r.private IS NULL", part):
-            named.setdefault(message, {})[lst] = (bool(complete), bool(mine))
+            named.setdefault(message, {})[lst] = (bool(complete), bool(mine), bool(pinned))
     out: dict[bytes, tuple] = {}
     if not named:
         return out
@@ -115,7 +115,7 @@ def attachments(conn: sqlite3.Connection, ids: Sequence[bytes]) -> dict[bytes, t
         for oid, raw in conn.execute(
                 f"SELECT id, raw FROM objects WHERE id IN ({placeholders(len(part))})", part):
             states = named[oid]
-            out[oid] = tuple(attachment(d, *states.get(d["list"], (False, False)))
+            out[oid] = tuple(attachment(d, *states.get(d["list"], ()))
                              for d in decode_trusted(raw).body.get("files", ()))
     return out
 
@@ -125,10 +125,11 @@ def listed(data: bytes) -> list[bytes]:
     return [data[i:i + ID_SIZE] for i in range(0, len(data) - ID_SIZE + 1, ID_SIZE)]
 
 
-def attachment(d: dict, complete: bool = False, mine: bool = False) -> Attachment:
+def attachment(d: dict, complete: bool = False, mine: bool = False,
+               pinned: bool = False) -> Attachment:
     """An Attachment from a (checked) descriptor and the file's state here."""
     return Attachment(d["name"], d["size"], d["type"], d["list"], d["w"], d["h"], d["thumb"],
-                      complete, mine)
+                      complete, mine, pinned)
 
 
 class FileStore:

@@ -390,9 +390,11 @@ class Batch:
             "INSERT INTO messages (oid, id, channel, author, ts, text, hidden, reply_to, "
             "in_channel, sk) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(*row, key) for row, key in zip(rows, keys, strict=True)])
+        # In rowid order: a rowid below the last one written makes FTS5 flush what it holds
+        # into a new segment, so a catch-up's newest-first messages would each cost a segment.
         self.conn.executemany(
             "INSERT INTO messages_fts (rowid, text) VALUES (?, ?)",
-            [(key, row[5]) for row, key in zip(rows, keys, strict=True)])
+            sorted((key, row[5]) for row, key in zip(rows, keys, strict=True)))
         _files.record(self.conn, with_files)
         self.conn.executemany(
             "UPDATE channels SET messages = messages + ? WHERE key = ?",

@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 
 
 class Reconciliation:
-    """`Replica.reconciliation`: reads through the replica's connection and lock."""
+    """`Replica.reconciliation`: reads through a connection of its own (Replica._sync_read),
+    so a sync session reads and answers while a batch is being stored."""
 
     __slots__ = ("_replica",)
 
@@ -25,16 +26,16 @@ class Reconciliation:
     def reader(self) -> Iterator[ItemReader]:
         """The reconciliation index (storage.items), every stored id as (ts, id), read in one
         read transaction that lasts while the reader is used."""
-        with self._replica._read() as conn:
+        with self._replica._sync_read() as conn:
             yield ItemReader(conn)
 
     def missing(self, ids: Iterable[bytes]) -> list[bytes]:
         """For ids a peer asks for: the raw objects held, oldest first within each chunk."""
         ids = list(ids)
         raws: list[bytes] = []
-        with self._replica._lock:
+        with self._replica._sync_read() as conn:
             for part in chunks(ids):
-                raws.extend(row[0] for row in self._replica.conn.execute(
+                raws.extend(row[0] for row in conn.execute(
                     f"SELECT raw FROM objects WHERE id IN ({placeholders(len(part))}) "
                     "ORDER BY ts, id", part))
         return raws

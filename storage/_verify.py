@@ -23,6 +23,7 @@ import subprocess
 import sys
 import threading
 from concurrent.futures import Future
+from dataclasses import dataclass
 
 import cbor2
 
@@ -33,6 +34,9 @@ from core.objects import parse
 log = logging.getLogger(__name__)
 
 MAX_MESSAGE = 64 << 20
+PARALLEL_MIN = 512  # below this, a helper process costs more than it saves
+SUB_FIRST = 50  # objects in the first message to a helper: small, so storing starts soon
+SUB_BATCH = 250  # at most this many objects per message to a helper (sizes double up to it)
 _LENGTH = struct.Struct(">I")
 CLOSE_TIMEOUT_S = 5.0
 
@@ -198,7 +202,45 @@ def submit(raws: list[bytes]) -> Future[bytes] | None:
                 log.warning("cannot start the signature helpers (%s); verifying here", exc)
                 return None
             atexit.register(shutdown)
-        return _helper.submit(raws)
+        future = _helper.submit(raws)
+        future.hearth_helpers = _helper  # type: ignore[attr-defined] # which ones: see shutdown
+        return future
+
+
+@dataclass(frozen=True)
+class Checking:
+    """Raw objects on their way through the helpers: consecutive sub-batches, each with the
+    future of its verdicts, or None where the one who stores them checks them."""
+
+    raws: list[bytes]
+    subs: list[range]
+    futures: list[Future[bytes] | None]
+
+
+def _sub_batches(count: int, first: int) -> list[range]:
+    """Consecutive ranges of `count` objects, `first` first, each twice the one before, at
+    most SUB_BATCH: whoever stores them waits only for a small first answer, and the helpers
+    stay ahead."""
+    subs, start, size = [], 0, first
+    while start < count:
+        subs.append(range(start, min(start + size, count)))
+        start, size = start + size, min(2 * size, SUB_BATCH)
+    return subs
+
+
+def start(raws: list[bytes], *, ahead: bool = False) -> Checking:
+    """Begin checking `raws` in the helpers. Batches below PARALLEL_MIN are left to the one
+    who stores them, unless they are checked `ahead` (received now, stored later: then every
+    sub-batch is full size and goes to the helpers whatever the batch's size)."""
+    subs = _sub_batches(len(raws), SUB_BATCH if ahead else SUB_FIRST)
+    futures: list[Future[bytes] | None] = [None] * len(subs)
+    if ahead or len(raws) >= PARALLEL_MIN:
+        for k, sub in enumerate(subs):
+            futures[k] = submit(raws[sub.start:sub.stop])
+            if futures[k] is None:  # no helpers here
+                futures = [None] * len(subs)
+                break
+    return Checking(raws, subs, futures)
 
 
 def start_helper() -> None:
@@ -206,10 +248,14 @@ def start_helper() -> None:
     submit([])
 
 
-def shutdown() -> None:
-    """Stop the helpers (idempotent); a later submit starts new ones."""
+def shutdown(failed: Future | None = None) -> None:
+    """Stop the helpers (idempotent); a later submit starts new ones. With `failed`, a future
+    whose helper failed: only if the helpers that took it are still the ones running (a late
+    failure from helpers already replaced must not stop their successors)."""
     global _helper
     with _lock:
+        if failed is not None and getattr(failed, "hearth_helpers", None) is not _helper:
+            return
         helper, _helper = _helper, None
     if helper is not None:
         helper.close()

@@ -50,29 +50,41 @@ def lanes_to_int(lanes: Iterable[int]) -> int:
     return total
 
 
+def _lane_sums(ids: list[bytes]) -> list[int]:
+    """[count, lane sums...] of these ids (the columns summed in C, not id by id)."""
+    return [len(ids), *map(sum, zip(*_LANES.iter_unpack(b"".join(ids)), strict=True))]
+
+
 def _sums(items: Iterable[Item]) -> tuple[dict[tuple[bytes, int], list[int]],
                                           dict[bytes, list[int]]]:
     """Per (stream, bucket) and per stream: [count, lane sums...] (per stream also the
     newest ts and the class) of these items."""
-    buckets: dict[tuple[bytes, int], list[int]] = {}
-    streams: dict[bytes, list[int]] = {}
+    ids: dict[tuple[bytes, int], list[bytes]] = {}
+    newest: dict[bytes, list[int]] = {}  # stream -> [newest ts, class]
     for stream, ts, item_id, klass in items:
         key = (stream, ts >> BUCKET_SHIFT)
-        acc = buckets.get(key)
-        if acc is None:
-            acc = buckets[key] = [0] * (LANES + 1)
-        lanes = _LANES.unpack(item_id)
-        acc[0] += 1
-        for k, lane in enumerate(lanes, 1):
-            acc[k] += lane
+        found = ids.get(key)
+        if found is None:
+            ids[key] = [item_id]
+        else:
+            found.append(item_id)
+        extra = newest.get(stream)
+        if extra is None:
+            newest[stream] = [ts, klass]
+        else:
+            if ts > extra[0]:
+                extra[0] = ts
+            if klass < extra[1]:
+                extra[1] = klass
+    buckets = {key: _lane_sums(found) for key, found in ids.items()}
+    streams: dict[bytes, list[int]] = {}
+    for (stream, _), acc in buckets.items():
         total = streams.get(stream)
         if total is None:
-            total = streams[stream] = [0] * (LANES + 1) + [ts, klass]
-        total[0] += 1
-        for k, lane in enumerate(lanes, 1):
-            total[k] += lane
-        total[LANES + 1] = max(total[LANES + 1], ts)
-        total[LANES + 2] = min(total[LANES + 2], klass)
+            streams[stream] = [*acc, *newest[stream]]
+        else:
+            for k in range(LANES + 1):
+                total[k] += acc[k]
     return buckets, streams
 
 

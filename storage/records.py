@@ -48,6 +48,7 @@ class Attachment:
     thumb: bytes = b""  # a small JPEG, for images
     complete: bool = False  # every chunk is here (the replica records it)
     mine: bool = False  # I attached it
+    pinned: bool = False  # kept here whatever the storage quota (`hearth pin`)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import replace
@@ -42,6 +42,7 @@ from ._private import PrivateStore
 from ._reconciliation import Reconciliation
 from ._search import COUNT_CAP, MessageFilter, MessageMatches, words_filter
 from ._sql import chunks, placeholders
+from ._verify import SUB_BATCH, Checking
 from .chunks import ChunkStore
 from .errors import NotFound, StorageError
 from .records import (
@@ -58,23 +59,10 @@ from .records import (
 log = logging.getLogger(__name__)
 
 BUSY_TIMEOUT_MS = 10_000
-PARALLEL_MIN = 512  # below this, a helper process costs more than it saves
-SUB_FIRST = 50  # objects in the first message to a helper: small, so storing starts soon
-SUB_BATCH = 250  # at most this many objects per message to a helper (sizes double up to it)
 GROUP_MAX = 2 * SUB_BATCH  # objects answered already that are stored together, at most
 VERIFY_TIMEOUT_S = 120.0
+SYNC_CACHE_KIB = 16384  # sync's reading connection: the item index's hot pages
 UNREAD_CAP = 1000  # unread counts stop here (the window shows "999+")
-
-
-def _sub_batches(count: int) -> list[range]:
-    """Consecutive ranges of `count` objects, SUB_FIRST first, each twice the one before, at
-    most SUB_BATCH: this process waits only for a small first answer, and the helpers stay
-    ahead of it."""
-    subs, start, size = [], 0, SUB_FIRST
-    while start < count:
-        subs.append(range(start, min(start + size, count)))
-        start, size = start + size, min(2 * size, SUB_BATCH)
-    return subs
 
 
 def _mention_word(nick: str) -> re.Pattern[str]:
@@ -110,6 +98,8 @@ class Replica:
             raise NotFound(f"no replica at {self.path}")
         self._clock = clock
         self._lock = threading.RLock()
+        self._sync_lock = threading.Lock()
+        self._sync_conn: sqlite3.Connection | None = None
         self._conn = self._connect(self.path, new=False)
         try:
             _schema.migrate(self._conn)
@@ -176,6 +166,10 @@ class Replica:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+        with self._sync_lock:
+            if self._sync_conn is not None:
+                self._sync_conn.close()
+                self._sync_conn = None
 
     def __enter__(self) -> Replica:
         return self
@@ -210,6 +204,23 @@ class Replica:
         self._mature()
         with self._lock:
             conn = self.conn
+            conn.execute("BEGIN")
+            try:
+                yield conn
+            finally:
+                conn.execute("COMMIT")
+
+    @contextmanager
+    def _sync_read(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction on sync's own connection: sync reads what was committed while
+        another thread stores a batch (WAL readers do not wait for the writer)."""
+        with self._sync_lock:
+            if self._conn is None:
+                raise StorageError("the replica is closed")
+            if self._sync_conn is None:
+                self._sync_conn = self._connect(self.path, new=False)
+                self._sync_conn.execute(f"PRAGMA cache_size = -{SYNC_CACHE_KIB}")
+            conn = self._sync_conn
             conn.execute("BEGIN")
             try:
                 yield conn
@@ -287,37 +298,42 @@ class Replica:
         fault of the sender's).
         """
         raws = [item.raw if isinstance(item, Object) else bytes(item) for item in items]
-        results: list[IngestResult | None] = [None] * len(raws)
-        subs = _sub_batches(len(raws))
-        futures = [_verify.submit(raws[sub.start:sub.stop]) for sub in subs] \
-            if len(raws) >= PARALLEL_MIN else []
-        if not futures or None in futures:  # checked here
-            futures = []
+        return self.ingest_checked([_verify.start(raws)])
+
+    def ingest_checked(self, parts: Sequence[Checking]) -> list[IngestResult]:
+        """`ingest` of batches whose checks began as they arrived (storage._verify.start), in
+        their order and in one transaction: the answers of all, in order."""
+        steps: list[tuple[list[bytes], range, Future | None, int]] = []
+        total = 0
+        for part in parts:
+            steps.extend((part.raws, sub, future, total)
+                         for sub, future in zip(part.subs, part.futures, strict=True))
+            total += len(part.raws)
+        results: list[IngestResult | None] = [None] * total
         seen: set[bytes] = set()
         with self._write() as conn:
             blocked = blocked_keys(conn)
             batch = Batch(conn, self.workspace, self.now_ms())
             batch.mature()
             k = 0
-            while k < len(subs):
+            while k < len(steps):
                 # The next sub-batch, and those after it the helpers have answered already (or
                 # all, checked here): stored together, as storing costs less per object in
                 # larger groups, up to GROUP_MAX objects (memory).
                 fresh: list[tuple[int, Object, bool]] = []
                 while True:
-                    sub = subs[k]
-                    checked = self._checked(futures[k] if futures else None, raws, sub)
-                    for n, found in zip(sub, checked, strict=True):
+                    raws, sub, future, base = steps[k]
+                    for n, found in zip(sub, self._checked(future, raws, sub), strict=True):
                         if isinstance(found, InvalidObject):
-                            results[n] = self._rejected(raws[n], found)
+                            results[base + n] = self._rejected(raws[n], found)
                         elif found[0].id in seen:
-                            results[n] = IngestResult(found[0].id, Status.DUPLICATE)
+                            results[base + n] = IngestResult(found[0].id, Status.DUPLICATE)
                         else:
                             seen.add(found[0].id)
-                            fresh.append((n, *found))
+                            fresh.append((base + n, *found))
                     k += 1
-                    if k == len(subs) or (futures and not futures[k].done()) \
-                            or len(fresh) + len(subs[k]) > GROUP_MAX:
+                    if k == len(steps) or len(fresh) + len(steps[k][1]) > GROUP_MAX or (
+                            steps[k][2] is not None and not steps[k][2].done()):
                         break
                 held = self._held(conn, [obj.id for _, obj, _ in fresh])
                 new, refused = [], []
@@ -325,7 +341,7 @@ class Replica:
                     if obj.id in held:
                         results[n] = IngestResult(obj.id, Status.DUPLICATE)
                     elif not ok:
-                        results[n] = self._rejected(raws[n], bad_signature())
+                        results[n] = self._rejected(obj.raw, bad_signature())
                     elif obj.author in blocked:
                         refused.append(obj)
                         results[n] = IngestResult(obj.id, Status.REFUSED, "blocked",
@@ -351,7 +367,7 @@ class Replica:
                 verdicts = future.result(VERIFY_TIMEOUT_S)
             except (TimeoutError, OSError, ValueError) as exc:
                 log.warning("signature helper failed (%s); verifying here", exc)
-                _verify.shutdown()
+                _verify.shutdown(future)
         if verdicts is None or len(verdicts) != len(sub):
             verdicts = bytes(len(sub))
         out: list[tuple[Object, bool] | InvalidObject] = []

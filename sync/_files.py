@@ -9,11 +9,14 @@ session's `connected`, `peer_caps`, `_events`, `_send_frame`, `_out_bytes`, `_ba
 Asking: `request_chunks` sends `get` frames of at most MAX_GET_IDS ids; what is asked and not
 yet answered is `asked` (the fetcher keeps at most FETCH_WINDOW of them per peer). An answer
 for an id not asked, or a chunk whose bytes do not hash to its id, closes the session as a
-fault: the peer is cut off and the fetcher asks another. Answering: a peer's gets queue up (at
-most MAX_QUEUED_GETS; more is a fault) as lists of ids, and chunks are read from the chunk
-store one at a time, only when no object frame is waiting and the output holds less than
-FILES_OUTGOING bytes, so chat goes first and a peer that asks and never reads costs bounded
-memory.
+fault: the peer is cut off and the fetcher asks another. The session hashes each chunk it
+receives unless `check_chunks` is off: the fetcher turns it off and hashes in its store
+threads, before storing, so the event loop and the hashing use both cores.
+
+Answering: a peer's gets queue up (at most MAX_QUEUED_GETS; more is a fault) as lists of ids,
+and chunks are read from the chunk store one at a time, only when no object frame is waiting
+and the output holds less than FILES_OUTGOING bytes, so chat goes first and a peer that asks
+and never reads costs bounded memory.
 
 A chunk frame is encoded and checked here rather than by cbor2 (`encode_frame`,
 `is_chunk_frame`): the bytes are the same canonical CBOR, but cbor2 takes longer to copy 256 KiB
@@ -39,6 +42,7 @@ FILES_OUTGOING = 2 << 20  # chunk bytes queued for the socket before the next ar
 # A peer that holds asked chunks this long without an answer is given up on (the session
 # ends, not as a fault: a slow link is no crime); its chunks go to other peers.
 CHUNK_REPLY_TIMEOUT_S = 30.0
+BAD_CHUNK = "the peer sent a chunk that does not hash to its id"  # a fault: the peer is cut off
 
 
 _TEMPLATE = dumps({"t": "chunk", "id": bytes(ID_SIZE), "data": b""})  # ends in 0x40: b""
@@ -98,10 +102,13 @@ class FilesReady:
 
 @dataclass(frozen=True)
 class ChunkArrived:
-    """A chunk asked for arrived; its bytes hash to its id (checked)."""
+    """A chunk asked for arrived. `checked`: its bytes hash to its id; otherwise (a session
+    whose `check_chunks` is off) whoever takes it must check them before storing them, and
+    cut the peer off (`protocol_error`) when they do not."""
 
     id: bytes
     data: bytes
+    checked: bool = True
 
 
 @dataclass(frozen=True)
@@ -125,6 +132,9 @@ class _Files:
         self._asked: OrderedDict[bytes, None] = OrderedDict()  # our asks, unanswered
         self._chunk_deadline: float | None = None
         self._files_told = False
+        # The fetcher turns this off and hashes each chunk in its store thread instead, so
+        # the event loop does not spend a core's time hashing what it receives.
+        self.check_chunks = True
         self.chunks_received = 0
         self.chunks_sent = 0
 
@@ -170,10 +180,10 @@ class _Files:
         _require(isinstance(cid, bytes) and len(cid) == ID_SIZE, "chunk id")
         _require(isinstance(data, bytes) and len(data) <= MAX_CHUNK, "chunk data")
         self._answered(cid, now)
-        if chunk_id(data) != cid:
-            raise SessionError("the peer sent a chunk that does not hash to its id")
+        if self.check_chunks and chunk_id(data) != cid:
+            raise SessionError(BAD_CHUNK)
         self.chunks_received += 1
-        self._events.append(ChunkArrived(cid, data))
+        self._events.append(ChunkArrived(cid, data, self.check_chunks))
 
     def _on_nochunk(self, frame: dict, now: float) -> None:
         _require(frame.keys() == {"t", "ids"}, "nochunk fields")

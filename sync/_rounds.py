@@ -130,8 +130,13 @@ def _entries(frame: dict, fields: int) -> list[list]:
 class _Rounds:
     """Session's reconciliation (a mixin: the Session provides the store and the frames)."""
 
-    def _init_rounds(self: Session, interest: Interest) -> None:
+    def _init_rounds(self: Session, interest: Interest, stores_later: bool) -> None:
         self.interest = interest
+        # The host stores ObjectsReceived after this session reads on (sync._storing) and
+        # says so with `stored`; until it has, a round's sums are not answered (below).
+        self._stores_later = stores_later
+        self._unstored = 0
+        self._held_sums: tuple[int, dict[bytes, list]] | None = None
         self.peer_interest: Interest | None = None  # until its interest frame comes
         self._round: _Round | None = None
         self._rounds = 0
@@ -191,6 +196,13 @@ class _Rounds:
         else:
             self.reconcile(now)
 
+    def stored(self: Session, count: int) -> None:
+        """The host stored `count` more of the objects this session received (in order)."""
+        self._unstored = max(0, self._unstored - count)
+        if not self._unstored and self._held_sums is not None and self.connected:
+            held, self._held_sums = self._held_sums, None
+            self._answer_sums(*held)
+
     def focus(self: Session, stream: bytes | None, now: float) -> None:
         """The window shows `stream`: reconcile it and ask for its objects before others'."""
         self._focus = stream
@@ -223,10 +235,23 @@ class _Rounds:
             self._summed(frame, now)
             return
         _require(self.peer_interest is not None, "sums before interest")
-        assert self.peer_interest is not None
+        _require(self._held_sums is None, "sums before the last was answered")
         theirs = {e[0]: e for e in _entries(frame, 4)}
+        if self._unstored:
+            # A round begun from a state that lacks what the peer sent in the last one would
+            # find those objects missing again (and a one-off sync never settle).
+            self._held_sums = (frame["r"], theirs)
+            return
+        self._answer_sums(frame["r"], theirs)
+
+    def _received_objects(self: Session, count: int) -> None:
+        if self._stores_later:
+            self._unstored += count
+
+    def _answer_sums(self: Session, number: int, theirs: dict[bytes, list]) -> None:
+        assert self.peer_interest is not None
         mine = self.store.streams()
-        self.stats.rounds = max(self.stats.rounds, frame["r"])
+        self.stats.rounds = max(self.stats.rounds, number)
         reply = []
         for stream in mine.keys() | theirs.keys():
             info = mine.get(stream)
@@ -241,7 +266,7 @@ class _Rounds:
             count, newest = (info.count, info.newest) if info else (0, 0)
             reply.append([stream, fingerprint, count, klass, newest])
         reply.sort(key=lambda e: -e[4])
-        self._send_frame({"t": "sums", "r": frame["r"], "ss": reply[:MAX_SUM_STREAMS]})
+        self._send_frame({"t": "sums", "r": number, "ss": reply[:MAX_SUM_STREAMS]})
 
     def _summed(self: Session, frame: dict, now: float) -> None:
         rnd = self._round

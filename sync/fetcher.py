@@ -2,18 +2,22 @@
 (docs/ARCHITECTURE.md "Attachments").
 
 A fetch names a file by its list chunk's id and the size its message claims; a message with a
-wrong size for a list gets a fetch of its own, which fails. The list chunk comes first (it says which chunks the file has); then every chunk not yet in the chunk store is
-spread over the connected peers that announced `files`, at most FETCH_WINDOW asked of each at a
-time, in file order. What is stored is never asked again, so a fetch started after a restart,
-or after the peers went away, resumes. A peer that lacks a chunk is not asked for it again in
-this fetch; a session that ends gives its chunks back to the others. Files whose lists share a
-chunk ask for it once, and what is said of it applies to every one. Chunks are written by a
-thread (ChunkStore.put, atomic), at most MAX_STORING at a time, so the loop never waits on the
-disk. A fetch fails with a one-line reason when every connected peer lacks a chunk, when no
-peer with the capability is connected for FETCH_WAIT_S, when a chunk's length is not the one
-its place in a file of that size has (the list lies: it is not stored), or when the disk
-refuses a write; what was stored stays. Its future is always done at the end, before the last
-progress is reported.
+wrong size for a list gets a fetch of its own, which fails. The list chunk comes first (it says
+which chunks the file has); then every chunk not yet in the chunk store is spread over the
+connected peers that announced `files`, at most FETCH_WINDOW asked of each at a time (asked
+again once ASK_BATCH are free), in file order. What is stored is never asked again, so a fetch
+started after a restart, or after the peers went away, resumes. A peer that lacks a chunk is
+not asked for it again in this fetch; a session that ends gives its chunks back to the others.
+Files whose lists share a chunk ask for it once, and what is said of it applies to every one.
+
+Chunks are hashed and written by threads (ChunkStore.put, atomic), at most MAX_STORING at a
+time, so the loop neither hashes nor waits on the disk: the sessions the fetcher asks leave the
+hash to it (`check_chunks`), and a chunk that does not hash to its id is never stored and cuts
+its peer off as a fault, as the session would have. A fetch fails with a one-line reason when
+every connected peer lacks a chunk, when no peer with the capability is connected for
+FETCH_WAIT_S, when a chunk's length is not the one its place in a file of that size has (the
+list lies: it is not stored), or when the disk refuses a write; what was stored stays. Its
+future is always done at the end, before the last progress is reported.
 
 Progress goes to `on_progress` (list, have, size, done, error; `have` and `size` in bytes of
 the file) at most every PROGRESS_INTERVAL_S per file, and always at the start and the end.
@@ -30,10 +34,10 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from core.attachments import TAG_SIZE, AttachmentError, chunk_size, parse_list
+from core.attachments import TAG_SIZE, AttachmentError, chunk_id, chunk_size, parse_list
 from storage.chunks import BadChunk, ChunkStore
 
-from ._files import FETCH_WINDOW, ChunkArrived, ChunksLacking
+from ._files import BAD_CHUNK, FETCH_WINDOW, ChunkArrived, ChunksLacking
 from .connection import Connection
 
 log = logging.getLogger(__name__)
@@ -41,7 +45,11 @@ log = logging.getLogger(__name__)
 FETCH_WAIT_S = 10.0  # how long a fetch waits for a peer that can be asked before it fails
 PROGRESS_INTERVAL_S = 0.25
 MAX_STORING = 32  # chunks received and not yet written (8 MiB of 256 KiB chunks)
-STORE_THREADS = 2  # creating and writing a file is the kernel's work, without the GIL: two overlap
+# Hashing, creating and writing a file all run without the GIL: two threads overlap them.
+STORE_THREADS = 2
+# A peer is asked again once this many of its window are free, so a get carries several ids
+# rather than one per chunk answered (each frame costs both sides a wake-up and a send).
+ASK_BATCH = FETCH_WINDOW // 2
 
 
 class FetchFailed(Exception):
@@ -178,7 +186,7 @@ class Fetcher:
         for connection in ready:
             session = connection.session
             room = FETCH_WINDOW - session.in_flight
-            if room <= 0 or self._storing >= MAX_STORING:
+            if room < ASK_BATCH and session.in_flight or self._storing >= MAX_STORING:
                 continue
             key = session.peer_key
             picked: list[bytes] = []
@@ -196,6 +204,7 @@ class Fetcher:
                 if len(picked) >= room:
                     break
             if picked:
+                session.check_chunks = False  # _store hashes each in a thread
                 session.request_chunks(picked, now)
                 connection.wake()
         for fetch in list(self._fetches.values()):
@@ -234,7 +243,11 @@ class Fetcher:
     def arrived(self, connection: Connection, event: ChunkArrived) -> None:
         cid = event.id
         fetches = [f for f in self._wanted.get(cid, ()) if f.asked.pop(cid, None) is not None]
-        for fetch in [f for f in fetches if not f.fits(cid, event.data)]:
+        unfit = [f for f in fetches if not f.fits(cid, event.data)]
+        if unfit and not event.checked and chunk_id(event.data) != cid:
+            self._bad_chunk(connection, fetches, cid)  # the peer lies, not the list
+            return
+        for fetch in unfit:
             fetches.remove(fetch)  # its author's list lies, not this peer
             self._fail(fetch, "the file's chunk list does not match its size")
         if not fetches:
@@ -243,17 +256,18 @@ class Fetcher:
         for fetch in fetches:
             fetch.storing.add(cid)
         self._storing += 1
-        self._spawn(self._store(fetches, cid, event.data), fetches)
+        self._spawn(self._store(connection, fetches, cid, event.data, event.checked), fetches)
         self.pump()
 
-    async def _store(self, fetches: list[_Fetch], cid: bytes, data: bytes) -> None:
+    async def _store(self, connection: Connection, fetches: list[_Fetch], cid: bytes,
+                     data: bytes, checked: bool) -> None:
+        """Write a chunk in a store thread, which hashes it first unless its session did."""
         loop = asyncio.get_running_loop()
+        bad = False
         try:
-            await loop.run_in_executor(self._executor, self._put_checked, cid, data)
-        except BadChunk:  # the session checked it: only a bug gets here
-            for fetch in fetches:
-                fetch.todo[cid] = None
-            return
+            await loop.run_in_executor(self._executor, self._put, cid, data, checked)
+        except BadChunk:
+            bad = True
         except OSError as exc:
             for fetch in fetches:
                 self._fail(fetch, f"cannot store the file here: {exc.strerror or exc}")
@@ -262,6 +276,9 @@ class Fetcher:
             self._storing -= 1
             for fetch in fetches:
                 fetch.storing.discard(cid)
+        if bad:
+            self._bad_chunk(connection, fetches, cid)
+            return
         for fetch in fetches:
             if fetch.future.done():
                 continue
@@ -274,8 +291,19 @@ class Fetcher:
             self._check(fetch)
         self.pump()
 
-    def _put_checked(self, cid: bytes, data: bytes) -> bool:
-        return self.chunks.put(cid, data, checked=True)  # ChunkArrived: the session hashed it
+    def _put(self, cid: bytes, data: bytes, checked: bool) -> bool:
+        return self.chunks.put(cid, data, checked=checked)
+
+    def _bad_chunk(self, connection: Connection, fetches: list[_Fetch], cid: bytes) -> None:
+        """A chunk that does not hash to its id: its peer is cut off (a fault, so the guard
+        refuses it for a while) and the chunk is asked of the others."""
+        connection.session.protocol_error(BAD_CHUNK)
+        connection.wake()
+        for fetch in fetches:
+            if not fetch.future.done():
+                fetch.todo[cid] = None
+                fetch.todo.move_to_end(cid, last=False)
+        self.pump()
 
     def lacking(self, connection: Connection, event: ChunksLacking) -> None:
         key = connection.session.peer_key

@@ -1,8 +1,9 @@
 """The sync service of one workspace: server, outgoing connections, discovery, live pushes.
 
 Runs on one asyncio loop (the Node's). Received objects take the one path of data
-(Replica.ingest); whatever becomes new in the replica, from a peer, from this process or from
-another process writing the same file, is pushed to every connected peer.
+(Replica.ingest), on a writer thread of their own (sync._storing); whatever becomes new in the
+replica, from a peer, from this process or from another process writing the same file, is
+pushed to every connected peer.
 
 Typing indicators (`typing`) go to the peers connected now and nowhere else: one that arrives
 becomes a "typing" event and is neither stored nor relayed (sync.session says how they are
@@ -37,6 +38,7 @@ from ._files import ChunkArrived, ChunksLacking, FilesReady
 from ._guard import Guard, GuardedProtocol
 from ._interest import EVERYTHING, Interest
 from ._rounds import SyncProgress
+from ._storing import Storing
 from .connection import Connection
 from .discovery import Discovery
 from .fetcher import Fetcher
@@ -70,9 +72,6 @@ TYPING_TTL_S = 6.0
 # How long a remote cursor stays after its last frame: two and a half of the window's refresh
 # intervals (sync.session.PRESENCE_REFRESH_S), so one frame may be late or lost.
 PRESENCE_TTL_S = 5.0
-INGEST_BATCH = 8192  # objects from peers stored in one transaction at most
-INBOX_BULK = 256  # a frame of at least this many objects is a catch-up's: ...
-INBOX_WAIT_S = 0.02  # ... and waits this long for the next frames, to be stored with them
 HISTORY_INTERVAL_S = 0.25  # "history" events (fetching history: how far) at most this often
 
 
@@ -190,10 +189,8 @@ class SyncService:
         self._history: dict[int, SyncProgress] = {}  # id(connection) -> its round's progress
         self._history_told = 0.0  # time.monotonic() of the last "history" event
         self.on_outside_write: Callable[[], None] | None = None  # another process wrote
-        # Objects received and not stored yet (stored once the loop has read what it can).
-        self._inbox: list[tuple[Connection, list[bytes]]] = []
-        self._inbox_count = 0
-        self._inbox_due = False
+        # Objects received, stored on a thread of its own; events after them wait for them.
+        self._storing = Storing(replica, self._stored, self._handle_event)
         self.chunks = chunks
         self.fetcher = None if chunks is None else Fetcher(
             chunks, lambda: list(self.connections.values()),
@@ -257,16 +254,22 @@ class SyncService:
         self._spawn(self._watch_loop())
         log.info("sync listening on port %d%s", self.port, "" if self.mdns else " (no mDNS)")
 
+    def stopping(self) -> None:
+        """Stopping is near (from any thread): what arrives from now on is not stored, so the
+        loop, which may be waiting for the writer, comes to `async_stop` soon."""
+        self._storing.closing = True
+
     async def async_stop(self) -> None:
         """Close every connection and stop serving (idempotent, bounded)."""
         if self._stopping:
             return
         self._stopping = True
-        self._ingest_inbox()  # what peers sent is stored before anything stops
+        self.stopping()
         if self._server is not None:
             self._server.close()  # no new connections from here on
         for connection in list(self.connections.values()):
             connection.close("shutting down")
+        await self._storing.async_drain()  # what peers sent is stored before anything stops
         if self.fetcher is not None:
             await self.fetcher.close()
         if self._discovery is not None:
@@ -284,6 +287,8 @@ class SyncService:
         if self._server is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._server.wait_closed(), STOP_TIMEOUT_S)
+        await self._storing.async_drain()
+        self._storing.close()
         self.peers.save()
 
     def _spawn(self, coro) -> asyncio.Task:
@@ -562,7 +567,7 @@ class SyncService:
                           older_secrets=() if joining is not None else self.older_secrets,
                           identity=self.identity, workspace=self.replica.workspace.id,
                           now=time.monotonic(), reconcile_interval=self.reconcile_interval,
-                          chunks=self.chunks, interest=self.interest)
+                          chunks=self.chunks, interest=self.interest, stores_later=True)
         session.focus(self._focus, time.monotonic())
         connection = Connection(session, ws, self._on_session_event, address=address,
                                 peer=peer)
@@ -572,6 +577,7 @@ class SyncService:
         closed = Closed("connection ended", True)
         try:
             closed = await connection.run()
+            await self._storing.async_settled(connection)  # its objects, then Closed
             return closed
         finally:
             del self.connections[id(connection)]
@@ -595,29 +601,30 @@ class SyncService:
 
     # Session events -------------------------------------------------------------------------
 
-    def _ingest_inbox(self) -> None:
-        """Store what peers sent since the last time, in one transaction (larger ones cost
-        less per object); a peer that sent an invalid object is cut off."""
-        self._inbox_due = False
-        inbox, self._inbox, self._inbox_count = self._inbox, [], 0
-        if not inbox:
-            return
-        results = self.replica.ingest([raw for _, raws in inbox for raw in raws])
+    def _on_session_event(self, connection: Connection, event) -> None:
+        if isinstance(event, ObjectsReceived):
+            self._storing.objects(connection, event.raws)
+        else:  # after the objects before it are stored: it may say a round is over
+            self._storing.event(connection, event, urgent=not isinstance(event, SyncProgress))
+
+    def _stored(self, frames: list[tuple[Connection, list[bytes]]],
+                results: list) -> None:
+        """Objects from peers were stored: a peer that sent an invalid one is cut off, and the
+        new ones go to the other peers."""
         start = 0
-        for connection, raws in inbox:
+        for connection, raws in frames:
             bad = [r for r in results[start:start + len(raws)] if r.status is Status.REJECTED]
             start += len(raws)
             if bad:
                 self.on_event(SyncEvent("rejected", {"reason": str(bad[0].reason)}))
                 connection.session.protocol_error(
                     f"peer sent an invalid object ({bad[0].reason})")
+                connection.wake()
                 log.warning("cut off %s: it sent an invalid object: %s", connection.address,
                             bad[0].message)
-        self.announce(inbox[0][0])
+        self.announce(frames[0][0])
 
-    def _on_session_event(self, connection: Connection, event) -> None:
-        if self._inbox and not isinstance(event, ObjectsReceived | SyncProgress):
-            self._ingest_inbox()  # whatever the event says comes after the objects before it
+    def _handle_event(self, connection: Connection, event) -> None:
         session = connection.session
         peer: Peer | None = connection.peer
         if isinstance(event, Connected):
@@ -650,17 +657,6 @@ class SyncService:
             self.on_event(SyncEvent("peers", {"online": len(self.online()), "connected": True,
                                               "peer": event.peer_key,
                                               "address": connection.address}))
-        elif isinstance(event, ObjectsReceived):
-            self._inbox.append((connection, event.raws))
-            self._inbox_count += len(event.raws)
-            if self._inbox_count >= INGEST_BATCH:
-                self._ingest_inbox()
-            elif not self._inbox_due:
-                # A few objects (live messages) are stored at once; a catch-up's frames wait
-                # a moment for the next ones, to be stored together.
-                self._inbox_due = True
-                delay = INBOX_WAIT_S if self._inbox_count >= INBOX_BULK else 0.0
-                asyncio.get_running_loop().call_later(delay, self._ingest_inbox)
         elif isinstance(event, ReconcileComplete):
             elapsed = (time.monotonic() - connection.started) * 1000
             stats = session.stats
@@ -805,6 +801,8 @@ class SyncService:
         """Notice objects another process wrote to the replica (PRAGMA data_version)."""
         while not self._stopping:
             await asyncio.sleep(WATCH_INTERVAL_S)
+            if self._storing.busy:
+                continue  # the writer holds the replica; it announces what it stored
             with contextlib.suppress(Exception):
                 version = self.replica.data_version()
                 if version != self._data_version:

@@ -14,7 +14,8 @@ maps of at most MAX_FRAME bytes:
     interest {keep}           the streams the sender keeps (None: all; sync._interest)
     sums  {r, ss}             round r's stream summaries: [stream, fingerprint, count, class]
                               from the initiator, and [..., newest ts] of those that differ
-                              back (sync._rounds)
+                              back (sync._rounds; with `stores_later`, once the objects
+                              received before it are `stored`)
     neg   {r, s, d, l, m}     negentropy message m of round r over stream s (d 1: newest first;
                               replies of at most l bytes)
     want  {ids}               ids the sender lacks
@@ -83,6 +84,7 @@ from noise.exceptions import NoiseHandshakeError, NoiseInvalidMessage, NoiseValu
 
 from core.encoding import EncodingError, check_canonical, decode_item, object_id
 from core.identity import Identity, verify
+from core.objects import MAX_OBJECT_SIZE
 
 from ._errors import SessionError, _require
 from ._files import (
@@ -273,7 +275,7 @@ class Session(_Signals, _Files, _Rounds):
                  workspace: bytes, now: float, frame_size_limit: int = NEG_FRAME_LIMIT,
                  reconcile_interval: float | None = RECONCILE_INTERVAL_S,
                  older_secrets: tuple[bytes, ...] = (), chunks: ChunkSource | None = None,
-                 interest: Interest = EVERYTHING):
+                 interest: Interest = EVERYTHING, stores_later: bool = False):
         self.store = store
         self.initiator = initiator
         self.identity = identity
@@ -297,7 +299,7 @@ class Session(_Signals, _Files, _Rounds):
         self._backlog: deque[bytes] = deque()  # live pushes waiting for room in _out
         self._answers: deque[_Answer] = deque()
         self._early: list[tuple[list[bytes], list[bytes], list[tuple[bytes, int]] | None]] = []
-        self._init_rounds(interest)
+        self._init_rounds(interest, stores_later)
         self._deadline = now + HANDSHAKE_TIMEOUT_S
         self._last_received = now
         self._next_ping = now + PING_INTERVAL_S
@@ -579,13 +581,15 @@ class Session(_Signals, _Files, _Rounds):
     def _on_objs(self, frame: dict, now: float) -> None:
         _require(frame.keys() == {"t", "raws"}, "objs fields")
         raws = frame["raws"]
-        _require(isinstance(raws, list) and all(isinstance(r, bytes) for r in raws), "raws")
+        _require(isinstance(raws, list) and all(
+            isinstance(r, bytes) and len(r) <= MAX_OBJECT_SIZE for r in raws), "raws")
         self.stats.objects_received += len(raws)
         ids = [object_id(raw) for raw in raws]
         self.mark_known(ids)
         self._arrived(ids)
         if raws:
             self._events.append(ObjectsReceived(raws))
+            self._received_objects(len(raws))
 
     def _on_synced(self, frame: dict, now: float) -> None:
         _require(frame.keys() == {"t", "r"} and isinstance(frame["r"], int)

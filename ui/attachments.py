@@ -4,7 +4,9 @@ not here), Download fetches the file from peers (facade.download) while its card
 progress, Open asks the facade for the file decrypted (facade.open_attachment) and only then
 the desktop to open it, asking first for names that could run a program (.exe, .sh, .desktop,
 .app, .bat, ...), and Save as… asks where (a file dialog) and writes it there
-(facade.save_attachment). Nothing here opens a file without a click.
+(facade.save_attachment). Nothing here opens a file without a click. The message menu's Keep
+on this computer pins someone else's file (facade.pin: the storage quota never evicts it) and
+Let storage limits remove it unpins it; the rows then re-read, so its card shows "Kept here".
 
 Progress comes from the bridge's fileProgress (NodeEvent "files"), for downloads asked here and
 for the Node's own automatic fetches; the cards read it from the views' `file_progress`, and a
@@ -33,6 +35,7 @@ class AttachmentActions(QObject):
     saved = Signal(Path)  # a file was written where the person chose
     opened = Signal(Path)  # the desktop was asked to open this (decrypted) file
     downloaded = Signal(bytes)  # a file is complete here now: its list id
+    pinned = Signal(bytes, bool)  # a file is kept here whatever the quota, or not: list id
 
     def __init__(self, bridge: NodeBridge, window: QWidget, say: Callable[[str], None],
                  on_complete: Callable[[], None]):
@@ -68,7 +71,8 @@ class AttachmentActions(QObject):
     def act(self, view: MessageView, message_id: bytes, index: int,
             action: str) -> QWidget | None:
         """A click on file `index` of a message in `view`: "view", "download", "open" or
-        "save". Answers the window or dialog it opened, if any."""
+        "save", or a menu's "pin" or "unpin". Answers the window or dialog it opened, if
+        any."""
         attachment = self.attachment(view, message_id, index)
         if attachment is None:
             return None
@@ -81,6 +85,8 @@ class AttachmentActions(QObject):
             return self.open(message_id, index, attachment)
         if action == "save":
             return self.save_as(message_id, index, attachment)
+        if action in ("pin", "unpin"):
+            self.pin(message_id, index, attachment, action == "pin")
         return None
 
     # Fetching ----------------------------------------------------------------------------------
@@ -136,6 +142,23 @@ class AttachmentActions(QObject):
     def _repaint(self, key: bytes) -> None:
         for view in self.views:
             view.file_progressed(key)
+
+    # Keeping -----------------------------------------------------------------------------------
+
+    def pin(self, message_id: bytes, index: int, attachment: Attachment, pinned: bool) -> None:
+        """Keep the file on this computer whatever the storage limit (facade.pin), fetching it
+        if it is not here, or let the limit remove it again; then the rows re-read, and its
+        card says so."""
+        def done(_) -> None:
+            self.say(f"{attachment.name} is kept on this computer" if pinned else
+                     f"{attachment.name} may be removed when files pass the storage limit")
+            self.on_complete()
+            self.pinned.emit(attachment.list, pinned)
+            if pinned and not attachment.complete and attachment.list not in self.progress:
+                self.download(message_id, index, attachment)  # kept here: so bring it here
+
+        self.bridge.then(self.facade.pin(message_id, index, pinned), done=done,
+                         failed=lambda message: self.say(f"Cannot change it: {message}"))
 
     # Opening, saving, viewing ------------------------------------------------------------------
 

@@ -6,10 +6,11 @@ line, a continuation row's time in the avatar gutter on hover, on a post a moder
 (only a moderator's list has one) a "Hidden by a moderator" note above its dimmed text, and a
 message's files under its text: an image as its thumbnail (decoded once from Attachment.thumb,
 bounded, at most THUMB_MAX pixels a side, clicked to see it full size), any other file as a card
-with a page glyph, its name and size, a progress bar while it arrives (the view's
-`file_progress`, from the bridge's fileProgress) and Download, or Open and Save as…. A message
-with files and no text has no text line. File boxes have the same height in every state, so a
-download never moves the rows.
+with a page glyph, its name and size ("Kept here" after them when pinned), a progress bar
+while it arrives (the view's `file_progress`, from the bridge's fileProgress) and Download, or
+Open and Save as…; a pinned image says so in its tooltip. A message with files and no text
+has no text line. File boxes have the same height in every state, so a download never moves
+the rows.
 
 Text is laid out once per (message, text, width) and cached; ui/message_body.py lays it out
 (plain text on the fast path, Markdown through Qt's md4c, made safe). Code blocks are drawn on
@@ -435,6 +436,15 @@ class MessageDelegate(QStyledItemDelegate):
         return progress if progress is not None and not attachment.complete \
             and not progress.done else None
 
+    def card_detail(self, attachment: Attachment) -> str:
+        """A card's second line: how much has arrived while it arrives, else its size and
+        kind, and "Kept here" when it is pinned."""
+        progress = self._progress(attachment)
+        if progress is not None:
+            return _files.progress_label(progress.have, attachment.size)
+        detail = f"{_files.size_label(attachment.size)} · {_files.kind_label(attachment)}"
+        return f"{detail} · {kept_label(attachment)}" if attachment.pinned else detail
+
     def _card_actions(self, attachment: Attachment) -> list[str]:
         if attachment.complete:
             return ["open", "save"]
@@ -515,9 +525,7 @@ class MessageDelegate(QStyledItemDelegate):
                              Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, name)
             painter.setFont(self.time_font)
             painter.setPen(quiet)
-            detail = (_files.progress_label(progress.have, attachment.size)
-                      if progress is not None else
-                      f"{_files.size_label(attachment.size)} · {_files.kind_label(attachment)}")
+            detail = self.card_detail(attachment)
             second = top + self._name_metrics.height() + HEADER_GAP
             painter.drawText(QRect(left, second, right - left, self._small_metrics.height()),
                              Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
@@ -1067,15 +1075,24 @@ class MessageDelegate(QStyledItemDelegate):
         return None
 
 
+def kept_label(attachment: Attachment) -> str:
+    """A pinned file's quiet mark on its card: whether it is here yet."""
+    return "Kept here" if attachment.complete else "Kept here once downloaded"
+
+
 def file_tip(attachment: Attachment, action: str) -> str:
-    """What a file's tooltip says about a click on it."""
+    """What a file's tooltip says about a click on it (and that it is kept, when pinned)."""
     described = _files.describe(attachment)
     if action == "view":
-        return f"{described}\nClick to see it full size"
-    if action == "download":
-        return f"Download {described} to this computer"
-    if action == "save":
-        return f"Save a copy of {described}…"
-    if _files.is_executable(attachment.name):
-        return f"Open {described}: it may be a program, so you are asked first"
-    return f"Open {described} with this computer's application for it"
+        tip = f"{described}\nClick to see it full size"
+    elif action == "download":
+        tip = f"Download {described} to this computer"
+    elif action == "save":
+        tip = f"Save a copy of {described}…"
+    elif _files.is_executable(attachment.name):
+        tip = f"Open {described}: it may be a program, so you are asked first"
+    else:
+        tip = f"Open {described} with this computer's application for it"
+    if attachment.pinned:
+        tip += "\nKept on this computer whatever the storage limit"
+    return tip

@@ -8,15 +8,15 @@ The view acts on nothing itself beyond links, copying and deleting: a reaction c
 a reply count and the menu's conversation items emit signals (reactionToggled, reactRequested,
 versionsRequested, threadRequested, replyRequested, editRequested) that the window connects to
 the facade, the emoji picker, the composer and the thread pane; a file's thumbnail, Download,
-Open and Save as… emit fileRequested (ui/attachments.py acts on it, and keeps `file_progress`,
-what the cards' progress bars show, calling `file_progressed` as it changes). With
-`show_reply_counts` off
-(a thread's own list) rows show no reply counts or "replied to a thread" lines. A post a
-moderator hid (only a moderator's list has one) is there to be reviewed: its menu has Copy
-text, the moderation entries (Show again…) and Delete, and only its links act on a click. A
-private channel's list (`private`) offers Copy text and links only, and says in its menu that
-the rest is not available in private channels yet: nothing there may post a public object
-about a private message."""
+Open and Save as… emit fileRequested, and so do the menu's "Keep on this computer" and "Let
+storage limits remove it" on someone else's file (ui/attachments.py acts on it, and keeps
+`file_progress`, what the cards' progress bars show, calling `file_progressed` as it changes).
+With `show_reply_counts` off (a thread's own list) rows show no reply counts or "replied to a
+thread" lines. A post a moderator hid (only a moderator's list has one) is there to be
+reviewed: its menu has Copy text, the moderation entries (Show again…) and Delete, and only its
+links act on a click. A private channel's list (`private`) offers Copy text and links only, and
+says in its menu that the rest is not available in private channels yet: nothing there may
+post a public object about a private message."""
 
 from __future__ import annotations
 
@@ -70,6 +70,7 @@ PRIVATE_EMPTY_HINT = ("Write the first message below. Only the people in it can 
 PRIVATE_NOTE = "Replies, reactions, edits and deleting are not available in private channels yet"
 LAYOUT_BATCH = 200
 CODE_WHEEL_STEP = 60  # pixels a code block scrolls sideways per wheel notch
+MENU_NAME_MOST = 40  # characters of a file's name in a menu entry
 
 
 class DayHeader(QLabel):
@@ -135,7 +136,8 @@ class MessageView(QListView):
     replyRequested = Signal(bytes)  # "Reply in thread": the thread's first message's id
     editRequested = Signal(object)  # "Edit" on one of my messages: the Message
     # A click on a message's file: message id, the file's index, and "view" (a thumbnail),
-    # "download", "open" or "save".
+    # "download", "open" or "save"; or from the menu "pin" (keep it here whatever the storage
+    # limit) or "unpin".
     fileRequested = Signal(bytes, int, str)
 
     def __init__(self, model: MessageListModel):
@@ -542,9 +544,10 @@ class MessageView(QListView):
 
     def context_menu(self, index: QModelIndex, pos: QPoint | None = None) -> QMenu:
         """The menu for row `index`: the link's actions when `pos` is on a link, Copy text,
-        Reply in thread, Add reaction…, Edit on mine, Show earlier versions when edited (none
-        of these four on a post a moderator hid), the moderation entries when `moderation` is
-        set, and Delete on mine (on anyone's for an admin, who is asked first). In a private
+        Reply in thread, Add reaction…, Edit on mine, Show earlier versions when edited,
+        keeping or letting go of someone else's files (none of these on a post a moderator
+        hid), the moderation entries when `moderation` is set, and Delete on mine (on anyone's
+        for an admin, who is asked first). In a private
         channel's list only the link's actions and Copy text, and PRIVATE_NOTE, disabled."""
         model = self.message_model()
         message = model.messages[index.row()]
@@ -564,6 +567,8 @@ class MessageView(QListView):
             return menu
         if _rows.converses(message):
             self._conversation_entries(menu, index, message, mine, pos)
+            if not mine:
+                self._keep_entries(menu, message)
         if self.moderation is not None:
             menu.addSeparator()
             row = model.row_of(message.id)
@@ -588,6 +593,24 @@ class MessageView(QListView):
         if message.edited:
             menu.addAction("Show earlier versions",
                            lambda: self.versionsRequested.emit(message.id))
+
+    def _keep_entries(self, menu: QMenu, message: Message) -> None:
+        """Keep on this computer (or let storage limits remove it) for each of someone
+        else's files; a file I attached myself is always kept."""
+        files = [(i, f) for i, f in enumerate(message.files) if not f.mine]
+        if not files:
+            return
+        menu.addSeparator()
+        for i, attachment in files:
+            name = "" if len(message.files) == 1 else _menu_name(attachment.name)
+            if attachment.pinned:
+                label = f"Let storage limits remove {name or 'it'}"
+            else:
+                label = f"Keep {name} on this computer" if name else "Keep on this computer"
+            action = menu.addAction(label, lambda i=i, pinned=attachment.pinned:
+                                    self.fileRequested.emit(message.id, i,
+                                                            "unpin" if pinned else "pin"))
+            action.setObjectName("unpinFile" if attachment.pinned else "pinFile")
 
     def contextMenuEvent(self, event) -> None:  # noqa: N802 (Qt's name)
         index = self.indexAt(event.pos())
@@ -673,3 +696,10 @@ class MessageView(QListView):
                 self._style_overlays()
                 self.scheduleDelayedItemsLayout()
         super().changeEvent(event)
+
+
+def _menu_name(name: str, most: int = MENU_NAME_MOST) -> str:
+    """A file's name for a menu entry: shortened in the middle, its "&" not a shortcut."""
+    if len(name) > most:
+        name = f"{name[:most // 2 - 1]}…{name[-(most - most // 2):]}"
+    return name.replace("&", "&&")

@@ -11,7 +11,7 @@ and merging bob's branch into main with the conflict it makes. ada and bob also 
 launch in a private channel, and carol sends ada a direct message: every picture's sidebar
 lists both, and private-channel.png shows the channel open. In #design ada posts a chart (an
 image, shown inline) and bob the release plan (a PDF, a file card), which ada's computer fetches
-from bob's: attachment.png. syncing-history.png is #general as a computer joining a big
+from bob's and ada keeps there: attachment.png. syncing-history.png is #general as a computer joining a big
 workspace shows it while history streams in (the bar, "Loading older messages…"; the progress
 is the demonstration's, handed to the window as the Node's events are), with #ideas not kept on
 this computer and dimmed."""
@@ -369,11 +369,12 @@ def _synced(window: MainWindow, ada: Node) -> None:
 
 def _files(window: MainWindow, ada: Node, bob: Node, root: Path) -> None:
     """#design with ada's chart shown inline and bob's PDF as a card, fetched from bob's
-    computer (its Open and Save as… show once it is here)."""
+    computer (its Open and Save as… show once it is here) and kept there by ada ("Kept
+    here")."""
     _done(ada.facade.attach("design", [_chart(root / "signups.png")],
                             "Sign-ups this week: Friday's post did it"))
-    _done(bob.facade.attach("design", [_plan(root / "release-plan.pdf")],
-                            "The release plan, as we agreed"))
+    plan = _done(bob.facade.attach("design", [_plan(root / "release-plan.pdf")],
+                                   "The release plan, as we agreed"))
     window.show_channel("design")
 
     def shown() -> bool:
@@ -381,6 +382,10 @@ def _files(window: MainWindow, ada: Node, bob: Node, root: Path) -> None:
         return len(files) == 2 and all(f.complete for f in files)
 
     _must(shown, "the chart and the fetched PDF in #design")
+    _done(ada.facade.pin(plan, 0))
+    window.messages.reload()
+    _must(lambda: any(f.pinned for m in window.messages.messages for f in m.files),
+          "the PDF kept on ada's computer")
 
 
 def render(out: Path) -> list[Path]:

@@ -28,10 +28,11 @@ def test_attach_then_read_json_lists_the_files(hearth: Hearth, tmp_path: Path):
     assert shown["id"] == message and shown["text"] == "numbers"
     assert shown["attachments"] == [
         {"index": 0, "name": "Q3 report.pdf", "size": 1009, "media_type": "application/pdf",
-         "list": shown["attachments"][0]["list"], "complete": True, "width": 0, "height": 0},
+         "list": shown["attachments"][0]["list"], "complete": True, "pinned": False, "width": 0,
+         "height": 0},
         {"index": 1, "name": "cat.png", "size": picture.stat().st_size,
          "media_type": "image/png", "list": shown["attachments"][1]["list"], "complete": True,
-         "width": 300, "height": 200}]
+         "pinned": False, "width": 300, "height": 200}]
     lines = hearth("read", "general", data=ada).stdout
     assert "[file 0: Q3 report.pdf, 1009 B]" in lines and "[file 1: cat.png" in lines
 
@@ -99,6 +100,8 @@ def test_a_pinned_file_stays_whatever_the_quota_until_unpinned(hearth: Hearth, t
             target.write_bytes(chunk.read_bytes())
     hearth("download", message[:12], "--out", str(tmp_path / "out"), "--no-mdns", data=bob)
     assert hearth("pin", message[:12], data=bob).line == "pinned: big.bin"
+    (read,) = hearth("read", "general", "--json", data=bob).json()
+    assert read["attachments"][0]["pinned"] is True
     kept = hearth("storage", "--json", "--quota", "0", data=bob).json()
     assert kept["pinned"] > 2 * 2**20 and kept["others"] == 0 and kept["freed"] == 0
     assert hearth("pin", message[:12], "--unpin", data=bob).line == "unpinned: big.bin"

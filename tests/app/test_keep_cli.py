@@ -12,6 +12,7 @@ import pytest
 from .conftest import Hearth
 from .test_sync_cli import member_folders, serving
 
+UNKNOWN = "hearth: no channel named 'nope' here; joining it keeps it and fetches its history"
 ALWAYS = ("(the workspace's own objects (members, admins, policies, nicknames), private "
           "channels and direct messages always sync)")
 
@@ -56,9 +57,9 @@ def test_keep_prints_what_is_kept_and_each_change_shows_next(hearth: Hearth, fol
 def test_keep_refuses_names_it_does_not_know_and_keeps_what_it_kept(
         hearth: Hearth, folder: Path):
     hearth("keep", "--only", "general", data=folder)
-    assert hearth.fails("keep", "nope", data=folder) == "hearth: no channel named 'nope' here"
+    assert hearth.fails("keep", "nope", data=folder) == UNKNOWN
     assert hearth.fails("keep", "--drop", "general", "nope", data=folder) == \
-        "hearth: no channel named 'nope' here"
+        UNKNOWN
     assert "no document 'Nope'" in hearth.fails("keep", "--doc", "Nope", data=folder)
     assert hearth("keep", data=folder).stdout.splitlines()[0] == "keeping #general; no documents"
 
@@ -74,7 +75,7 @@ def test_keep_refuses_names_it_does_not_know_and_keeps_what_it_kept(
 def test_a_refused_keep_only_changes_nothing(hearth: Hearth, folder: Path):
     hearth("keep", "--only", "general", "--doc", "Plan", data=folder)
     assert hearth.fails("keep", "--only", "nope", data=folder) == \
-        "hearth: no channel named 'nope' here"
+        UNKNOWN
     assert hearth("keep", data=folder).stdout.splitlines()[0] == \
         "keeping #general; documents: Plan"
 
@@ -110,4 +111,26 @@ def test_a_member_keeping_only_general_syncs_general_alone_until_it_keeps_random
         hearth("sync", "--peer", serve.address, "--once", data=b)
         assert random <= _texts(hearth, b, "random")
         assert general <= _texts(hearth, b, "general")
+        assert serve.terminate() == 0
+
+
+def test_a_member_who_joins_a_channel_keeps_it_and_its_history_arrives(
+        hearth: Hearth, tmp_path: Path):
+    a, b = member_folders(tmp_path)
+    random = {f"random {n}" for n in range(5)}
+    hearth("post", "general", "hello", data=a)
+    for text in sorted(random):
+        hearth("post", "random", text, data=a)
+    hearth("join", "general", data=b)
+    hearth("keep", "--only", "general", data=b)
+
+    with serving(hearth, a) as serve:
+        hearth("sync", "--peer", serve.address, "--once", data=b)
+        assert "no channel #random here" in hearth.fails("read", "random", data=b)
+        # bob has never held a post of random: joining it is how he comes to keep it.
+        hearth("join", "random", data=b)
+        assert hearth("keep", data=b).stdout.splitlines()[0] == \
+            "keeping #general, #random; no documents"
+        hearth("sync", "--peer", serve.address, "--once", data=b)
+        assert random <= _texts(hearth, b, "random")
         assert serve.terminate() == 0

@@ -25,7 +25,7 @@ from .conftest import BUNDLE_DIR, EXE, ROOT, Bundle, needs_bundle
 pytestmark = needs_bundle()
 
 MAX_BUNDLE_MB = 250
-BACKLOG = 600  # above storage.replica.PARALLEL_MIN: a catch-up batch may go to the helper process
+BACKLOG = 600  # above storage._verify.PARALLEL_MIN: a catch-up batch may go to the helper process
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 APP_ID = "io.github.hearth.Hearth"
 CACHES = {"mimeinfo.cache", "icon-theme.cache"}  # the desktop's indexes of every application

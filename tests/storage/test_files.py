@@ -47,6 +47,20 @@ def test_reads_threads_and_search_carry_the_files(tmp_path, world, people):
     assert rep.message(post.id).files == shown.files
 
 
+def test_a_read_says_which_files_are_pinned_here(tmp_path, world, people):
+    alice = people["alice"]
+    rep = new_replica(tmp_path / "r.sqlite", world)
+    kept, other = _file(rep, os.urandom(1000), world.ws), _file(rep, os.urandom(10), world.ws)
+    post = _with_files(world, alice, "two files", [kept, other])
+    add(rep, post)
+    assert [f.pinned for f in rep.message(post.id).files] == [False, False]
+    rep.files.set(kept["list"], pinned=1)
+    assert [f.pinned for f in rep.message(post.id).files] == [True, False]
+    assert [f.pinned for f in rep.messages("general")[0].files] == [True, False]
+    rep.files.set(kept["list"], pinned=0)
+    assert [f.pinned for f in rep.message(post.id).files] == [False, False]
+
+
 def test_a_deleted_messages_chunks_go_unless_another_names_the_file(tmp_path, world, people):
     alice, bob = people["alice"], people["bob"]
     rep = new_replica(tmp_path / "r.sqlite", world)

@@ -19,6 +19,7 @@ from app.download_requests import download_status, request_download
 from app.node import Node, NodeError, NodeEvent
 from core.attachments import CHUNK_SIZE, chunk_id, encode_list
 from core.identity import Identity
+from storage.chunks import ChunkStore
 from sync import fetcher as fetcher_mod
 from sync._files import FILES
 from sync.session import Closed
@@ -172,26 +173,35 @@ def test_killing_the_sender_midway_resumes_from_another_peer(cluster, tmp_path, 
 
 
 class _Liar:
-    """A chunk source that holds every chunk, all of them wrong."""
+    """A chunk source that holds every chunk, all of them wrong: bytes of another length, or
+    (given an honest store) the right chunk with one bit flipped, so only its hash tells."""
 
-    def read(self, cid: bytes) -> bytes:
-        return b"not the chunk you asked for" * 100
+    def __init__(self, honest: ChunkStore | None = None):
+        self.honest = honest
+
+    def read(self, cid: bytes) -> bytes | None:
+        if self.honest is None:
+            return b"not the chunk you asked for" * 100
+        data = self.honest.read(cid)
+        return None if data is None else data[:-1] + bytes([data[-1] ^ 1])
 
 
 async def _serve_bad_chunks(port: int, secret: bytes, workspace: bytes, ready: threading.Event,
-                            liar: Identity) -> RawPeer:
+                            liar: Identity, source: _Liar) -> RawPeer:
     async with aiohttp.ClientSession() as http:
         peer = await RawPeer.connect(http, port, secret=secret, workspace=workspace,
                                      identity=liar)
-        peer.session._init_files(_Liar())  # announces `files` and answers every get
+        peer.session._init_files(source)  # announces `files` and answers every get
         await peer.pump(lambda: FILES in peer.session.peer_caps)
         ready.set()
         await peer.pump(lambda: peer.session.closed, timeout=TIMEOUT_S)
         return peer
 
 
+@pytest.mark.parametrize("flipped", [False, True], ids=["wrong-length", "one-bit-flipped"])
 def test_a_peer_sending_a_bad_chunk_is_cut_off_and_the_file_comes_from_another(cluster,
-                                                                               tmp_path):
+                                                                               tmp_path,
+                                                                               flipped):
     pa, pb = cluster.members(2)
     no_auto_download(pa, pb)
     a = cluster.start(pa)
@@ -203,10 +213,12 @@ def test_a_peer_sending_a_bad_chunk_is_cut_off_and_the_file_comes_from_another(c
     wait_until(lambda: has_message(b, mid), what="the message to arrive")
 
     liar, ready, result = Identity.generate(), threading.Event(), {}
+    honest = ChunkStore(a.call(lambda: a.workspace_for_tests.chunks.folder))
+    source = _Liar(honest if flipped else None)
 
     def run() -> None:
         result["peer"] = asyncio.run(_serve_bad_chunks(
-            b.port, pb.secret.read_bytes(), b.workspace_id, ready, liar))
+            b.port, pb.secret.read_bytes(), b.workspace_id, ready, liar, source))
 
     thread = threading.Thread(target=run)
     thread.start()

@@ -89,22 +89,41 @@ def test_a_peer_without_a_chunk_store_is_never_asked(stores, secret):
     assert wire.events(a, FilesReady) == []
 
 
+def _flipping_a_bit_of(cid: bytes):
+    """A frame rewrite: the chunk `cid` arrives with its last bit flipped."""
+    def corrupt(frame):
+        if frame.get("t") == "chunk" and frame["id"] == cid:
+            return frame | {"data": frame["data"][:-1] + bytes([frame["data"][-1] ^ 1])}
+        return frame
+    return corrupt
+
+
 def test_a_chunk_that_does_not_hash_to_its_id_cuts_the_peer_off(stores, secret):
     a_chunks, b_chunks = stores
     list_id, ids = make_file(b_chunks, 600 * 1024)
     a, b, wire, clock = _connected(a_chunks, b_chunks, secret)
 
-    def corrupt(frame):
-        if frame.get("t") == "chunk" and frame["id"] == ids[1]:
-            return frame | {"data": frame["data"][:-1] + bytes([frame["data"][-1] ^ 1])}
-        return frame
-
-    rewrite(b, corrupt)
+    rewrite(b, _flipping_a_bit_of(ids[1]))
     a.request_chunks(ids, clock.now)
     wire.pump()
     ended = closed(wire, a)
     assert ended.fault and "does not hash" in ended.reason
     assert [e.id for e in wire.events(a, ChunkArrived)] == ids[:1]  # the bad one never
+
+
+def test_a_session_that_leaves_the_hash_to_its_fetcher_marks_chunks_unchecked(stores, secret):
+    a_chunks, b_chunks = stores
+    list_id, ids = make_file(b_chunks, 600 * 1024)
+    a, b, wire, clock = _connected(a_chunks, b_chunks, secret)
+
+    rewrite(b, _flipping_a_bit_of(ids[1]))
+    a.check_chunks = False  # what the fetcher does: it hashes each in its store thread
+    a.request_chunks(ids, clock.now)
+    wire.pump()
+    arrived = wire.events(a, ChunkArrived)
+    assert [e.id for e in arrived] == ids and a.connected
+    assert not any(e.checked for e in arrived)  # so whoever takes them must hash them
+    assert chunk_id(arrived[1].data) != ids[1]
 
 
 @pytest.mark.parametrize("bad", [

@@ -13,12 +13,12 @@ from core.encoding import object_id
 from core.objects import Object, decode
 from sync._interest import Interest
 from sync._rounds import NEED_HIGH, SyncProgress
-from sync.session import ObjectsReceived, ReconcileComplete
+from sync.session import Closed, ObjectsReceived, ReconcileComplete, Session
 from sync.store import MemoryStore
 from tests.support import FakeClock
 
 from .conftest import Chat
-from .test_session import T_START, pair
+from .test_session import ALICE, BOB, T_START, Wire, frame, inject, pair
 
 PER_CHANNEL = 400
 CHANNELS = ("general", "random", "dev")
@@ -209,3 +209,49 @@ def test_a_large_stream_waits_for_its_ids_to_be_asked(world):
     assert set(empty.objects) == {chat.genesis.id, *(p.id for p in posts)}
     assert len(wire.received_ids(new)) == len(posts) + 1
     assert all(object_id(o.raw) == o.id for o in empty.objects.values())
+
+
+def stores_later(chat: Chat, objects: list[Object], lacking: int):
+    """A dialler holding `objects` and a responder lacking the last `lacking` of them, whose
+    host stores what it receives only when the test says (sync._storing's writer thread)."""
+    clock = FakeClock(T_START)
+    dialler = Session(MemoryStore(objects, workspace=chat.ws), initiator=True, secret=b"s" * 32,
+                      identity=ALICE, workspace=chat.ws, now=clock.now)
+    responder = Session(MemoryStore(objects[:-lacking], workspace=chat.ws), initiator=False,
+                        secret=b"s" * 32, identity=BOB, workspace=chat.ws, now=clock.now,
+                        stores_later=True)
+    wire = Wire(dialler, responder, clock)
+    wire.later = responder
+    return dialler, responder, wire
+
+
+def test_a_round_waits_for_the_objects_the_peer_sent_in_the_last_to_be_stored(world):
+    # A one-off sync (hearth sync --once) runs rounds until one finds nothing to move: a
+    # second round answered before the first one's objects were stored found them missing.
+    chat, objects = world
+    dialler, responder, wire = stores_later(chat, objects, 5)
+    wire.pump()
+    [first] = wire.events(dialler, ReconcileComplete)
+    assert (first.have, first.need) == (5, 0) and len(wire.pending) == 5
+
+    dialler.reconcile(wire.clock.now)
+    wire.pump()
+    assert len(wire.events(dialler, ReconcileComplete)) == 1  # the sums wait
+
+    wire.store_pending()
+    wire.pump()
+    second = wire.events(dialler, ReconcileComplete)[1]
+    assert (second.round, second.have, second.need) == (2, 0, 0)
+    assert not wire.pending and dialler.stats.objects_sent == 5
+
+
+def test_a_round_begun_while_the_last_is_unanswered_is_a_fault(world):
+    chat, objects = world
+    dialler, responder, wire = stores_later(chat, objects, 5)
+    wire.pump()
+    dialler.reconcile(wire.clock.now)
+    wire.pump()
+    inject(dialler, responder, [frame({"t": "sums", "r": 3, "ss": []})], wire.clock.now)
+    wire.drain(responder)
+    [ended] = wire.events(responder, Closed)
+    assert ended.fault and "sums before the last was answered" in ended.reason

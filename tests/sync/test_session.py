@@ -71,6 +71,10 @@ class Wire:
         self.a, self.b, self.clock = a, b, clock
         self.lost = lost
         self.silence: Session | None = None
+        # A side whose host stores what it receives only when the test says (store_pending),
+        # as sync._storing's writer thread does some time after the session read it.
+        self.later: Session | None = None
+        self.pending: list[bytes] = []
         self.log: dict[int, list[tuple[float, object]]] = {id(a): [], id(b): []}
         self.sent: list[tuple[Session, bytes]] = []
 
@@ -87,7 +91,17 @@ class Wire:
         while (event := side.next_event()) is not None:
             self.log[id(side)].append((self.clock.now, event))
             if isinstance(event, ObjectsReceived):
-                apply_objects(side.store, event.raws)
+                if side is self.later:
+                    self.pending.extend(event.raws)
+                else:
+                    apply_objects(side.store, event.raws)
+
+    def store_pending(self) -> None:
+        """The `later` side's host stores what it received and tells its session."""
+        assert self.later is not None
+        raws, self.pending = self.pending, []
+        apply_objects(self.later.store, raws)
+        self.later.stored(len(raws))
 
     def pump(self, limit: int = 100_000) -> None:
         for _ in range(limit):

@@ -29,6 +29,13 @@ from .test_window import WAIT_MS, pair, result, window  # noqa: E402, F401
 PILCROW = "\N{PILCROW SIGN}"
 
 
+def click(qtbot, button) -> None:
+    """Click `button` as a person would: once it is laid out (a box just shown may give its
+    buttons no height until the next layout pass, and a click there lands on nothing)."""
+    qtbot.waitUntil(lambda: button.isVisible() and button.height() > 0, timeout=WAIT_MS)
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+
+
 def open_branch(qtbot, window, doc: bytes, branch: str) -> None:  # noqa: F811
     """Open the document in the window and pick `branch` in the selector, as a person does."""
     pane = window.document_pane
@@ -64,7 +71,7 @@ def test_merge_into_main_opens_the_dialog_and_merges_the_choice(qtbot, window, p
     qtbot.waitUntil(lambda: pane.editor.toPlainText().startswith("# Roadmap ALT")
                     and pane.merge_button.isEnabled(), timeout=WAIT_MS)
     assert pane.merge_dialog is None
-    qtbot.mouseClick(pane.merge_button, Qt.MouseButton.LeftButton)
+    click(qtbot, pane.merge_button)
     dialog = pane.merge_dialog
     assert dialog is not None and dialog.isVisible()
     assert dialog.windowTitle() == "Merge alt into main"
@@ -74,7 +81,7 @@ def test_merge_into_main_opens_the_dialog_and_merges_the_choice(qtbot, window, p
     assert result(node_a.facade.documents.show(doc)) == "# Roadmap MAIN\n\nQ1: editor\n"
 
     dialog.choose(0, "theirs")
-    qtbot.mouseClick(dialog.merge_button, Qt.MouseButton.LeftButton)
+    click(qtbot, dialog.merge_button)
     merged = "# Roadmap ALT\n\nQ1: editor\nQ2: merges\n"
     qtbot.waitUntil(lambda: pane.branch == "main" and pane.editor.toPlainText() == merged,
                     timeout=WAIT_MS)
@@ -91,12 +98,12 @@ def test_merge_takes_in_typing_not_committed_yet(qtbot, window, pair):  # noqa: 
     qtbot.waitUntil(lambda: pane.branch == "draft" and pane.merge_button.isEnabled(),
                     timeout=WAIT_MS)
     pane.editor.setPlainText("step one\nstep two\n")  # typed; the pause has not passed
-    qtbot.mouseClick(pane.merge_button, Qt.MouseButton.LeftButton)
+    click(qtbot, pane.merge_button)
     dialog = pane.merge_dialog
     qtbot.waitUntil(lambda: dialog.preview is not None
                     and dialog.result.toPlainText() == "step one\nstep two\n", timeout=WAIT_MS)
     assert dialog.summary.text().startswith("No conflicts")
-    qtbot.mouseClick(dialog.merge_button, Qt.MouseButton.LeftButton)
+    click(qtbot, dialog.merge_button)
     qtbot.waitUntil(lambda: pane.branch == "main"
                     and pane.editor.toPlainText() == "step one\nstep two\n", timeout=WAIT_MS)
     assert doc_text(pair[0], doc_id) == "step one\nstep two\n"
@@ -126,12 +133,15 @@ def test_a_version_compared_with_now(qtbot, window, pair):  # noqa: F811
     assert versions.compare_button.text() == COMPARE_NOW
     pane.editor.setPlainText(A + C + D + E)  # typed, not committed yet
     with qtbot.waitSignal(versions.diff.shown, timeout=WAIT_MS):
-        qtbot.mouseClick(versions.compare_button, Qt.MouseButton.LeftButton)
-    assert versions.diff.isVisible() and not pane.version.isVisible()
-    assert versions.diff.heading.text() == "What changed from it to now"
-    assert versions.caption.text().startswith("The version of ")
-    assert versions.diff.changes() == [
+        click(qtbot, versions.compare_button)
+    # My typing goes in first; if the diff was read before the history showed it, it is read
+    # again ("Comparing…" meanwhile) and then shows it.
+    expected = [
         ("=", A, ""), ("-", B.replace("\n", PILCROW), ada), ("=", C, ""), ("+", D + E, ada)]
+    qtbot.waitUntil(lambda: versions.diff.heading.text() == "What changed from it to now"
+                    and versions.diff.changes() == expected, timeout=WAIT_MS)
+    assert versions.diff.isVisible() and not pane.version.isVisible()
+    assert versions.caption.text().startswith("The version of ")
     assert doc_text(node_a, doc_id) == A + C + D + E  # my typing went in first
     assert pane.history.currentRow() == 1  # the version compared stays picked
 
@@ -143,7 +153,7 @@ def test_a_version_compared_with_now(qtbot, window, pair):  # noqa: F811
 
     # Back to the version's text.
     assert versions.compare_button.text() == SHOW_VERSION
-    qtbot.mouseClick(versions.compare_button, Qt.MouseButton.LeftButton)
+    click(qtbot, versions.compare_button)
     qtbot.waitUntil(lambda: pane.version.isVisible(), timeout=WAIT_MS)
     assert pane.version.toPlainText() == A + B + C
     assert versions.compare_button.text() == COMPARE_NOW
@@ -177,7 +187,7 @@ def test_changed_since_you_last_looked(qtbot, window, pair):  # noqa: F811
     assert not pane.versions.isVisible()
 
     with qtbot.waitSignal(pane.versions.diff.shown, timeout=WAIT_MS):
-        qtbot.mouseClick(notice.show_button, Qt.MouseButton.LeftButton)
+        click(qtbot, notice.show_button)
     assert notice.isHidden() and pane.versions.diff.isVisible()
     diff = pane.versions.diff
     assert diff.heading.text() == "What changed on main since you last looked"

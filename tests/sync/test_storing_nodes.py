@@ -1,0 +1,92 @@
+"""Storing on the writer thread, against a real Node on 127.0.0.1: while it is busy storing
+one peer's objects, another peer's session is still judged at its hello (a blocked identity is
+sent nothing), and a channel joined on a running Node that keeps only some is fetched."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import aiohttp
+import pytest
+
+from app import keeping
+from app.workspace import Workspace
+from core.identity import Identity
+from storage import Replica
+from sync.session import ObjectsReceived
+
+from .nodes import Cluster, RawPeer, wait_until
+
+WRITER_HELD_S = 1.5  # the simulated slow store: long enough for a whole second session
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    with Cluster(tmp_path) as c:
+        yield c
+
+
+async def _blocked_peer_asks(node, paths, raws, ids, entered, blocked_key):
+    """A peer sends objects (which keep the writer busy), then a blocked identity connects
+    and asks for objects by id: what it got, and why its session ended."""
+    secret, workspace = paths.secret.read_bytes(), node.workspace_for_tests.id
+    async with aiohttp.ClientSession() as http:
+        feeder = await RawPeer.connect(http, node.port, secret=secret, workspace=workspace)
+        await feeder.pump(lambda: feeder.session.connected or feeder.session.closed)
+        feeder.session._send_frame({"t": "objs", "raws": raws})
+        await feeder.flush()
+        while not entered.is_set():  # the writer has them
+            await asyncio.sleep(0.01)
+        peer = await RawPeer.connect(http, node.port, secret=secret, workspace=workspace,
+                                     identity=blocked_key)
+        await peer.pump(lambda: peer.session.connected or peer.session.closed)
+        if not peer.session.closed:
+            peer.session._send_frame({"t": "want", "ids": ids})
+            await peer.pump(lambda: peer.session.closed or any(
+                isinstance(e, ObjectsReceived) for e in peer.events))
+        got = sum(len(e.raws) for e in peer.events if isinstance(e, ObjectsReceived))
+        closed = peer.closed_event.reason if peer.closed_event else None
+        await peer.ws.close()
+        await feeder.ws.close()
+        return got, closed
+
+
+def test_a_blocked_peer_is_refused_while_the_writer_is_busy(cluster, monkeypatch):
+    (paths,) = cluster.members(1)
+    with Workspace.open(paths) as ws:
+        posts = [ws.post("general", f"secret {n}") for n in range(20)]
+    entered = threading.Event()
+    ingest = Replica.ingest_checked
+
+    def slow(self, parts):
+        entered.set()
+        threading.Event().wait(WRITER_HELD_S)
+        return ingest(self, parts)
+
+    monkeypatch.setattr(Replica, "ingest_checked", slow)
+    node = cluster.start(paths)
+    mallory = Identity.generate()
+    node.call(lambda: node.service_for_tests.block({mallory.public_key}))
+    got, closed = asyncio.run(_blocked_peer_asks(
+        node, paths, [p.raw for p in posts], [p.id for p in posts], entered, mallory))
+    assert got == 0
+    assert closed is not None and "blocked" in closed
+
+
+def test_a_channel_joined_on_a_running_node_that_keeps_some_is_fetched(cluster):
+    pa, pb = cluster.members(2)
+    with Workspace.open(pa) as ws:
+        for n in range(5):
+            ws.post("random", f"random {n}")
+        ws.post("general", "hello")
+    with Workspace.open(pb) as ws:
+        ws.join("general")
+        keeping.keep_only(ws, ["general"])
+    a = cluster.start(pa)
+    b = cluster.start(pb, peers=[a], reconcile_interval=None)
+    wait_until(lambda: any(m.text == "hello" for m in b.read("general", limit=100)),
+               what="general")
+    b.facade.join("random").result(10)
+    wait_until(lambda: {m.text for m in b.read("random", limit=100)} >=
+               {f"random {n}" for n in range(5)}, what="random's history")
