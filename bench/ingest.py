@@ -1,7 +1,11 @@
-"""Ingest 200,000 signed posts (50 channels, 200 authors) in sync-sized batches, then, in the
-same run and into a fresh replica, the same number of messages with a conversation mix among
-them (bench/_corpus.Mix: reactions on 20% of messages, 5% of them taken back, 5% of messages
-edited; about 1.47 objects per message).
+"""Ingest 200,000 signed posts (50 channels, 200 authors) as a node stores what peers send
+(sync._storing): the signature helpers check each 250 objects as they come, while one writer
+thread stores the batches before them (up to sync._storing.INGEST_BATCH in a transaction,
+Replica.ingest_checked). Then, in the same run and into fresh replicas, the same posts one
+`Replica.ingest` call of BATCH at a time (a check, then a store: how a command or the window
+stores), and the same number of messages with a conversation mix among them (bench/_corpus.Mix:
+reactions on 20% of messages, 5% of them taken back, 5% of messages edited; about 1.47 objects
+per message), pipelined.
 
 Reports posts/s and, in the same run, raw single-core Ed25519 verify/s; for the mix, objects/s,
 messages/s and its per-object rate over the plain run's; for both, the rate over the 10,000
@@ -20,6 +24,8 @@ import resource
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,7 +36,8 @@ from nacl.signing import VerifyKey  # noqa: E402
 from bench._common import rate, report  # noqa: E402
 from bench._corpus import conversation, posts  # noqa: E402
 from core.objects import decode  # noqa: E402
-from storage import Replica, _verify  # noqa: E402
+from storage import IngestResult, Replica, _verify  # noqa: E402
+from sync._storing import INGEST_BATCH  # noqa: E402
 
 COUNT = int(os.environ.get("HEARTH_BENCH_INGEST", 200_000))
 BATCH = 1_000
@@ -52,19 +59,21 @@ class Run:
         return round((self.cpu_seconds + self.helper_cpu_seconds) / self.objects * 1e6, 1)
 
     def growth(self) -> tuple[dict[str, float], dict[str, float]]:
-        """Objects/s, and this process's CPU ms per 1,000 objects, over the WINDOW objects
-        after each of HELD are held, and over the last WINDOW."""
-        starts = [n for n in HELD if n + WINDOW <= self.objects]
-        starts.append((self.objects - WINDOW) // BATCH * BATCH)
-        at = {held: (wall, cpu) for held, wall, cpu in [(0, 0.0, 0.0), *self.done]}
+        """Objects/s, and this process's CPU ms per 1,000 objects, over at least WINDOW
+        objects from when each of HELD are held (to the end of a batch), and over the last
+        batches."""
+        points = [(0, 0.0, 0.0), *self.done]
+        starts = [next((p for p in points if p[0] >= held), None) for held in HELD]
+        tail = [p for p in points if p[0] <= self.objects - WINDOW]
+        starts.append(tail[-1] if tail else None)
         rates, cpu = {}, {}
-        for start in sorted(set(starts)):
-            if start < 0 or start not in at:
+        for first in starts:
+            end = first and next((p for p in points if p[0] >= first[0] + WINDOW), None)
+            if first is None or end is None:
                 continue
-            end = min(start + WINDOW, self.objects)
-            name = f"{start // 1000}k_held"
-            rates[name] = rate(end - start, at[end][0] - at[start][0])
-            cpu[name] = round((at[end][1] - at[start][1]) / (end - start) * 1e6, 1)
+            name = f"{first[0] // 1000}k_held"
+            rates[name] = rate(end[0] - first[0], end[1] - first[1])
+            cpu[name] = round((end[2] - first[2]) / (end[0] - first[0]) * 1e6, 1)
         return rates, cpu
 
 
@@ -81,19 +90,47 @@ def raw_verify_rate(raws: list[bytes]) -> float:
     return rate(len(triples), time.perf_counter() - start)
 
 
-def ingest(raws: list[bytes], held: int) -> Run:
-    """Ingest `raws` in BATCH-sized batches into a new replica that ends up holding `held`."""
+Store = Callable[[Replica, list[bytes], Callable[[int], None]], None]
+
+
+def one_call_at_a_time(replica: Replica, raws: list[bytes], done: Callable[[int], None]) -> None:
+    for i in range(0, len(raws), BATCH):
+        _added(replica.ingest(raws[i:i + BATCH]))
+        done(min(i + BATCH, len(raws)))
+
+
+def pipelined(replica: Replica, raws: list[bytes], done: Callable[[int], None]) -> None:
+    """As sync._storing does: checks begin as objects come (a frame of SUB_BATCH at a time),
+    and the writer thread stores one batch while the next one's are checked."""
+    with ThreadPoolExecutor(1, thread_name_prefix="hearth-store") as writer:
+        storing: tuple[Future[list[IngestResult]], int] | None = None
+        for i in range(0, len(raws), INGEST_BATCH):
+            batch = raws[i:i + INGEST_BATCH]
+            checking = [_verify.start(batch[k:k + _verify.SUB_BATCH], ahead=True)
+                        for k in range(0, len(batch), _verify.SUB_BATCH)]
+            if storing is not None:
+                _added(storing[0].result())
+                done(storing[1])
+            storing = writer.submit(replica.ingest_checked, checking), i + len(batch)
+        if storing is not None:
+            _added(storing[0].result())
+            done(storing[1])
+
+
+def _added(results: list[IngestResult]) -> None:
+    assert all(r.status == "added" for r in results), results[0]
+
+
+def ingest(raws: list[bytes], held: int, store: Store = pipelined) -> Run:
+    """Ingest `raws` with `store` into a new replica that ends up holding `held`."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "replica.sqlite3"
         replica = Replica.create(path, WORKSPACE, bytes(32))
-        done = []
+        done: list[tuple[int, float, float]] = []
         helper_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start, cpu_start = time.perf_counter(), time.process_time()
-        for i in range(0, len(raws), BATCH):
-            results = replica.ingest(raws[i:i + BATCH])
-            assert all(r.status == "added" for r in results), results[0]
-            done.append((min(i + BATCH, len(raws)), time.perf_counter() - start,
-                         time.process_time() - cpu_start))
+        store(replica, raws, lambda n: done.append(
+            (n, time.perf_counter() - start, time.process_time() - cpu_start)))
         elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
         _verify.shutdown()  # each run starts its own helpers; their CPU time counts once they exit
         helper = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -110,15 +147,17 @@ def main() -> None:
     mix = conversation(COUNT, workspace=WORKSPACE)
     verify = raw_verify_rate(raws)
     plain = ingest(raws, COUNT)
+    calls = ingest(raws, COUNT, one_call_at_a_time)
     del raws
     # Each removal (a post/delete) takes its reaction out of the replica; the delete stays.
     mixed = ingest(mix.raws, len(mix.raws) - mix.kinds["post/delete"])
     ingest_rate = rate(COUNT, plain.seconds)
+    calls_rate = rate(COUNT, calls.seconds)
     objects_rate = rate(mixed.objects, mixed.seconds)
     plain_growth, plain_cpu_growth = plain.growth()
     mix_growth, mix_cpu_growth = mixed.growth()
     report("ingest", {
-        "posts": COUNT, "batch": BATCH, "cores": os.cpu_count(),
+        "posts": COUNT, "batch": INGEST_BATCH, "cores": os.cpu_count(),
         "helper_processes": _verify.processes(),
         "ingest_posts_per_s": ingest_rate,
         "raw_verify_per_s_single_core": verify,
@@ -131,6 +170,11 @@ def main() -> None:
         "cpu_ms_per_1000_posts": plain.cpu_ms_per_1000(),
         "posts_per_s_over_10k_once_held": plain_growth,
         "this_process_cpu_ms_per_1000_posts_over_10k_once_held": plain_cpu_growth,
+        "one_call_at_a_time": {
+            "batch": BATCH, "ingest_posts_per_s": calls_rate,
+            "ingest_vs_verify_ratio": round(calls_rate / verify, 3),
+            "cpu_ms_per_1000_posts": calls.cpu_ms_per_1000(),
+        },
         "mix": {
             "messages": mix.messages, "objects": mixed.objects,
             "objects_by_kind": dict(sorted(mix.kinds.items())),

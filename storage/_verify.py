@@ -39,6 +39,9 @@ SUB_FIRST = 50  # objects in the first message to a helper: small, so storing st
 SUB_BATCH = 250  # at most this many objects per message to a helper (sizes double up to it)
 _LENGTH = struct.Struct(">I")
 CLOSE_TIMEOUT_S = 5.0
+# The helpers run ahead of whoever stores their verdicts: on a busy machine, the CPU goes to
+# the one thread that stores (and to the window) first, and the helpers take what is left.
+HELPER_NICENESS = 10
 
 
 def check_all(raws: list[bytes]) -> bytes:
@@ -73,6 +76,8 @@ def _write_message(stream, data: bytes) -> None:
 
 def worker_main() -> int:
     """The helper's loop: read requests from stdin until it closes, answer on stdout."""
+    with contextlib.suppress(AttributeError, OSError):  # no os.nice on Windows
+        os.nice(HELPER_NICENESS)
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     while (data := _read_message(stdin)) is not None:
         _write_message(stdout, check_all(cbor2.loads(data)))

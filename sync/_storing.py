@@ -26,10 +26,12 @@ from storage import IngestResult, Replica, _verify
 log = logging.getLogger(__name__)
 
 # Objects from peers stored in one transaction at most: a commit writes every page a batch
-# touched, and the id index's pages are touched at random, so larger batches share them (at
-# 1M objects held, 32,768 a batch cost 11 us an object to commit, 8,192 a batch 20 us).
-INGEST_BATCH = 16384
-INGEST_BYTES = 32 << 20  # ... and at most this many bytes of objects
+# touched, and the id index's pages are touched at random, so larger batches share them
+# (bench/join.py, 1M posts: 62 s with 32,768 a batch, 70-72 s with 16,384; the joiner's peak
+# RSS 262 MB, 234 MB). What waits to be stored is pushed to no peer it came from
+# (SyncService._stored), whatever its session still remembers having received.
+INGEST_BATCH = 32768
+INGEST_BYTES = 64 << 20  # ... and at most this many bytes of objects
 INBOX_BULK = 256  # a batch of at least this many objects is a catch-up's: ...
 INBOX_WAIT_S = 0.02  # ... and waits this long for the next frames, to be stored with them
 MAX_QUEUED = INGEST_BATCH  # objects waiting to be stored (besides the batch being stored) ...

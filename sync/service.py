@@ -612,9 +612,12 @@ class SyncService:
         """Objects from peers were stored: a peer that sent an invalid one is cut off, and the
         new ones go to the other peers."""
         start = 0
+        received: dict[int, set[bytes]] = {}  # id(connection) -> the ids it sent
         for connection, raws in frames:
-            bad = [r for r in results[start:start + len(raws)] if r.status is Status.REJECTED]
+            part = results[start:start + len(raws)]
             start += len(raws)
+            received.setdefault(id(connection), set()).update(r.id for r in part)
+            bad = [r for r in part if r.status is Status.REJECTED]
             if bad:
                 self.on_event(SyncEvent("rejected", {"reason": str(bad[0].reason)}))
                 connection.session.protocol_error(
@@ -622,7 +625,7 @@ class SyncService:
                 connection.wake()
                 log.warning("cut off %s: it sent an invalid object: %s", connection.address,
                             bad[0].message)
-        self.announce(frames[0][0])
+        self.announce(frames[0][0], received)
 
     def _handle_event(self, connection: Connection, event) -> None:
         session = connection.session
@@ -770,9 +773,12 @@ class SyncService:
 
     # Live pushes ------------------------------------------------------------------------------
 
-    def announce(self, source: Connection | None = None) -> None:
+    def announce(self, source: Connection | None = None,
+                 received: dict[int, set[bytes]] | None = None) -> None:
         """Push every object stored since the last announcement to every connected peer;
-        `source`: the connection they just arrived on (the objects event names its peer)."""
+        `source`: the connection they just arrived on (the objects event names its peer);
+        `received`: the ids each connection sent, never pushed back to it (its session's
+        memory of what it received may have moved on while they waited to be stored)."""
         while True:
             rows = self.replica.outbox.stored_since(self._announced, ANNOUNCE_BATCH)
             if not rows:
@@ -783,7 +789,14 @@ class SyncService:
             streams = [(row[3], row[4]) for row in rows]
             reached = False
             for connection in self.connections.values():
-                connection.push(raws, ids, streams)
+                theirs = received.get(id(connection)) if received else None
+                if theirs:
+                    keep = [n for n, oid in enumerate(ids) if oid not in theirs]
+                    if keep:
+                        connection.push([raws[n] for n in keep], [ids[n] for n in keep],
+                                        [streams[n] for n in keep])
+                else:
+                    connection.push(raws, ids, streams)
                 reached = reached or connection.session.connected
             came = {} if source is None or source.session.peer_key is None else _moved(source)
             self.on_event(SyncEvent("objects", {"ids": ids} | came))

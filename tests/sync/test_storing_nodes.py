@@ -1,6 +1,7 @@
 """Storing on the writer thread, against a real Node on 127.0.0.1: while it is busy storing
 one peer's objects, another peer's session is still judged at its hello (a blocked identity is
-sent nothing), and a channel joined on a running Node that keeps only some is fetched."""
+sent nothing), what a peer sent is never pushed back to it once stored, and a channel joined on
+a running Node that keeps only some is fetched."""
 
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ from app import keeping
 from app.workspace import Workspace
 from core.identity import Identity
 from storage import Replica
-from sync.session import ObjectsReceived
+from sync import session as session_mod
+from sync.session import ObjectsReceived, ReconcileComplete
+from sync.store import MemoryStore
 
-from .nodes import Cluster, RawPeer, wait_until
+from .nodes import Cluster, RawPeer, has_object, wait_until
 
 WRITER_HELD_S = 1.5  # the simulated slow store: long enough for a whole second session
 
@@ -90,3 +93,45 @@ def test_a_channel_joined_on_a_running_node_that_keeps_some_is_fetched(cluster):
     b.facade.join("random").result(10)
     wait_until(lambda: {m.text for m in b.read("random", limit=100)} >=
                {f"random {n}" for n in range(5)}, what="random's history")
+
+
+async def _give(node, paths, raws: list[bytes]) -> None:
+    """A peer holding what the node holds and `raws` besides reconciles once with it."""
+    with Replica(paths.replica) as replica:
+        held = [row[0] for row in replica.conn.execute("SELECT raw FROM objects")]
+        workspace = replica.workspace.id
+    store = MemoryStore([], workspace=workspace)
+    store.add(held + raws)
+    async with aiohttp.ClientSession() as http:
+        peer = await RawPeer.connect(http, node.port, secret=paths.secret.read_bytes(),
+                                     workspace=workspace, store=store)
+        await peer.pump(lambda: peer.session.closed or any(
+            isinstance(e, ReconcileComplete) for e in peer.events))
+        assert not peer.session.closed, peer.closed_event
+        await peer.ws.close()
+
+
+def test_objects_a_peer_sent_are_never_pushed_back_to_it(cluster, monkeypatch):
+    # A session remembers the last SENT_MEMORY ids it received, and a catch-up may hold more
+    # than that waiting to be stored: the push after storing must not rely on that memory.
+    monkeypatch.setattr(session_mod, "SENT_MEMORY", 50)
+    pa, pb = cluster.members(2)
+    with Workspace.open(pb) as ws:
+        posts = [ws.post("general", f"from bob {n}") for n in range(300)]
+    node = cluster.start(pa, reconcile_interval=None)
+    pushed: list[int] = []
+    service = node.service_for_tests
+    original = service.announce
+
+    def announce(source=None, received=None):
+        before = {id(c): c.session.stats.objects_sent for c in service.connections.values()}
+        original(source, received)
+        for c in service.connections.values():
+            c.session._fill()  # what was pushed leaves the backlog, and is counted, now
+            pushed.append(c.session.stats.objects_sent - before.get(id(c), 0))
+
+    node.call(lambda: setattr(service, "announce", announce))
+    asyncio.run(_give(node, pa, [p.raw for p in posts]))
+    wait_until(lambda: all(has_object(node, p.id) for p in posts), what="bob's posts stored")
+    node.call(lambda: None)  # the announcement after storing is over
+    assert pushed and sum(pushed) == 0
