@@ -56,6 +56,9 @@ class Batch:
         # named it by, or one earlier), so a later object cannot rename it.
         self._named: dict[str, tuple[int, bytes]] = {}
         self._streams: dict[str, tuple[bytes, str]] = {}  # channel name -> (stream, key)
+        # Per (channel, author): the stored membership's (ts, id) is at least this, so an
+        # older event cannot advance it (a newest-first catch-up brings mostly older ones).
+        self._member_newest: dict[tuple[str, bytes], tuple[int, bytes]] = {}
         self.unnamed: set[bytes] = set()  # list ids of files whose messages were purged
 
     # Lookups ------------------------------------------------------------------------------
@@ -457,13 +460,22 @@ class Batch:
     def _advance_member(self, channel: str, author: bytes, member: bool, ts: int,
                         oid_id: bytes) -> None:
         """Membership after one more visible event: the newest (ts, id) event decides."""
-        self.conn.execute(self._ADVANCE, (channel, author, int(member), ts, oid_id))
+        self._advance_members([(channel, author, int(member), ts, oid_id)])
 
     def _advance_members(self, rows: list[tuple[str, bytes, int, int, bytes]]) -> None:
-        self.conn.executemany(self._ADVANCE, rows)
+        newest = self._member_newest
+        fresh = []
+        for row in rows:
+            key, at = (row[0], row[1]), (row[3], row[4])
+            known = newest.get(key)
+            if known is None or at > known:
+                fresh.append(row)
+                newest[key] = at
+        self.conn.executemany(self._ADVANCE, fresh)
 
     def remember(self, channel: str, author: bytes) -> None:
         """Recompute membership of `author` in `channel` from the visible events left."""
+        self._member_newest.pop((channel, author), None)
         self.conn.execute("DELETE FROM members WHERE channel = ? AND author = ?",
                           (channel, author))
         row = self.conn.execute(

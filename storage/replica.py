@@ -42,7 +42,7 @@ from ._private import PrivateStore
 from ._reconciliation import Reconciliation
 from ._search import COUNT_CAP, MessageFilter, MessageMatches, words_filter
 from ._sql import chunks, placeholders
-from ._verify import SUB_BATCH, Checking
+from ._verify import Checking
 from .chunks import ChunkStore
 from .errors import NotFound, StorageError
 from .records import (
@@ -59,7 +59,9 @@ from .records import (
 log = logging.getLogger(__name__)
 
 BUSY_TIMEOUT_MS = 10_000
-GROUP_MAX = 2 * SUB_BATCH  # objects answered already that are stored together, at most
+# Objects answered already that are stored together, at most: each group's full-text rows
+# go in rowid order, and a catch-up's next group (older messages) starts a new FTS5 segment.
+GROUP_MAX = 4096
 VERIFY_TIMEOUT_S = 120.0
 SYNC_CACHE_KIB = 16384  # sync's reading connection: the item index's hot pages
 # A new replica's pages. Ids are random, so a batch of objects touches most pages of the id
