@@ -14,6 +14,13 @@ if TYPE_CHECKING:
 
 
 _COUNTED = "AND oid NOT IN (SELECT oid FROM unkept)"
+# Objects are found by stream through the item index (storage.items), which sync keeps anyway:
+# an index of objects by stream too cost every stored object a second insert.
+_IN_STREAM = "id IN (SELECT id FROM items WHERE stream = ?)"
+# A document's streams: its root's id, and its branches (doc/branch objects in the root's).
+_DOC_STREAMS = ("(SELECT ?1 UNION ALL SELECT b.id FROM items i JOIN objects b ON b.id = i.id "
+                "WHERE i.stream = ?1 AND b.type = 'doc/branch')")
+_OF_DOCUMENT = f"(id = ?1 OR id IN (SELECT id FROM items WHERE stream IN {_DOC_STREAMS}))"
 
 
 class DocumentStore:
@@ -27,16 +34,15 @@ class DocumentStore:
     def roots(self) -> list[bytes]:
         """Raw doc/root objects of the workspace's documents, oldest first."""
         return [row[0] for row in self._replica.conn.execute(
-            "SELECT raw FROM objects WHERE type = 'doc/root' AND stream = ? " + _COUNTED +
-            " ORDER BY ts, id",
+            f"SELECT raw FROM objects WHERE type = 'doc/root' AND {_IN_STREAM} {_COUNTED} "
+            "ORDER BY ts, id",
             (self._replica.workspace.id,))]
 
     def objects(self, document: bytes) -> list[bytes]:
         """Every object of a document: its root, its root branch and its branches' commits."""
         return [row[0] for row in self._replica.conn.execute(
-            "SELECT raw FROM objects WHERE (id = ?1 OR stream = ?1 OR stream IN "
-            "(SELECT id FROM objects WHERE stream = ?1 AND type = 'doc/branch')) " + _COUNTED +
-            " ORDER BY ts, id", (document,))]
+            f"SELECT raw FROM objects WHERE {_OF_DOCUMENT} {_COUNTED} ORDER BY ts, id",
+            (document,))]
 
     def objects_after(self, document: bytes, after: int) -> tuple[list[bytes], int]:
         """The document's objects stored after row `after` (0: all of them, as `objects`) and
@@ -44,20 +50,19 @@ class DocumentStore:
         what arrived since. Document objects are never deleted, so every row stored later is
         numbered after the last one read."""
         if after:
+            # The rows after `after` are few: read them in order, not through the index.
             rows = self._replica.conn.execute(
-                "SELECT oid, raw FROM objects WHERE oid > ?2 AND (id = ?1 OR +stream = ?1 OR "
-                "+stream IN (SELECT id FROM objects WHERE stream = ?1 AND type = 'doc/branch')) "
-                + _COUNTED, (document, after)).fetchall()
+                f"SELECT oid, raw FROM objects WHERE oid > ?2 AND (id = ?1 OR stream IN "
+                f"{_DOC_STREAMS}) {_COUNTED}", (document, after)).fetchall()
         else:
             rows = self._replica.conn.execute(
-                "SELECT oid, raw FROM objects WHERE (id = ?1 OR stream = ?1 OR stream IN "
-                "(SELECT id FROM objects WHERE stream = ?1 AND type = 'doc/branch')) "
-                + _COUNTED + " ORDER BY ts, id", (document,)).fetchall()
+                f"SELECT oid, raw FROM objects WHERE {_OF_DOCUMENT} {_COUNTED} ORDER BY ts, id",
+                (document,)).fetchall()
         return [raw for _, raw in rows], max((oid for oid, _ in rows), default=after)
 
     def titles(self, document: bytes) -> list[bytes]:
         return [row[0] for row in self._replica.conn.execute(
-            "SELECT raw FROM objects WHERE stream = ? AND type = 'doc/title' " + _COUNTED,
+            f"SELECT raw FROM objects WHERE type = 'doc/title' AND {_IN_STREAM} {_COUNTED}",
             (document,))]
 
     def left_out(self) -> int:

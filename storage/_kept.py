@@ -59,6 +59,6 @@ class KeptStreams:
             streams.update(docs)
             for part in chunks(docs):
                 streams.update(row[0] for row in conn.execute(
-                    f"SELECT id FROM objects WHERE type = 'doc/branch' AND stream IN "
-                    f"({placeholders(len(part))})", part))
+                    f"SELECT o.id FROM items i JOIN objects o ON o.id = i.id WHERE i.stream IN "
+                    f"({placeholders(len(part))}) AND o.type = 'doc/branch'", part))
         return frozenset(streams)

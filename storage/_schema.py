@@ -292,6 +292,12 @@ def _v13(conn: sqlite3.Connection) -> None:
     _rebuild_items(conn)
 
 
+# Version 14: objects are found by stream through the item index (storage.items), which sync
+# keeps anyway; an index of objects by stream too cost every stored object a second insert (a
+# joiner's writer spent 6 us an object less without it, at 1M posts).
+_V14 = "DROP INDEX IF EXISTS objects_by_stream"
+
+
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     def apply(conn: sqlite3.Connection) -> None:
         for statement in sql.split(";\n"):
@@ -302,7 +308,7 @@ def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
 
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_script(_V1), _script(_V2), _v3, _v4, _script(_V5),
                                                       _script(_V6), _v7, _v8, _v9, _v10,
-                                                      _v11, _v12, _v13]
+                                                      _v11, _v12, _v13, _script(_V14)]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

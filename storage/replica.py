@@ -61,7 +61,7 @@ log = logging.getLogger(__name__)
 BUSY_TIMEOUT_MS = 10_000
 # Objects answered already that are stored together, at most: each group's full-text rows
 # go in rowid order, and a catch-up's next group (older messages) starts a new FTS5 segment.
-GROUP_MAX = 4096
+GROUP_MAX = 2048
 VERIFY_TIMEOUT_S = 120.0
 SYNC_CACHE_KIB = 16384  # sync's reading connection: the item index's hot pages
 # A new replica's pages. Ids are random, so a batch of objects touches most pages of the id
@@ -681,7 +681,8 @@ class Replica:
             conn.execute("BEGIN")  # one snapshot: the count, the ids and the objects agree
             try:
                 if channel is not None and conn.execute(
-                        "SELECT 1 FROM objects WHERE stream = ? LIMIT 1", (stream,)).fetchone() \
+                        "SELECT 1 FROM items i JOIN objects o ON o.id = i.id "
+                        "WHERE i.stream = ? LIMIT 1", (stream,)).fetchone() \
                         is None:
                     raise NotFound(f"no channel {channel!r} in this replica")
                 count = conn.execute(f"SELECT COUNT(*) FROM objects {where}",

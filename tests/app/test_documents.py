@@ -344,3 +344,39 @@ def test_capability_and_editors_across_members(alice: Paths, bob: Paths) -> None
         with pytest.raises(DocumentError):
             removed.text(removed.heads())
         assert removed.text([hello]) == "hello"  # what he could read before, he still can
+
+
+def test_a_version_13_replica_drops_its_index_by_stream_and_reads_the_same(
+        alice: Paths) -> None:
+    """Version 14 finds a document's objects through the item index; a replica written by
+    version 13 (with objects_by_stream) loses that index and reads every document alike."""
+    with opened(alice) as (ws, docs):
+        doc = docs.new("Plan")
+        first = docs.write(doc, "one\n")
+        docs.fork(doc, "main", "draft", at=first)
+        docs.write(doc, "one\ntwo on the draft\n", branch="draft")
+        docs.rename(doc, "Plan v2")
+        # As version 13 read them, from the objects' own stream column.
+        read = ws.replica.conn.execute
+        root = doc.root.id
+        before = (
+            [r[0] for r in read("SELECT raw FROM objects WHERE type = 'doc/root' AND stream = ? "
+                                "ORDER BY ts, id", (ws.replica.workspace.id,))],
+            [r[0] for r in read("SELECT raw FROM objects WHERE id = ?1 OR stream = ?1 OR stream "
+                                "IN (SELECT id FROM objects WHERE stream = ?1 AND type = "
+                                "'doc/branch') ORDER BY ts, id", (root,))],
+            [r[0] for r in read("SELECT raw FROM objects WHERE stream = ? AND type = "
+                                "'doc/title'", (root,))])
+    with Replica(alice.replica) as replica:
+        replica.conn.execute("CREATE INDEX objects_by_stream ON objects (stream, ts)")
+        replica.conn.execute("PRAGMA user_version = 13")
+    with opened(alice) as (ws, docs):
+        conn = ws.replica.conn
+        assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'objects_by_stream'"
+                            ).fetchone() is None
+        documents = ws.replica.documents
+        assert (documents.roots(), documents.objects(doc.root.id),
+                documents.titles(doc.root.id)) == before
+        assert len(before[0]) == 1 and len(before[1]) >= 5 and len(before[2]) == 1
+        again = docs.open("Plan v2")
+        assert again.text(again.heads("draft")) == "one\ntwo on the draft\n"
