@@ -32,6 +32,10 @@ log = logging.getLogger(__name__)
 # (SyncService._stored), whatever its session still remembers having received.
 INGEST_BATCH = 32768
 INGEST_BYTES = 64 << 20  # ... and at most this many bytes of objects
+# A catch-up's first batches are smaller, so its newest objects (what the window shows first)
+# are readable soon: each batch may hold twice the last, from FIRST_BATCH up to INGEST_BATCH,
+# and they start small again once the writer has caught up.
+FIRST_BATCH = 2048
 INBOX_BULK = 256  # a batch of at least this many objects is a catch-up's: ...
 INBOX_WAIT_S = 0.02  # ... and waits this long for the next frames, to be stored with them
 MAX_QUEUED = INGEST_BATCH  # objects waiting to be stored (besides the batch being stored) ...
@@ -42,6 +46,7 @@ MAX_QUEUED_BYTES = INGEST_BYTES  # ... or bytes, before the loop waits for the w
 class _Batch:
     """Objects received, in order, as (connection, raws) per frame; checks begun so far."""
 
+    cap: int = INGEST_BATCH  # objects it may hold
     frames: list[tuple[Any, list[bytes]]] = field(default_factory=list)
     count: int = 0
     size: int = 0  # bytes
@@ -93,6 +98,7 @@ class Storing:
         self._queue: deque[_Batch] = deque()
         self._queued = 0  # objects in the queue
         self._queued_bytes = 0
+        self._cap = FIRST_BATCH  # objects the next batch may hold
         self._peers: dict[int, _Peer] = {}  # id(connection) -> its part, while it has one
         self._writing: tuple[Future, _Batch] | None = None
         self._due = False  # a pump is scheduled
@@ -115,9 +121,9 @@ class Storing:
             peer = self._peers[id(connection)] = _Peer(connection)
         peer.queued += len(raws)
         tail = self._queue[-1] if self._queue else None
-        if tail is None or tail.count + len(raws) > INGEST_BATCH \
-                or tail.size + size > INGEST_BYTES:
-            tail = _Batch()
+        if tail is None or tail.count + len(raws) > tail.cap or tail.size + size > INGEST_BYTES:
+            tail = _Batch(cap=self._cap)
+            self._cap = min(2 * self._cap, INGEST_BATCH)
             self._queue.append(tail)
         tail.add(connection, raws, size)
         self._queued += len(raws)
@@ -153,6 +159,8 @@ class Storing:
             self._queued -= batch.count
             self._queued_bytes -= batch.size
             self._write(batch)
+        elif self._writing is None:
+            self._cap = FIRST_BATCH  # caught up: the next catch-up starts small again
 
     def _write(self, batch: _Batch) -> None:
         batch.start_checks(last=True)

@@ -228,3 +228,30 @@ def test_a_batch_that_cannot_be_stored_closes_the_sessions_that_sent_it(setup):
     storing.close()
     assert a.closed == b.closed == "could not store what was sent"
     assert log == [("event", "after")]  # nothing stored; the event still comes
+
+
+def test_a_catch_ups_batches_start_small_and_grow(setup, monkeypatch):
+    # The first objects of a catch-up (each channel's newest) are stored in a small batch, so
+    # the window reads them soon; later batches double up to INGEST_BATCH, and once the writer
+    # has caught up the next catch-up starts small again.
+    chat, replica, _, log = setup
+    monkeypatch.setattr(_storing, "FIRST_BATCH", 100)
+    monkeypatch.setattr(_storing, "INGEST_BATCH", 400)
+    storing = Storing(replica, lambda frames, results: log.append(len(results)),
+                      lambda connection, event: None)
+    peer = Peer("a")
+
+    async def run():
+        for _ in range(10):
+            storing.objects(peer, _posts(chat, 100))
+        await storing.async_drain()
+        for _ in range(3):
+            storing.objects(peer, _posts(chat, 100, "random"))
+        await storing.async_drain()
+
+    try:
+        asyncio.run(run())
+    finally:
+        storing.close()
+    assert log == [100, 200, 400, 300, 100, 200]
+    assert replica.count() == 1 + 1300
