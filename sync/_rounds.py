@@ -135,8 +135,11 @@ class _Rounds:
         # The host stores ObjectsReceived after this session reads on (sync._storing) and
         # says so with `stored`; until it has, a round's sums are not answered (below).
         self._stores_later = stores_later
-        self._unstored = 0
-        self._held_sums: tuple[int, dict[bytes, list]] | None = None
+        self._received = 0  # objects received so far, and of them stored (counted in order)
+        self._stored = 0
+        # A round's sums waiting for the objects received before them: (received then,
+        # round, the summaries).
+        self._held_sums: tuple[int, int, dict[bytes, list]] | None = None
         self.peer_interest: Interest | None = None  # until its interest frame comes
         self._round: _Round | None = None
         self._rounds = 0
@@ -198,10 +201,11 @@ class _Rounds:
 
     def stored(self: Session, count: int) -> None:
         """The host stored `count` more of the objects this session received (in order)."""
-        self._unstored = max(0, self._unstored - count)
-        if not self._unstored and self._held_sums is not None and self.connected:
-            held, self._held_sums = self._held_sums, None
-            self._answer_sums(*held)
+        self._stored += count
+        held = self._held_sums
+        if held is not None and self._stored >= held[0] and self.connected:
+            self._held_sums = None
+            self._answer_sums(held[1], held[2])
 
     def focus(self: Session, stream: bytes | None, now: float) -> None:
         """The window shows `stream`: reconcile it and ask for its objects before others'."""
@@ -237,16 +241,17 @@ class _Rounds:
         _require(self.peer_interest is not None, "sums before interest")
         _require(self._held_sums is None, "sums before the last was answered")
         theirs = {e[0]: e for e in _entries(frame, 4)}
-        if self._unstored:
+        if self._stored < self._received:
             # A round begun from a state that lacks what the peer sent in the last one would
-            # find those objects missing again (and a one-off sync never settle).
-            self._held_sums = (frame["r"], theirs)
+            # find those objects missing again (and a one-off sync never settle). Objects
+            # that come after the sums are not waited for.
+            self._held_sums = (self._received, frame["r"], theirs)
             return
         self._answer_sums(frame["r"], theirs)
 
     def _received_objects(self: Session, count: int) -> None:
         if self._stores_later:
-            self._unstored += count
+            self._received += count
 
     def _answer_sums(self: Session, number: int, theirs: dict[bytes, list]) -> None:
         assert self.peer_interest is not None

@@ -245,6 +245,23 @@ def test_a_round_waits_for_the_objects_the_peer_sent_in_the_last_to_be_stored(wo
     assert not wire.pending and dialler.stats.objects_sent == 5
 
 
+def test_a_round_waits_only_for_the_objects_that_came_before_it(world):
+    # Live pushes that keep coming while the writer catches up do not put the answer off.
+    chat, objects = world
+    dialler, responder, wire = stores_later(chat, objects, 5)
+    wire.pump()
+    dialler.reconcile(wire.clock.now)
+    wire.pump()
+    live = [chat.post("alice", "general", f"live {n}") for n in range(3)]
+    dialler.store.add([o.raw for o in live])
+    dialler.push([o.raw for o in live], [o.id for o in live])
+    wire.pump()
+    assert len(wire.pending) == 8 and len(wire.events(dialler, ReconcileComplete)) == 1
+    wire.store_pending(5)  # the round's five, not the live three
+    wire.pump()
+    assert len(wire.events(dialler, ReconcileComplete)) == 2
+
+
 def test_a_round_begun_while_the_last_is_unanswered_is_a_fault(world):
     chat, objects = world
     dialler, responder, wire = stores_later(chat, objects, 5)

@@ -96,10 +96,12 @@ class Wire:
                 else:
                     apply_objects(side.store, event.raws)
 
-    def store_pending(self) -> None:
-        """The `later` side's host stores what it received and tells its session."""
+    def store_pending(self, count: int | None = None) -> None:
+        """The `later` side's host stores the first `count` (all) of what it received, and
+        tells its session."""
         assert self.later is not None
-        raws, self.pending = self.pending, []
+        count = len(self.pending) if count is None else count
+        raws, self.pending = self.pending[:count], self.pending[count:]
         apply_objects(self.later.store, raws)
         self.later.stored(len(raws))
 
