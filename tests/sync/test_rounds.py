@@ -245,13 +245,20 @@ def test_a_round_waits_for_the_objects_the_peer_sent_in_the_last_to_be_stored(wo
     assert not wire.pending and dialler.stats.objects_sent == 5
 
 
-def test_a_round_waits_only_for_the_objects_that_came_before_it(world):
-    # Live pushes that keep coming while the writer catches up do not put the answer off.
-    chat, objects = world
+def second_round_held(chat: Chat, objects: list[Object]):
+    """stores_later's pair once the first round gave the responder 5 objects (not stored yet)
+    and the dialler began a second round, whose sums wait."""
     dialler, responder, wire = stores_later(chat, objects, 5)
     wire.pump()
     dialler.reconcile(wire.clock.now)
     wire.pump()
+    return dialler, responder, wire
+
+
+def test_a_round_waits_only_for_the_objects_that_came_before_it(world):
+    # Live pushes that keep coming while the writer catches up do not put the answer off.
+    chat, objects = world
+    dialler, _, wire = second_round_held(chat, objects)
     live = [chat.post("alice", "general", f"live {n}") for n in range(3)]
     dialler.store.add([o.raw for o in live])
     dialler.push([o.raw for o in live], [o.id for o in live])
@@ -264,10 +271,7 @@ def test_a_round_waits_only_for_the_objects_that_came_before_it(world):
 
 def test_a_round_begun_while_the_last_is_unanswered_is_a_fault(world):
     chat, objects = world
-    dialler, responder, wire = stores_later(chat, objects, 5)
-    wire.pump()
-    dialler.reconcile(wire.clock.now)
-    wire.pump()
+    dialler, responder, wire = second_round_held(chat, objects)
     inject(dialler, responder, [frame({"t": "sums", "r": 3, "ss": []})], wire.clock.now)
     wire.drain(responder)
     [ended] = wire.events(responder, Closed)
