@@ -1,11 +1,11 @@
 """Ingest 200,000 signed posts (50 channels, 200 authors) as a node stores what peers send
-(sync._storing): the signature helpers check each 250 objects as they come, while one writer
-thread stores the batches before them (up to sync._storing.INGEST_BATCH in a transaction,
-Replica.ingest_checked). Then, in the same run and into fresh replicas, the same posts one
-`Replica.ingest` call of BATCH at a time (a check, then a store: how a command or the window
-stores), and the same number of messages with a conversation mix among them (bench/_corpus.Mix:
-reactions on 20% of messages, 5% of them taken back, 5% of messages edited; about 1.47 objects
-per message), pipelined.
+(sync._storing itself): the signature helpers check each 250 objects as they come, while one
+writer thread stores the batches before them (up to sync._storing.INGEST_BATCH in a
+transaction, Replica.ingest_checked). Then, in the same run and into fresh replicas, the same
+posts one `Replica.ingest` call of BATCH at a time (a check, then a store: how a command or the
+window stores), and the same number of messages with a conversation mix among them
+(bench/_corpus.Mix: reactions on 20% of messages, 5% of them taken back, 5% of messages edited;
+about 1.47 objects per message), pipelined.
 
 Reports posts/s and, in the same run, raw single-core Ed25519 verify/s; for the mix, objects/s,
 messages/s and its per-object rate over the plain run's; for both, the rate over the 10,000
@@ -19,13 +19,13 @@ messages.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import resource
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,7 +37,7 @@ from bench._common import rate, report  # noqa: E402
 from bench._corpus import conversation, posts  # noqa: E402
 from core.objects import decode  # noqa: E402
 from storage import IngestResult, Replica, _verify  # noqa: E402
-from sync._storing import INGEST_BATCH  # noqa: E402
+from sync._storing import INGEST_BATCH, Storing  # noqa: E402
 
 COUNT = int(os.environ.get("HEARTH_BENCH_INGEST", 200_000))
 BATCH = 1_000
@@ -99,22 +99,48 @@ def one_call_at_a_time(replica: Replica, raws: list[bytes], done: Callable[[int]
         done(min(i + BATCH, len(raws)))
 
 
+class _Peer:
+    """What sync._storing sees of the connection the objects came on."""
+
+    def __init__(self) -> None:
+        self.session = self
+
+    def stored(self, count: int) -> None:
+        pass
+
+    def wake(self) -> None:
+        pass
+
+    def close(self, reason: str) -> None:
+        raise AssertionError(reason)
+
+    protocol_error = close
+
+
 def pipelined(replica: Replica, raws: list[bytes], done: Callable[[int], None]) -> None:
-    """As sync._storing does: checks begin as objects come (a frame of SUB_BATCH at a time),
-    and the writer thread stores one batch while the next one's are checked."""
-    with ThreadPoolExecutor(1, thread_name_prefix="hearth-store") as writer:
-        storing: tuple[Future[list[IngestResult]], int] | None = None
-        for i in range(0, len(raws), INGEST_BATCH):
-            batch = raws[i:i + INGEST_BATCH]
-            checking = [_verify.start(batch[k:k + _verify.SUB_BATCH], ahead=True)
-                        for k in range(0, len(batch), _verify.SUB_BATCH)]
-            if storing is not None:
-                _added(storing[0].result())
-                done(storing[1])
-            storing = writer.submit(replica.ingest_checked, checking), i + len(batch)
-        if storing is not None:
-            _added(storing[0].result())
-            done(storing[1])
+    """Through sync._storing, as a node stores what a peer sends: checks begin as each frame
+    (SUB_BATCH objects) comes, and the writer thread stores one batch while the next ones'
+    are checked."""
+    held = 0
+
+    def stored(frames: list, results: list[IngestResult]) -> None:
+        nonlocal held
+        _added(results)
+        held += len(results)
+        done(held)
+
+    async def run() -> None:
+        storing = Storing(replica, stored, lambda connection, event: None)
+        peer = _Peer()
+        try:
+            for k in range(0, len(raws), _verify.SUB_BATCH):
+                storing.objects(peer, raws[k:k + _verify.SUB_BATCH])
+                await asyncio.sleep(0)  # the loop turns, as between frames
+            await storing.async_drain()
+        finally:
+            storing.close()
+
+    asyncio.run(run())
 
 
 def _added(results: list[IngestResult]) -> None:
