@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ._sql import chunks, placeholders
+
 if TYPE_CHECKING:
     from .replica import Replica
 
@@ -26,14 +28,24 @@ class Outbox:
                 "SELECT COALESCE(MAX(oid), 0) FROM objects").fetchone()[0]
 
     def stored_since(self, sequence: int, limit: int
-                     ) -> list[tuple[int, bytes, bytes, bytes, int]]:
-        """(sequence, id, raw, stream, stream class) of objects stored after `sequence`,
-        oldest first."""
+                     ) -> list[tuple[int, bytes, bytes, int]]:
+        """(sequence, id, stream, stream class) of objects stored after `sequence`, oldest
+        first (their raw objects: `raws`, read only for a peer that gets them)."""
         with self._replica._lock:
             return self._replica.conn.execute(
-                "SELECT o.oid, o.id, o.raw, o.stream, coalesce(s.class, 0) FROM objects o "
+                "SELECT o.oid, o.id, o.stream, coalesce(s.class, 0) FROM objects o "
                 "LEFT JOIN item_streams s ON s.stream = o.stream "
                 "WHERE o.oid > ? ORDER BY o.oid LIMIT ?", (sequence, limit)).fetchall()
+
+    def raws(self, sequences: list[int]) -> dict[int, bytes]:
+        """The raw objects stored under these sequence numbers (a purged one is absent)."""
+        found: dict[int, bytes] = {}
+        with self._replica._lock:
+            for part in chunks(sequences):
+                found.update(self._replica.conn.execute(
+                    f"SELECT oid, raw FROM objects WHERE oid IN ({placeholders(len(part))})",
+                    part))
+        return found
 
     def delivered_sequence(self) -> int:
         """Objects up to this storage sequence number have reached at least one peer."""

@@ -712,22 +712,26 @@ class SyncService:
                 return
             self._announced = rows[-1][0]
             ids = [row[1] for row in rows]
-            raws = [row[2] for row in rows]
-            streams = [(row[3], row[4]) for row in rows]
-            reached = False
+            # Per connected peer, what it gets: a joiner's catch-up came from its one peer, so
+            # no raw object is read back for it.
+            pushes = []
             for connection in self.connections.values():
+                if not connection.session.connected:
+                    continue
                 theirs = received.get(id(connection)) if received else None
-                if theirs:
-                    keep = [n for n, oid in enumerate(ids) if oid not in theirs]
-                    if keep:
-                        connection.push([raws[n] for n in keep], [ids[n] for n in keep],
-                                        [streams[n] for n in keep])
-                else:
-                    connection.push(raws, ids, streams)
-                reached = reached or connection.session.connected
+                keep = [n for n, oid in enumerate(ids) if oid not in theirs] if theirs \
+                    else range(len(ids))
+                pushes.append((connection, keep))
+            wanted = sorted({rows[n][0] for _, keep in pushes for n in keep})
+            raws = self.replica.outbox.raws(wanted) if wanted else {}
+            for connection, keep in pushes:
+                sent = [n for n in keep if rows[n][0] in raws]
+                if sent:
+                    connection.push([raws[rows[n][0]] for n in sent], [ids[n] for n in sent],
+                                    [(rows[n][2], rows[n][3]) for n in sent])
             came = {} if source is None or source.session.peer_key is None else _moved(source)
             self.on_event(SyncEvent("objects", {"ids": ids} | came))
-            if reached:
+            if pushes:
                 self._delivered(self._announced)
 
     def _delivered(self, sequence: int) -> None:
