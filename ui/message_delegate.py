@@ -4,13 +4,8 @@ day separator above the first row of each local day, the text, links and mention
 "(edited)" and "sending…" marks, reaction chips, the reply count or a "replied to a thread"
 line, a continuation row's time in the avatar gutter on hover, on a post a moderator hid
 (only a moderator's list has one) a "Hidden by a moderator" note above its dimmed text, and a
-message's files under its text: an image as its thumbnail (decoded once from Attachment.thumb,
-bounded, at most THUMB_MAX pixels a side, clicked to see it full size), any other file as a card
-with a page glyph, its name and size ("Kept here" after them when pinned), a progress bar
-while it arrives (the view's `file_progress`, from the bridge's fileProgress) and Download, or
-Open and Save as…; a pinned image says so in its tooltip. A message with files and no text
-has no text line. File boxes have the same height in every state, so a download never moves
-the rows.
+message's files under its text (ui/file_boxes.py: thumbnails and file cards). A message with
+files and no text has no text line.
 
 Text is laid out once per (message, text, width) and cached; ui/message_body.py lays it out
 (plain text on the fast path, Markdown through Qt's md4c, made safe). Code blocks are drawn on
@@ -28,9 +23,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import (
-    QBuffer,
-    QByteArray,
-    QIODevice,
     QModelIndex,
     QPoint,
     QPointF,
@@ -46,10 +38,8 @@ from PySide6.QtGui import (
     QFontDatabase,
     QFontMetrics,
     QGuiApplication,
-    QImageReader,
     QPainter,
     QPalette,
-    QPixmap,
     QRegion,
     QTextDocument,
     QTextLayout,
@@ -61,10 +51,10 @@ from PySide6.QtWidgets import (
     QToolTip,
 )
 
-from app.records import Attachment, Message, Reaction
+from app.records import Message, Reaction
 
-from . import _files, _markdown, _rows, avatars
-from .file_icons import paint_file_glyph
+from . import _markdown, _rows, avatars
+from .file_boxes import FileBoxes, file_tip
 from .message_body import CODE_PAD, HIDDEN_OPACITY, Body, BodyLayouter, Code, Note, alpha
 from .models import MessageListModel
 from .theme import scaled
@@ -97,16 +87,6 @@ LAYOUT_CACHE = 800  # laid-out rows kept for painting and hit-testing (a few scr
 HEIGHT_CACHE = 250_000  # measured heights kept (cheap); cleared whole when it grows past this
 CHIP_CACHE = 2_000
 NO_ROOM = 1 << 30  # the "right edge" of text that ends in a code block: marks go below
-FILE_GAP = 6  # above each file under a message
-CARD_MAX = 420  # a file card's widest
-CARD_PAD = 8  # inside a file card
-GLYPH_WIDTH = 30  # a card's page glyph
-BUTTON_GAP = 14  # between a card's buttons
-PROGRESS_HEIGHT = 3  # the bar in a card's foot (or an image's) while the file arrives
-THUMB_CACHE = 300  # decoded thumbnails kept
-THUMB_LIMIT_MB = 8  # what decoding one thumbnail may allocate (they are <= 12 KiB JPEGs)
-THUMB_MOST = 1024  # a thumbnail claiming a bigger side is not one: not decoded
-FILE_ACTIONS = {"download": "Download", "open": "Open", "save": "Save as…"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,8 +145,7 @@ class MessageDelegate(QStyledItemDelegate):
         self._name_colors: dict[tuple[bytes, int], QColor] = {}
         # How far each code block is scrolled sideways: (message id, block) -> pixels.
         self.code_offsets: dict[tuple[bytes, int], float] = {}
-        # Decoded thumbnails by the file's list id (None: it would not decode).
-        self._thumbs: OrderedDict[tuple[bytes, bytes], QPixmap | None] = OrderedDict()
+        self.files = FileBoxes(view)
         self.reset()
 
     def reset(self) -> None:
@@ -209,8 +188,7 @@ class MessageDelegate(QStyledItemDelegate):
         self.hidden_note = Note(_rows.HIDDEN_NOTE, self.time_font)
         palette = self._view.palette()
         self.bodies = BodyLayouter(palette, self._line_height, self.code_family)
-        self._card_height = (2 * CARD_PAD + self._name_metrics.height() + HEADER_GAP
-                             + small.height())
+        self.files.reset(self.name_font, self.time_font, self.replies_font)
         # The text of a message that has only files: no line at all.
         self._no_text = Body(QTextLayout(""), None, 0.0, 0, float(small.ascent()), None, 0.0,
                              [], False, [], [])
@@ -373,7 +351,7 @@ class MessageDelegate(QStyledItemDelegate):
         if not fits:
             height += self._mark_height()
         if message.files:
-            height += self.files_height(message.files, width)
+            height += self.files.height(message.files, width)
         thread = False
         if message.reactions or message.replies or message.reply_to is not None:
             thread, replies = self._lines(message)
@@ -389,173 +367,6 @@ class MessageDelegate(QStyledItemDelegate):
             rgb = _rows.name_rgb(author, (base.red(), base.green(), base.blue()))
             color = self._name_colors[key] = QColor(*rgb)
         return color
-
-    # Files -------------------------------------------------------------------------------------
-
-    def files_height(self, files: tuple[Attachment, ...], width: int) -> int:
-        """What a message's files take under its text (a gap above each)."""
-        return sum(FILE_GAP + self._file_size(attachment, width).height()
-                   for attachment in files)
-
-    def _file_size(self, attachment: Attachment, width: int) -> QSize:
-        if _files.shows_inline(attachment):
-            w, h = attachment.width, attachment.height
-            if w <= 0 or h <= 0:  # not told: the thumbnail's own shape
-                thumb = self.thumbnail(attachment)
-                w, h = (thumb.width(), thumb.height()) if thumb is not None else (0, 0)
-            return QSize(*_files.fit(w, h, min(width, _files.THUMB_MAX)))
-        return QSize(min(width, CARD_MAX), self._card_height)
-
-    def thumbnail(self, attachment: Attachment) -> QPixmap | None:
-        """The file's thumbnail, decoded once (bounded: a thumbnail is small, and one that
-        claims to be large or will not decode is not drawn)."""
-        key = (attachment.list, attachment.thumb)  # another message may name the same list
-        if key in self._thumbs:
-            self._thumbs.move_to_end(key)
-            return self._thumbs[key]
-        pixmap = None
-        buffer = QBuffer()
-        buffer.setData(QByteArray(attachment.thumb))
-        buffer.open(QIODevice.OpenModeFlag.ReadOnly)
-        reader = QImageReader(buffer)
-        reader.setAllocationLimit(THUMB_LIMIT_MB)
-        size = reader.size()
-        if 0 < size.width() <= THUMB_MOST and 0 < size.height() <= THUMB_MOST:
-            image = reader.read()
-            if not image.isNull():
-                pixmap = QPixmap.fromImage(image)
-        buffer.close()
-        self._thumbs[key] = pixmap
-        if len(self._thumbs) > THUMB_CACHE:
-            self._thumbs.popitem(last=False)
-        return pixmap
-
-    def _progress(self, attachment: Attachment):
-        """The file's latest FileProgress while it arrives here, else None."""
-        progress = getattr(self._view, "file_progress", {}).get(attachment.list)
-        return progress if progress is not None and not attachment.complete \
-            and not progress.done else None
-
-    def card_detail(self, attachment: Attachment) -> str:
-        """A card's second line: how much has arrived while it arrives, else its size and
-        kind, and "Kept here" when it is pinned."""
-        progress = self._progress(attachment)
-        if progress is not None:
-            return _files.progress_label(progress.have, attachment.size)
-        detail = f"{_files.size_label(attachment.size)} · {_files.kind_label(attachment)}"
-        return f"{detail} · {kept_label(attachment)}" if attachment.pinned else detail
-
-    def _card_actions(self, attachment: Attachment) -> list[str]:
-        if attachment.complete:
-            return ["open", "save"]
-        return [] if self._progress(attachment) is not None else ["download"]
-
-    def _file_parts(self, files: tuple[Attachment, ...], x: int, top: int, width: int
-                    ) -> tuple[tuple[tuple[QRect, int], ...], tuple[tuple[QRect, int, str], ...],
-                               int]:
-        """Where a message's files go from `top` down, what clicking them does, and where
-        they end."""
-        boxes: list[tuple[QRect, int]] = []
-        actions: list[tuple[QRect, int, str]] = []
-        metrics = self._replies_metrics
-        for i, attachment in enumerate(files):
-            top += FILE_GAP
-            box = QRect(QPoint(x, top), self._file_size(attachment, width))
-            boxes.append((box, i))
-            if _files.shows_inline(attachment):
-                actions.append((box, i, "view"))
-            else:
-                right = box.right() - CARD_PAD
-                for action in reversed(self._card_actions(attachment)):
-                    label = FILE_ACTIONS[action]
-                    w = metrics.horizontalAdvance(label)
-                    actions.append((QRect(right - w + 1, box.center().y() - metrics.height() // 2,
-                                          w, metrics.height()), i, action))
-                    right -= w + BUTTON_GAP
-            top = box.bottom() + 1
-        return tuple(boxes), tuple(actions), top
-
-    def _paint_files(self, painter: QPainter, message: Message, parts: RowParts,
-                     palette: QPalette, group: QPalette.ColorGroup, faded: float) -> None:
-        quiet = palette.color(group, QPalette.ColorRole.PlaceholderText)
-        text = palette.color(group, QPalette.ColorRole.Text)
-        link = palette.color(group, QPalette.ColorRole.Link)
-        border = alpha(palette.color(group, QPalette.ColorRole.Mid), 170)
-        painter.save()
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
-        painter.setOpacity(faded)
-        labels = {(i, action): rect for rect, i, action in parts.file_actions}
-        for box, i in parts.files:
-            attachment = message.files[i]
-            progress = self._progress(attachment)
-            outline = QRectF(box).adjusted(0.5, 0.5, -0.5, -0.5)
-            if _files.shows_inline(attachment):
-                thumb = self.thumbnail(attachment)
-                if thumb is not None:
-                    painter.drawPixmap(box, thumb)
-                    painter.setPen(border)
-                    painter.setBrush(Qt.BrushStyle.NoBrush)
-                else:
-                    painter.setPen(border)
-                    painter.setBrush(palette.color(group, QPalette.ColorRole.AlternateBase))
-                painter.drawRoundedRect(outline, 3, 3)
-                if progress is not None:
-                    self._paint_bar(painter, QRectF(box.left() + 4, box.bottom() - 4
-                                                    - PROGRESS_HEIGHT, box.width() - 8,
-                                                    PROGRESS_HEIGHT), progress, palette, group)
-                continue
-            painter.setPen(border)
-            painter.setBrush(palette.color(group, QPalette.ColorRole.AlternateBase))
-            painter.drawRoundedRect(outline, 5, 5)
-            glyph = QRectF(box.left() + CARD_PAD, box.top() + CARD_PAD, GLYPH_WIDTH,
-                           box.height() - 2 * CARD_PAD)
-            paint_file_glyph(painter, glyph, quiet, palette.color(group, QPalette.ColorRole.Base),
-                             _files.kind_label(attachment), self.time_font)
-            left = round(glyph.right()) + CARD_PAD
-            buttons = [labels[(i, a)] for a in FILE_ACTIONS if (i, a) in labels]
-            right = (min(r.left() for r in buttons) - BUTTON_GAP) if buttons \
-                else box.right() - CARD_PAD
-            name = self._name_metrics.elidedText(attachment.name, Qt.TextElideMode.ElideMiddle,
-                                                 max(20, right - left))
-            painter.setFont(self.name_font)
-            painter.setPen(text)
-            top = box.top() + CARD_PAD
-            painter.drawText(QRect(left, top, right - left, self._name_metrics.height()),
-                             Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, name)
-            painter.setFont(self.time_font)
-            painter.setPen(quiet)
-            detail = self.card_detail(attachment)
-            second = top + self._name_metrics.height() + HEADER_GAP
-            painter.drawText(QRect(left, second, right - left, self._small_metrics.height()),
-                             Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                             self._small_metrics.elidedText(detail, Qt.TextElideMode.ElideRight,
-                                                            max(20, right - left)))
-            if progress is not None:
-                self._paint_bar(painter, QRectF(left, box.bottom() - CARD_PAD / 2
-                                                - PROGRESS_HEIGHT + 1,
-                                                box.right() - CARD_PAD - left, PROGRESS_HEIGHT),
-                                progress, palette, group)
-            painter.setFont(self.replies_font)
-            painter.setPen(link)
-            for action in FILE_ACTIONS:
-                rect = labels.get((i, action))
-                if rect is not None:
-                    painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, FILE_ACTIONS[action])
-        painter.restore()
-
-    @staticmethod
-    def _paint_bar(painter: QPainter, rect: QRectF, progress, palette: QPalette,
-                   group: QPalette.ColorGroup) -> None:
-        radius = rect.height() / 2
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(alpha(palette.color(group, QPalette.ColorRole.Mid), 140))
-        painter.drawRoundedRect(rect, radius, radius)
-        done = QRectF(rect)
-        done.setWidth(max(rect.height(), rect.width() * _files.fraction(progress.have,
-                                                                         progress.size)))
-        painter.setBrush(palette.color(group, QPalette.ColorRole.Highlight))
-        painter.drawRoundedRect(done, radius, radius)
 
     def file_at(self, index: QModelIndex, pos: QPoint) -> tuple[int, str] | None:
         """The file and what a click at `pos` does to it, in row `index` (see RowParts)."""
@@ -624,7 +435,7 @@ class MessageDelegate(QStyledItemDelegate):
         files: tuple[tuple[QRect, int], ...] = ()
         actions: tuple[tuple[QRect, int, str], ...] = ()
         if message.files:
-            files, actions, below = self._file_parts(message.files, x, below, width)
+            files, actions, below = self.files.layout(message.files, x, below, width)
         chips: tuple[tuple[QRect, str | None], ...] = ()
         if message.reactions:
             below += EXTRA_GAP
@@ -766,9 +577,9 @@ class MessageDelegate(QStyledItemDelegate):
             self._paint_rich(painter, body, parts.body.topLeft(), palette, group, message.id)
         painter.setOpacity(1.0)
         if parts.files:
-            self._paint_files(painter, message, parts, palette, group,
-                              HIDDEN_OPACITY if message.hidden
-                              else PENDING_OPACITY if pending else 1.0)
+            self.files.paint(painter, message, parts.files, parts.file_actions, palette, group,
+                             HIDDEN_OPACITY if message.hidden
+                             else PENDING_OPACITY if pending else 1.0)
         painter.setFont(self.time_font)
         painter.setPen(quiet)
         flags = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop
@@ -1074,25 +885,3 @@ class MessageDelegate(QStyledItemDelegate):
             return file_tip(message.files[i], action)
         return None
 
-
-def kept_label(attachment: Attachment) -> str:
-    """A pinned file's quiet mark on its card: whether it is here yet."""
-    return "Kept here" if attachment.complete else "Kept here once downloaded"
-
-
-def file_tip(attachment: Attachment, action: str) -> str:
-    """What a file's tooltip says about a click on it (and that it is kept, when pinned)."""
-    described = _files.describe(attachment)
-    if action == "view":
-        tip = f"{described}\nClick to see it full size"
-    elif action == "download":
-        tip = f"Download {described} to this computer"
-    elif action == "save":
-        tip = f"Save a copy of {described}…"
-    elif _files.is_executable(attachment.name):
-        tip = f"Open {described}: it may be a program, so you are asked first"
-    else:
-        tip = f"Open {described} with this computer's application for it"
-    if attachment.pinned:
-        tip += "\nKept on this computer whatever the storage limit"
-    return tip

@@ -184,7 +184,7 @@ def test_a_pasted_image_shows_inline_at_both_ends(qtbot, window, window_b, pair)
         assert (box.width(), box.height()) == (320, 200)  # fitted, the shape kept
         assert [a for _, _, a in parts.file_actions] == ["view"]
         assert parts.body.height() == 0  # no empty text line above it
-        thumb = win.message_view.delegate.thumbnail(image)
+        thumb = win.message_view.delegate.files.thumbnail(image)
         assert thumb is not None and thumb.width() > 0
         # The row is as tall as what it draws.
         rect = win.message_view.visualRect(win.messages.index(win.messages.row_of(message_id)))
@@ -192,7 +192,7 @@ def test_a_pasted_image_shows_inline_at_both_ends(qtbot, window, window_b, pair)
     # Another message naming the same list with a picture of its own shows its own: the
     # thumbnails are not taken from one message for another.
     forged = dataclasses.replace(image, thumb=_tiny_jpeg(QColor("red")))
-    mine, theirs = (window.message_view.delegate.thumbnail(a) for a in (image, forged))
+    mine, theirs = (window.message_view.delegate.files.thumbnail(a) for a in (image, forged))
     assert theirs is not None and mine.toImage() != theirs.toImage()
     # A click on bob's thumbnail opens it full size.
     view = window_b.message_view

@@ -12,8 +12,8 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from app.records import Attachment, Message  # noqa: E402
+from ui.file_boxes import file_tip, kept_label  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
-from ui.message_delegate import file_tip, kept_label  # noqa: E402
 
 from .test_attachments_window import row_parts, with_files  # noqa: E402
 from .test_window import WAIT_MS, pair, result, window  # noqa: E402, F401
@@ -42,7 +42,7 @@ def choose(qtbot, win: MainWindow, message_id: bytes, text: str) -> None:
 
 
 def card_says(win: MainWindow, file: Attachment) -> str:
-    return win.message_view.delegate.card_detail(file)
+    return win.message_view.delegate.files.card_detail(file)
 
 
 def arrived(qtbot, win: MainWindow, message_id: bytes, count: int = 1) -> None:
