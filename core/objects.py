@@ -155,6 +155,21 @@ def parse(raw: bytes) -> tuple[Object, bytes]:
     object received, so it is written for speed: the common case costs one CBOR decode and
     one plain re-encode (the canonical check).
     """
+    raw, kind, author, ts, stream, links, body, sig, unsigned = _valid(raw)
+    return (Object(_object_id(raw), kind, author, ts, stream, tuple(links), body, sig, raw),
+            unsigned)
+
+
+def signed_part(raw: bytes) -> tuple[bytes, bytes, bytes]:
+    """`parse` for a signature helper: (author, the signed bytes, sig), and no Object (nor
+    its id) built."""
+    _, _, author, _, _, _, _, sig, unsigned = _valid(raw)
+    return author, unsigned, sig
+
+
+def _valid(raw: bytes) -> tuple:
+    """Every check `parse` makes: (raw, type, author, ts, stream, links, body, sig, the
+    signed bytes)."""
     if type(raw) is not bytes:
         raw = bytes(raw)
     if len(raw) > MAX_OBJECT_SIZE:
@@ -198,8 +213,7 @@ def parse(raw: bytes) -> tuple[Object, bytes]:
     # follows the `v` and `ts` entries: no second encoding pass is needed.
     start = 7 + _uint_size(ts)
     end = start + len(_SIG_ENTRY) + SIGNATURE_SIZE
-    return (Object(_object_id(raw), kind, author, ts, stream, tuple(links), body, sig, raw),
-            b"\xa7" + raw[1:start] + raw[end:])
+    return raw, kind, author, ts, stream, links, body, sig, b"\xa7" + raw[1:start] + raw[end:]
 
 
 def decode_trusted(raw: bytes) -> Object:
