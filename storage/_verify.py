@@ -5,8 +5,8 @@ Ed25519 verification is most of ingest's CPU time, and a thread pool does not he
 around each check holds the GIL). A multiprocessing pool would re-import the caller's main
 module in the child, so each helper is a plain subprocess (`python -m storage._verify_worker`)
 spoken to over its stdin/stdout with length-prefixed CBOR. A request is a list of raw objects;
-the helper runs every validity check on each (core.objects.signed_part, then the signature's) and
-answers one byte per object, 1 when it is valid. Only that verdict crosses back: the caller
+the helper runs every validity check on each (core.objects.signed_part, then the signature's)
+and answers one byte per object, 1 when it is valid. Only that verdict crosses back: the caller
 decodes a valid object again (a plain CBOR decode, the cheap part) and checks anything else
 itself, so a helper's answer can only ever let through what it checked.
 """
