@@ -38,7 +38,6 @@ from core.membership import (
     secret_check,
 )
 from core.objects import Object, authored, decode_trusted
-from storage import MEMBERSHIP_KINDS
 
 from .errors import WorkspaceError
 from .invite import Invite, InviteError
@@ -47,7 +46,6 @@ __all__ = ["InviteRecord", "MemberRecord", "Membership", "MembershipView", "Remo
            "invite_tag", "join_key"]
 
 _BOX_CONTEXT = b"hearth-invite-box"
-_WITHOUT_KEPT = MEMBERSHIP_KINDS - {"member/kept"}
 
 
 def _box_key(secret: bytes, tag: bytes) -> bytes:
@@ -65,15 +63,12 @@ class Membership:
     def membership(self) -> MembershipView:
         """The view of the membership objects held now (recomputed when they change)."""
         store = self.replica.membership
-        version = (store.version(), len(self.replica.admins()))
+        version = store.version()
         cached = self._membership_cache
         if cached is not None and cached[0] == version:
             return cached[1]
-        # Without the kept lists (the bulk of a big removal): storage applies them, and
-        # nothing here asks which of a removed member's objects still count.
-        view = MembershipView.compute(store.objects(_WITHOUT_KEPT), self.replica.workspace.root,
-                                      _genesis_ts(self.replica.get(self.id)),
-                                      self.replica.admins())
+        view = MembershipView.compute(store.objects(), self.replica.workspace.root,
+                                      _genesis_ts(self.replica.get(self.id)))
         self._membership_cache = (version, view)
         return view
 
@@ -285,6 +280,29 @@ class Membership:
         Documents(self).refresh_for_epoch()
         self.private_after_removal()
         return removal
+
+    def revoke_admin(self, key: bytes) -> Object:
+        """Take `key`'s admin grant back (the root only): the revocation and the ids of their
+        objects held here, which keep counting as an admin's; nothing they do after does."""
+        root = self.replica.workspace.root
+        if self.key != root:
+            raise WorkspaceError("only the workspace's creator (the root admin) can revoke admin")
+        if key == root:
+            raise WorkspaceError("the workspace's creator is always an admin")
+        if key not in self.membership().admins:
+            raise WorkspaceError("they are not an admin")
+        self.membership_busy = True
+        try:
+            revocation = authored(self.identity, "workspace/admin-revoke", stream=self.id,
+                                  body={"key": key}, now_ms=int(self.clock() * 1000),
+                                  heads=self.replica.heads(self.id))
+            held = self.replica.ids_by(key)
+            self._publish_all("member/kept", [
+                {"removal": revocation.id, "ids": held[start:start + kinds.MAX_KEPT]}
+                for start in range(0, len(held), kinds.MAX_KEPT)], first=[revocation])
+        finally:
+            self.membership_busy = False
+        return revocation
 
     def rotate(self) -> int:
         """Start a new epoch: a new secret sealed to every member (admins); returns it."""

@@ -79,8 +79,7 @@ class PrivateChannels:
         cache = self._private_cache if self._private_cache is not None else {}
         self._private_cache = cache
         store = self.replica.private
-        version = (store.version(), self.replica.membership.version(),
-                   len(self.replica.admins()))
+        version = (store.version(), self.replica.membership.version())
         cached = cache.get(channel)
         if cached is not None and cached[0] == version:
             return cached[1]
@@ -89,7 +88,7 @@ class PrivateChannels:
         if creation is None:
             raise WorkspaceError("no such private channel here")
         view = PrivateView.compute(creation, [o for o in objects if o.id != channel],
-                                   self.replica.admins(), set(self.membership().removed))
+                                   self.membership())
         cache[channel] = (version, view)
         return view
 

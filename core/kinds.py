@@ -31,7 +31,10 @@ chat (cable's semantics and limits)
                 characters}  (taken back by a post/delete of the post/react)
 workspace
 - workspace/genesis     {name: str 1..64 codepoints, nonce: bytes 16}  (stream: 32 zero bytes)
-- workspace/admin-grant {key: key}
+- workspace/admin-grant {key: key}  (the root made `key` an admin)
+- workspace/admin-revoke {key: key}  (the root took it back; per key the root's latest of the
+                  two counts, and `member/kept` lists naming the revocation keep what the
+                  former admin did before it: core/membership.py "Authority")
 - channel/policy        {channel: name, policies: [policy dict, 0..64]}  (core.policy dicts)
 documents
 - doc/root       {title: str 1..256, editors: [key, 1..64 distinct], nonce: bytes 16}
@@ -540,6 +543,7 @@ KINDS: dict[str, tuple[frozenset[str], Callable[[dict], None]]] = {
     "post/react": (frozenset({"channel", "target", "emoji"}), _react),
     "workspace/genesis": (frozenset({"name", "nonce"}), _genesis),
     "workspace/admin-grant": (frozenset({"key"}), _id_field("key")),
+    "workspace/admin-revoke": (frozenset({"key"}), _id_field("key")),
     "channel/policy": (frozenset({"channel", "policies"}), _policy),
     "doc/root": (frozenset({"title", "editors", "nonce"}), _doc_root),
     "doc/title": (frozenset({"title"}), lambda b: _str(b["title"], "title", 1, MAX_TITLE)),

@@ -1,17 +1,24 @@
-"""Who is a member of a workspace, and which invite still admits: a view of the membership
-objects held (core/kinds.py: invite/create, invite/revoke, member/admit, member/remove,
-member/kept, workspace/key), the same on every computer that holds the same objects, whatever
-their order (docs/ARCHITECTURE.md "Members and invites").
+"""Who is a member of a workspace, who holds an admin's power, and which invite still admits:
+a view of the membership objects held (core/kinds.py: invite/create, invite/revoke,
+member/admit, member/remove, member/kept, workspace/key, and the root's workspace/admin-grant
+and workspace/admin-revoke), the same on every computer that holds the same objects, whatever
+their order (docs/ARCHITECTURE.md "Members and invites", "Authority").
 
-The objects are taken in (ts, id) order, which within the workspace stream follows causality
+Authority follows what signed objects prove, never an author's clock. Removals are decided
+first (`Authority`): by seniority (the root's, then each admin's in the order the root made
+them admins), each counting only while its author holds an admin's power for it. What a
+removed member wrote counts only where the removal kept it: the ids its author listed in
+`member/kept` objects, the removed member's objects the remover held (the causal past of the
+removal). Everything else of theirs counts for nothing, of any kind: an admission, an invite,
+a revocation or a seal they backdate before their removal counts nowhere.
+
+The rest is taken in (ts, id) order, which within the workspace stream follows causality
 (core.causal: an object is dated after the heads it links to), and each counts only if its
-author is a member by then (removals: an admin). The root admin is a member from the genesis.
-An admission counts while its invite admits: made by a member who still is one, not revoked
-before (by its creator or an admin), not expired at the admission's time, and among its first
-`uses` admissions. A removal takes the key out (the root cannot be removed); a later admission
-brings it back. What a removed member wrote counts only where the removal kept it: the ids its
-author listed in `member/kept` objects, the removed member's objects the remover held (the
-causal past of the removal); everything else of theirs counts for nothing.
+author is a member by then. The root admin is a member from the genesis. An admission counts
+while its invite admits: made by a member who still is one, not revoked before (by its creator
+or an admin), not expired at the admission's time, and among its first `uses` admissions. A
+removal takes the key out (the root cannot be removed) and ends their admin grant; a later
+admission brings them back (as a member: admin again only by a new grant).
 """
 
 from __future__ import annotations
@@ -137,6 +144,9 @@ class MembershipView:
     recipients: dict[int, frozenset[bytes]] = field(default_factory=dict)
     # epoch -> when its winning rotation was made (ms)
     since: dict[int, int] = field(default_factory=dict)
+    admins: frozenset[bytes] = frozenset()  # the root, and those the root made admin now
+    # ids of objects by former admins that the end of their grant kept: they count as an admin's
+    admin_kept: frozenset[bytes] = frozenset()
 
     @property
     def epoch(self) -> int:
@@ -145,30 +155,46 @@ class MembershipView:
 
     @classmethod
     def compute(cls, objects: Iterable[Object], root: bytes, root_since_ms: int,
-                admins: set[bytes]) -> MembershipView:
+                admins: Iterable[bytes] = ()) -> MembershipView:
+        """The view of `objects` (membership objects and the root's admin grants and
+        revocations); `admins`: keys taken as granted before any of them (tests)."""
+        ordered = sorted(objects, key=lambda o: (o.ts, o.id))
         view = cls({root: MemberRecord(root, root_since_ms, admin=True)})
-        kept: dict[tuple[bytes, bytes], set[bytes]] = {}  # (removal, author) -> ids
+        authority = Authority.compute(ordered, root, admins)
+        view.admins, view.admin_kept = authority.admins, authority.admin_kept
+        gone = authority.removed  # what the removals decided, before anyone came back
+        back: dict[bytes, tuple[int, bytes]] = {}  # a removed key admitted again: from when
         keys: list[tuple[Object, bool]] = []  # workspace/key objects, with: author a member then
-        for obj in sorted(objects, key=lambda o: (o.ts, o.id)):
+        for obj in ordered:
+            removal = gone.get(obj.author)
+            if (removal is not None and obj.id not in removal.kept
+                    and not (obj.author in back and (obj.ts, obj.id) > back[obj.author])):
+                continue  # written outside what the removal kept: counts nowhere
             kind = obj.type
             if kind == "invite/create":
                 view._invite(obj)
             elif kind == "invite/revoke":
-                view._revoke(obj, admins)
+                view._revoke(obj)
             elif kind == "member/admit":
-                view._admit(obj, admins)
+                if view._admit(obj):
+                    back[obj.body["key"]] = (obj.ts, obj.id)
             elif kind == "member/remove":
-                view._remove(obj, admins, root)
-            elif kind == "member/kept":
-                kept.setdefault((obj.body["removal"], obj.author), set()).update(
-                    obj.body["ids"])
+                decided = gone.get(obj.body["key"])
+                if decided is not None and decided.removal == obj.id:
+                    view._remove(decided)
             elif kind == "workspace/key":
                 keys.append((obj, obj.author in view.members))
-        for key, removal in view.removed.items():
-            view.removed[key] = replace(removal, kept=frozenset(
-                kept.get((removal.removal, removal.by), ())))
-        view._epochs(keys, admins)
+        view.admins = authority.admins - set(view.removed)
+        for key, member in view.members.items():
+            if member.admin != (key in view.admins):
+                view.members[key] = replace(member, admin=key in view.admins)
+        view._epochs(keys)
         return view
+
+    def acts_as_admin(self, author: bytes, object_id: bytes) -> bool:
+        """Whether an object counts with an admin's power: its author is an admin now, or was
+        one and the end of their grant (a removal or the root's revocation) kept it."""
+        return author in self.admins or object_id in self.admin_kept
 
     def _invite(self, obj: Object) -> None:
         body = obj.body
@@ -179,47 +205,45 @@ class MembershipView:
                                             counts=obj.author in self.members)
         self.by_tag[body["tag"]] = obj.id
 
-    def _revoke(self, obj: Object, admins: set[bytes]) -> None:
+    def _revoke(self, obj: Object) -> None:
         invite = self.invites.get(obj.body["invite"])
         if invite is None or invite.revoked_ms is not None:
             return
-        if obj.author == invite.creator or obj.author in admins:
+        if obj.author == invite.creator or self.acts_as_admin(obj.author, obj.id):
             self.invites[invite.id] = replace(invite, revoked_ms=obj.ts)
 
-    def _admit(self, obj: Object, admins: set[bytes]) -> None:
+    def _admit(self, obj: Object) -> bool:
+        """Count an admission; whether it brought a removed member back."""
         key, invite_id = obj.body["key"], obj.body["invite"]
         if obj.author not in self.members or key in self.members:
-            return
+            return False
         if invite_id is not None:
             invite = self.invites.get(invite_id)
             if invite is None or invite.refusal(obj.ts) is not None:
-                return
+                return False
             self.invites[invite_id] = replace(invite, used=invite.used + 1)
-        self.members[key] = MemberRecord(key, obj.ts, obj.author, invite_id,
-                                         admin=key in admins)
-        if key in self.removed:  # admitted again
-            del self.removed[key]
-            for invite in self.invites.values():
-                if invite.creator == key and invite.creator_removed:
-                    self.invites[invite.id] = replace(invite, creator_removed=False)
-
-    def _remove(self, obj: Object, admins: set[bytes], root: bytes) -> None:
-        key = obj.body["key"]
-        if (obj.author not in admins or obj.author not in self.members or key == root
-                or key in self.removed):
-            return
-        # Also someone with no admission here: a member from before member records.
-        self.members.pop(key, None)
-        self.removed[key] = RemovalRecord(key, obj.id, obj.author, obj.ts, obj.body["reason"])
+        self.members[key] = MemberRecord(key, obj.ts, obj.author, invite_id)
+        if key not in self.removed:
+            return False
+        del self.removed[key]  # admitted again
         for invite in self.invites.values():
-            if invite.creator == key:
+            if invite.creator == key and invite.creator_removed:
+                self.invites[invite.id] = replace(invite, creator_removed=False)
+        return True
+
+    def _remove(self, removal: RemovalRecord) -> None:
+        # Also someone with no admission here: a member from before member records.
+        self.members.pop(removal.key, None)
+        self.removed[removal.key] = removal
+        for invite in self.invites.values():
+            if invite.creator == removal.key:
                 self.invites[invite.id] = replace(invite, creator_removed=True)
 
-    def _epochs(self, keys: list[tuple[Object, bool]], admins: set[bytes]) -> None:
+    def _epochs(self, keys: list[tuple[Object, bool]]) -> None:
         rotations: dict[int, dict[bytes, list[Object]]] = {}
         for obj, by_member in keys:
             epoch = obj.body["epoch"]
-            if epoch >= 1 and by_member and obj.author in admins:
+            if epoch >= 1 and by_member and self.acts_as_admin(obj.author, obj.id):
                 rotations.setdefault(epoch, {}).setdefault(obj.author, []).append(obj)
         for epoch, by_author in rotations.items():
             winner = min(by_author)
@@ -254,3 +278,75 @@ class MembershipView:
         once, each rotation sealed to the other's removed member): an admin rotates again."""
         recipients = self.recipients.get(self.epoch)
         return bool(recipients) and any(key in self.removed for key in recipients)
+
+
+@dataclass(frozen=True)
+class Authority:
+    """Who holds an admin's power, and who was removed with which of their objects kept:
+    what every view asks before an object that grants or uses power counts.
+
+    Only the root grants admin (`workspace/admin-grant`) and takes it back
+    (`workspace/admin-revoke`): per key, the root's latest of the two decides, in the root's
+    own (ts, id) order. Removals are decided by seniority, never by their authors' clocks: the
+    root's first, then each admin's in the order the root made them admins, so a removed admin
+    cannot backdate a removal of whoever removed them. A removal counts when its author holds
+    an admin's power for it (an admin now, or one whose grant's end kept it) and its target is
+    neither the root nor removed already. A removal ends its target's grant; what the removal
+    (or the root's revocation) kept of a former admin's objects still counts as an admin's."""
+
+    admins: frozenset[bytes]
+    admin_kept: frozenset[bytes]
+    removed: dict[bytes, RemovalRecord]
+
+    @classmethod
+    def compute(cls, ordered: list[Object], root: bytes,
+                admins: Iterable[bytes] = ()) -> Authority:
+        grants: dict[bytes, Object | None] = dict.fromkeys(admins)  # key -> grant in force
+        ended: dict[bytes, Object] = {}  # key -> the root's revocation of their grant
+        kept: dict[tuple[bytes, bytes], set[bytes]] = {}  # (ending, its author) -> ids
+        removals: list[Object] = []
+        for obj in ordered:
+            if obj.type in ("workspace/admin-grant", "workspace/admin-revoke"):
+                if obj.author != root or obj.body["key"] == root:
+                    continue
+                key = obj.body["key"]
+                if obj.type == "workspace/admin-grant":
+                    grants[key] = obj
+                    ended.pop(key, None)
+                elif key in grants:
+                    del grants[key]
+                    ended[key] = obj
+            elif obj.type == "member/remove":
+                removals.append(obj)
+            elif obj.type == "member/kept":
+                kept.setdefault((obj.body["removal"], obj.author), set()).update(obj.body["ids"])
+
+        def rank(obj: Object) -> tuple:
+            if obj.author == root:
+                return (0, 0, b"")
+            grant = grants.get(obj.author, False)
+            if grant is False:
+                ending = ended.get(obj.author)
+                return (2, ending.ts, ending.id) if ending else (3, 0, b"")
+            return (1, grant.ts, grant.id) if grant else (1, -1, b"")
+
+        # key -> what the end of their grant kept of their objects (a revocation's list)
+        former = {key: set(kept.get((revocation.id, root), ()))
+                  for key, revocation in ended.items()}
+        removed: dict[bytes, RemovalRecord] = {}
+        for obj in sorted(removals, key=lambda o: (rank(o), o.ts, o.id)):
+            key, author = obj.body["key"], obj.author
+            if key == root or key in removed:
+                continue
+            powered = author == root or author in grants or obj.id in former.get(author, ())
+            if not powered or (author in removed and obj.id not in removed[author].kept):
+                continue
+            ids = frozenset(kept.get((obj.id, author), ()))
+            removed[key] = RemovalRecord(key, obj.id, author, obj.ts, obj.body["reason"], ids)
+            grant = grants.get(key, False)
+            if grant is not False and (grant is None or (grant.ts, grant.id) < (obj.ts, obj.id)):
+                del grants[key]  # the removal ends their grant; what it kept still counts
+                former[key] = set(ids)
+            elif key in former:
+                former[key] &= ids
+        return cls(frozenset({root, *grants}), frozenset().union(*former.values()), removed)

@@ -24,8 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .objects import Object
+
+if TYPE_CHECKING:
+    from .membership import MembershipView
 
 KINDS = frozenset({"channel/members", "channel/key", "channel/name", "post/sealed"})
 
@@ -51,17 +55,22 @@ class PrivateView:
         return max(self.checks, default=0)
 
     @classmethod
-    def compute(cls, creation: Object, objects: Iterable[Object], admins: set[bytes],
-                removed: set[bytes]) -> PrivateView:
+    def compute(cls, creation: Object, objects: Iterable[Object],
+                authority: MembershipView) -> PrivateView:
+        """The channel `creation` made, from its objects; `authority` (the workspace's
+        membership view) says who holds an admin's power and what a removal kept: an object
+        its author's removal did not keep counts for nothing here either."""
         view = cls(creation.id, creation.author, bool(creation.body["dm"]), creation.ts,
                    {creation.author})
         seals: list[tuple[Object, bool]] = []
         for obj in sorted(objects, key=lambda o: (o.ts, o.id)):
             if obj.body.get("channel") != creation.id or obj.stream != creation.id:
                 continue
+            if not authority.counts(obj.author, obj.id):
+                continue
             member = obj.author in view.members
             if obj.type == "channel/members":
-                if obj.author == view.creator or obj.author in admins:
+                if obj.author == view.creator or authority.acts_as_admin(obj.author, obj.id):
                     view.members |= set(obj.body["add"])
                     view.members -= set(obj.body["remove"]) - {view.creator}
             elif obj.type == "channel/key":
@@ -71,7 +80,7 @@ class PrivateView:
                     view.name = obj
             elif obj.type == "post/sealed" and member:
                 view.posts.append(obj)
-        view.current = view.members - removed
+        view.current = view.members - set(authority.removed)
         view._keys(seals)
         return view
 

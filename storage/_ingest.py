@@ -24,7 +24,7 @@ from core.policy import Policy, evaluate
 
 from . import _conversation, _files, _membership, _moderation, _private, items
 from ._moderation import HIDDEN_MOD, HIDDEN_REMOVED, Moderator
-from ._sql import chunks, placeholders
+from ._sql import admin_act, chunks, placeholders
 
 FUTURE_MS = HORIZON_MS
 # The hidden bit set of the views' rows (shown only when 0; a moderator's read also shows
@@ -69,12 +69,17 @@ class Batch:
             self._admins = {row[0] for row in self.conn.execute("SELECT key FROM admins")}
         return self._admins
 
+    def acts_as_admin(self, author: bytes, object_id: bytes) -> bool:
+        """core.membership.MembershipView.acts_as_admin over the replica's tables."""
+        return author in self.admins or self.conn.execute(
+            "SELECT 1 FROM admin_kept WHERE id = ?", (object_id,)).fetchone() is not None
+
     def policies(self, channel: str) -> list[Policy]:
         """The policy list in force in `channel`: the latest one an admin wrote."""
         if channel not in self._policies:
             row = self.conn.execute(
-                "SELECT body FROM policies WHERE channel = ? AND author IN "
-                "(SELECT key FROM admins) ORDER BY ts DESC, id DESC LIMIT 1", (channel,)
+                f"SELECT body FROM policies WHERE channel = ? AND {admin_act()} "
+                "ORDER BY ts DESC, id DESC LIMIT 1", (channel,)
             ).fetchone()
             self._policies[channel] = (
                 [Policy.from_dict(item) for item in loads(row[0])] if row else []
@@ -145,13 +150,18 @@ class Batch:
         by_kind: dict[str, list[Object]] = {}
         for obj in objects:
             by_kind.setdefault(obj.type, []).append(obj)
-        # Admins first (they decide what policies and deletes count), then policies, then
-        # posts, and deletes last, so that everything a delete may target is in place.
-        granted = [key for obj in by_kind.get("workspace/admin-grant", ())
-                   if (key := self._grant(obj)) is not None]
+        # Who holds power first (removals, admins: they decide what policies, roles, hides
+        # and deletes count), then policies, then posts, and deletes last, so that everything
+        # a delete may target is in place.
+        changed: set[bytes] = set()
+        if _membership.record(self.conn, ws, objects, oids) and \
+                _membership.may_change_removals(self.conn, objects):
+            changed = _membership.refresh(self)
+            self._admins = None
+            self._policies.clear()
         touched = {self._policy_object(obj, oids[obj.id])
                    for obj in by_kind.get("channel/policy", ())}
-        for key in granted:  # a new admin's earlier policies now count
+        for key in changed:  # policies of those whose power changed count, or stop counting
             touched.update(row[0] for row in self.conn.execute(
                 "SELECT DISTINCT channel FROM policies WHERE author = ?", (key,)))
         for channel in touched - {None}:
@@ -168,27 +178,20 @@ class Batch:
                 self._state(obj, oids[obj.id])
         for obj in by_kind.get("post/info", ()):
             self._info(obj, oids[obj.id])
-        # Moderators' hides, and the actions that count or stop counting with new admins and
-        # roles (the posts stored above took the hides held before: mod_bit).
+        # Moderators' hides, and the actions that count or stop counting with the power that
+        # changed and the roles (the posts stored above took the hides held before: mod_bit).
         hidden = moderator.actions(by_kind.get("mod/hide", ()), oids)
-        hidden |= moderator.granted(granted)
+        hidden |= moderator.granted(changed)
         for channel, key in roles:
             hidden |= moderator.recount(key, channel)
         moderator.refresh(hidden)
         for obj in by_kind.get("post/delete", ()):
             self._delete(obj, oids[obj.id])
-        for key in granted:  # and so do a new admin's earlier deletes
-            pending = self.conn.execute(
-                "SELECT o.raw, o.oid FROM delete_targets d JOIN objects o "
-                "ON o.oid = d.delete_oid WHERE o.author = ? GROUP BY o.oid", (key,)).fetchall()
-            for raw, oid in pending:
-                self._delete(decode_trusted(raw), oid, record=False)
+        for key in changed:  # and so do their deletes
+            self._redecide_deletes(key)
         unkept = [(oids[o.id],) for o in objects if self.removed_bit(o.id, o.author)]
         self.conn.executemany("INSERT OR IGNORE INTO unkept (oid) VALUES (?)", unkept)
-        _membership.record(self.conn, self.ws.id, objects, oids)
         _private.record(self.conn, self.ws.id, objects, oids)
-        if _membership.may_change_removals(self.conn, objects, bool(granted)):
-            _membership.refresh(self)
         self._arrived_targets(list(oids))
 
     def reindex(self, held: list[tuple[int, bytes]], *, moderation: bool = False) -> None:
@@ -271,18 +274,6 @@ class Batch:
 
     # Workspace: admins and policies -------------------------------------------------------
 
-    def _grant(self, obj: Object) -> bytes | None:
-        """Record an admin grant the root signed; returns the newly granted key."""
-        if obj.author != self.ws.root or obj.stream != self.ws.id:
-            return None
-        key = obj.body["key"]
-        if key in self.admins:
-            return None
-        self.conn.execute("INSERT INTO admins (key, grant_id) VALUES (?, ?)", (key, obj.id))
-        self.admins.add(key)
-        self._policies.clear()
-        return key
-
     def _policy_object(self, obj: Object, oid: int) -> str | None:
         """Store a policy list; returns its channel if it counts (an admin wrote it)."""
         if obj.stream != self.ws.id:
@@ -291,13 +282,13 @@ class Batch:
         self.conn.execute(
             "INSERT INTO policies (oid, channel, author, ts, id, body) VALUES (?, ?, ?, ?, ?, ?)",
             (oid, channel, obj.author, obj.ts, obj.id, dumps(obj.body["policies"])))
-        return channel if obj.author in self.admins else None
+        return channel if self.acts_as_admin(obj.author, obj.id) else None
 
     def _register_policy_channel(self, channel: str) -> None:
         """A channel an admin set policies for exists, named by its earliest object."""
         row = self.conn.execute(
             "SELECT o.raw FROM policies p JOIN objects o ON o.oid = p.oid WHERE p.channel = ? "
-            "AND p.author IN (SELECT key FROM admins) ORDER BY p.ts, p.id LIMIT 1",
+            f"AND {admin_act('p')} ORDER BY p.ts, p.id LIMIT 1",
             (channel,)).fetchone()
         if row:
             obj = decode_trusted(row[0])
@@ -529,7 +520,7 @@ class Batch:
         oid, kind, author, stream, raw = row
         if kind not in kinds.DELETABLE_KINDS or stream != delete.stream:
             return
-        if delete.author != author and delete.author not in self.admins:
+        if not self._may_delete(delete, author):
             return
         obj = decode_trusted(raw)
         self.purge(oid, obj)
@@ -537,8 +528,62 @@ class Batch:
         # it, tells peers; a peer that still sends the post sees it dropped on arrival here.
         items.remove_items(self.conn, [(obj.stream, obj.ts, target)])
         self.conn.execute(
-            "INSERT OR IGNORE INTO tombstones (id, deleted_by, ts) VALUES (?, ?, ?)",
-            (target, delete.id, obj.ts))
+            "INSERT OR IGNORE INTO tombstones (id, deleted_by, ts, author) VALUES (?, ?, ?, ?)",
+            (target, delete.id, obj.ts, author))
+
+    def redecide(self, keys: set[bytes]) -> None:
+        """The policies, hides, roles and deletes of `keys`, whose power changed, count or
+        stop counting (what Batch.add does for the keys a batch changed)."""
+        self._policies.clear()
+        for (channel,) in self.conn.execute(
+                f"SELECT DISTINCT channel FROM policies WHERE author IN "
+                f"({placeholders(len(keys))})", sorted(keys)).fetchall():
+            self._register_policy_channel(channel)
+            self.rehide(channel)
+        moderator = Moderator(self)
+        moderator.refresh(moderator.granted(keys))
+        for key in keys:
+            self._redecide_deletes(key)
+
+    def _may_delete(self, delete: Object, author: bytes) -> bool:
+        """A delete counts from the target's author or with an admin's power, and never when
+        its author's removal did not keep it."""
+        if self.removed_bit(delete.id, delete.author):
+            return False
+        return delete.author == author or self.acts_as_admin(delete.author, delete.id)
+
+    def _redecide_deletes(self, key: bytes) -> None:
+        """`key`'s power changed: their deletes that count now are honoured, and a tombstone
+        left by one that no longer counts is lifted, so the post can be synced again (from a
+        peer that never honoured it). Tombstones from before version 15 do not name their
+        post's author: those are lifted only when the removal did not keep the delete."""
+        deletes = [decode_trusted(raw) for (raw,) in self.conn.execute(
+            "SELECT raw FROM objects WHERE author = ? AND type = 'post/delete'", (key,))]
+        for delete in deletes:
+            for target in delete.body["targets"]:
+                tomb = self.conn.execute(
+                    "SELECT ts, author FROM tombstones WHERE id = ? AND deleted_by = ?",
+                    (target, delete.id)).fetchone()
+                if tomb is None:
+                    self._honour(delete, target)
+                    continue
+                ts, author = tomb
+                if author is None and not self.removed_bit(delete.id, delete.author):
+                    continue
+                if author is not None and self._may_delete(delete, author):
+                    continue
+                self.conn.execute("DELETE FROM tombstones WHERE id = ?", (target,))
+                for (raw,) in self.conn.execute(  # another delete of it may still count
+                        "SELECT o.raw FROM delete_targets d JOIN objects o "
+                        "ON o.oid = d.delete_oid WHERE d.target = ? AND o.id != ?",
+                        (target, delete.id)).fetchall():
+                    other = decode_trusted(raw)
+                    if author is not None and other.stream == delete.stream and \
+                            self._may_delete(other, author):
+                        self.conn.execute(
+                            "INSERT INTO tombstones (id, deleted_by, ts, author) "
+                            "VALUES (?, ?, ?, ?)", (target, other.id, ts, author))
+                        break
 
     def purge(self, oid: int, obj: Object) -> None:
         """Remove an object's content and every index entry, and recompute what it fed."""
@@ -586,8 +631,8 @@ class Batch:
                     "WHERE channel = ? AND kind = ? AND hidden = ? ORDER BY ts, id LIMIT 1",
                     (channel, kind, hidden)).fetchone())
         first.append(self.conn.execute(
-            "SELECT ts, id, oid FROM policies WHERE channel = ? AND author IN "
-            "(SELECT key FROM admins) ORDER BY ts, id LIMIT 1", (channel,)).fetchone())
+            f"SELECT ts, id, oid FROM policies WHERE channel = ? AND {admin_act()} "
+            "ORDER BY ts, id LIMIT 1", (channel,)).fetchone())
         rows = [row for row in first if row is not None]
         if not rows:
             self.conn.execute("DELETE FROM channels WHERE key = ?", (channel,))

@@ -25,13 +25,15 @@ from core.objects import Object, decode_trusted
 
 from ._moderation import HIDDEN_REMOVED as HIDDEN_REMOVED
 from ._moderation import Moderator
+from ._sql import chunks, placeholders
 
 if TYPE_CHECKING:
     from ._ingest import Batch
     from .replica import Replica
 
 KINDS = frozenset({"invite/create", "invite/revoke", "member/admit", "member/remove",
-                   "member/kept", "workspace/key"})
+                   "member/kept", "workspace/key", "workspace/admin-grant",
+                   "workspace/admin-revoke"})
 # What a removal's effect depends on (a seal of a secret never changes it).
 REMOVAL_KINDS = KINDS - {"workspace/key"}
 
@@ -57,19 +59,21 @@ def held(conn: sqlite3.Connection, kinds: frozenset[str] = KINDS) -> list[Object
     return [decode_trusted(raw) for (raw,) in rows]
 
 
-def refresh(batch: Batch) -> None:
-    """Bring `removed`, `kept`, `unkept` and the rows' HIDDEN_REMOVED in line with the view of
-    the membership objects held (after a batch that stored some, or an admin grant)."""
+def refresh(batch: Batch) -> set[bytes]:
+    """Bring `removed`, `kept`, `unkept`, the rows' HIDDEN_REMOVED, `admins` and `admin_kept`
+    in line with the view of the membership objects held (after a batch that stored some);
+    returns the keys whose power changed (removed or back, admin or not, kept acts), whose
+    policies, roles, hides and deletes the caller decides again."""
     conn = batch.conn
-    view = MembershipView.compute(held(conn, REMOVAL_KINDS), batch.ws.root, 0,
-                                  set(batch.admins))
+    view = MembershipView.compute(held(conn, REMOVAL_KINDS), batch.ws.root, 0)
+    changed = _admins(conn, view)
     now = view.removed
     before = dict(conn.execute("SELECT key, removal FROM removed"))
     kept_now = set().union(*(r.kept for r in now.values())) if now else set()
     kept_before = conn.execute("SELECT COUNT(*) FROM kept").fetchone()[0]
     # Kept ids only ever grow for a removal that stays, so a count tells them apart.
     if {k: r.removal for k, r in now.items()} == before and len(kept_now) == kept_before:
-        return
+        return changed
     conn.execute("DELETE FROM removed")
     conn.executemany("INSERT INTO removed (key, removal) VALUES (?, ?)",
                      [(k, r.removal) for k, r in now.items()])
@@ -84,16 +88,38 @@ def refresh(batch: Batch) -> None:
                          "AND id NOT IN (SELECT id FROM kept)", (key,))
         moderator.removal_bits(key)
     batch.removed_changed()
+    return changed | set(before) | set(now)
 
 
-def may_change_removals(conn: sqlite3.Connection, objects: Iterable[Object],
-                        granted: bool) -> bool:
-    """Whether a batch could change who is removed: it holds a removal or kept list, or an
-    admission, invite or admin grant while some removal is held (one may start to count)."""
+def _admins(conn: sqlite3.Connection, view: MembershipView) -> set[bytes]:
+    """Make `admins` and `admin_kept` the view's; the keys whose power changed."""
+    before = dict(conn.execute("SELECT key, grant_id FROM admins"))
+    kept_before = {row[0] for row in conn.execute("SELECT id FROM admin_kept")}
+    changed = set(before) ^ set(view.admins)
+    if kept_before != view.admin_kept:
+        gone_or_new = kept_before ^ view.admin_kept
+        changed |= {row[0] for part in chunks(sorted(gone_or_new)) for row in conn.execute(
+            f"SELECT DISTINCT author FROM objects WHERE id IN ({placeholders(len(part))})",
+            part)}
+        conn.execute("DELETE FROM admin_kept")
+        conn.executemany("INSERT INTO admin_kept (id) VALUES (?)",
+                         [(i,) for i in view.admin_kept])
+    if set(before) != set(view.admins):
+        conn.execute("DELETE FROM admins")
+        conn.executemany("INSERT INTO admins (key, grant_id) VALUES (?, ?)",
+                         [(key, before.get(key)) for key in view.admins])
+    return changed
+
+
+def may_change_removals(conn: sqlite3.Connection, objects: Iterable[Object]) -> bool:
+    """Whether a batch could change who is removed or holds power: it holds a removal, a kept
+    list or an admin grant or revocation, or an admission or invite while some removal is held
+    (one may start to count)."""
     kinds = {o.type for o in objects} & REMOVAL_KINDS
-    if kinds & {"member/remove", "member/kept"}:
+    if kinds & {"member/remove", "member/kept", "workspace/admin-grant",
+                "workspace/admin-revoke"}:
         return True
-    if not (kinds or granted):
+    if not kinds:
         return False
     return conn.execute(
         "SELECT 1 FROM membership m JOIN objects o ON o.oid = m.oid "

@@ -34,7 +34,7 @@ from core import kinds
 from core.objects import Object, decode_trusted
 
 from . import _conversation, items
-from ._sql import chunks, placeholders
+from ._sql import admin_act, chunks, placeholders
 from .records import BlockedKey, ModAction
 
 if TYPE_CHECKING:
@@ -110,15 +110,17 @@ def unrefuse(conn: sqlite3.Connection, key: bytes) -> None:
                         (key,)).fetchall()
     items.remove_items(conn, rows)
 
-_ROLE = ("SELECT role FROM mod_roles WHERE channel = ? AND key = ? AND author IN "
-         "(SELECT key FROM admins) ORDER BY ts DESC, id DESC LIMIT 1")
+_ROLE = (f"SELECT role FROM mod_roles WHERE channel = ? AND key = ? AND {admin_act()} "
+         "ORDER BY ts DESC, id DESC LIMIT 1")
 
 
 def is_moderator(conn: sqlite3.Connection, channel: str, key: bytes) -> bool:
     """Whether `key` moderates `channel` (a channel key) now: an admin, or a moderator by the
-    latest role an admin gave it there."""
+    latest role an admin gave it there, and not removed (a removal ends every role)."""
     if conn.execute("SELECT 1 FROM admins WHERE key = ?", (key,)).fetchone():
         return True
+    if conn.execute("SELECT 1 FROM removed WHERE key = ?", (key,)).fetchone():
+        return False
     row = conn.execute(_ROLE, (channel, key)).fetchone()
     return row is not None and row[0] == MODERATOR
 
@@ -131,13 +133,17 @@ class Moderator:
         self.conn = batch.conn
         self._roles: dict[tuple[str, bytes], bool] = {}
 
-    def moderates(self, channel: str, key: bytes) -> bool:
-        if key in self.batch.admins:
+    def counts(self, channel: str, author: bytes, action: bytes) -> bool:
+        """Whether an action of `author`'s counts in `channel`: with an admin's power, or by
+        the latest role an admin gave them there, unless their removal did not keep it."""
+        if self.batch.acts_as_admin(author, action):
             return True
-        if (channel, key) not in self._roles:
-            row = self.conn.execute(_ROLE, (channel, key)).fetchone()
-            self._roles[channel, key] = row is not None and row[0] == MODERATOR
-        return self._roles[channel, key]
+        if self.batch.removed_bit(action, author):
+            return False
+        if (channel, author) not in self._roles:
+            row = self.conn.execute(_ROLE, (channel, author)).fetchone()
+            self._roles[channel, author] = row is not None and row[0] == MODERATOR
+        return self._roles[channel, author]
 
     # New objects --------------------------------------------------------------------------
 
@@ -172,7 +178,7 @@ class Moderator:
             if obj.stream != streams[name]:
                 continue
             channel, target = kinds.channel_key(name), obj.body["target"]
-            counts = self.moderates(channel, obj.author)
+            counts = self.counts(channel, obj.author, obj.id)
             future = self.batch._future_bit(obj.ts)
             rows.append((oids[obj.id], obj.id, channel, target, obj.author, obj.ts,
                          int(obj.body["hidden"]), obj.body["reason"], int(counts), future))
@@ -184,7 +190,8 @@ class Moderator:
         return touched
 
     def granted(self, keys: Iterable[bytes]) -> set[tuple]:
-        """New admins: their actions count everywhere, and the roles they gave count."""
+        """Keys whose power changed (admins, removed, or back): their actions count or stop
+        counting everywhere, and so do the roles they gave."""
         touched: set[tuple] = set()
         self._roles.clear()
         for key in keys:
@@ -198,15 +205,17 @@ class Moderator:
     def recount(self, key: bytes, channel: str | None = None) -> set[tuple]:
         """Re-decide whether `key`'s actions (in `channel`, or anywhere) count; returns the
         (channel, target) pairs of those that changed."""
-        sql, args = "SELECT DISTINCT channel FROM mod_actions WHERE author = ?", [key]
+        sql, args = "SELECT oid, id, channel, target, counts FROM mod_actions WHERE author = ?", \
+            [key]
         if channel is not None:
             sql, args = sql + " AND channel = ?", [key, channel]
-        touched = set()
-        for (where,) in self.conn.execute(sql, args).fetchall():
-            counts = int(self.moderates(where, key))
-            touched.update((where, target) for (target,) in self.conn.execute(
-                "UPDATE mod_actions SET counts = ? WHERE author = ? AND channel = ? "
-                "AND counts != ? RETURNING target", (counts, key, where, counts)).fetchall())
+        touched, updates = set(), []
+        for oid, action, where, target, was in self.conn.execute(sql, args).fetchall():
+            counts = int(self.counts(where, key, action))
+            if counts != was:
+                updates.append((counts, oid))
+                touched.add((where, target))
+        self.conn.executemany("UPDATE mod_actions SET counts = ? WHERE oid = ?", updates)
         return touched
 
     def mature(self) -> bool:
@@ -341,8 +350,8 @@ def moderators(conn: sqlite3.Connection, channel: str) -> list[bytes]:
     """Keys that are moderators of `channel` by role now (admins are everywhere besides)."""
     rows = conn.execute(
         "SELECT key, role FROM (SELECT key, role, ROW_NUMBER() OVER (PARTITION BY key "
-        "ORDER BY ts DESC, id DESC) AS rn FROM mod_roles WHERE channel = ? AND author IN "
-        "(SELECT key FROM admins)) WHERE rn = 1", (channel,)).fetchall()
+        f"ORDER BY ts DESC, id DESC) AS rn FROM mod_roles WHERE channel = ? AND {admin_act()}) "
+        "WHERE rn = 1 AND key NOT IN (SELECT key FROM removed)", (channel,)).fetchall()
     return sorted(key for key, role in rows if role == MODERATOR)
 
 
@@ -356,15 +365,15 @@ def log(conn: sqlite3.Connection, channel: str | None, limit: int) -> list[ModAc
     roles = conn.execute(
         "SELECT r.id, r.channel, COALESCE(c.name, r.channel), r.role, r.author, r.ts, r.key, "
         "r.reason, 1 FROM mod_roles r LEFT JOIN channels c ON c.key = r.channel "
-        f"WHERE r.author IN (SELECT key FROM admins) {where} "
+        f"WHERE {admin_act('r')} {where} "
         "ORDER BY r.ts DESC, r.id DESC LIMIT ?", (*args, limit)).fetchall()
     actions = conn.execute(
         "SELECT r.id, r.channel, COALESCE(c.name, r.channel), "
         "CASE r.hide WHEN 1 THEN 'hide' ELSE 'unhide' END, r.author, r.ts, r.target, "
         "r.reason, r.counts FROM mod_actions r LEFT JOIN channels c ON c.key = r.channel "
-        f"WHERE r.hidden & 2 = 0 {where} AND (r.author IN (SELECT key FROM admins) OR "
+        f"WHERE r.hidden & 2 = 0 {where} AND ({admin_act('r')} OR "
         "EXISTS (SELECT 1 FROM mod_roles g WHERE g.channel = r.channel AND g.key = r.author "
-        "AND g.author IN (SELECT key FROM admins))) "
+        f"AND {admin_act('g')})) "
         "ORDER BY r.ts DESC, r.id DESC LIMIT ?", (*args, limit)).fetchall()
     newest = sorted(roles + actions, key=lambda row: (row[5], row[0]))[-limit:] \
         if limit > 0 else []

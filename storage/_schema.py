@@ -297,6 +297,29 @@ def _v13(conn: sqlite3.Connection) -> None:
 # joiner's writer spent 6 us an object less without it, at 1M posts).
 _V14 = "DROP INDEX IF EXISTS objects_by_stream"
 
+# Version 15: authority follows signed objects (core.membership "Authority"). The root's admin
+# grants and revocations join the membership objects, `admins` becomes the view's (removals and
+# revocations end grants), `admin_kept` lists what the end of a former admin's grant kept, and
+# a tombstone names its post's author, so a delete that stops counting can be lifted.
+_V15 = """
+CREATE TABLE IF NOT EXISTS admin_kept (id BLOB PRIMARY KEY) WITHOUT ROWID;
+INSERT OR IGNORE INTO membership (oid) SELECT oid FROM objects
+    WHERE type IN ('workspace/admin-grant', 'workspace/admin-revoke')
+    AND stream = (SELECT value FROM meta WHERE key = 'workspace')
+"""
+
+
+def _v15(conn: sqlite3.Connection) -> None:
+    _script(_V15)(conn)
+    if "author" not in {row[1] for row in conn.execute("PRAGMA table_info(tombstones)")}:
+        conn.execute("ALTER TABLE tombstones ADD COLUMN author BLOB")
+    if found := _held(conn, ("member/remove",)):  # removed admins are admins no more
+        from . import _membership
+
+        batch, _ = found
+        if changed := _membership.refresh(batch):
+            batch.redecide(changed)
+
 
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     def apply(conn: sqlite3.Connection) -> None:
@@ -308,7 +331,7 @@ def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
 
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_script(_V1), _script(_V2), _v3, _v4, _script(_V5),
                                                       _script(_V6), _v7, _v8, _v9, _v10,
-                                                      _v11, _v12, _v13, _script(_V14)]
+                                                      _v11, _v12, _v13, _script(_V14), _v15]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

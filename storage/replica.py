@@ -41,7 +41,7 @@ from ._outbox import Outbox
 from ._private import PrivateStore
 from ._reconciliation import Reconciliation
 from ._search import COUNT_CAP, MessageFilter, MessageMatches, words_filter
-from ._sql import chunks, placeholders
+from ._sql import admin_act, chunks, placeholders
 from ._verify import Checking
 from .chunks import ChunkStore
 from .errors import NotFound, StorageError
@@ -653,8 +653,8 @@ class Replica:
         """Every policy list an admin wrote for `channel`: (id, author, ts, policies)."""
         with self._read() as conn:
             rows = conn.execute(
-                "SELECT id, author, ts, body FROM policies WHERE channel = ? AND author IN "
-                "(SELECT key FROM admins) ORDER BY ts, id",
+                f"SELECT id, author, ts, body FROM policies WHERE channel = ? AND {admin_act()} "
+                "ORDER BY ts, id",
                 (kinds.channel_key(channel),)).fetchall()
         return [(i, a, t, [Policy.from_dict(p) for p in loads(b)]) for i, a, t, b in rows]
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from app.workspace import Workspace, WorkspaceError
+from core.membership import MembershipView
 from core.private import PrivateView
 from storage import Replica
 from tests.support import create_workspace, join_member, share
@@ -113,8 +114,10 @@ def test_the_view_is_the_same_whatever_the_order(team, tmp_path):
                 replica.ingest(everything[start:start + 4])
             objects = replica.private.objects(channel)
             creation = next(o for o in objects if o.id == channel)
+            authority = MembershipView.compute(replica.membership.objects(),
+                                               ada.replica.workspace.root, 0)
             view = PrivateView.compute(creation, [o for o in objects if o is not creation],
-                                       {ada.key}, set())
+                                       authority)
             now = (view.members, view.current, view.checks, view.recipients,
                    [p.id for p in view.posts], view.name.id)
         seen = seen or now

@@ -167,6 +167,7 @@ BODIES = {
         {"name": names(64), "nonce": st.binary(min_size=16, max_size=16)}
     ),
     "workspace/admin-grant": st.fixed_dictionaries({"key": ids}),
+    "workspace/admin-revoke": st.fixed_dictionaries({"key": ids}),
     "channel/policy": st.fixed_dictionaries(
         {"channel": names(64), "policies": st.lists(policies, max_size=8)}
     ),
@@ -644,6 +645,7 @@ VALID = {
     "post/react": {"channel": "general", "target": ID1, "emoji": "👍"},
     "workspace/genesis": {"name": "Home", "nonce": bytes(16)},
     "workspace/admin-grant": {"key": ID1},
+    "workspace/admin-revoke": {"key": ID1},
     "channel/policy": {
         "channel": "general",
         "policies": [{"effect": "deny", "subjects": [ID1.hex()], "resources": ["post/text"],
@@ -795,6 +797,8 @@ OUT_OF_LIMITS = [
     ("workspace/admin-grant", "key", ID1[:31]),
     ("workspace/admin-grant", "key", ID1 + b"\x00"),
     ("workspace/admin-grant", "key", ID1.hex()),
+    ("workspace/admin-revoke", "key", ID1[:31]),
+    ("workspace/admin-revoke", "key", ID1.hex()),
     ("channel/policy", "channel", "c" * 65),
     ("channel/policy", "policies", [{"effect": "allow"}] * 65),
     ("channel/policy", "policies", "deny everyone"),
