@@ -704,6 +704,8 @@ class Replica:
             "SELECT id FROM objects ORDER BY id",
             "SELECT stream, id FROM heads ORDER BY stream, id",
             "SELECT key FROM admins ORDER BY key",
+            "SELECT id FROM admin_kept ORDER BY id",
+            "SELECT key, removal FROM removed ORDER BY key",
             "SELECT key, name, messages FROM channels ORDER BY key",
             "SELECT id, channel, author, ts, text, hidden, edited, reply_to, in_channel "
             "FROM messages ORDER BY id",
