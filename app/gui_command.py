@@ -20,17 +20,19 @@ def display_available() -> bool:
 
 def cmd_gui(args: argparse.Namespace) -> None:
     from .node import Node, NodeError, NodeLocked
-    from .paths import workspaces
-    from .workspace import Workspace, default_nick
+    from .qt_check import problem
+    from .workspaces import opening
 
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
     paths = paths_of(args)
-    # A first run: an identity and a default workspace, then the window asks for a nickname.
-    first_run = not workspaces(paths.data) and args.workspace == DEFAULT_WORKSPACE
-    if first_run:
-        Workspace.init(paths, default_nick()).close()
-    elif not paths.replica.exists() and args.workspace == DEFAULT_WORKSPACE:
-        paths = Paths(paths.data, workspaces(paths.data)[0])  # the default one was left
+    # Nothing is created before Qt is known to start: a missing system library is named
+    # with its package, and Qt's own abort (a platform that does not load) leaves no trace.
+    if missing := problem():
+        raise CLIError(missing)
+    from ui.app import application
+
+    application()
+    paths, first_run = opening(paths, default=args.workspace == DEFAULT_WORKSPACE)
 
     def make_node(target: Paths) -> Node:
         return Node(target, port=args.port, interfaces=args.interface or None,

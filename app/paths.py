@@ -10,6 +10,9 @@ from pathlib import Path
 import platformdirs
 
 DEFAULT_WORKSPACE = "default"
+# In a data folder whose first start made the default workspace before its welcome was
+# answered: the next start shows the welcome again, and joining from it leaves no stray.
+WELCOME_PENDING = ".welcome-pending"
 _WORKSPACE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 

@@ -20,7 +20,7 @@ from storage import Replica, StorageError
 
 from .invite import Invite
 from .names import lookalike_keys
-from .paths import DEFAULT_WORKSPACE, PathError, Paths, workspaces
+from .paths import DEFAULT_WORKSPACE, WELCOME_PENDING, PathError, Paths, workspaces
 from .records import WorkspaceEntry
 from .workspace import Workspace, WorkspaceError, default_nick, genesis_name
 
@@ -113,6 +113,20 @@ def leave_workspace(data: Path, name: str) -> None:
         shutil.rmtree(paths.workspace_dir)
     finally:
         lock.release()
+
+
+def opening(paths: Paths, *, default: bool) -> tuple[Paths, bool]:
+    """The workspace a window opens at a start (`default`: none was named), and whether it
+    is a first run. The first start makes an identity and the default workspace, and marks the
+    welcome as pending (WELCOME_PENDING): until the window clears it, every start is a first
+    run again, so a start that failed before the welcome was answered uses nothing up."""
+    first_run = default and not workspaces(paths.data)
+    if first_run:
+        Workspace.init(paths, default_nick()).close()
+        (paths.data / WELCOME_PENDING).touch()
+    elif default and not paths.replica.exists():
+        paths = Paths(paths.data, workspaces(paths.data)[0])  # the default one was left
+    return paths, first_run or (paths.data / WELCOME_PENDING).exists()
 
 
 # Changing the running Node ----------------------------------------------------------------------

@@ -8,6 +8,7 @@ stays responsive, greyed out, until the new one opens.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -19,7 +20,7 @@ from app import preferences, workspaces
 from app.errors import WorkspaceError
 from app.joining import parse_peer
 from app.node import Node
-from app.paths import Paths
+from app.paths import DEFAULT_WORKSPACE, WELCOME_PENDING, Paths
 
 from . import theme
 from .bridge import Inbox
@@ -57,6 +58,9 @@ class Controller(QObject):
     def _open_window(self, *, first_run: bool = False) -> MainWindow:
         old = self.window
         self.window = MainWindow(self.node, first_run=first_run)
+        if self.window.first_run is not None:
+            self.window.first_run.nicknameSaved.connect(lambda _: self._welcomed())
+            self.window.first_run.dismissed.connect(self._welcomed)
         self.window.switchRequested.connect(self.switch)
         self.window.leaveRequested.connect(self.leave)
         self.window.joinRequested.connect(self.join)
@@ -108,8 +112,19 @@ class Controller(QObject):
         self._change_under_way = self._worker.submit(work, *args)
         self._inbox.then(self._change_under_way, done=self._changed, failed=self._change_failed)
 
+    def _welcomed(self) -> None:
+        """The welcome was answered: later starts open the window as usual."""
+        (self.paths.data / WELCOME_PENDING).unlink(missing_ok=True)
+
     def _changed(self, opened: workspaces.Opened) -> None:
         self._change_under_way = None
+        pending = self.paths.data / WELCOME_PENDING
+        if pending.exists() and opened.paths.workspace != DEFAULT_WORKSPACE:
+            # Joined from the welcome: the default workspace made for it goes (nobody wrote
+            # in it), and the welcome is answered.
+            with contextlib.suppress(WorkspaceError):
+                workspaces.leave_workspace(self.paths.data, DEFAULT_WORKSPACE)
+            pending.unlink(missing_ok=True)
         if opened.node is not self.node:
             self.node, self.paths = opened.node, opened.paths
             self._open_window(first_run=opened.first_run)
@@ -146,10 +161,19 @@ class Controller(QObject):
             self.node.stop()
 
 
+def application() -> QApplication:
+    """The one QApplication (made before anything else at a start, so that a platform Qt
+    cannot load stops the process before any file is written)."""
+    app = QApplication.instance()
+    if not isinstance(app, QApplication):
+        app = QApplication(sys.argv[:1])
+        app.setApplicationName("Hearth")
+        app.setDesktopFileName("io.github.hearth.Hearth")  # packaging/linux's desktop entry
+    return app
+
+
 def run(node: Node, make_node: NodeFactory, *, first_run: bool = False) -> int:
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    app.setApplicationName("Hearth")
-    app.setDesktopFileName("io.github.hearth.Hearth")  # packaging/linux's desktop entry
+    app = application()
     # Before the first window, so it never flashes in the other palette (a small local file).
     theme.apply(app, preferences.load(node.paths.data).appearance)
     collector = GuiThreadCollector(app)
