@@ -64,8 +64,11 @@ class Invite:
         if not data:
             raise InviteError("that invite code is empty; copy it again")
         version = data[0]
-        if version not in _SIZES:
+        if version > max(_SIZES):
             raise InviteError(f"invite code version {version} needs a newer Hearth")
+        if version not in _SIZES:
+            raise InviteError("that is not an invite code (it is damaged or not Hearth's); "
+                              "copy it again")
         if len(data) != _SIZES[version] + _CHECKSUM:
             raise InviteError("that invite code is incomplete or too long; copy it again")
         payload, checksum = data[:-_CHECKSUM], data[-_CHECKSUM:]

@@ -334,3 +334,22 @@ def test_whoami_shows_the_workspace_name(hearth: Hearth, tmp_path: Path) -> None
         "Team Plans"
     with Workspace.open(Paths.resolve(bea, "team")) as ws:
         assert ws.name == "Team Plans"
+
+
+def test_a_damaged_invite_code_is_called_damaged_not_new(tmp_path):
+    """A code whose first byte is no version Hearth made (issue #29): not 'needs a newer
+    Hearth', which only a higher version than this one knows deserves."""
+    import base64
+    import hashlib
+
+    from app.invite import Invite, InviteError
+
+    def code(version: int) -> str:
+        payload = bytes([version]) + bytes(64 + 32)
+        data = payload + hashlib.blake2b(payload, digest_size=5).digest()
+        return "hearth-" + base64.b32encode(data).decode().rstrip("=").lower()
+
+    with pytest.raises(InviteError, match="damaged"):
+        Invite.decode(code(0))
+    with pytest.raises(InviteError, match="needs a newer Hearth"):
+        Invite.decode(code(200))
