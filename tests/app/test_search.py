@@ -27,6 +27,7 @@ from app.search import (
 from app.workspace import Workspace
 from core import kinds
 from core.identity import Identity
+from tests.support import channels
 from core.objects import build
 from storage import Message
 from tests.support import FakeClock
@@ -171,6 +172,7 @@ class Team:
 
     def post(self, day: int, hour: int, channel: str, text: str) -> None:
         self.clock.set_ms(local_ms(day, hour))
+        channels(self.ws, channel)
         self.ws.post(channel, text)
 
     def person(self, seed: str, nick: str) -> Identity:
