@@ -153,6 +153,12 @@ def channels(ws, *names: str) -> None:
             ws.create_channel(name, public=True)
 
 
+def node_channels(node, *names: str) -> None:
+    """`channels` on a running Node's workspace, on its thread (the objects go its one path:
+    pushed to peers, shown in windows)."""
+    node.call(lambda: channels(node.workspace_for_tests, *names))
+
+
 def share(source, *targets) -> None:
     """What a sync (or a bundle) does between two open Workspaces: every object of `source`
     offered to each target's one ingest path."""
