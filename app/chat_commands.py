@@ -27,8 +27,8 @@ from ._command import (
     when,
     whole_number,
 )
-from .file_commands import human
 from .errors import LookalikeChannel
+from .file_commands import human
 from .names import NickBook, channel_names
 from .search import HINT, SearchError, summary
 from .workspace import (

@@ -31,9 +31,9 @@ from storage import (
     StorageError,
 )
 
+from ._text import line
 from .attachments import Attachments
 from .conversation import Conversation
-from ._text import line
 from .errors import (
     LookalikeChannel,
     MayBePrivate,

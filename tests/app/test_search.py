@@ -27,10 +27,9 @@ from app.search import (
 from app.workspace import Workspace
 from core import kinds
 from core.identity import Identity
-from tests.support import channels
 from core.objects import build
 from storage import Message
-from tests.support import FakeClock
+from tests.support import FakeClock, channels
 
 from .conftest import Hearth
 

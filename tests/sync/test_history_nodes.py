@@ -12,6 +12,7 @@ from app.node import Node, NodeEvent
 from app.workspace import Workspace
 from core import kinds
 from sync.store import ReplicaStore
+from tests.support import channels as make_channels
 
 from .nodes import LOCAL, Cluster, wait_until
 
@@ -21,7 +22,7 @@ PER_CHANNEL = 600
 def _fill(paths, channels: tuple[str, ...]) -> None:
     with Workspace.open(paths) as ws:
         for channel in channels:
-            ws.join(channel)
+            make_channels(ws, channel)
             for n in range(PER_CHANNEL):
                 ws.post(channel, f"{channel} {n}")
 

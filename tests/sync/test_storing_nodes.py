@@ -18,7 +18,6 @@ from storage import Replica
 from sync import session as session_mod
 from sync.session import ObjectsReceived, ReconcileComplete
 from sync.store import MemoryStore
-
 from tests.support import channels, node_channels
 
 from .nodes import Cluster, RawPeer, has_object, wait_until
