@@ -71,7 +71,7 @@ def test_a_member_keeping_one_channel_fetches_only_it_until_it_keeps_another(
     _fill(pa, ("general", "random"))
     with Workspace.open(pb) as ws:  # b knows both channels, and keeps one
         ws.join("general")
-        ws.join("random")
+        make_channels(ws, "random")  # b's computer holds nothing of it yet: made, so joined
         keeping.keep_only(ws, ["general"])
     a = cluster.start(pa)
     events: list[NodeEvent] = []
