@@ -161,7 +161,7 @@ class PrivateChannels:
         not in are not counted: their names are not mine to leak."""
         if self.nothing_arrived():
             return ("nothing has arrived from your workspace here yet, so this computer "
-                    "does not know which private channels you are in")
+                    "cannot tell which private channels you are in")
         unopened = 0
         for creation in self.replica.private.channels():
             view = self.private_view(creation.id)

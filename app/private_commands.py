@@ -44,7 +44,7 @@ def cmd_create(args: argparse.Namespace) -> None:
                 print(ws.create_channel(args.name, public=args.public, force=args.force)
                       .id.hex())
             except MayBePrivate as exc:
-                raise CLIError(f"{exc}: add --public if you are sure") from None
+                raise CLIError(f"{exc} with --public") from None
             except LookalikeChannel as exc:
                 raise CLIError(f"{exc}; add --force if you mean it") from None
             return

@@ -450,9 +450,10 @@ class Workspace(Conversation, Membership, PrivateChannels, Moderation, Attachmen
         if self.known_channel(channel) is None and not public:
             reason = self.unopened_private()
             if reason is not None:
-                raise MayBePrivate(f"{reason}, so #{line(channel)} may be one of them, and "
-                                   "a public channel's name is read by everyone: sync first "
-                                   "(`hearth serve`), or confirm that it is public", )
+                raise MayBePrivate(f"#{line(channel)} may be the name of a private channel "
+                                   f"you are in: {reason}; a public channel's name is read "
+                                   "by everyone, so sync first (`hearth serve`) or confirm "
+                                   "that it is public")
         return self._join(channel)
 
     def check_lookalike(self, name: str) -> None:
