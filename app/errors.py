@@ -12,11 +12,13 @@ class UnknownChannel(WorkspaceError):
     """A post, topic or join (or leave, attach) names a channel this computer does not know:
     nothing was written, since writing would make a public channel of that name (a typo, or
     a private channel whose key has not reached this computer). `name` is the name asked for;
-    `Workspace.create_channel(name)` makes it, after asking."""
+    `Workspace.create_channel(name)` makes it, after asking. `private`: the name is a private
+    channel of mine (posting takes it; a topic or a join does not), so there is nothing to make."""
 
-    def __init__(self, message: str, name: str):
+    def __init__(self, message: str, name: str, *, private: bool = False):
         super().__init__(message)
         self.name = name
+        self.private = private
 
 
 class PrivateName(WorkspaceError):

@@ -404,7 +404,8 @@ class Workspace(Conversation, Membership, PrivateChannels, Moderation, Attachmen
         private = self.resolve_private(channel)
         if private is not None:
             raise UnknownChannel(f"#{line(channel)} is a private channel: only posting and "
-                                 "reading take it (it has no topic, and you are in it)", channel)
+                                 "reading take it (it has no topic, and you are in it)", channel,
+                                 private=True)
         kept = self.replica.kept.get()
         where = "" if kept.all else " (this computer keeps only some channels: if others " \
             "have it, creating it joins it)"
