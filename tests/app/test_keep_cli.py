@@ -12,7 +12,8 @@ import pytest
 from .conftest import Hearth
 from .test_sync_cli import member_folders, serving
 
-UNKNOWN = "hearth: no channel named 'nope' here; joining it keeps it and fetches its history"
+UNKNOWN = ("hearth: no channel named 'nope' here; creating it (`hearth channel create nope "
+           "--data {data}`) joins the one others have, keeps it and fetches its history")
 ALWAYS = ("(the workspace's own objects (members, admins, policies, nicknames), private "
           "channels and direct messages always sync)")
 
@@ -58,9 +59,9 @@ def test_keep_prints_what_is_kept_and_each_change_shows_next(hearth: Hearth, fol
 def test_keep_refuses_names_it_does_not_know_and_keeps_what_it_kept(
         hearth: Hearth, folder: Path):
     hearth("keep", "--only", "general", data=folder)
-    assert hearth.fails("keep", "nope", data=folder) == UNKNOWN
+    assert hearth.fails("keep", "nope", data=folder) == UNKNOWN.format(data=folder)
     assert hearth.fails("keep", "--drop", "general", "nope", data=folder) == \
-        UNKNOWN
+        UNKNOWN.format(data=folder)
     assert "no document 'Nope'" in hearth.fails("keep", "--doc", "Nope", data=folder)
     assert hearth("keep", data=folder).stdout.splitlines()[0] == "keeping #general; no documents"
 
@@ -76,7 +77,7 @@ def test_keep_refuses_names_it_does_not_know_and_keeps_what_it_kept(
 def test_a_refused_keep_only_changes_nothing(hearth: Hearth, folder: Path):
     hearth("keep", "--only", "general", "--doc", "Plan", data=folder)
     assert hearth.fails("keep", "--only", "nope", data=folder) == \
-        UNKNOWN
+        UNKNOWN.format(data=folder)
     assert hearth("keep", data=folder).stdout.splitlines()[0] == \
         "keeping #general; documents: Plan"
 
