@@ -62,8 +62,6 @@ CHAT_WRITES = kinds.CHAT_KINDS | {"post/sealed", "channel/private"}
 CREATE_HINT = "`hearth channel create {name}` makes one"
 
 
-
-
 def _quoted(name: str) -> str:
     """A channel name as a hint's command shows it (shell-quoted when it needs it)."""
     return shlex.quote(line(name))
