@@ -250,9 +250,10 @@ class Attachments:
         self.chunks.remove(cid for cid in sealed.new if cid not in kept)
 
     def attach_target(self, channel: str, text: str = "") -> AttachTarget:
-        """Where `attach` posts to a public channel (WorkspaceError when it cannot)."""
+        """Where `attach` posts to a public channel this computer knows (WorkspaceError when
+        it cannot; UnknownChannel for a name it does not know: posting never makes one)."""
         self._check_text(text)
-        name, stream = self._channel(channel)
+        name, stream = self._known(channel)
         return AttachTarget(name, stream, 0, self.id)
 
     def attach_private_target(self, channel: bytes, text: str = "") -> AttachTarget:

@@ -27,8 +27,9 @@ from ._command import (
     when,
     whole_number,
 )
+from .errors import LookalikeChannel
 from .file_commands import human
-from .names import NickBook, channel_names, lookalike_channel, spelled
+from .names import NickBook, channel_names
 from .search import HINT, SearchError, summary
 from .workspace import (
     MIN_PREFIX,
@@ -52,11 +53,8 @@ SYNC_HINT = "run `hearth serve` to sync with your workspace"
 
 
 def _unsynced(ws: Workspace) -> bool:
-    """Whether this is a workspace joined and not synced yet: its genesis has not arrived,
-    nor anything else from anyone (it holds only my nickname and my join until `hearth
-    serve` syncs). A workspace created here holds its genesis from the start."""
-    return not ws.replica.has(ws.id) and \
-        ws.replica.count() == len(ws.replica.posts_by(ws.key))
+    """Workspace.nothing_arrived: a workspace joined and not synced yet."""
+    return ws.nothing_arrived()
 
 
 def _channel(ws: Workspace, name: str) -> str:
@@ -137,16 +135,17 @@ def cmd_init(args: argparse.Namespace) -> None:
 
 
 def _writer(method: str, *fields: str,
-            new_channel: bool = False) -> Callable[[argparse.Namespace], None]:
-    """A command that writes one object; `new_channel`: it may create args.channel, so a
-    name that looks like an existing, different channel needs --force."""
+            in_channel: bool = False) -> Callable[[argparse.Namespace], None]:
+    """A command that writes one object. `in_channel`: it writes in args.channel, a channel
+    this computer knows (the library refuses any other: writing never makes a channel), and
+    a name that looks like another channel's needs --force."""
     def handler(args: argparse.Namespace) -> None:
         with open_workspace(args) as ws:
             private = ws.resolve_private(args.channel) if method == "post" else None
             if private is not None:  # a private channel of mine: the message goes boxed
                 print(ws.post_private(private.id, args.text).id.hex())
                 return
-            if new_channel and not args.force:
+            if in_channel and not args.force:
                 _refuse_lookalike(ws, args.channel)
             obj = getattr(ws, method)(*(getattr(args, f) for f in fields))
             print(obj.id.hex())
@@ -154,17 +153,11 @@ def _writer(method: str, *fields: str,
 
 
 def _refuse_lookalike(ws: Workspace, name: str) -> None:
-    """A channel name that looks like an existing, different channel is refused: someone
-    typing "gеneral" (a Cyrillic е) almost never means a new channel beside #general."""
-    name = name.strip()
-    existing = lookalike_channel((c.name for c in ws.channels()), name)
-    if existing is None:
-        return
-    label = channel_names(ws.id, [existing, name])[existing].label
-    spelling = spelled(name)
-    raise CLIError(
-        f"#{_text.line(name)} looks like the existing channel #{label} but is another "
-        f"channel{f' (spelled {spelling})' if spelling else ''}; add --force if you mean it")
+    """Workspace.check_lookalike, with the flag that overrides it."""
+    try:
+        ws.check_lookalike(name)
+    except LookalikeChannel as exc:
+        raise CLIError(f"{exc}; add --force if you mean it") from None
 
 
 def cmd_delete(args: argparse.Namespace) -> None:
@@ -398,19 +391,21 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
     p.add_argument("--name", help="the workspace's display name")
     force = ("post even if CHANNEL looks like another channel's name "
              "(a lookalike is refused without it)")
-    p = add("post", _writer("post", "channel", "text", new_channel=True),
-            "post a message to a channel")
+    known = (" (one this computer knows: a name it does not know is refused, and `hearth "
+             "channel create NAME` makes a channel)")
+    p = add("post", _writer("post", "channel", "text", in_channel=True),
+            "post a message to a channel" + known)
     p.add_argument("channel", type=channel_arg, help=CHANNEL_HELP)
     p.add_argument("text")
     p.add_argument("--force", action="store_true", help=force)
-    p = add("topic", _writer("topic", "channel", "text", new_channel=True),
-            "set a channel's topic")
+    p = add("topic", _writer("topic", "channel", "text", in_channel=True),
+            "set a channel's topic" + known)
     p.add_argument("channel", type=channel_arg, help=CHANNEL_HELP)
     p.add_argument("text")
     p.add_argument("--force", action="store_true", help=force.replace("post", "set it", 1))
     p = add("nick", _writer("nick", "name"), "set your nickname")
     p.add_argument("name")
-    p = add("join", _writer("join", "channel", new_channel=True), "join a channel")
+    p = add("join", _writer("join", "channel", in_channel=True), "join a channel" + known)
     p.add_argument("channel", type=channel_arg, help=CHANNEL_HELP)
     p.add_argument("--force", action="store_true", help=force.replace("post", "join", 1))
     p = add("leave", _writer("leave", "channel"), "leave a channel")

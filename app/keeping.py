@@ -9,6 +9,7 @@ The library (`kept`, `keep`, `keep_all`), the facade and `hearth keep` share the
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable
 
 from core import kinds
@@ -50,8 +51,9 @@ def _resolve(ws: Workspace, channels: Iterable[str], documents: Iterable[str]
     """Channel keys and document ids, or WorkspaceError naming the first unknown one."""
     names = {kinds.channel_key(c) for c in channels}
     if unknown := sorted(names - _known_channels(ws)):
-        raise WorkspaceError(f"no channel named {unknown[0]!r} here; joining it keeps it "
-                             "and fetches its history")
+        raise WorkspaceError(f"no channel named {unknown[0]!r} here; creating it "
+                             f"(`hearth channel create {shlex.quote(unknown[0])}`) joins the "
+                             "one others have, keeps it and fetches its history")
     docs = Documents(ws)
     return names, {docs.resolve(ref) for ref in documents}
 

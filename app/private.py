@@ -32,6 +32,7 @@ from storage import Message
 from storage._files import attachment
 
 from .errors import WorkspaceError
+from .names import looks_alike
 
 KEY_SIZE = nacl.secret.SecretBox.KEY_SIZE
 
@@ -127,6 +128,49 @@ class PrivateChannels:
             name = opened.get("name") if opened else None
             name = name if isinstance(name, str) else "(a private channel)"
         return PrivateChannel(view.id, name, view.dm, view.creator, members)
+
+    def _opened_name(self, view: PrivateView) -> str | None:
+        """A private channel's name, when a key sealed to me opens it (also a channel I was
+        taken out of: its old key still opens the name it had); None for a direct message."""
+        if view.dm or view.name is None:
+            return None
+        opened = _open_box(self._channel_key(view, view.name.body["epoch"]), view.name.body)
+        name = opened.get("name") if opened else None
+        return name if isinstance(name, str) and name else None
+
+    def private_name_like(self, name: str) -> str | None:
+        """The name of a private channel held here that this computer can open and that is
+        `name` (case, Unicode normalization) or looks like it (app.names); else None. Such a
+        name never becomes a public channel's (Workspace.create_channel)."""
+        key = kinds.channel_key(name.strip())
+        for creation in self.replica.private.channels():
+            opened = self._opened_name(self.private_view(creation.id))
+            if opened is not None and (kinds.channel_key(opened) == key
+                                       or looks_alike(opened, name.strip())):
+                return opened
+        return None
+
+    def unopened_private(self) -> str | None:
+        """Why this computer cannot tell whether a new public channel's name is a private
+        channel's of mine, or None when it can: it holds private channels I am in (their
+        `channel/members` list me) whose name no key here opens yet, since their `channel/key`
+        has not arrived; or nothing has arrived from the workspace at all (a member joined and
+        not synced may have been added to private channels it has never seen). It cannot
+        compare names it cannot decrypt, so it asks rather than guess. Private channels I am
+        not in are not counted: their names are not mine to leak."""
+        if self.nothing_arrived():
+            return ("nothing has arrived from your workspace here yet, so this computer "
+                    "cannot tell which private channels you are in")
+        unopened = 0
+        for creation in self.replica.private.channels():
+            view = self.private_view(creation.id)
+            if not view.dm and self.key in view.current and self._opened_name(view) is None:
+                unopened += 1
+        if not unopened:
+            return None
+        return (f"this computer holds {unopened} private channel"
+                f"{'s' if unopened != 1 else ''} you are in whose name it cannot open yet "
+                "(its key has not arrived)")
 
     def resolve_private(self, ref: str) -> PrivateChannel | None:
         """My private channel named `ref` (case-insensitive), a direct message with the person

@@ -19,6 +19,7 @@ from ._command import (
     whole_number,
 )
 from .chat_commands import CHANNEL_HELP, MAX_LIMIT, _print_messages
+from .errors import LookalikeChannel, MayBePrivate
 from .names import NickBook
 from .private import PrivateChannel
 from .workspace import SHORT_KEY, Workspace
@@ -32,13 +33,23 @@ def _mine(ws: Workspace, name: str) -> PrivateChannel:
 
 
 def cmd_create(args: argparse.Namespace) -> None:
+    """Workspace.create_channel (a public channel, made by joining it), or with --private
+    create_private_channel; each refusal of the library with the flag that answers it."""
     with open_workspace(args) as ws:
         if not args.private:
             if args.member:
                 raise CLIError("--member is for a private channel (add --private); anyone "
                                "may join a public one")
-            print(ws.join(args.name).id.hex())  # a public channel is made by joining it
+            try:
+                print(ws.create_channel(args.name, public=args.public, force=args.force)
+                      .id.hex())
+            except MayBePrivate as exc:
+                raise CLIError(f"{exc} with --public") from None
+            except LookalikeChannel as exc:
+                raise CLIError(f"{exc}; add --force if you mean it") from None
             return
+        if args.public or args.force:
+            raise CLIError("--public and --force are for a public channel, not --private")
         if ws.resolve_private(args.name) is not None:
             raise CLIError(f"you are in a private channel #{_text.line(args.name)} already")
         members = [ws.resolve_person(m) for m in args.member]
@@ -94,11 +105,19 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
                              description="make a channel; a private one's name and messages "
                              "are encrypted with a key sealed to its members")
     ch_sub = channel.add_subparsers(dest="channel_command", metavar="COMMAND", required=True)
-    p = add("create", cmd_create, "make a channel (join it), or with --private one only its "
-            "members read", parent=ch_sub)
+    p = add("create", cmd_create, "make a public channel (join it; one that exists is "
+            "joined), or with --private one only its members read; `hearth post`, `topic` and "
+            "`join` take only channels this computer knows", parent=ch_sub)
     p.add_argument("name", type=channel_arg, metavar="NAME", help=CHANNEL_HELP)
     p.add_argument("--private", action="store_true",
                    help="only its members read its name and messages")
+    p.add_argument("--public", action="store_true",
+                   help="make it public even though this computer cannot tell yet whether "
+                   "NAME is a private channel you are in (its key, or anything from the "
+                   "workspace, has not arrived: without --public that is refused). The name "
+                   "of a private channel this computer opens is never made public")
+    p.add_argument("--force", action="store_true",
+                   help="make it even if NAME looks like another channel's name")
     p.add_argument("--member", action="append", default=[], metavar="NICK",
                    help=f"a member of it besides you (repeatable): {PERSON_HELP}")
     for name, adding, help in (

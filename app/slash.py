@@ -1,12 +1,26 @@
-"""Slash commands typed in a composer (/join, /leave, /topic, /nick, /me, /delete), applied
-to a Workspace. Qt-free, so the window and tests share one implementation."""
+"""Slash commands typed in a composer (/join, /create, /leave, /topic, /nick, /me, /delete),
+applied to a Workspace. Qt-free, so the window and tests share one implementation.
+
+/join takes a channel this computer knows, as `hearth join` does; a new channel is made with
+/create (Workspace.create_channel, `hearth channel create`), so a typo or the name of a private
+channel whose key has not arrived never becomes a public channel."""
 
 from __future__ import annotations
 
+from .errors import LookalikeChannel, MayBePrivate, UnknownChannel
 from .names import lookalike_channel
 from .workspace import Workspace, WorkspaceError
 
-COMMANDS = ("join", "leave", "topic", "nick", "me", "delete")
+COMMANDS = ("join", "create", "leave", "topic", "nick", "me", "delete")
+
+
+def _flags(arg: str, *names: str) -> tuple[set[str], str]:
+    """The leading --flags of `arg` among `names`, and the rest."""
+    found: set[str] = set()
+    words = arg.split(" ")
+    while words and words[0] in names:
+        found.add(words.pop(0))
+    return found, " ".join(words).strip()
 
 
 def apply(ws: Workspace, channel: str, text: str) -> tuple[str, str | None]:
@@ -33,7 +47,24 @@ def apply(ws: Workspace, channel: str, text: str) -> tuple[str, str | None]:
         if existing is not None:  # "gеneral" (a Cyrillic е) almost never means a new channel
             raise WorkspaceError(f"#{target} looks like #{existing}, another channel; to join "
                                  f"it anyway: /join --force {target}")
-        ws.join(target)
+        try:
+            ws.join(target)
+        except UnknownChannel as exc:
+            raise WorkspaceError(f"no channel #{exc.name} here; to make it: /create "
+                                 f"{exc.name}") from None
+        return target, None
+    if name == "create":
+        flags, target = _flags(arg, "--public", "--force")
+        if not target:
+            raise WorkspaceError("/create needs a channel name, like /create design")
+        target = target.removeprefix("#")
+        try:
+            ws.create_channel(target, public="--public" in flags, force="--force" in flags)
+        except MayBePrivate as exc:
+            raise WorkspaceError(f"{exc}: /create --public {target}") from None
+        except LookalikeChannel as exc:
+            raise WorkspaceError(f"{exc}; to make it anyway: /create --force {target}") \
+                from None
         return target, None
     if name == "leave":
         ws.leave(arg or channel)

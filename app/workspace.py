@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import getpass
 import os
+import shlex
 import stat
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 
 from core import kinds
@@ -29,12 +31,20 @@ from storage import (
     StorageError,
 )
 
+from ._text import line
 from .attachments import Attachments
 from .conversation import Conversation
-from .errors import WorkspaceError
+from .errors import (
+    LookalikeChannel,
+    MayBePrivate,
+    PrivateName,
+    RemovedMember,
+    UnknownChannel,
+    WorkspaceError,
+)
 from .membership import Membership
 from .moderation import Moderation
-from .names import looks_alike, spelled
+from .names import channel_names, lookalike_channel, looks_alike, spelled
 from .paths import Paths
 from .private import PrivateChannels
 from .search import SearchResults, search_workspace
@@ -45,8 +55,16 @@ MIN_PREFIX = MIN_ID_PREFIX  # hex digits of an object id that stand for the whol
 PREFIX_MATCHES = 1000  # how many ids an ambiguous prefix's refusal counts, at most
 SHORT_KEY = 8  # hex digits of a key that name a person in lists and refusals
 _HEX = frozenset("0123456789abcdef")
+# What a member writes in a conversation: refused once this computer's key is removed from the
+# workspace (it would count nowhere). Workspace objects (a removal's own keys) and documents
+# are not chat; a document refuses a removed editor by its own rules.
+CHAT_WRITES = kinds.CHAT_KINDS | {"post/sealed", "channel/private"}
+CREATE_HINT = "`hearth channel create {name}` makes one"
 
 
+def _quoted(name: str) -> str:
+    """A channel name as a hint's command shows it (shell-quoted when it needs it)."""
+    return shlex.quote(line(name))
 
 
 def parse_key(text: str, what: str = "key") -> bytes:
@@ -162,7 +180,7 @@ class Workspace(Conversation, Membership, PrivateChannels, Moderation, Attachmen
             ws._ingest(genesis)
         if nick:
             ws.nick(nick)
-        ws.join(DEFAULT_CHANNEL)
+        ws._join(DEFAULT_CHANNEL)  # every workspace has it: never a private channel's name
         return ws
 
     @staticmethod
@@ -223,6 +241,13 @@ class Workspace(Conversation, Membership, PrivateChannels, Moderation, Attachmen
         folder name until it does."""
         return genesis_name(self.replica) or self.paths.workspace
 
+    def nothing_arrived(self) -> bool:
+        """Whether this is a workspace joined and not synced yet: its genesis has not arrived,
+        nor anything else from anyone (it holds only my own objects, my nickname and my join,
+        until a sync). A workspace created here holds its genesis from the start."""
+        return not self.replica.has(self.id) and \
+            self.replica.count() == len(self.replica.posts_by(self.key))
+
     # Resolving what people type -----------------------------------------------------------------
 
     def resolve_id(self, ref: str, what: str = "object") -> bytes:
@@ -255,11 +280,22 @@ class Workspace(Conversation, Membership, PrivateChannels, Moderation, Attachmen
         any spelling of its name that compares equal (case, Unicode normalization): its name
         as the replica shows it. An unknown one is refused."""
         channel, _ = self._channel(name)
-        key = kinds.channel_key(channel)
+        known = self.known_channel(channel)
+        if known is None:
+            raise WorkspaceError(f"no channel #{channel} here; `hearth channels` lists them")
+        return known
+
+    def known_channel(self, name: str) -> str | None:
+        """The public channel this computer knows under `name` (any spelling that compares
+        equal: case, Unicode normalization), as the replica shows it; None when it knows none.
+        A computer knows a channel once it holds an object of it (a post, join, leave or topic
+        in its stream, or an admin's policy for it: storage's channels table); a channel exists
+        in the workspace only by such objects, so there is nothing else to know it by."""
+        key = kinds.channel_key(name.strip())
         for info in self.replica.channels():
             if kinds.channel_key(info.name) == key:
                 return info.name
-        raise WorkspaceError(f"no channel #{channel} here; `hearth channels` lists them")
+        return None
 
     def resolve_person(self, ref: str) -> bytes:
         """A person's key given whole (64 hex digits), by the nickname they go by in this
@@ -303,15 +339,34 @@ class Workspace(Conversation, Membership, PrivateChannels, Moderation, Attachmen
 
     def add_own(self, objects: list[Object]) -> None:
         """The one path for objects made here (chat posts, documents' commits and branches):
-        ingest them in one transaction, then tell the Node (sync push, window, analytics)."""
+        ingest them in one transaction, then tell the Node (sync push, window, analytics).
+        Chat objects (posts, replies, reactions, topics, joins, private messages) of a member
+        this computer's membership view lists as removed are refused (RemovedMember): they
+        would count nowhere, so nothing is written."""
         if not objects:
             return
+        if any(obj.type in CHAT_WRITES for obj in objects):
+            self.check_not_removed()
         bad = [r for r in self.replica.ingest(objects) if r.status is Status.REJECTED]
         if bad:  # pragma: no cover - authored() and build() only make valid objects
             raise WorkspaceError(f"object rejected: {bad[0].message}")
         if self.on_created is not None:
             for obj in objects:
                 self.on_created(obj)
+
+    def check_not_removed(self) -> None:
+        """RemovedMember, naming who removed me, when and why, when the membership view held
+        here lists my key as removed (and not admitted again)."""
+        removal = self.membership().removed.get(self.key)
+        if removal is None:
+            return
+        by = self.nickname(removal.by)
+        who = f"{line(by)} ({removal.by.hex()[:SHORT_KEY]})" if by else \
+            removal.by.hex()[:SHORT_KEY]
+        at = datetime.fromtimestamp(removal.at_ms / 1000).strftime("%Y-%m-%d %H:%M")
+        why = f": {line(removal.reason)}" if removal.reason.strip() else " (no reason given)"
+        raise RemovedMember(f"{who} removed you from this workspace on {at}{why}; nothing you "
+                            "write here counts any more, so nothing was written", removal)
 
     def _ingest(self, obj: Object) -> Object:
         self.add_own([obj])
@@ -334,19 +389,87 @@ class Workspace(Conversation, Membership, PrivateChannels, Moderation, Attachmen
             raise WorkspaceError(str(exc)) from None
         return channel, kinds.channel_stream(self.id, channel)
 
+    def _known(self, channel: str) -> tuple[str, bytes]:
+        """(name, stream) of a public channel this computer knows (`known_channel`), for
+        writing in it; else UnknownChannel, and nothing is written. Writing in a channel
+        never makes one: a typo would open a new channel, and the name of a private channel
+        whose key has not reached this computer would go out in the clear. Removed members
+        are told first (they may write nowhere)."""
+        channel, stream = self._channel(channel)
+        self.check_not_removed()
+        if self.known_channel(channel) is not None:
+            return channel, stream
+        private = self.resolve_private(channel)
+        if private is not None:
+            raise UnknownChannel(f"#{line(channel)} is a private channel: only posting and "
+                                 "reading take it (it has no topic, and you are in it)", channel,
+                                 private=True)
+        kept = self.replica.kept.get()
+        where = "" if kept.all else " (this computer keeps only some channels: if others " \
+            "have it, creating it joins it)"
+        raise UnknownChannel(f"no channel #{line(channel)} here{where}; "
+                             + CREATE_HINT.format(name=_quoted(channel)), channel)
+
     def post(self, channel: str, text: str) -> Object:
         if not text.strip():
             raise WorkspaceError("a message needs some text")
-        channel, stream = self._channel(channel)
+        channel, stream = self._known(channel)
         return self.publish("post/text", stream, {"channel": channel, "text": text})
 
     def topic(self, channel: str, topic: str) -> Object:
-        channel, stream = self._channel(channel)
+        channel, stream = self._known(channel)
         return self.publish("post/topic", stream, {"channel": channel, "topic": topic.strip()})
 
     def join(self, channel: str) -> Object:
-        """Join `channel`. A computer that keeps only some channels (app.keeping) keeps it
-        from now on, so its history and what comes next arrive here."""
+        """Join `channel`, a channel this computer knows (`create_channel` makes one). A
+        computer that keeps only some channels (app.keeping) keeps it from now on, so its
+        history and what comes next arrive here."""
+        self._known(channel)
+        return self._join(channel)
+
+    def create_channel(self, name: str, *, public: bool = False,
+                       force: bool = False) -> Object:
+        """Make the public channel `name` by joining it (a channel exists by its objects), or
+        join it if this computer knows it already; returns the join. Refused:
+        - PrivateName: a private channel here that this computer can open has that name (or
+          one that looks like it), whatever `public` says: it would show it to everyone;
+        - LookalikeChannel, without `force`: it looks like another channel's name;
+        - MayBePrivate, without `public`: this computer cannot tell whether `name` is a
+          private channel's (`unopened_private`), and a public name is read by everyone."""
+        channel, _ = self._channel(name)
+        self.check_not_removed()
+        private = self.private_name_like(channel)
+        if private is not None:
+            raise PrivateName(f"#{line(channel)} is the name of a private channel here"
+                              f"{'' if private == channel else f' (#{line(private)})'}; "
+                              "a public channel of that name would show it to everyone, so "
+                              "choose another name")
+        if not force:
+            self.check_lookalike(channel)
+        if self.known_channel(channel) is None and not public:
+            reason = self.unopened_private()
+            if reason is not None:
+                raise MayBePrivate(f"#{line(channel)} may be the name of a private channel "
+                                   f"you are in: {reason}; a public channel's name is read "
+                                   "by everyone, so sync first (`hearth serve`) or confirm "
+                                   "that it is public")
+        return self._join(channel)
+
+    def check_lookalike(self, name: str) -> None:
+        """LookalikeChannel when `name` looks like an existing, different channel (app.names:
+        another stream whose name looks like it, when `name` is new or itself disguised):
+        someone typing "gеneral" (a Cyrillic е) almost never means a channel beside #general."""
+        name = name.strip()
+        existing = lookalike_channel((c.name for c in self.channels()), name)
+        if existing is None:
+            return
+        label = channel_names(self.id, [existing, name])[existing].label
+        spelling = spelled(name)
+        raise LookalikeChannel(
+            f"#{line(name)} looks like the existing channel #{label} but is another "
+            f"channel{f' (spelled {spelling})' if spelling else ''}", existing)
+
+    def _join(self, channel: str) -> Object:
         channel, stream = self._channel(channel)
         # Kept before the join is published: publishing is what tells a running Node to
         # look at what is kept again.
@@ -360,7 +483,7 @@ class Workspace(Conversation, Membership, PrivateChannels, Moderation, Attachmen
             raise
 
     def leave(self, channel: str) -> Object:
-        channel, stream = self._channel(channel)
+        channel, stream = self._known(channel)
         return self.publish("post/leave", stream, {"channel": channel})
 
     def nick(self, name: str) -> Object:

@@ -143,6 +143,22 @@ def two_members(root: Path, nicks: Sequence[str] = ("alice", "bob"),
     return first, second
 
 
+def channels(ws, *names: str) -> None:
+    """Make each of `names` that `ws` does not know yet, as a person does before posting in
+    a new channel: posting, a topic or a join never makes one (Workspace.create_channel).
+    Confirmed public: a test's channels are nobody's private channel, even on a member's
+    computer that has not synced yet (tests/app/test_no_implicit_channels.py tests the ask)."""
+    for name in names:
+        if ws.known_channel(name) is None:
+            ws.create_channel(name, public=True)
+
+
+def node_channels(node, *names: str) -> None:
+    """`channels` on a running Node's workspace, on its thread (the objects go its one path:
+    pushed to peers, shown in windows)."""
+    node.call(lambda: channels(node.workspace_for_tests, *names))
+
+
 def share(source, *targets) -> None:
     """What a sync (or a bundle) does between two open Workspaces: every object of `source`
     offered to each target's one ingest path."""

@@ -168,8 +168,9 @@ def _demo(root: Path) -> tuple[Paths, Paths, Paths, dict[str, bytes]]:
         ws.edit(morning.id, "Morning! The sync between our laptops works without a server now.")
         clock.at += 60
         ws.post("general", "The design notes are at https://example.org/hearth/design")
+        ws.create_channel("design")  # a post never makes a channel
         ws.post("design", "Sketches for the new sidebar are in the document")
-        ws.join("ideas")
+        ws.create_channel("ideas")
         docs = Documents(ws)
         notes = docs.new("Release notes")
         docs.write(notes, NOTES)

@@ -15,7 +15,7 @@ from app.activity import Activity
 from app.documents import Documents
 from app.records import Kept
 from app.workspace import Workspace
-from tests.support import create_workspace
+from tests.support import channels, create_workspace
 
 NICK = "zorro-keeper"
 CHANNELS = [f"project-xylophone-{n}" for n in range(1, 8)]
@@ -42,8 +42,7 @@ def test_each_change_of_what_is_kept_is_counted_in_buckets_and_names_nothing(tmp
     recorder.enable()
     activity = Activity(recorder, lambda ids: [])
     with Workspace.open(paths) as ws:
-        for name in CHANNELS:
-            ws.join(name)
+        channels(ws, *CHANNELS)
         documents = [Documents(ws).new(title) for title in TITLES]
         known = len(ws.channels())  # the workspace's first channel and the seven joined
         changes = [

@@ -110,6 +110,14 @@ class Hearth:
                               timeout=CLI_TIMEOUT_S)
         return proc.returncode, proc.stdout, proc.stderr
 
+    def channels(self, *names: str, data: Path | None = None) -> None:
+        """`hearth channel create NAME --public` for each name: what a person runs before
+        posting in a new channel (post, topic and join take only channels the computer knows).
+        --public: a test's channels are nobody's private channel, even on a member's computer
+        that has not synced yet (test_no_implicit_channels.py tests the question itself)."""
+        for name in names:
+            self("channel", "create", name, "--public", data=data)
+
     def fails(self, *args: str | bytes | os.PathLike, data: Path | None = None,
               passphrase: str | None = None) -> str:
         """Run a command that must be refused: one line on stderr, non-zero exit, no trace."""

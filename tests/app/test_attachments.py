@@ -27,7 +27,15 @@ from app.workspace import Workspace, WorkspaceError
 from core.attachments import CHUNK_SIZE, chunk_id
 from core.kinds import MAX_THUMB
 from storage.chunks import ChunkStore
-from tests.support import CHANNEL, TIMEOUT_S, Cluster, create_workspace, join_member, share
+from tests.support import (
+    CHANNEL,
+    TIMEOUT_S,
+    Cluster,
+    channels,
+    create_workspace,
+    join_member,
+    share,
+)
 
 
 @pytest.fixture
@@ -91,6 +99,7 @@ def test_identical_files_are_stored_once(pair, tmp_path):
     data = os.urandom(600_000)
     a.attach("general", [_write(tmp_path / "one.bin", data)])
     held = sorted(a.chunks.ids())
+    channels(a, "random")
     a.attach("random", [_write(tmp_path / "two.bin", data)], "same bytes, other name")
     assert sorted(a.chunks.ids()) == held and len(held) == 3 + 1
     usage = a.storage_usage()

@@ -112,7 +112,7 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Paths:
     alice_paths, bob_paths = two_members(root)
     with Workspace.open(alice_paths) as alice:
         alice.topic("general", "plans")
-        alice.join("random")
+        alice.create_channel("random")
         gone = alice.post("random", "this one is deleted")
         alice.post("random", "random talk")
         alice.delete(gone.id)

@@ -129,6 +129,7 @@ def test_write_commands_print_ids_and_take_effect(hearth: Hearth, alice: Path) -
     post = _id(hearth("post", "general", "hello world", data=alice).line)
     topic = _id(hearth("topic", "general", "all things hearth", data=alice).line)
     nick = _id(hearth("nick", "Alice A.", data=alice).line)
+    hearth.channels("random", data=alice)
     join = _id(hearth("join", "Random", data=alice).line)
     leave = _id(hearth("leave", "random", data=alice).line)
     gone = _id(hearth("post", "general", "oops, wrong channel", data=alice).line)
@@ -185,6 +186,7 @@ def test_channels_members_state_search_policies(hearth: Hearth, alice: Path) -> 
         {"name": "general", "topic": None, "members": 1, "messages": 0}]
     hearth("post", "general", "the quick brown fox", data=alice)
     hearth("post", "general", "jumps over the lazy dog", data=alice)
+    hearth.channels("Design", data=alice)
     hearth("topic", "Design", "how hearth works", data=alice)
     hearth("post", "design", "foxes are quick", data=alice)
     hearth("nick", "ally", data=alice)

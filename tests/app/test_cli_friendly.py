@@ -198,6 +198,7 @@ def test_an_unknown_person_is_refused(hearth: Hearth, alice: Path) -> None:
 # 3. '#channel' ----------------------------------------------------------------------------------
 
 def test_a_leading_hash_names_the_channel(hearth: Hearth, alice: Path) -> None:
+    hearth.channels("#random", "#other", data=alice)
     post = _id(hearth("post", "#random", "hi", data=alice).line)
     assert [m["id"] for m in hearth("read", "random", "--json", data=alice).json()] == [post]
     assert [m["id"] for m in hearth("read", "#random", "--json", data=alice).json()] == [post]
@@ -242,7 +243,7 @@ def test_an_empty_read_after_joining_says_to_sync(hearth: Hearth, alice: Path,
     run = hearth("read", "general", data=bob)
     assert run.stdout == "" and run.stderr == ""
     # The creator's own empty channel is just empty.
-    hearth("join", "quiet", data=alice)
+    hearth.channels("quiet", data=alice)
     run = hearth("read", "quiet", data=alice)
     assert run.stdout == "" and run.stderr == ""
 

@@ -102,6 +102,7 @@ def two_generals(hearth: Hearth, tmp_path: Path):
     member_of(hearth, alice, mallory, "mallory")
     # Mallory's own software writes what it likes: the library, no questions asked.
     with Workspace.open(Paths.resolve(mallory, "default")) as ws:
+        ws.create_channel(FAKE_GENERAL, public=True, force=True)
         ws.post(FAKE_GENERAL, "the fake one")
     copy_objects(mallory, alice)
     return alice, bytes.fromhex(workspace)
@@ -142,11 +143,20 @@ def test_writing_to_a_lookalike_channel_needs_force(hearth: Hearth, tmp_path: Pa
             assert [c.name for c in replica.channels()] == ["general"], "a refusal wrote"
     assert "\\u0435" in hearth.fails(*[a.format(name=FAKE_GENERAL) for a in command],
                                      data=alice)
+    # --force answers the lookalike, but writing never makes a channel: `channel create`
+    # does, and asks the same question.
+    unknown = hearth.fails(*[a.format(name=FAKE_GENERAL) for a in command], "--force",
+                           data=alice)
+    assert f"no channel #{FAKE_GENERAL} here" in unknown and "`hearth channel create" in unknown
+    error = hearth.fails("channel", "create", FAKE_GENERAL, data=alice)
+    assert "looks like the existing channel #general" in error and "--force" in error
+    _id(hearth("channel", "create", FAKE_GENERAL, "--force", data=alice).line)
     _id(hearth(*[a.format(name=FAKE_GENERAL) for a in command], "--force", data=alice).line)
     # Once both exist, the disguised name still needs --force; the plain one, the same
     # channel in another case, and an unrelated name need nothing.
     assert "--force" in hearth.fails(*[a.format(name=FAKE_GENERAL) for a in command],
                                      data=alice)
+    hearth.channels("random", data=alice)
     for name in ("general", "General", "random"):
         _id(hearth(*[a.format(name=name) for a in command], data=alice).line)
 
@@ -159,7 +169,20 @@ def test_the_window_join_command_refuses_a_lookalike_too(hearth: Hearth, tmp_pat
         with pytest.raises(WorkspaceError, match="looks like #general.*/join --force"):
             slash.apply(ws, "general", f"/join {FAKE_GENERAL}")
         assert [c.name for c in ws.channels()] == ["general"]
+        # /join never makes a channel: /create does, and asks about lookalikes too.
+        with pytest.raises(WorkspaceError, match=f"no channel #{FAKE_GENERAL} here.*/create"):
+            slash.apply(ws, "general", f"/join --force {FAKE_GENERAL}")
+        with pytest.raises(WorkspaceError, match="looks like the existing channel #general.*"
+                                                 "/create --force"):
+            slash.apply(ws, "general", f"/create {FAKE_GENERAL}")
+        assert [c.name for c in ws.channels()] == ["general"]
+        assert slash.apply(ws, "general", f"/create --force {FAKE_GENERAL}") == (FAKE_GENERAL,
+                                                                                 None)
         assert slash.apply(ws, "general", f"/join --force {FAKE_GENERAL}") == (FAKE_GENERAL,
                                                                               None)
+        with pytest.raises(WorkspaceError, match="no channel #random here; to make it: "
+                                                 "/create random"):
+            slash.apply(ws, "general", "/join random")
+        assert slash.apply(ws, "general", "/create random") == ("random", None)
         assert slash.apply(ws, "general", "/join random") == ("random", None)
         assert sorted(c.name for c in ws.channels()) == ["general", FAKE_GENERAL, "random"]

@@ -12,7 +12,8 @@ import pytest
 from .conftest import Hearth
 from .test_sync_cli import member_folders, serving
 
-UNKNOWN = "hearth: no channel named 'nope' here; joining it keeps it and fetches its history"
+UNKNOWN = ("hearth: no channel named 'nope' here; creating it (`hearth channel create nope "
+           "--data {data}`) joins the one others have, keeps it and fetches its history")
 ALWAYS = ("(the workspace's own objects (members, admins, policies, nicknames), private "
           "channels and direct messages always sync)")
 
@@ -22,6 +23,7 @@ def folder(hearth: Hearth, tmp_path: Path) -> Path:
     """A workspace with channels general, random and Design, and a document "Plan"."""
     data = tmp_path / "ada"
     hearth("init", "--nick", "ada", data=data)
+    hearth.channels("random", "Design", data=data)
     for channel in ("general", "random", "Design"):
         hearth("post", channel, f"hello {channel}", data=data)
     hearth("doc", "new", "Plan", data=data)
@@ -57,9 +59,9 @@ def test_keep_prints_what_is_kept_and_each_change_shows_next(hearth: Hearth, fol
 def test_keep_refuses_names_it_does_not_know_and_keeps_what_it_kept(
         hearth: Hearth, folder: Path):
     hearth("keep", "--only", "general", data=folder)
-    assert hearth.fails("keep", "nope", data=folder) == UNKNOWN
+    assert hearth.fails("keep", "nope", data=folder) == UNKNOWN.format(data=folder)
     assert hearth.fails("keep", "--drop", "general", "nope", data=folder) == \
-        UNKNOWN
+        UNKNOWN.format(data=folder)
     assert "no document 'Nope'" in hearth.fails("keep", "--doc", "Nope", data=folder)
     assert hearth("keep", data=folder).stdout.splitlines()[0] == "keeping #general; no documents"
 
@@ -75,7 +77,7 @@ def test_keep_refuses_names_it_does_not_know_and_keeps_what_it_kept(
 def test_a_refused_keep_only_changes_nothing(hearth: Hearth, folder: Path):
     hearth("keep", "--only", "general", "--doc", "Plan", data=folder)
     assert hearth.fails("keep", "--only", "nope", data=folder) == \
-        UNKNOWN
+        UNKNOWN.format(data=folder)
     assert hearth("keep", data=folder).stdout.splitlines()[0] == \
         "keeping #general; documents: Plan"
 
@@ -92,11 +94,13 @@ def test_a_member_keeping_only_general_syncs_general_alone_until_it_keeps_random
     random = {f"random {n}" for n in range(5)}
     for text in sorted(general):
         hearth("post", "general", text, data=a)
+    hearth.channels("random", data=a)
     for text in sorted(random):
         hearth("post", "random", text, data=a)
-    # bob knows both channels by name (he joins them here), and keeps general alone.
+    # bob knows both channels by name (he joins them here: nothing has arrived on his
+    # computer yet, so he makes random, confirming it is public), and keeps general alone.
     hearth("join", "general", data=b)
-    hearth("join", "random", data=b)
+    hearth.channels("random", data=b)
     hearth("keep", "--only", "general", data=b)
 
     with serving(hearth, a) as serve:
@@ -119,6 +123,7 @@ def test_a_member_who_joins_a_channel_keeps_it_and_its_history_arrives(
     a, b = member_folders(tmp_path)
     random = {f"random {n}" for n in range(5)}
     hearth("post", "general", "hello", data=a)
+    hearth.channels("random", data=a)
     for text in sorted(random):
         hearth("post", "random", text, data=a)
     hearth("join", "general", data=b)
@@ -127,8 +132,13 @@ def test_a_member_who_joins_a_channel_keeps_it_and_its_history_arrives(
     with serving(hearth, a) as serve:
         hearth("sync", "--peer", serve.address, "--once", data=b)
         assert "no channel #random here" in hearth.fails("read", "random", data=b)
-        # bob has never held a post of random: joining it is how he comes to keep it.
-        hearth("join", "random", data=b)
+        # bob has never held a post of random, so his computer does not know it: `join`
+        # refuses it (it never makes a channel), and creating it joins the channel the
+        # others have, which is how he comes to keep it.
+        refused = hearth.fails("join", "random", data=b)
+        assert "keeps only some channels" in refused and "`hearth channel create random" \
+            in refused
+        hearth("channel", "create", "random", data=b)
         assert hearth("keep", data=b).stdout.splitlines()[0] == \
             "keeping #general, #random; no documents"
         hearth("sync", "--peer", serve.address, "--once", data=b)

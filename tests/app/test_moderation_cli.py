@@ -93,6 +93,7 @@ def test_a_moderator_hides_a_post_and_a_member_for_everyone_else(hearth: Hearth,
 
 def test_hides_need_a_bounded_reason_and_a_post_of_that_channel(hearth: Hearth, members):
     alice, _, carol = members
+    hearth.channels("random", data=carol.data)
     hearth("post", "random", "elsewhere", data=carol.data)
     share(*members)
     elsewhere = hearth("read", "random", "--json", data=alice.data).json()[0]["id"]

@@ -24,6 +24,7 @@ from app.workspaces import (
     leave_workspace,
     workspace_entries,
 )
+from tests.support import channels
 from tests.sync.nodes import CHANNEL, TIMEOUT_S, Cluster, wait_online, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,6 +74,8 @@ def test_a_post_through_one_facade_is_read_and_heard_through_the_other(cluster: 
 
 def test_mark_read_clears_what_channels_counts_as_unread(cluster: Cluster):
     pa, pb = cluster.members(2)  # alice and bob
+    with Workspace.open(pb) as bob:
+        channels(bob, "design")
     a = cluster.start(pa)
     b = cluster.start(pb, peers=[a])
     result(b.facade.post("design", "first"))
@@ -94,6 +97,8 @@ def test_mark_read_clears_what_channels_counts_as_unread(cluster: Cluster):
 
 def test_channel_state_topic_members_and_nicknames(cluster: Cluster):
     (pa,) = cluster.members(1)
+    with Workspace.open(pa) as alice:
+        channels(alice, "design")
     a = cluster.start(pa)
     facade = a.facade
     assert isinstance(result(facade.topic("design", "Sketches")), bytes)

@@ -29,7 +29,7 @@ from core import kinds
 from core.identity import Identity
 from core.objects import build
 from storage import Message
-from tests.support import FakeClock
+from tests.support import FakeClock, channels
 
 from .conftest import Hearth
 
@@ -171,6 +171,7 @@ class Team:
 
     def post(self, day: int, hour: int, channel: str, text: str) -> None:
         self.clock.set_ms(local_ms(day, hour))
+        channels(self.ws, channel)
         self.ws.post(channel, text)
 
     def person(self, seed: str, nick: str) -> Identity:

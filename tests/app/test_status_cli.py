@@ -27,6 +27,7 @@ def folder(hearth: Hearth, tmp_path: Path) -> Path:
     """Acme: channels general, random and Design, and a document "Plan"."""
     data = tmp_path / "ada"
     hearth("init", "--nick", "ada", "--name", "Acme", data=data)
+    hearth.channels("random", "Design", data=data)
     for channel in ("general", "random", "Design"):
         hearth("post", channel, f"hello {channel}", data=data)
     hearth("doc", "new", "Plan", data=data)

@@ -12,6 +12,7 @@ from app.node import Node, NodeEvent
 from app.workspace import Workspace
 from core import kinds
 from sync.store import ReplicaStore
+from tests.support import channels as make_channels
 
 from .nodes import LOCAL, Cluster, wait_until
 
@@ -21,7 +22,7 @@ PER_CHANNEL = 600
 def _fill(paths, channels: tuple[str, ...]) -> None:
     with Workspace.open(paths) as ws:
         for channel in channels:
-            ws.join(channel)
+            make_channels(ws, channel)
             for n in range(PER_CHANNEL):
                 ws.post(channel, f"{channel} {n}")
 
@@ -70,7 +71,7 @@ def test_a_member_keeping_one_channel_fetches_only_it_until_it_keeps_another(
     _fill(pa, ("general", "random"))
     with Workspace.open(pb) as ws:  # b knows both channels, and keeps one
         ws.join("general")
-        ws.join("random")
+        make_channels(ws, "random")  # b's computer holds nothing of it yet: made, so joined
         keeping.keep_only(ws, ["general"])
     a = cluster.start(pa)
     events: list[NodeEvent] = []

@@ -18,6 +18,7 @@ from storage import Replica
 from sync import session as session_mod
 from sync.session import ObjectsReceived, ReconcileComplete
 from sync.store import MemoryStore
+from tests.support import channels, node_channels
 
 from .nodes import Cluster, RawPeer, has_object, wait_until
 
@@ -80,6 +81,7 @@ def test_a_blocked_peer_is_refused_while_the_writer_is_busy(cluster, monkeypatch
 def test_a_channel_joined_on_a_running_node_that_keeps_some_is_fetched(cluster):
     pa, pb = cluster.members(2)
     with Workspace.open(pa) as ws:
+        channels(ws, "random")
         for n in range(5):
             ws.post("random", f"random {n}")
         ws.post("general", "hello")
@@ -90,7 +92,9 @@ def test_a_channel_joined_on_a_running_node_that_keeps_some_is_fetched(cluster):
     b = cluster.start(pb, peers=[a], reconcile_interval=None)
     wait_until(lambda: any(m.text == "hello" for m in b.read("general", limit=100)),
                what="general")
-    b.facade.join("random").result(10)
+    # b has never held anything of random: its computer does not know the channel, so the
+    # person creates it there, which joins the one the others have (and keeps it).
+    node_channels(b, "random")
     wait_until(lambda: {m.text for m in b.read("random", limit=100)} >=
                {f"random {n}" for n in range(5)}, what="random's history")
 

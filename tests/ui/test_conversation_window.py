@@ -13,6 +13,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QPoint, Qt  # noqa: E402
 from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
+from tests.support import node_channels  # noqa: E402
 from tests.ui.test_window import WAIT_MS, pair, result, texts, window  # noqa: E402, F401
 
 CHANNEL = "general"
@@ -115,6 +116,7 @@ def test_the_other_person_typing_shows_under_the_composer(qtbot, window, pair): 
 
 def test_mentions_of_me_are_listed_and_open_in_their_channel(qtbot, window, pair):  # noqa: F811
     ada, bob = pair
+    node_channels(bob, "random")
     result(bob.facade.post("random", "@ada can you look at this?"))
     result(bob.facade.post("random", "nothing for anyone"))
     qtbot.waitUntil(lambda: len(result(ada.facade.mentions())) == 1, timeout=WAIT_MS)

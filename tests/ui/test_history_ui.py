@@ -17,6 +17,7 @@ from PySide6.QtGui import QGuiApplication  # noqa: E402
 from app.node import Node  # noqa: E402
 from core import kinds  # noqa: E402
 from sync.service import SyncEvent  # noqa: E402
+from tests.support import node_channels  # noqa: E402
 from tests.ui.test_documents_pane import window_b  # noqa: E402, F401
 from tests.ui.test_window import WAIT_MS, pair, result, texts, window  # noqa: E402, F401
 from ui.history_bar import LOADING_OLDER  # noqa: E402
@@ -105,6 +106,7 @@ def test_a_window_opened_while_history_arrives_shows_it_at_once(qtbot, pair):  #
 def test_loading_older_messages_shows_in_a_channel_whose_history_is_arriving(
         qtbot, window, pair):  # noqa: F811
     node_a, node_b = pair
+    node_channels(node_b, "Design")
     node_b.post("Design", "the newest sketch")
     listed(qtbot, window, "Design")
     deliver(qtbot, window, arriving, node_a, 10, 500, "design")  # names compare case-folded
@@ -126,6 +128,7 @@ def test_loading_older_messages_shows_in_a_channel_whose_history_is_arriving(
 
 def test_the_shown_channel_is_fetched_first(qtbot, window, pair):  # noqa: F811
     node_a, node_b = pair
+    node_channels(node_b, "design")
     node_b.post("design", "a sketch")
     listed(qtbot, window, "design")
     stream = kinds.channel_stream(node_a.info.workspace_id, "design")
@@ -145,6 +148,7 @@ def test_the_shown_channel_is_fetched_first(qtbot, window, pair):  # noqa: F811
 def test_a_channel_not_kept_is_dimmed_and_says_so_until_kept_again(
         qtbot, window, pair):  # noqa: F811
     node_a, node_b = pair
+    node_channels(node_b, "design")
     node_b.post("design", "a sketch")
     listed(qtbot, window, "design")
     action = keep_action(window, "design")
@@ -180,6 +184,7 @@ def test_a_channel_not_kept_is_dimmed_and_says_so_until_kept_again(
 def test_a_computer_keeping_only_some_channels_fetches_the_rest_once_kept(
         qtbot, window_b, pair):  # noqa: F811
     node_a, node_b = pair
+    node_channels(node_a, "design")
     node_a.post("design", "first sketch")
     listed(qtbot, window_b, "design")
     keep_action(window_b, "design").trigger()

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (  # noqa: E402
 from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
-from tests.support import FakeClock, join  # noqa: E402
+from tests.support import FakeClock, channels, join, node_channels  # noqa: E402
 from tests.ui.test_window import (  # noqa: E402, F401
     WAIT_MS,
     pair,
@@ -482,6 +482,7 @@ def lone_node(tmp_path, posts: list[tuple[datetime, str]], channel: str = "histo
     Workspace.init(paths, "ada").close()
     clock = FakeClock()
     with Workspace.open(paths, clock=clock) as ws:
+        channels(ws, channel)
         for when, text in posts:
             clock.now = when.timestamp()
             ws.post(channel, text)
@@ -624,6 +625,7 @@ def test_an_empty_channel_says_so_once_its_first_read_is_back(qtbot, window, pai
     centre = title.mapTo(view, title.rect().center())
     assert area.contains(centre) and abs(centre.x() - area.center().x()) <= 2
     assert abs(centre.y() - area.center().y()) < area.height() // 4
+    node_channels(pair[1], "quiet")
     pair[1].post("quiet", "the first words")
     qtbot.waitUntil(lambda: "the first words" in texts(window), timeout=WAIT_MS)
     assert not empty.isVisible()

@@ -16,6 +16,7 @@ from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.search import HINT  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
+from tests.support import node_channels  # noqa: E402
 from ui import _rows  # noqa: E402
 from ui.bridge import NodeBridge  # noqa: E402
 from ui.search_panel import MATCH, SPANS_ROLE, TARGET_ROLE, SearchPanel  # noqa: E402
@@ -33,6 +34,7 @@ def node(tmp_path):
     Workspace.init(paths, "ada").close()
     running = Node(paths, interfaces=["127.0.0.1"], mdns=False, reconcile_interval=None).start()
     facade = running.facade
+    node_channels(running, "random", "design")
     for channel, text in [("general", "the quick brown fox"), ("random", "quick thinking"),
                           ("general", "nothing to see"), ("design", "Quick brown sketches")]:
         result(facade.post(channel, text))

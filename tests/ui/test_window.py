@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
-from tests.support import join  # noqa: E402
+from tests.support import join, node_channels  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 
 WAIT_MS = 20_000  # generous: latency belongs in the benchmarks
@@ -89,7 +89,13 @@ def test_slash_commands(qtbot, window, pair):
     assert "* ada lovelace waves" in window.messages.index(row).data()
     type_and_send(qtbot, window, "/delete")
     qtbot.waitUntil(lambda: "/me waves" not in texts(window), timeout=WAIT_MS)
+    # /join takes a channel this computer knows; /create makes one.
     type_and_send(qtbot, window, "/join random")
+    qtbot.waitUntil(lambda: "no channel #random here; to make it: /create random"
+                    in window.statusBar().currentMessage(), timeout=WAIT_MS)
+    assert window.channel == "general"
+    assert "random" not in [c.name for c in window.channels.channels]
+    type_and_send(qtbot, window, "/create random")
     qtbot.waitUntil(lambda: window.channel == "random", timeout=WAIT_MS)
     type_and_send(qtbot, window, "/bogus")
     qtbot.waitUntil(lambda: "unknown command" in window.statusBar().currentMessage(),
@@ -97,6 +103,7 @@ def test_slash_commands(qtbot, window, pair):
 
 
 def test_switching_channels_updates_topic_and_members(qtbot, window, pair):
+    node_channels(pair[1], "design")
     result(pair[1].facade.topic("design", "Sketches and mockups"))
     pair[1].post("design", "first sketch")
     qtbot.waitUntil(lambda: any(c.name == "design" for c in window.channels.channels),
@@ -111,6 +118,7 @@ def test_switching_channels_updates_topic_and_members(qtbot, window, pair):
 
 
 def test_search_finds_and_jumps(qtbot, window, pair):
+    node_channels(pair[1], "design")
     pair[1].post("design", "the quarterly roadmap draft")
     qtbot.waitUntil(lambda: any(c.name == "design" for c in window.channels.channels),
                     timeout=WAIT_MS)
@@ -187,6 +195,7 @@ def test_unread_counts_rise_clear_and_survive_a_restart(qtbot, tmp_path, pair):
     win = MainWindow(node_a)
     qtbot.addWidget(win)
     win.show()
+    node_channels(node_b, "design")
     node_b.post("design", "first")
     node_b.post("design", "second, for ada")
     qtbot.waitUntil(lambda: unread_of(win, "design") == (2, True), timeout=WAIT_MS)

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QWidget  # noqa: E402
 from app.node import Node  # noqa: E402
 from app.paths import Paths, workspaces  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
+from tests.support import node_channels  # noqa: E402
 from ui.app import Controller  # noqa: E402
 from ui.invite_dialog import InviteDialog  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
@@ -149,6 +150,7 @@ def test_a_second_hearth_raises_the_running_window(qtbot, tmp_path):
 
 
 def test_quick_switcher_jumps_to_a_channel(qtbot, window, pair):  # noqa: F811
+    node_channels(pair[0], "design-review")
     window.join_channel("design-review")
     qtbot.waitUntil(lambda: any(c.name == "design-review" for c in window.channels.channels),
                     timeout=WAIT_MS)
@@ -165,7 +167,23 @@ def test_quick_switcher_jumps_to_a_channel(qtbot, window, pair):  # noqa: F811
     assert not switcher.isVisible()
 
 
+def test_joining_a_channel_this_computer_does_not_know_makes_nothing(
+        qtbot, window, pair):  # noqa: F811
+    """The window's join takes a channel this computer knows, as `hearth join` does: a typo,
+    or the name of a private channel whose key has not arrived, never becomes a channel."""
+    held = pair[0].call(lambda: pair[0].workspace_for_tests.replica.count())
+    window.join_channel("genral")
+    qtbot.waitUntil(lambda: "no channel #genral here" in window.statusBar().currentMessage(),
+                    timeout=WAIT_MS)
+    assert window.channel == "general"
+    assert [c.name for c in result(pair[0].facade.channels()).channels] == ["general"]
+    assert pair[0].call(lambda: pair[0].workspace_for_tests.replica.count()) == held
+
+
 def test_join_and_leave_a_channel_from_the_sidebar(qtbot, window, pair):  # noqa: F811
+    node_channels(pair[1], "random")  # bob made it; ada's computer knows it once it arrives
+    qtbot.waitUntil(lambda: any(c.name == "random" for c in window.channels.channels),
+                    timeout=WAIT_MS)
     window.join_channel("random")
     qtbot.waitUntil(lambda: window.channel == "random", timeout=WAIT_MS)
     key = pair[0].key

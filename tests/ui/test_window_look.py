@@ -19,6 +19,7 @@ from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
 from core.policy import Policy  # noqa: E402
+from tests.support import node_channels  # noqa: E402
 from ui import theme  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 
@@ -78,6 +79,7 @@ def test_a_member_the_policies_deny_cannot_open_the_topic_editor(qtbot, alone):
     # A channel with no topic offers "Add a topic" only to those who may set one.
     with qtbot.waitSignal(win.topicShown, check_params_cb=lambda c: c == "quiet",
                           timeout=WAIT_MS):
+        node_channels(node, "quiet")
         win.join_channel("quiet")
     assert win.header.editable and topic.text() == "Add a topic"
 
@@ -87,6 +89,7 @@ def test_the_sidebar_shows_the_workspaces_real_name_and_highlights_where_i_am(qt
     name = win.findChild(QWidget, "workspaceName")
     assert name.text() == "Rocket Lab"
     assert win.windowTitle() == "Hearth: Rocket Lab"
+    node_channels(node, "design")
     win.join_channel("design")
     qtbot.waitUntil(lambda: [c.name for c in win.channels.channels] == ["design", "general"]
                     and win.channel == "design", timeout=WAIT_MS)
@@ -265,8 +268,7 @@ def test_ctrl_k_lists_the_places_i_visited_latest_first_and_matches_fuzzily(qtbo
     from ui.switcher import KeyRole
 
     win, node = alone
-    for name in ("design", "random", "zebra"):
-        result(node.facade.join(name))
+    node_channels(node, "design", "random", "zebra")
     win.channels.refresh()
     qtbot.waitUntil(lambda: len(win.channels.channels) == 4, timeout=WAIT_MS)
     win.show_channel("zebra")
