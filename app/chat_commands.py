@@ -347,6 +347,11 @@ def cmd_admin_grant(args: argparse.Namespace) -> None:
         print(ws.grant_admin(ws.resolve_person(args.key)).id.hex())
 
 
+def cmd_admin_revoke(args: argparse.Namespace) -> None:
+    with open_workspace(args) as ws:
+        print(ws.revoke_admin(ws.resolve_person(args.key)).id.hex())
+
+
 def cmd_identity_export(args: argparse.Namespace) -> None:
     paths = paths_of(args)
     from core.identity import Identity
@@ -449,6 +454,9 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
                            description="workspace administration")
     admin_sub = admin.add_subparsers(dest="admin_command", metavar="COMMAND", required=True)
     p = add("grant", cmd_admin_grant, "make someone an admin (root admin only)", parent=admin_sub)
+    p.add_argument("key", metavar="KEY", help=f"the person: {PERSON_HELP}")
+    p = add("revoke", cmd_admin_revoke, "take someone's admin grant back (root admin only): "
+            "what they did as an admin before stays, nothing after counts", parent=admin_sub)
     p.add_argument("key", metavar="KEY", help=f"the person: {PERSON_HELP}")
 
     identity = sub.add_parser("identity", help="show, export or import your identity",

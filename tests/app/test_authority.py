@@ -14,6 +14,7 @@ import random
 
 import pytest
 
+from app.paths import Paths
 from app.workspace import Workspace, WorkspaceError
 from core import kinds
 from core.identity import Identity
@@ -221,3 +222,19 @@ def test_two_admins_removing_each_other_the_senior_wins_whatever_the_dates(tmp_p
     finally:
         for ws in spaces:
             ws.close()
+
+
+def test_admin_revoke_from_the_command_line(hearth, tmp_path):
+    alice, bob = tmp_path / "alice", tmp_path / "bob"
+    hearth("init", "--nick", "alice", data=alice)
+    key = hearth("identity", "show", data=bob).line
+    hearth("join-workspace", hearth("invite", "--for", key, data=alice).line, "--nick", "bob",
+           data=bob)
+    hearth("admin", "grant", key, data=alice)
+    revocation = hearth("admin", "revoke", key[:12], data=alice).line
+    assert len(revocation) == 64 and int(revocation, 16) >= 0
+    assert "not an admin" in hearth.fails("admin", "revoke", key, data=alice)
+    root = hearth("identity", "show", data=alice).line
+    assert "only the workspace's creator" in hearth.fails("admin", "revoke", root, data=bob)
+    with Workspace.open(Paths.resolve(alice, "default")) as ws:
+        assert not ws.replica.is_admin(bytes.fromhex(key))

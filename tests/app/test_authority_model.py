@@ -19,6 +19,7 @@ repair rotation, and new keys for private channels someone left."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -104,19 +105,15 @@ class Authority(RuleBasedStateMachine):
     def _node_repairs(self, ws: Workspace) -> None:
         """What a Node does when membership objects arrive (app.node._membership_changed)."""
         for step in (ws.rotate_if_stale, ws.private_after_removal):
-            try:
+            with contextlib.suppress(WorkspaceError):
                 step()
-            except WorkspaceError:
-                pass
 
     # Rules --------------------------------------------------------------------------------
 
     @rule(i=person)
     def post(self, i: int) -> None:
-        try:
+        with contextlib.suppress(WorkspaceError):
             self.posts.append(self.spaces[i].post("general", self._next("post")).id)
-        except WorkspaceError:
-            pass
 
     @rule(i=person, j=person)
     def sync(self, i: int, j: int) -> None:
@@ -143,47 +140,35 @@ class Authority(RuleBasedStateMachine):
     @rule(j=person, grant=st.booleans())
     def admin(self, j: int, grant: bool) -> None:
         root, key = self.spaces[0], self.spaces[j].key
-        try:
+        with contextlib.suppress(WorkspaceError):
             root.grant_admin(key) if grant else root.revoke_admin(key)
-        except WorkspaceError:
-            pass
 
     @rule(i=person, j=person)
     def remove(self, i: int, j: int) -> None:
-        try:
+        with contextlib.suppress(WorkspaceError):
             self.spaces[i].remove_member(self.spaces[j].key, "model")
-        except WorkspaceError:
-            pass
 
     @rule(i=person, j=person, moderator=st.booleans())
     def role(self, i: int, j: int, moderator: bool) -> None:
-        try:
+        with contextlib.suppress(WorkspaceError):
             self.spaces[i].mod_role("general", self.spaces[j].key,
                                     "moderator" if moderator else "none")
-        except WorkspaceError:
-            pass
 
     @rule(i=person, n=st.integers(0, 50), hidden=st.booleans())
     def hide(self, i: int, n: int, hidden: bool) -> None:
-        try:
+        with contextlib.suppress(WorkspaceError):
             self.spaces[i]._hide("general", self.posts[n % len(self.posts)], "model", hidden)
-        except WorkspaceError:
-            pass
 
     @rule(i=person, n=st.integers(0, 50))
     def delete(self, i: int, n: int) -> None:
-        try:
+        with contextlib.suppress(WorkspaceError):
             self.spaces[i].delete(self.posts[n % len(self.posts)])
-        except WorkspaceError:
-            pass
 
     @rule(i=person, j=person)
     def policy(self, i: int, j: int) -> None:
         deny = Policy("deny", subjects=frozenset({self.spaces[j].key.hex()}))
-        try:
+        with contextlib.suppress(WorkspaceError):
             self.spaces[i].set_policies("general", [deny])
-        except WorkspaceError:
-            pass
 
     @rule(i=person, uses=st.integers(0, 2), expired=st.booleans())
     def invite(self, i: int, uses: int, expired: bool) -> None:
@@ -198,18 +183,14 @@ class Authority(RuleBasedStateMachine):
     def use_invite(self, at: int, n: int) -> None:
         if self.invites:
             _, tag, _ = self.invites[n % len(self.invites)]
-            try:
+            with contextlib.suppress(WorkspaceError):
                 self.spaces[at].admit(Identity.generate().public_key, tag)
-            except WorkspaceError:
-                pass
 
     @rule(i=person, n=st.integers(0, 20))
     def revoke_invite(self, i: int, n: int) -> None:
         if self.invites:
-            try:
+            with contextlib.suppress(WorkspaceError):
                 self.spaces[i].revoke_invite(self.invites[n % len(self.invites)][2])
-            except WorkspaceError:
-                pass
 
     @rule(i=person, others=st.sets(person, max_size=2))
     def private_create(self, i: int, others: set[int]) -> None:
