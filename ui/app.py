@@ -22,7 +22,7 @@ from app.joining import parse_peer
 from app.node import Node
 from app.paths import DEFAULT_WORKSPACE, WELCOME_PENDING, Paths
 
-from . import theme
+from . import emoji_font, theme
 from .bridge import Inbox
 from .collector import GuiThreadCollector
 from .main_window import MainWindow
@@ -169,6 +169,7 @@ def application() -> QApplication:
         app = QApplication(sys.argv[:1])
         app.setApplicationName("Hearth")
         app.setDesktopFileName("io.github.hearth.Hearth")  # packaging/linux's desktop entry
+        emoji_font.install()
     return app
 
 

@@ -48,7 +48,7 @@ from app.paths import Paths  # noqa: E402
 from app.records import HistoryProgress  # noqa: E402
 from app.workspace import Workspace, load_or_create_identity  # noqa: E402
 
-from . import theme  # noqa: E402
+from . import emoji_font, theme  # noqa: E402
 from .collector import GuiThreadCollector  # noqa: E402
 from .main_window import MainWindow  # noqa: E402
 
@@ -392,6 +392,7 @@ def _files(window: MainWindow, ada: Node, bob: Node, root: Path) -> None:
 def render(out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     app = QApplication.instance() or QApplication([])
+    emoji_font.install()
     theme.apply(app, "light")
     written: list[Path] = []
     collector = GuiThreadCollector(app)

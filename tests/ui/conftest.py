@@ -16,6 +16,14 @@ import pytest
 from PySide6.QtCore import QCoreApplication, QEvent
 
 
+@pytest.fixture(autouse=True, scope="session")
+def emoji_font(qapp) -> None:
+    """The app's colour emoji font, as ui.app.application loads it."""
+    from ui import emoji_font
+
+    emoji_font.install()
+
+
 @pytest.fixture(autouse=True)
 def collect_on_the_gui_thread() -> Iterator[None]:
     enabled = gc.isenabled()
