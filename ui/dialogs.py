@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDialog,
+    QDialogButtonBox,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
@@ -93,6 +94,7 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.collector)
         layout.addWidget(explained)
         layout.addWidget(self.analytics_error)
+        layout.addWidget(close_buttons(self))
         bridge.then(facade.analytics_status(), done=self._analytics_loaded)
         bridge.then(facade.nickname(), done=lambda nick: self.nick.setText(nick or ""))
         bridge.then(facade.appearance(), done=self._appearance_loaded)
@@ -157,6 +159,13 @@ class SettingsDialog(QDialog):
             self.import_from(path, passphrase)
 
 
+def close_buttons(dialog: QDialog) -> QDialogButtonBox:
+    """A Close button (Escape does the same), for a dialog whose changes apply at once."""
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+    buttons.rejected.connect(dialog.close)
+    return buttons
+
+
 def row(*widgets, stretch: bool = False) -> QHBoxLayout:
     """Widgets side by side (at the left, with `stretch`)."""
     row = QHBoxLayout()
@@ -192,6 +201,7 @@ class PeersDialog(QDialog):
         layout.addWidget(self.list)
         layout.addLayout(row)
         layout.addWidget(self.error)
+        layout.addWidget(close_buttons(self))
         self.refresh()
 
     def refresh(self) -> None:

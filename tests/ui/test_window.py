@@ -9,6 +9,7 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtWidgets import QPushButton  # noqa: E402
 
 from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
@@ -234,6 +235,11 @@ def test_settings_change_the_nickname(qtbot, window, pair):
     assert result(pair[0].facade.nickname()) == "ada l."
     qtbot.waitUntil(lambda: result(pair[1].facade.nickname(pair[0].key)) == "ada l.",
                     timeout=WAIT_MS)
+    # A Close button, as every dialog whose changes apply at once has (issue #29).
+    close = next(b for b in dialog.findChildren(QPushButton) if b.text().replace("&", "")
+                 == "Close")
+    qtbot.mouseClick(close, Qt.MouseButton.LeftButton)
+    assert not dialog.isVisible()
 
 
 def test_peers_dialog_lists_peers_and_adds_one_by_address(qtbot, window, pair):
