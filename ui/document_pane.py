@@ -49,8 +49,11 @@ from app.documents import READ_ONLY, minimal_edits
 from app.records import BranchInfo, Committed, DocumentView
 
 from . import theme
+from ._rows import from_utf16, to_utf16
 from .bridge import NodeBridge
 from .doc_comments import CommentMargin
+from .doc_cursors import map_position
+from .doc_edits import editor_edits
 from .doc_presence import DocPresence
 from .doc_preview import OUTLINE_WIDTH, MarkdownTools
 from .doc_review_bar import ChangedNotice
@@ -387,28 +390,43 @@ class DocumentPane(QWidget):
             self.editors_dialog.show_editors(view, self.bridge.facade.key)
 
     def _step_to(self, text: str, heads: list[str]) -> None:
-        """Apply the difference between the editor and `text` as minimal edits."""
+        """Bring the editor to `text` (the branch's at `heads`) with the smallest edits, made
+        in order, each where the edits before it left the text (ui/doc_edits.py), so my cursor
+        and selection stay on their characters. None of it counts as my typing."""
         current = self.editor.toPlainText()
         self._saw(heads)
-        if current == text:
-            self.committed = text
-            return
-        self._applying = True
-        try:
-            cursor = QTextCursor(self.editor.document())
-            cursor.beginEditBlock()
-            # Later edits first, so earlier positions stay valid; positions in codepoints of
-            # the current text are converted to Qt's UTF-16 units.
-            for position, delete, insert in reversed(minimal_edits(current, text)):
-                start = utf16_offset(current, position)
-                end = utf16_offset(current, position + delete)
-                cursor.setPosition(start)
-                cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
-                cursor.insertText(insert)
-            cursor.endEditBlock()
-        finally:
-            self._applying = False
+        if current != text:
+            self._applying = True
+            try:
+                cursor = QTextCursor(self.editor.document())
+                cursor.beginEditBlock()
+                for start, end, insert in editor_edits(current, minimal_edits(current, text)):
+                    cursor.setPosition(start)
+                    cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+                    cursor.insertText(insert)
+                cursor.endEditBlock()
+                if self.editor.toPlainText() != text:  # never show what the branch does not read
+                    self._replace(text)
+            finally:
+                self._applying = False
         self.committed = text
+
+    def _replace(self, text: str) -> None:
+        """Put `text` in the editor whole, the cursor carried to where its characters went."""
+        old, cursor = self.editor.toPlainText(), self.editor.textCursor()
+        anchor, at = (map_position(old, text, from_utf16(old, p))
+                      for p in (cursor.anchor(), cursor.position()))
+        self.editor.setPlainText(text)
+        cursor = self.editor.textCursor()
+        cursor.setPosition(to_utf16(text, anchor))
+        cursor.setPosition(to_utf16(text, at), QTextCursor.MoveMode.KeepAnchor)
+        self.editor.setTextCursor(cursor)
+
+    def in_step(self) -> bool:
+        """Whether the editor shows exactly the text at the heads it last saw, with nothing
+        typed waiting for its commit and no commit under way."""
+        return (not self._busy and not self._pause.isActive()
+                and self.editor.toPlainText() == self.committed)
 
     # Editing ----------------------------------------------------------------------------------
 
