@@ -30,8 +30,8 @@ operation is a call of the facade's `documents` (on the Node's thread)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut, QTextCursor
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QGuiApplication, QKeySequence, QTextCursor
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -244,9 +244,22 @@ class DocumentPane(QWidget):
 
         self._pause = QTimer(self, singleShot=True, interval=PAUSE_MS)
         self._pause.timeout.connect(self.commit_now)
-        QShortcut(QKeySequence.StandardKey.Undo, self.editor, self.undo)
-        QShortcut(QKeySequence.StandardKey.Redo, self.editor, self.redo)
+        # Undo and redo are the document's ("my last edit"). Qt's own would also take back
+        # what others' commits, merges and restores did to the editor, and the pane would then
+        # commit that as my typing; and the editor takes Ctrl+Z before any QShortcut sees it.
+        self.editor.setUndoRedoEnabled(False)
+        self.editor.installEventFilter(self)
         self.presence = DocPresence(self)  # others' cursors over the editor, mine to them
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        if watched is self.editor and event.type() == QEvent.Type.KeyPress:
+            if event.matches(QKeySequence.StandardKey.Undo):
+                self.undo()
+                return True
+            if event.matches(QKeySequence.StandardKey.Redo):
+                self.redo()
+                return True
+        return super().eventFilter(watched, event)
 
     # Showing -----------------------------------------------------------------------------------
 

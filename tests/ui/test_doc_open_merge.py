@@ -17,6 +17,8 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+from PySide6.QtCore import Qt  # noqa: E402
+
 from tests.app.conftest import InProcessHearth  # noqa: E402
 from ui.document_pane import DocumentPane, utf16_offset  # noqa: E402
 
@@ -226,3 +228,29 @@ def test_a_merge_from_the_command_line_reaches_both_open_editors(qtbot, tmp_path
     assert made and set(made) == {(node_a.key, "merge")}
     assert commits(node_b, doc) == before_commits + made
     bob_types_ok(qtbot, pair, doc, bob, [ada, bob], before + changes(node_a, doc)[len(before):])
+
+
+def test_ctrl_z_after_a_change_from_another_member_undoes_my_edit_not_theirs(  # noqa: F811
+        qtbot, pair, window, window_b):  # noqa: F811
+    """Qt's own undo took back the last change made to the editor, which may be another
+    member's commit or a merge; the pane then committed that as my typing. Ctrl+Z is the
+    document's undo: my last edit goes, theirs stays, and nothing else is committed."""
+    node_a, node_b = pair
+    doc = meeting_notes(qtbot, pair, window, window_b)
+    ada = window.document_pane
+    type_over(ada, "2. budget", "2. budget (ada)")
+    ada.commit_now()
+    mine = NOTES.replace("2. budget", "2. budget (ada)")
+    qtbot.waitUntil(lambda: stored(node_b, doc) == mine, timeout=WAIT_MS)
+    result(node_b.facade.documents.write(doc, mine.replace("3. hiring", "3. hiring (bob)")))
+    theirs = mine.replace("3. hiring", "3. hiring (bob)")
+    settle(qtbot, [ada, window_b.document_pane], pair, doc)
+    assert ada.editor.toPlainText() == theirs
+    before = commits(node_a, doc)
+
+    qtbot.keyClick(ada.editor, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    undone = NOTES.replace("3. hiring", "3. hiring (bob)")
+    qtbot.waitUntil(lambda: stored(node_a, doc) == undone, timeout=WAIT_MS)
+    settle(qtbot, [ada, window_b.document_pane], pair, doc)
+    assert ada.editor.toPlainText() == undone == window_b.document_pane.editor.toPlainText()
+    assert len(commits(node_a, doc)) == len(before) + 1  # the undo, and nothing else
