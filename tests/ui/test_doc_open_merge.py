@@ -62,6 +62,20 @@ def type_at(pane: DocumentPane, position: int, new: str) -> None:
     pane.commit_now()
 
 
+def select(pane: DocumentPane, words: str) -> None:
+    """Select `words` in the editor, as a person would with the mouse."""
+    text = pane.editor.toPlainText()
+    at = text.index(words)
+    cursor = pane.editor.textCursor()
+    cursor.setPosition(utf16_offset(text, at))
+    cursor.setPosition(utf16_offset(text, at + len(words)), cursor.MoveMode.KeepAnchor)
+    pane.editor.setTextCursor(cursor)
+
+
+def selected(pane: DocumentPane) -> str:
+    return pane.editor.textCursor().selectedText()
+
+
 # What the nodes hold --------------------------------------------------------------------------
 
 def stored(node, doc: bytes, branch: str = "main") -> str:
@@ -176,6 +190,7 @@ def test_a_merge_from_the_window_reaches_an_open_editor_whole(qtbot, pair, windo
     assert before == [(node_a.key, "edit"), (node_b.key, "edit")]
     before_commits = commits(node_a, doc)
 
+    select(bob, "3. hiring")  # what bob has selected stays selected through the merge
     click(qtbot, ada.merge_button)
     dialog = ada.merge_dialog
     qtbot.waitUntil(lambda: dialog.preview is not None
@@ -188,6 +203,7 @@ def test_a_merge_from_the_window_reaches_an_open_editor_whole(qtbot, pair, windo
     settle(qtbot, [ada, bob], pair, doc)
     for pane in (ada, bob):
         assert pane.editor.toPlainText() == merged == stored(node_b, doc)
+    assert selected(bob) == "3. hiring"
     # The merge's commits are all there is since: nobody's editor wrote anything back.
     made = commits(node_a, doc)[len(before_commits):]
     assert made and set(made) == {(node_a.key, "merge")}
@@ -215,6 +231,8 @@ def test_a_merge_from_the_command_line_reaches_both_open_editors(qtbot, tmp_path
     assert before == [(node_a.key, "edit"), (node_b.key, "edit")]
     before_commits = commits(node_a, doc)
 
+    select(bob, "3. hiring")  # what each has selected stays selected through the merge
+    select(ada, "next")
     run = hearth("doc", "merge", doc.hex(), "--from", "draft", "--into", "main", "--prefer",
                  choice, data=data)
     assert run.returncode == 0
@@ -223,6 +241,7 @@ def test_a_merge_from_the_command_line_reaches_both_open_editors(qtbot, tmp_path
     settle(qtbot, [ada, bob], pair, doc)
     for pane in (ada, bob):
         assert pane.editor.toPlainText() == merged == stored(node_b, doc)
+    assert (selected(bob), selected(ada)) == ("3. hiring", "next")
     # The merge's commits are all there is since: nobody's editor wrote anything back.
     made = commits(node_a, doc)[len(before_commits):]
     assert made and set(made) == {(node_a.key, "merge")}
