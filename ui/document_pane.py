@@ -1,8 +1,11 @@
 """A document: a header (its title, the branch selector and the branch's actions), the editor
 with its undo and redo and the comments in its margin (ui/doc_comments.py), and the branch's
 history as a timeline with the version picked in it below (ui/doc_versions.py). Typing is
-committed after a pause; remote commits are applied to the editor as minimal edits, so the
-cursor stays on its characters.
+committed after a pause. Whatever else changes the branch (others' typing, a merge, a restore)
+reaches the editor as the smallest edits, made in order where ui/doc_edits.py puts them, so
+the cursor and selection stay on their characters; none of it counts as typing, and only what
+differs from the text the pane last put in (`committed`) is ever committed. Undo and redo
+(Ctrl+Z, Ctrl+Shift+Z) are the document's: my last edit, never another's.
 
 Reviewing: "Merge into main" previews the merge in ui/merge_dialog.py (a choice per conflict)
 and opens main once merged; a version picked in the history can be compared with now; a branch

@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.documents import minimal_edits
+from ui.doc_comments import carried
 from ui.doc_edits import apply_edits, editor_edits
 
 
@@ -63,3 +64,10 @@ def test_any_two_texts(old: str, new: str) -> None:
     edits = minimal_edits(old, new)
     assert apply_edits(old, edits) == new
     assert in_utf16(old, editor_edits(old, edits)) == new
+
+
+def test_a_comment_on_words_after_a_merge_of_several_edits_stays_on_them() -> None:
+    """The comments' margin carries anchors across the same edits, in the same order."""
+    start = MAIN.index("5. b")
+    assert carried(MAIN, DRAFT, start, start + 4) == (DRAFT.index("5. b"),
+                                                      DRAFT.index("5. b") + 4)
