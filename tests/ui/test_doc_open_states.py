@@ -10,7 +10,8 @@ made to look again, the path that once wrote back what a pane had mangled): each
 exactly what main stores, and the commits that changed main's text are exactly the steps that
 meant to, by whoever took them: no commit that nobody typed.
 
-Bounded for the suite (10 examples of 8 steps); DOC_STATES_EXAMPLES=100 runs ten times as many.
+Bounded for the suite (10 examples of up to 8 steps); DOC_STATES_EXAMPLES=100 runs ten times as
+many, DOC_STATES_STEPS=80 ten times as long.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from .test_window import WAIT_MS, result  # noqa: E402
 
 MAX_DRAFTS = 2  # more would mostly fork, leaving fewer steps for the rest
 EXAMPLES = int(os.environ.get("DOC_STATES_EXAMPLES", "10"))
+STEPS = int(os.environ.get("DOC_STATES_STEPS", "8"))
 NAMES = ("ada", "bob")
 WHO = st.sampled_from([0, 1])  # ada, bob
 TYPED = st.sampled_from(["a", " ok", "😀", "\n", "é", ""])
@@ -164,5 +166,5 @@ def test_two_open_editors_take_in_every_change_and_write_back_nothing(qtbot, tmp
             assert changes(self.nodes[0], self.doc) == self.expected
 
     run_state_machine_as_test(TwoEditors, settings=settings(
-        max_examples=EXAMPLES, stateful_step_count=8, deadline=None,
+        max_examples=EXAMPLES, stateful_step_count=STEPS, deadline=None,
         suppress_health_check=list(HealthCheck)))
