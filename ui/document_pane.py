@@ -72,7 +72,7 @@ from .doc_sharing import (
     sharing_state,
 )
 from .doc_versions import HistoryColumn, tool
-from .merge_dialog import MergeDialog
+from .merge_dialog import NOTHING_TO_MERGE, MergeDialog
 from .timeline import timeline_entries
 
 PAUSE_MS = 600  # keystrokes within a pause make one commit
@@ -531,9 +531,17 @@ class DocumentPane(QWidget):
             self.fork(name.strip())
 
     def merge(self, source: str, target: str) -> None:
+        """Merge `source` into `target` and show the target; if it held all of `source`
+        already, nothing is committed and the pane says so."""
+        def done(commit: str | None) -> None:
+            if commit is None:
+                self.sharing.say(NOTHING_TO_MERGE)
+            else:
+                self.open(self.doc_id, target)
+
         self.commit_now(then=lambda: self.bridge.then(
-            self.docs.merge(self.doc_id, source, target),
-            done=lambda _: self.open(self.doc_id, target)))
+            self.docs.merge(self.doc_id, source, target), done=done,
+            failed=self.sharing.say))
 
     def set_main(self, branch: str) -> None:
         self.bridge.then(self.docs.set_main(self.doc_id, branch), done=lambda _: self.reload())

@@ -1,6 +1,6 @@
 """The merge dialog (issue #29, "Also seen"), over real Nodes offscreen: every conflict's choices
 show whole ("Both, markec" was clipped), also with long branch names; a branch merged already
-says there is nothing to do, and Merge adds nothing."""
+says there is nothing to do, and Merge adds nothing; so does the pane's merge."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from PySide6.QtWidgets import QRadioButton, QScrollArea  # noqa: E402
 from ui.merge_dialog import MergeDialog  # noqa: E402
 
 from .test_doc_review import bridges  # noqa: E402, F401
-from .test_window import WAIT_MS, pair, result  # noqa: E402, F401
+from .test_documents_pane import doc_text, open_written, type_into  # noqa: E402
+from .test_window import WAIT_MS, pair, result, window  # noqa: E402, F401
 
 
 def conflicting(node, source: str) -> bytes:
@@ -69,3 +70,22 @@ def test_a_branch_merged_already_says_so_and_merges_nothing(qtbot, pair, bridges
     assert dialog.merge_button.toolTip() == "Already merged: nothing to do"
     assert result(docs.merge(doc, "draft", "main")) is None  # the library: nothing to do
     assert result(docs.history(doc)) == history
+
+
+def test_the_pane_merging_a_branch_merged_already_says_so(qtbot, pair, window):  # noqa: F811
+    doc_id = open_written(qtbot, window, pair[0], "Plan", "step one\n")
+    pane = window.document_pane
+    pane.fork("draft")
+    qtbot.waitUntil(lambda: pane.branch == "draft" and pane.merge_button.isEnabled(),
+                    timeout=WAIT_MS)
+    type_into(pane, "step one\nstep two\n")
+    qtbot.waitUntil(lambda: doc_text(pair[0], doc_id, "draft") == "step one\nstep two\n",
+                    timeout=WAIT_MS)
+    pane.merge("draft", "main")
+    qtbot.waitUntil(lambda: pane.branch == "main"
+                    and pane.editor.toPlainText() == "step one\nstep two\n", timeout=WAIT_MS)
+    history = result(pair[0].facade.documents.history(bytes.fromhex(doc_id)))
+    pane.merge("draft", "main")
+    qtbot.waitUntil(lambda: pane.sharing.status.text() == "Already merged: nothing to do",
+                    timeout=WAIT_MS)
+    assert result(pair[0].facade.documents.history(bytes.fromhex(doc_id))) == history
