@@ -552,5 +552,5 @@ def _branch_info(document: Document, branch: str) -> BranchInfo | None:
 
 
 __all__ = ["ALREADY", "ALREADY_MERGED", "KEY_NOT_HERE", "ONLY_EDITORS", "READ_ONLY", "DocDiff",
-           "DocumentError", "Documents", "DocumentSummary", "MergeConflicts", "MergePreview", "Merged",
-           "RequestInfo", "minimal_edits"]
+           "DocumentError", "Documents", "DocumentSummary", "MergeConflicts", "MergePreview",
+           "Merged", "RequestInfo", "minimal_edits"]
