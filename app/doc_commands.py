@@ -13,7 +13,7 @@ from . import _text
 from ._command import PERSON_HELP, CLIError, errors, hinted, open_workspace, print_json, when
 from .documents import Documents, MergeConflicts
 from .names import NickBook
-from .review import RESOLUTIONS
+from .review import ALREADY_MERGED, RESOLUTIONS
 from .workspace import MIN_PREFIX
 
 
@@ -124,14 +124,17 @@ def cmd_merge(args) -> int:
             preview, reason = exc.preview, str(exc)
             book = NickBook(ws.replica.nicknames())
         else:
+            nothing = merged.commit is None  # merged before: the target holds all of it
             if args.json:
                 print_json({"commit": merged.commit, "conflicts": _conflicts_json(
-                    merged.conflicts, merged.resolutions, NickBook(ws.replica.nicknames()))})
+                    merged.conflicts, merged.resolutions, NickBook(ws.replica.nicknames())),
+                    "already_merged": nothing})
             else:
-                print(merged.commit)
+                print(ALREADY_MERGED if nothing else merged.commit)
             return 0
     if args.json:
-        print_json({"commit": None, "conflicts": _conflicts_json(preview.conflicts, (), book)})
+        print_json({"commit": None, "conflicts": _conflicts_json(preview.conflicts, (), book),
+                    "already_merged": False})
     else:
         for conflict in preview.conflicts:
             first, last = conflict.lines

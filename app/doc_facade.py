@@ -180,8 +180,9 @@ class DocumentsFacade(CommentsFacade):
 
     def merge(self, doc: DocRef, source: str, into: str, *, prefer: str | None = None,
               resolutions: Sequence[str] | None = None,
-              expect: tuple[Sequence[str], Sequence[str]] | None = None) -> Future[str]:
-        """Merge `source` into `into`; the future holds the merge commit. Where both changed
+              expect: tuple[Sequence[str], Sequence[str]] | None = None) -> Future[str | None]:
+        """Merge `source` into `into`; the future holds the merge commit, or None when `into`
+        already held all of `source` (nothing is committed: ALREADY_MERGED). Where both changed
         the same text, each conflict takes its resolution from `resolutions` (one per
         conflict, in order: "ours", "theirs" or "both") or `prefer`; with neither it fails
         with MergeConflicts and nothing changes. `expect`: the (source, into) heads the

@@ -38,7 +38,7 @@ from core.objects import MIN_ID_PREFIX, Object, decode_trusted
 
 from . import review
 from .doc_comments import DocComments
-from .review import RESOLUTIONS, DocDiff, Merged, MergePreview
+from .review import ALREADY_MERGED, RESOLUTIONS, DocDiff, Merged, MergePreview
 from .workspace import Workspace, WorkspaceError, parse_key
 
 
@@ -348,12 +348,16 @@ class Documents(DocComments):
         past, each conflict is resolved by `resolutions` (one of RESOLUTIONS per conflict, in
         order) or else by `prefer`; with neither, MergeConflicts and nothing changes. The
         resolutions are part of the merge commit. `expect` (the source's and the target's
-        heads a preview showed) refuses the merge if either branch moved since."""
+        heads a preview showed) refuses the merge if either branch moved since. When `target`
+        already holds every commit of `source` (merged before, and not moved since), nothing
+        is committed and the commit is None (ALREADY_MERGED)."""
         preview = self.merge_preview(document, source, target)
         if expect is not None and (tuple(expect[0]), tuple(expect[1])) != (
                 preview.source_heads, preview.target_heads):
             raise WorkspaceError("the branches changed since the merge was shown; look at it "
                                  "again")
+        if preview.already_merged:
+            return Merged(None, (), ())
         for choice in ([prefer] if prefer is not None else []) + list(resolutions or []):
             if choice not in RESOLUTIONS:
                 raise WorkspaceError(f"resolve a conflict with one of {', '.join(RESOLUTIONS)}, "
@@ -450,6 +454,7 @@ class Documents(DocComments):
         authors; nothing is committed."""
         source_heads, target_heads = document.heads(source), document.heads(target)
         base = document.merge_base(source, target)
+        already = bool(source_heads) and set(source_heads) <= set(base)
         base_text = document.version_text(base)
         ours, theirs = document.text(target_heads), document.text(source_heads)
         merged = document.merged_text(source, target)
@@ -461,7 +466,7 @@ class Documents(DocComments):
         return MergePreview(document.id, self.branch_name(document, source),
                             self.branch_name(document, target), tuple(source_heads),
                             tuple(target_heads), merged, tuple(regions), conflicts,
-                            self.ws.replica.nicknames())
+                            self.ws.replica.nicknames(), already_merged=already)
 
     def set_main(self, document: Document, branch: str) -> None:
         document.set_main(self.ws.identity, branch)
@@ -546,6 +551,6 @@ def _branch_info(document: Document, branch: str) -> BranchInfo | None:
     return found[0] if found else None
 
 
-__all__ = ["ALREADY", "KEY_NOT_HERE", "ONLY_EDITORS", "READ_ONLY", "DocDiff", "DocumentError",
-           "Documents", "DocumentSummary", "MergeConflicts", "MergePreview", "Merged",
-           "RequestInfo", "minimal_edits"]
+__all__ = ["ALREADY", "ALREADY_MERGED", "KEY_NOT_HERE", "ONLY_EDITORS", "READ_ONLY", "DocDiff",
+           "DocumentError", "Documents", "DocumentSummary", "MergeConflicts", "MergePreview",
+           "Merged", "RequestInfo", "minimal_edits"]

@@ -40,6 +40,7 @@ import fast_diff_match_patch as dmp
 
 from core.documents import RESOLUTIONS
 
+ALREADY_MERGED = "already merged, nothing to do"
 CONTEXT_LINES = 3  # around each hunk of a unified diff, as diff -u
 # Seconds one diff may take: diff-match-patch is about quadratic on text that has little in
 # common (240,000 such characters took minutes), and it runs on the Node's thread. Past this the
@@ -148,6 +149,9 @@ class MergePreview:
     regions: tuple[Region, ...]
     conflicts: tuple[Conflict, ...]
     names: dict[bytes, str] = field(default_factory=dict)
+    # The target already holds every commit of the source (merged before, and the source has
+    # not moved since): merging adds nothing.
+    already_merged: bool = False
 
     @property
     def parts(self) -> list[str | int]:
@@ -194,9 +198,10 @@ class MergePreview:
 
 @dataclass(frozen=True)
 class Merged:
-    """A merge made: its commit, the conflicts it found and how each was resolved."""
+    """A merge made: its commit, the conflicts it found and how each was resolved. `commit` is
+    None when the target already held all of the source: nothing was committed."""
 
-    commit: str
+    commit: str | None
     conflicts: tuple[Conflict, ...]
     resolutions: tuple[str, ...]
 

@@ -1,8 +1,11 @@
 """A document: a header (its title, the branch selector and the branch's actions), the editor
 with its undo and redo and the comments in its margin (ui/doc_comments.py), and the branch's
 history as a timeline with the version picked in it below (ui/doc_versions.py). Typing is
-committed after a pause; remote commits are applied to the editor as minimal edits, so the
-cursor stays on its characters.
+committed after a pause. Whatever else changes the branch (others' typing, a merge, a restore)
+reaches the editor as the smallest edits, made in order where ui/doc_edits.py puts them, so
+the cursor and selection stay on their characters; none of it counts as typing, and only what
+differs from the text the pane last put in (`committed`) is ever committed. Undo and redo
+(Ctrl+Z, Ctrl+Shift+Z) are the document's: my last edit, never another's.
 
 Reviewing: "Merge into main" previews the merge in ui/merge_dialog.py (a choice per conflict)
 and opens main once merged; a version picked in the history can be compared with now; a branch
@@ -30,8 +33,8 @@ operation is a call of the facade's `documents` (on the Node's thread)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut, QTextCursor
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QGuiApplication, QKeySequence, QTextCursor
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -49,8 +52,11 @@ from app.documents import READ_ONLY, minimal_edits
 from app.records import BranchInfo, Committed, DocumentView
 
 from . import theme
+from ._rows import from_utf16, to_utf16
 from .bridge import NodeBridge
 from .doc_comments import CommentMargin
+from .doc_cursors import map_position
+from .doc_edits import editor_edits
 from .doc_presence import DocPresence
 from .doc_preview import OUTLINE_WIDTH, MarkdownTools
 from .doc_review_bar import ChangedNotice
@@ -66,7 +72,7 @@ from .doc_sharing import (
     sharing_state,
 )
 from .doc_versions import HistoryColumn, tool
-from .merge_dialog import MergeDialog
+from .merge_dialog import NOTHING_TO_MERGE, MergeDialog
 from .timeline import timeline_entries
 
 PAUSE_MS = 600  # keystrokes within a pause make one commit
@@ -241,9 +247,22 @@ class DocumentPane(QWidget):
 
         self._pause = QTimer(self, singleShot=True, interval=PAUSE_MS)
         self._pause.timeout.connect(self.commit_now)
-        QShortcut(QKeySequence.StandardKey.Undo, self.editor, self.undo)
-        QShortcut(QKeySequence.StandardKey.Redo, self.editor, self.redo)
+        # Undo and redo are the document's ("my last edit"). Qt's own would also take back
+        # what others' commits, merges and restores did to the editor, and the pane would then
+        # commit that as my typing; and the editor takes Ctrl+Z before any QShortcut sees it.
+        self.editor.setUndoRedoEnabled(False)
+        self.editor.installEventFilter(self)
         self.presence = DocPresence(self)  # others' cursors over the editor, mine to them
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        if watched is self.editor and event.type() == QEvent.Type.KeyPress:
+            if event.matches(QKeySequence.StandardKey.Undo):
+                self.undo()
+                return True
+            if event.matches(QKeySequence.StandardKey.Redo):
+                self.redo()
+                return True
+        return super().eventFilter(watched, event)
 
     # Showing -----------------------------------------------------------------------------------
 
@@ -387,28 +406,43 @@ class DocumentPane(QWidget):
             self.editors_dialog.show_editors(view, self.bridge.facade.key)
 
     def _step_to(self, text: str, heads: list[str]) -> None:
-        """Apply the difference between the editor and `text` as minimal edits."""
+        """Bring the editor to `text` (the branch's at `heads`) with the smallest edits, made
+        in order, each where the edits before it left the text (ui/doc_edits.py), so my cursor
+        and selection stay on their characters. None of it counts as my typing."""
         current = self.editor.toPlainText()
         self._saw(heads)
-        if current == text:
-            self.committed = text
-            return
-        self._applying = True
-        try:
-            cursor = QTextCursor(self.editor.document())
-            cursor.beginEditBlock()
-            # Later edits first, so earlier positions stay valid; positions in codepoints of
-            # the current text are converted to Qt's UTF-16 units.
-            for position, delete, insert in reversed(minimal_edits(current, text)):
-                start = utf16_offset(current, position)
-                end = utf16_offset(current, position + delete)
-                cursor.setPosition(start)
-                cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
-                cursor.insertText(insert)
-            cursor.endEditBlock()
-        finally:
-            self._applying = False
+        if current != text:
+            self._applying = True
+            try:
+                cursor = QTextCursor(self.editor.document())
+                cursor.beginEditBlock()
+                for start, end, insert in editor_edits(current, minimal_edits(current, text)):
+                    cursor.setPosition(start)
+                    cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+                    cursor.insertText(insert)
+                cursor.endEditBlock()
+                if self.editor.toPlainText() != text:  # never show what the branch does not read
+                    self._replace(text)
+            finally:
+                self._applying = False
         self.committed = text
+
+    def _replace(self, text: str) -> None:
+        """Put `text` in the editor whole, the cursor carried to where its characters went."""
+        old, cursor = self.editor.toPlainText(), self.editor.textCursor()
+        anchor, at = (map_position(old, text, from_utf16(old, p))
+                      for p in (cursor.anchor(), cursor.position()))
+        self.editor.setPlainText(text)
+        cursor = self.editor.textCursor()
+        cursor.setPosition(to_utf16(text, anchor))
+        cursor.setPosition(to_utf16(text, at), QTextCursor.MoveMode.KeepAnchor)
+        self.editor.setTextCursor(cursor)
+
+    def in_step(self) -> bool:
+        """Whether the editor shows exactly the text at the heads it last saw, with nothing
+        typed waiting for its commit and no commit under way."""
+        return (not self._busy and not self._pause.isActive()
+                and self.editor.toPlainText() == self.committed)
 
     # Editing ----------------------------------------------------------------------------------
 
@@ -497,9 +531,17 @@ class DocumentPane(QWidget):
             self.fork(name.strip())
 
     def merge(self, source: str, target: str) -> None:
+        """Merge `source` into `target` and show the target; if it held all of `source`
+        already, nothing is committed and the pane says so."""
+        def done(commit: str | None) -> None:
+            if commit is None:
+                self.sharing.say(NOTHING_TO_MERGE)
+            else:
+                self.open(self.doc_id, target)
+
         self.commit_now(then=lambda: self.bridge.then(
-            self.docs.merge(self.doc_id, source, target),
-            done=lambda _: self.open(self.doc_id, target)))
+            self.docs.merge(self.doc_id, source, target), done=done,
+            failed=self.sharing.say))
 
     def set_main(self, branch: str) -> None:
         self.bridge.then(self.docs.set_main(self.doc_id, branch), done=lambda _: self.reload())

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 from html import escape
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QColor, QPalette, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import (
     QButtonGroup,
     QDialog,
     QDialogButtonBox,
     QGroupBox,
-    QHBoxLayout,
     QLabel,
     QPushButton,
     QRadioButton,
@@ -33,6 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.documents import ALREADY_MERGED
 from app.records import RESOLUTIONS, Conflict, MergePreview
 
 from ._rows import ANONYMOUS, member_names, name_rgb
@@ -42,7 +42,8 @@ OPEN_ALPHA = 90  # of 255: the highlight behind a conflict with no choice yet
 CHOSEN_ALPHA = 40  # and behind one resolved
 CONFLICT = QTextFormat.Property.UserProperty + 3  # a conflict's index on its characters
 SIDE_LINES = 6  # lines of each side's text shown in a conflict's row before it scrolls
-ROWS_WIDTH = 340  # the conflicts' column: room for each side's text and the three choices
+NOTHING_TO_MERGE = "Already merged: nothing to do"
+ROWS_WIDTH = 340  # the conflicts' column at least: room for each side's text and the choices
 
 
 def choice_labels(source: str, target: str) -> dict[str, str]:
@@ -78,10 +79,11 @@ class MergeDialog(QDialog):
         self.conflict_rows = QWidget()
         self._rows_layout = QVBoxLayout(self.conflict_rows)
         self._rows_layout.addStretch(1)
-        rows = QScrollArea(widgetResizable=True)
+        rows = self._rows_area = QScrollArea(widgetResizable=True)
         rows.setWidget(self.conflict_rows)
         rows.setMinimumWidth(ROWS_WIDTH)
         rows.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.conflict_rows.installEventFilter(self)
         self.error = QLabel(objectName="mergeError", wordWrap=True, visible=False)
         self.merge_button = QPushButton("Merge", enabled=False)
         self.merge_button.clicked.connect(self._merge)
@@ -123,7 +125,10 @@ class MergeDialog(QDialog):
         self.preview = preview
         self.choices = [None] * len(preview.conflicts)
         n = len(preview.conflicts)
-        if n == 0:
+        if preview.already_merged:
+            self.summary.setText(f"Already merged: {preview.target} holds every change of "
+                                 f"{preview.source}, so there is nothing to do.")
+        elif n == 0:
             self.summary.setText(f"No conflicts: {preview.source} and {preview.target} "
                                  "changed different places, and both sets of changes are kept.")
         else:
@@ -150,6 +155,20 @@ class MergeDialog(QDialog):
             row = self._row(conflict, preview, names, labels)
             self._rows_layout.insertWidget(self._rows_layout.count() - 1, row)
 
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        if watched is self.conflict_rows and event.type() == QEvent.Type.LayoutRequest:
+            self._fit_rows()  # rows came or went, or their text or font changed
+        return super().eventFilter(watched, event)
+
+    def _fit_rows(self) -> None:
+        """The conflicts' column is at least as wide as its widest row needs (the choices, one
+        a line, each whole with its branch's name), beside its scroll bar: it never scrolls
+        sideways, so nothing in it may be cut."""
+        area = self._rows_area
+        need = (self.conflict_rows.minimumSizeHint().width()
+                + area.verticalScrollBar().sizeHint().width() + 2 * area.frameWidth())
+        area.setMinimumWidth(max(ROWS_WIDTH, need))
+
     def _row(self, conflict: Conflict, preview: MergePreview, names: dict[bytes, str],
              labels: dict[str, str]) -> QGroupBox:
         first, last = conflict.lines
@@ -164,7 +183,7 @@ class MergeDialog(QDialog):
             side.setFixedHeight(side.fontMetrics().lineSpacing() * min(
                 SIDE_LINES, max(1, text.count("\n") + 1)) + 12)
             layout.addWidget(side)
-        options = QHBoxLayout()
+        options = QVBoxLayout()  # one a line: each shows whole, however long the names
         group = QButtonGroup(row)
         for choice in RESOLUTIONS:
             button = QRadioButton(labels[choice])
@@ -173,7 +192,6 @@ class MergeDialog(QDialog):
             options.addWidget(button)
             button.toggled.connect(lambda on, i=conflict.index, c=choice:
                                    on and self._chosen(i, c))
-        options.addStretch(1)
         layout.addLayout(options)
         self._groups.append(group)
         return row
@@ -199,9 +217,11 @@ class MergeDialog(QDialog):
         self._update()
 
     def _update(self) -> None:
-        ready = self.preview is not None and all(c is not None for c in self.choices)
+        preview = self.preview
+        nothing = preview is not None and preview.already_merged
+        ready = preview is not None and not nothing and all(c is not None for c in self.choices)
         self.merge_button.setEnabled(ready)
-        self.merge_button.setToolTip("" if ready else
+        self.merge_button.setToolTip("" if ready else NOTHING_TO_MERGE if nothing else
                                      "Choose how to resolve each conflict first")
 
     def _render(self) -> None:
@@ -255,7 +275,12 @@ class MergeDialog(QDialog):
         self.error.setVisible(True)
         self.reload()
 
-    def _done(self, commit: str) -> None:
+    def _done(self, commit: str | None) -> None:
+        if commit is None:  # merged meanwhile (by another window, or `hearth doc merge`)
+            self.error.setText(f"Nothing was merged: {ALREADY_MERGED}.")
+            self.error.setVisible(True)
+            self.reload()
+            return
         self.merged.emit(commit)
         self.accept()
 

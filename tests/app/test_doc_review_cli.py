@@ -100,7 +100,7 @@ def test_merge_json_names_the_conflicts_and_how_each_was_resolved(hearth: Hearth
                 "ours": {"text": "# Roadmap MAIN\n", "authors": [{"key": me, "nick": "ada"}]},
                 "theirs": {"text": "# Roadmap ALT\n", "authors": [{"key": me, "nick": "ada"}]},
                 "resolution": None}
-    assert refused.json() == {"commit": None, "conflicts": [expected]}
+    assert refused.json() == {"commit": None, "conflicts": [expected], "already_merged": False}
 
     made = hearth("doc", "merge", doc, "--from", "alt", "--into", "main", "--prefer", "both",
                   "--json", data=ada).json()
@@ -128,6 +128,34 @@ def test_the_same_change_on_both_branches_is_no_conflict_and_reads_once(hearth: 
     assert hearth("doc", "merge", doc, "--from", "alt", "--into", "main", "--json",
                   data=ada).json()["conflicts"] == []
     assert _show(hearth, ada, doc) == "the plan\nmore\n"  # the CRDT alone: "thethe plan"
+
+
+def test_merging_a_branch_already_merged_adds_nothing(hearth: Hearth, ada: Path) -> None:
+    """Issue #29: a second merge of alt added an empty "merged from alt" version. Once main
+    holds all of alt, merging again commits nothing, says so and succeeds, even after main
+    moved on; once alt moves, it merges again."""
+    doc = roadmap(hearth, ada, "# Roadmap MAIN\n", "# Roadmap\nQ2: merges\n",
+                  base="# Roadmap\n")
+    merge = ("doc", "merge", doc, "--from", "alt", "--into", "main")
+    _id(hearth(*merge, "--prefer", "theirs", data=ada).line)
+    history = hearth("doc", "history", doc, "--json", data=ada).json()
+    text = _show(hearth, ada, doc)
+
+    assert hearth(*merge, data=ada).line == "already merged, nothing to do"
+    assert hearth(*merge, "--json", data=ada).json() == {
+        "commit": None, "conflicts": [], "already_merged": True}
+    assert hearth("doc", "history", doc, "--json", data=ada).json() == history
+    assert _show(hearth, ada, doc) == text
+
+    hearth("doc", "write", doc, "--text", text + "main moved on\n", data=ada)
+    assert hearth(*merge, "--prefer", "ours", data=ada).line == "already merged, nothing to do"
+    assert len(hearth("doc", "history", doc, "--json", data=ada).json()) == len(history) + 1
+
+    hearth("doc", "write", doc, "--branch", "alt", "--text", "# Roadmap 2026\nQ2: merges\n",
+           data=ada)
+    made = hearth(*merge, "--prefer", "theirs", "--json", data=ada).json()
+    assert HEX64.match(made["commit"]) and made["already_merged"] is False
+    assert _show(hearth, ada, doc).startswith("# Roadmap 2026\n")
 
 
 def test_both_members_read_the_same_text_after_the_merge_syncs(hearth: Hearth, ada: Path,
@@ -306,6 +334,25 @@ def test_a_merge_refuses_when_a_branch_moved_since_its_preview(tmp_path: Path) -
             docs.merge(document, "alt", "main", resolutions=[])
         commit = docs.merge(document, "alt", "main", resolutions=["theirs"])
         assert document.text([commit]) == "# Roadmap ALT!"
+
+
+def test_the_library_merges_a_branch_already_merged_into_nothing(tmp_path: Path) -> None:
+    paths = create_workspace(tmp_path, "ada", "ada")
+    with Workspace.open(paths) as ws:
+        docs = Documents(ws)
+        document = docs.new("Roadmap")
+        docs.write(document, "# Roadmap\n")
+        docs.fork(document, "main", "alt")
+        docs.write(document, "# Roadmap\nQ2\n", branch="alt")
+        assert not docs.merge_preview(document, "alt", "main").already_merged
+        assert docs.merge(document, "alt", "main") is not None
+        commits = document.history("main")
+        preview = docs.merge_preview(document, "alt", "main")
+        assert preview.already_merged and preview.conflicts == ()
+        made = docs.merged(document, "alt", "main", prefer="theirs")
+        assert made.commit is None and made.conflicts == () and made.resolutions == ()
+        assert document.history("main") == commits
+        assert document.text(document.heads("main")) == "# Roadmap\nQ2\n"
 
 
 def test_a_merge_through_the_facade_counts_its_conflicts_for_analytics(tmp_path: Path) -> None:

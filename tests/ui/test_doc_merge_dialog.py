@@ -1,0 +1,91 @@
+"""The merge dialog (issue #29, "Also seen"), over real Nodes offscreen: every conflict's choices
+show whole ("Both, markec" was clipped), also with long branch names; a branch merged already
+says there is nothing to do, and Merge adds nothing; so does the pane's merge."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import QPoint  # noqa: E402
+from PySide6.QtWidgets import QRadioButton, QScrollArea  # noqa: E402
+
+from ui.merge_dialog import MergeDialog  # noqa: E402
+
+from .test_doc_review import bridges  # noqa: E402, F401
+from .test_documents_pane import doc_text, open_written, type_into  # noqa: E402
+from .test_window import WAIT_MS, pair, result, window  # noqa: E402, F401
+
+
+def conflicting(node, source: str) -> bytes:
+    """A document whose main and `source` changed its one line apart."""
+    docs = node.facade.documents
+    doc = bytes.fromhex(result(docs.new("Notes")))
+    result(docs.write(doc, "4. x\n"))
+    result(docs.fork(doc, "main", source))
+    result(docs.write(doc, "4. z (main by bob)\n"))
+    result(docs.write(doc, "4. y (draft by ada)\n", branch=source))
+    return doc
+
+
+def shown_whole(dialog: MergeDialog, button: QRadioButton) -> bool:
+    """The button is as wide as its text needs and lies inside the visible conflicts column."""
+    area = dialog.findChild(QScrollArea)
+    viewport = area.viewport()
+    left = button.mapTo(viewport, QPoint(0, 0)).x()
+    return (button.width() >= button.sizeHint().width() and left >= 0
+            and left + button.width() <= viewport.width())
+
+
+@pytest.mark.parametrize("source", ["draft", "a-much-longer-branch-name-for-the-spring-release"])
+def test_every_choice_shows_whole(qtbot, pair, bridges, source):  # noqa: F811
+    doc = conflicting(pair[0], source)
+    dialog = MergeDialog(bridges[0], doc, source, "main")
+    qtbot.addWidget(dialog)
+    with qtbot.waitSignal(dialog.previewed, timeout=WAIT_MS):
+        dialog.show()
+    buttons = dialog.conflict_rows.findChildren(QRadioButton)
+    assert [b.text() for b in buttons] == ["Keep main's", f"Take {source}'s", "Both, marked"]
+    qtbot.waitUntil(lambda: all(b.isVisible() for b in buttons), timeout=WAIT_MS)
+    for button in buttons:
+        assert shown_whole(dialog, button), (button.text(), button.width(),
+                                             button.sizeHint().width())
+
+
+def test_a_branch_merged_already_says_so_and_merges_nothing(qtbot, pair, bridges):  # noqa: F811
+    docs = pair[0].facade.documents
+    doc = conflicting(pair[0], "draft")
+    assert result(docs.merge(doc, "draft", "main", prefer="theirs")) is not None
+    history = result(docs.history(doc))
+    dialog = MergeDialog(bridges[0], doc, "draft", "main")
+    qtbot.addWidget(dialog)
+    with qtbot.waitSignal(dialog.previewed, timeout=WAIT_MS):
+        dialog.show()
+    assert dialog.summary.text() == ("Already merged: main holds every change of draft, so "
+                                     "there is nothing to do.")
+    assert not dialog.merge_button.isEnabled()
+    assert dialog.merge_button.toolTip() == "Already merged: nothing to do"
+    assert result(docs.merge(doc, "draft", "main")) is None  # the library: nothing to do
+    assert result(docs.history(doc)) == history
+
+
+def test_the_pane_merging_a_branch_merged_already_says_so(qtbot, pair, window):  # noqa: F811
+    doc_id = open_written(qtbot, window, pair[0], "Plan", "step one\n")
+    pane = window.document_pane
+    pane.fork("draft")
+    qtbot.waitUntil(lambda: pane.branch == "draft" and pane.merge_button.isEnabled(),
+                    timeout=WAIT_MS)
+    type_into(pane, "step one\nstep two\n")
+    qtbot.waitUntil(lambda: doc_text(pair[0], doc_id, "draft") == "step one\nstep two\n",
+                    timeout=WAIT_MS)
+    pane.merge("draft", "main")
+    qtbot.waitUntil(lambda: pane.branch == "main"
+                    and pane.editor.toPlainText() == "step one\nstep two\n", timeout=WAIT_MS)
+    history = result(pair[0].facade.documents.history(bytes.fromhex(doc_id)))
+    pane.merge("draft", "main")
+    qtbot.waitUntil(lambda: pane.sharing.status.text() == "Already merged: nothing to do",
+                    timeout=WAIT_MS)
+    assert result(pair[0].facade.documents.history(bytes.fromhex(doc_id))) == history
