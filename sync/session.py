@@ -98,6 +98,7 @@ from ._files import (
     is_chunk_frame,
 )
 from ._interest import EVERYTHING, Interest
+from ._pacing import _Pacing
 from ._rounds import SyncProgress, _Round, _Rounds
 
 # The signals' names stay importable from here, where the protocol is.
@@ -261,7 +262,7 @@ def _ids(value: Any, what: str) -> list[bytes]:
     return value
 
 
-class Session(_Signals, _Files, _Rounds):
+class Session(_Signals, _Files, _Rounds, _Pacing):
     """One side of a connection. `initiator` is the side that dialled; it drives
     reconciliation rounds (sync._rounds), and both sides push new objects once connected."""
 
@@ -307,6 +308,10 @@ class Session(_Signals, _Files, _Rounds):
         self.peer_caps: frozenset[str] = frozenset()  # what the peer's ping said it understands
         self._init_signals()
         self._init_files(chunks)
+        # Objects queued for the socket at most (the host shares a key's allowance among its
+        # sessions: SyncService).
+        self.outgoing_limit = MAX_OUTGOING
+        self._init_pacing(now)
         if initiator:
             self._send_raw(self._noise.write_message())
 
@@ -350,6 +355,7 @@ class Session(_Signals, _Files, _Rounds):
             deadlines += [self._next_ping, self._last_received + IDLE_TIMEOUT_S]
             deadlines += self._signal_deadlines()
             deadlines += self._files_deadlines()
+            deadlines += self._pacing_deadlines()
         return min(deadlines) if deadlines else None
 
     def receive(self, data: bytes, now: float) -> None:
@@ -379,6 +385,9 @@ class Session(_Signals, _Files, _Rounds):
                 return
             if self._files_timer(now):
                 self._fail("timed out waiting for the peer's chunks")
+                return
+            if self._pacing_timer(now):
+                self._fail("the peer does not read its replies")
                 return
             if now >= self._next_ping:
                 self._send_frame({"t": "ping"})
@@ -417,6 +426,16 @@ class Session(_Signals, _Files, _Rounds):
         if self.state != "handshake":
             self._send_frame({"t": "bye", "reason": reason[:200]})
         self._closed(reason, error=False)
+
+    def refuse(self, reason: str, told: list[bytes] = ()) -> None:
+        """Close with `reason`, first handing the peer the signed objects `told` (a removed
+        member's removal: they take the one ingest path there and decide by themselves) in
+        ordinary `objs` frames; the caller bounds how many and how large."""
+        if self.connected and told:
+            raws = deque(told)
+            while raws:
+                self._send_objs(raws)
+        self.close(reason)
 
     def protocol_error(self, reason: str) -> None:
         """The transport saw something this protocol never sends: close on the peer's account."""
@@ -622,9 +641,9 @@ class Session(_Signals, _Files, _Rounds):
         pushes first, then answers in the order they were asked for."""
         if not self.connected:
             return
-        while self._backlog and self._out_bytes < MAX_OUTGOING:
+        while self._backlog and self._out_bytes < self.outgoing_limit:
             self._send_objs(self._backlog)
-        while self._answers and self._out_bytes < MAX_OUTGOING:
+        while self._answers and self._out_bytes < self.outgoing_limit:
             answer = self._answers[0]
             while answer.ids and answer.ready_bytes < OBJECTS_FRAME_BYTES:
                 take = [answer.ids.popleft() for _ in range(min(ANSWER_READ, len(answer.ids)))]
