@@ -13,9 +13,9 @@ from __future__ import annotations
 
 # Ranges a peer's key may have processed per second across its sessions, and in a burst: one
 # message of the most ranges a message may hold (sync.session.NEG_MAX_RANGES) per second, about
-# 60 ms of one core's time in a second, with two such messages at once.
+# 60 ms of one core's time in a second.
 KEY_RANGES_PER_S = 2048.0
-KEY_RANGES_BURST = 4096.0
+KEY_RANGES_BURST = 2048.0
 # One session alone: the same, so one session may use its key's whole budget.
 SESSION_RANGES_PER_S = KEY_RANGES_PER_S
 SESSION_RANGES_BURST = KEY_RANGES_BURST

@@ -538,7 +538,8 @@ class SyncService:
                           older_secrets=() if joining is not None else self.older_secrets,
                           identity=self.identity, workspace=self.replica.workspace.id,
                           now=time.monotonic(), reconcile_interval=self.reconcile_interval,
-                          chunks=self.chunks, interest=self.interest, stores_later=True)
+                          chunks=self.chunks, interest=self.interest, stores_later=True,
+                          gated=True)
         session.focus(self._focus, time.monotonic())
         connection = Connection(session, ws, self._on_session_event, address=address,
                                 peer=peer)
@@ -732,6 +733,7 @@ class SyncService:
             del self._key_budgets[next(iter(self._key_budgets))]
         connection.session.key_budget = budget
         self._share_outgoing(key)
+        connection.session.admitted()
         return True
 
     def _share_outgoing(self, key: bytes) -> None:

@@ -276,8 +276,12 @@ class Session(_Signals, _Files, _Rounds, _Pacing):
                  workspace: bytes, now: float, frame_size_limit: int = NEG_FRAME_LIMIT,
                  reconcile_interval: float | None = RECONCILE_INTERVAL_S,
                  older_secrets: tuple[bytes, ...] = (), chunks: ChunkSource | None = None,
-                 interest: Interest = EVERYTHING, stores_later: bool = False):
+                 interest: Interest = EVERYTHING, stores_later: bool = False,
+                 gated: bool = False):
         self.store = store
+        # `gated`: after the peer's hello, nothing more is said until the host lets the peer
+        # in (`admitted`) or refuses it (`refuse`): a refused peer hears only the close.
+        self._gated = gated
         self.initiator = initiator
         self.identity = identity
         self.workspace = workspace
@@ -522,6 +526,13 @@ class Session(_Signals, _Files, _Rounds, _Pacing):
         self._deadline = None
         self._next_ping = now + PING_INTERVAL_S
         self._events.append(Connected(key))
+        if not self._gated:
+            self.admitted()
+
+    def admitted(self) -> None:
+        """(With `gated`) the host lets the peer in: the session begins."""
+        if not self.connected:
+            return
         # The peer reads this after our hello, so it is open by then; versions from before
         # typing answer a ping whatever else it holds.
         caps = CAPS if self.chunks is None else FILES_CAPS
