@@ -447,7 +447,7 @@ class Node:
         self._removal = removal
         self._service.retire()
         nick = self._workspace.replica.nicknames().get(removal.by)
-        log.warning("this computer was removed from the workspace by %s", removal.by.hex()[:8])
+        log.info("this computer was removed from the workspace by %s", removal.by.hex()[:8])
         self._emit(NodeEvent("removed", {"by": removal.by, "at_ms": removal.at_ms,
                                          "reason": removal.reason, "nick": nick}))
 
