@@ -425,10 +425,12 @@ class Node:
             self._removed(removal)
             return
         service.set_secrets(*session_secrets(ws))
-        service.end_sessions(set(view.removed), REMOVED)
-        if ws.key in view.members:  # admissions that stopped counting (an invite used twice)
-            unlisted = self._not_listed(view)
-            service.end_sessions(set(unlisted), USED_UP)
+        # Sessions of keys that are no longer let in end: the removed (handed their removal),
+        # and admissions that stopped counting (an invite used at two computers at once).
+        for key in service.online():
+            reason = self._allow(key, False)
+            if reason is not None:
+                service.end_sessions({key}, reason)
         if ws.private_after_removal():
             log.info("new keys for private channels someone left")
         epoch = ws.membership().epoch

@@ -176,6 +176,7 @@ class SyncService:
         self._guarded: dict[int, GuardedProtocol] = {}  # accepted sockets, by id(connection)
         self._key_budgets: dict[bytes, RangeBudget] = {}  # reconciliation budgets by key
         self.retired = False  # this computer was removed: it dials no one (`retire`)
+        self._turned_away: set[str] = set()  # addresses whose last session we refused
 
     # Lifecycle ------------------------------------------------------------------------------
 
@@ -493,8 +494,12 @@ class SyncService:
                 self._epoch_try[peer.address] = self._epoch_try.get(peer.address, 0) + 1
             # A peer that ends the session before a single round (it refuses us: a removed
             # member, say) is tried again later and later, as one that cannot be reached.
-            refused = (closed.reason.startswith(PEER_CLOSED) and peer.address in self._no_round
-                       and not _duplicate_close(closed))
+            # So is a peer we refused (one the membership view does not list, a removed one).
+            turned_away = peer.address in self._turned_away
+            self._turned_away.discard(peer.address)
+            refused = turned_away or (
+                closed.reason.startswith(PEER_CLOSED) and peer.address in self._no_round
+                and not _duplicate_close(closed))
             if closed.error or refused:
                 peer.failed(closed.reason, time.monotonic())
             else:
@@ -631,6 +636,8 @@ class SyncService:
                 reason = self.admission.allow(event.peer_key, old)
                 if reason is not None:
                     session.refuse(reason, self._told(event.peer_key))
+                    if session.initiator:  # we dialled it: try it again later and later
+                        self._turned_away.add(connection.address)
                     return
             if not self._let_in(connection, event.peer_key):
                 return
@@ -721,6 +728,8 @@ class SyncService:
         objects queued, reconciliation work), and its socket is a member's from now on."""
         if sum(other == key for other in self._accepted.values()) >= MAX_SESSIONS_PER_KEY:
             connection.session.close(TOO_MANY_SESSIONS)
+            if connection.session.initiator:
+                self._turned_away.add(connection.address)
             return False
         self._accepted[id(connection)] = key
         guarded = self._guarded.get(id(connection))

@@ -66,6 +66,13 @@ is produced only when no object frame is waiting, a peer may queue at most MAX_Q
 and an answer for an id not asked, or bytes that do not hash to their id, end the session as a
 fault (the peer is cut off).
 
+Who is served, and how much, is the host's to say: with `gated`, a session says nothing after
+the peer's `hello` until the host lets the peer in (`admitted`) or refuses it (`refuse`, which
+may first hand the peer signed objects: a removed member's removal), so a refused peer hears
+only the close. `outgoing_limit` bounds the objects queued for the socket (the host shares a
+key's allowance among its sessions), and sync._pacing says when the host should stop reading
+(reconciliation work over budget, replies the peer leaves unread).
+
 Nothing a peer says is stored on its word: objects take the one ingest path, and a deletion
 travels only as the signed delete object (deleted ids are not in the reconciled set). Answers
 are read from the store as the output buffer drains, so a peer that asks and never reads costs

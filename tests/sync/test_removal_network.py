@@ -7,7 +7,6 @@ responder still takes from members) and moves to the new epoch."""
 from __future__ import annotations
 
 from app import sharing
-from app.node import REMOVED
 from app.workspace import Workspace
 from tests.support import Cluster, wait_converged, wait_until
 
