@@ -329,11 +329,15 @@ class SyncService:
                 connection.wake()
 
     def retire(self, reason: str = RETIRED) -> None:
-        """This computer was removed from the workspace: it dials no one from now on, and its
-        sessions end (the replica stays readable)."""
+        """This computer was removed from the workspace: it dials no one from now on, stops
+        advertising, and its sessions end and new ones are refused (the replica stays
+        readable)."""
         self.retired = True
         for connection in list(self.connections.values()):
             connection.close(reason)
+        if self._discovery is not None:  # nor is it advertised to members any more
+            discovery, self._discovery = self._discovery, None
+            self._spawn(discovery.async_close())
 
     def _told(self, key: bytes) -> list[bytes]:
         """The signed objects to hand a refused peer: what `Admission.tell` gives, bounded
