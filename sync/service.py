@@ -194,7 +194,7 @@ class SyncService:
             host=self.host, port=self.port, reuse_address=True)
         self.port = self._server.sockets[0].getsockname()[1]
         self._http = aiohttp.ClientSession()
-        if self.mdns:
+        if self.mdns and not self.retired:  # a removed computer advertises nothing
             self._discovery = Discovery(self.secret, self.port, self.add_discovered,
                                         interfaces=self.interfaces)
             await self._discovery.async_start()
