@@ -95,21 +95,30 @@ def flood_message(first_ts: int, last_ts: int) -> bytes:
         for n in range(NEG_MAX_RANGES))))
 
 
-def flood_main(port, secret, workspace, identity_file, stream, first_ts, last_ts,
+def flood_main(port, secret, workspace, identity_file, stream, first_ts, last_ts, reads,
                connected, stop, sent) -> None:
     """(A process of its own) a member's `neg` flood: frames of NEG_MAX_RANGES ranges as fast
-    as the node takes them, never reading a reply, until `stop` is set."""
+    as the node takes them, until `stop` is set; `reads`: it reads (and drops) the replies,
+    else it never reads one."""
     asyncio.run(_flood(port, secret, workspace, Identity.load(identity_file), stream,
-                       flood_message(first_ts, last_ts), connected, stop, sent))
+                       flood_message(first_ts, last_ts), reads, connected, stop, sent))
 
 
-async def _flood(port, secret, workspace, identity, stream, message, connected, stop,
+async def _drop_replies(peer: RawPeer) -> None:
+    while not peer.ws.closed:
+        await peer.ws.receive()
+
+
+async def _flood(port, secret, workspace, identity, stream, message, reads, connected, stop,
                  sent) -> None:
     peer = await raw_peer(port, secret=secret, workspace=workspace, identity=identity)
+    reader = None
     try:
         await hello(peer)
         if not peer.session.connected:
             return
+        if reads:
+            reader = asyncio.ensure_future(_drop_replies(peer))
         connected.set()
         while not stop.is_set() and not peer.session.closed:
             peer.session._send_frame({"t": "neg", "r": 1, "s": stream, "d": 0,
@@ -122,5 +131,7 @@ async def _flood(port, secret, workspace, identity, stream, message, connected, 
         await asyncio.get_running_loop().run_in_executor(None, stop.wait)
     finally:
         connected.set()
+        if reader is not None:
+            reader.cancel()
         with contextlib.suppress(TimeoutError):  # a node not reading takes no close either
             await asyncio.wait_for(close(peer), FLOOD_SEND_S)
