@@ -391,14 +391,14 @@ class Session(_Signals, _Files, _Rounds, _Pacing):
             self._fail(f"timed out waiting for the peer's {what}")
             return
         if self.connected:
+            if self._pacing_timer(now):  # (first: a socket taking bytes is a live peer)
+                self._fail("the peer does not read its replies")
+                return
             if now >= self._last_received + IDLE_TIMEOUT_S:
                 self._fail("the peer went silent")
                 return
             if self._files_timer(now):
                 self._fail("timed out waiting for the peer's chunks")
-                return
-            if self._pacing_timer(now):
-                self._fail("the peer does not read its replies")
                 return
             if now >= self._next_ping:
                 self._send_frame({"t": "ping"})

@@ -4,9 +4,8 @@ silence until it is let in, and the guard's room for pending sockets (sync._guar
 
 from __future__ import annotations
 
-from sync import _guard
+from sync import _guard, _pacing
 from sync._budget import KEY_RANGES_PER_S, RangeBudget
-from sync._pacing import UNREAD_REPLIES_BYTES
 from sync.negentropy import Bound, Message, Mode, Range, encode_message
 from sync.session import NEG_MAX_RANGES, REPLY_TIMEOUT_S, Closed, Session
 from sync.store import MemoryStore
@@ -47,7 +46,8 @@ def test_a_responder_over_its_reconciliation_budget_stops_reading_until_it_refil
 
 
 def test_a_responder_whose_replies_pile_up_unread_stops_reading_then_hangs_up(
-        chat, pool, secret):
+        chat, pool, secret, monkeypatch):
+    monkeypatch.setattr(_pacing, "UNREAD_REPLIES_BYTES", 256 << 10)  # fewer frames to fill
     a, evil, wire, clock = connected(MemoryStore(pool), MemoryStore(), secret=secret,
                                      a_initiates=False)
     a.written(0)  # the host reports what the socket takes; it takes nothing from here on
@@ -63,14 +63,19 @@ def test_a_responder_whose_replies_pile_up_unread_stops_reading_then_hangs_up(
 
     flood()
     assert a.read_wait(clock.now) == float("inf"), a.unsent
-    assert a.unsent > UNREAD_REPLIES_BYTES
+    assert a.unsent > _pacing.UNREAD_REPLIES_BYTES
     a.written(a.unsent)  # the peer read them after all
     clock.advance(NEG_MAX_RANGES * 64 / KEY_RANGES_PER_S)  # and the budget refilled
     assert a.read_wait(clock.now) is None
     flood()
     assert a.read_wait(clock.now) == float("inf")
-    a.handle_timer(clock.now + REPLY_TIMEOUT_S)
-    assert a.closed
+    a.written(1)  # a slow reader: the socket takes a little now and then
+    a.handle_timer(clock.advance(REPLY_TIMEOUT_S - 1))
+    assert not a.closed
+    a.handle_timer(clock.advance(REPLY_TIMEOUT_S - 1))
+    assert not a.closed  # timed from its last progress
+    a.handle_timer(clock.advance(1))
+    assert a.closed  # nothing taken for REPLY_TIMEOUT_S
     [ended] = [e for e in drain_all(a) if isinstance(e, Closed)]
     assert "does not read its replies" in ended.reason
 
