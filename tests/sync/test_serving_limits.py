@@ -6,6 +6,7 @@ flood barely slows another member's catch-up (a ratio measured within the test).
 
 from __future__ import annotations
 
+import asyncio
 import multiprocessing
 import socket
 import time
@@ -94,6 +95,44 @@ def test_the_second_person_through_a_one_use_invite_is_told_it_was_used_up(clust
     assert refused.closed_event.reason == f"peer closed: {USED_UP}"
     assert refused.session.stats.objects_received == 0
     assert served.session.stats.objects_received >= 20
+
+
+def test_a_session_whose_admission_stops_counting_ends_when_the_other_admission_arrives(
+        cluster):
+    """The second person through a one-use invite was served by the node that admitted them
+    for as long as they stayed connected. Now their session ends once the first admission
+    reaches that node."""
+    pa, pb, pc = cluster.members(3)
+    with Workspace.open(pa) as wa:
+        code, _ = wa.create_invite(uses=1)
+        tag = invite_tag(Invite.decode(code).seed)
+        with Workspace.open(pb) as wb:
+            share(wa, wb)
+    x, y = Identity.generate(), Identity.generate()
+    with Workspace.open(pa) as wa:
+        assert wa.admit(x.public_key, tag) is None
+    with Workspace.open(pb) as wb:  # has not heard of x's admission
+        assert wb.admit(y.public_key, tag) is None
+    with Workspace.open(pa) as wa, Workspace.open(pb) as wb, Workspace.open(pc) as wc:
+        share(wa, wc)
+        share(wb, wc)  # who counts, once both admissions are held
+        x_counts = x.public_key in wc.membership().members
+    loser, host, other = (y, pb, pa) if x_counts else (x, pa, pb)
+    node = cluster.start(host)
+
+    async def served_then_ended() -> str:
+        peer = await raw_peer(node.port, secret=host.secret.read_bytes(),
+                              workspace=node.workspace_id, identity=loser)
+        try:
+            await peer.pump(lambda: peer.session.closed or peer.session.peer_interest is not None)
+            assert not peer.session.closed, peer.closed_event  # its admitting node serves it
+            await asyncio.to_thread(cluster.start, other, peers=[node])  # the other arrives
+            await peer.pump(lambda: peer.session.closed)
+            return peer.closed_event.reason
+        finally:
+            await close(peer)
+
+    assert run(served_then_ended()) == f"peer closed: {USED_UP}"
 
 
 # 5. An outsider crowding members out -----------------------------------------------------------
