@@ -59,6 +59,7 @@ STOP_TIMEOUT_S = 10.0
 REMOVED = "removed from this workspace"  # why a removed member's session ends
 NOT_LISTED = "not a member here (no admission of this key has reached this computer)"
 USED_UP = "this invite was already used up by someone else"
+MAX_TOLD_CACHED = 16  # removed members whose removal objects are kept at hand (_tell)
 MEMBERSHIP_KINDS = frozenset({"member/admit", "member/remove", "member/kept", "workspace/key",
                               "invite/create", "invite/revoke"})
 CALL_TIMEOUT_S = 60.0
@@ -191,6 +192,7 @@ class Node:
         self._stopped = False
         self._removal: RemovalRecord | None = None  # this computer's key was removed
         self._unlisted: tuple[object, dict[bytes, str]] | None = None  # see _not_listed
+        self._told: tuple[object, dict[bytes, list[bytes]]] | None = None  # see _tell
         self._running = False  # the facade takes work: started, and not stopping
         self._outstanding: set[Future] = set()  # facade futures not yet run
         self._outstanding_lock = threading.Lock()
@@ -390,14 +392,22 @@ class Node:
         """What a refused peer is handed first (on the Node's thread): for a removed member,
         the signed removal and its kept lists, so their computer learns it from the objects
         themselves (never from the close's words); nothing for anyone else."""
-        removal = self._workspace.membership().removed.get(key)
+        view = self._workspace.membership()
+        removal = view.removed.get(key)
         if removal is None:
             return []
+        if self._told is not None and self._told[0] is view and key in self._told[1]:
+            return self._told[1][key]
         replica = self._workspace.replica
         kept = [obj.raw for obj in replica.membership.objects(frozenset({"member/kept"}))
                 if obj.body["removal"] == removal.removal and obj.author == removal.by]
         raw = replica.get(removal.removal)
-        return ([raw] if raw is not None else []) + kept
+        told = ([raw] if raw is not None else []) + kept
+        if self._told is None or self._told[0] is not view:
+            self._told = (view, {})
+        if len(self._told[1]) < MAX_TOLD_CACHED:
+            self._told[1][key] = told
+        return told
 
     def removal(self) -> RemovalRecord | None:
         """This computer's key was removed from the workspace (who, when, why), as its own

@@ -104,6 +104,8 @@ MAX_KEY_BUDGETS = 4096  # reconciliation budgets remembered, by key (the least r
 # lists), at most.
 TOLD_MAX_OBJECTS = 256
 TOLD_MAX_BYTES = 4 << 20
+TOLD_AGAIN_S = 60.0  # ... once per key in this long (a peer that keeps coming back is refused)
+MAX_TOLD_KEYS = 1024  # keys remembered as told
 TOO_MANY_SESSIONS = f"more than {MAX_SESSIONS_PER_KEY} sessions of one identity"
 RETIRED = "this computer was removed from the workspace"
 
@@ -177,6 +179,7 @@ class SyncService:
         self._key_budgets: dict[bytes, RangeBudget] = {}  # reconciliation budgets by key
         self.retired = False  # this computer was removed: it dials no one (`retire`)
         self._turned_away: set[str] = set()  # addresses whose last session we refused
+        self._told_at: dict[bytes, float] = {}  # key -> when it was last handed objects
 
     # Lifecycle ------------------------------------------------------------------------------
 
@@ -341,15 +344,24 @@ class SyncService:
 
     def _told(self, key: bytes) -> list[bytes]:
         """The signed objects to hand a refused peer: what `Admission.tell` gives, bounded
-        (TOLD_MAX_OBJECTS, TOLD_MAX_BYTES; the first ones, the removal, go first)."""
+        (TOLD_MAX_OBJECTS, TOLD_MAX_BYTES; the first ones, the removal, go first), at most
+        once per key per TOLD_AGAIN_S."""
         if self.admission is None:
             return []
+        now = time.monotonic()
+        if self._told_at.get(key, -TOLD_AGAIN_S) > now - TOLD_AGAIN_S:
+            return []  # told a moment ago: a refusal costs no more than the close
         out, size = [], 0
         for raw in self.admission.tell(key)[:TOLD_MAX_OBJECTS]:
             size += len(raw)
             if size > TOLD_MAX_BYTES:
                 break
             out.append(raw)
+        if out:
+            self._told_at.pop(key, None)
+            self._told_at[key] = now
+            while len(self._told_at) > MAX_TOLD_KEYS:
+                del self._told_at[next(iter(self._told_at))]
         return out
 
     def set_interest(self, interest: Interest) -> None:
