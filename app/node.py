@@ -56,9 +56,6 @@ log = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
-REMOVED = "removed from this workspace"  # why a removed member's session ends
-NOT_LISTED = "not a member here (no admission of this key has reached this computer)"
-USED_UP = "this invite was already used up by someone else"
 MAX_TOLD_CACHED = 16  # removed members whose removal objects are kept at hand (_tell)
 MEMBERSHIP_KINDS = frozenset({"member/admit", "member/remove", "member/kept", "workspace/key",
                               "invite/create", "invite/revoke"})
@@ -191,7 +188,6 @@ class Node:
         self._kept_seen: Kept | None = None  # the kept set last told to analytics
         self._stopped = False
         self._removal: RemovalRecord | None = None  # this computer's key was removed
-        self._unlisted: tuple[object, dict[bytes, str]] | None = None  # see _not_listed
         self._told: tuple[object, dict[bytes, list[bytes]]] | None = None  # see _tell
         self._running = False  # the facade takes work: started, and not stopping
         self._outstanding: set[Future] = set()  # facade futures not yet run
@@ -352,41 +348,8 @@ class Node:
 
     def _allow(self, key: bytes, old_epoch: bool) -> str | None:
         """Whether a peer whose identity a session's hello proved may stay (on the Node's
-        thread): a member the view lists, never a removed one. A computer whose own view does
-        not list it yet (it joined with a personal code and has not synced) has nothing to
-        go by but the secret: it lets in whoever holds the newest one."""
-        ws = self._workspace
-        view = ws.membership()
-        if key in view.removed:
-            return REMOVED
-        if key in view.members:
-            return None
-        if old_epoch:
-            return "not a member here (an older epoch's secret)"
-        if ws.key not in view.members:
-            return None
-        return self._not_listed(view).get(key, NOT_LISTED)
-
-    def _not_listed(self, view) -> dict[bytes, str]:
-        """Why keys with an admission held here are not members, by key (an admission that
-        did not count: the invite was used up by someone else first, revoked, expired, or
-        made by someone who was not a member); worked out once per membership change."""
-        if self._unlisted is not None and self._unlisted[0] is view:  # views are remade
-            return self._unlisted[1]
-        reasons: dict[bytes, str] = {}
-        for obj in self._workspace.replica.membership.objects(frozenset({"member/admit"})):
-            key = obj.body["key"]
-            if key in view.members or key in view.removed:
-                continue
-            invite = view.invites.get(obj.body["invite"] or b"")
-            if invite is not None and invite.uses and invite.used >= invite.uses:
-                reasons[key] = USED_UP
-            else:
-                reason = invite.refusal(obj.ts) if invite is not None else None
-                reasons.setdefault(key, f"your admission does not count here: {reason}"
-                                   if reason else "your admission does not count here")
-        self._unlisted = (view, reasons)
-        return reasons
+        thread): the library's rule (app.membership.Membership.refusal)."""
+        return self._workspace.refusal(key, old_epoch=old_epoch)
 
     def _tell(self, key: bytes) -> list[bytes]:
         """What a refused peer is handed first (on the Node's thread): for a removed member,

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from app import sharing
 from app.workspace import Workspace
+from core import kinds
+from core.objects import authored
 from tests.support import Cluster, wait_converged, wait_until
 
 MARKER = "MARKER-9e2b-after-the-removal"
@@ -61,9 +63,15 @@ def test_a_removed_member_is_refused_and_what_they_write_after_counts_nowhere(
     assert ended  # its sessions ended (by a and b, or by itself once it knew)
     assert c.key not in a.online() and not c.online()
 
-    c.post("general", "carol after")
-    bundle = tmp_path / "carol.hearth"
     c.stop()
+    # carol's own Hearth refuses to write now; a modified one signs the post anyway.
+    with Workspace.open(pc) as ws:
+        stream = kinds.channel_stream(ws.id, "general")
+        after = authored(ws.identity, "post/text", stream=stream,
+                         body={"channel": "general", "text": "carol after"},
+                         now_ms=ws.replica.now_ms(), heads=ws.replica.heads(stream))
+        ws.replica.ingest([after.raw])
+    bundle = tmp_path / "carol.hearth"
     sharing.export_bundle(pc, bundle)
     b.stop()
     sharing.import_bundle(pb, bundle)  # bob imports what carol hands him

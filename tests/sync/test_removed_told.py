@@ -6,7 +6,7 @@ dialing, and still reads what it held. Before, it redialed about once a second f
 
 from __future__ import annotations
 
-from app.node import REMOVED
+from app.membership import REMOVED
 from tests.support import Cluster, wait_converged, wait_until
 
 from .nodes import CHANNEL, texts

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from app.invite import Invite
-from app.node import NOT_LISTED, USED_UP
+from app.membership import NOT_LISTED, USED_UP
 from app.workspace import Workspace
 from core import kinds
 from core.identity import Identity
