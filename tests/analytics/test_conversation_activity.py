@@ -12,7 +12,7 @@ from app.emojis import shortcode
 from core import kinds
 from core.identity import Identity
 from core.objects import build
-from tests.support import TIMEOUT_S, Cluster, create_workspace
+from tests.support import TIMEOUT_S, Cluster, create_workspace, node_channels
 
 NICK = "zorro-nick"
 CHANNEL = "project-xylophone"
@@ -38,7 +38,7 @@ def test_my_replies_edits_and_reactions_are_counted_without_their_content(tmp_pa
     with Cluster(tmp_path) as cluster:
         node = cluster.start(paths)
         ws = node.workspace_for_tests
-        node.call(lambda: ws.join(CHANNEL))
+        node_channels(node, CHANNEL)
         first = node.post(CHANNEL, TEXT)
         replies = [done(node.facade.reply(first, REPLY)),
                    done(node.facade.reply(first, SHOUTED, broadcast=True))]

@@ -16,7 +16,7 @@ from core import kinds
 from core.attachments import chunk_id, seal_file
 from core.identity import Identity
 from core.objects import authored, build
-from tests.support import TIMEOUT_S, Cluster, create_workspace
+from tests.support import TIMEOUT_S, Cluster, create_workspace, node_channels
 
 NICK = "zorro-sender"
 CHANNEL = "project-xylophone"
@@ -62,7 +62,7 @@ def test_files_and_private_channels_on_a_node_are_counted_in_buckets_and_name_no
     with Cluster(tmp_path) as cluster:
         node = cluster.start(paths)
         ws = node.workspace_for_tests
-        node.call(lambda: ws.join(CHANNEL))
+        node_channels(node, CHANNEL)
         stream = kinds.channel_stream(ws.id, CHANNEL)
         files = [descriptor(*f, scope=ws.id) for f, _ in FILES]
         voice = descriptor(*VOICE, scope=ws.id)

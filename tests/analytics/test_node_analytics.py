@@ -18,7 +18,7 @@ from analytics.recorder import Recorder
 from app.documents import Documents
 from app.node import Node
 from core import kinds
-from tests.support import TIMEOUT_S, Cluster, two_members, wait_until
+from tests.support import TIMEOUT_S, Cluster, node_channels, two_members, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,9 +70,9 @@ def test_two_opted_in_nodes_report_one_conflict_and_nothing_identifying(tmp_path
         node_a = cluster.start(a)
         node_b = cluster.start(b)
         # Apart, both write in the channel: its stream forks.
-        node_a.call(lambda: node_a.workspace_for_tests.join(CHANNEL))
+        node_channels(node_a, CHANNEL)
         node_a.post(CHANNEL, TEXTS[0])
-        node_b.call(lambda: node_b.workspace_for_tests.join(CHANNEL))
+        node_channels(node_b, CHANNEL)
         node_b.post(CHANNEL, TEXTS[1])
 
         def write_doc():
