@@ -16,7 +16,6 @@ from .names import NickBook
 from .review import ALREADY_MERGED, RESOLUTIONS
 from .workspace import MIN_PREFIX
 
-
 # --editors: who can edit a new document (core.documents.EDITING).
 EDITORS = {"workspace": "workspace", "only-me": "listed"}
 

@@ -11,6 +11,7 @@ import random
 import pytest
 
 from core.documents import Document, DocumentError
+from core.errors import InvalidObject
 from core.kinds import check_body
 from core.objects import Object
 from tests.core.test_documents import ALICE, BOB, CAROL, MALLORY, counting_clock
@@ -93,7 +94,7 @@ def test_after_a_removal_new_keys_are_under_the_next_secret_only() -> None:
 
 def test_editing_is_a_kind_of_its_own_and_needs_a_workspace_readable_document() -> None:
     check_body("doc/editing", {"mode": "workspace"})
-    with pytest.raises(Exception):
+    with pytest.raises(InvalidObject):
         check_body("doc/editing", {"mode": "everyone"})
     with pytest.raises(DocumentError, match="readable by the workspace"):
         Document.create(ALICE, "P", clock=counting_clock(), secret=SECRET, private=True,
