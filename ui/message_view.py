@@ -71,6 +71,9 @@ PRIVATE_NOTE = "Replies, reactions, edits and deleting are not available in priv
 LAYOUT_BATCH = 200
 CODE_WHEEL_STEP = 60  # pixels a code block scrolls sideways per wheel notch
 MENU_NAME_MOST = 40  # characters of a file's name in a menu entry
+DELETE_MINE = "Delete this message for everyone?"
+DELETE_THEIRS = "Delete {name}'s message for everyone?"
+DELETE_PERMANENT = "This cannot be undone: it is removed from every computer in the workspace."
 
 
 class DayHeader(QLabel):
@@ -628,25 +631,26 @@ class MessageView(QListView):
         QGuiApplication.clipboard().setText(_rows.body_text(message, name))
 
     def delete_message(self, message: Message) -> QMessageBox | None:
-        """Delete a message (on the Node's thread); it leaves the list on reload. Mine go at
-        once; an admin deleting someone else's is asked first (the box is returned)."""
-        model = self.message_model()
-        if message.author == model.me:
-            self._delete(message)
-            return None
-        if not self._admin:
+        """Ask, then delete a message (on the Node's thread); it leaves the list on reload.
+        Deleting is permanent on every computer, so mine are asked about too; others' only by
+        an admin. Returns the box (None when I may not delete it)."""
+        if message.author != self.message_model().me and not self._admin:
             return None
         return self.confirm_delete(message)
 
     def confirm_delete(self, message: Message) -> QMessageBox:
-        """Ask before deleting someone else's message; the box is window-modal, not blocking."""
+        """Ask before deleting; the box is window-modal (`open`), never a blocking `exec`, and
+        Delete or Cancel answers it (`finished` says it was answered)."""
         model = self.message_model()
-        row = model.row_of(message.id)
-        name = model.display_name(row) if row is not None else _rows.nick_of(message)
-        box = QMessageBox(QMessageBox.Icon.Warning, "Delete message",
-                          f"Delete {name}'s message for everyone?", parent=self,
+        if message.author == model.me:
+            question = DELETE_MINE
+        else:
+            row = model.row_of(message.id)
+            name = model.display_name(row) if row is not None else _rows.nick_of(message)
+            question = DELETE_THEIRS.format(name=name)
+        box = QMessageBox(QMessageBox.Icon.Warning, "Delete message", question, parent=self,
                           objectName="confirmDelete")
-        box.setInformativeText("It is removed from every computer in the workspace.")
+        box.setInformativeText(DELETE_PERMANENT)
         delete = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
         box.addButton(QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)

@@ -261,7 +261,7 @@ def capability_reader(qtbot, window_b, pair):  # noqa: F811
     """A document by the first node that the second (a member, no editor) reads by a
     capability for its main branch, opened in the second's window: (pane, doc id)."""
     node_a, node_b = pair
-    doc = bytes.fromhex(result(node_a.facade.documents.new("Handbook")))
+    doc = bytes.fromhex(result(node_a.facade.documents.new("Handbook", editing="listed")))
     result(node_a.facade.documents.write(doc, "read me"))
     cap = result(node_a.facade.documents.share(doc))
     qtbot.waitUntil(lambda: window_b.document_list.count() == 1, timeout=WAIT_MS)

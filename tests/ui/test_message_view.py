@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (  # noqa: E402
     QApplication,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QVBoxLayout,
     QWidget,
 )
@@ -201,6 +202,7 @@ def test_context_menu_deletes_my_message_and_only_mine(qtbot, window, pair):  # 
     assert QGuiApplication.clipboard().text() == "mine, to delete"
     delete = next(a for a in menu.actions() if a.text() == "Delete")
     delete.trigger()
+    answer(qtbot, view, "Delete")
     qtbot.waitUntil(lambda: "mine, to delete" not in texts(window), timeout=WAIT_MS)
     stored = [m.text for m in result(node_a.facade.read("general"))]
     assert "mine, to delete" not in stored and "bob's, to keep" in stored
@@ -209,14 +211,49 @@ def test_context_menu_deletes_my_message_and_only_mine(qtbot, window, pair):  # 
         m.text for m in result(node_b.facade.read("general"))], timeout=WAIT_MS)
 
 
+def answer(qtbot, view, button: str) -> str:
+    """Answer the open "Delete message" box with `button` ("Delete" or "Cancel"), as a click
+    does (the box is window-modal, opened with `open`: nothing blocks); returns its question."""
+    qtbot.waitUntil(lambda: (box := view.findChild(QMessageBox, "confirmDelete")) is not None
+                    and box.isVisible(), timeout=WAIT_MS)
+    box = view.findChild(QMessageBox, "confirmDelete")
+    question = f"{box.text()} {box.informativeText()}"
+    with qtbot.waitSignal(box.finished, timeout=WAIT_MS):
+        next(b for b in box.buttons() if b.text().replace("&", "") == button).click()
+    return question
+
+
 def test_the_delete_key_deletes_a_selected_message_of_mine(qtbot, window, pair):  # noqa: F811
     view, model = shown(qtbot, window, pair, "delete me by key", "not yours")
+    view.set_admin(False)  # as a member who is not an admin: another's message stays
     view.setCurrentIndex(model.index(row_of(window, "not yours")))
     qtbot.keyClick(view, Qt.Key.Key_Delete)
+    assert view.findChild(QMessageBox, "confirmDelete") is None
     view.setCurrentIndex(model.index(row_of(window, "delete me by key")))
     qtbot.keyClick(view, Qt.Key.Key_Delete)
+    answer(qtbot, view, "Delete")
     qtbot.waitUntil(lambda: "delete me by key" not in texts(window), timeout=WAIT_MS)
     assert "not yours" in texts(window)
+
+
+def test_deleting_my_message_asks_first_and_cancel_keeps_it(qtbot, window, pair):  # noqa: F811
+    node_a, node_b = pair
+    view, model = shown(qtbot, window, pair, "think twice", "theirs")
+    menu = view.context_menu(model.index(row_of(window, "think twice")))
+    next(a for a in menu.actions() if a.text() == "Delete").trigger()
+    question = answer(qtbot, view, "Cancel")
+    assert question == ("Delete this message for everyone? This cannot be undone: it is "
+                        "removed from every computer in the workspace.")
+    qtbot.waitUntil(lambda: view.findChild(QMessageBox, "confirmDelete") is None,
+                    timeout=WAIT_MS)  # closed and deleted: nothing was sent
+    assert "think twice" in texts(window)
+    assert "think twice" in [m.text for m in result(node_a.facade.read("general"))]
+    view.setCurrentIndex(model.index(row_of(window, "think twice")))
+    qtbot.keyClick(view, Qt.Key.Key_Delete)
+    answer(qtbot, view, "Delete")
+    qtbot.waitUntil(lambda: "think twice" not in texts(window), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: "think twice" not in [
+        m.text for m in result(node_b.facade.read("general"))], timeout=WAIT_MS)
 
 
 # Links -----------------------------------------------------------------------------------------
