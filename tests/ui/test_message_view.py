@@ -49,7 +49,7 @@ from ui import _rows, avatars  # noqa: E402
 from ui.bridge import NodeBridge  # noqa: E402
 from ui.composer import Composer  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
-from ui.message_delegate import BAR_WIDTH, BAR_X  # noqa: E402
+from ui.message_delegate import AVATAR_X, BAR_WIDTH, BAR_X  # noqa: E402
 from ui.message_view import EMPTY_HINT, MessageView  # noqa: E402
 from ui.models import (  # noqa: E402
     PAGE,
@@ -609,11 +609,11 @@ def test_the_day_label_sticks_at_the_top_while_its_separator_is_scrolled_away(
                         and bar.value() == bar.maximum() > 0, timeout=WAIT_MS)
         sticky = view.findChild(QLabel, "dayHeader")
         assert sticky is not None and sticky.parent() is view
-        qtbot.waitUntil(sticky.isVisible, timeout=WAIT_MS)  # mid-"Today", at the bottom
+        qtbot.waitUntil(lambda: shows(sticky), timeout=WAIT_MS)  # mid-"Today", at the bottom
         assert sticky.text() == "Today"
-        area = view.viewport().geometry()
-        assert area.contains(sticky.geometry()) and sticky.geometry().top() - area.top() < 20
-        assert abs(sticky.geometry().center().x() - area.center().x()) <= 1
+        area = view.viewport().geometry()  # the label's band is just above the rows
+        assert sticky.geometry().bottom() == area.top() - 1 and sticky.width() == area.width()
+        assert abs(sticky.pill.center().x() + sticky.x() - area.center().x()) <= 1
 
         def show_at_top(row: int) -> None:
             view.scrollTo(model.index(row), QAbstractItemView.ScrollHint.PositionAtTop)
@@ -621,21 +621,61 @@ def test_the_day_label_sticks_at_the_top_while_its_separator_is_scrolled_away(
                             timeout=WAIT_MS)
 
         show_at_top(40)  # the first of today, its own separator in sight
-        assert model.index(40).data(DayRole) == "Today" and not sticky.isVisible()
+        assert model.index(40).data(DayRole) == "Today" and not shows(sticky)
         bar.setValue(bar.value() + view.delegate.day_height // 2)  # half of it still shows:
-        assert not sticky.isVisible()  # never two "Today" pills, one peeking under the other
+        assert not shows(sticky)  # never two "Today" pills, one peeking under the other
         bar.setValue(bar.value() + view.delegate.day_height)  # its separator scrolled off
-        assert sticky.isVisible() and sticky.text() == "Today"
+        assert shows(sticky) and sticky.text() == "Today"
         show_at_top(25)
-        assert sticky.isVisible() and sticky.text() == "Yesterday"
+        assert shows(sticky) and sticky.text() == "Yesterday"
         show_at_top(5)
-        assert sticky.isVisible() and sticky.text() == "Sun 3 Mar"
+        assert shows(sticky) and sticky.text() == "Sun 3 Mar"
         model.set_today(TODAY + timedelta(days=1))  # midnight: the sticky label moves on too
         assert sticky.text() == "Sun 3 Mar"
         show_at_top(45)
         assert sticky.text() == "Yesterday"
         show_at_top(0)
-        assert not sticky.isVisible()
+        assert not shows(sticky)
+    finally:
+        node.stop()
+
+
+def shows(sticky) -> bool:
+    """Whether the sticky day label is drawn (its band is always there, above the rows)."""
+    return sticky.isVisible() and bool(sticky.text()) and not sticky.pill.isEmpty()
+
+
+def test_the_sticky_day_label_never_covers_a_rows_text(qtbot, views, tmp_path):
+    posts = [(at(day, 8) + timedelta(minutes=10 * i), f"day {day} message {i} " + "words " * 12)
+             for day in (-1, 0) for i in range(15)]
+    node = lone_node(tmp_path, posts)
+    try:
+        view, model = views(node, "history", size=(520, 300), today=TODAY)
+        bar = view.verticalScrollBar()
+        qtbot.waitUntil(lambda: model.rowCount() == 30 and laid_out(view)
+                        and bar.value() == bar.maximum() > 0, timeout=WAIT_MS)
+        sticky = view.findChild(QLabel, "dayHeader")
+        viewport = view.viewport()
+        base = view.palette().color(QPalette.ColorRole.Base)
+        checked = 0
+        # Every scroll position from yesterday's middle into today's rows, a few pixels at a
+        # time: rows' text slides under the top edge at every offset.
+        for value in range(bar.value() // 3, bar.maximum(), 7):
+            bar.setValue(value)
+            if not shows(sticky):
+                continue
+            pill = sticky.pill.translated(sticky.pos())  # in the view's coordinates
+            image = view.grab().toImage()
+            assert ink(image, pill.adjusted(2, 2, -2, -2), base) > 0  # the label is drawn
+            top, bottom = view.indexAt(QPoint(AVATAR_X, 0)), view.indexAt(
+                QPoint(AVATAR_X, viewport.height() - 1))
+            for row in range(top.row(), (bottom.row() if bottom.isValid() else top.row()) + 1):
+                for line in view.delegate.line_rects(model.index(row)):
+                    shown = line.intersected(viewport.rect())  # what of it is on screen
+                    if not shown.isEmpty():
+                        assert not shown.translated(viewport.pos()).intersects(pill), (value, row)
+            checked += 1
+        assert checked > 10  # the label showed over many positions
     finally:
         node.stop()
 
