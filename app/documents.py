@@ -164,7 +164,7 @@ class Documents(DocComments):
             if document.visibility != "workspace" or self.ws.key not in document.editors():
                 continue
             stale = [b.name for b in document.branches()
-                     if b.readable and document.key_since(b.name) < since]
+                     if b.readable and document.key_since(b.name, by=view.members) < since]
             for branch in stale:
                 document.refresh_key(self.ws.identity, branch, without=view.removed)
             if stale:

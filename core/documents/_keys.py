@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 
 import nacl.exceptions
 import nacl.secret
@@ -178,13 +178,16 @@ class _Keys(_RootBranch):
         epoch = keys[-1][0]
         return epoch, min(k for e, k in keys if e == epoch)
 
-    def key_since(self, branch: str) -> int:
+    def key_since(self, branch: str, *, by: Container[bytes] | None = None) -> int:
         """When `branch`'s newest key was made (ms; the ts of its newest key object that
-        counts): a workspace epoch that began later calls for a new one."""
+        counts, of those made `by` these authors when given): a workspace epoch that began
+        later calls for a new one. The app asks about the members that remain: a key a removed
+        member made before their removal and dated ahead must not pass for a new one."""
         branch_id = self._branch(branch)
         return max((o.ts for kind in ("doc/key-refresh", "doc/branch-key")
                     for o in self._in_root(kind)
-                    if o.body["branch"] == branch_id and self._counts(o)), default=0)
+                    if o.body["branch"] == branch_id and self._counts(o)
+                    and (by is None or o.author in by)), default=0)
 
     def refresh_key(self, identity: Identity, branch: str, *,
                     without: Iterable[bytes] = ()) -> int:

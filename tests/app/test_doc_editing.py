@@ -113,3 +113,25 @@ def test_the_cli_creates_workspace_editable_by_default_and_only_me_on_request(
     refusal = hearth.fails("doc", "new", "X", "--private", "--editors", "workspace",
                            data=alice.data)
     assert "private" in refusal
+
+
+def test_a_key_a_member_dated_ahead_before_their_removal_is_not_written_with_after(team) -> None:
+    a, b, c, *_ = team
+    doc = Documents(a).new("Plans")
+    _write(a, doc.root.id, "one")
+    share(a, b, c)
+    # Carol, before her removal, makes a new key for main dated five days ahead (a modified
+    # client may: it is within the horizon), so that it would pass for one made after.
+    docs = Documents(c)
+    planted = docs.open(doc.root.id)
+    now = planted._clock()
+    planted._clock = lambda: now + 5 * 24 * 3600 * 1000
+    planted.refresh_key(c.identity, "main")
+    docs.save(planted)
+    share(c, a, b)
+    a.remove_member(c.key)  # alice held carol's key: the removal keeps it
+    share(a, b, c)
+    _write(b, doc.root.id, "one, and what carol must not read")
+    share(b, a, c)
+    assert _text(a, doc.root.id) == "one, and what carol must not read"
+    assert _text(c, doc.root.id) is None
