@@ -196,7 +196,10 @@ class _Keys(_RootBranch):
         Returns the new epoch."""
         self._require_editor(identity)
         branch_id = self._branch(branch)
-        epoch = 1 + max((o.body["epoch"] for kind in ("doc/key-refresh", "doc/branch-key")
+        # Above every epoch that counts, the workspace's keys too: members write with those
+        # while the document is workspace-editable, so none made earlier may stay the newest.
+        epoch = 1 + max((o.body["epoch"] for kind in ("doc/key-refresh", "doc/branch-key",
+                                                      "doc/workspace-key")
                          for o in self._in_root(kind)
                          if o.body["branch"] == branch_id and self._counts(o)), default=0)
         key = os.urandom(KEY_SIZE)

@@ -116,3 +116,18 @@ def test_only_the_creators_editing_counts_and_order_does_not_matter() -> None:
         assert reader.editing == "listed" and CAROL.public_key not in reader.editors()
         texts.add(reader.editors())
     assert len(texts) == 1
+
+
+def test_a_refresh_goes_above_a_workspace_key_a_removed_member_published() -> None:
+    doc = team_doc()
+    carol = member(doc.objects(), identity=CAROL)
+    branch = next(b.id for b in carol._branch_objects())
+    stolen = bytes(range(5, 37))
+    carol._publish_workspace_key(CAROL, branch, 50, stolen)  # before her removal: kept
+    objects = doc.objects() + carol.drain()
+    alice = member(objects, identity=ALICE, secrets=(NEXT_SECRET, SECRET))
+    assert alice.refresh_key(ALICE, "main", without=[CAROL.public_key]) == 51
+    bob = member(alice.objects() + alice.drain(), secrets=(NEXT_SECRET, SECRET))
+    bob.commit(BOB, [(0, 0, "new: ")], bob.heads())
+    [commit] = [o for o in bob.drain() if o.type == "doc/commit"]
+    assert commit.body["epoch"] == 51  # not the key carol knows
