@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -65,6 +66,17 @@ T = TypeVar("T")
 U = TypeVar("U")
 V = TypeVar("V")
 FILE_WORKERS = 2  # files hashed, encrypted or decrypted at once, off the Node's thread
+
+
+@dataclass(frozen=True)
+class Removal:
+    """This computer's key was removed: by `by` (key; `nick` their nickname, or None), at
+    `at_ms`, for `reason` (possibly empty)."""
+
+    by: bytes
+    nick: str | None
+    at_ms: int
+    reason: str
 
 
 class NodeFacade:
@@ -355,6 +367,17 @@ class NodeFacade:
         connected to us that we do not dial (source "incoming"); app/records.py says the
         fields."""
         return self._run(lambda: self._node._service.peer_records())
+
+    def removal(self) -> Future[Removal | None]:
+        """This computer's key was removed from the workspace (by whom, when, why), as its own
+        replica's membership view says; None while it is a member."""
+        def removal() -> Removal | None:
+            record = self._node.removal()
+            if record is None:
+                return None
+            nick = self._ws().replica.nicknames().get(record.by)
+            return Removal(record.by, nick, record.at_ms, record.reason)
+        return self._run(removal)
 
     def online(self) -> Future[set[bytes]]:
         """Keys of the peers with an open session."""

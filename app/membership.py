@@ -46,6 +46,11 @@ __all__ = ["InviteRecord", "MemberRecord", "Membership", "MembershipView", "Remo
            "invite_tag", "join_key"]
 
 _BOX_CONTEXT = b"hearth-invite-box"
+# Why a session is refused at its hello (Membership.refusal), in words for the peer.
+REMOVED = "removed from this workspace"
+NOT_LISTED = "not a member here (no admission of this key has reached this computer)"
+USED_UP = "this invite was already used up by someone else"
+OLD_EPOCH = "not a member here (an older epoch's secret)"
 
 
 def _box_key(secret: bytes, tag: bytes) -> bytes:
@@ -88,6 +93,45 @@ class Membership:
 
     def is_member(self, key: bytes) -> bool:
         return key in self.membership().members
+
+    _unlisted: tuple[MembershipView, dict[bytes, str]] | None = None
+
+    def refusal(self, key: bytes, *, old_epoch: bool = False) -> str | None:
+        """Why a session whose hello proved `key` is not served here (None: it is): only a
+        member the view lists, never a removed one. A computer whose own view does not list
+        it yet (it joined with a personal code and has not synced) has nothing to go by but
+        the secret: it lets in whoever holds the newest one (`old_epoch` False)."""
+        view = self.membership()
+        if key in view.removed:
+            return REMOVED
+        if key in view.members:
+            return None
+        if old_epoch:
+            return OLD_EPOCH
+        if self.key not in view.members:
+            return None
+        return self._not_listed(view).get(key, NOT_LISTED)
+
+    def _not_listed(self, view: MembershipView) -> dict[bytes, str]:
+        """Why keys with an admission held here are not members, by key (an admission that
+        did not count: the invite was used up by someone else first, revoked, expired, or
+        made by someone who was not a member); worked out once per view."""
+        if self._unlisted is not None and self._unlisted[0] is view:  # views are remade
+            return self._unlisted[1]
+        reasons: dict[bytes, str] = {}
+        for obj in self.replica.membership.objects(frozenset({"member/admit"})):
+            key = obj.body["key"]
+            if key in view.members or key in view.removed:
+                continue
+            invite = view.invites.get(obj.body["invite"] or b"")
+            if invite is not None and invite.uses and invite.used >= invite.uses:
+                reasons[key] = USED_UP
+            else:
+                reason = invite.refusal(obj.ts) if invite is not None else None
+                reasons.setdefault(key, f"your admission does not count here: {reason}"
+                                   if reason else "your admission does not count here")
+        self._unlisted = (view, reasons)
+        return reasons
 
     # Secrets by epoch -------------------------------------------------------------------------
 

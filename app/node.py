@@ -47,7 +47,7 @@ from . import keeping, preferences, sync_status
 from .activity import Activity
 from .download_requests import DOWNLOADS, DownloadRequests
 from .facade import NodeFacade
-from .membership import session_secrets
+from .membership import RemovalRecord, session_secrets
 from .paths import Paths
 from .records import FileProgress, HistoryProgress, Kept, NodeInfo
 from .workspace import Workspace, WorkspaceError, genesis_name, read_secret
@@ -56,7 +56,7 @@ log = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
-REMOVED = "removed from this workspace"  # why a removed member's session ends
+MAX_TOLD_CACHED = 16  # removed members whose removal objects are kept at hand (_tell)
 MEMBERSHIP_KINDS = frozenset({"member/admit", "member/remove", "member/kept", "workspace/key",
                               "invite/create", "invite/revoke"})
 CALL_TIMEOUT_S = 60.0
@@ -101,7 +101,10 @@ class NodeEvent:
     files (an attached file is being fetched: detail["progress"], a FileProgress; at most a
     few a second per file, and always one at the end, done or with an error). history (objects
     of the channels and documents kept here are arriving from peers: detail["progress"], a
-    HistoryProgress; at most four a second, and one with done True when none are)."""
+    HistoryProgress; at most four a second, and one with done True when none are). removed
+    (this computer's own replica says its key was removed, by the signed removal it holds:
+    detail["by"] (key), detail["at_ms"], detail["reason"], detail["nick"] (the remover's
+    nickname or None); the Node then dials no one, and the replica stays readable)."""
 
     kind: str
     detail: dict
@@ -184,6 +187,8 @@ class Node:
         self._history_began: tuple[float, int] | None = None  # monotonic, objects here then
         self._kept_seen: Kept | None = None  # the kept set last told to analytics
         self._stopped = False
+        self._removal: RemovalRecord | None = None  # this computer's key was removed
+        self._told: tuple[object, dict[bytes, list[bytes]]] | None = None  # see _tell
         self._running = False  # the facade takes work: started, and not stopping
         self._outstanding: set[Future] = set()  # facade futures not yet run
         self._outstanding_lock = threading.Lock()
@@ -256,9 +261,12 @@ class Node:
                 ws.replica, ws.identity, newest, older_secrets=older,
                 port=self._port, interfaces=self._interfaces, mdns=self._mdns, peers=book,
                 on_event=self._on_sync_event, reconcile_interval=self._reconcile_interval,
-                admission=Admission(ws.join_key_for, self._admit, self._allow),
+                admission=Admission(ws.join_key_for, self._admit, self._allow, self._tell),
                 chunks=ws.chunks, interest=Interest(keeping.streams(ws)))
             self._service.on_outside_write = self._kept_changed  # `hearth keep` meanwhile
+            self._removal = ws.membership().removed.get(ws.key)
+            if self._removal is not None:  # removed while this computer was away
+                self._service.retired = True
             self._kept_seen = ws.replica.kept.get()
             self._membership_version = ws.replica.membership.version()
             for host, port in self._initial_peers:
@@ -340,13 +348,34 @@ class Node:
 
     def _allow(self, key: bytes, old_epoch: bool) -> str | None:
         """Whether a peer whose identity a session's hello proved may stay (on the Node's
-        thread): never a removed member; under an older epoch's secret, only a member."""
+        thread): the library's rule (app.membership.Membership.refusal)."""
+        return self._workspace.refusal(key, old_epoch=old_epoch)
+
+    def _tell(self, key: bytes) -> list[bytes]:
+        """What a refused peer is handed first (on the Node's thread): for a removed member,
+        the signed removal and its kept lists, so their computer learns it from the objects
+        themselves (never from the close's words); nothing for anyone else."""
         view = self._workspace.membership()
-        if key in view.removed:
-            return REMOVED
-        if old_epoch and key not in view.members:
-            return "not a member here (an older epoch's secret)"
-        return None
+        removal = view.removed.get(key)
+        if removal is None:
+            return []
+        if self._told is not None and self._told[0] is view and key in self._told[1]:
+            return self._told[1][key]
+        replica = self._workspace.replica
+        kept = [obj.raw for obj in replica.membership.objects(frozenset({"member/kept"}))
+                if obj.body["removal"] == removal.removal and obj.author == removal.by]
+        raw = replica.get(removal.removal)
+        told = ([raw] if raw is not None else []) + kept
+        if self._told is None or self._told[0] is not view:
+            self._told = (view, {})
+        if len(self._told[1]) < MAX_TOLD_CACHED:
+            self._told[1][key] = told
+        return told
+
+    def removal(self) -> RemovalRecord | None:
+        """This computer's key was removed from the workspace (who, when, why), as its own
+        replica's membership view says; None while it is a member."""
+        return self._removal
 
     def _membership_changed(self) -> None:
         """Membership objects arrived or were made: a repair rotation (admins), the secrets
@@ -363,8 +392,18 @@ class Node:
                 log.info("started a new epoch: the last one reached someone removed since")
         finally:
             self._rotating = False
+        view = ws.membership()
+        removal = view.removed.get(ws.key)
+        if removal is not None and self._removal is None:
+            self._removed(removal)
+            return
         service.set_secrets(*session_secrets(ws))
-        service.end_sessions(set(ws.membership().removed), REMOVED)
+        # Sessions of keys that are no longer let in end: the removed (handed their removal),
+        # and admissions that stopped counting (an invite used at two computers at once).
+        for key in service.online():
+            reason = self._allow(key, False)
+            if reason is not None:
+                service.end_sessions({key}, reason)
         if ws.private_after_removal():
             log.info("new keys for private channels someone left")
         epoch = ws.membership().epoch
@@ -375,6 +414,17 @@ class Node:
             made = self.facade.documents._library().refresh_for_epoch()
             if made:
                 log.info("new keys for %d document branches after a removal", made)
+
+    def _removed(self, removal: RemovalRecord) -> None:
+        """My own replica says my key was removed: stop dialing, end every session, and tell
+        the window and `hearth serve` (a "removed" event: `by`, `at_ms`, `reason`, `nick`:
+        the remover's nickname, or None)."""
+        self._removal = removal
+        self._service.retire()
+        nick = self._workspace.replica.nicknames().get(removal.by)
+        log.info("this computer was removed from the workspace by %s", removal.by.hex()[:8])
+        self._emit(NodeEvent("removed", {"by": removal.by, "at_ms": removal.at_ms,
+                                         "reason": removal.reason, "nick": nick}))
 
     def _admit(self, key: bytes, tag: bytes) -> str | None:
         """A newcomer proved an invite's code in a join session (on the Node's thread)."""
@@ -720,7 +770,9 @@ class Node:
             self.activity.session(event.detail)
         elif event.kind == "rejected":
             self.activity.rejected(event.detail["reason"])
-        node_event = NodeEvent(event.kind, event.detail)
+        self._emit(NodeEvent(event.kind, event.detail))
+
+    def _emit(self, node_event: NodeEvent) -> None:
         for callback in list(self._subscribers):
             try:
                 callback(node_event)

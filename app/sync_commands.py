@@ -66,18 +66,43 @@ def cmd_serve(args: argparse.Namespace) -> None:
     except NodeError as exc:
         raise CLIError(str(exc)) from None
     shown = ServeLog(lambda: node.facade.nicknames().result(NAMES_TIMEOUT_S))
+    removal = node.removal()
+    removed = None
+    if removal is not None:  # removed while this computer was away: it serves no one
+        names: dict[bytes, str] = {}
+        with contextlib.suppress(Exception):
+            names = node.facade.nicknames().result(NAMES_TIMEOUT_S)
+        removed = removed_line(removal.by, removal.at_ms, removal.reason,
+                               names.get(removal.by))
     try:
-        me = _text.line(node.facade.nickname().result(NAMES_TIMEOUT_S) or "") or "you"
-        print(f"serving workspace {_text.line(node.info.name)} ({node.workspace_id.hex()[:8]}) "
-              f"as {me} ({node.key.hex()[:8]}) on port {node.port}", flush=True)
-        while not stop.is_set():
+        if removed is None:
+            me = _text.line(node.facade.nickname().result(NAMES_TIMEOUT_S) or "") or "you"
+            print(f"serving workspace {_text.line(node.info.name)} "
+                  f"({node.workspace_id.hex()[:8]}) as {me} ({node.key.hex()[:8]}) on port "
+                  f"{node.port}", flush=True)
+        while not stop.is_set() and removed is None:
             with contextlib.suppress(queue.Empty):
-                shown.event(events.get(timeout=0.2))
+                event = events.get(timeout=0.2)
+                shown.event(event)
+                if event.kind == "removed":
+                    d = event.detail
+                    removed = removed_line(d["by"], d["at_ms"], d["reason"], d["nick"])
     finally:
         node.stop()
         unsubscribe()
         while not events.empty():  # how the sessions ended when we stopped
             shown.event(events.get())
+    if removed is not None:
+        raise CLIError(removed)
+
+
+def removed_line(by: bytes, at_ms: int, reason: str, nick: str | None) -> str:
+    """"removed from this workspace by bob (3f2126de) on 2026-11-28 14:02 UTC: left the
+    team": why `hearth serve` stops on a computer whose key was removed."""
+    who = f"{_text.line(nick)} ({by.hex()[:8]})" if nick else by.hex()[:8]
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(at_ms / 1000))
+    why = f": {_text.line(reason)}" if reason else " (no reason given)"
+    return f"removed from this workspace by {who} on {when}{why}"
 
 
 NAMES_TIMEOUT_S = 5.0

@@ -74,8 +74,12 @@ class Admission:
     any handshake); `admit(key, tag)` admits the newcomer whose identity the handshake proved,
     or says why not (the session then ends with that reason). `allow(key, old_epoch)` is asked
     at every other session's `hello`: None lets the peer in, a reason ends the session (a
-    removed member; under an older epoch's secret, anyone who is not a member)."""
+    removed member, anyone the membership view does not list). `tell(key)` is asked when a
+    session is refused: the signed objects to hand the peer first (a removed member's
+    removal and its kept lists, which decide by themselves at the other end; sync.service
+    bounds how many and how large)."""
 
     join_key: Callable[[bytes], bytes | None]
     admit: Callable[[bytes, bytes], str | None]
     allow: Callable[[bytes, bool], str | None] = lambda key, old_epoch: None
+    tell: Callable[[bytes], list[bytes]] = lambda key: []

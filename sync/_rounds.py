@@ -339,8 +339,9 @@ class _Rounds:
                 limit = max(frame["l"], MIN_FRAME_SIZE_LIMIT)
                 limit = min(limit, self.frame_size_limit or limit)
                 with self.store.snapshot(frame["s"], newest_first=bool(frame["d"])) as storage:
-                    reply = Negentropy(storage, limit, **self._neg_params).reconcile_server(
-                        frame["m"])
+                    server = Negentropy(storage, limit, **self._neg_params)
+                    reply = server.reconcile_server(frame["m"])
+                self._charge_neg(server.ranges_read, now)  # sync._pacing: over budget, wait
                 self._send_frame({"t": "neg", "r": frame["r"], "s": frame["s"], "d": frame["d"],
                                   "l": frame["l"], "m": reply})
         except NegentropyError as exc:

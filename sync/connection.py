@@ -51,6 +51,7 @@ class Connection:
         self._waiter: asyncio.Future | None = None
         self.started = time.monotonic()
         self.result: Closed | None = None
+        self._readable = asyncio.Event()  # set when bytes were written (sync._pacing)
 
     def wake(self) -> None:
         self._woken = True
@@ -65,6 +66,7 @@ class Connection:
     def close(self, reason: str = "closing") -> None:
         self.session.close(reason)
         self.wake()
+        self._readable.set()
 
     async def run(self) -> Closed:
         """Serve the session until it closes; returns how it ended."""
@@ -121,6 +123,9 @@ class Connection:
         session may owe an answer, or have closed)."""
         try:
             while not self.session.closed:
+                await self._paced()
+                if self.session.closed:
+                    break
                 self._received(await self.ws.receive())
                 self._drain_events()
                 self.wake()
@@ -128,6 +133,18 @@ class Connection:
             self.session.connection_lost(f"connection lost: {exc!r}")
             self._drain_events()
             self.wake()
+
+    async def _paced(self) -> None:
+        """Wait while the session says not to read (its peer is over its reconciliation
+        budget, or leaves its replies unread): the peer's frames wait in the socket."""
+        while not self.session.closed:
+            until = self.session.read_wait(time.monotonic())
+            if until is None:
+                return
+            self._readable.clear()
+            timeout = None if until == float("inf") else max(0.0, until - time.monotonic())
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._readable.wait(), timeout)
 
     def _received(self, msg: aiohttp.WSMessage) -> None:
         if msg.type == WSMsgType.BINARY:
@@ -161,6 +178,8 @@ class Connection:
             async with asyncio.timeout_at(loop.time() + SEND_TIMEOUT_S) as limit:
                 for data in out:
                     await self.ws.send_bytes(data)
+                    self.session.written(len(data))
+                    self._readable.set()
                     limit.reschedule(loop.time() + SEND_TIMEOUT_S)
         self._drain_events()
         if self.session.has_output or self.session.has_frames:

@@ -136,6 +136,7 @@ class Negentropy:
         self._id_list_threshold = id_list_threshold
         self._max_ranges = max_ranges
         self._is_initiator = False
+        self.ranges_read = 0  # ranges in the last message reconciled (what it cost)
 
     @classmethod
     def resume_client(
@@ -191,6 +192,7 @@ class Negentropy:
             # As the reference: answer a bare version byte naming the version we speak.
             return bytes([PROTOCOL_VERSION])
         ranges = decode_message(message, self._max_ranges).ranges  # raises if malformed
+        self.ranges_read = len(ranges)
 
         storage, limit = self._storage, self._frame_size_limit
         # Kept back: an id list (and its skip) written before the check, and the fingerprint

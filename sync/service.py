@@ -33,6 +33,7 @@ from storage import Replica, Status
 from storage.chunks import ChunkStore
 
 from . import connection as conn_mod
+from ._budget import KEY_RANGES_BURST, KEY_RANGES_PER_S, RangeBudget
 from ._files import ChunkArrived, ChunksLacking, FilesReady
 from ._guard import Guard, GuardedProtocol
 from ._interest import EVERYTHING, Interest
@@ -44,6 +45,7 @@ from .discovery import Discovery
 from .fetcher import Fetcher
 from .peers import Peer, PeerBook
 from .session import (
+    MAX_OUTGOING,
     RECONCILE_INTERVAL_S,
     Closed,
     Connected,
@@ -90,6 +92,22 @@ def _duplicate_close(closed: Closed) -> bool:
     """Whether a session ended as the duplicate of another (by us, or by the peer's bye)."""
     return closed.reason in (DUPLICATE, f"peer closed: {DUPLICATE}")
 
+
+# Per member key: sessions open at once (an honest computer holds one or two with us, and one
+# identity may run on a few computers), and the objects queued for the socket across them
+# (shared equally: each session's Session.outgoing_limit).
+MAX_SESSIONS_PER_KEY = 4
+KEY_OUTGOING_BYTES = 2 * MAX_OUTGOING
+MIN_OUTGOING_BYTES = 1 << 20
+MAX_KEY_BUDGETS = 4096  # reconciliation budgets remembered, by key (the least recent go)
+# What a refused peer is handed before the close (Admission.tell: a removal and its kept
+# lists), at most.
+TOLD_MAX_OBJECTS = 256
+TOLD_MAX_BYTES = 4 << 20
+TOLD_AGAIN_S = 60.0  # ... once per key in this long (a peer that keeps coming back is refused)
+MAX_TOLD_KEYS = 1024  # keys remembered as told
+TOO_MANY_SESSIONS = f"more than {MAX_SESSIONS_PER_KEY} sessions of one identity"
+RETIRED = "this computer was removed from the workspace"
 
 TAG_HEX = 32  # hex digits of an invite tag in a join path
 PEER_CLOSED = "peer closed"  # how sync.session names a session the peer ended (its bye)
@@ -156,6 +174,12 @@ class SyncService:
         self.blocked: set[bytes] = set()
         self._once: dict[str, int | None] = {}  # one-off syncs by address: rounds when done
         self._announced_connections: set[int] = set()  # ids of connections told as connected
+        self._accepted: dict[int, bytes] = {}  # id(connection) -> its peer's key, once let in
+        self._guarded: dict[int, GuardedProtocol] = {}  # accepted sockets, by id(connection)
+        self._key_budgets: dict[bytes, RangeBudget] = {}  # reconciliation budgets by key
+        self.retired = False  # this computer was removed: it dials no one (`retire`)
+        self._turned_away: set[str] = set()  # addresses whose last session we refused
+        self._told_at: dict[bytes, float] = {}  # key -> when it was last handed objects
 
     # Lifecycle ------------------------------------------------------------------------------
 
@@ -173,7 +197,7 @@ class SyncService:
             host=self.host, port=self.port, reuse_address=True)
         self.port = self._server.sockets[0].getsockname()[1]
         self._http = aiohttp.ClientSession()
-        if self.mdns:
+        if self.mdns and not self.retired:  # a removed computer advertises nothing
             self._discovery = Discovery(self.secret, self.port, self.add_discovered,
                                         interfaces=self.interfaces)
             await self._discovery.async_start()
@@ -299,10 +323,46 @@ class SyncService:
             peer.next_attempt = 0.0
 
     def end_sessions(self, keys: set[bytes], reason: str) -> None:
-        """End the open sessions of these identities (removed members), with `reason`."""
+        """End the open sessions of these identities (removed members, keys no longer
+        listed), with `reason`, handing each what `Admission.tell` gives for it."""
         for connection in list(self.connections.values()):
-            if connection.session.peer_key in keys:
-                connection.close(reason)
+            key = connection.session.peer_key
+            if key in keys and not connection.session.closed:
+                connection.session.refuse(reason, self._told(key))
+                connection.wake()
+
+    def retire(self, reason: str = RETIRED) -> None:
+        """This computer was removed from the workspace: it dials no one from now on, stops
+        advertising, and its sessions end and new ones are refused (the replica stays
+        readable)."""
+        self.retired = True
+        for connection in list(self.connections.values()):
+            connection.close(reason)
+        if self._discovery is not None:  # nor is it advertised to members any more
+            discovery, self._discovery = self._discovery, None
+            self._spawn(discovery.async_close())
+
+    def _told(self, key: bytes) -> list[bytes]:
+        """The signed objects to hand a refused peer: what `Admission.tell` gives, bounded
+        (TOLD_MAX_OBJECTS, TOLD_MAX_BYTES; the first ones, the removal, go first), at most
+        once per key per TOLD_AGAIN_S."""
+        if self.admission is None:
+            return []
+        now = time.monotonic()
+        if self._told_at.get(key, -TOLD_AGAIN_S) > now - TOLD_AGAIN_S:
+            return []  # told a moment ago: a refusal costs no more than the close
+        out, size = [], 0
+        for raw in self.admission.tell(key)[:TOLD_MAX_OBJECTS]:
+            size += len(raw)
+            if size > TOLD_MAX_BYTES:
+                break
+            out.append(raw)
+        if out:
+            self._told_at.pop(key, None)
+            self._told_at[key] = now
+            while len(self._told_at) > MAX_TOLD_KEYS:
+                del self._told_at[next(iter(self._told_at))]
+        return out
 
     def set_interest(self, interest: Interest) -> None:
         """Keep the streams `interest` covers from now on: every open session tells its peer,
@@ -421,7 +481,7 @@ class SyncService:
     async def _dial_loop(self) -> None:
         while not self._stopping:
             now = time.monotonic()
-            for peer in self.peers.due(now):
+            for peer in [] if self.retired else self.peers.due(now):
                 if peer.address not in self._dialing and not self._connected_to(peer):
                     self._dialing.add(peer.address)
                     self._spawn(self._dial(peer))
@@ -450,8 +510,12 @@ class SyncService:
                 self._epoch_try[peer.address] = self._epoch_try.get(peer.address, 0) + 1
             # A peer that ends the session before a single round (it refuses us: a removed
             # member, say) is tried again later and later, as one that cannot be reached.
-            refused = (closed.reason.startswith(PEER_CLOSED) and peer.address in self._no_round
-                       and not _duplicate_close(closed))
+            # So is a peer we refused (one the membership view does not list, a removed one).
+            turned_away = peer.address in self._turned_away
+            self._turned_away.discard(peer.address)
+            refused = turned_away or (
+                closed.reason.startswith(PEER_CLOSED) and peer.address in self._no_round
+                and not _duplicate_close(closed))
             if closed.error or refused:
                 peer.failed(closed.reason, time.monotonic())
             else:
@@ -469,7 +533,7 @@ class SyncService:
         if guarded is not None:
             guarded.upgraded()
         await self._serve(ws, initiator=False, address=f"{request.remote}:-", peer=None,
-                          secret=secret, joining=joining)
+                          secret=secret, joining=joining, guarded=guarded)
         return ws
 
     async def _accept_join(self, request: web.Request) -> web.StreamResponse:
@@ -486,7 +550,8 @@ class SyncService:
         return await self._accept(request, secret=key, joining=tag)
 
     async def _serve(self, ws, *, initiator: bool, address: str, peer: Peer | None,
-                     secret: bytes | None = None, joining: bytes | None = None) -> Closed:
+                     secret: bytes | None = None, joining: bytes | None = None,
+                     guarded: GuardedProtocol | None = None) -> Closed:
         if self._stopping:
             await ws.close()
             return Closed("shutting down", False)
@@ -494,13 +559,16 @@ class SyncService:
                           older_secrets=() if joining is not None else self.older_secrets,
                           identity=self.identity, workspace=self.replica.workspace.id,
                           now=time.monotonic(), reconcile_interval=self.reconcile_interval,
-                          chunks=self.chunks, interest=self.interest, stores_later=True)
+                          chunks=self.chunks, interest=self.interest, stores_later=True,
+                          gated=True)
         session.focus(self._focus, time.monotonic())
         connection = Connection(session, ws, self._on_session_event, address=address,
                                 peer=peer)
         self.connections[id(connection)] = connection
         if joining is not None:
             self._joining[id(connection)] = joining
+        if guarded is not None:
+            self._guarded[id(connection)] = guarded
         closed = Closed("connection ended", True)
         try:
             closed = await connection.run()
@@ -509,6 +577,10 @@ class SyncService:
         finally:
             del self.connections[id(connection)]
             self._joining.pop(id(connection), None)
+            self._guarded.pop(id(connection), None)
+            key = self._accepted.pop(id(connection), None)
+            if key is not None:
+                self._share_outgoing(key)
             (self._no_hello.add if session.peer_key is None else self._no_hello.discard)(
                 address)
             (self._no_round.add if session.stats.rounds == 0 else self._no_round.discard)(
@@ -558,6 +630,9 @@ class SyncService:
         session = connection.session
         peer: Peer | None = connection.peer
         if isinstance(event, Connected):
+            if self.retired:
+                session.close(RETIRED)
+                return
             if event.peer_key in self.blocked:
                 session.close("blocked")
                 return
@@ -576,8 +651,12 @@ class SyncService:
                     connection.address) != self.secret)
                 reason = self.admission.allow(event.peer_key, old)
                 if reason is not None:
-                    session.close(reason)
+                    session.refuse(reason, self._told(event.peer_key))
+                    if session.initiator:  # we dialled it: try it again later and later
+                        self._turned_away.add(connection.address)
                     return
+            if not self._let_in(connection, event.peer_key):
+                return
             if peer is not None:  # even if this turns out a duplicate: the peer answered
                 peer.key = event.peer_key.hex()
                 peer.succeeded(time.time())
@@ -659,6 +738,36 @@ class SyncService:
                     "bytes": stats.bytes_sent + stats.bytes_received,
                     "objects": stats.objects_sent + stats.objects_received,
                     "duration_ms": round((time.monotonic() - connection.started) * 1000)}))
+
+    def _let_in(self, connection: Connection, key: bytes) -> bool:
+        """A peer passed admission: it is served within its key's limits (sessions at once,
+        objects queued, reconciliation work), and its socket is a member's from now on."""
+        if sum(other == key for other in self._accepted.values()) >= MAX_SESSIONS_PER_KEY:
+            connection.session.close(TOO_MANY_SESSIONS)
+            if connection.session.initiator:
+                self._turned_away.add(connection.address)
+            return False
+        self._accepted[id(connection)] = key
+        guarded = self._guarded.get(id(connection))
+        if guarded is not None:
+            guarded.authenticated()
+        budget = self._key_budgets.pop(key, None) or RangeBudget(
+            KEY_RANGES_PER_S, KEY_RANGES_BURST, time.monotonic())
+        self._key_budgets[key] = budget  # the most recent last
+        while len(self._key_budgets) > MAX_KEY_BUDGETS:
+            del self._key_budgets[next(iter(self._key_budgets))]
+        connection.session.key_budget = budget
+        self._share_outgoing(key)
+        connection.session.admitted()
+        return True
+
+    def _share_outgoing(self, key: bytes) -> None:
+        """Share KEY_OUTGOING_BYTES equally among the key's sessions."""
+        mine = [self.connections[n] for n, k in self._accepted.items()
+                if k == key and n in self.connections]
+        for connection in mine:
+            connection.session.outgoing_limit = max(
+                MIN_OUTGOING_BYTES, min(MAX_OUTGOING, KEY_OUTGOING_BYTES // len(mine)))
 
     def _presence_ended(self, connection: Connection) -> None:
         """A session ended: its peer's cursors go, unless another open session with the same

@@ -66,6 +66,13 @@ is produced only when no object frame is waiting, a peer may queue at most MAX_Q
 and an answer for an id not asked, or bytes that do not hash to their id, end the session as a
 fault (the peer is cut off).
 
+Who is served, and how much, is the host's to say: with `gated`, a session says nothing after
+the peer's `hello` until the host lets the peer in (`admitted`) or refuses it (`refuse`, which
+may first hand the peer signed objects: a removed member's removal), so a refused peer hears
+only the close. `outgoing_limit` bounds the objects queued for the socket (the host shares a
+key's allowance among its sessions), and sync._pacing says when the host should stop reading
+(reconciliation work over budget, replies the peer leaves unread).
+
 Nothing a peer says is stored on its word: objects take the one ingest path, and a deletion
 travels only as the signed delete object (deleted ids are not in the reconciled set). Answers
 are read from the store as the output buffer drains, so a peer that asks and never reads costs
@@ -98,6 +105,7 @@ from ._files import (
     is_chunk_frame,
 )
 from ._interest import EVERYTHING, Interest
+from ._pacing import _Pacing
 from ._rounds import SyncProgress, _Round, _Rounds
 
 # The signals' names stay importable from here, where the protocol is.
@@ -261,7 +269,7 @@ def _ids(value: Any, what: str) -> list[bytes]:
     return value
 
 
-class Session(_Signals, _Files, _Rounds):
+class Session(_Signals, _Files, _Rounds, _Pacing):
     """One side of a connection. `initiator` is the side that dialled; it drives
     reconciliation rounds (sync._rounds), and both sides push new objects once connected."""
 
@@ -275,8 +283,12 @@ class Session(_Signals, _Files, _Rounds):
                  workspace: bytes, now: float, frame_size_limit: int = NEG_FRAME_LIMIT,
                  reconcile_interval: float | None = RECONCILE_INTERVAL_S,
                  older_secrets: tuple[bytes, ...] = (), chunks: ChunkSource | None = None,
-                 interest: Interest = EVERYTHING, stores_later: bool = False):
+                 interest: Interest = EVERYTHING, stores_later: bool = False,
+                 gated: bool = False):
         self.store = store
+        # `gated`: after the peer's hello, nothing more is said until the host lets the peer
+        # in (`admitted`) or refuses it (`refuse`): a refused peer hears only the close.
+        self._gated = gated
         self.initiator = initiator
         self.identity = identity
         self.workspace = workspace
@@ -307,6 +319,10 @@ class Session(_Signals, _Files, _Rounds):
         self.peer_caps: frozenset[str] = frozenset()  # what the peer's ping said it understands
         self._init_signals()
         self._init_files(chunks)
+        # Objects queued for the socket at most (the host shares a key's allowance among its
+        # sessions: SyncService).
+        self.outgoing_limit = MAX_OUTGOING
+        self._init_pacing(now)
         if initiator:
             self._send_raw(self._noise.write_message())
 
@@ -350,6 +366,7 @@ class Session(_Signals, _Files, _Rounds):
             deadlines += [self._next_ping, self._last_received + IDLE_TIMEOUT_S]
             deadlines += self._signal_deadlines()
             deadlines += self._files_deadlines()
+            deadlines += self._pacing_deadlines()
         return min(deadlines) if deadlines else None
 
     def receive(self, data: bytes, now: float) -> None:
@@ -374,6 +391,9 @@ class Session(_Signals, _Files, _Rounds):
             self._fail(f"timed out waiting for the peer's {what}")
             return
         if self.connected:
+            if self._pacing_timer(now):  # (first: a socket taking bytes is a live peer)
+                self._fail("the peer does not read its replies")
+                return
             if now >= self._last_received + IDLE_TIMEOUT_S:
                 self._fail("the peer went silent")
                 return
@@ -417,6 +437,16 @@ class Session(_Signals, _Files, _Rounds):
         if self.state != "handshake":
             self._send_frame({"t": "bye", "reason": reason[:200]})
         self._closed(reason, error=False)
+
+    def refuse(self, reason: str, told: list[bytes] = ()) -> None:
+        """Close with `reason`, first handing the peer the signed objects `told` (a removed
+        member's removal: they take the one ingest path there and decide by themselves) in
+        ordinary `objs` frames; the caller bounds how many and how large."""
+        if self.connected and told:
+            raws = deque(told)
+            while raws:
+                self._send_objs(raws)
+        self.close(reason)
 
     def protocol_error(self, reason: str) -> None:
         """The transport saw something this protocol never sends: close on the peer's account."""
@@ -503,6 +533,13 @@ class Session(_Signals, _Files, _Rounds):
         self._deadline = None
         self._next_ping = now + PING_INTERVAL_S
         self._events.append(Connected(key))
+        if not self._gated:
+            self.admitted()
+
+    def admitted(self) -> None:
+        """(With `gated`) the host lets the peer in: the session begins."""
+        if not self.connected:
+            return
         # The peer reads this after our hello, so it is open by then; versions from before
         # typing answer a ping whatever else it holds.
         caps = CAPS if self.chunks is None else FILES_CAPS
@@ -622,9 +659,9 @@ class Session(_Signals, _Files, _Rounds):
         pushes first, then answers in the order they were asked for."""
         if not self.connected:
             return
-        while self._backlog and self._out_bytes < MAX_OUTGOING:
+        while self._backlog and self._out_bytes < self.outgoing_limit:
             self._send_objs(self._backlog)
-        while self._answers and self._out_bytes < MAX_OUTGOING:
+        while self._answers and self._out_bytes < self.outgoing_limit:
             answer = self._answers[0]
             while answer.ids and answer.ready_bytes < OBJECTS_FRAME_BYTES:
                 take = [answer.ids.popleft() for _ in range(min(ANSWER_READ, len(answer.ids)))]

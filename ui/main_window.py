@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app import _text
 from app.node import Node
 from app.records import ChannelState, DocumentSummary, HistoryProgress, Message, WorkspaceEntry
 
@@ -264,6 +265,12 @@ class MainWindow(QMainWindow):
         main_column.setContentsMargins(0, 0, 0, 0)
         main_column.setSpacing(0)
         main_column.addWidget(self.header)
+        # This computer was removed from the workspace: who, when, why (the replica stays
+        # readable; composing is off). Shown once the Node's own replica says so.
+        self.removed_banner = QLabel(objectName="removedBanner", wordWrap=True)
+        self.removed_banner.setContentsMargins(12, 6, 12, 6)
+        self.removed_banner.hide()
+        main_column.addWidget(self.removed_banner)
         main_column.addWidget(self.history_bar)
         main_column.addWidget(self.pages, 1)
         splitter = QSplitter(handleWidth=1)
@@ -301,6 +308,7 @@ class MainWindow(QMainWindow):
         self.private.refresh()
         self._load_documents()
         self._peers_changed(None)
+        self._check_removal()
         # After the channel asked for next (the first page is what the person waits for).
         QTimer.singleShot(0, self, self._load_workspaces)
 
@@ -641,7 +649,28 @@ class MainWindow(QMainWindow):
         self.sync_state.setText(f"last synced {self._last_synced}" if self._last_synced
                                 else "idle")
 
+    def _check_removal(self) -> None:
+        """Ask whether this computer's key was removed (at the start, and as objects arrive:
+        the removal comes as a signed object like any other)."""
+        if self.removed_banner.isHidden():
+            self.bridge.then(self.facade.removal(), self._show_removal)
+
+    def _show_removal(self, removal) -> None:
+        if removal is None or not self.removed_banner.isHidden():
+            return
+        who = _text.line(removal.nick) if removal.nick else removal.by.hex()[:8]
+        when = datetime.fromtimestamp(removal.at_ms / 1000).strftime("%Y-%m-%d %H:%M")
+        why = f": {_text.line(removal.reason)}" if removal.reason else " (no reason given)"
+        self.removed_banner.setText(
+            f"You were removed from this workspace by {who} ({removal.by.hex()[:8]}) on "
+            f"{when}{why}. What is here stays readable; you can no longer post.")
+        self.removed_banner.show()
+        for widget in (self.composer, self.attach_button, self.emoji_button):
+            widget.setEnabled(False)
+        self.composer.setPlaceholderText("You were removed from this workspace")
+
     def _objects_added(self, ids: list) -> None:
+        self._check_removal()
         if any(i not in self.facade.pending() for i in ids[:50]):  # others' objects arriving
             self.sync_state.setText("syncing…")
             self._quiet.start()

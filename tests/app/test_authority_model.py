@@ -79,6 +79,7 @@ class Authority(RuleBasedStateMachine):
         self.ever_in: dict[bytes, set[bytes]] = {}  # channel -> keys ever in it
         self.count = 0
         self.now = time.time()
+        self.newcomers: set[bytes] = set()  # keys admitted (or forged in) along the way
 
     def _clock(self) -> float:
         """One clock for the four computers, a millisecond further at each reading, so that a
@@ -183,8 +184,10 @@ class Authority(RuleBasedStateMachine):
     def use_invite(self, at: int, n: int) -> None:
         if self.invites:
             _, tag, _ = self.invites[n % len(self.invites)]
+            key = Identity.generate().public_key
+            self.newcomers.add(key)
             with contextlib.suppress(WorkspaceError):
-                self.spaces[at].admit(Identity.generate().public_key, tag)
+                self.spaces[at].admit(key, tag)
 
     @rule(i=person, n=st.integers(0, 20))
     def revoke_invite(self, i: int, n: int) -> None:
@@ -236,9 +239,10 @@ class Authority(RuleBasedStateMachine):
         ws = self.spaces[i]
         target = self.posts[n % len(self.posts)]
         general = kinds.channel_stream(ws.id, "general")
+        sock = Identity.generate().public_key
+        self.newcomers.add(sock)
         stream, body = {
-            "admit": (ws.id, ("member/admit", {"key": Identity.generate().public_key,
-                                               "invite": None})),
+            "admit": (ws.id, ("member/admit", {"key": sock, "invite": None})),
             "hide": (general, ("mod/hide", {"channel": "general", "target": target,
                                             "hidden": True, "reason": "forged"})),
             "delete": (general, ("post/delete", {"targets": [target]})),
@@ -319,6 +323,18 @@ class Authority(RuleBasedStateMachine):
             for key in view.members:
                 assert key == ws.replica.workspace.root or key in admits, \
                     "a member no admission that counts listed"
+
+    @invariant()
+    def only_listed_keys_are_served(self) -> None:
+        """The rule a Node applies at every session's hello (Membership.refusal)."""
+        for ws in self.spaces:
+            view = ws.membership()
+            for key in {*(o.key for o in self.spaces), *self.newcomers}:
+                served = ws.refusal(key) is None
+                assert served == (key in view.members or (
+                    ws.key not in view.members and key not in view.removed)), \
+                    "a session served to a key the view does not list, or refused to a member"
+                assert ws.refusal(key, old_epoch=True) is None or key not in view.members
 
     @invariant()
     def private_plaintext_only_for_its_people(self) -> None:

@@ -44,6 +44,7 @@ from tests.support import (
 
 __all__ = [
     "CHANNEL", "LOCAL", "NICKS", "POLL_S", "TIMEOUT_S", "Cluster", "RawPeer", "TwoNodes",
+    "admitted",
     "converged", "create_workspace", "digest", "has_object", "join_member", "make_members",
     "post_concurrently", "replica_digest", "start_two_nodes", "texts", "two_members",
     "wait_converged", "wait_online", "wait_until",
@@ -58,6 +59,14 @@ def replica_digest(paths: Paths) -> str:
 
 def texts(node: Node, channel: str = CHANNEL) -> list[str]:
     return [m.text for m in node.read(channel, limit=10_000)]
+
+
+def admitted(node: Node) -> Identity:
+    """A new identity that `node`'s member admits (with a personal code's admission): a test
+    peer needs one to be served, since a node serves only keys its membership view lists."""
+    identity = Identity.generate()
+    node.call(lambda: node.workspace_for_tests.invite_for(identity.public_key))
+    return identity
 
 
 def has_object(node: Node, oid: bytes) -> bool:

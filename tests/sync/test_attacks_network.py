@@ -107,9 +107,9 @@ async def _garbage_then_reconnect(port: int, secret: bytes, workspace: bytes,
 
 
 def test_an_identity_that_broke_the_protocol_is_refused_for_a_while(cluster):
-    pa, pb = cluster.members(2)
+    pa, pb, pm = cluster.members(3)
     a = cluster.start(pa)
-    mallory = Identity.generate()
+    mallory = Identity.load(pm.identity)  # a member: anyone else is refused at hello anyway
     first, again = asyncio.run(_garbage_then_reconnect(
         a.port, pa.secret.read_bytes(), a.workspace_for_tests.id, [mallory, mallory], source=LOCAL))
     assert "refused" not in first  # cut off for the bad bytes
@@ -119,11 +119,12 @@ def test_an_identity_that_broke_the_protocol_is_refused_for_a_while(cluster):
 
 
 def test_an_address_that_keeps_breaking_the_protocol_is_refused_whatever_identity(cluster):
-    """A member cut off for a bad frame reconnected at once with a fresh identity."""
-    pa, pb = cluster.members(2)
+    """A member cut off for a bad frame reconnected at once with a fresh identity (here,
+    other members' identities: a key the view does not list is refused at hello)."""
+    pa, pb, *others = cluster.members(2 + _guard.ADDRESS_FAULTS + 1)
     a = cluster.start(pa)
     a.call(lambda: setattr(a.service_for_tests.guard, "exempt_loopback", False))  # 127.0.0.2 is "the LAN"
-    fresh = [Identity.generate() for _ in range(_guard.ADDRESS_FAULTS + 1)]
+    fresh = [Identity.load(p.identity) for p in others]
     reasons = asyncio.run(_garbage_then_reconnect(
         a.port, pa.secret.read_bytes(), a.workspace_for_tests.id, fresh, source=ATTACKER))
     assert all("refused" not in r for r in reasons[:-1]), reasons

@@ -24,7 +24,15 @@ from sync import fetcher as fetcher_mod
 from sync._files import FILES
 from sync.session import Closed
 
-from .nodes import CHANNEL, TIMEOUT_S, Cluster, RawPeer, wait_online, wait_until
+from .nodes import (
+    CHANNEL,
+    TIMEOUT_S,
+    Cluster,
+    RawPeer,
+    admitted,
+    wait_online,
+    wait_until,
+)
 
 MB = 1 << 20
 
@@ -212,7 +220,7 @@ def test_a_peer_sending_a_bad_chunk_is_cut_off_and_the_file_comes_from_another(c
     mid = attach(a, path)
     wait_until(lambda: has_message(b, mid), what="the message to arrive")
 
-    liar, ready, result = Identity.generate(), threading.Event(), {}
+    liar, ready, result = admitted(b), threading.Event(), {}
     honest = ChunkStore(a.call(lambda: a.workspace_for_tests.chunks.folder))
     source = _Liar(honest if flipped else None)
 
@@ -297,9 +305,11 @@ class _Holder:
 
 
 async def _ask_and_never_read(port: int, secret: bytes, workspace: bytes, ids: list[bytes],
-                              asked: threading.Event, done: threading.Event) -> None:
+                              asked: threading.Event, done: threading.Event,
+                              identity: Identity) -> None:
     async with aiohttp.ClientSession() as http:
-        peer = await RawPeer.connect(http, port, secret=secret, workspace=workspace)
+        peer = await RawPeer.connect(http, port, secret=secret, workspace=workspace,
+                                     identity=identity)
         peer.session._init_files(_Holder())
         await peer.pump(lambda: FILES in peer.session.peer_caps)
         peer.session.request_chunks(ids, 0.0)
@@ -320,8 +330,9 @@ def test_a_peer_that_asks_and_never_reads_is_dropped_when_a_send_times_out(clust
     lst = list_id(a, mid)
     ids = a.call(lambda: a.workspace_for_tests.file_chunks(lst))
     asked, done = threading.Event(), threading.Event()
+    asker = admitted(a)
     thread = threading.Thread(target=lambda: asyncio.run(_ask_and_never_read(
-        a.port, pa.secret.read_bytes(), a.workspace_id, ids[:1024], asked, done)))
+        a.port, pa.secret.read_bytes(), a.workspace_id, ids[:1024], asked, done, asker)))
     thread.start()
     try:
         assert asked.wait(TIMEOUT_S)

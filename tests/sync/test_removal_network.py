@@ -7,8 +7,9 @@ responder still takes from members) and moves to the new epoch."""
 from __future__ import annotations
 
 from app import sharing
-from app.node import REMOVED
 from app.workspace import Workspace
+from core import kinds
+from core.objects import authored
 from tests.support import Cluster, wait_converged, wait_until
 
 MARKER = "MARKER-9e2b-after-the-removal"
@@ -56,14 +57,21 @@ def test_a_removed_member_is_refused_and_what_they_write_after_counts_nowhere(
     a.facade.post_private(team, MARKER).result(10)  # under a key carol never gets
     wait_until(lambda: MARKER in [m.text for m in b.facade.read_private(team).result(10)],
                what="bob to read the private channel after the removal")
-    # carol keeps trying and is refused, with the reason, every time.
-    wait_until(lambda: sum(REMOVED in reason for reason in ended) >= 3,
-               what="carol's dials to be refused again and again")
+    # carol's computer is handed the signed removal, learns of it, and stops trying.
+    wait_until(lambda: c.removal() is not None, what="carol's computer to hold the removal")
+    assert (c.removal().by, c.removal().reason) == (a.key, "left the team")
+    assert ended  # its sessions ended (by a and b, or by itself once it knew)
     assert c.key not in a.online() and not c.online()
 
-    c.post("general", "carol after")
-    bundle = tmp_path / "carol.hearth"
     c.stop()
+    # carol's own Hearth refuses to write now; a modified one signs the post anyway.
+    with Workspace.open(pc) as ws:
+        stream = kinds.channel_stream(ws.id, "general")
+        after = authored(ws.identity, "post/text", stream=stream,
+                         body={"channel": "general", "text": "carol after"},
+                         now_ms=ws.replica.now_ms(), heads=ws.replica.heads(stream))
+        ws.replica.ingest([after.raw])
+    bundle = tmp_path / "carol.hearth"
     sharing.export_bundle(pc, bundle)
     b.stop()
     sharing.import_bundle(pb, bundle)  # bob imports what carol hands him

@@ -20,7 +20,7 @@ from sync.session import ObjectsReceived, ReconcileComplete
 from sync.store import MemoryStore
 from tests.support import channels, node_channels
 
-from .nodes import Cluster, RawPeer, has_object, wait_until
+from .nodes import Cluster, RawPeer, admitted, has_object, wait_until
 
 WRITER_HELD_S = 1.5  # the simulated slow store: long enough for a whole second session
 
@@ -31,12 +31,13 @@ def cluster(tmp_path):
         yield c
 
 
-async def _blocked_peer_asks(node, paths, raws, ids, entered, blocked_key):
+async def _blocked_peer_asks(node, paths, raws, ids, entered, blocked_key, feeder_identity):
     """A peer sends objects (which keep the writer busy), then a blocked identity connects
     and asks for objects by id: what it got, and why its session ended."""
     secret, workspace = paths.secret.read_bytes(), node.workspace_for_tests.id
     async with aiohttp.ClientSession() as http:
-        feeder = await RawPeer.connect(http, node.port, secret=secret, workspace=workspace)
+        feeder = await RawPeer.connect(http, node.port, secret=secret, workspace=workspace,
+                                       identity=feeder_identity)
         await feeder.pump(lambda: feeder.session.connected or feeder.session.closed)
         feeder.session._send_frame({"t": "objs", "raws": raws})
         await feeder.flush()
@@ -73,7 +74,8 @@ def test_a_blocked_peer_is_refused_while_the_writer_is_busy(cluster, monkeypatch
     mallory = Identity.generate()
     node.call(lambda: node.service_for_tests.block({mallory.public_key}))
     got, closed = asyncio.run(_blocked_peer_asks(
-        node, paths, [p.raw for p in posts], [p.id for p in posts], entered, mallory))
+        node, paths, [p.raw for p in posts], [p.id for p in posts], entered, mallory,
+        admitted(node)))
     assert got == 0
     assert closed is not None and "blocked" in closed
 
@@ -106,9 +108,10 @@ async def _give(node, paths, raws: list[bytes]) -> None:
         workspace = replica.workspace.id
     store = MemoryStore([], workspace=workspace)
     store.add(held + raws)
+    identity = admitted(node)
     async with aiohttp.ClientSession() as http:
         peer = await RawPeer.connect(http, node.port, secret=paths.secret.read_bytes(),
-                                     workspace=workspace, store=store)
+                                     workspace=workspace, store=store, identity=identity)
         await peer.pump(lambda: peer.session.closed or any(
             isinstance(e, ReconcileComplete) for e in peer.events))
         assert not peer.session.closed, peer.closed_event

@@ -1,0 +1,36 @@
+"""The window of a removed member (issue #28, item 7), over real Nodes, offscreen: once bob's
+computer holds the signed removal, his window shows who removed him, when and why, keeps the
+channel readable, and turns composing off. Before, it kept showing the workspace and his posts
+sat at "sending…" forever."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from ui.main_window import MainWindow  # noqa: E402
+
+from .test_window import WAIT_MS, pair, result, texts  # noqa: E402, F401
+
+
+def test_a_removed_members_window_says_who_when_and_why_and_stops_composing(
+        qtbot, pair):  # noqa: F811
+    node_a, node_b = pair
+    node_a.post("general", "before the removal")
+    win = MainWindow(node_b)
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitUntil(lambda: "before the removal" in texts(win), timeout=WAIT_MS)
+    assert win.removed_banner.isHidden() and win.composer.isEnabled()
+
+    result(node_a.facade.remove_member(node_b.key, "left the team"))
+    qtbot.waitUntil(lambda: win.removed_banner.isVisible(), timeout=WAIT_MS)
+    text = win.removed_banner.text()
+    assert text.startswith(f"You were removed from this workspace by ada ({node_a.key.hex()[:8]})")
+    assert ": left the team." in text
+    assert not win.composer.isEnabled() and not win.attach_button.isEnabled()
+    assert "before the removal" in texts(win)  # still readable
+    removal = result(win.facade.removal())
+    assert (removal.by, removal.nick, removal.reason) == (node_a.key, "ada", "left the team")
+    win.close()
