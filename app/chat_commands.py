@@ -28,9 +28,9 @@ from ._command import (
     whole_number,
 )
 from .errors import LookalikeChannel
-from .file_commands import human
 from .names import NickBook, channel_names
 from .search import HINT, SearchError, summary
+from .units import size_label
 from .workspace import (
     MIN_PREFIX,
     SHORT_KEY,
@@ -101,7 +101,7 @@ def _extras(m: Message) -> str:
         parts.append(" ".join(f"{_text.line(r.emoji)} {r.count}" for r in m.reactions))
     for n, f in enumerate(m.files):
         state = "" if f.complete else ", not here yet: `hearth download`"
-        parts.append(f"[file {n}: {_text.line(f.name)}, {human(f.size)}{state}]")
+        parts.append(f"[file {n}: {_text.line(f.name)}, {size_label(f.size)}{state}]")
     return "".join(" " + part for part in parts)
 
 

@@ -16,6 +16,9 @@ from .names import NickBook
 from .review import ALREADY_MERGED, RESOLUTIONS
 from .workspace import MIN_PREFIX
 
+# --editors: who can edit a new document (core.documents.EDITING).
+EDITORS = {"workspace": "workspace", "only-me": "listed"}
+
 
 def _docs(args: argparse.Namespace):
     ws = open_workspace(args)
@@ -25,7 +28,8 @@ def _docs(args: argparse.Namespace):
 def cmd_new(args) -> None:
     ws, docs = _docs(args)
     with ws:
-        print(docs.new(args.title, private=args.private).id)
+        editing = None if args.editors is None else EDITORS[args.editors]
+        print(docs.new(args.title, private=args.private, editing=editing).id)
 
 
 def cmd_list(args) -> None:
@@ -223,7 +227,9 @@ def cmd_editors(args) -> None:
         elif args.remove:
             docs.remove_editor(document, ws.resolve_person(args.remove).hex())
         book = NickBook(ws.replica.nicknames())
-        for key in sorted(document.editors()):
+        if document.editing == "workspace":
+            print("everyone in the workspace can edit it; the editors listed:", file=sys.stderr)
+        for key in sorted(document.listed_editors()):
             warning = book.warning(key)
             print(f"{book.nick(key)}  {key.hex()}" + (f"  ({warning})" if warning else ""))
 
@@ -310,11 +316,15 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
         parser.set_defaults(handler=errors(handler, DocumentError))
         return parser
 
-    p = add("new", cmd_new, "create a document (every member of the workspace can read it)",
+    p = add("new", cmd_new, "create a document (every member of the workspace can read and "
+                            "edit it)",
             document=False)
     p.add_argument("title")
     p.add_argument("--private", action="store_true",
                    help="only its editors (and those they share a branch with) can read it")
+    p.add_argument("--editors", choices=tuple(EDITORS),
+                   help="who can edit it: everyone in the workspace (the default; not for a "
+                        "private document) or only the people you add (`hearth doc editors`)")
     add("list", cmd_list, "list documents", json_flag=True, document=False)
     p = add("rename", cmd_rename, "rename a document (its creator)")
     p.add_argument("title")

@@ -92,7 +92,8 @@ class DocumentsFacade(CommentsFacade):
                                 why_readonly is None, why_readonly,
                                 docs.merged_from(document, history),
                                 document.visibility, tuple(sorted(editors)),
-                                document.root.author, requests, docs.asked(document))
+                                document.root.author, requests, docs.asked(document),
+                                document.editing)
         return self._on(doc, view)
 
     def requests(self, doc: DocRef) -> Future[list[EditRequest]]:
@@ -129,10 +130,12 @@ class DocumentsFacade(CommentsFacade):
 
     # Writing -----------------------------------------------------------------------------------
 
-    def new(self, title: str, *, private: bool = False) -> Future[str]:
-        """Create a document (readable by the whole workspace unless `private`); the future
-        holds its id (hex)."""
-        return self._run(lambda: self._library().new(title, private=private).id)
+    def new(self, title: str, *, private: bool = False,
+            editing: str | None = None) -> Future[str]:
+        """Create a document (readable by the whole workspace unless `private`; edited by every
+        member unless `editing` is "listed" or it is private); the future holds its id (hex)."""
+        return self._run(lambda: self._library().new(title, private=private,
+                                                     editing=editing).id)
 
     def set_visibility(self, doc: DocRef, visibility: str) -> Future[None]:
         """"workspace" or "private" (the creator only)."""

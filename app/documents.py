@@ -9,6 +9,12 @@ workspace's secrets (every epoch's this member holds: app/membership.py `secrets
 to every Document opened here, so it reads the branch keys published to the workspace, and
 publishes new ones under the newest (core/documents/_keys.py).
 
+Editing: new documents are edited by every member of the workspace (a `doc/editing`
+"workspace"; core/documents/_root.py) unless made editable by "only the people I add"
+(`editing="listed"`, and always for a private one). The members handed to every Document are the
+membership view's, with the removed ones: storage keeps of theirs only what their removal kept,
+and that counts as it did; a removed member is told they may not edit (`read_only`).
+
 Reviewing (app/review.py does the text work): a version is named by a ref, a branch's name
 (its heads), `BRANCH@COMMIT` (a commit of that branch, by id or unique prefix) or a tag's
 name. `diff` compares two versions with the authors of each change; `merge_preview` finds a
@@ -119,6 +125,12 @@ class Documents(DocComments):
         held = self.ws.secrets()
         return tuple(held[epoch] for epoch in sorted(held, reverse=True))
 
+    def members(self) -> frozenset[bytes]:
+        """Who edits a workspace-editable document: the members, and the removed (of whom
+        storage holds only what their removal kept)."""
+        view = self.ws.membership()
+        return frozenset(view.members) | frozenset(view.removed)
+
     def _clock(self) -> int:
         return int(self.ws.clock() * 1000)
 
@@ -152,7 +164,7 @@ class Documents(DocComments):
             if document.visibility != "workspace" or self.ws.key not in document.editors():
                 continue
             stale = [b.name for b in document.branches()
-                     if b.readable and document.key_since(b.name) < since]
+                     if b.readable and document.key_since(b.name, by=view.members) < since]
             for branch in stale:
                 document.refresh_key(self.ws.identity, branch, without=view.removed)
             if stale:
@@ -187,7 +199,7 @@ class Documents(DocComments):
         document = Document.load(objects, identity=self.ws.identity,
                                  keys=self.ws.replica.documents.branch_keys(branches),
                                  snapshots=snapshots, clock=self._clock, secret=self.secret(),
-                                 secrets=self.secrets())
+                                 secrets=self.secrets(), members=self.members())
         self._open[doc_id], self._read_to[doc_id] = document, read_to
         return document
 
@@ -242,7 +254,8 @@ class Documents(DocComments):
         why = self.unreadable(document, branch)
         if why is not None:
             return why
-        if self.ws.identity.public_key not in document.editors():
+        if self.ws.identity.public_key not in document.editors() \
+                or self.ws.key in self.ws.membership().removed:
             return READ_ONLY
         return None
 
@@ -277,14 +290,20 @@ class Documents(DocComments):
 
     # Operations (each saves) ------------------------------------------------------------------
 
-    def new(self, title: str, *, private: bool = False) -> Document:
+    def new(self, title: str, *, private: bool = False, editing: str | None = None) -> Document:
         """A new document, readable by every member of the workspace unless `private` (then
-        by its editors and those they share a branch with)."""
+        by its editors and those they share a branch with), and edited by every member unless
+        `editing` is "listed" (only the editors its creator adds) or it is private."""
+        if editing is None:
+            editing = "listed" if private else "workspace"
+        if private and editing == "workspace":
+            raise WorkspaceError("a private document is edited only by the people you add")
         try:
             document = Document.create(self.ws.identity, title, workspace=self.ws.id,
                                        clock=self._clock, secret=self.secret(),
-                                       private=private)
-        except InvalidObject as exc:
+                                       private=private, editing=editing,
+                                       members=self.members())
+        except (InvalidObject, DocumentError) as exc:
             raise WorkspaceError(str(exc)) from None
         self.save(document)
         return document

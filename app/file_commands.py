@@ -18,6 +18,7 @@ from ._command import (
     print_json,
     whole_number,
 )
+from .units import quota_label, size_label
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
 _UNITS = {"": 2**20, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
@@ -32,16 +33,6 @@ def size_arg(text: str) -> int:
     if not 0 <= mb <= preferences.MAX_MB:
         raise argparse.ArgumentTypeError(f"{text!r} is out of range")
     return mb
-
-
-def human(size: int) -> str:
-    """A byte count as people read it: 0 B, 12.3 KB, 4.5 MB, 1.2 GB (powers of 1024)."""
-    value = float(size)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} GB"  # pragma: no cover
 
 
 def cmd_attach(args: argparse.Namespace) -> None:
@@ -78,14 +69,14 @@ def cmd_storage(args: argparse.Namespace) -> None:
                     "others": usage.others, "quota": usage.quota, "files": usage.files,
                     "auto_download": auto * 2**20, "freed": freed})
         return
-    print(f"files here: {usage.files}, {human(usage.total)} of a {human(usage.quota)} quota")
-    print(f"  my uploads:    {human(usage.mine)} (kept)")
-    print(f"  pinned:        {human(usage.pinned)} (kept)")
-    print(f"  others' files: {human(usage.others)} (evicted beyond the quota, least "
+    print(f"files here: {usage.files}, {size_label(usage.total)} of a {quota_label(usage.quota)} quota")
+    print(f"  my uploads:    {size_label(usage.mine)} (kept)")
+    print(f"  pinned:        {size_label(usage.pinned)} (kept)")
+    print(f"  others' files: {size_label(usage.others)} (evicted beyond the quota, least "
           "recently opened first)")
-    print(f"files up to {human(auto * 2**20)} in your channels arrive without asking")
+    print(f"files up to {quota_label(auto * 2**20)} in your channels arrive without asking")
     if freed:
-        print(f"freed {human(freed)}")
+        print(f"freed {size_label(freed)}")
 
 
 def cmd_pin(args: argparse.Namespace) -> None:

@@ -136,6 +136,7 @@ class DocumentView:
     # open requests to edit, oldest first: filled for editors (who act on them), else ()
     requests: tuple[EditRequest, ...] = ()
     asked: bool = False  # I have an open request to edit
+    editing: str = "listed"  # "workspace" (every member edits) or "listed" (those added)
 
 
 @dataclass(frozen=True)

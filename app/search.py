@@ -22,7 +22,9 @@ title has every word. Filters narrow channels and documents too: in: keeps only 
 documents keep those their creator made in that time.
 
 `highlights` says which spans of a text the terms match, `snippet` which part of a long
-message a one-line row shows, and `summary` the count line, for the window and the CLI.
+message a one-line row shows, `plain_text` a message without its Markdown markup (what a row
+shows, so that "**bold**" reads "bold"), and `summary` the count line, for the window and the
+CLI.
 """
 
 from __future__ import annotations
@@ -362,6 +364,62 @@ def search_workspace(ws: Workspace, query: str | Query, *, limit: int = 50,
             key=lambda d: (d.ts, d.id), reverse=True)[:limit]
     return SearchResults(query, group_messages(found.messages, labels), tuple(channels),
                          tuple(documents), found.total, found.capped)
+
+
+# Markdown a result row shows as the words it marks up (CommonMark's inline syntax, simply).
+_FENCE_LINE = re.compile(r"^ {0,3}(?:`{3,}|~{3,}).*$", re.MULTILINE)
+_LINE_MARK = re.compile(r"^ {0,3}(?:#{1,6}[ \t]+|>[ \t]?)+", re.MULTILINE)
+_IMAGE_OR_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\s]*(?:\s+\"[^\"\n]*\")?\)")
+_AUTOLINK = re.compile(r"<([A-Za-z][\w+.-]*:[^\s>]+)>")
+_CODE = re.compile(r"(`+)(.+?)\1", re.DOTALL)
+_STRONG = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|(?<!\w)__(?=\S)(.+?)(?<=\S)__(?!\w)",
+                     re.DOTALL)
+_EMPHASIS = re.compile(r"(?<![\w*])\*(?=\S)(.+?)(?<=\S)\*(?!\*)|(?<!\w)_(?=\S)(.+?)(?<=\S)_(?!\w)",
+                       re.DOTALL)
+_STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~", re.DOTALL)
+_ESCAPE = re.compile(r"\\([!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])")
+# Private-use characters that stand for a code span, or an escaped character, while the rest
+# is unmarked.
+_HELD, _ESCAPED = "\ue001", "\ue002"
+
+
+def plain_text(text: str) -> str:
+    """`text` with its Markdown markup taken out, as a result row shows it: **bold**,
+    *italic*, `code`, ~~struck~~, [links](url) and ![images](url) as their words, headings and
+    quotes without their marks, fences without their lines. What code spans hold is kept as
+    typed; anything that is not markup stays (a lone * or _ in a word)."""
+    held: list[str] = []
+    escaped: list[str] = []
+
+    def hold(match: re.Match) -> str:
+        held.append(match.group(2))
+        return _HELD
+
+    def escape(match: re.Match) -> str:
+        escaped.append(match.group(1))
+        return _ESCAPED
+
+    out = _FENCE_LINE.sub("", text.replace(_HELD, "").replace(_ESCAPED, ""))
+    out = _CODE.sub(hold, out)
+    out = _ESCAPE.sub(escape, out)
+    out = _LINE_MARK.sub("", out)
+    out = _IMAGE_OR_LINK.sub(lambda m: m.group(1), out)
+    out = _AUTOLINK.sub(lambda m: m.group(1), out)
+    for _ in range(3):  # nested: ***both***, **bold *and italic***
+        before = out
+        out = _STRONG.sub(_either, out)
+        out = _EMPHASIS.sub(_either, out)
+        out = _STRIKE.sub(lambda m: m.group(1), out)
+        if out == before:
+            break
+    chars, spans = iter(escaped), iter(held)
+    out = re.sub(_ESCAPED, lambda _: next(chars), out)
+    return re.sub(_HELD, lambda _: next(spans), out).strip()
+
+
+def _either(match: re.Match) -> str:
+    """The words of a `*a*` or `_a_` match (whichever of its two groups matched)."""
+    return match.group(1) if match.group(1) is not None else match.group(2)
 
 
 def snippet(text: str, spans: Sequence[tuple[int, int]], width: int = 160

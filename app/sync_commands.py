@@ -76,8 +76,10 @@ def cmd_serve(args: argparse.Namespace) -> None:
                                names.get(removal.by))
     try:
         if removed is None:
-            print(f"serving workspace {node.workspace_id.hex()[:16]}… as "
-                  f"{node.key.hex()[:16]}… on port {node.port}", flush=True)
+            me = _text.line(node.facade.nickname().result(NAMES_TIMEOUT_S) or "") or "you"
+            print(f"serving workspace {_text.line(node.info.name)} "
+                  f"({node.workspace_id.hex()[:8]}) as {me} ({node.key.hex()[:8]}) on port "
+                  f"{node.port}", flush=True)
         while not stop.is_set() and removed is None:
             with contextlib.suppress(queue.Empty):
                 event = events.get(timeout=0.2)
@@ -166,13 +168,15 @@ class ServeLog:
     def _say(self, text: str) -> None:
         self._out(time.strftime("%H:%M:%S", time.localtime(self._clock())) + "  " + text)
 
-    def who(self, key: bytes) -> str:
-        """bob (3f2126de), with a warning when another key's nickname looks like bob."""
+    def who(self, key: bytes, unknown: str = "a newcomer") -> str:
+        """bob (3f2126de), with a warning when another key's nickname looks like bob;
+        `unknown` (a newcomer (3f2126de), while they join) when no nickname is held."""
         if key not in self._book.nicks:
             with contextlib.suppress(Exception):  # the node may be stopping: names known so far
                 self._book = NickBook(self._names())
         warning = self._book.warning(key)
-        return (f"{self._book.nick(key)} ({key.hex()[:8]}"
+        name = self._book.nick(key) if key in self._book.nicks else unknown
+        return (f"{name} ({key.hex()[:8]}"
                 + (f", {warning})" if warning else ")"))
 
     def _connected(self, key: bytes, address: str) -> None:
@@ -227,7 +231,8 @@ class ServeLog:
             return  # closed by design: the other connection to this peer carries on
         refused = detail.get("refused_s") or 0
         if detail.get("fault") or (not detail.get("was_connected") and key is not None):
-            whom = f"{self.who(key)} at {_host(address)}" if key else _host(address)
+            whom = f"{self.who(key, 'an unknown peer')} at {_host(address)}" if key \
+                else _host(address)
             why = f"protocol fault: {reason}" if detail.get("fault") else reason
             self._say(f"refused {whom}: {why}"
                       + (f" (identity refused for {refused} s)" if refused else ""))

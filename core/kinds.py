@@ -52,6 +52,9 @@ documents
 - doc/key-refresh {branch: id, epoch: int >= 1}
 - doc/visibility {mode: "workspace" | "private"}  (the creator's latest counts; a document
                   with none is private: documents from before visibility were)
+- doc/editing    {mode: "workspace" | "listed"}  (who edits: "workspace" makes every member
+                  an editor besides those listed; the creator's, in the root state an object
+                  names; a kind of its own so older versions store and relay it)
 - doc/workspace-key {branch: id, epoch: int >= 0, nonce: bytes 24, box: bytes <= 256}
                   (`box` is the SecretBox of the branch key of `epoch` under a key derived
                   from the workspace secret and `branch`: every member reads it, a network
@@ -410,6 +413,14 @@ def _doc_visibility(body: dict) -> None:
         raise _bad(f"mode must be one of {', '.join(VISIBILITIES)}")
 
 
+EDITING = ("workspace", "listed")
+
+
+def _doc_editing(body: dict) -> None:
+    if body["mode"] not in EDITING:
+        raise _bad(f"mode must be one of {', '.join(EDITING)}")
+
+
 def _doc_workspace_key(body: dict) -> None:
     _id(body["branch"], "branch")
     _uint(body["epoch"], "epoch")
@@ -555,6 +566,7 @@ KINDS: dict[str, tuple[frozenset[str], Callable[[dict], None]]] = {
     "doc/branch-key": (frozenset({"branch", "epoch", "recipient", "sealed"}), _doc_branch_key),
     "doc/key-refresh": (frozenset({"branch", "epoch"}), _doc_key_refresh),
     "doc/visibility": (frozenset({"mode"}), _doc_visibility),
+    "doc/editing": (frozenset({"mode"}), _doc_editing),
     "doc/workspace-key": (frozenset({"branch", "epoch", "nonce", "box"}), _doc_workspace_key),
     "doc/edit-request": (frozenset({"note", "open"}), _doc_edit_request),
     "doc/comment": (frozenset({"epoch", "nonce", "box"}), _doc_comment),

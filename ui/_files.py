@@ -1,6 +1,7 @@
-"""What the window shows of attached files, decided without Qt: sizes in words ("2.4 MB"), how
-far a download is, which files count as images shown inline, how big a thumbnail is drawn,
-which names are programs that Open asks about first, and what a pasted image is called.
+"""What the window shows of attached files, decided without Qt: sizes in words ("2.4 MB", from
+app/units.py, as the CLI shows them), how far a download is, which files count as images shown
+inline, how big a thumbnail is drawn, which names are programs that Open asks about first, and
+what a pasted image is called.
 
 Plain functions over app.records.Attachment, so tests check them without a display."""
 
@@ -12,11 +13,11 @@ from pathlib import PurePath
 
 from app.attachments import safe_name
 from app.records import Attachment
+from app.units import size_label  # one formatter for the window and the CLI
 
 MAX_FILES = 4  # files one message carries (the protocol's limit, core/kinds.py)
 MAX_FILE_SIZE = 4 << 30  # one file's largest size (core/attachments.py)
 THUMB_MAX = 320  # an inline image's longest side, in pixels
-UNITS = ("bytes", "KB", "MB", "GB", "TB")
 # Names a desktop may run, rather than show, when asked to open them: Open asks first.
 EXECUTABLE = frozenset({
     "app", "appimage", "apk", "bat", "bin", "cmd", "com", "command", "cpl", "csh", "deb",
@@ -26,19 +27,6 @@ EXECUTABLE = frozenset({
     "terminal", "url", "vb", "vbe", "vbs", "workflow", "ws", "wsc", "wsf", "wsh", "zsh",
 })
 INLINE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp"})
-
-
-def size_label(size: int) -> str:
-    """"812 bytes", "1 byte", "14 KB", "2.4 MB", "1.0 GB": decimal units, as file managers
-    show them, three significant digits at most."""
-    if size < 1000:
-        return "1 byte" if size == 1 else f"{size} bytes"
-    value = float(size)
-    for unit in UNITS[1:]:
-        value /= 1000
-        if value < 999.95 or unit == UNITS[-1]:
-            return f"{value:.1f} {unit}" if value < 99.95 else f"{value:.0f} {unit}"
-    raise AssertionError("unreachable")
 
 
 def progress_label(have: int, size: int) -> str:

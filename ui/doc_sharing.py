@@ -123,8 +123,9 @@ def sharing_state(view: DocumentView, me: bytes) -> SharingState:
         role=role, badge=badge, badge_tip=tip,
         share=editor and not locked,
         editors=editor and not locked,
+        # Every member edits a workspace-editable document, so it stays workspace-readable.
         toggle=(MAKE_WORKSPACE if visibility == PRIVATE else MAKE_PRIVATE)
-        if role == "creator" else None,
+        if role == "creator" and view.editing != "workspace" else None,
         ask=None if editor else (ASKED if asked else ASK),
         asked=asked, requests=requests,
         locked_note=locked_note(view) if locked else None)

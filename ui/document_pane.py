@@ -72,6 +72,7 @@ from .doc_sharing import (
     sharing_state,
 )
 from .doc_versions import HistoryColumn, tool
+from .flow_row import FlowRow
 from .merge_dialog import NOTHING_TO_MERGE, MergeDialog
 from .timeline import timeline_entries
 
@@ -79,7 +80,6 @@ PAUSE_MS = 600  # keystrokes within a pause make one commit
 TITLE_SCALE = 1.5  # the title's size against the window's
 MAIN_MARK = " · main branch"  # after the main branch's name in the selector
 SELECTOR_TIP = "The branch shown; the main branch is the one that opens by default"
-MIN_SELECTOR_PX = 120  # the narrowest the branch selector gets in a narrow pane
 COMMENTS_MIN_PX = 220  # the comments' margin keeps its heading and cards readable
 PLACEHOLDER = ("Start writing. Everyone in the workspace sees your edits as you type; fork a "
                "branch to draft on your own.")
@@ -191,11 +191,13 @@ class DocumentPane(QWidget):
         self.comments.setMinimumWidth(COMMENTS_MIN_PX)  # the editor gives way first
         self.changed.connect(self.comments.reload)
 
-        branch_row = self._branch_row = QHBoxLayout()
+        # A row that wraps when the pane is narrow: its minimum is the selector's, not the
+        # whole row's (a long branch name once made a 1000 px window 1052 px wide).
+        branch_row = self._branch_row = FlowRow()
         branch_row.addWidget(self.branch_selector)
         for button in (fork, merge, make_main):
             branch_row.addWidget(button)
-        branch_row.addStretch(1)
+        branch_row.add_stretch()
         branch_row.addWidget(self.badge)
         branch_row.addWidget(rename)  # at the right, whether or not the title shows above
 
@@ -333,17 +335,10 @@ class DocumentPane(QWidget):
         self._fit_selector()
 
     def _fit_selector(self) -> None:
-        """The selector is as wide as its longest name, unless the pane is too narrow for that
-        beside the branch actions: then the shown name is cut, and whole in its tooltip and in
-        the list that opens (which always fits every name)."""
+        """The selector is as wide as its longest name (the branch row wraps the actions below
+        it when the pane is narrow), and so is the list that opens."""
         selector = self.branch_selector
-        row = self._branch_row
-        others = sum(button.sizeHint().width() + row.spacing()
-                     for button in (self.fork_button, self.merge_button, self.main_button))
-        margins = self.layout().contentsMargins()
-        room = self.width() - margins.left() - margins.right() - others
-        selector.setMaximumWidth(max(room, MIN_SELECTOR_PX))
-        cut = selector.sizeHint().width() > selector.maximumWidth()
+        cut = selector.width() < selector.sizeHint().width()  # narrower than the longest name
         selector.setToolTip(selector.currentText() if cut else SELECTOR_TIP)
         view = selector.view()
         view.setMinimumWidth(view.sizeHintForColumn(0) + view.verticalScrollBar().sizeHint().width())

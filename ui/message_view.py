@@ -71,21 +71,35 @@ PRIVATE_NOTE = "Replies, reactions, edits and deleting are not available in priv
 LAYOUT_BATCH = 200
 CODE_WHEEL_STEP = 60  # pixels a code block scrolls sideways per wheel notch
 MENU_NAME_MOST = 40  # characters of a file's name in a menu entry
+BAND_PAD = 3  # above and below the sticky day label, in its band over the rows
+DELETE_MINE = "Delete this message for everyone?"
+DELETE_THEIRS = "Delete {name}'s message for everyone?"
+DELETE_PERMANENT = "This cannot be undone: it is removed from every computer in the workspace."
 
 
 class DayHeader(QLabel):
-    """The sticky day label at the top of the list: the topmost row's day while that day's
-    separator is scrolled out of sight. Drawn as the separators' pill, with palette roles."""
+    """The band above the list's rows, in the list's Base colour, with the sticky day label
+    centred in it: the topmost row's day while that day's separator is scrolled out of sight,
+    drawn as the separators' pill. The band is the list's top viewport margin (MessageView
+    `band`), so the label never covers a row's text."""
 
     def __init__(self, parent: QWidget):
         super().__init__(parent, objectName="dayHeader")
         self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
-        self.hide()
+        self.pill = QRect()  # where the label's pill is (in the band); empty: no label
+
+    def show_day(self, label: str, pill: QRect) -> None:
+        if (label, pill) != (self.text(), self.pill):
+            self.setText(label)
+            self.pill = pill
+            self.update()
 
     def paintEvent(self, event) -> None:  # noqa: N802 (Qt's name)
         painter = QPainter(self)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        paint_pill(painter, QRectF(self.rect()), self.text(), self.font(), self.palette())
+        painter.fillRect(self.rect(), self.palette().color(QPalette.ColorRole.Base))
+        if self.text() and not self.pill.isEmpty():
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+            paint_pill(painter, QRectF(self.pill), self.text(), self.font(), self.palette())
         painter.end()
 
 
@@ -380,6 +394,12 @@ class MessageView(QListView):
             return
         self.day_header.setFont(self.delegate.day_font)
         self.empty_state.restyle(self.font())
+        self.setViewportMargins(0, self.band, 0, 0)
+
+    @property
+    def band(self) -> int:
+        """The height of the band above the rows where the sticky day label shows."""
+        return self.delegate.pill_height + 2 * BAND_PAD
 
     def _update_overlays(self, *_) -> None:
         model = self.message_model()
@@ -391,21 +411,18 @@ class MessageView(QListView):
         self._update_day_header()
 
     def _update_day_header(self, *_) -> None:
-        """Show the topmost row's day while that day's separator is out of sight."""
-        label = self._covered_day()
-        if label is None:
-            self.day_header.hide()
-            return
-        if label != self.day_header.text():
-            self.day_header.setText(label)
-        width = self.delegate.pill_width(label)
+        """Show the topmost row's day, in the band above the rows, while that day's separator
+        is out of sight."""
         area = self.viewport().geometry()
-        self.day_header.setGeometry(area.left() + (area.width() - width) // 2,
-                                    area.top() + (self.delegate.day_height
-                                                  - self.delegate.pill_height) // 2,
-                                    width, self.delegate.pill_height)
-        self.day_header.show()
-        self.day_header.raise_()
+        band = QRect(area.left(), area.top() - self.band, area.width(), self.band)
+        if self.day_header.geometry() != band:
+            self.day_header.setGeometry(band)
+        label = self._covered_day() or ""
+        width = self.delegate.pill_width(label) if label else 0
+        height = self.delegate.pill_height
+        self.day_header.show_day(label, QRect((band.width() - width) // 2,
+                                              (band.height() - height) // 2, width, height)
+                                 if label else QRect())
 
     def _covered_day(self) -> str | None:
         model = self.message_model()
@@ -628,25 +645,26 @@ class MessageView(QListView):
         QGuiApplication.clipboard().setText(_rows.body_text(message, name))
 
     def delete_message(self, message: Message) -> QMessageBox | None:
-        """Delete a message (on the Node's thread); it leaves the list on reload. Mine go at
-        once; an admin deleting someone else's is asked first (the box is returned)."""
-        model = self.message_model()
-        if message.author == model.me:
-            self._delete(message)
-            return None
-        if not self._admin:
+        """Ask, then delete a message (on the Node's thread); it leaves the list on reload.
+        Deleting is permanent on every computer, so mine are asked about too; others' only by
+        an admin. Returns the box (None when I may not delete it)."""
+        if message.author != self.message_model().me and not self._admin:
             return None
         return self.confirm_delete(message)
 
     def confirm_delete(self, message: Message) -> QMessageBox:
-        """Ask before deleting someone else's message; the box is window-modal, not blocking."""
+        """Ask before deleting; the box is window-modal (`open`), never a blocking `exec`, and
+        Delete or Cancel answers it (`finished` says it was answered)."""
         model = self.message_model()
-        row = model.row_of(message.id)
-        name = model.display_name(row) if row is not None else _rows.nick_of(message)
-        box = QMessageBox(QMessageBox.Icon.Warning, "Delete message",
-                          f"Delete {name}'s message for everyone?", parent=self,
+        if message.author == model.me:
+            question = DELETE_MINE
+        else:
+            row = model.row_of(message.id)
+            name = model.display_name(row) if row is not None else _rows.nick_of(message)
+            question = DELETE_THEIRS.format(name=name)
+        box = QMessageBox(QMessageBox.Icon.Warning, "Delete message", question, parent=self,
                           objectName="confirmDelete")
-        box.setInformativeText("It is removed from every computer in the workspace.")
+        box.setInformativeText(DELETE_PERMANENT)
         delete = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
         box.addButton(QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)

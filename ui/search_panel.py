@@ -12,11 +12,27 @@ Up and Down move between results, Enter opens one, Escape closes the panel, in t
 any widget handed to `keys_from` (the window's search box). Opening a result emits
 messageChosen (the Message), channelChosen (its name) or documentChosen (its hex id); Escape
 emits closed. resultsShown tells that the latest query's answer (or refusal) is on screen.
+
+Search runs as one types: `typed(text)` (the search box's textChanged: `keys_from` connects it)
+restarts a TYPING_MS timer, and when typing pauses the panel emits queryTyped(text), which
+the window takes as it takes Enter (runs it, or closes the results for an empty box). A
+result's text is shown without its Markdown markup (`app.search.plain_text`), its matches
+found in what is shown.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, QPointF, QRect, QSize, Qt, Signal
+from PySide6.QtCore import (
+    QEvent,
+    QModelIndex,
+    QObject,
+    QPointF,
+    QRect,
+    QSize,
+    Qt,
+    QTimer,
+    Signal,
+)
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -40,7 +56,15 @@ from PySide6.QtWidgets import (
 )
 
 from app.records import Message
-from app.search import HINT, SearchResults, highlights, mention_results, snippet, summary
+from app.search import (
+    HINT,
+    SearchResults,
+    highlights,
+    mention_results,
+    plain_text,
+    snippet,
+    summary,
+)
 
 from . import _rows
 from .bridge import NodeBridge
@@ -57,6 +81,7 @@ MATCH_ALPHA = 90  # the highlight tint behind a matched word (of 255)
 PAD = 8  # left and right of a row's text
 ROW_PAD = 8  # above and below it, together
 ELLIPSIS = "…"
+TYPING_MS = 250  # a pause in typing this long runs the query typed (no Enter needed)
 
 
 def _spans(prefix: list[tuple[str, str | None]], text: str,
@@ -156,6 +181,7 @@ class SearchPanel(QWidget):
     documentChosen = Signal(str)  # the document's hex id
     closed = Signal()  # Escape
     resultsShown = Signal()  # the latest query's results (or its refusal) are on screen
+    queryTyped = Signal(str)  # typing paused on this query (TYPING_MS): the window runs it
 
     def __init__(self, bridge: NodeBridge, parent: QWidget | None = None, *,
                  limit: int = LIMIT):
@@ -166,6 +192,9 @@ class SearchPanel(QWidget):
         self.results: SearchResults | None = None
         self.error: str | None = None
         self._asked = 0  # which run() the shown answer must belong to
+        self._typed = ""
+        self._typing = QTimer(self, singleShot=True, interval=TYPING_MS)
+        self._typing.timeout.connect(lambda: self.queryTyped.emit(self._typed))
 
         self.count_label = QLabel(objectName="searchCount")
         self.count_label.setTextFormat(Qt.TextFormat.PlainText)
@@ -193,9 +222,17 @@ class SearchPanel(QWidget):
 
     # Asking --------------------------------------------------------------------------------------
 
+    def typed(self, text: str) -> None:
+        """The search box's text changed: once typing pauses for TYPING_MS, queryTyped(text)
+        (each change restarts the wait, so a fast typist asks once)."""
+        self._typed = text
+        self._typing.start()
+
     def run(self, query: str) -> None:
         """Search for `query`; the answer replaces what is shown when it arrives. An empty
         query clears the panel."""
+        if query == self._typed:
+            self._typing.stop()  # asked already (Enter): the pause need not ask again
         self._asked += 1
         self.query = query
         if not query.strip():
@@ -265,7 +302,8 @@ class SearchPanel(QWidget):
         for group in results.groups:
             self._heading(f"#{group.label}")
             for message in group.messages:
-                shown, marks = snippet(message.text, highlights(message.text, terms), SNIPPET)
+                plain = plain_text(message.text)  # "**bold**" reads "bold", marked there
+                shown, marks = snippet(plain, highlights(plain, terms), SNIPPET)
                 text, spans = _spans([(names.name(message), AUTHOR),
                                       (_rows.time_label(message.ts), TIME)], shown, marks)
                 item = self._row(text, spans, ("message", message))
@@ -312,8 +350,12 @@ class SearchPanel(QWidget):
     def keys_from(self, widget: QWidget) -> None:
         """Up, Down, Enter and Escape pressed in `widget` (the window's search box) drive the
         panel. Enter opens the selected result only while the box still holds the query
-        shown; after an edit, it reaches the box (which runs the new query)."""
+        shown; after an edit, it reaches the box (which runs the new query). A widget with a
+        textChanged(str) signal (a QLineEdit) also searches as one types (`typed`)."""
         widget.installEventFilter(self)
+        changed = getattr(widget, "textChanged", None)
+        if changed is not None:
+            changed.connect(self.typed)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
         if event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):

@@ -4,7 +4,7 @@ A document is its signed objects (core.kinds documents the bodies):
 - `doc/root` (its id is the document's id) names the title and first editors;
 - the root branch, the stream named by that id, holds `doc/editors`, `doc/title`, `doc/branch`,
   `doc/main`, `doc/tag`, `doc/branch-key`, `doc/key-refresh`, `doc/visibility`,
-  `doc/workspace-key` and `doc/edit-request`;
+  `doc/editing`, `doc/workspace-key` and `doc/edit-request`;
 - each branch is the stream named by its `doc/branch` id, a DAG of `doc/commit`s whose links
   are their parents.
 
@@ -22,7 +22,12 @@ hands one branch's keys to anyone. New commits are encrypted only with keys edit
 Visibility: a workspace-readable document (the creator's latest `doc/visibility`; none means
 private) also publishes each branch key boxed under a key derived from the workspace secret
 (`doc/workspace-key`, see `_keys`), so every member reads it; private ones are read by editors
-and capability holders. Members who may not edit ask with `doc/edit-request`; adding them as
+and capability holders.
+
+Editing: a document is edited by the editors its creator lists, or (the creator's
+`doc/editing` "workspace", in the root state an object names) by every member of the
+workspace as well: the app hands the members in, and they write with the keys published
+under the workspace secret (see `_root` and `_keys`). Members who may not edit ask with `doc/edit-request`; adding them as
 editors answers it. A restore is a commit of kind "restore" whose edits make the branch read
 as it did at an earlier commit.
 
@@ -64,7 +69,7 @@ from ._records import (
     RequestInfo,
 )
 from ._review import RESOLUTIONS
-from ._root import VISIBILITIES
+from ._root import EDITING, VISIBILITIES
 
 __all__ = [
     "CAP_PREFIX",
@@ -75,6 +80,7 @@ __all__ = [
     "CommitInfo",
     "Document",
     "DocumentError",
+    "EDITING",
     "Edit",
     "RESOLUTIONS",
     "RequestInfo",

@@ -29,7 +29,8 @@ class _RootIndex:
     """The root branch's causal structure, from one pass over it, so that asking who was an
     editor in a root state walks nothing."""
 
-    # root object -> the creator's doc/editors objects in its causal past (itself included)
+    # root object -> the creator's doc/editors and doc/editing objects in its causal past
+    # (itself included)
     changes: dict[bytes, frozenset[bytes]]
     every_change: frozenset[bytes]
     # removed key -> (removal id, ids in that removal's causal past)
@@ -41,7 +42,8 @@ class _RootIndex:
 class _Cache:
     """What is derived from the objects; dropped when objects arrive that can change it."""
 
-    editors: dict[frozenset[bytes], frozenset[bytes]] = field(default_factory=dict)
+    # the creator's changes in a root state -> (editors listed, whether members edit too)
+    editors: dict[frozenset[bytes], tuple[frozenset[bytes], bool]] = field(default_factory=dict)
     # branch -> (heads, ts of the earliest commit left out for being beyond the horizon)
     heads: dict[bytes, tuple[tuple[bytes, ...], int | None]] = field(default_factory=dict)
     visible: dict[bytes, bool] = field(default_factory=dict)
@@ -68,7 +70,8 @@ class _DocumentBase:
 
     def __init__(self, root: Object, *, identity: Identity | None = None,
                  clock: Callable[[], int] | None = None, undo: bool = True,
-                 secret: bytes | None = None, secrets: tuple[bytes, ...] = ()) -> None:
+                 secret: bytes | None = None, secrets: tuple[bytes, ...] = (),
+                 members: frozenset[bytes] = frozenset()) -> None:
         if root.type != "doc/root":
             raise DocumentError("a document starts from a doc/root object")
         self.root = root
@@ -81,6 +84,13 @@ class _DocumentBase:
         # older one still open; new ones are published under `secret`, the newest.
         self.secrets = tuple(dict.fromkeys((*filter(None, [secret]), *secrets)))
         self._workspace_keys_taken: set[bytes] = set()  # doc/workspace-key ids opened
+        # branch -> (epoch, key)s opened from doc/workspace-keys that count: what members
+        # write with while the document is workspace-editable (`_keys._writing`)
+        self._workspace_opened: dict[bytes, list[tuple[int, bytes]]] = {}
+        # The workspace's members (the app hands them in: current ones and removed ones, whose
+        # objects storage holds only where their removal kept them): while the document is
+        # workspace-editable, each of them is an editor (`_root.editors`).
+        self.members = frozenset(members)
         self._clock = clock
         self.track_undo = undo  # an editor wants it; a bulk import need not pay for it
         self._objects: dict[bytes, Object] = {root.id: root}

@@ -40,7 +40,7 @@ class _Commits(_Keys):
                                     {"name": name, "source": source, "at": at})
         key = os.urandom(KEY_SIZE)
         self._add_key(branch.id, 0, key)
-        self._seal(identity, branch.id, 0, key, self.editors())
+        self._seal(identity, branch.id, 0, key, self._recipients(identity))
         return branch.id
 
     def _commits(self, branch: bytes) -> list[Object]:

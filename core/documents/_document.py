@@ -18,6 +18,7 @@ from ._edits import _check_edits, _chunk_updates, _groups
 from ._live import _Live
 from ._records import DocumentError, Edit
 from ._review import _Review
+from ._root import EDITING
 
 
 class Document(_Review, _Comments):
@@ -32,19 +33,28 @@ class Document(_Review, _Comments):
     @classmethod
     def create(cls, identity: Identity, title: str, *, workspace: bytes = bytes(32),
                clock: Callable[[], int] | None = None, undo: bool = True,
-               secret: bytes | None = None, private: bool = False) -> Document:
+               secret: bytes | None = None, private: bool = False,
+               editing: str = "listed", members: frozenset[bytes] = frozenset()) -> Document:
         """A new document whose first editor is `identity`, with an empty `main` branch.
         Given the workspace `secret` it is readable by the whole workspace (a
         `doc/visibility` first, so main's key is published under the secret) unless
-        `private`; without one it is private."""
+        `private`; without one it is private. `editing` "workspace" makes every member an
+        editor (a `doc/editing`; it needs the document workspace-readable)."""
+        if editing not in EDITING:
+            raise DocumentError(f"editing is one of {', '.join(EDITING)}, not {editing!r}")
+        if editing == "workspace" and (secret is None or private):
+            raise DocumentError("a document every member edits is readable by the workspace")
         root = build(identity, "doc/root", stream=workspace,
                      body={"title": title, "editors": [identity.public_key],
                            "nonce": os.urandom(16)},
                      ts=clock() if clock else 0)
-        document = cls(root, identity=identity, clock=clock, undo=undo, secret=secret)
+        document = cls(root, identity=identity, clock=clock, undo=undo, secret=secret,
+                       members=members)
         document._new.append(root)
         if secret is not None and not private:
             document._root_publish(identity, "doc/visibility", {"mode": "workspace"})
+        if editing == "workspace":
+            document._root_publish(identity, "doc/editing", {"mode": "workspace"})
         document._new_branch(identity, "main", None, [])
         return document
 
@@ -53,19 +63,20 @@ class Document(_Review, _Comments):
              keys: Iterable[tuple[bytes, int, bytes]] = (),
              snapshots: Iterable[tuple[bytes, bytes, int, bytes, bytes]] = (),
              clock: Callable[[], int] | None = None, undo: bool = True,
-             secret: bytes | None = None, secrets: tuple[bytes, ...] = ()) -> Document:
+             secret: bytes | None = None, secrets: tuple[bytes, ...] = (),
+             members: frozenset[bytes] = frozenset()) -> Document:
         """A document from its objects (any order), the branch keys already known, and
         snapshots written by `snapshot` (so opening does not replay every update). A branch's
         snapshot at its heads is its state; any others of it (taken every so many commits) are
         where reading the text at an older commit starts from. The workspace `secret` (the
         newest epoch's) and `secrets` (every epoch's held) open the keys published to the
-        workspace."""
+        workspace; `members` (the workspace's) edit while it is workspace-editable."""
         objects = list(objects)
         roots = [o for o in objects if o.type == "doc/root"]
         if len(roots) != 1:
             raise DocumentError("a document needs exactly one doc/root object")
         document = cls(roots[0], identity=identity, clock=clock, undo=undo, secret=secret,
-                       secrets=secrets)
+                       secrets=secrets, members=members)
         for branch, epoch, key in keys:
             document._add_key(branch, epoch, key)
         document.add(objects)

@@ -15,13 +15,18 @@ Membership epochs (core/membership.py): new keys are published under the newest 
 (`secret`) and read under any epoch's (`secrets`); removing a member starts a new epoch, and the
 app refreshes the keys of the workspace-readable documents its holder edits, so the removed
 member reads nothing newer.
+
+Workspace-editable documents (`_root`: every member edits): new keys are sealed to the editors
+listed and to their maker only, and published under the workspace secret; members write with
+the keys they open there (`_writing`), so one who joins later writes as soon as they hold the
+secret, and a removed member, who never gets the next epoch's secret, writes nothing that opens.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 
 import nacl.exceptions
 import nacl.secret
@@ -72,6 +77,7 @@ class _Keys(_RootBranch):
         obj = self._root_publish(identity, "doc/workspace-key",
                                  {"branch": branch, "epoch": epoch, "nonce": nonce, "box": box})
         self._workspace_keys_taken.add(obj.id)
+        self._workspace_opened.setdefault(branch, []).append((epoch, key))
 
     def _take_workspace_keys(self) -> None:
         """Read the keys published to the workspace by editors (a forged one, by anyone else,
@@ -91,6 +97,7 @@ class _Keys(_RootBranch):
                     continue  # under another epoch's or workspace's secret, or damaged
                 if len(key) == KEY_SIZE:
                     self._add_key(branch, obj.body["epoch"], key)
+                    self._workspace_opened.setdefault(branch, []).append((obj.body["epoch"], key))
                 break
 
     def set_visibility(self, identity: Identity, mode: str) -> None:
@@ -103,6 +110,9 @@ class _Keys(_RootBranch):
             raise DocumentError(f"visibility is one of {', '.join(VISIBILITIES)}, not {mode!r}")
         if mode == self.visibility:
             raise DocumentError(f"the document is {mode} already")
+        if mode == "private" and self.editing == "workspace":
+            raise DocumentError("every member edits this document, so it stays readable by "
+                                "the workspace")
         if mode == "workspace" and self.secret is None:
             raise DocumentError("a workspace-readable document needs the workspace secret")
         self._root_publish(identity, "doc/visibility", {"mode": mode})
@@ -131,6 +141,9 @@ class _Keys(_RootBranch):
             return
         ever = set(self.root.body["editors"]).union(
             *(c.body["add"] for c in self._in_root("doc/editors") if self._is_change(c)))
+        if any(self._is_root_change(c) and c.body["mode"] == "workspace"
+               for c in self._in_root("doc/editing")):
+            ever.update(self.members)  # members were editors while it was workspace-editable
         waiting = []
         for obj in self._pending:
             if obj.author not in ever:
@@ -157,19 +170,24 @@ class _Keys(_RootBranch):
     def _writing(self, identity: Identity, branch: bytes) -> tuple[int, bytes] | None:
         """The (epoch, key) that `identity` encrypts new commits of `branch` with: the newest
         epoch that editors sealed to it (the smallest key of it, as every holder picks)."""
-        keys = self._sealed_to(identity).get(branch)
+        keys = self._sealed_to(identity).get(branch, [])
+        if self.editing == "workspace" and identity.public_key in self.editors():
+            keys = sorted(keys + self._workspace_opened.get(branch, []))
         if not keys:
             return None
         epoch = keys[-1][0]
         return epoch, min(k for e, k in keys if e == epoch)
 
-    def key_since(self, branch: str) -> int:
+    def key_since(self, branch: str, *, by: Container[bytes] | None = None) -> int:
         """When `branch`'s newest key was made (ms; the ts of its newest key object that
-        counts): a workspace epoch that began later calls for a new one."""
+        counts, of those made `by` these authors when given): a workspace epoch that began
+        later calls for a new one. The app asks about the members that remain: a key a removed
+        member made before their removal and dated ahead must not pass for a new one."""
         branch_id = self._branch(branch)
         return max((o.ts for kind in ("doc/key-refresh", "doc/branch-key")
                     for o in self._in_root(kind)
-                    if o.body["branch"] == branch_id and self._counts(o)), default=0)
+                    if o.body["branch"] == branch_id and self._counts(o)
+                    and (by is None or o.author in by)), default=0)
 
     def refresh_key(self, identity: Identity, branch: str, *,
                     without: Iterable[bytes] = ()) -> int:
@@ -178,14 +196,25 @@ class _Keys(_RootBranch):
         Returns the new epoch."""
         self._require_editor(identity)
         branch_id = self._branch(branch)
-        epoch = 1 + max((o.body["epoch"] for kind in ("doc/key-refresh", "doc/branch-key")
+        # Above every epoch that counts, the workspace's keys too: members write with those
+        # while the document is workspace-editable, so none made earlier may stay the newest.
+        epoch = 1 + max((o.body["epoch"] for kind in ("doc/key-refresh", "doc/branch-key",
+                                                      "doc/workspace-key")
                          for o in self._in_root(kind)
                          if o.body["branch"] == branch_id and self._counts(o)), default=0)
         key = os.urandom(KEY_SIZE)
         self._add_key(branch_id, epoch, key)
         self._root_publish(identity, "doc/key-refresh", {"branch": branch_id, "epoch": epoch})
-        self._seal(identity, branch_id, epoch, key, self.editors() - frozenset(without))
+        self._seal(identity, branch_id, epoch, key,
+                   self._recipients(identity) - frozenset(without))
         return epoch
+
+    def _recipients(self, identity: Identity) -> frozenset[bytes]:
+        """Whom a new key is sealed to: the editors, or while every member edits, the editors
+        listed and its maker (the others open it under the workspace secret)."""
+        if self.editing == "workspace":
+            return self.listed_editors() | {identity.public_key}
+        return self.editors()
 
     def share(self, branch: str) -> Capability:
         """A capability to read `branch` (its keys so far), and nothing else."""
@@ -207,7 +236,7 @@ class _Keys(_RootBranch):
     def add_editor(self, identity: Identity, public_key: bytes) -> None:
         """`identity` (the creator) makes `public_key` an editor; it gets every branch key."""
         self._require_creator(identity)
-        if public_key in self.editors():
+        if public_key in self.listed_editors():
             raise DocumentError("already an editor")
         self._root_publish(identity, "doc/editors", {"add": [public_key], "remove": []})
         # Only keys editors sealed: a key from a capability, or a stranger, is for reading.
@@ -218,8 +247,9 @@ class _Keys(_RootBranch):
     def remove_editor(self, identity: Identity, public_key: bytes) -> None:
         """Remove an editor and refresh every branch key, so later commits are closed to them."""
         self._require_creator(identity)
-        if public_key not in self.editors():
-            raise DocumentError("not an editor")
+        if public_key not in self.listed_editors():
+            raise DocumentError("not an editor" if self.editing == "listed" else
+                                "not one of the editors listed (every member edits)")
         if public_key == self.root.author:
             raise DocumentError("the creator stays an editor")
         self._root_publish(identity, "doc/editors", {"add": [], "remove": [public_key]})

@@ -1,6 +1,17 @@
 """The root branch: publishing objects, which root objects count (editors' changes and removals
 in the root state an object names), editors, title, visibility, branches, main, tags, and
-members' requests to edit."""
+members' requests to edit.
+
+Who edits. The editors in a root state are those the creator listed (`doc/root`, then its
+`doc/editors` changes in that state's causal past) and, when the creator's latest `doc/editing`
+in that causal past says "workspace", every member of the workspace too (`members`, handed in
+by the app from the membership view). So a member who joins later edits as soon as their
+admission is held, with no request; a removed member's objects are left out by storage
+(those their removal did not keep), and the workspace epoch that the removal starts makes new
+branch keys that they cannot open. A workspace-editable document is workspace-readable: its
+members write with the keys published under the workspace secret (`_keys._writing`). A
+`doc/editing` is a kind of its own (an added field would make older versions refuse it); a
+version that does not know it reads such a document as editable by those listed alone."""
 
 from __future__ import annotations
 
@@ -14,7 +25,8 @@ from ._records import DocumentError, RequestInfo
 
 VISIBILITIES = ("workspace", "private")
 # Root kinds that count from the creator alone, and those that count from any member.
-_CREATOR_KINDS = ("doc/editors", "doc/title", "doc/visibility")
+_CREATOR_KINDS = ("doc/editors", "doc/title", "doc/visibility", "doc/editing")
+EDITING = ("workspace", "listed")
 _MEMBER_KINDS = ("doc/edit-request",)
 
 
@@ -32,7 +44,8 @@ class _RootBranch(_DocumentBase):
         self._new.append(obj)
         if kind == "doc/commit":  # a new commit changes its branch's heads and nothing else
             self._cache.heads.pop(stream, None)
-        elif stream == self.root.id and kind != "doc/editors" and self._cache.index is not None:
+        elif stream == self.root.id and kind not in ("doc/editors", "doc/editing") \
+                and self._cache.index is not None:
             self._extend_index(obj)
         else:
             self._cache = _Cache()
@@ -49,9 +62,13 @@ class _RootBranch(_DocumentBase):
     def _is_change(self, obj: Object) -> bool:
         return obj.type == "doc/editors" and obj.author == self.root.author
 
+    def _is_root_change(self, obj: Object) -> bool:
+        """A change of who edits: the creator's editors changes and editing modes."""
+        return obj.type in ("doc/editors", "doc/editing") and obj.author == self.root.author
+
     def _inherit(self, changes: dict[bytes, frozenset[bytes]], obj: Object) -> frozenset[bytes]:
         parents = {changes[link] for link in obj.links if link in changes}
-        own = frozenset([obj.id]) if self._is_change(obj) else frozenset()
+        own = frozenset([obj.id]) if self._is_root_change(obj) else frozenset()
         if len(parents) == 1 and not own:
             return parents.pop()
         return own.union(*parents)
@@ -72,7 +89,8 @@ class _RootBranch(_DocumentBase):
                     past = frozenset(o.id for o in self._past([obj.id], self.root.id))
                     for key in obj.body["remove"]:
                         removals.setdefault(key, []).append((obj.id, past))
-            every = frozenset(o.id for o in self._in_root("doc/editors") if self._is_change(o))
+            every = frozenset(o.id for kind in ("doc/editors", "doc/editing")
+                              for o in self._in_root(kind) if self._is_root_change(o))
             index = self._cache.index = _RootIndex(changes, every, removals)
         return index
 
@@ -117,22 +135,44 @@ class _RootBranch(_DocumentBase):
             index.heads = {o.id for o in counting if o.id not in linked}
         return sorted(index.heads)
 
-    def editors(self, root_heads: Iterable[bytes] | None = None) -> frozenset[bytes]:
-        """Editors in the root-branch state at `root_heads` (default: everything held)."""
+    def _editing(self, root_heads: Iterable[bytes] | None) -> tuple[frozenset[bytes], bool]:
+        """(editors listed, whether every member edits) in the root state at `root_heads`."""
         index = self._index()
         if root_heads is None:
             changes = index.every_change
         else:
             found = {index.changes[h] for h in root_heads if h in index.changes}
             changes = found.pop() if len(found) == 1 else frozenset().union(*found)
-        editors = self._cache.editors.get(changes)
-        if editors is None:
+        state = self._cache.editors.get(changes)
+        if state is None:
             current = set(self.root.body["editors"])
+            # Concurrent modes (never made by one creator at once): the later (ts, id) wins.
+            modes = []
             for change in causal_order(self._objects[c] for c in changes):
-                current.update(change.body["add"])  # only the creator's changes are here
+                if change.type == "doc/editing":  # only the creator's changes are here
+                    modes.append(change)
+                    continue
+                current.update(change.body["add"])
                 current.difference_update(change.body["remove"])
-            editors = self._cache.editors[changes] = frozenset(current)
-        return editors
+            latest = max(modes, key=lambda o: (o.ts, o.id), default=None)
+            everyone = latest is not None and latest.body["mode"] == "workspace"
+            state = self._cache.editors[changes] = (frozenset(current), everyone)
+        return state
+
+    def editors(self, root_heads: Iterable[bytes] | None = None) -> frozenset[bytes]:
+        """Editors in the root-branch state at `root_heads` (default: everything held): those
+        listed, and every member while the document is workspace-editable there."""
+        listed, everyone = self._editing(root_heads)
+        return listed | self.members if everyone else listed
+
+    def listed_editors(self) -> frozenset[bytes]:
+        """The editors the creator listed (whatever the editing mode)."""
+        return self._editing(None)[0]
+
+    @property
+    def editing(self) -> str:
+        """"workspace" (every member edits) or "listed" (the editors listed alone)."""
+        return "workspace" if self._editing(None)[1] else "listed"
 
     def _require_editor(self, identity: Identity) -> None:
         if identity.public_key not in self.editors():

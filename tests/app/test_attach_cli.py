@@ -34,7 +34,7 @@ def test_attach_then_read_json_lists_the_files(hearth: Hearth, tmp_path: Path):
          "media_type": "image/png", "list": shown["attachments"][1]["list"], "complete": True,
          "pinned": False, "width": 300, "height": 200}]
     lines = hearth("read", "general", data=ada).stdout
-    assert "[file 0: Q3 report.pdf, 1009 B]" in lines and "[file 1: cat.png" in lines
+    assert "[file 0: Q3 report.pdf, 1.0 KB]" in lines and "[file 1: cat.png" in lines
 
 
 def test_attach_refusals_are_one_line(hearth: Hearth, tmp_path: Path):
@@ -78,7 +78,7 @@ def test_storage_shows_usage_and_sets_the_quota(hearth: Hearth, tmp_path: Path):
     assert changed["quota"] == 2**20 and changed["auto_download"] == 100 * 2**20
     assert changed["mine"] == usage["mine"]  # my upload stays whatever the quota
     text = hearth("storage", data=ada).stdout
-    assert "files here: 1, 3.0 MB of a 1.0 MB quota" in text
+    assert "files here: 1, 3.1 MB of a 1 MiB quota" in text
     assert "--quota" in hearth.fails("storage", "--quota", "lots", data=ada)
 
 

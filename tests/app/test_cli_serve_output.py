@@ -103,7 +103,7 @@ def test_refusals_say_who_and_why_and_peer_text_is_made_safe():
           f"refused \\x1b[2Jalice\\u202e ({EVE.hex()[:8]}) at 10.0.0.9: refused for 29 s "
           "after protocol faults (identity refused for 29 s)",
           "no session with 10.0.0.7: handshake failed: wrong secret",
-          f"connected to anonymous ({ALICE.hex()[:8]}) at 10.0.0.8:7654"]
+          f"connected to a newcomer ({ALICE.hex()[:8]}) at 10.0.0.8:7654"]
 
 
 def _free_ports(count: int) -> list[int]:
@@ -144,10 +144,13 @@ def test_serve_prints_events_with_nicknames_and_no_log_records(hearth: Hearth, t
         wait_until(lambda: f"bob ({keys['bob']}) disconnected" in serve_a.out.read_text(),
                    what="a to print that bob left")
         assert serve_a.terminate() == 0
-    for serve in (serve_a, serve_b):
+    for serve, data, who in ((serve_a, a, "alice"), (serve_b, b, "bob")):
         out = serve.out.read_text()
         lines = out.splitlines()
-        assert lines[0].startswith("serving workspace "), out
+        status = hearth("status", "--json", data=data).json()
+        # The workspace by its name, me by my nickname (issue 29: both were hex).
+        assert lines[0].startswith(f"serving workspace {status['workspace']} "
+                                   f"({status['id'][:8]}) as {who} ({keys[who]}) on port "), out
         assert all(TIME.match(text) for text in lines[1:]), out
         assert "sync session with" not in out and "duplicate" not in out, out
         assert out.count("connected to ") == 1, out  # the peer once, not once per connection

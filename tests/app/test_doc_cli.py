@@ -158,7 +158,7 @@ def test_sharing_a_branch_and_editing_rights_between_people(hearth: Hearth, alic
 
 def test_visibility_asking_to_edit_accepting_and_restoring(hearth: Hearth, alice: Path,
                                                           tmp_path: Path) -> None:
-    doc = _id(hearth("doc", "new", "Minutes", data=alice).line)
+    doc = _id(hearth("doc", "new", "Minutes", "--editors", "only-me", data=alice).line)
     secret = _id(hearth("doc", "new", "Pay", "--private", data=alice).line)
     assert hearth("doc", "visibility", doc, data=alice).line == "workspace"
     assert hearth("doc", "visibility", secret, data=alice).line == "private"

@@ -39,7 +39,7 @@ def result(future):
 
 
 def new_doc(hearth: Hearth, folder: Path, text: str, title: str = "Notes") -> str:
-    doc = hearth("doc", "new", title, data=folder).line
+    doc = hearth("doc", "new", title, "--editors", "only-me", data=folder).line
     hearth("doc", "write", doc, "--text", text, data=folder)
     return doc
 

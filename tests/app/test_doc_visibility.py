@@ -30,7 +30,7 @@ LATER = "QZV-after-private-marker-4418"
 def test_a_member_reads_a_workspace_document_after_sync_without_a_capability(
         alice: Paths, bob: Paths) -> None:
     with opened(alice) as (_, docs):
-        doc = docs.new("Team notes")
+        doc = docs.new("Team notes", editing="listed")
         assert doc.visibility == "workspace"
         first = docs.write(doc, "for everyone 😀")
         docs.fork(doc, "main", "side")  # a branch made later is published to the workspace too
@@ -79,7 +79,7 @@ def test_a_private_document_stays_unreadable_to_a_member_and_leaves_no_plaintext
 def test_making_a_document_private_closes_later_commits_and_workspace_opens_them_again(
         alice: Paths, bob: Paths) -> None:
     with opened(alice) as (_, docs):
-        doc = docs.new("Roadmap")
+        doc = docs.new("Roadmap", editing="listed")
         before = docs.write(doc, "open plans")
         doc_id = doc.root.id
     copy_objects(alice, bob)
@@ -113,7 +113,7 @@ def test_a_workspace_document_whose_key_has_not_arrived_says_so(alice: Paths,
     """The member holds the document but not yet its workspace key: the reason says that,
     not "only its editors can read it"; the key arriving opens it."""
     with opened(alice) as (_, docs):
-        doc = docs.new("Soon")
+        doc = docs.new("Soon", editing="listed")
         docs.write(doc, "hello")
         doc_id = doc.root.id
     with Replica(alice.replica) as source:
@@ -136,7 +136,7 @@ def test_a_workspace_document_whose_key_has_not_arrived_says_so(alice: Paths,
 def test_ask_edit_accept_and_the_new_editors_commit_counts(alice: Paths, bob: Paths) -> None:
     bob_key = key_of(bob)
     with opened(alice) as (_, docs):
-        doc = docs.new("Minutes")
+        doc = docs.new("Minutes", editing="listed")
         docs.write(doc, "agenda")
         doc_id = doc.root.id
         with pytest.raises(DocumentError, match="editor"):
@@ -179,7 +179,7 @@ def test_ask_edit_accept_and_the_new_editors_commit_counts(alice: Paths, bob: Pa
 
 def test_a_withdrawn_request_is_not_listed(alice: Paths, bob: Paths) -> None:
     with opened(alice) as (_, docs):
-        doc_id = docs.new("Drafts").root.id
+        doc_id = docs.new("Drafts", editing="listed").root.id
     copy_objects(alice, bob)
     with opened(bob) as (_, docs):
         held = docs.open(doc_id)
@@ -195,7 +195,7 @@ def test_a_withdrawn_request_is_not_listed(alice: Paths, bob: Paths) -> None:
 
 def test_restore_makes_the_branch_read_as_it_did_and_keeps_history(alice: Paths) -> None:
     with opened(alice) as (_, docs):
-        doc = docs.new("Essay")
+        doc = docs.new("Essay", editing="listed")
         first = docs.write(doc, "one 😀\ntwo\n")
         docs.write(doc, "one 😀\ntwo\nthree\n")
         docs.write(doc, "ONE\nthree\n")
@@ -217,7 +217,7 @@ def test_restore_makes_the_branch_read_as_it_did_and_keeps_history(alice: Paths)
 
 def test_restore_on_another_branch_and_only_by_editors(alice: Paths, bob: Paths) -> None:
     with opened(alice) as (_, docs):
-        doc = docs.new("Spec")
+        doc = docs.new("Spec", editing="listed")
         first = docs.write(doc, "v1")
         docs.fork(doc, "main", "draft")
         docs.write(doc, "v1 draft", branch="draft")
@@ -242,7 +242,7 @@ def test_the_view_shows_visibility_editors_requests_and_accepting_lets_them_edit
     with Cluster(tmp_path) as cluster:
         pa, pb = cluster.members(2)
         a, b = start_two_nodes(cluster, pa, pb)
-        workspace_doc = bytes.fromhex(result(a.facade.documents.new("Plan")))
+        workspace_doc = bytes.fromhex(result(a.facade.documents.new("Plan", editing="listed")))
         private_doc = bytes.fromhex(result(a.facade.documents.new("Pay", private=True)))
         first = result(a.facade.documents.write(workspace_doc, "plan text"))
         result(a.facade.documents.write(private_doc, f"pay {MARKER}"))

@@ -37,7 +37,7 @@ def shared_document(alice: Paths, bob: Paths, *, bob_edits: bool = False) -> tup
     """Alice's document with some text (bob made an editor if `bob_edits`), synced to bob.
     Returns the document's id and its main branch's id."""
     with opened(alice) as (_, docs):
-        doc = docs.new("Plans")
+        doc = docs.new("Plans", editing="listed")  # bob a member, not an editor (unless added)
         docs.write(doc, "hello")
         if bob_edits:
             docs.add_editor(doc, key_of(bob))

@@ -344,3 +344,16 @@ def test_cli_json_fields(hearth: Hearth, folder: Path) -> None:
     [document] = found["documents"]
     assert set(document) == {"id", "title", "creator", "ts"}
     assert document["title"] == "Release plans"
+
+
+def test_plain_text_takes_markdown_markup_out_and_highlights_land_on_the_words() -> None:
+    from app.search import highlights, parse_query, plain_text
+    text = ("# Plan\n> **bold** *italic* _em_ `co*de*` [a link](https://x.example \"t\") "
+            "![a cat](cat.png) ~~old~~ <https://y.example> \\*kept\\* snake_case 2*3*4")
+    plain = plain_text(text)
+    assert plain == ("Plan\nbold italic em co*de* a link a cat old https://y.example *kept* "
+                     "snake_case 2*3*4")
+    terms = parse_query("bold link cat").terms
+    assert [plain[s:e] for s, e in highlights(plain, terms)] == ["bold", "link", "cat"]
+    assert plain_text("```py\nprint(1)\n```") == "print(1)"
+    assert plain_text("x__y__z and __strong__") == "x__y__z and strong"

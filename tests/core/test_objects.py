@@ -200,6 +200,7 @@ BODIES = {
         {"branch": ids, "epoch": st.integers(1, 2**63 - 1)}
     ),
     "doc/visibility": st.fixed_dictionaries({"mode": st.sampled_from(["workspace", "private"])}),
+    "doc/editing": st.fixed_dictionaries({"mode": st.sampled_from(["workspace", "listed"])}),
     "doc/workspace-key": st.fixed_dictionaries(
         {"branch": ids, "epoch": epochs, "nonce": st.binary(min_size=24, max_size=24),
          "box": st.binary(max_size=256)}
@@ -661,6 +662,7 @@ VALID = {
     "doc/branch-key": {"branch": ID1, "epoch": 0, "recipient": ID2, "sealed": b"s" * 80},
     "doc/key-refresh": {"branch": ID1, "epoch": 1},
     "doc/visibility": {"mode": "workspace"},
+    "doc/editing": {"mode": "workspace"},
     "doc/workspace-key": {"branch": ID1, "epoch": 0, "nonce": bytes(24), "box": b"b" * 48},
     "doc/edit-request": {"note": "may I help?", "open": True},
     "doc/comment": {"epoch": 0, "nonce": bytes(24), "box": b"box"},
@@ -715,6 +717,7 @@ EDGES = [
     ("doc/branch-key", "sealed", b""),
     ("doc/key-refresh", "epoch", 2**63 - 1),
     ("doc/visibility", "mode", "private"),
+    ("doc/editing", "mode", "listed"),
     ("doc/workspace-key", "epoch", 2**63 - 1),
     ("doc/workspace-key", "box", b"b" * 256),
     ("doc/workspace-key", "box", b""),
@@ -861,6 +864,9 @@ OUT_OF_LIMITS = [
     ("doc/visibility", "mode", "public"),
     ("doc/visibility", "mode", "Workspace"),
     ("doc/visibility", "mode", True),
+    ("doc/editing", "mode", "everyone"),
+    ("doc/editing", "mode", "Workspace"),
+    ("doc/editing", "mode", 1),
     ("doc/workspace-key", "branch", ID1[:31]),
     ("doc/workspace-key", "epoch", -1),
     ("doc/workspace-key", "nonce", bytes(16)),

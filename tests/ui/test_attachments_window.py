@@ -37,6 +37,7 @@ from PySide6.QtGui import (  # noqa: E402
 )
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox  # noqa: E402
 
+from app import units  # noqa: E402
 from app.records import Message  # noqa: E402
 from ui import _files  # noqa: E402
 from ui.image_viewer import ImageViewer, read_image  # noqa: E402
@@ -314,6 +315,7 @@ def test_a_file_dropped_in_a_private_channel_goes_sealed(
 # Without Nodes -----------------------------------------------------------------------------
 
 def test_sizes_names_and_shapes_read_right():
+    assert _files.size_label is units.size_label  # the CLI's formatter (app/units.py)
     assert [_files.size_label(n) for n in (0, 1, 999, 1000, 2_400_000, 123_456_789,
                                            5 * 10**9)] == \
         ["0 bytes", "1 byte", "999 bytes", "1.0 KB", "2.4 MB", "123 MB", "5.0 GB"]

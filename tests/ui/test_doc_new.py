@@ -9,7 +9,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import Qt  # noqa: E402
 
-from ui.doc_new import EVERYONE, ONLY_EDITORS  # noqa: E402
+from ui.doc_new import EVERYONE, EVERYONE_EDITS, ONLY_ADDED, ONLY_EDITORS  # noqa: E402
 
 from .test_window import WAIT_MS, pair, result, window  # noqa: E402, F401
 
@@ -51,3 +51,26 @@ def test_cancel_creates_nothing(qtbot, window, pair):  # noqa: F811
     dialog.buttons.rejected.emit()
     assert not dialog.isVisible()
     assert result(pair[0].facade.documents.list()) == []
+
+
+def test_everyone_in_the_workspace_edits_a_new_document_by_default(
+        qtbot, window, pair):  # noqa: F811
+    node_a = pair[0]
+    dialog = window.new_document_dialog()
+    assert dialog.everyone_edits.text() == EVERYONE_EDITS and dialog.only_added.text() == ONLY_ADDED
+    assert dialog.everyone_edits.isChecked() and dialog.editing() == "workspace"
+    dialog.only_added.click()
+    assert dialog.editing() == "listed"
+    dialog.everyone_edits.click()
+    dialog.only_editors.click()  # a private document is edited by those added alone
+    assert dialog.only_added.isChecked() and not dialog.everyone_edits.isEnabled()
+    assert dialog.editing() == "listed"
+    dialog.everyone.click()
+    assert dialog.everyone_edits.isEnabled()
+    dialog.buttons.rejected.emit()
+
+    create(qtbot, window, "Team notes", only_editors=False)
+    view = result(node_a.facade.documents.open(window.document_pane.doc_id))
+    assert view.editing == "workspace"
+    listed = result(node_a.facade.documents.new("Mine", editing="listed"))
+    assert result(node_a.facade.documents.open(listed)).editing == "listed"

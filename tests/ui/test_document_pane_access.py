@@ -14,7 +14,6 @@ from PySide6.QtWidgets import QPushButton  # noqa: E402
 
 from .test_documents_pane import (  # noqa: E402
     doc_text,
-    open_written,
     type_into,
     window_b,  # noqa: E402, F401
 )
@@ -29,6 +28,16 @@ def _synced(qtbot, node, doc: bytes, commits: int) -> None:
         except Exception:  # the document has not arrived yet
             return False
     qtbot.waitUntil(arrived, timeout=WAIT_MS)
+
+
+def open_written(qtbot, window, node, title: str, text: str) -> str:  # noqa: F811
+    """A new document only the people its creator adds edit (what asking to edit is for;
+    the window's default is every member: tests/ui/test_doc_new.py), `text` typed into it."""
+    doc = bytes.fromhex(result(node.facade.documents.new(title, editing="listed")))
+    pane = _open_in(qtbot, window, doc)
+    type_into(pane, text)
+    qtbot.waitUntil(lambda: doc_text(node, doc.hex()) == text, timeout=WAIT_MS)
+    return doc.hex()
 
 
 def _open_in(qtbot, win, doc: bytes):

@@ -9,7 +9,8 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtWidgets import QStyle, QStyleOptionComboBox  # noqa: E402
+from PySide6.QtCore import QEvent  # noqa: E402
+from PySide6.QtWidgets import QApplication, QStyle, QStyleOptionComboBox  # noqa: E402
 
 from ui.document_pane import utf16_offset  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
@@ -261,7 +262,7 @@ def capability_reader(qtbot, window_b, pair):  # noqa: F811
     """A document by the first node that the second (a member, no editor) reads by a
     capability for its main branch, opened in the second's window: (pane, doc id)."""
     node_a, node_b = pair
-    doc = bytes.fromhex(result(node_a.facade.documents.new("Handbook")))
+    doc = bytes.fromhex(result(node_a.facade.documents.new("Handbook", editing="listed")))
     result(node_a.facade.documents.write(doc, "read me"))
     cap = result(node_a.facade.documents.share(doc))
     qtbot.waitUntil(lambda: window_b.document_list.count() == 1, timeout=WAIT_MS)
@@ -307,3 +308,29 @@ def test_a_new_document_invites_writing(qtbot, window, pair):  # noqa: F811
     assert pane.editor.toPlainText() == "" and not pane.editor.isReadOnly()
     assert not pane.notice.isVisible()
     assert all(b.isEnabled() for b in (pane.fork_button, pane.undo_button, pane.tag_button))
+
+
+def test_a_long_branch_name_does_not_widen_the_window(qtbot, window, pair):  # noqa: F811
+    """Issue 29: after search and a document, a window of 1000 px became 1052 px wide."""
+    node_a = pair[0]
+    doc = bytes.fromhex(result(node_a.facade.documents.new("Conference plan")))
+    long_name = "release-candidate-for-the-spring-conference-2027-final-final-v2"
+    result(node_a.facade.documents.fork(doc, "main", long_name))
+    window.resize(1000, 700)
+    qtbot.waitUntil(lambda: window.width() == 1000, timeout=WAIT_MS)
+    window.search_box.setText("conference")
+    window.search_box.returnPressed.emit()  # as Enter in the box
+    qtbot.waitUntil(lambda: window.reading.currentWidget() is window.search_results,
+                    timeout=WAIT_MS)
+    window.open_document(doc.hex())
+    pane, selector = window.document_pane, window.document_pane.branch_selector
+    qtbot.waitUntil(lambda: pane.view is not None and selector.count() == 2, timeout=WAIT_MS)
+    # Laid out with the branches: the selector as wide as the longest name.
+    qtbot.waitUntil(lambda: selector.isVisible()
+                    and selector.width() == selector.sizeHint().width(), timeout=WAIT_MS)
+    QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)  # the layouts settle
+    assert window.width() == 1000
+    assert window.minimumSizeHint().width() <= 1000
+    # The name is cut only for want of room, and reads whole in the tooltip then.
+    if selector.width() < selector.sizeHint().width():
+        assert selector.toolTip() == selector.currentText()

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (  # noqa: E402
     QApplication,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QVBoxLayout,
     QWidget,
 )
@@ -48,7 +49,7 @@ from ui import _rows, avatars  # noqa: E402
 from ui.bridge import NodeBridge  # noqa: E402
 from ui.composer import Composer  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
-from ui.message_delegate import BAR_WIDTH, BAR_X  # noqa: E402
+from ui.message_delegate import AVATAR_X, BAR_WIDTH, BAR_X  # noqa: E402
 from ui.message_view import EMPTY_HINT, MessageView  # noqa: E402
 from ui.models import (  # noqa: E402
     PAGE,
@@ -201,6 +202,7 @@ def test_context_menu_deletes_my_message_and_only_mine(qtbot, window, pair):  # 
     assert QGuiApplication.clipboard().text() == "mine, to delete"
     delete = next(a for a in menu.actions() if a.text() == "Delete")
     delete.trigger()
+    answer(qtbot, view, "Delete")
     qtbot.waitUntil(lambda: "mine, to delete" not in texts(window), timeout=WAIT_MS)
     stored = [m.text for m in result(node_a.facade.read("general"))]
     assert "mine, to delete" not in stored and "bob's, to keep" in stored
@@ -209,14 +211,49 @@ def test_context_menu_deletes_my_message_and_only_mine(qtbot, window, pair):  # 
         m.text for m in result(node_b.facade.read("general"))], timeout=WAIT_MS)
 
 
+def answer(qtbot, view, button: str) -> str:
+    """Answer the open "Delete message" box with `button` ("Delete" or "Cancel"), as a click
+    does (the box is window-modal, opened with `open`: nothing blocks); returns its question."""
+    qtbot.waitUntil(lambda: (box := view.findChild(QMessageBox, "confirmDelete")) is not None
+                    and box.isVisible(), timeout=WAIT_MS)
+    box = view.findChild(QMessageBox, "confirmDelete")
+    question = f"{box.text()} {box.informativeText()}"
+    with qtbot.waitSignal(box.finished, timeout=WAIT_MS):
+        next(b for b in box.buttons() if b.text().replace("&", "") == button).click()
+    return question
+
+
 def test_the_delete_key_deletes_a_selected_message_of_mine(qtbot, window, pair):  # noqa: F811
     view, model = shown(qtbot, window, pair, "delete me by key", "not yours")
+    view.set_admin(False)  # as a member who is not an admin: another's message stays
     view.setCurrentIndex(model.index(row_of(window, "not yours")))
     qtbot.keyClick(view, Qt.Key.Key_Delete)
+    assert view.findChild(QMessageBox, "confirmDelete") is None
     view.setCurrentIndex(model.index(row_of(window, "delete me by key")))
     qtbot.keyClick(view, Qt.Key.Key_Delete)
+    answer(qtbot, view, "Delete")
     qtbot.waitUntil(lambda: "delete me by key" not in texts(window), timeout=WAIT_MS)
     assert "not yours" in texts(window)
+
+
+def test_deleting_my_message_asks_first_and_cancel_keeps_it(qtbot, window, pair):  # noqa: F811
+    node_a, node_b = pair
+    view, model = shown(qtbot, window, pair, "think twice", "theirs")
+    menu = view.context_menu(model.index(row_of(window, "think twice")))
+    next(a for a in menu.actions() if a.text() == "Delete").trigger()
+    question = answer(qtbot, view, "Cancel")
+    assert question == ("Delete this message for everyone? This cannot be undone: it is "
+                        "removed from every computer in the workspace.")
+    qtbot.waitUntil(lambda: view.findChild(QMessageBox, "confirmDelete") is None,
+                    timeout=WAIT_MS)  # closed and deleted: nothing was sent
+    assert "think twice" in texts(window)
+    assert "think twice" in [m.text for m in result(node_a.facade.read("general"))]
+    view.setCurrentIndex(model.index(row_of(window, "think twice")))
+    qtbot.keyClick(view, Qt.Key.Key_Delete)
+    answer(qtbot, view, "Delete")
+    qtbot.waitUntil(lambda: "think twice" not in texts(window), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: "think twice" not in [
+        m.text for m in result(node_b.facade.read("general"))], timeout=WAIT_MS)
 
 
 # Links -----------------------------------------------------------------------------------------
@@ -572,11 +609,11 @@ def test_the_day_label_sticks_at_the_top_while_its_separator_is_scrolled_away(
                         and bar.value() == bar.maximum() > 0, timeout=WAIT_MS)
         sticky = view.findChild(QLabel, "dayHeader")
         assert sticky is not None and sticky.parent() is view
-        qtbot.waitUntil(sticky.isVisible, timeout=WAIT_MS)  # mid-"Today", at the bottom
+        qtbot.waitUntil(lambda: shows(sticky), timeout=WAIT_MS)  # mid-"Today", at the bottom
         assert sticky.text() == "Today"
-        area = view.viewport().geometry()
-        assert area.contains(sticky.geometry()) and sticky.geometry().top() - area.top() < 20
-        assert abs(sticky.geometry().center().x() - area.center().x()) <= 1
+        area = view.viewport().geometry()  # the label's band is just above the rows
+        assert sticky.geometry().bottom() == area.top() - 1 and sticky.width() == area.width()
+        assert abs(sticky.pill.center().x() + sticky.x() - area.center().x()) <= 1
 
         def show_at_top(row: int) -> None:
             view.scrollTo(model.index(row), QAbstractItemView.ScrollHint.PositionAtTop)
@@ -584,21 +621,61 @@ def test_the_day_label_sticks_at_the_top_while_its_separator_is_scrolled_away(
                             timeout=WAIT_MS)
 
         show_at_top(40)  # the first of today, its own separator in sight
-        assert model.index(40).data(DayRole) == "Today" and not sticky.isVisible()
+        assert model.index(40).data(DayRole) == "Today" and not shows(sticky)
         bar.setValue(bar.value() + view.delegate.day_height // 2)  # half of it still shows:
-        assert not sticky.isVisible()  # never two "Today" pills, one peeking under the other
+        assert not shows(sticky)  # never two "Today" pills, one peeking under the other
         bar.setValue(bar.value() + view.delegate.day_height)  # its separator scrolled off
-        assert sticky.isVisible() and sticky.text() == "Today"
+        assert shows(sticky) and sticky.text() == "Today"
         show_at_top(25)
-        assert sticky.isVisible() and sticky.text() == "Yesterday"
+        assert shows(sticky) and sticky.text() == "Yesterday"
         show_at_top(5)
-        assert sticky.isVisible() and sticky.text() == "Sun 3 Mar"
+        assert shows(sticky) and sticky.text() == "Sun 3 Mar"
         model.set_today(TODAY + timedelta(days=1))  # midnight: the sticky label moves on too
         assert sticky.text() == "Sun 3 Mar"
         show_at_top(45)
         assert sticky.text() == "Yesterday"
         show_at_top(0)
-        assert not sticky.isVisible()
+        assert not shows(sticky)
+    finally:
+        node.stop()
+
+
+def shows(sticky) -> bool:
+    """Whether the sticky day label is drawn (its band is always there, above the rows)."""
+    return sticky.isVisible() and bool(sticky.text()) and not sticky.pill.isEmpty()
+
+
+def test_the_sticky_day_label_never_covers_a_rows_text(qtbot, views, tmp_path):
+    posts = [(at(day, 8) + timedelta(minutes=10 * i), f"day {day} message {i} " + "words " * 12)
+             for day in (-1, 0) for i in range(15)]
+    node = lone_node(tmp_path, posts)
+    try:
+        view, model = views(node, "history", size=(520, 300), today=TODAY)
+        bar = view.verticalScrollBar()
+        qtbot.waitUntil(lambda: model.rowCount() == 30 and laid_out(view)
+                        and bar.value() == bar.maximum() > 0, timeout=WAIT_MS)
+        sticky = view.findChild(QLabel, "dayHeader")
+        viewport = view.viewport()
+        base = view.palette().color(QPalette.ColorRole.Base)
+        checked = 0
+        # Every scroll position from yesterday's middle into today's rows, a few pixels at a
+        # time: rows' text slides under the top edge at every offset.
+        for value in range(bar.value() // 3, bar.maximum(), 7):
+            bar.setValue(value)
+            if not shows(sticky):
+                continue
+            pill = sticky.pill.translated(sticky.pos())  # in the view's coordinates
+            image = view.grab().toImage()
+            assert ink(image, pill.adjusted(2, 2, -2, -2), base) > 0  # the label is drawn
+            top, bottom = view.indexAt(QPoint(AVATAR_X, 0)), view.indexAt(
+                QPoint(AVATAR_X, viewport.height() - 1))
+            for row in range(top.row(), (bottom.row() if bottom.isValid() else top.row()) + 1):
+                for line in view.delegate.line_rects(model.index(row)):
+                    shown = line.intersected(viewport.rect())  # what of it is on screen
+                    if not shown.isEmpty():
+                        assert not shown.translated(viewport.pos()).intersects(pill), (value, row)
+            checked += 1
+        assert checked > 10  # the label showed over many positions
     finally:
         node.stop()
 

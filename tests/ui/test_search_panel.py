@@ -19,7 +19,7 @@ from app.workspace import Workspace  # noqa: E402
 from tests.support import node_channels  # noqa: E402
 from ui import _rows  # noqa: E402
 from ui.bridge import NodeBridge  # noqa: E402
-from ui.search_panel import MATCH, SPANS_ROLE, TARGET_ROLE, SearchPanel  # noqa: E402
+from ui.search_panel import MATCH, SPANS_ROLE, TARGET_ROLE, TYPING_MS, SearchPanel  # noqa: E402
 
 WAIT_MS = 20_000  # generous: latency belongs in the benchmarks
 
@@ -191,3 +191,35 @@ def test_an_answer_to_an_older_query_is_dropped(qtbot, panel):
         "Quick brown sketches"]
     panel.run("")
     assert panel.list.count() == 0 and panel.count_label.text() == ""
+
+
+def test_search_runs_as_one_types_with_no_enter(qtbot, panel):
+    box = QLineEdit()
+    qtbot.addWidget(box)
+    panel.keys_from(box)  # as the window does with its search box
+    asked: list[str] = []
+    panel.queryTyped.connect(asked.append)
+    panel.queryTyped.connect(panel.run)  # what the window's search does with it
+    with qtbot.waitSignal(panel.resultsShown, timeout=WAIT_MS):
+        qtbot.keyClicks(box, "thinking")
+    assert asked[-1] == "thinking"  # the pause after the last key asked for what was typed
+    assert [item.data(TARGET_ROLE)[1].text for item in panel.rows()] == ["quick thinking"]
+    # Enter before the pause asks once: the pending pause is dropped.
+    asked.clear()
+    box.setText("sketches")
+    with qtbot.waitSignal(panel.resultsShown, timeout=WAIT_MS):
+        panel.run(box.text())  # the window runs the query on Enter
+    with qtbot.assertNotEmitted(panel.queryTyped, wait=2 * TYPING_MS):
+        pass
+    assert asked == []
+
+
+def test_results_show_messages_without_markdown_and_mark_the_words_shown(qtbot, node, panel):
+    result(node.facade.post("general", "**zesty** *lemon* `tart` [recipe](https://x.example/r) "
+                                       "and ~~zesty~~ __notes__"))
+    run(qtbot, panel, "zesty recipe")
+    [row] = panel.rows()
+    text = row.text()
+    assert text.endswith("zesty lemon tart recipe and zesty notes")
+    assert not any(mark in text for mark in ("**", "`", "](", "~~", "__"))
+    assert marked(row) == ["zesty", "recipe", "zesty"]
