@@ -87,7 +87,7 @@ def test_a_removed_member_is_refused_and_what_they_write_after_counts_nowhere(
     d = cluster.start(pd, peers=[a])
     wait_until(lambda: _epoch(d) == 1 and _session_secret(d) == _session_secret(a),
                what="dave to move to the new epoch")
-    assert "bob after" in _texts(d)
+    wait_until(lambda: "bob after" in _texts(d), what="dave to catch up on #general")
     wait_until(lambda: d.call(lambda: bool(
         d.workspace_for_tests.replica.private.objects(team))), what="dave to hold the channel")
     d.stop()

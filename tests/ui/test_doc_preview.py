@@ -184,7 +184,7 @@ def test_the_outline_lists_the_headings_and_a_click_goes_there(qtbot, window, pa
 def test_a_reader_gets_the_preview_and_outline_too(qtbot, window, pair):  # noqa: F811
     # Made by the other member: ada reads it but may not edit it.
     node_a, node_b = pair
-    doc_id = result(node_b.facade.documents.new("Theirs"))
+    doc_id = result(node_b.facade.documents.new("Theirs", editing="listed"))
     result(node_b.facade.documents.write(bytes.fromhex(doc_id), "# Theirs\n\nread only"))
     qtbot.waitUntil(lambda: window.document_list.count() == 1, timeout=WAIT_MS)
     window.open_document(doc_id)
