@@ -58,11 +58,8 @@ def test_a_key_the_view_does_not_list_syncs_nothing_even_with_the_secret(cluster
     assert not a.call(lambda: a.workspace_for_tests.replica.has(post.id))
 
 
-def test_the_second_person_through_a_one_use_invite_is_told_it_was_used_up(cluster):
-    """Two members' nodes admitted with one one-use invite at once: the view counts the first
-    admission, and the second person, who holds the secret, was served anyway."""
-    pa, pb = cluster.members(2)
-    fill(pa, 20)
+def one_invite_used_twice(pa, pb) -> tuple[Identity, Identity]:
+    """A one-use invite of a's, admitting x at a and y at b before either heard of the other."""
     with Workspace.open(pa) as wa:
         code, _ = wa.create_invite(uses=1)
         tag = invite_tag(Invite.decode(code).seed)
@@ -73,6 +70,15 @@ def test_the_second_person_through_a_one_use_invite_is_told_it_was_used_up(clust
         assert wa.admit(x.public_key, tag) is None
     with Workspace.open(pb) as wb:  # has not heard of x's admission
         assert wb.admit(y.public_key, tag) is None
+    return x, y
+
+
+def test_the_second_person_through_a_one_use_invite_is_told_it_was_used_up(cluster):
+    """Two members' nodes admitted with one one-use invite at once: the view counts the first
+    admission, and the second person, who holds the secret, was served anyway."""
+    pa, pb = cluster.members(2)
+    fill(pa, 20)
+    x, y = one_invite_used_twice(pa, pb)
     with Workspace.open(pa) as wa, Workspace.open(pb) as wb:
         share(wa, wb)
         share(wb, wa)
@@ -103,16 +109,7 @@ def test_a_session_whose_admission_stops_counting_ends_when_the_other_admission_
     for as long as they stayed connected. Now their session ends once the first admission
     reaches that node."""
     pa, pb, pc = cluster.members(3)
-    with Workspace.open(pa) as wa:
-        code, _ = wa.create_invite(uses=1)
-        tag = invite_tag(Invite.decode(code).seed)
-        with Workspace.open(pb) as wb:
-            share(wa, wb)
-    x, y = Identity.generate(), Identity.generate()
-    with Workspace.open(pa) as wa:
-        assert wa.admit(x.public_key, tag) is None
-    with Workspace.open(pb) as wb:  # has not heard of x's admission
-        assert wb.admit(y.public_key, tag) is None
+    x, y = one_invite_used_twice(pa, pb)
     with Workspace.open(pa) as wa, Workspace.open(pb) as wb, Workspace.open(pc) as wc:
         share(wa, wc)
         share(wb, wc)  # who counts, once both admissions are held
