@@ -8,7 +8,7 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QPoint  # noqa: E402
+from PySide6.QtCore import QPoint, Qt  # noqa: E402
 from PySide6.QtGui import QImage  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
@@ -50,3 +50,111 @@ def test_the_composer_under_general_names_general_as_painted(qtbot, window, pair
     window.show_channel("general")
     assert window.composer.placeholderText().startswith("Message #general")
     assert shows_what_it_says(window.composer.viewport())
+
+
+def settle(qtbot, win: MainWindow, hops: int = 4) -> None:
+    """Wait until every chain of up to `hops` facade calls the window began has been answered:
+    the Node runs calls in order and the bridge hands answers back in order, so `hops` chained
+    round trips begun now end after them."""
+    done: list[bool] = []
+
+    def hop(left: int) -> None:
+        if left == 0:
+            done.append(True)
+        else:
+            win.bridge.then(win.facade.is_admin(), done=lambda _: hop(left - 1))
+    hop(hops)
+    qtbot.waitUntil(lambda: bool(done), timeout=WAIT_MS)
+
+
+def selected_in_sidebar(win: MainWindow) -> list[str]:
+    """Every sidebar item drawn as selected (the Mentions button when checked)."""
+    side = win.sidebar
+    out = [f"#{i.data(Qt.ItemDataRole.UserRole)}"
+           for i in win.channel_list.selectionModel().selectedIndexes()]
+    out += [f"private:{item.text()}" for rows in (side.private_list, side.dm_list)
+            for item in rows.selectedItems()]
+    out += [f"document:{item.text()}" for item in win.document_list.selectedItems()]
+    return out + (["Mentions"] if side.mentions.isChecked() else [])
+
+
+def title_count(win: MainWindow) -> int:
+    title = win.windowTitle()
+    return int(title[1:title.index(")")]) if title.startswith("(") else 0
+
+
+def test_unread_direct_messages_and_private_channels_show_and_count(
+        qtbot, window, pair):  # noqa: F811
+    node_a, node_b = pair
+    launch = result(node_b.facade.create_private_channel("launch", [node_a.key]))
+    result(node_b.facade.post_private(launch, "@ada the date moved"))
+    result(node_b.facade.direct_message(node_a.key, "lunch?"))
+    dm = result(node_b.facade.dm_channel(node_a.key))
+    qtbot.waitUntil(lambda: result(node_a.facade.channels()).private_unread == {
+        launch: (1, True), dm: (1, False)}, timeout=WAIT_MS)
+    window._reload()
+    qtbot.waitUntil(lambda: window.sidebar.unread_shown() == {
+        launch: "launch  (@ 1)", dm: "bob  (1)"}, timeout=WAIT_MS)
+    rows = [window.sidebar.private_list.item(0), window.sidebar.dm_list.item(0)]
+    assert all(item.font().bold() for item in rows)
+    settle(qtbot, window)
+    assert title_count(window) == result(node_a.facade.channels()).total_unread == 2
+
+    # Reading the direct messages reads them: their badge goes, the title counts one.
+    window.private.open(dm)
+    qtbot.waitUntil(lambda: window.sidebar.unread_shown()[dm] == "bob", timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: title_count(window) == 1, timeout=WAIT_MS)
+    assert not window.sidebar.dm_list.item(0).font().bold()
+    assert result(node_a.facade.channels()).private_unread == {launch: (1, True), dm: (0, False)}
+
+
+def test_mentions_is_no_channel_and_alone_selected(qtbot, window, pair):  # noqa: F811
+    node_a, _ = pair
+    result(node_a.facade.topic("general", "the general topic"))
+    window._reload()
+    qtbot.waitUntil(lambda: window.header.topic == "the general topic", timeout=WAIT_MS)
+    assert window.header.offers_topic and selected_in_sidebar(window) == ["#general"]
+
+    window.sidebar.mentions.click()
+    window._reload()
+    settle(qtbot, window)
+    assert window.header.title.text() == "Mentions"
+    assert not window.header.offers_topic and window.header.topic_label.isHidden()
+    assert selected_in_sidebar(window) == ["Mentions"]
+    window.header.edit_topic()
+    assert not window.header.topic_bar.isVisible()
+    window.header.topicEdited.emit("typed under Mentions")  # as if a topic were entered
+    settle(qtbot, window)
+    assert result(node_a.facade.state("general")).topic == "the general topic"
+
+    # Search results are no channel either, and no sidebar item stands for them.
+    window.header.searchRequested.emit("anything")
+    settle(qtbot, window)
+    assert window.header.title.text() == "Search" and not window.header.offers_topic
+    assert selected_in_sidebar(window) == []
+    window.show_channel("general")
+    settle(qtbot, window)
+    assert window.header.offers_topic and selected_in_sidebar(window) == ["#general"]
+
+
+def test_joining_a_channel_by_name_asks_then_creates_it(qtbot, window, pair):  # noqa: F811
+    node_a, _ = pair
+    asked: list[str] = []
+    window.joining._ask = lambda title, question: asked.append(question) or True
+    window.join_channel("#planning")
+    qtbot.waitUntil(lambda: window.channel == "planning"
+                    and "planning" in [c.name for c in window.channels.channels],
+                    timeout=WAIT_MS)
+    assert asked and "There is no channel #planning here" in asked[0]
+    assert window.header.title.text() == "#planning"
+    assert "planning" in [c.name for c in result(node_a.facade.channels()).channels]
+
+
+def test_a_private_channels_name_is_refused_in_the_status_bar(qtbot, window, pair):  # noqa: F811
+    node_a, node_b = pair
+    result(node_a.facade.create_private_channel("launch", [node_b.key]))
+    window.joining._ask = lambda title, question: True
+    window.join_channel("launch")
+    qtbot.waitUntil(lambda: bool(window.statusBar().currentMessage()), timeout=WAIT_MS)
+    assert "launch" not in [c.name for c in result(node_a.facade.channels()).channels]
+    assert window.channel == "general"
