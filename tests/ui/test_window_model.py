@@ -31,6 +31,7 @@ from hypothesis.stateful import (  # noqa: E402
     run_state_machine_as_test,
 )
 from PySide6.QtCore import Qt  # noqa: E402
+from pytestqt.exceptions import TimeoutError as WaitTimeout  # noqa: E402
 
 from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
@@ -160,12 +161,13 @@ def test_two_windows_never_tell_a_lie(qtbot, tmp_path):
                 settle(qtbot, window)
                 problems: list[str] = []
 
-                def truthful(w: int = who, win: MainWindow = window) -> bool:
-                    problems[:] = self.lies(w, win)
-                    return not problems
+                def truthful(w: int = who, win: MainWindow = window,
+                             found: list[str] = problems) -> bool:
+                    found[:] = self.lies(w, win)
+                    return not found
                 try:
                     qtbot.waitUntil(truthful, timeout=TRUTH_MS)
-                except AssertionError:
+                except WaitTimeout:
                     raise AssertionError(f"{NAMES[who]}'s window: {problems}") from None
 
         def lies(self, who: int, window: MainWindow) -> list[str]:
