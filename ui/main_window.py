@@ -200,6 +200,7 @@ class MainWindow(QMainWindow):
         # Private channels and direct messages: their page in `reading`, their sidebar lists.
         self.private = PrivatePane(self)
         self.private.model.modelReset.connect(self._mark_private_read)
+        self.private.shown.connect(self._keep_place)  # its header, over Mentions or search
         self.joining = ChannelJoin(self.bridge, self.facade.join,
                                    lambda n, p, f: self.facade.create_channel(n, public=p, force=f),
                                    parent=self)
@@ -349,7 +350,8 @@ class MainWindow(QMainWindow):
 
     def _load_state(self) -> None:
         if self.private.is_open:
-            self.private.load_state()
+            if conversation_target.shown(self).kind in ("private", "dm"):  # not behind Mentions
+                self.private.load_state()
             return
         channel = self.channel
         self.bridge.then(self.facade.state(channel),
@@ -443,6 +445,13 @@ class MainWindow(QMainWindow):
         self.search_results.show_mentions()
         self.reading.setCurrentWidget(self.search_results)
         self._highlight()
+
+    def _keep_place(self) -> None:
+        """Mentions or search results shown: the header names them, whatever the private
+        channel behind them just loaded."""
+        kind = conversation_target.shown(self).kind
+        if kind in ("mentions", "search"):
+            self.header.show_place("Mentions" if kind == "mentions" else "Search")
 
     def open_thread(self, message_id: bytes) -> None:
         """The thread of `message_id` beside the channel, in the member pane's place."""

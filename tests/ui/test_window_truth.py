@@ -158,3 +158,24 @@ def test_a_private_channels_name_is_refused_in_the_status_bar(qtbot, window, pai
     qtbot.waitUntil(lambda: bool(window.statusBar().currentMessage()), timeout=WAIT_MS)
     assert "launch" not in [c.name for c in result(node_a.facade.channels()).channels]
     assert window.channel == "general"
+
+
+def test_mentions_over_direct_messages_stays_named_mentions_after_a_send(
+        qtbot, window, pair):  # noqa: F811
+    """Found by the model-based test: a message sent from the composer under Mentions (it goes
+    to the direct messages behind, as the composer says) re-read the private channel's state,
+    and the header then read "bob" over the Mentions results."""
+    node_a, node_b = pair
+    dm = result(node_a.facade.create_private_channel("", [node_b.key], dm=True))
+    window.private.open(dm)
+    qtbot.waitUntil(lambda: window.private.channel_id == dm, timeout=WAIT_MS)
+    window.sidebar.mentions.click()
+    assert window.composer.placeholderText().startswith("Message bob ")
+    window.composer.setPlainText("sent from under Mentions")
+    qtbot.keyClick(window.composer, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: "sent from under Mentions" in
+                    [m.text for m in result(node_a.facade.read_private(dm))], timeout=WAIT_MS)
+    window._reload()
+    settle(qtbot, window)
+    assert window.header.title.text() == "Mentions" and not window.header.offers_topic
+    assert selected_in_sidebar(window) == ["Mentions"]
