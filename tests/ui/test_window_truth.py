@@ -13,6 +13,7 @@ from PySide6.QtGui import QImage  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
 from ui.main_window import MainWindow  # noqa: E402
+from ui.sidebar import PrivateRole  # noqa: E402
 
 from .test_window import WAIT_MS, pair, result, window  # noqa: E402, F401
 
@@ -78,6 +79,13 @@ def selected_in_sidebar(win: MainWindow) -> list[str]:
     return out + (["Mentions"] if side.mentions.isChecked() else [])
 
 
+def private_rows(win: MainWindow) -> dict[bytes, str]:
+    """What each private channel's and direct messages' row in the sidebar reads."""
+    side = win.sidebar
+    return {rows.item(i).data(PrivateRole): rows.item(i).text()
+            for rows in (side.private_list, side.dm_list) for i in range(rows.count())}
+
+
 def title_count(win: MainWindow) -> int:
     title = win.windowTitle()
     return int(title[1:title.index(")")]) if title.startswith("(") else 0
@@ -93,7 +101,7 @@ def test_unread_direct_messages_and_private_channels_show_and_count(
     qtbot.waitUntil(lambda: result(node_a.facade.channels()).private_unread == {
         launch: (1, True), dm: (1, False)}, timeout=WAIT_MS)
     window._reload()
-    qtbot.waitUntil(lambda: window.sidebar.unread_shown() == {
+    qtbot.waitUntil(lambda: private_rows(window) == {
         launch: "launch  (@ 1)", dm: "bob  (1)"}, timeout=WAIT_MS)
     rows = [window.sidebar.private_list.item(0), window.sidebar.dm_list.item(0)]
     assert all(item.font().bold() for item in rows)
@@ -102,7 +110,7 @@ def test_unread_direct_messages_and_private_channels_show_and_count(
 
     # Reading the direct messages reads them: their badge goes, the title counts one.
     window.private.open(dm)
-    qtbot.waitUntil(lambda: window.sidebar.unread_shown()[dm] == "bob", timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: private_rows(window)[dm] == "bob", timeout=WAIT_MS)
     qtbot.waitUntil(lambda: title_count(window) == 1, timeout=WAIT_MS)
     assert not window.sidebar.dm_list.item(0).font().bold()
     assert result(node_a.facade.channels()).private_unread == {launch: (1, True), dm: (0, False)}
@@ -113,13 +121,13 @@ def test_mentions_is_no_channel_and_alone_selected(qtbot, window, pair):  # noqa
     result(node_a.facade.topic("general", "the general topic"))
     window._reload()
     qtbot.waitUntil(lambda: window.header.topic == "the general topic", timeout=WAIT_MS)
-    assert window.header.offers_topic and selected_in_sidebar(window) == ["#general"]
+    assert window.header.editable and selected_in_sidebar(window) == ["#general"]
 
     window.sidebar.mentions.click()
     window._reload()
     settle(qtbot, window)
     assert window.header.title.text() == "Mentions"
-    assert not window.header.offers_topic and window.header.topic_label.isHidden()
+    assert not window.header.editable and window.header.topic_label.isHidden()
     assert selected_in_sidebar(window) == ["Mentions"]
     window.header.edit_topic()
     assert not window.header.topic_bar.isVisible()
@@ -130,11 +138,11 @@ def test_mentions_is_no_channel_and_alone_selected(qtbot, window, pair):  # noqa
     # Search results are no channel either, and no sidebar item stands for them.
     window.header.searchRequested.emit("anything")
     settle(qtbot, window)
-    assert window.header.title.text() == "Search" and not window.header.offers_topic
+    assert window.header.title.text() == "Search" and not window.header.editable
     assert selected_in_sidebar(window) == []
     window.show_channel("general")
     settle(qtbot, window)
-    assert window.header.offers_topic and selected_in_sidebar(window) == ["#general"]
+    assert window.header.editable and selected_in_sidebar(window) == ["#general"]
 
 
 def test_joining_a_channel_by_name_asks_then_creates_it(qtbot, window, pair):  # noqa: F811
