@@ -13,7 +13,12 @@ window must tell the truth:
   the facade's unread counts, and the conversation shown has nothing unread;
 - the header offers a topic only for a public channel, and its title names what is shown.
 
-Bounded for the suite; MODEL_EXAMPLES and MODEL_STEPS make a longer run."""
+Bounded for the suite (8 examples of up to 10 steps, about 16 s). A longer run lifts the
+suite's per-test timeouts, e.g. 10x:
+
+    MODEL_EXAMPLES=80 MODEL_STEPS=30 MODEL_SHRINK=0 QT_QPA_PLATFORM=offscreen \
+        python -m pytest -q --timeout=0 -o faulthandler_timeout=0 tests/ui/test_window_model.py
+"""
 
 from __future__ import annotations
 
