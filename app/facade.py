@@ -182,12 +182,14 @@ class NodeFacade:
                                                  hidden=hidden))
 
     def channels(self) -> Future[ChannelList]:
-        """The channels, with my unread counts and mention marks, and how each name shows."""
+        """The channels, with my unread counts and mention marks (the private channels' and
+        direct messages' too), and how each name shows."""
         def load() -> ChannelList:
             ws = self._ws()
             channels = ws.channels()
             return ChannelList(channels, ws.replica.unread(ws.key, ws.nickname()),
-                               channel_names(ws.id, [c.name for c in channels]))
+                               channel_names(ws.id, [c.name for c in channels]),
+                               ws.private_unread())
         return self._run(load)
 
     # What this computer keeps (app.keeping; `hearth keep`) ------------------------------------
@@ -228,6 +230,17 @@ class NodeFacade:
     def mark_read(self, channel: str) -> Future[None]:
         """Everything `channel` shows now counts as read (stored: it survives a restart)."""
         return self._run(lambda: self._ws().replica.mark_read(channel))
+
+    def mark_private_read(self, channel: bytes) -> Future[None]:
+        """Everything a private channel (or direct messages) holds now counts as read."""
+        return self._run(lambda: self._ws().mark_private_read(channel))
+
+    def create_channel(self, name: str, *, public: bool = False,
+                       force: bool = False) -> Future[bytes]:
+        """A new channel (Workspace.create_channel: refused for a private channel's name,
+        asked again when it may be one or looks like another's); its id."""
+        return self._run(lambda: self._ws().create_channel(name, public=public,
+                                                           force=force).id)
 
     def members(self, channel: str) -> Future[list[Member]]:
         return self._run(lambda: self._ws().members(channel))

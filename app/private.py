@@ -15,6 +15,7 @@ clear: the window and `hearth read` decrypt as they show. A message's attached f
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -35,6 +36,19 @@ from .errors import WorkspaceError
 from .names import looks_alike
 
 KEY_SIZE = nacl.secret.SecretBox.KEY_SIZE
+UNREAD_CAP = 1000  # as storage.replica's: the window shows "999+"
+# A private channel's read mark in the replica's local read_marks table, keyed apart from every
+# public channel's key (a channel name holds no control character).
+_MARK_PREFIX = "\x1fprivate:"
+
+
+def read_mark_key(channel: bytes) -> str:
+    return _MARK_PREFIX + channel.hex()
+
+
+def mentions(nick: str, text: str) -> bool:
+    """`nick` as a word of its own in `text` ("@ada", "ada:"; "adam" is not ada), any case."""
+    return re.search(r"(?<!\w)" + re.escape(nick) + r"(?!\w)", text, re.IGNORECASE) is not None
 
 
 @dataclass(frozen=True)
@@ -222,6 +236,41 @@ class PrivateChannels:
                                        s := states.get(d["list"])) else ()))
                                    for d in files)))
         return out
+
+    def private_unread(self) -> dict[bytes, tuple[int, bool]]:
+        """Per private channel and direct messages I am in: (the messages by others since my
+        read mark that I can open, at most UNREAD_CAP; whether one of them mentions my
+        nickname). Opened here, never stored in the clear."""
+        nick = self.nickname()
+        out: dict[bytes, tuple[int, bool]] = {}
+        for creation in self.replica.private.channels():
+            view = self.private_view(creation.id)
+            if self.key not in view.current:
+                continue
+            mark = self.replica.read_mark(read_mark_key(view.id))
+            since = [p for p in view.posts if p.author != self.key
+                     and (mark is None or (p.ts, p.id) > mark)]
+            keys = self._keys(view) if since else {}
+            count, mention = 0, False
+            for post in reversed(since):  # the newest first, as many as the cap
+                opened = self._open_post(view, post, keys)
+                if opened is None:
+                    continue
+                count += 1
+                mention = mention or bool(nick and mentions(nick, opened["text"]))
+                if count >= UNREAD_CAP:
+                    break
+            out[view.id] = (count, mention)
+        return out
+
+    def mark_private_read(self, channel: bytes) -> None:
+        """Everything a private channel I am in holds now counts as read (stored locally)."""
+        view = self.private_view(channel)
+        if self.key not in view.current:
+            raise WorkspaceError("you are not in that private channel")
+        if view.posts:
+            newest = max(view.posts, key=lambda post: (post.ts, post.id))
+            self.replica.set_read_mark(read_mark_key(channel), newest.ts, newest.id)
 
     # Writing ----------------------------------------------------------------------------------
 

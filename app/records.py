@@ -60,6 +60,15 @@ class ChannelList:
     unread: dict[str, tuple[int, bool]]
     # name -> how it shows (a stream suffix and a warning when another name looks like it)
     names: dict[str, ChannelName]
+    # private channel or direct messages' id -> (unread by others, at most UNREAD_CAP; one
+    # mentions me): the same counts for the conversations the sidebar lists below
+    private_unread: dict[bytes, tuple[int, bool]] = field(default_factory=dict)
+
+    @property
+    def total_unread(self) -> int:
+        """What the window's title counts: every conversation's unread messages."""
+        return (sum(count for count, _ in self.unread.values())
+                + sum(count for count, _ in self.private_unread.values()))
 
 
 @dataclass(frozen=True)

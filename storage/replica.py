@@ -745,6 +745,22 @@ class Replica:
                 "ON CONFLICT (channel) DO UPDATE SET ts = excluded.ts, id = excluded.id",
                 (key,))
 
+    def read_mark(self, key: str) -> tuple[int, bytes] | None:
+        """The (ts, id) read last under `key` (a channel key, or a private channel's mark key
+        from app.private), None before anything was read there."""
+        with self._read() as conn:
+            row = conn.execute("SELECT ts, id FROM read_marks WHERE channel = ?",
+                               (key,)).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def set_read_mark(self, key: str, ts: int, object_id: bytes) -> None:
+        """Everything up to (ts, id) under `key` counts as read (local, never synced)."""
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO read_marks (channel, ts, id) VALUES (?, ?, ?) "
+                "ON CONFLICT (channel) DO UPDATE SET ts = excluded.ts, id = excluded.id",
+                (key, ts, object_id))
+
     def unread(self, me: bytes, nick: str | None) -> dict[str, tuple[int, bool]]:
         """Per channel name: (messages by others since my mark, at most UNREAD_CAP, and
         whether one of the newest UNREAD_CAP of them mentions `nick`)."""

@@ -197,6 +197,14 @@ class Composer(QPlainTextEdit):
         self.textChanged.connect(self._text_changed)
         self.cursorPositionChanged.connect(self._cursor_moved)
 
+    def setPlaceholderText(self, text: str) -> None:  # noqa: N802 (Qt's name)
+        """Name the conversation the box posts to, and paint it now: Qt repaints an empty box
+        only when its placeholder appears or goes, so a placeholder changed while shown would
+        stay drawn as the old one (issue #29: "Message launch" drawn under #general)."""
+        if text != self.placeholderText():
+            super().setPlaceholderText(text)
+            self.viewport().update()
+
     # Nicknames ---------------------------------------------------------------------------------
 
     def set_nicknames(self, names: list[str]) -> None:

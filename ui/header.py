@@ -104,6 +104,7 @@ class ChannelHeader(QFrame):
         self.title.setText(f"#{label}")
         self.lock.hide()
         self._shown = False
+        self._editable = False  # until the channel's policies are known (set_topic)
         self.topic_label.show()
         self._spacer.hide()
         self.members_button.show()
@@ -138,6 +139,23 @@ class ChannelHeader(QFrame):
     def private_line(self) -> str:
         """What the topic's place shows ("Private · ada, bob" beside a private channel)."""
         return self.topic_label.text()
+
+    def show_place(self, title: str) -> None:
+        """What is no channel (Mentions, search results): its title alone, no `#`, no topic
+        to read or edit, no members."""
+        self._stop_editing()
+        self.lock.hide()
+        self.title.setText(title)
+        self._topic, self._editable, self._shown = "", False, True
+        self.topic_label.setText("")
+        self.topic_label.hide()
+        self._spacer.show()
+        self.members_button.hide()
+
+    @property
+    def offers_topic(self) -> bool:
+        """A click on the header would edit a topic (or the place for one shows)."""
+        return self._editable and not self.topic_label.isHidden() or self.topic_bar.isVisible()
 
     def show_document(self, title: str) -> None:
         self._stop_editing()

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
@@ -43,9 +43,10 @@ from app import _text
 from app.node import Node
 from app.records import ChannelState, DocumentSummary, HistoryProgress, Message, WorkspaceEntry
 
-from . import _rows, theme
+from . import _rows, conversation_target, theme
 from .attachments import AttachmentActions
 from .bridge import NodeBridge
+from .channel_join import ChannelJoin
 from .commands import run_command
 from .composer import Composer
 from .conversation import ConversationActions
@@ -148,6 +149,8 @@ class MainWindow(QMainWindow):
         self.messages.modelReset.connect(self._select_jump)
         self.messages.modelReset.connect(self._mark_read)
         self.channels.modelReset.connect(self._title_badge)
+        self.channels.modelReset.connect(
+            lambda: self.sidebar.set_unread(self.channels.private_unread))
         self.reading = QStackedWidget(objectName="reading")  # the messages, or search results
         self.reading.addWidget(self.message_view)
         self.reading.addWidget(self.search_results)
@@ -196,6 +199,13 @@ class MainWindow(QMainWindow):
             actions.moderation.viewsChanged.connect(lambda: self._refresh.start())
         # Private channels and direct messages: their page in `reading`, their sidebar lists.
         self.private = PrivatePane(self)
+        self.private.model.modelReset.connect(self._mark_private_read)
+        self.private.shown.connect(self._keep_place)  # its header, over Mentions or search
+        self.joining = ChannelJoin(self.bridge, self.facade.join,
+                                   lambda n, p, f: self.facade.create_channel(n, public=p, force=f),
+                                   parent=self)
+        self.joining.joined.connect(lambda name: (self.show_channel(name), self._reload()))
+        self.joining.refused.connect(lambda why: self.statusBar().showMessage(why, 8000))
         self.file_drops.watch(self.private.view.viewport())
         self.attachments = AttachmentActions(
             self.bridge, self, lambda line: self.statusBar().showMessage(line, 8000),
@@ -340,7 +350,8 @@ class MainWindow(QMainWindow):
 
     def _load_state(self) -> None:
         if self.private.is_open:
-            self.private.load_state()
+            if conversation_target.shown(self).kind in ("private", "dm"):  # not behind Mentions
+                self.private.load_state()
             return
         channel = self.channel
         self.bridge.then(self.facade.state(channel),
@@ -373,7 +384,8 @@ class MainWindow(QMainWindow):
         self.header.set_member_count(len(rows))
 
     def _topic_loaded(self, channel: str, topic: str, allowed: bool) -> None:
-        if channel == self.channel and not self.private.is_open:
+        shown = conversation_target.shown(self)
+        if shown.offers_topic and shown.name == channel:
             self.header.set_topic(topic, editable=allowed)
             self.topicShown.emit(channel)
 
@@ -407,6 +419,8 @@ class MainWindow(QMainWindow):
                          done=lambda _: (self.pending_files.sent(paths), self._refresh.start()))
 
     def _set_topic(self, topic: str) -> None:
+        if not conversation_target.shown(self).offers_topic:
+            return  # a topic belongs to a public channel shown, never to what is behind
         self.bridge.then(self.facade.topic(self.channel, topic), done=lambda _: self._reload())
 
     def _search(self, query: str) -> None:
@@ -419,16 +433,25 @@ class MainWindow(QMainWindow):
         self.member_pane.hide()
         self.search_results.run(query)
         self.reading.setCurrentWidget(self.search_results)
+        self.header.show_place("Search")
+        self._highlight()
 
     def show_mentions(self) -> None:
         """The messages that mention me, in place of the messages (like search results)."""
         if self.pages.currentIndex() != 0:
             self.show_channel(self.channel)
-        self.sidebar.mentions.setChecked(True)
         self.member_pane.hide()
-        self.header.show_channel("Mentions")
+        self.header.show_place("Mentions")
         self.search_results.show_mentions()
         self.reading.setCurrentWidget(self.search_results)
+        self._highlight()
+
+    def _keep_place(self) -> None:
+        """Mentions or search results shown: the header names them, whatever the private
+        channel behind them just loaded."""
+        kind = conversation_target.shown(self).kind
+        if kind in ("mentions", "search"):
+            self.header.show_place("Mentions" if kind == "mentions" else "Search")
 
     def open_thread(self, message_id: bytes) -> None:
         """The thread of `message_id` beside the channel, in the member pane's place."""
@@ -481,9 +504,19 @@ class MainWindow(QMainWindow):
 
     def _mark_read(self) -> None:
         """What the open channel shows is read (unread counts survive a restart)."""
-        if self.pages.currentIndex() != 0 or not self.isVisible() or self.private.is_open:
+        shown = conversation_target.shown(self)
+        if shown.kind != "channel" or not self.isVisible():  # not behind Mentions or search
             return
         self.bridge.then(self.facade.mark_read(self.channel),
+                         done=lambda _: self.channels.refresh())
+
+    def _mark_private_read(self) -> None:
+        """What the open private channel shows is read (as _mark_read for a channel)."""
+        channel = self.private.channel_id
+        if (channel is None or not self.isVisible()
+                or conversation_target.shown(self).kind not in ("private", "dm")):
+            return
+        self.bridge.then(self.facade.mark_private_read(channel),
                          done=lambda _: self.channels.refresh())
 
     def _title_badge(self) -> None:
@@ -506,12 +539,11 @@ class MainWindow(QMainWindow):
     # Channels and workspaces --------------------------------------------------------------------
 
     def join_channel(self, name: str) -> None:
-        self.bridge.then(self.facade.join(name),
-                         done=lambda _: (self.show_channel(name.strip()), self._reload()))
+        """Join `name`, or after asking create it (ui/channel_join.py)."""
+        self.joining.start(name)
 
     def _join_channel(self) -> None:
-        name, ok = QInputDialog.getText(self, "Join a channel",
-                                        "Channel name (a new one is created if none exists):")
+        name, ok = QInputDialog.getText(self, "Join a channel", "Channel name:")
         if ok and name.strip():
             self.join_channel(name.strip())
 
@@ -585,21 +617,8 @@ class MainWindow(QMainWindow):
             self.workspace_list.sizeHintForRow(0) * min(4, self.workspace_list.count()) + 6)
 
     def _highlight(self) -> None:
-        """Select the open channel in the sidebar (or the open document), nothing else."""
-        on_channel = self.pages.currentIndex() == 0 and not self.private.is_open
-        selection = self.channel_list.selectionModel()
-        names = [c.name for c in self.channels.channels]
-        if on_channel and self.channel in names:
-            index = self.channels.index(names.index(self.channel))
-            if selection.selectedIndexes() != [index]:
-                selection.setCurrentIndex(index, QItemSelectionModel.SelectionFlag.ClearAndSelect)
-        elif selection.hasSelection():
-            selection.clearSelection()
-        doc = self.document_pane.doc_id.hex() if self.document_pane.doc_id else None
-        on_document = self.pages.currentIndex() != 0
-        for row in range(self.document_list.count()):
-            item = self.document_list.item(row)
-            item.setSelected(on_document and item.data(Qt.ItemDataRole.UserRole) == doc)
+        """Select in the sidebar what is shown, nothing else (ui/conversation_target.py)."""
+        conversation_target.select(self)
 
     def _members_toggled(self, shown: bool) -> None:
         self._members_shown = shown

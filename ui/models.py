@@ -43,6 +43,9 @@ class ChannelListModel(QAbstractListModel):
         self.bridge = bridge
         self.channels: list[ChannelInfo] = []
         self.unread: dict[str, tuple[int, bool]] = {}  # name -> (count, mentions me)
+        # a private channel's or direct messages' id -> (count, mentions me); the sidebar's
+        # lists under the channels show them (Sidebar.set_unread)
+        self.private_unread: dict[bytes, tuple[int, bool]] = {}
         # name -> how it shows: two channels whose names look alike (a Cyrillic е in
         # "gеneral") each get a stream suffix and a warning
         self.names: dict[str, ChannelName] = {}
@@ -94,13 +97,17 @@ class ChannelListModel(QAbstractListModel):
                                   [Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.ToolTipRole])
 
     def total_unread(self) -> int:
-        return sum(count for count, _ in self.unread.values())
+        """Every conversation's unread messages: channels, private channels, direct messages."""
+        return (sum(count for count, _ in self.unread.values())
+                + sum(count for count, _ in self.private_unread.values()))
 
     def _loaded(self, result: ChannelList) -> None:
         channels, unread, names = result.channels, result.unread, result.names
-        if channels != self.channels or unread != self.unread:
+        if (channels != self.channels or unread != self.unread
+                or result.private_unread != self.private_unread):
             self.beginResetModel()
             self.channels, self.unread, self.names = channels, unread, names
+            self.private_unread = result.private_unread
             self.endResetModel()
 
 

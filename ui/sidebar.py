@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.records import PrivateChannel
+from app.records import UNREAD_CAP, PrivateChannel
 
 from . import theme
 from .avatars import avatar
@@ -32,6 +32,7 @@ NAME_SCALE = 1.2
 MAX_CHANNEL_ROWS = 12  # a channel list taller than this scrolls
 ICON = 16  # px: the lock of a private channel, the avatar of a direct message
 PrivateRole = Qt.ItemDataRole.UserRole  # a private channel's id
+NameRole = Qt.ItemDataRole.UserRole + 1  # its name, without the unread badge the text has
 STYLE = """
 #sidebar { background: palette(alternate-base); border-right: 1px solid palette(midlight); }
 #sidebar QListView { background: transparent; border: none; outline: 0; }
@@ -130,6 +131,7 @@ class Sidebar(QFrame):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent, objectName="sidebar")
+        self._unread: dict[bytes, tuple[int, bool]] = {}  # set_unread's, kept for new rows
         theme.styled(self, STYLE)
         self.workspace_name = QLabel(objectName="workspaceName")
         self.workspace_name.setFont(theme.scaled(self.workspace_name.font(), NAME_SCALE,
@@ -205,7 +207,7 @@ class Sidebar(QFrame):
         ratio, lock = self.devicePixelRatioF(), self._lock()
         for rows, dm in ((self.private_list, False), (self.dm_list, True)):
             mine = [c for c in channels if c.dm == dm]
-            shown = [(rows.item(i).data(PrivateRole), rows.item(i).text())
+            shown = [(rows.item(i).data(PrivateRole), rows.item(i).data(NameRole))
                      for i in range(rows.count())]
             if shown == [(c.id, c.name) for c in mine]:
                 continue
@@ -216,6 +218,7 @@ class Sidebar(QFrame):
                 icon = QIcon(avatar(other, ICON, ratio)) if dm else lock
                 item = QListWidgetItem(icon, channel.name)
                 item.setData(PrivateRole, channel.id)
+                item.setData(NameRole, channel.name)
                 item.setToolTip(f"Direct messages with {channel.name}: only the two of you "
                                 "read them" if dm else
                                 f"{channel.name}: a private channel, only its members read it")
@@ -223,6 +226,29 @@ class Sidebar(QFrame):
             rows.setVisible(bool(mine))
             rows.updateGeometry()
             self.select_private(selected)
+        self.set_unread(self._unread)
+
+    def set_unread(self, unread: dict[bytes, tuple[int, bool]]) -> None:
+        """Unread counts of the private channels and direct messages listed (the facade's, as
+        the channels' are): "launch  (@ 2)" in bold while something is unread."""
+        self._unread = dict(unread)
+        for rows in (self.private_list, self.dm_list):
+            for i in range(rows.count()):
+                item = rows.item(i)
+                count, mention = self._unread.get(item.data(PrivateRole), (0, False))
+                text = item.data(NameRole) + (
+                    f"  ({'@ ' if mention else ''}{'999+' if count >= UNREAD_CAP else count})"
+                    if count else "")
+                if item.text() != text:
+                    item.setText(text)
+                    font = item.font()
+                    font.setBold(bool(count))
+                    item.setFont(font)
+
+    def unread_shown(self) -> dict[bytes, str]:
+        """What each private channel's and direct messages' row shows (tests read it)."""
+        return {rows.item(i).data(PrivateRole): rows.item(i).text()
+                for rows in (self.private_list, self.dm_list) for i in range(rows.count())}
 
     def select_private(self, channel: bytes | None) -> None:
         """Highlight this private channel (None: none of them)."""

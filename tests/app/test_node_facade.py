@@ -95,6 +95,31 @@ def test_mark_read_clears_what_channels_counts_as_unread(cluster: Cluster):
     wait_until(lambda: unread() == (1, False), what="the next message to count")
 
 
+def test_private_unread_counts_are_in_the_channel_list_and_marked_read(cluster: Cluster):
+    pa, pb = cluster.members(2)  # alice and bob
+    a = cluster.start(pa)
+    b = cluster.start(pb, peers=[a])
+    dm = result(b.facade.create_private_channel("", [a.key], dm=True))
+    result(b.facade.post_private(dm, "alice, lunch?"))
+
+    def counted() -> ChannelList:
+        return result(a.facade.channels())
+
+    wait_until(lambda: counted().private_unread.get(dm) == (1, True),
+               what="alice's unread count of the direct messages")
+    assert counted().total_unread == 1
+    assert result(a.facade.mark_private_read(dm)) is None
+    assert counted().private_unread[dm] == (0, False) and counted().total_unread == 0
+
+
+def test_create_channel_makes_a_public_channel_on_the_nodes_thread(cluster: Cluster):
+    (pa,) = cluster.members(1)
+    a = cluster.start(pa)
+    made = result(a.facade.create_channel("planning", public=True))
+    assert isinstance(made, bytes) and len(made) == 32
+    assert "planning" in [c.name for c in result(a.facade.channels()).channels]
+
+
 def test_channel_state_topic_members_and_nicknames(cluster: Cluster):
     (pa,) = cluster.members(1)
     with Workspace.open(pa) as alice:

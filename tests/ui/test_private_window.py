@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QMessageBox  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 from ui.message_view import PRIVATE_NOTE  # noqa: E402
 from ui.private_dialog import NewPrivateChannelDialog  # noqa: E402
+from ui.sidebar import NameRole  # noqa: E402
 
 from .test_documents_pane import window_b  # noqa: E402, F401
 from .test_members_window import node_c  # noqa: E402, F401
@@ -35,7 +36,8 @@ def window_c(qtbot, node_c):  # noqa: F811
 
 
 def listed(rows) -> list[str]:
-    return [rows.item(i).text() for i in range(rows.count())]
+    """The names a sidebar list shows (without the unread badge after them)."""
+    return [rows.item(i).data(NameRole) for i in range(rows.count())]
 
 
 def shown(win: MainWindow) -> list[str]:
