@@ -141,6 +141,7 @@ class MainWindow(QMainWindow):
         self.search_results.channelChosen.connect(self.show_channel)
         self.search_results.documentChosen.connect(self.open_document)
         self.search_results.closed.connect(self._close_search)
+        self.search_results.queryTyped.connect(self._search)  # search as one types
 
         self.messages = MessageListModel(self.bridge)
         self.messages.me = self.facade.key
@@ -747,19 +748,22 @@ class MainWindow(QMainWindow):
     def _document_clicked(self, item) -> None:
         self.open_document(item.data(Qt.ItemDataRole.UserRole))
 
-    def new_document(self, title: str, *, private: bool = False) -> None:
-        """Create a document (every member reads it unless `private`) and open it."""
-        self.bridge.then(self.facade.documents.new(title, private=private),
+    def new_document(self, title: str, *, private: bool = False,
+                     editing: str | None = None) -> None:
+        """Create a document (every member reads it unless `private`, and edits it unless
+        `editing` is "listed") and open it."""
+        self.bridge.then(self.facade.documents.new(title, private=private, editing=editing),
                          done=lambda doc_id: (self._load_documents(),
                                               self.open_document(doc_id, title)))
 
     def new_document_dialog(self) -> NewDocumentDialog:
-        """The New document dialog (a title, and who can read it); creates on "Create"."""
+        """The New document dialog (a title, who can read it and who can edit it); creates on
+        "Create"."""
         dialog = NewDocumentDialog(self)
 
         def create() -> None:
             title, private = dialog.choice()
-            self.new_document(title, private=private)
+            self.new_document(title, private=private, editing=dialog.editing())
 
         dialog.accepted.connect(create)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

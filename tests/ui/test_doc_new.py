@@ -74,3 +74,12 @@ def test_everyone_in_the_workspace_edits_a_new_document_by_default(
     assert view.editing == "workspace"
     listed = result(node_a.facade.documents.new("Mine", editing="listed"))
     assert result(node_a.facade.documents.open(listed)).editing == "listed"
+    # The window passes the dialog's choice on: only the people I add.
+    dialog = window.new_document_dialog()
+    qtbot.keyClicks(dialog.title, "Board minutes")
+    dialog.only_added.click()
+    qtbot.mouseClick(dialog.create_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.document_pane.title.text() == "Board minutes",
+                    timeout=WAIT_MS)
+    view = result(node_a.facade.documents.open(window.document_pane.doc_id))
+    assert view.editing == "listed"
