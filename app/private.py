@@ -131,8 +131,11 @@ class PrivateChannels:
         return out
 
     def _describe(self, view: PrivateView) -> PrivateChannel:
-        members = tuple([view.creator, *sorted(view.current - {view.creator})]
-                        if view.creator in view.current else sorted(view.current))
+        # A direct message stays the two people's, one of them removed since or not (it was
+        # named after me once the other was removed).
+        present = view.members if view.dm else view.current
+        members = tuple([view.creator, *sorted(present - {view.creator})]
+                        if view.creator in present else sorted(present))
         if view.dm:
             other = next((k for k in members if k != self.key), self.key)
             name = self.nickname(other) or other.hex()[:8]

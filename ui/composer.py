@@ -197,10 +197,19 @@ class Composer(QPlainTextEdit):
         self.textChanged.connect(self._text_changed)
         self.cursorPositionChanged.connect(self._cursor_moved)
 
+    closed_because: str | None = None  # why this box takes nothing any more (a removal)
+
+    def close_for_good(self, why: str) -> None:
+        """Take nothing from now on, and say why whatever conversation is shown."""
+        self.closed_because = why
+        self.setEnabled(False)
+        self.setPlaceholderText(why)
+
     def setPlaceholderText(self, text: str) -> None:  # noqa: N802 (Qt's name)
         """Name the conversation the box posts to, and paint it now: Qt repaints an empty box
         only when its placeholder appears or goes, so a placeholder changed while shown would
         stay drawn as the old one (issue #29: "Message launch" drawn under #general)."""
+        text = self.closed_because or text
         if text != self.placeholderText():
             super().setPlaceholderText(text)
             self.viewport().update()

@@ -685,9 +685,9 @@ class MainWindow(QMainWindow):
             f"You were removed from this workspace by {who} ({removal.by.hex()[:8]}) on "
             f"{when}{why}. What is here stays readable; you can no longer post.")
         self.removed_banner.show()
-        for widget in (self.composer, self.attach_button, self.emoji_button):
+        for widget in (self.attach_button, self.emoji_button):
             widget.setEnabled(False)
-        self.composer.setPlaceholderText("You were removed from this workspace")
+        self.composer.close_for_good("You were removed from this workspace")
 
     def _objects_added(self, ids: list) -> None:
         self._check_removal()

@@ -34,3 +34,27 @@ def test_a_removed_members_window_says_who_when_and_why_and_stops_composing(
     removal = result(win.facade.removal())
     assert (removal.by, removal.nick, removal.reason) == (node_a.key, "ada", "left the team")
     win.close()
+
+
+def test_after_the_removal_the_window_keeps_saying_so_and_names_the_dm_after_bob(
+        qtbot, pair):  # noqa: F811
+    """Two lies the window model found (issue #29): switching channel put "Message #random"
+    back in a removed member's closed composer, and ada's direct message with the removed bob
+    was listed under her own name."""
+    node_a, node_b = pair
+    result(node_a.facade.create_channel("random", public=True))
+    dm = result(node_a.facade.create_private_channel("", [node_b.key], dm=True))
+    ada, bob = MainWindow(node_a), MainWindow(node_b)
+    for win in (ada, bob):
+        qtbot.addWidget(win)
+        win.show()
+    qtbot.waitUntil(lambda: "random" in [c.name for c in bob.channels.channels],
+                    timeout=WAIT_MS)
+    result(node_a.facade.remove_member(node_b.key, "left the team"))
+    qtbot.waitUntil(lambda: bob.removed_banner.isVisible(), timeout=WAIT_MS)
+    bob.show_channel("random")
+    assert bob.composer.placeholderText() == "You were removed from this workspace"
+    assert not bob.composer.isEnabled()
+    qtbot.waitUntil(lambda: ada.sidebar.unread_shown().get(dm) == "bob", timeout=WAIT_MS)
+    for win in (ada, bob):
+        win.close()

@@ -1,9 +1,9 @@
 """Model-based test of the window's truthfulness (issue #29, "Done when"): two real windows over
 two real Nodes (ada's and bob's), driven by hypothesis through random sequences of switching
-either window to a public channel, the private channel "launch", the direct messages, Mentions
-or search, sending from either window to what it shows (sometimes naming the other person),
-and waiting for what was sent to arrive. After every step, once the events have settled, each
-window must tell the truth:
+either window to a public channel, the private channel "launch", the direct messages, Mentions,
+search or the shared document "Notes", sending from either window to what it shows (sometimes
+naming the other person), typing in the document, waiting for what was sent to arrive, and ada
+removing bob. After every step, once the events have settled, each window must tell the truth:
 
 - it shows what it was last asked to show (ui/conversation_target.py's `shown`);
 - the composer names the conversation a message would go to, as its placeholder AND as painted
@@ -11,7 +11,10 @@ window must tell the truth:
 - exactly one sidebar item is selected (none for search results, which none stands for);
 - every badge (public channels, private channels, direct messages) and the title's count equal
   the facade's unread counts, and the conversation shown has nothing unread;
-- the header offers a topic only for a public channel, and its title names what is shown.
+- the header offers a topic only for a public channel, and its title names what is shown;
+- a window showing the document shows its stored text (others' typing and its own);
+- once bob is removed, his window says so (a banner naming ada), composes nothing, and still
+  shows what it holds truthfully.
 
 Bounded for the suite (8 examples of up to 10 steps, about 16 s). A longer run lifts the
 suite's per-test timeouts, e.g. 10x:
@@ -57,7 +60,8 @@ SHRINK = os.environ.get("MODEL_SHRINK", "1") != "0"
 TRUTH_MS = 8_000  # how long a window may take to show the truth after events settled
 NAMES = ("ada", "bob")
 WHO = st.sampled_from([0, 1])
-PLACES = st.sampled_from(["#general", "#random", "launch", "dm", "Mentions", "Search"])
+PLACES = st.sampled_from(["#general", "#random", "launch", "dm", "Mentions", "Search", "doc"])
+REMOVED_PLACEHOLDER = "You were removed from this workspace"
 
 
 def badge(count: int, mention: bool) -> str:
@@ -88,17 +92,21 @@ def test_two_windows_never_tell_a_lie(qtbot, tmp_path):
                                              result(node_b.facade.channels()).channels],
                             timeout=WAIT_MS)
             result(node_b.facade.join("random"))
+            self.doc = result(node_a.facade.documents.new("Notes"))  # every member edits it
+            self.removed = False
             self.windows = [MainWindow(node) for node in self.nodes]
             for window in self.windows:
                 window.show()
             # what each window shows, and the conversation its composer posts to
             self.shown = ["#general", "#general"]
             self.target = ["#general", "#general"]
+            self.channel = ["#general", "#general"]  # the public channel each last showed
             self.sent: list[tuple[str, str]] = []  # (conversation, text) in sending order
             self.count = itertools.count()
             for window in self.windows:
                 qtbot.waitUntil(lambda w=window: w.sidebar.dm_list.count() == 1
                                 and w.sidebar.private_list.count() == 1
+                                and w.document_list.count() == 1
                                 and w.channels.rowCount() == 2, timeout=WAIT_MS)
 
         def teardown(self) -> None:
@@ -121,19 +129,63 @@ def test_two_windows_never_tell_a_lie(qtbot, tmp_path):
             elif place in ("launch", "dm"):
                 rows = window.sidebar.private_list if place == "launch" \
                     else window.sidebar.dm_list
+                if rows.count() == 0:  # removed: out of every private channel, none listed
+                    assert who == 1 and self.removed
+                    return
                 rows.itemClicked.emit(rows.item(0))
+            elif place == "doc":
+                rows = window.document_list
+                rows.itemClicked.emit(rows.item(0))
+                qtbot.waitUntil(lambda: window.document_pane.doc_id is not None,
+                                timeout=WAIT_MS)
             elif place == "Mentions":
                 window.sidebar.mentions.click()
             else:
                 window.search_box.setText("m")
                 window.search_box.returnPressed.emit()
             self.shown[who] = place
-            if place not in ("Mentions", "Search"):
+            if place.startswith("#"):
+                self.channel[who] = place
+            if place == "doc":  # a document leaves the private pane: back is the channel
+                self.target[who] = self.channel[who]
+            elif place not in ("Mentions", "Search"):
                 self.target[who] = place
+
+        @rule(who=WHO, at=st.integers(0, 1000))
+        def type_in_document(self, who: int, at: int) -> None:
+            """Type a word into the document where the window shows it, as a person does."""
+            if self.shown[who] != "doc" or (who == 1 and self.removed):
+                return
+            pane = self.windows[who].document_pane
+            qtbot.waitUntil(lambda: not pane.editor.isReadOnly() and pane.in_step(),
+                            timeout=WAIT_MS)
+            word = f"w{next(self.count)} "
+            note(f"{NAMES[who]} types {word!r} in the document")
+            cursor = pane.editor.textCursor()
+            cursor.setPosition(min(at, len(pane.editor.toPlainText())))
+            pane.editor.setTextCursor(cursor)
+            qtbot.keyClicks(pane.editor, word)
+            qtbot.waitUntil(lambda: word in self.stored(who), timeout=WAIT_MS)
+
+        @rule()
+        def ada_removes_bob(self) -> None:
+            """ada removes bob: his window must say so, and stops composing."""
+            if self.removed:
+                return
+            note("ada removes bob")
+            result(self.nodes[0].facade.remove_member(self.nodes[1].key, "model"))
+            self.removed = True
+            qtbot.waitUntil(lambda: self.windows[1].removed_banner.isVisible(),
+                            timeout=WAIT_MS)
+
+        def stored(self, who: int) -> str:
+            return result(self.nodes[who].facade.documents.open(bytes.fromhex(self.doc))).text
 
         @rule(who=WHO, mention=st.booleans())
         def send(self, who: int, mention: bool) -> None:
             """Type in the composer and press Enter: it goes where the composer says."""
+            if who == 1 and self.removed:
+                return
             text = f"m{next(self.count)}" + (f" @{NAMES[1 - who]}" if mention else "")
             place = self.target[who]
             note(f"{NAMES[who]} sends {text!r} (composer: {place})")
@@ -145,7 +197,7 @@ def test_two_windows_never_tell_a_lie(qtbot, tmp_path):
         def receive(self) -> None:
             """Wait until both computers hold everything sent."""
             note("both receive")
-            for who in (0, 1):
+            for who in (0, 1) if not self.removed else (0,):
                 for place in {p for p, _ in self.sent}:
                     wanted = {t for p, t in self.sent if p == place}
                     qtbot.waitUntil(lambda w=who, p=place, t=wanted: t <= self.held(w, p),
@@ -180,21 +232,36 @@ def test_two_windows_never_tell_a_lie(qtbot, tmp_path):
             out = []
             place, target = self.shown[who], self.target[who]
             shown = conversation_target.shown(window)
-            kind = {"#": "channel", "l": "private", "d": "dm", "M": "mentions",
-                    "S": "search"}[place[0]]
+            kind = "channel" if place.startswith("#") else {
+                "launch": "private", "dm": "dm", "Mentions": "mentions", "Search": "search",
+                "doc": "document"}[place]
             if shown.kind != kind or (kind == "channel" and shown.name != place[1:]):
                 out.append(f"shows {shown}, not {place}")
             # The composer names where a message goes, as painted.
             other = NAMES[1 - who]
             named = {"launch": "Message launch", "dm": f"Message {other}"}.get(
                 target, f"Message {target}")
-            if not window.composer.placeholderText().startswith(named + " "):
+            if who == 1 and self.removed:
+                named = REMOVED_PLACEHOLDER
+                banner = window.removed_banner
+                if not banner.isVisible() or "removed from this workspace by ada" not in \
+                        banner.text():
+                    out.append(f"no banner naming ada: {banner.text()!r}")
+                if window.composer.isEnabled():
+                    out.append("a removed member's composer takes messages")
+            if (kind != "document" or named == REMOVED_PLACEHOLDER) and \
+                    not window.composer.placeholderText().startswith(named):
                 out.append(f"composer says {window.composer.placeholderText()!r}")
-            if not shows_what_it_says(window.composer.viewport()):
+            if window.composer.isVisible() and not shows_what_it_says(window.composer.viewport()):
                 out.append("composer painted differs from its placeholder")
+            if kind == "document":
+                pane = window.document_pane
+                if pane.in_step() and pane.editor.toPlainText() != self.stored(who):
+                    out.append("the document's editor differs from its stored text")
             # Exactly one sidebar item selected (none for search results).
             selected = self.selected(window)
-            wanted = [] if place == "Search" else [place]
+            wanted = [] if place == "Search" else ["document:Notes"] if place == "doc" \
+                else [place]
             if selected != wanted:
                 out.append(f"sidebar selects {selected}, not {wanted}")
             # Badges and the title's count are the facade's.
@@ -207,6 +274,8 @@ def test_two_windows_never_tell_a_lie(qtbot, tmp_path):
             rows = window.sidebar.unread_shown()
             for channel_id, name in ((self.launch, "launch"), (self.dm, other)):
                 count, mention = fresh.private_unread.get(channel_id, (0, False))
+                if who == 1 and self.removed and channel_id not in rows:
+                    continue  # out of every private channel: the sidebar lists none
                 if rows.get(channel_id) != name + badge(count, mention):
                     out.append(f"{name} reads {rows.get(channel_id)!r}, facade says {count}")
             if title_count(window) != fresh.total_unread:
@@ -222,7 +291,7 @@ def test_two_windows_never_tell_a_lie(qtbot, tmp_path):
             if window.header.offers_topic and kind != "channel":
                 out.append(f"header offers a topic on {place}")
             title = window.header.title.text()
-            expected_title = {"launch": "launch", "dm": other}.get(place, place)
+            expected_title = {"launch": "launch", "dm": other, "doc": "Notes"}.get(place, place)
             if title != expected_title:
                 out.append(f"header reads {title!r}, not {expected_title!r}")
             return out
@@ -237,7 +306,7 @@ def test_two_windows_never_tell_a_lie(qtbot, tmp_path):
             out += [f"document:{item.text()}" for item in window.document_list.selectedItems()]
             return out + (["Mentions"] if side.mentions.isChecked() else [])
 
-    run_state_machine_as_test(TwoWindows, settings=settings(
+    run_state_machine_as_test(TwoWindows, settings=settings(verbosity=__import__("hypothesis").Verbosity.verbose if os.environ.get("MODEL_VERBOSE") else __import__("hypothesis").Verbosity.normal,
         max_examples=EXAMPLES, stateful_step_count=STEPS, deadline=None,
         phases=list(Phase) if SHRINK else [Phase.explicit, Phase.reuse, Phase.generate],
         suppress_health_check=list(HealthCheck)))
