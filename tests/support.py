@@ -20,8 +20,9 @@ clock (tests/core, tests/storage) do not load the sync stack.
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, TypeVar
 if TYPE_CHECKING:
     from app.node import Node
     from app.paths import Paths
+    from app.workspace import Workspace
 
 TIMEOUT_S = 30.0  # how long any wait of the tests may take: generous, a loaded 2-core machine
 POLL_S = 0.05
@@ -157,6 +159,29 @@ def node_channels(node, *names: str) -> None:
     """`channels` on a running Node's workspace, on its thread (the objects go its one path:
     pushed to peers, shown in windows)."""
     node.call(lambda: channels(node.workspace_for_tests, *names))
+
+
+@contextlib.contextmanager
+def members_in_step(root: Path, nicks: Sequence[str]) -> Iterator[list[Workspace]]:
+    """Open Workspaces of one new workspace in folders `root / nick`: the first creates it,
+    the others join; each holds what all hold, as after a sync all round."""
+    from app.workspace import Workspace
+
+    folders = [create_workspace(root, nicks[0], nicks[0])]
+    folders += [join_member(root, folders[0], nick, nick) for nick in nicks[1:]]
+    spaces = [Workspace.open(p) for p in folders]
+    try:
+        share_all(spaces)
+        yield spaces
+    finally:
+        for ws in spaces:
+            ws.close()
+
+
+def share_all(spaces: Sequence) -> None:
+    """Every open Workspace of `spaces` is offered what each of the others holds."""
+    for ws in spaces:
+        share(ws, *[other for other in spaces if other is not ws])
 
 
 def share(source, *targets) -> None:

@@ -22,7 +22,7 @@ from core.membership import MembershipView
 from core.objects import Object, build
 from core.policy import Policy
 from storage import Replica
-from tests.support import create_workspace, join_member, share
+from tests.support import create_workspace, join_member, members_in_step, share, share_all
 
 
 def _raws(*spaces: Workspace) -> list[bytes]:
@@ -50,17 +50,12 @@ def backdated(ws: Workspace, kind: str, stream: bytes, body: dict) -> Object:
 @pytest.fixture
 def team(tmp_path):
     """alice (the root), bob and carol, in step; bob is an admin."""
-    folders = [create_workspace(tmp_path, "alice", "alice")]
-    folders += [join_member(tmp_path, folders[0], name, name) for name in ("bob", "carol")]
-    spaces = [Workspace.open(p) for p in folders]
-    a, b, c = spaces
-    a.grant_admin(b.key)
-    a.post("general", "alice's plan")
-    for ws in spaces:
-        share(ws, *[other for other in spaces if other is not ws])
-    yield a, b, c
-    for ws in spaces:
-        ws.close()
+    with members_in_step(tmp_path, ("alice", "bob", "carol")) as spaces:
+        a, b, c = spaces
+        a.grant_admin(b.key)
+        a.post("general", "alice's plan")
+        share_all(spaces)
+        yield a, b, c
 
 
 def _orders(raws: list[bytes], count: int, seed: int):

@@ -15,7 +15,7 @@ from app.workspace import Workspace, WorkspaceError
 from core.membership import MembershipView
 from core.private import PrivateView
 from storage import Replica
-from tests.support import create_workspace, join_member, share
+from tests.support import members_in_step, share
 
 MARKER = "MARKER-7f3a-the-launch-date"
 
@@ -32,14 +32,8 @@ def _files_hold(folder: Path, text: str) -> list[str]:
 
 @pytest.fixture
 def team(tmp_path):
-    paths = [create_workspace(tmp_path, "ada", "ada")]
-    paths += [join_member(tmp_path, paths[0], name, name) for name in ("bob", "cat", "dan")]
-    spaces = [Workspace.open(p) for p in paths]
-    for ws in spaces:
-        share(ws, *[other for other in spaces if other is not ws])
-    yield spaces
-    for ws in spaces:
-        ws.close()
+    with members_in_step(tmp_path, ("ada", "bob", "cat", "dan")) as spaces:
+        yield spaces
 
 
 def test_members_read_everyone_else_holds_ciphertext_only(team, tmp_path):

@@ -8,20 +8,14 @@ from __future__ import annotations
 import pytest
 
 from app.private import mentions, read_mark_key
-from app.workspace import Workspace, WorkspaceError
-from tests.support import create_workspace, join_member, share
+from app.workspace import WorkspaceError
+from tests.support import members_in_step, share
 
 
 @pytest.fixture
 def team(tmp_path):
-    paths = [create_workspace(tmp_path, "ada", "ada")]
-    paths += [join_member(tmp_path, paths[0], name, name) for name in ("bob", "cat")]
-    spaces = [Workspace.open(p) for p in paths]
-    for ws in spaces:
-        share(ws, *[other for other in spaces if other is not ws])
-    yield spaces
-    for ws in spaces:
-        ws.close()
+    with members_in_step(tmp_path, ("ada", "bob", "cat")) as spaces:
+        yield spaces
 
 
 def test_others_messages_count_until_read_and_mine_never(team):
