@@ -73,23 +73,23 @@ class DocComments:
                    branch: str = "main", heads: Iterable[str] | None = None) -> str:
         """Comment on the characters [start, end) (codepoints) of `branch`'s text at `heads`
         (default: as it reads now). Returns the comment's id."""
-        comment = document.comment(self.ws.identity, branch, start, end, text,
+        comment = document.comments.add(self.ws.identity, branch, start, end, text,
                                    heads=None if heads is None else list(heads))
         self.save(document)
         return comment
 
     def reply(self, document: Document, comment: str, text: str) -> str:
         """Answer a comment (its id or a unique prefix; a reply's stands for its comment)."""
-        reply = document.reply(self.ws.identity, comment, text)
+        reply = document.comments.reply(self.ws.identity, comment, text)
         self.save(document)
         return reply
 
     def resolve_comment(self, document: Document, comment: str) -> str:
         """Resolve a comment (its author or an editor). (`resolve` finds a document.)"""
-        resolve = document.resolve(self.ws.identity, comment)
+        resolve = document.comments.resolve(self.ws.identity, comment)
         self.save(document)
         return resolve
 
     def comments(self, document: Document, branch: str = "main") -> list[CommentInfo]:
         """The branch's comments, in the order of the text (detached ones last)."""
-        return document.comments(branch)
+        return document.comments.on(branch)

@@ -391,7 +391,7 @@ class Documents(DocComments):
             choices = [prefer] * count
         elif count:
             raise MergeConflicts(preview)
-        commit = document.merge(self.ws.identity, source, target,
+        commit = document.review.merge(self.ws.identity, source, target,
                                 edits=self._edits(preview, choices), resolutions=choices)
         self.save(document, cache=[target])
         if self.ws.on_merged is not None:
@@ -422,7 +422,7 @@ class Documents(DocComments):
         branch, at, commit = ref.partition("@")
         if at:
             found = document.commit_id(commit)
-            if document.branch_of(found) != self._branch_id(document, branch):
+            if document.review.branch_of(found) != self._branch_id(document, branch):
                 raise WorkspaceError(f"commit {commit} is not on branch {branch!r}")
             return [found]
         try:
@@ -452,10 +452,10 @@ class Documents(DocComments):
         """What changed from version `old` to `new` (refs, see `version`), and who changed
         it: compared from their common past, so changes on either side are named."""
         old_ids, new_ids = self.version(document, old), self.version(document, new)
-        common = document.common(old_ids, new_ids)
-        older = None if set(common) == set(old_ids) else document.changes(common, old_ids)
-        newer = None if set(common) == set(new_ids) else document.changes(common, new_ids)
-        return review.diff(document.version_text(old_ids), document.version_text(new_ids),
+        common = document.review.common(old_ids, new_ids)
+        older = None if set(common) == set(old_ids) else document.review.changes(common, old_ids)
+        newer = None if set(common) == set(new_ids) else document.review.changes(common, new_ids)
+        return review.diff(document.review.version_text(old_ids), document.review.version_text(new_ids),
                            older, newer, old_ref=self._label(document, old),
                            new_ref=self._label(document, new),
                            names=self.ws.replica.nicknames())
@@ -465,23 +465,23 @@ class Documents(DocComments):
             return ref
         commits = list(ref)
         branch = next((b.name for b in document.branches()
-                       if commits and b.id == document.branch_of(commits[0])), "")
+                       if commits and b.id == document.review.branch_of(commits[0])), "")
         return f"{branch}@{','.join(c[:12] for c in commits)}"
 
     def merge_preview(self, document: Document, source: str, target: str) -> MergePreview:
         """What merging `source` into `target` would make, and its conflicts with each side's
         authors; nothing is committed."""
         source_heads, target_heads = document.heads(source), document.heads(target)
-        base = document.merge_base(source, target)
+        base = document.review.merge_base(source, target)
         already = bool(source_heads) and set(source_heads) <= set(base)
-        base_text = document.version_text(base)
+        base_text = document.review.version_text(base)
         ours, theirs = document.text(target_heads), document.text(source_heads)
-        merged = document.merged_text(source, target)
+        merged = document.review.merged_text(source, target)
         regions = review.regions(base_text, ours, theirs, merged)
         conflicts: tuple[review.Conflict, ...] = ()
         if any(r.conflict for r in regions):
-            conflicts = review.conflicts(regions, ours, document.changes(base, target_heads),
-                                         document.changes(base, source_heads))
+            conflicts = review.conflicts(regions, ours, document.review.changes(base, target_heads),
+                                         document.review.changes(base, source_heads))
         return MergePreview(document.id, self.branch_name(document, source),
                             self.branch_name(document, target), tuple(source_heads),
                             tuple(target_heads), merged, tuple(regions), conflicts,

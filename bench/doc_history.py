@@ -84,7 +84,7 @@ def main() -> None:
         costs.append(time.perf_counter() - start)
         ids.append(commit)
         if n in windows:
-            floors.extend(sign_and_seal([doc._objects[bytes.fromhex(commit)].raw]))
+            floors.extend(sign_and_seal([doc.held.objects[bytes.fromhex(commit)].raw]))
         if n + 1 in checkpoints:
             window = costs[-min(WINDOW, len(costs)):]
             floor = statistics.median(floors[-len(window):])

@@ -121,9 +121,9 @@ def bench_diff(docs: Documents, bob: Identity, rng: random.Random) -> dict:
     assert "".join(s.text for s in found.segments if s.op != "+") == old
     assert set(found.authors) == {alice.public_key, bob.public_key}
     text_ms = statistics.median(timed(lambda: review.diff(old, new))[0] for _ in range(WARM_RUNS))
-    common = opened.common([opened.tags()["v1"]], opened.heads())
+    common = opened.review.common([opened.tags()["v1"]], opened.heads())
     authors_ms = statistics.median(
-        timed(lambda: opened.changes(common, opened.heads()))[0] for _ in range(WARM_RUNS))
+        timed(lambda: opened.review.changes(common, opened.heads()))[0] for _ in range(WARM_RUNS))
     return {"chars": len(new), "commits_between": DIFF_COMMITS, "hunks": len(found.hunks),
             "diff_cold_ms": cold, "diff_ms": warm, "text_diff_ms": round(text_ms, 1),
             "authors_ms": round(authors_ms, 1), "target_ms": TARGET_MS}
@@ -139,9 +139,9 @@ def bench_merge(docs: Documents, bob: Identity, rng: random.Random) -> dict:
     docs.save(document, cache=["main", "alt"])
     opened = docs.open(document.root.id)
     cold, warm, preview = cold_and_warm(lambda: docs.merge_preview(opened, "alt", "main"))
-    base = opened.version_text(opened.merge_base("alt", "main"))
+    base = opened.review.version_text(opened.review.merge_base("alt", "main"))
     ours, theirs = opened.text(opened.heads("main")), opened.text(opened.heads("alt"))
-    merged = opened.merged_text("alt", "main")
+    merged = opened.review.merged_text("alt", "main")
     detect = statistics.median(timed(lambda: review.regions(base, ours, theirs, merged))[0]
                                for _ in range(WARM_RUNS))
     made = docs.merged(opened, "alt", "main", prefer="theirs")
@@ -150,7 +150,7 @@ def bench_merge(docs: Documents, bob: Identity, rng: random.Random) -> dict:
     fresh = Document.load(opened.objects(), identity=docs.ws.identity,
                           keys=opened.keys())
     assert fresh.text(fresh.heads("main")) == expected, "a replay reads another merge"
-    size = len(opened._objects[bytes.fromhex(made.commit)].raw)
+    size = len(opened.held.objects[bytes.fromhex(made.commit)].raw)
     return {"chars": len(ours), "commits_per_branch": MERGE_COMMITS,
             "conflicts": len(preview.conflicts), "regions": len(preview.regions),
             "detection_ms": round(detect, 1), "preview_cold_ms": cold, "preview_ms": warm,

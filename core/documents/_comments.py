@@ -41,6 +41,7 @@ from __future__ import annotations
 import os
 from bisect import bisect_left
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import nacl.secret
 import pycrdt
@@ -50,11 +51,14 @@ from ..encoding import ID_SIZE
 from ..identity import Identity
 from ..kinds import MAX_LIST, MAX_TEXT_BYTES
 from ..objects import MIN_ID_PREFIX, Object
-from ._commits import _Commits
+from ._held import COMMENT
 from ._live import TEXT, _Live
 from ._records import CommentInfo, CommentReply, DocumentError
 
-KIND = "doc/comment"
+if TYPE_CHECKING:
+    from ._document import Document
+
+KIND = COMMENT
 MAX_QUOTE = 1000  # codepoints of the commented words kept with a comment (the anchor has all)
 _AFTER, _BEFORE = 0x00, 0x41  # Assoc.AFTER (0) and BEFORE (-1) as lib0 signed varints
 _SCRATCH_CLIENT = 1  # the scratch copy is never edited: its client id makes nothing
@@ -259,27 +263,33 @@ def _shape(payload: object) -> str | None:
     return None
 
 
-class _Comments(_Commits):
-    """Comments on branches, on top of branches and commits."""
+class Comments:
+    """Comments on a document's branches (`doc.comments`): written with `add`, `reply` and
+    `resolve`, read with `on`."""
 
-    def _belongs(self, obj: Object) -> bool:
-        return super()._belongs(obj) or (obj.type == KIND and obj.stream != self.root.id)
+    def __init__(self, doc: Document) -> None:
+        self.held = doc.held
+        self.root = doc.root
+        self.root_branch = doc.root_branch
+        self.branch_keys = doc.branch_keys
+        self.commits = doc.commits
+        self.states = doc.states
 
     # Writing -------------------------------------------------------------------------------
 
-    def comment(self, identity: Identity, branch: str, start: int, end: int, text: str, *,
+    def add(self, identity: Identity, branch: str, start: int, end: int, text: str, *,
                 heads: Iterable[str] | None = None) -> str:
         """Comment on the characters [start, end) (codepoints) of `branch`'s text at `heads`
         (default: its heads now). Anyone who reads the branch may. Returns the comment's id."""
         _check_text(text)
-        branch_id = self._branch(branch)
-        at = list(self.heads(branch_id.hex()) if heads is None else heads)
-        on, ids = self._heads_of(at)
+        branch_id = self.root_branch.branch(branch)
+        at = list(self.commits.heads(branch_id.hex()) if heads is None else heads)
+        on, ids = self.commits.heads_of(at)
         if not ids:
             raise DocumentError("there is no text on that branch to comment on yet")
         if on != branch_id:
             raise DocumentError("those commits are not on that branch")
-        live = self._state(branch_id, ids)
+        live = self.states.at(branch_id, ids)
         value = live.value()
         if not 0 <= start < end <= len(value):
             raise DocumentError(f"a comment is on 1 or more characters of the text "
@@ -288,52 +298,52 @@ class _Comments(_Commits):
         payload = {"start": scratch.anchor(units.utf16(start), pycrdt.Assoc.AFTER),
                    "end": scratch.anchor(units.utf16(end), pycrdt.Assoc.BEFORE),
                    "quote": value[start:end][:MAX_QUOTE], "text": text}
-        return self._seal_comment(identity, branch_id, ids, payload).hex
+        return self._seal(identity, branch_id, ids, payload).hex
 
     def reply(self, identity: Identity, comment: str, text: str) -> str:
         """Answer a comment (a reply's id stands for its comment). Returns the reply's id."""
         _check_text(text)
         target = self._thread(comment)
-        return self._seal_comment(identity, target.stream, None,
+        return self._seal(identity, target.stream, None,
                                   {"reply": target.id, "text": text}).hex
 
     def resolve(self, identity: Identity, comment: str) -> str:
         """Resolve a comment: its author or an editor may. Returns the resolve's id."""
         target = self._thread(comment)
-        if identity.public_key != target.author and identity.public_key not in self.editors():
+        if identity.public_key != target.author and identity.public_key not in self.root_branch.editors():
             raise DocumentError("only the comment's author or an editor can resolve it")
         if self._resolves(target.stream).get(target.id):
             raise DocumentError("that comment is resolved already")
-        root = self._linkable(self._root_heads(), self._now())
-        return self._seal_comment(identity, target.stream, None,
+        root = self.held.linkable(self.root_branch.heads(), self.held.now())
+        return self._seal(identity, target.stream, None,
                                   {"resolve": target.id, "root": sorted(root)}).hex
 
-    def _seal_comment(self, identity: Identity, branch: bytes, at: Iterable[bytes] | None,
+    def _seal(self, identity: Identity, branch: bytes, at: Iterable[bytes] | None,
                       payload: dict) -> Object:
         """Box `payload` with the branch key an editor writes with, else the newest this holder
         reads with, and publish it linking to `at` (default: the branch's heads)."""
-        writing = self._writing(identity, branch)
+        writing = self.branch_keys.writing(identity, branch)
         if writing is None:
-            epoch = self._latest_epoch(branch)
+            epoch = self.branch_keys.latest_epoch(branch)
             if epoch is None:
                 raise DocumentError("you cannot read that branch, so you cannot comment on it")
-            writing = epoch, min(self._keys[(branch, epoch)])
+            writing = epoch, min(self.branch_keys.by_epoch[(branch, epoch)])
         epoch, key = writing
         nonce = os.urandom(nacl.secret.SecretBox.NONCE_SIZE)
         box = nacl.secret.SecretBox(key).encrypt(encoding.dumps(payload), nonce).ciphertext
-        links = at if at is not None else [bytes.fromhex(h) for h in self.heads(branch.hex())]
-        obj = self._publish(identity, KIND, branch, {"box": box, "epoch": epoch, "nonce": nonce},
+        links = at if at is not None else [bytes.fromhex(h) for h in self.commits.heads(branch.hex())]
+        obj = self.root_branch.publish(identity, KIND, branch, {"box": box, "epoch": epoch, "nonce": nonce},
                             links)
-        self._payloads[obj.id] = payload
+        self.held.payloads[obj.id] = payload
         return obj
 
     # Reading -------------------------------------------------------------------------------
 
-    def comments(self, branch: str = "main") -> list[CommentInfo]:
+    def on(self, branch: str = "main") -> list[CommentInfo]:
         """The branch's comments that count, each with its anchor where its words are in the
         text at the branch's heads (codepoints; None when detached), its replies (oldest
         first) and whether it is resolved: in the order of the text, detached ones last."""
-        branch_id = self._branch(branch)
+        branch_id = self.root_branch.branch(branch)
         found = self._counting(branch_id)
         threads = [(o, p) for o, kind, p in found if kind == "comment"]
         if not threads:
@@ -357,10 +367,10 @@ class _Comments(_Commits):
     def _places(self, branch: bytes, payloads: list[dict]) -> list[tuple[int | None, int | None]]:
         """Where each comment's words are in the text at the branch's heads."""
         detached = (None, None)
-        heads = frozenset(bytes.fromhex(h) for h in self.heads(branch.hex()))
+        heads = frozenset(bytes.fromhex(h) for h in self.commits.heads(branch.hex()))
         if not heads:
             return [detached] * len(payloads)
-        live = self._state(branch, heads)
+        live = self.states.at(branch, heads)
         try:
             scratch = _Scratch(live)
         except (ValueError, IndexError):  # content no text has: nothing to anchor to
@@ -378,18 +388,18 @@ class _Comments(_Commits):
     def _counting(self, branch: bytes) -> list[tuple[Object, str, dict]]:
         """The branch's comments, replies and resolves that count (see the module docstring)
         but for the resolver's rights, with their kind and payload, oldest first."""
-        objects = sorted((o for o in self._current(self._streams.get(branch, ()))
+        objects = sorted((o for o in self.held.current(self.held.streams.get(branch, ()))
                           if o.type == KIND), key=lambda o: (o.ts, o.id))
         if not objects:
             return []
-        refreshes = [(r.body["epoch"], r.ts) for r in self._in_root("doc/key-refresh")
-                     if r.body["branch"] == branch and self._counts(r)]
+        refreshes = [(r.body["epoch"], r.ts) for r in self.held.in_root("doc/key-refresh")
+                     if r.body["branch"] == branch and self.root_branch.counts(r)]
         found = []
         for obj in objects:
             epoch = obj.body["epoch"]
             if any(newer > epoch and ts < obj.ts for newer, ts in refreshes):
                 continue  # a key that a refresh had replaced by then
-            payload = self._comment_payload(obj)
+            payload = self._payload(obj)
             kind = _shape(payload)
             if kind is not None:
                 found.append((obj, kind, payload))
@@ -397,18 +407,18 @@ class _Comments(_Commits):
         return [(o, kind, p) for o, kind, p in found
                 if kind == "comment" or p.get("reply", p.get("resolve")) in threads]
 
-    def _comment_payload(self, obj: Object) -> dict | None:
+    def _payload(self, obj: Object) -> dict | None:
         """The payload in the box, decrypted once; None when no key held opens it."""
-        payload = self._payloads.get(obj.id)
-        if payload is None and self._keys.get((obj.stream, obj.body["epoch"])):
-            plain = self._open_box(obj.stream, obj.body["epoch"], obj.body["box"],
+        payload = self.held.payloads.get(obj.id)
+        if payload is None and self.branch_keys.by_epoch.get((obj.stream, obj.body["epoch"])):
+            plain = self.branch_keys.open_box(obj.stream, obj.body["epoch"], obj.body["box"],
                                    obj.body["nonce"])
             try:
                 payload = encoding.loads(plain) if plain is not None else None
             except encoding.EncodingError:
                 payload = None
-            self._payloads[obj.id] = payload if isinstance(payload, dict) else None
-        return self._payloads.get(obj.id)
+            self.held.payloads[obj.id] = payload if isinstance(payload, dict) else None
+        return self.held.payloads.get(obj.id)
 
     def _resolves(self, branch: bytes, found: list[tuple[Object, str, dict]] | None = None
                   ) -> dict[bytes, Object]:
@@ -427,9 +437,9 @@ class _Comments(_Commits):
     def _editor_in(self, key: bytes, root: list[bytes]) -> bool:
         """Whether `key` was an editor in the root state at `root`, and every removal of it is
         in that state (so one removed since counts for nothing where it was not seen)."""
-        index = self._index()
+        index = self.root_branch.index()
         before = frozenset().union(*(index.changes[h] for h in root if h in index.changes))
-        return key in self.editors(root) and all(
+        return key in self.root_branch.editors(root) and all(
             removal in before for removal, _ in index.removals.get(key, ()))
 
     def _thread(self, ref: str) -> Object:
@@ -438,13 +448,13 @@ class _Comments(_Commits):
         ref = ref.strip().lower()
         if len(ref) < MIN_ID_PREFIX:
             raise DocumentError(f"give at least {MIN_ID_PREFIX} hex digits of a comment's id")
-        matches = [o for oid, o in self._objects.items()
+        matches = [o for oid, o in self.held.objects.items()
                    if o.type == KIND and oid.hex().startswith(ref)]
         if len(matches) > 1:
             raise DocumentError(f"{ref!r} matches {len(matches)} comments; give more of it")
         obj = matches[0] if matches else None
         found = {o.id: (o, kind, p) for o, kind, p in self._counting(obj.stream)} \
-            if obj is not None and obj.stream in self._branch_ids() else {}
+            if obj is not None and obj.stream in self.root_branch.branch_ids() else {}
         if obj is not None and obj.id in found:
             _, kind, payload = found[obj.id]
             if kind == "comment":

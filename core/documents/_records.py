@@ -46,7 +46,7 @@ class RequestInfo:
 
 @dataclass(frozen=True)
 class CommentReply:
-    """A reply to a comment (`Document.reply`)."""
+    """A reply to a comment (`Comments.reply`)."""
 
     id: str
     author: bytes
@@ -56,7 +56,7 @@ class CommentReply:
 
 @dataclass(frozen=True)
 class CommentInfo:
-    """A comment on a range of a branch's text (`Document.comments`). `start` and `end` are
+    """A comment on a range of a branch's text (`Comments.on`). `start` and `end` are
     where its words are in the text at the branch's heads (codepoints); both None when it is
     detached: every word it was on was deleted (or has not arrived here)."""
 

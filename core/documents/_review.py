@@ -23,14 +23,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..causal import causal_order
 from ..identity import Identity
 from ..objects import Object
-from ._commits import _Commits
 from ._edits import MAX_COMMIT_BYTES, _check_edits, _chunk_updates
+from ._held import _Cache
 from ._live import _Live, _merge
 from ._records import DocumentError, Edit
+
+if TYPE_CHECKING:
+    from ._document import Document
 
 RESOLUTIONS = ("ours", "theirs", "both")
 REACHES_KEPT = 8  # pasts of versions kept (`_reach`): a preview's two branches and their base
@@ -69,9 +73,19 @@ class Changes:
         return "".join(r.text for r in self.runs)
 
 
-class _Review(_Commits):
-    """Versions across branches, changes with their authors, and merges, on top of branches
-    and commits."""
+class Review:
+    """Versions across branches, changes with their authors, and merges (`doc.review`), on
+    top of branches and commits."""
+
+    def __init__(self, doc: Document) -> None:
+        self.held = doc.held
+        self.root_branch = doc.root_branch
+        self.commits = doc.commits
+        self.states = doc.states
+        # Pasts walked across branches: (the cache and object count they were walked with,
+        # heads -> commit -> parents); None until one is asked for.
+        self._reaches: tuple[_Cache, int, dict[frozenset[bytes], dict[bytes, list[bytes]]]] \
+            | None = None
 
     # Versions across branches ---------------------------------------------------------------
 
@@ -82,7 +96,7 @@ class _Review(_Commits):
         if not parents and (fork := forks.get(commit.stream)) is not None:
             parents.extend(fork.body["at"])
         try:
-            payload = self._payload(commit)
+            payload = self.commits.payload(commit)
         except DocumentError:  # no key: what it merged is not known here
             return parents
         if payload.get("k") == "merge" and isinstance(merged := payload.get("m"), list):
@@ -103,8 +117,8 @@ class _Review(_Commits):
     def _reached(self) -> dict[frozenset[bytes], dict[bytes, list[bytes]]]:
         """The pasts kept, while the objects and caches are those they were walked with."""
         kept = self._reaches
-        if kept is None or kept[0] is not self._cache or kept[1] != len(self._objects):
-            kept = self._reaches = (self._cache, len(self._objects), {})
+        if kept is None or kept[0] is not self.held.cache or kept[1] != len(self.held.objects):
+            kept = self._reaches = (self.held.cache, len(self.held.objects), {})
         return kept[2]
 
     def _keep_reach(self, heads: frozenset[bytes],
@@ -116,16 +130,16 @@ class _Review(_Commits):
         return reach
 
     def _walk(self, heads: frozenset[bytes]) -> dict[bytes, list[bytes]]:
-        forks = {b.id: b for b in self._branch_objects()}
+        forks = {b.id: b for b in self.root_branch.branch_objects()}
         out: dict[bytes, list[bytes]] = {}
         stack = list(heads)
-        objects = self._objects
+        objects = self.held.objects
         while stack:
             oid = stack.pop()
             if oid in out:
                 continue
             obj = objects.get(oid)
-            if obj is None or obj.type != "doc/commit" or not self._visible(obj):
+            if obj is None or obj.type != "doc/commit" or not self.commits.visible(obj):
                 continue
             out[oid] = parents = self._parents(obj, forks)
             stack.extend(parents)
@@ -134,7 +148,7 @@ class _Review(_Commits):
     def _order(self, reach: dict[bytes, list[bytes]], ids: Iterable[bytes]) -> list[Object]:
         """Commits `ids` (all in `reach`) in causal order across branches, the earliest
         (ts, id) first among those ready."""
-        return causal_order((self._objects[c] for c in set(ids)), lambda c: reach[c.id])
+        return causal_order((self.held.objects[c] for c in set(ids)), lambda c: reach[c.id])
 
     @staticmethod
     def _tops(reach: dict[bytes, list[bytes]]) -> set[bytes]:
@@ -143,7 +157,7 @@ class _Review(_Commits):
         return set(reach) - below
 
     def _ids(self, commits: Iterable[str | bytes]) -> frozenset[bytes]:
-        return frozenset(self._commit(c).id for c in commits)
+        return frozenset(self.commits.find(c).id for c in commits)
 
     def common(self, a: Iterable[str], b: Iterable[str]) -> list[str]:
         """The latest commits (hex, sorted) in the past of both versions `a` and `b`: the
@@ -156,12 +170,12 @@ class _Review(_Commits):
 
     def branch_of(self, commit: str) -> str:
         """The id (hex) of the branch a commit (id or unique prefix) is on."""
-        return self._commit(commit).stream.hex()
+        return self.commits.find(commit).stream.hex()
 
     def merge_base(self, source: str, target: str) -> list[str]:
         """The common past of two branches that can be merged (`common` of their heads)."""
         self._mergeable(source, target)
-        return self.common(self.heads(source), self.heads(target))
+        return self.common(self.commits.heads(source), self.commits.heads(target))
 
     def _scratch(self, ids: frozenset[bytes]) -> _Live:
         """A new live state at version `ids` (commits on any branches), free to change: the
@@ -169,9 +183,9 @@ class _Review(_Commits):
         live = _Live.empty()
         by_branch: dict[bytes, set[bytes]] = {}
         for c in ids:
-            by_branch.setdefault(self._objects[c].stream, set()).add(c)
+            by_branch.setdefault(self.held.objects[c].stream, set()).add(c)
         for branch, heads in sorted(by_branch.items()):
-            live.absorb(self._state(branch, frozenset(heads)).doc.get_update())
+            live.absorb(self.states.at(branch, frozenset(heads)).doc.get_update())
         live.heads = ids
         return live
 
@@ -179,9 +193,11 @@ class _Review(_Commits):
         """The text at a set of commits on any branches (the union of their pasts); the empty
         set is the empty document."""
         ids = self._ids(commits)
-        branches = {self._objects[c].stream for c in ids}
-        if len(branches) <= 1:
-            return self.text([c.hex() for c in ids])
+        branches = {self.held.objects[c].stream for c in ids}
+        if not ids:
+            return ""
+        if len(branches) == 1:
+            return self.states.at(branches.pop(), ids).value()
         return self._scratch(ids).value()
 
     # Who changed what -------------------------------------------------------------------------
@@ -216,7 +232,7 @@ class _Review(_Commits):
         groups: list[tuple[bytes, list[bytes]]] = []
         for commit in commits:
             try:
-                update = self._payload(commit)["u"]
+                update = self.commits.payload(commit)["u"]
             except DocumentError:
                 continue
             if not update:
@@ -232,7 +248,7 @@ class _Review(_Commits):
     def _lineage(self, branch: bytes) -> list[bytes]:
         """The branch and the branches it was forked from, nearest first."""
         chain = []
-        forks = {b.id: b for b in self._branch_objects()}
+        forks = {b.id: b for b in self.root_branch.branch_objects()}
         while branch in forks and branch not in chain:
             chain.append(branch)
             branch = forks[branch].body["source"]
@@ -240,7 +256,7 @@ class _Review(_Commits):
 
     def _mergeable(self, source: str, target: str) -> tuple[bytes, bytes]:
         """The two branches' ids, if `source` can be merged into `target`."""
-        source_id, target_id = self._branch(source), self._branch(target)
+        source_id, target_id = self.root_branch.branch(source), self.root_branch.branch(target)
         if source_id == target_id:
             raise DocumentError("a branch cannot be merged into itself")
         if not set(self._lineage(source_id)) & set(self._lineage(target_id)):
@@ -250,7 +266,7 @@ class _Review(_Commits):
     def merged_text(self, source: str, target: str) -> str:
         """What `merge` without edits would make `target` read: its text joined with
         `source`'s by the CRDT alone."""
-        return self.version_text(self.heads(source) + self.heads(target))
+        return self.version_text(self.commits.heads(source) + self.commits.heads(target))
 
     def merge(self, identity: Identity, source: str, target: str, *,
               edits: Iterable[Edit] = (), resolutions: Iterable[str] = ()) -> str:
@@ -259,16 +275,16 @@ class _Review(_Commits):
         commit: the conflicts' resolutions, one of RESOLUTIONS each, recorded in the payload.
         Changes too large for one object (branches that went apart for long) become a chain of
         merge commits, the last carrying the resolutions. Returns the (last) commit id."""
-        self._require_editor(identity)
+        self.root_branch.require_editor(identity)
         source_id, target_id = self._mergeable(source, target)
         resolutions = list(resolutions)
         if any(r not in RESOLUTIONS for r in resolutions):
             raise DocumentError(f"a conflict is resolved by one of {', '.join(RESOLUTIONS)}")
         edits = list(edits)
-        source_heads = [bytes.fromhex(h) for h in self.heads(source_id.hex())]
-        target_heads = frozenset(bytes.fromhex(h) for h in self.heads(target_id.hex()))
-        live = self._state(target_id, target_heads)
-        theirs = self._state(source_id, frozenset(source_heads))
+        source_heads = [bytes.fromhex(h) for h in self.commits.heads(source_id.hex())]
+        target_heads = frozenset(bytes.fromhex(h) for h in self.commits.heads(target_id.hex()))
+        live = self.states.at(target_id, target_heads)
+        theirs = self.states.at(source_id, frozenset(source_heads))
         update = theirs.doc.get_update(live.doc.get_state())
         payload: dict = {"k": "merge", "m": source_heads}
         if resolutions:
@@ -284,15 +300,15 @@ class _Review(_Commits):
             parents = target_heads
             for n, part in enumerate(parts):
                 last = n == len(parts) - 1
-                obj = self._seal_commit(identity, target_id, parents,
+                obj = self.commits.seal(identity, target_id, parents,
                                         {"u": part, **(payload if last else {"k": "merge",
                                                                              "m": source_heads})})
                 parents = frozenset([obj.id])
         except BaseException:
-            self._drop(target_id, live)  # the live text ran ahead of what was committed
+            self.states.drop(target_id, live)  # the live text ran ahead of what was committed
             raise
         live.advance(obj.id)
-        self._use(target_id, live, own=True)
+        self.states.use(target_id, live, own=True)
         return obj.hex
 
     def _lacked(self, source: frozenset[bytes], target: frozenset[bytes]) -> list[bytes]:
@@ -300,11 +316,11 @@ class _Review(_Commits):
         order, merged into as few as fit in a commit each: what a merge carries, cut up."""
         ahead, behind = self._reach(source), self._reach(target)
         order = self._order(ahead, ahead.keys() - behind.keys())
-        return _chunk_updates([u for c in order if (u := self._payload(c)["u"])])
+        return _chunk_updates([u for c in order if (u := self.commits.payload(c)["u"])])
 
     def resolutions(self, commit: str) -> list[str]:
         """How a merge commit resolved the conflicts it found (empty: it found none)."""
-        found = self._payload(self._commit(commit)).get("c")
+        found = self.commits.payload(self.commits.find(commit)).get("c")
         return [r for r in found if r in RESOLUTIONS] if isinstance(found, list) else []
 
 

@@ -16,12 +16,16 @@ version that does not know it reads such a document as editable by those listed 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from ..causal import causal_order
 from ..identity import Identity
 from ..objects import Object, authored
-from ._base import _Cache, _DocumentBase, _RootIndex
+from ._held import _Cache, _RootIndex
 from ._records import DocumentError, RequestInfo
+
+if TYPE_CHECKING:
+    from ._document import Document
 
 VISIBILITIES = ("workspace", "private")
 # Root kinds that count from the creator alone, and those that count from any member.
@@ -30,125 +34,127 @@ EDITING = ("workspace", "listed")
 _MEMBER_KINDS = ("doc/edit-request",)
 
 
-class _RootBranch(_DocumentBase):
-    """A document's root-branch state, on top of what it holds."""
+class RootBranch:
+    """A document's root-branch state (`doc.root_branch`): publishing, who counts, who edits,
+    title, visibility, requests to edit, branches, main, tags."""
 
+    def __init__(self, doc: Document) -> None:
+        self.doc = doc
+        self.held = doc.held
+        self.root = doc.root
     # Publishing: new objects and the caches they change ---------------------------------------
 
-    def _publish(self, identity: Identity, kind: str, stream: bytes, body: dict,
+    def publish(self, identity: Identity, kind: str, stream: bytes, body: dict,
                  links: Iterable[bytes]) -> Object:
-        heads = [(i, self._objects[i].ts) for i in set(links) if i in self._objects]
-        now = self._now() if self._clock is not None else max((t for _, t in heads), default=0)
+        heads = [(i, self.held.objects[i].ts) for i in set(links) if i in self.held.objects]
+        now = self.held.now() if self.held.clock is not None else max((t for _, t in heads), default=0)
         obj = authored(identity, kind, stream=stream, body=body, now_ms=now, heads=heads)
-        self._store(obj)
-        self._new.append(obj)
+        self.held.store(obj)
+        self.held.new.append(obj)
         if kind == "doc/commit":  # a new commit changes its branch's heads and nothing else
-            self._cache.heads.pop(stream, None)
+            self.held.cache.heads.pop(stream, None)
         elif stream == self.root.id and kind not in ("doc/editors", "doc/editing") \
-                and self._cache.index is not None:
+                and self.held.cache.index is not None:
             self._extend_index(obj)
         else:
-            self._cache = _Cache()
+            self.held.cache = _Cache()
         return obj
 
-    def _root_publish(self, identity: Identity, kind: str, body: dict) -> Object:
-        return self._publish(identity, kind, self.root.id, body, self._root_heads())
+    def publish_root(self, identity: Identity, kind: str, body: dict) -> Object:
+        return self.publish(identity, kind, self.root.id, body, self.heads())
 
     # The root branch: editors, title, branches, main, tags ------------------------------------
 
-    def _in_root(self, kind: str) -> list[Object]:
-        return self._root_kinds.get(kind, [])
-
-    def _is_change(self, obj: Object) -> bool:
+    def is_change(self, obj: Object) -> bool:
         return obj.type == "doc/editors" and obj.author == self.root.author
 
-    def _is_root_change(self, obj: Object) -> bool:
+    def is_root_change(self, obj: Object) -> bool:
         """A change of who edits: the creator's editors changes and editing modes."""
         return obj.type in ("doc/editors", "doc/editing") and obj.author == self.root.author
 
     def _inherit(self, changes: dict[bytes, frozenset[bytes]], obj: Object) -> frozenset[bytes]:
         parents = {changes[link] for link in obj.links if link in changes}
-        own = frozenset([obj.id]) if self._is_root_change(obj) else frozenset()
+        own = frozenset([obj.id]) if self.is_root_change(obj) else frozenset()
         if len(parents) == 1 and not own:
             return parents.pop()
         return own.union(*parents)
 
-    def _index(self) -> _RootIndex:
-        index = self._cache.index
+    def index(self) -> _RootIndex:
+        index = self.held.cache.index
         if index is None:
-            members = self._streams.get(self.root.id, [])
+            members = self.held.streams.get(self.root.id, [])
             # Who is an editor where may change when a root object linked to arrives.
-            self._cache.waiting.update(link for o in members for link in o.links
-                                       if link not in self._objects)
+            self.held.cache.waiting.update(link for o in members for link in o.links
+                                       if link not in self.held.objects)
             changes: dict[bytes, frozenset[bytes]] = {}
             for obj in causal_order(members):
                 changes[obj.id] = self._inherit(changes, obj)
             removals: dict[bytes, list[tuple[bytes, frozenset[bytes]]]] = {}
-            for obj in self._in_root("doc/editors"):
-                if self._is_change(obj) and obj.body["remove"]:
-                    past = frozenset(o.id for o in self._past([obj.id], self.root.id))
+            for obj in self.held.in_root("doc/editors"):
+                if self.is_change(obj) and obj.body["remove"]:
+                    past = frozenset(o.id for o in self.held.past([obj.id], self.root.id))
                     for key in obj.body["remove"]:
                         removals.setdefault(key, []).append((obj.id, past))
             every = frozenset(o.id for kind in ("doc/editors", "doc/editing")
-                              for o in self._in_root(kind) if self._is_root_change(o))
-            index = self._cache.index = _RootIndex(changes, every, removals)
+                              for o in self.held.in_root(kind) if self.is_root_change(o))
+            index = self.held.cache.index = _RootIndex(changes, every, removals)
         return index
 
     def _extend_index(self, obj: Object) -> None:
         """Take in a root object just made here (no editor change): nothing links to it yet."""
-        index = self._index()
+        index = self.index()
         index.changes[obj.id] = self._inherit(index.changes, obj)
-        if index.heads is not None and self._counts(obj):
+        if index.heads is not None and self.counts(obj):
             index.heads.difference_update(obj.links)
             index.heads.add(obj.id)
-        self._cache.branches = self._cache.branch_ids = self._cache.main = None
-        self._cache.sealed.clear()
+        self.held.cache.branches = self.held.cache.branch_ids = self.held.cache.main = None
+        self.held.cache.sealed.clear()
 
-    def _counts(self, obj: Object) -> bool:
+    def counts(self, obj: Object) -> bool:
         """Whether a root-branch object takes effect. Editors, titles and visibility: the
         creator's only. Requests to edit: any member's (they ask for nothing but attention).
         Others: its author was an editor in the root state it names, and each removal of its
         author either is in its causal past or acknowledges it (so what a removed editor makes
         in a stale view, or dates before the removal without it being seen, counts for nothing).
         """
-        found = self._cache.counts.get(obj.id)
+        found = self.held.cache.counts.get(obj.id)
         if found is None:
             if obj.type in _CREATOR_KINDS:
                 found = obj.author == self.root.author
             elif obj.type in _MEMBER_KINDS:
                 found = True
             else:
-                index = self._index()
+                index = self.index()
                 before = index.changes.get(obj.id, frozenset())
                 found = obj.author in self.editors(obj.links) and all(
                     removal in before or obj.id in past
                     for removal, past in index.removals.get(obj.author, ()))
-            self._cache.counts[obj.id] = found
+            self.held.cache.counts[obj.id] = found
         return found
 
-    def _root_heads(self) -> list[bytes]:
+    def heads(self) -> list[bytes]:
         """Heads of the root branch among the objects that count: what a new one acknowledges."""
-        index = self._index()
+        index = self.index()
         if index.heads is None:
-            counting = [o for o in self._streams.get(self.root.id, []) if self._counts(o)]
+            counting = [o for o in self.held.streams.get(self.root.id, []) if self.counts(o)]
             linked = {link for o in counting for link in o.links}
             index.heads = {o.id for o in counting if o.id not in linked}
         return sorted(index.heads)
 
     def _editing(self, root_heads: Iterable[bytes] | None) -> tuple[frozenset[bytes], bool]:
         """(editors listed, whether every member edits) in the root state at `root_heads`."""
-        index = self._index()
+        index = self.index()
         if root_heads is None:
             changes = index.every_change
         else:
             found = {index.changes[h] for h in root_heads if h in index.changes}
             changes = found.pop() if len(found) == 1 else frozenset().union(*found)
-        state = self._cache.editors.get(changes)
+        state = self.held.cache.editors.get(changes)
         if state is None:
             current = set(self.root.body["editors"])
             # Concurrent modes (never made by one creator at once): the later (ts, id) wins.
             modes = []
-            for change in causal_order(self._objects[c] for c in changes):
+            for change in causal_order(self.held.objects[c] for c in changes):
                 if change.type == "doc/editing":  # only the creator's changes are here
                     modes.append(change)
                     continue
@@ -156,14 +162,14 @@ class _RootBranch(_DocumentBase):
                 current.difference_update(change.body["remove"])
             latest = max(modes, key=lambda o: (o.ts, o.id), default=None)
             everyone = latest is not None and latest.body["mode"] == "workspace"
-            state = self._cache.editors[changes] = (frozenset(current), everyone)
+            state = self.held.cache.editors[changes] = (frozenset(current), everyone)
         return state
 
     def editors(self, root_heads: Iterable[bytes] | None = None) -> frozenset[bytes]:
         """Editors in the root-branch state at `root_heads` (default: everything held): those
         listed, and every member while the document is workspace-editable there."""
         listed, everyone = self._editing(root_heads)
-        return listed | self.members if everyone else listed
+        return listed | self.doc.members if everyone else listed
 
     def listed_editors(self) -> frozenset[bytes]:
         """The editors the creator listed (whatever the editing mode)."""
@@ -174,23 +180,23 @@ class _RootBranch(_DocumentBase):
         """"workspace" (every member edits) or "listed" (the editors listed alone)."""
         return "workspace" if self._editing(None)[1] else "listed"
 
-    def _require_editor(self, identity: Identity) -> None:
+    def require_editor(self, identity: Identity) -> None:
         if identity.public_key not in self.editors():
             raise DocumentError("only the document's editors can do that")
 
-    def _require_creator(self, identity: Identity) -> None:
+    def require_creator(self, identity: Identity) -> None:
         if identity.public_key != self.root.author:
             raise DocumentError("only the document's creator can do that")
 
     @property
     def title(self) -> str:
-        titles = [o for o in self._current(self._in_root("doc/title")) if self._counts(o)]
+        titles = [o for o in self.held.current(self.held.in_root("doc/title")) if self.counts(o)]
         return max(titles, key=lambda o: (o.ts, o.id)).body["title"] if titles else \
             self.root.body["title"]
 
     def rename(self, identity: Identity, title: str) -> None:
-        self._require_creator(identity)
-        self._root_publish(identity, "doc/title", {"title": title})
+        self.require_creator(identity)
+        self.publish_root(identity, "doc/title", {"title": title})
 
     # Visibility ------------------------------------------------------------------------------
 
@@ -199,7 +205,7 @@ class _RootBranch(_DocumentBase):
         """"workspace" (every member reads every branch) or "private" (editors and capability
         holders): the creator's latest `doc/visibility`; a document with none is private, as
         every document made before visibility existed was."""
-        modes = [o for o in self._current(self._in_root("doc/visibility")) if self._counts(o)]
+        modes = [o for o in self.held.current(self.held.in_root("doc/visibility")) if self.counts(o)]
         return max(modes, key=lambda o: (o.ts, o.id)).body["mode"] if modes else "private"
 
     # Requests to edit ------------------------------------------------------------------------
@@ -209,15 +215,15 @@ class _RootBranch(_DocumentBase):
         editors, and whom no editor change of the creator has answered (added or removed them
         with the request in its causal past: a removed editor's old request stays closed)."""
         latest: dict[bytes, Object] = {}
-        for request in self._current(self._in_root("doc/edit-request")):
+        for request in self.held.current(self.held.in_root("doc/edit-request")):
             known = latest.get(request.author)
             if known is None or (request.ts, request.id) > (known.ts, known.id):
                 latest[request.author] = request
         editors = self.editors()
         wanted = {a for a, r in latest.items() if r.body["open"] and a not in editors}
-        answers = [c for c in self._in_root("doc/editors") if self._is_change(c)
+        answers = [c for c in self.held.in_root("doc/editors") if self.is_change(c)
                    and wanted & set(c.body["add"] + c.body["remove"])]
-        pasts = {c.id: {o.id for o in self._past([c.id], self.root.id)} for c in answers}
+        pasts = {c.id: {o.id for o in self.held.past([c.id], self.root.id)} for c in answers}
         return {a: r for a, r in latest.items() if a in wanted and not any(
             a in c.body["add"] + c.body["remove"] and r.id in pasts[c.id] for c in answers)}
 
@@ -232,47 +238,47 @@ class _RootBranch(_DocumentBase):
             raise DocumentError("you are an editor of this document already")
         if identity.public_key in self._open_requests():
             raise DocumentError("you have asked already; an editor sees your request")
-        self._root_publish(identity, "doc/edit-request", {"note": note, "open": True})
+        self.publish_root(identity, "doc/edit-request", {"note": note, "open": True})
 
     def withdraw_request(self, identity: Identity) -> None:
         if identity.public_key not in self._open_requests():
             raise DocumentError("you have no open request to edit this document")
-        self._root_publish(identity, "doc/edit-request", {"note": "", "open": False})
+        self.publish_root(identity, "doc/edit-request", {"note": "", "open": False})
 
-    def _branch_objects(self) -> list[Object]:
-        if self._cache.branches is None:
-            self._cache.branches = sorted(
-                (o for o in self._in_root("doc/branch") if self._counts(o)),
+    def branch_objects(self) -> list[Object]:
+        if self.held.cache.branches is None:
+            self.held.cache.branches = sorted(
+                (o for o in self.held.in_root("doc/branch") if self.counts(o)),
                 key=lambda o: (o.ts, o.id))
-        return self._cache.branches
+        return self.held.cache.branches
 
-    def _branch_ids(self) -> frozenset[bytes]:
-        if self._cache.branch_ids is None:
-            self._cache.branch_ids = frozenset(b.id for b in self._branch_objects())
-        return self._cache.branch_ids
+    def branch_ids(self) -> frozenset[bytes]:
+        if self.held.cache.branch_ids is None:
+            self.held.cache.branch_ids = frozenset(b.id for b in self.branch_objects())
+        return self.held.cache.branch_ids
 
-    def _main(self) -> bytes | None:
-        horizon = self._horizon()
-        found = self._cache.main
+    def main(self) -> bytes | None:
+        horizon = self.held.horizon()
+        found = self.held.cache.main
         if found is not None and (found[1] is None or horizon is None or horizon < found[1]):
             return found[0]
-        branches = self._branch_ids()
-        pointers = [o for o in self._in_root("doc/main")
-                    if self._counts(o) and o.body["branch"] in branches]
+        branches = self.branch_ids()
+        pointers = [o for o in self.held.in_root("doc/main")
+                    if self.counts(o) and o.body["branch"] in branches]
         later = [o.ts for o in pointers if horizon is not None and o.ts > horizon]
         pointers = [o for o in pointers if horizon is None or o.ts <= horizon]
         if pointers:
             main = max(pointers, key=lambda o: (o.ts, o.id)).body["branch"]
         else:
-            first = [b for b in self._branch_objects() if b.body["name"] == "main"]
+            first = [b for b in self.branch_objects() if b.body["name"] == "main"]
             main = first[0].id if first else None
-        self._cache.main = (main, min(later, default=None))
+        self.held.cache.main = (main, min(later, default=None))
         return main
 
-    def _branch(self, name_or_id: str) -> bytes:
+    def branch(self, name_or_id: str) -> bytes:
         """A branch by name ("main" follows set_main) or by hex id."""
-        branches = self._branch_objects()
-        if name_or_id == "main" and (main := self._main()) is not None:
+        branches = self.branch_objects()
+        if name_or_id == "main" and (main := self.main()) is not None:
             return main
         for branch in branches:
             if branch.id.hex() == name_or_id:
@@ -284,13 +290,13 @@ class _RootBranch(_DocumentBase):
 
     def set_main(self, identity: Identity, branch: str) -> None:
         """Make `branch` the document's main (what opens by default)."""
-        self._require_editor(identity)
-        self._root_publish(identity, "doc/main", {"branch": self._branch(branch)})
+        self.require_editor(identity)
+        self.publish_root(identity, "doc/main", {"branch": self.branch(branch)})
 
     def tags(self) -> dict[str, str]:
         latest: dict[str, Object] = {}
-        for tag in self._current(self._in_root("doc/tag")):
-            if self._counts(tag):
+        for tag in self.held.current(self.held.in_root("doc/tag")):
+            if self.counts(tag):
                 current = latest.get(tag.body["name"])
                 if current is None or (tag.ts, tag.id) > (current.ts, current.id):
                     latest[tag.body["name"]] = tag

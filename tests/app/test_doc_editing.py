@@ -124,8 +124,8 @@ def test_a_key_a_member_dated_ahead_before_their_removal_is_not_written_with_aft
     # client may: it is within the horizon), so that it would pass for one made after.
     docs = Documents(c)
     planted = docs.open(doc.root.id)
-    now = planted._clock()
-    planted._clock = lambda: now + 5 * 24 * 3600 * 1000
+    now = planted.held.clock()
+    planted.held.clock = lambda: now + 5 * 24 * 3600 * 1000
     planted.refresh_key(c.identity, "main")
     docs.save(planted)
     share(c, a, b)

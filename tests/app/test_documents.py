@@ -21,7 +21,8 @@ from app.documents import Documents, minimal_edits
 from app.paths import Paths
 from app.workspace import Workspace, WorkspaceError
 from core import encoding
-from core.documents import Document, DocumentError
+from core.documents import DocumentError
+from core.documents._commits import Commits
 from storage import Replica
 from tests.support import FakeClock
 
@@ -187,7 +188,7 @@ def test_reopening_uses_the_encrypted_cache(alice: Paths, monkeypatch) -> None:
     with opened(alice) as (_, docs), monkeypatch.context() as patch:
         def refuse(self, commit):
             raise AssertionError("opened by replaying commits although a cache was saved")
-        patch.setattr(Document, "_payload", refuse)
+        patch.setattr(Commits, "payload", refuse)
         again = docs.open(doc_id)
         assert again.text(again.heads(main)) == "cached text ✓"
         assert again.text(again.heads(draft)) == "draft text ✓"

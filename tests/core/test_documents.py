@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from core import encoding
 from core.causal import heads as causal_heads
 from core.documents import CAP_PREFIX, Capability, Document, DocumentError
+from core.documents._commits import Commits
 from core.errors import InvalidObject
 from core.identity import Identity
 from core.objects import Object, build
@@ -342,7 +343,7 @@ def test_fork_at_an_older_commit_then_merge(history_doc) -> None:
     assert doc.text([d1]) == "ZERO alpha"
     assert doc.text([m1]) == "alpha beta gamma delta"
 
-    merged = doc.merge(ALICE, "draft", "main")
+    merged = doc.review.merge(ALICE, "draft", "main")
     assert doc.heads("main") == [merged]
     assert doc.text([merged]) == "ZERO alpha beta gamma delta"
     last = doc.history("main")[-1]
@@ -351,9 +352,9 @@ def test_fork_at_an_older_commit_then_merge(history_doc) -> None:
 
     # Merging again after more work on both sides brings only what is new.
     doc.commit(ALICE, [(5, 0, "!")], doc.heads("draft"), branch="draft")
-    back = doc.merge(ALICE, "main", "draft")
+    back = doc.review.merge(ALICE, "main", "draft")
     assert doc.text([back]) == "ZERO !alpha beta gamma delta"
-    again = doc.merge(ALICE, "draft", "main")
+    again = doc.review.merge(ALICE, "draft", "main")
     assert doc.text([again]) == "ZERO !alpha beta gamma delta"
 
     # Another computer replays the same from the objects alone.
@@ -364,7 +365,7 @@ def test_fork_at_an_older_commit_then_merge(history_doc) -> None:
     assert [b.name for b in fresh.branches()] == ["main", "draft"]
 
     with pytest.raises(DocumentError, match="itself"):
-        doc.merge(ALICE, "draft", "draft")
+        doc.review.merge(ALICE, "draft", "draft")
     with pytest.raises(DocumentError):
         doc.fork(ALICE, "draft", "bad", at=[c2])  # c2 is not a commit of draft
     with pytest.raises(DocumentError):
@@ -747,7 +748,7 @@ def test_snapshot_round_trip_and_continuing_to_commit(monkeypatch) -> None:
     with monkeypatch.context() as patch:
         def refuse(self, commit):
             raise AssertionError("replayed a commit although a snapshot was given")
-        patch.setattr(Document, "_payload", refuse)
+        patch.setattr(Commits, "payload", refuse)
         assert loaded.text(loaded.heads("main")) == "one, 😀 two"
         assert loaded.text(loaded.heads("draft")) == "D:one, 😀 two"
     # Continuing from a snapshot makes commits every other replica reads the same.

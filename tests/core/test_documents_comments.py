@@ -58,11 +58,11 @@ def shared(text: str = f"héllo 😀 {WORDS} and the rest 日本語") -> Documen
 
 def on_words(doc: Document, words: str = WORDS, text: str = "nice") -> str:
     start = doc.text(doc.heads()).index(words)
-    return doc.comment(ALICE, "main", start, start + len(words), text)
+    return doc.comments.add(ALICE, "main", start, start + len(words), text)
 
 
 def place(doc: Document, comment: str) -> tuple[int | None, int | None]:
-    [found] = [c for c in doc.comments() if c.id == comment]
+    [found] = [c for c in doc.comments.on() if c.id == comment]
     return found.start, found.end
 
 
@@ -101,7 +101,7 @@ def test_an_anchor_follows_its_words_through_another_members_edits_before_and_af
     assert doc.text(doc.heads()).index(WORDS) != before.index(WORDS)
     for holder in (doc, bob, reader(doc.objects(), identity=CAROL)):
         assert words_at(holder, comment) == WORDS
-    [info] = doc.comments()
+    [info] = doc.comments.on()
     assert (info.quote, info.text, info.author, info.detached) == (WORDS, "nice",
                                                                    ALICE.public_key, False)
 
@@ -138,43 +138,43 @@ def test_deleting_every_word_detaches_the_comment_and_deleting_some_shrinks_it()
     assert words_at(doc, comment) == WORDS[len("brave "):]
     start, end = place(doc, comment)
     doc.commit(ALICE, [(start, end - start, "")], doc.heads())
-    [info] = doc.comments()
+    [info] = doc.comments.on()
     assert info.detached and (info.start, info.end) == (None, None)
     assert info.quote == WORDS  # still says what it was on
     doc.commit(ALICE, [(0, 0, WORDS)], doc.heads())  # the same words typed again are others
-    assert doc.comments()[0].detached
+    assert doc.comments.on()[0].detached
 
 
 def test_comments_list_in_the_order_of_the_text_detached_last() -> None:
     doc = shared("one two three four")
     three, one, two = (on_words(doc, w) for w in ("three", "one", "two"))
     doc.commit(ALICE, [(doc.text(doc.heads()).index("two"), 3, "")], doc.heads())
-    assert [c.id for c in doc.comments()] == [one, three, two]
+    assert [c.id for c in doc.comments.on()] == [one, three, two]
 
 
 def test_a_comment_at_older_heads_anchors_on_the_text_it_saw() -> None:
     doc = shared("alpha beta")
     old = doc.heads()
     doc.commit(ALICE, [(0, 0, "gamma ")], doc.heads())
-    comment = doc.comment(ALICE, "main", 0, 5, "on alpha", heads=old)  # "alpha" back then
+    comment = doc.comments.add(ALICE, "main", 0, 5, "on alpha", heads=old)  # "alpha" back then
     assert words_at(doc, comment) == "alpha"
 
 
 def test_refused_comments() -> None:
     doc = shared("some text")
     with pytest.raises(DocumentError, match="1 or more characters"):
-        doc.comment(ALICE, "main", 3, 3, "empty range")
+        doc.comments.add(ALICE, "main", 3, 3, "empty range")
     with pytest.raises(DocumentError, match="1 or more characters"):
-        doc.comment(ALICE, "main", 0, 99, "beyond")
+        doc.comments.add(ALICE, "main", 0, 99, "beyond")
     with pytest.raises(DocumentError, match="some text"):
-        doc.comment(ALICE, "main", 0, 4, "  ")
+        doc.comments.add(ALICE, "main", 0, 4, "  ")
     with pytest.raises(DocumentError, match="4096"):
-        doc.comment(ALICE, "main", 0, 4, "x" * 4097)
+        doc.comments.add(ALICE, "main", 0, 4, "x" * 4097)
     empty = Document.create(ALICE, "Empty", clock=counting_clock(), secret=SECRET)
     with pytest.raises(DocumentError, match="no text"):
-        empty.comment(ALICE, "main", 0, 1, "nothing here")
+        empty.comments.add(ALICE, "main", 0, 1, "nothing here")
     with pytest.raises(DocumentError, match="no comment"):
-        doc.reply(ALICE, "abcdef12", "to nothing")
+        doc.comments.reply(ALICE, "abcdef12", "to nothing")
 
 
 # Who may comment, reply and resolve ------------------------------------------------------------
@@ -183,18 +183,18 @@ def test_a_reader_comments_and_replies_and_the_envelope_hides_what_it_says() -> 
     doc = shared()
     carol = reader(doc.objects(), identity=CAROL)  # a member who is no editor
     start = carol.text(carol.heads()).index("rest")
-    comment = carol.comment(CAROL, "main", start, start + 4, f"typo? {MARKER}")
+    comment = carol.comments.add(CAROL, "main", start, start + 4, f"typo? {MARKER}")
     doc.drain()
     with pytest.raises(DocumentError, match="no comment"):
-        doc.reply(ALICE, comment[:10], "not here yet")
+        doc.comments.reply(ALICE, comment[:10], "not here yet")
     doc.add(carol.drain())
-    doc.reply(ALICE, comment[:10], "fixed")  # a prefix names it
+    doc.comments.reply(ALICE, comment[:10], "fixed")  # a prefix names it
     made = doc.drain()
     assert [o.type for o in made] == ["doc/comment"]
     for obj in [*carol.objects(), *made]:
         assert MARKER.encode() not in obj.raw and b"rest" not in obj.raw
     carol.add(made)
-    [info] = carol.comments()
+    [info] = carol.comments.on()
     assert info.author == CAROL.public_key and info.text == f"typo? {MARKER}"
     assert [(r.author, r.text) for r in info.replies] == [(ALICE.public_key, "fixed")]
 
@@ -205,46 +205,46 @@ def test_without_the_branch_key_there_is_no_commenting_and_nothing_to_see() -> N
     on_words(doc, "figures")
     outsider = reader(doc.objects(), identity=MALLORY)
     with pytest.raises(DocumentError, match="read key"):
-        outsider.comment(MALLORY, "main", 0, 3, "let me in")
-    assert outsider.comments() == []
-    assert len(doc.comments()) == 1
+        outsider.comments.add(MALLORY, "main", 0, 3, "let me in")
+    assert outsider.comments.on() == []
+    assert len(doc.comments.on()) == 1
 
 
 def test_only_the_author_or_an_editor_resolves() -> None:
     doc = shared()
     carol = reader(doc.objects(), identity=CAROL)
     start = carol.text(carol.heads()).index("rest")
-    mine = carol.comment(CAROL, "main", start, start + 4, "carol's")
+    mine = carol.comments.add(CAROL, "main", start, start + 4, "carol's")
     alices = on_words(doc)
     doc.add(carol.drain())
     carol.add(doc.drain())
     with pytest.raises(DocumentError, match="author or an editor"):
-        carol.resolve(CAROL, alices)
+        carol.comments.resolve(CAROL, alices)
     # A modified client publishes it anyway: it does not count.
-    carol._seal_comment(CAROL, bytes.fromhex(carol.comments()[0].branch), None,
+    carol.comments._seal(CAROL, bytes.fromhex(carol.comments.on()[0].branch), None,
                         {"resolve": bytes.fromhex(alices), "root": []})
-    carol.resolve(CAROL, mine)  # her own
+    carol.comments.resolve(CAROL, mine)  # her own
     bob = reader(doc.objects())
     bob.add(carol.drain())
-    resolved = {c.id: c.resolved_by for c in bob.comments()}
+    resolved = {c.id: c.resolved_by for c in bob.comments.on()}
     assert resolved == {alices: None, mine: CAROL.public_key}
-    bob.resolve(BOB, alices)  # an editor resolves anyone's
-    assert all(c.resolved for c in bob.comments())
+    bob.comments.resolve(BOB, alices)  # an editor resolves anyone's
+    assert all(c.resolved for c in bob.comments.on())
     with pytest.raises(DocumentError, match="resolved already"):
-        bob.resolve(BOB, alices)
+        bob.comments.resolve(BOB, alices)
 
 
 def test_a_removed_editors_resolve_in_a_view_from_before_the_removal_does_not_count() -> None:
     doc = shared()
     comment = on_words(doc)
     bob = reader(doc.objects())
-    stale = bob._root_heads()  # bob's view, in which he is an editor
+    stale = bob.root_branch.heads()  # bob's view, in which he is an editor
     doc.remove_editor(ALICE, BOB.public_key)  # a workspace document: bob still reads it
     bob.add(doc.objects())
-    branch = bytes.fromhex(doc.comments()[0].branch)
-    bob._seal_comment(BOB, branch, None, {"resolve": bytes.fromhex(comment), "root": stale})
+    branch = bytes.fromhex(doc.comments.on()[0].branch)
+    bob.comments._seal(BOB, branch, None, {"resolve": bytes.fromhex(comment), "root": stale})
     doc.add(bob.drain())
-    assert not doc.comments()[0].resolved
+    assert not doc.comments.on()[0].resolved
 
 
 def test_a_readers_comment_with_a_key_a_refresh_replaced_counts_only_from_before_it() -> None:
@@ -253,14 +253,14 @@ def test_a_readers_comment_with_a_key_a_refresh_replaced_counts_only_from_before
     doc.commit(ALICE, [(0, 0, "the plan so far")], [])
     carol = reader(doc.objects(), identity=CAROL, clock=clock)
     carol.open_capability(doc.share("main"))  # epoch 0 only
-    early = carol.comment(CAROL, "main", 4, 8, "before the refresh")
+    early = carol.comments.add(CAROL, "main", 4, 8, "before the refresh")
     doc.add(carol.drain())
     doc.refresh_key(ALICE, "main")
     carol.add(doc.objects())
-    late = carol.comment(CAROL, "main", 4, 8, "after it, with the old key")
+    late = carol.comments.add(CAROL, "main", 4, 8, "after it, with the old key")
     doc.add(carol.drain())
-    assert [c.id for c in doc.comments()] == [early]
-    assert late not in [c.id for c in carol.comments()]
+    assert [c.id for c in doc.comments.on()] == [early]
+    assert late not in [c.id for c in carol.comments.on()]
 
 
 # The set, not the order ------------------------------------------------------------------------
@@ -270,12 +270,12 @@ def test_comments_replies_and_resolves_do_not_depend_on_arrival_order() -> None:
     comment = on_words(doc)
     bob = reader(doc.objects())
     edit_around(bob, BOB, random.Random(3), WORDS, 10)
-    bob.reply(BOB, comment, "a reply")
-    bob.resolve(BOB, comment)
+    bob.comments.reply(BOB, comment, "a reply")
+    bob.comments.resolve(BOB, comment)
     carol = reader(bob.objects(), identity=CAROL)
-    carol.reply(CAROL, comment, "too late")
+    carol.comments.reply(CAROL, comment, "too late")
     everything = [*bob.objects(), *carol.drain()]
-    expected = reader(everything, identity=CAROL).comments()
+    expected = reader(everything, identity=CAROL).comments.on()
     assert expected[0].resolved and len(expected[0].replies) == 2
     rng = random.Random(5)
     for _ in range(5):
@@ -284,7 +284,7 @@ def test_comments_replies_and_resolves_do_not_depend_on_arrival_order() -> None:
         held = reader([doc.root], identity=CAROL)
         held.add(shuffled[: len(shuffled) // 2])
         held.add(shuffled[len(shuffled) // 2:])
-        assert held.comments() == expected
+        assert held.comments.on() == expected
 
 
 def test_a_comment_dated_beyond_the_horizon_shows_when_its_time_comes() -> None:
@@ -292,29 +292,29 @@ def test_a_comment_dated_beyond_the_horizon_shows_when_its_time_comes() -> None:
     clock = FakeClock(T0_MS + 10 * HORIZON_MS)
     future = Document.load(doc.objects(), identity=CAROL, secret=SECRET, clock=clock)
     start = future.text(future.heads()).index("rest")
-    future.comment(CAROL, "main", start, start + 4, "from the future")
+    future.comments.add(CAROL, "main", start, start + 4, "from the future")
     now = FakeClock(T0_MS + 1_000_000)
     held = Document.load([*doc.objects(), *future.drain()], identity=ALICE, secret=SECRET,
                          clock=now)
-    assert held.comments() == []
+    assert held.comments.on() == []
     now.now = clock.now
-    assert [c.text for c in held.comments()] == ["from the future"]
+    assert [c.text for c in held.comments.on()] == ["from the future"]
 
 
 def test_junk_in_a_box_is_ignored() -> None:
     doc = shared()
     comment = on_words(doc)
     bob = reader(doc.objects())
-    branch = bytes.fromhex(bob.comments()[0].branch)
+    branch = bytes.fromhex(bob.comments.on()[0].branch)
     junk_anchor = {"start": b"\x00\x07\x01\x00", "end": b"\x00\x07\x02\x41", "quote": "x",
                    "text": "on an unknown client's characters"}
     for payload in (junk_anchor, {"start": b"\xff", "end": b"", "quote": 1, "text": "x"},
                     {"reply": b"short", "text": "x"}, {"what": "else"}, ["not a map"]):
-        bob._seal_comment(BOB, branch, None, payload)  # type: ignore[arg-type]
+        bob.comments._seal(BOB, branch, None, payload)  # type: ignore[arg-type]
     undecodable = build(BOB, "doc/comment", stream=branch, ts=T0_MS + 5,
                         body={"epoch": 0, "nonce": bytes(24), "box": b"not a box"})
     doc.add([*bob.drain(), undecodable])
-    listed = doc.comments()
+    listed = doc.comments.on()
     assert [c.id for c in listed if not c.detached] == [comment]
     assert [c.text for c in listed if c.detached] == ["on an unknown client's characters"]
 
@@ -361,7 +361,7 @@ def test_an_anchor_on_a_character_no_text_holds_is_detached_not_a_crash() -> Non
     doc = Document.create(ALICE, "t", clock=counting_clock())
     doc.commit(ALICE, [(0, 0, "hello world")], [])
     main = main_id(doc)
-    doc.comment(ALICE, "main", 0, 5, "an honest comment")
+    doc.comments.add(ALICE, "main", 0, 5, "an honest comment")
 
     def seal(payload: dict) -> tuple[bytes, bytes]:
         nonce = os.urandom(24)
@@ -385,5 +385,5 @@ def test_an_anchor_on_a_character_no_text_holds_is_detached_not_a_crash() -> Non
                    body={"epoch": 0, "nonce": nonce, "box": box}, ts=T0_MS + 20_000,
                    links=[evil.id])])
     reader = Document.load(doc.objects(), identity=BOB, keys=doc.keys(), clock=counting_clock())
-    shown = {c.text: (c.start, c.end, c.detached) for c in reader.comments()}
+    shown = {c.text: (c.start, c.end, c.detached) for c in reader.comments.on()}
     assert shown == {"an honest comment": (0, 5, False), "boom": (None, None, True)}

@@ -107,7 +107,7 @@ def test_only_the_creators_editing_counts_and_order_does_not_matter() -> None:
     doc = Document.create(ALICE, "Mine", clock=counting_clock(), secret=SECRET,
                           members=MEMBERS)
     bob = member(doc.objects())
-    bob._root_publish(BOB, "doc/editing", {"mode": "workspace"})  # a forger's
+    bob.root_branch.publish_root(BOB, "doc/editing", {"mode": "workspace"})  # a forger's
     objects = doc.objects() + bob.drain()
     texts = set()
     for seed in range(3):
@@ -121,9 +121,9 @@ def test_only_the_creators_editing_counts_and_order_does_not_matter() -> None:
 def test_a_refresh_goes_above_a_workspace_key_a_removed_member_published() -> None:
     doc = team_doc()
     carol = member(doc.objects(), identity=CAROL)
-    branch = next(b.id for b in carol._branch_objects())
+    branch = next(b.id for b in carol.root_branch.branch_objects())
     stolen = bytes(range(5, 37))
-    carol._publish_workspace_key(CAROL, branch, 50, stolen)  # before her removal: kept
+    carol.branch_keys.publish_workspace_key(CAROL, branch, 50, stolen)  # before her removal: kept
     objects = doc.objects() + carol.drain()
     alice = member(objects, identity=ALICE, secrets=(NEXT_SECRET, SECRET))
     assert alice.refresh_key(ALICE, "main", without=[CAROL.public_key]) == 51

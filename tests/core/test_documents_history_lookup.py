@@ -71,7 +71,7 @@ def test_a_commit_is_found_by_its_whole_id_and_by_any_unique_prefix():
         unique = next(n for n in range(4, 65)
                       if sum(1 for other in ids if other.startswith(commit[:n])) == 1)
         assert doc.commit_id(f"  {commit[:unique].upper()} ") == commit
-        assert doc._commit(bytes.fromhex(commit)).hex == commit
+        assert doc.commits.find(bytes.fromhex(commit)).hex == commit
 
 
 def test_an_ambiguous_prefix_is_refused_with_the_count_and_a_longer_one_is_found():
@@ -117,7 +117,7 @@ def test_commits_that_arrive_after_a_prefix_lookup_are_found_by_prefix_too():
 
 def test_prefix_lookups_do_not_walk_every_object_each_time():
     doc, ids, _ = typed(50)
-    doc._objects = CountingObjects(doc._objects)
+    doc.held.objects = CountingObjects(doc.held.objects)
     doc.commit_id(ids[0][:10])
     CountingObjects.walks = 0
     heads = doc.heads()

@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 
 from core.documents import Document
-from core.documents._commits import SHORT_WALK
+from core.documents._commits import Commits
+from core.documents._states import SHORT_WALK
 from core.identity import Identity
 from tests.support import FakeClock
 
@@ -26,13 +27,13 @@ def visibility_checks_per_commit(history: int, rounds: int = 5) -> list[int]:
         heads = [doc.commit(ALICE, [(0, 0, "a")], heads)]
         heads = doc.heads()
     asked = []
-    visible = doc._visible
+    visible = doc.commits.visible
 
     def counted(commit):
         asked.append(commit.id)
         return visible(commit)
 
-    doc._visible = counted
+    doc.commits.visible = counted
     out = []
     for n in range(rounds):
         asked.clear()
@@ -52,8 +53,8 @@ def test_committing_after_a_long_history_asks_about_as_few_commits_as_after_a_sh
 def payloads_read(doc: Document) -> list[bytes]:
     """From now on, the commits whose payload `doc` opens (decrypts) or reuses."""
     read: list[bytes] = []
-    payload = doc._payload
-    doc._payload = lambda commit: read.append(commit.id) or payload(commit)
+    payload = doc.commits.payload
+    doc.commits.payload = lambda commit: read.append(commit.id) or payload(commit)
     return read
 
 
@@ -117,7 +118,7 @@ class CountingText:
 def test_reading_the_text_back_after_each_commit_does_not_read_the_whole_crdt_again():
     doc = Document.create(ALICE, "notes", clock=FakeClock(T0_MS, tick=1), undo=False)
     heads = [doc.commit(ALICE, [(0, 0, "start")], doc.heads())]
-    live = doc._live[doc._branch("main")]
+    live = doc.states.live[doc.root_branch.branch("main")]
     live.text = CountingText(live.text)
     expected = doc.text(heads)
     for n in range(40):
@@ -136,8 +137,8 @@ def test_opening_a_long_history_asks_about_few_commits_one_by_one(monkeypatch):
     for _ in range(300):
         heads = [doc.commit(ALICE, [(0, 0, "a")], heads)]
     asked: list[bytes] = []
-    visible = Document._visible
-    monkeypatch.setattr(Document, "_visible",
+    visible = Commits.visible
+    monkeypatch.setattr(Commits, "visible",
                         lambda self, commit: asked.append(commit.id) or visible(self, commit))
     opened = Document.load(doc.objects(), identity=ALICE, keys=doc.keys(),
                            snapshots=[doc.snapshot("main")], clock=FakeClock(T0_MS * 2))
@@ -155,8 +156,8 @@ def test_a_commit_on_an_older_parent_replays_only_from_a_recent_state_kept_in_me
     expected = "".join("abcdefg"[n % 7] for n in range(599))
     read = payloads_read(doc)
     asked = []
-    visible = doc._visible
-    doc._visible = lambda commit: asked.append(commit.id) or visible(commit)
+    visible = doc.commits.visible
+    doc.commits.visible = lambda commit: asked.append(commit.id) or visible(commit)
     side = doc.commit(ALICE, [(0, 0, "z")], [made[-2]])  # someone else's commit came first
     assert doc.text([side]) == "z" + expected
     assert sorted(doc.heads()) == sorted([made[-1], side])

@@ -51,24 +51,24 @@ def replayed(doc: Document) -> Document:
 def test_the_common_past_of_two_branches_is_found_in_both_directions():
     doc, first = two_editors("# Roadmap\n")
     doc.fork(ALICE, "main", "alt")
-    assert doc.merge_base("alt", "main") == [first]
+    assert doc.review.merge_base("alt", "main") == [first]
     write(doc, ALICE, "main", 9, 0, " MAIN")
     alt_one = write(doc, BOB, "alt", 0, 0, "> ")
-    assert doc.merge_base("alt", "main") == [first]
-    assert doc.version_text(doc.merge_base("alt", "main")) == "# Roadmap\n"
+    assert doc.review.merge_base("alt", "main") == [first]
+    assert doc.review.version_text(doc.review.merge_base("alt", "main")) == "# Roadmap\n"
 
-    doc.merge(ALICE, "alt", "main")  # main took in alt up to alt_one...
+    doc.review.merge(ALICE, "alt", "main")  # main took in alt up to alt_one...
     write(doc, BOB, "alt", 0, 0, "!")
-    assert doc.merge_base("alt", "main") == [alt_one]  # ...so that is where they last met
-    back = doc.merge(ALICE, "main", "alt")  # and alt took in main: they meet at main's heads
-    assert doc.merge_base("main", "alt") == doc.heads("main")
-    assert doc.common(doc.heads("main"), [back]) == doc.heads("main")
-    assert doc.version_text(doc.heads("main")) == "> # Roadmap MAIN\n"
+    assert doc.review.merge_base("alt", "main") == [alt_one]  # ...so that is where they last met
+    back = doc.review.merge(ALICE, "main", "alt")  # and alt took in main: they meet at main's heads
+    assert doc.review.merge_base("main", "alt") == doc.heads("main")
+    assert doc.review.common(doc.heads("main"), [back]) == doc.heads("main")
+    assert doc.review.version_text(doc.heads("main")) == "> # Roadmap MAIN\n"
     # The same from the objects alone, on another computer.
     other = replayed(doc)
-    assert other.merge_base("main", "alt") == doc.heads("main")
+    assert other.review.merge_base("main", "alt") == doc.heads("main")
     with pytest.raises(DocumentError, match="itself"):
-        doc.merge_base("alt", "alt")
+        doc.review.merge_base("alt", "alt")
 
 
 def test_a_version_can_span_branches_and_reads_as_their_union():
@@ -76,12 +76,12 @@ def test_a_version_can_span_branches_and_reads_as_their_union():
     doc.fork(ALICE, "main", "alt")
     mine = write(doc, ALICE, "main", 0, 3, "ONE")
     theirs = write(doc, BOB, "alt", 5, 3, "TWO")
-    assert doc.version_text([mine, theirs]) == "ONE\n\nTWO\n"
-    assert doc.merged_text("alt", "main") == "ONE\n\nTWO\n"
-    assert doc.version_text([]) == ""
-    assert doc.branch_of(theirs) == next(b.id for b in doc.branches() if b.name == "alt")
+    assert doc.review.version_text([mine, theirs]) == "ONE\n\nTWO\n"
+    assert doc.review.merged_text("alt", "main") == "ONE\n\nTWO\n"
+    assert doc.review.version_text([]) == ""
+    assert doc.review.branch_of(theirs) == next(b.id for b in doc.branches() if b.name == "alt")
     with pytest.raises(DocumentError):
-        doc.version_text(["nonexistent"])
+        doc.review.version_text(["nonexistent"])
 
 
 # Who changed what -----------------------------------------------------------------------------
@@ -91,7 +91,7 @@ def test_changes_name_who_inserted_and_who_removed_each_run_in_codepoints():
     write(doc, BOB, "main", 0, 0, "¡Hola! ")  # bob inserts before
     write(doc, ALICE, "main", 13, 2, "")  # alice removes the emoji and the space after it
     write(doc, BOB, "main", 18, 0, " 🌍")  # bob appends after "world"
-    changes = doc.changes([first], doc.heads())
+    changes = doc.review.changes([first], doc.heads())
     assert changes.text == doc.text(doc.heads()) == "¡Hola! héllo world 🌍\n"
     assert [(r.text, r.author, r.base) for r in changes.runs] == [
         ("¡Hola! ", B, None), ("héllo ", None, 0), ("world", None, 8), (" 🌍", B, None),
@@ -104,7 +104,7 @@ def test_text_inserted_and_removed_again_between_two_versions_is_no_change():
     doc, first = two_editors("keep\n")
     write(doc, BOB, "main", 4, 0, " draft")
     write(doc, ALICE, "main", 4, 6, "")  # alice removes bob's words again
-    changes = doc.changes([first], doc.heads())
+    changes = doc.review.changes([first], doc.heads())
     assert [(r.text, r.author) for r in changes.runs] == [("keep\n", None)]
     assert changes.removed == ()
 
@@ -114,18 +114,18 @@ def test_changes_from_the_common_past_to_either_branch():
     doc.fork(ALICE, "main", "alt")
     write(doc, ALICE, "main", 9, 0, " MAIN")
     write(doc, BOB, "alt", 2, 7, "Plan")
-    common = doc.merge_base("alt", "main")
-    ours = doc.changes(common, doc.heads("main"))
-    theirs = doc.changes(common, doc.heads("alt"))
+    common = doc.review.merge_base("alt", "main")
+    ours = doc.review.changes(common, doc.heads("main"))
+    theirs = doc.review.changes(common, doc.heads("alt"))
     assert [(r.text, r.author) for r in ours.runs] == [
         ("# Roadmap", None), (" MAIN", A), ("\n", None)]
     assert [(r.text, r.author) for r in theirs.runs] == [
         ("# ", None), ("Plan", B), ("\n", None)]
     assert [(r.start, r.end, r.author) for r in theirs.removed] == [(2, 9, B)]
     # A fork's first commits copy the source's text: they change nothing of their own.
-    assert doc.changes([first], doc.heads("alt")).runs == theirs.runs
+    assert doc.review.changes([first], doc.heads("alt")).runs == theirs.runs
     with pytest.raises(DocumentError, match="not in the past"):
-        doc.changes(doc.heads("main"), doc.heads("alt"))
+        doc.review.changes(doc.heads("main"), doc.heads("alt"))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -141,7 +141,7 @@ def test_changes_rebuild_both_versions_and_name_only_their_authors(steps):
         delete = min(delete, length - position)
         if delete or insert:
             write(doc, BOB if by_bob else ALICE, "main", position, delete, insert)
-    changes = doc.changes([first], doc.heads())
+    changes = doc.review.changes([first], doc.heads())
     assert changes.text == doc.text(doc.heads())
     # What stayed plus what was removed is the older text, in place.
     kept = [(r.base, r.text) for r in changes.runs if r.author is None]
@@ -158,19 +158,19 @@ def test_a_merge_carries_its_resolution_edits_and_every_replay_reads_the_same():
     doc.fork(ALICE, "main", "alt")
     write(doc, ALICE, "main", 9, 0, " MAIN")
     write(doc, BOB, "alt", 9, 0, " ALT")
-    merged = doc.merged_text("alt", "main")
+    merged = doc.review.merged_text("alt", "main")
     assert merged in ("# Roadmap MAIN ALT\n\nsecond\n", "# Roadmap ALT MAIN\n\nsecond\n")
     # The resolution ("theirs"): the first line reads as alt has it.
     line = merged.index("\n")
-    commit = doc.merge(ALICE, "alt", "main", edits=[(0, line, "# Roadmap ALT")],
+    commit = doc.review.merge(ALICE, "alt", "main", edits=[(0, line, "# Roadmap ALT")],
                        resolutions=["theirs"])
     assert doc.text([commit]) == "# Roadmap ALT\n\nsecond\n"
     assert doc.heads("main") == [commit]
     assert [c.kind for c in doc.history("main")][-1] == "merge"
-    assert doc.resolutions(commit) == ["theirs"]
+    assert doc.review.resolutions(commit) == ["theirs"]
     other = replayed(doc)
     assert other.text(other.heads("main")) == "# Roadmap ALT\n\nsecond\n"
-    assert other.resolutions(commit) == ["theirs"]
+    assert other.review.resolutions(commit) == ["theirs"]
     # Undo is for what I typed, never the resolution: "MAIN" does not come back.
     assert doc.undo(ALICE, "main") is not None
     after = doc.text(doc.heads("main"))
@@ -183,12 +183,12 @@ def test_a_merge_whose_edits_do_not_fit_changes_nothing():
     write(doc, BOB, "alt", 0, 0, "zero ")
     before = (doc.heads("main"), doc.text(doc.heads("main")), len(doc.objects()))
     with pytest.raises(DocumentError, match="outside the text"):
-        doc.merge(ALICE, "alt", "main", edits=[(100, 1, "")], resolutions=["ours"])
+        doc.review.merge(ALICE, "alt", "main", edits=[(100, 1, "")], resolutions=["ours"])
     with pytest.raises(DocumentError, match="resolved by one of"):
-        doc.merge(ALICE, "alt", "main", resolutions=["mine"])
+        doc.review.merge(ALICE, "alt", "main", resolutions=["mine"])
     assert (doc.heads("main"), doc.text(doc.heads("main")), len(doc.objects())) == before
-    commit = doc.merge(ALICE, "alt", "main")
-    assert doc.text([commit]) == "zero one\n" and doc.resolutions(commit) == []
+    commit = doc.review.merge(ALICE, "alt", "main")
+    assert doc.text([commit]) == "zero one\n" and doc.review.resolutions(commit) == []
 
 
 
@@ -199,14 +199,14 @@ def test_a_merge_too_large_for_one_object_is_a_chain_of_merge_commits():
     for n in range(12):
         write(doc, BOB, "long", 8, 0, f"paragraph {n} " + "words " * 2_000 + "\n")
     write(doc, ALICE, "main", 0, 0, "TOP ")
-    expected = doc.merged_text("long", "main")
+    expected = doc.review.merged_text("long", "main")
     line = expected.index("\n")
-    commit = doc.merge(ALICE, "long", "main", edits=[(0, line, "# Notes, merged")],
+    commit = doc.review.merge(ALICE, "long", "main", edits=[(0, line, "# Notes, merged")],
                        resolutions=["both"])
     merges = [c for c in doc.history("main") if c.kind == "merge"]
     assert len(merges) > 1 and merges[-1].id == commit  # cut up, the last one is the merge
     assert all(len(o.raw) < 64 * 1024 for o in doc.objects())
-    assert doc.heads("main") == [commit] and doc.resolutions(commit) == ["both"]
+    assert doc.heads("main") == [commit] and doc.review.resolutions(commit) == ["both"]
     text = "# Notes, merged" + expected[line:]
     assert doc.text([commit]) == text
     other = replayed(doc)

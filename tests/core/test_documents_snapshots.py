@@ -9,6 +9,7 @@ import pytest
 
 from core import encoding
 from core.documents import Document
+from core.documents._commits import Commits
 from tests.core.test_documents import ALICE, BOB, counting_clock
 
 
@@ -28,7 +29,7 @@ def load(doc: Document, objects, snapshot) -> Document:
 def refuse_working_heads_out(monkeypatch) -> None:
     def refuse(*args):
         raise AssertionError("the heads were worked out from every commit")
-    monkeypatch.setattr(Document, "_all_visible", refuse)
+    monkeypatch.setattr(Commits, "_all_visible", refuse)
 
 
 def test_a_snapshot_of_the_objects_held_gives_the_heads_without_a_pass_over_the_commits(
@@ -78,5 +79,5 @@ def test_a_record_from_before_records_existed_still_gives_the_state():
     branch, _, epoch, nonce, box = doc.snapshot("main")
     heads = encoding.dumps(sorted(bytes.fromhex(h) for h in doc.heads()))
     opened = load(doc, doc.objects(), (branch, heads, epoch, nonce, box))
-    assert opened._live[branch].heads == frozenset(bytes.fromhex(h) for h in doc.heads())
+    assert opened.states.live[branch].heads == frozenset(bytes.fromhex(h) for h in doc.heads())
     assert opened.text(opened.heads()) == doc.text(doc.heads())

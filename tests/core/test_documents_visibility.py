@@ -66,7 +66,7 @@ def test_only_the_creator_changes_visibility() -> None:
         held = reader(doc.objects(), identity=who)
         with pytest.raises(DocumentError, match="creator"):
             held.set_visibility(who, "workspace")
-        held._root_publish(who, "doc/visibility", {"mode": "workspace"})
+        held.root_branch.publish_root(who, "doc/visibility", {"mode": "workspace"})
         forged += held.drain()
     bob = reader(doc.objects() + forged)
     assert bob.visibility == "private"
@@ -81,7 +81,7 @@ def test_a_workspace_key_counts_only_from_an_editor() -> None:
     mallory.open_capability(doc.share("main"))
     assert mallory.text(doc.heads()) == "figures"
     [(branch, epoch, key)] = mallory.keys()
-    mallory._publish_workspace_key(MALLORY, branch, epoch, key)
+    mallory.branch_keys.publish_workspace_key(MALLORY, branch, epoch, key)
     forged = mallory.drain()
     assert [o.type for o in forged] == ["doc/workspace-key"]
     bob = reader(doc.objects() + forged)
