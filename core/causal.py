@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterable
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 # Objects dated further ahead than this are hidden until their time comes (docs/ARCHITECTURE.md,
 # "Chat kinds"). Authors neither link to nor date after them: a far-future object must not
@@ -18,9 +18,17 @@ HORIZON_MS = 7 * 24 * 3600 * 1000
 
 
 class Linked(Protocol):
-    id: bytes
-    ts: int
-    links: tuple[bytes, ...]
+    @property
+    def id(self) -> bytes: ...
+
+    @property
+    def ts(self) -> int: ...
+
+    @property
+    def links(self) -> tuple[bytes, ...]: ...
+
+
+L = TypeVar("L", bound=Linked)
 
 
 def heads(objects: Iterable[Linked]) -> set[bytes]:
@@ -30,8 +38,8 @@ def heads(objects: Iterable[Linked]) -> set[bytes]:
     return {obj.id for obj in objects} - linked
 
 
-def causal_order(objects: Iterable[Linked],
-                 links: Callable[[Linked], Iterable[bytes]] | None = None) -> list[Linked]:
+def causal_order(objects: Iterable[L],
+                 links: Callable[[L], Iterable[bytes]] | None = None) -> list[L]:
     """The objects in causal order: Kahn's algorithm, always taking the smallest (ts, id).
 
     Taking the smallest ready object each time makes the result the unique smallest linear
@@ -50,7 +58,7 @@ def causal_order(objects: Iterable[Linked],
             children.setdefault(parent, []).append(obj.id)
     ready = [(obj.ts, obj.id) for obj in by_id.values() if waiting[obj.id] == 0]
     heapq.heapify(ready)
-    order: list[Linked] = []
+    order: list[L] = []
     while ready:
         _, oid = heapq.heappop(ready)
         order.append(by_id[oid])

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 _MISSING = object()
 
@@ -94,10 +94,20 @@ class AuthorizedKeys:
         return frozenset(self._keys)
 
 
+class _Op(Protocol):
+    """What every container operation carries."""
+
+    @property
+    def op_id(self) -> bytes: ...
+
+    @property
+    def author(self) -> bytes: ...
+
+
 class _Container:
     """Shared bookkeeping: dedup by op id, and holding back unauthorized ops until granted."""
 
-    _op_type: type | tuple[type, ...] = ()
+    _op_type: type[_Op] | tuple[type[_Op], ...] = ()
 
     def __init__(self, authorized: AuthorizedKeys | None = None) -> None:
         self._authorized = authorized

@@ -277,7 +277,7 @@ class MembershipView:
         """Whether the newest epoch's secret went to someone removed since (two removals at
         once, each rotation sealed to the other's removed member): an admin rotates again."""
         recipients = self.recipients.get(self.epoch)
-        return bool(recipients) and any(key in self.removed for key in recipients)
+        return recipients is not None and any(key in self.removed for key in recipients)
 
 
 @dataclass(frozen=True)
@@ -324,10 +324,10 @@ class Authority:
         def rank(obj: Object) -> tuple:
             if obj.author == root:
                 return (0, 0, b"")
-            grant = grants.get(obj.author, False)
-            if grant is False:
+            if obj.author not in grants:
                 ending = ended.get(obj.author)
                 return (2, ending.ts, ending.id) if ending else (3, 0, b"")
+            grant = grants[obj.author]
             return (1, grant.ts, grant.id) if grant else (1, -1, b"")
 
         # key -> what the end of their grant kept of their objects (a revocation's list)
@@ -343,8 +343,8 @@ class Authority:
                 continue
             ids = frozenset(kept.get((obj.id, author), ()))
             removed[key] = RemovalRecord(key, obj.id, author, obj.ts, obj.body["reason"], ids)
-            grant = grants.get(key, False)
-            if grant is not False and (grant is None or (grant.ts, grant.id) < (obj.ts, obj.id)):
+            if key in grants and ((grant := grants[key]) is None
+                                  or (grant.ts, grant.id) < (obj.ts, obj.id)):
                 del grants[key]  # the removal ends their grant; what it kept still counts
                 former[key] = set(ids)
             elif key in former:

@@ -93,14 +93,14 @@ class Policy:
         effect = d["effect"]
         if effect not in EFFECTS:
             raise ValueError(f"policy effect must be 'allow' or 'deny', got {effect!r}")
-        params: dict[str, list[str]] = {}
+        params: dict[str, frozenset[str]] = {}
         for name in _PARAMETERS:
             values = d.get(name, [])
             if not isinstance(values, list | tuple):
                 raise ValueError(f"policy {name} must be a list, got {type(values).__name__}")
             if not all(isinstance(v, str) for v in values):
                 raise ValueError(f"policy {name} must contain only strings")
-            params[name] = values
+            params[name] = frozenset(values)
         return cls(effect, **params)
 
 

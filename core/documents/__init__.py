@@ -33,25 +33,33 @@ as it did at an earlier commit.
 
 Positions at this API are Unicode codepoints; pycrdt counts UTF-8 bytes (see `_live._Live`).
 
-The package is laid out in private modules, each importing only those above it:
+The package is laid out in private modules, each importing only those above it (a part
+names the `Document` it belongs to for type checking alone):
 - `_records`: the values the API hands out and takes (`Edit`, `CommitInfo`, `BranchInfo`,
-  `RequestInfo`) and `DocumentError`;
+  `RequestInfo`, `CommentInfo`, `CommentReply`) and `DocumentError`;
 - `_capability`: `Capability`, read access to one branch, and its text form;
 - `_live`: `_Live`, a pycrdt document at a set of heads, and the codepoint/byte conversions;
 - `_edits`: edits checked against the text and cut into commit-sized pieces;
-- `_base`: what a `Document` holds (objects, keys, caches) and the clock's horizon;
-- `_root`: the root-branch state (publishing, who counts, editors, title, visibility,
-  requests to edit, branches, main, tags);
-- `_keys`: branch keys sealed to editors, refreshed, shared, published to the workspace;
-  editors added and removed; visibility changed;
-- `_commits`: branches' commits, their visibility and payloads, the Yjs states kept per branch
-  (moved forward to other heads by what they lack), heads recorded in snapshots;
-- `_comments`: comments anchored to ranges of a branch's text (`doc/comment` objects in the
-  branch's stream, boxed with its key), replies and resolving (`CommentInfo`, `CommentReply`);
-- `_review`: versions across branches (common pasts, the text at commits of several
+- `_held`: `Held`, what a document holds (objects by id and stream, caches, decrypted
+  payloads) and the clock's horizon;
+- `_root`: `RootBranch`, the root-branch state (publishing, who counts, editors, title,
+  visibility, requests to edit, branches, main, tags);
+- `_keys`: `BranchKeys`, branch keys sealed to editors, refreshed, shared, published to the
+  workspace; editors added and removed; visibility changed;
+- `_commits`: `Commits`, branches' commits, their visibility, heads and payloads, sealing new
+  ones, heads recorded in snapshots;
+- `_states`: `States`, the Yjs states kept per branch (moved forward to other heads by what
+  they lack) and the checkpoints they start from;
+- `_comments`: `Comments`, comments anchored to ranges of a branch's text (`doc/comment`
+  objects in the branch's stream, boxed with its key), replies and resolving;
+- `_review`: `Review`, versions across branches (common pasts, the text at commits of several
   branches), who changed what between two versions, and merges that carry their conflicts'
   resolutions in the merge commit (`RESOLUTIONS`);
-- `_document`: `Document` itself: building, loading, snapshots, committing, undo, fork.
+- `_document`: `Document` itself, built of those parts (`doc.held`, `doc.root_branch`,
+  `doc.branch_keys`, `doc.commits`, `doc.states`, `doc.comments`, `doc.review`): building,
+  loading, snapshots, taking in objects, committing, undo, fork, and the API the app calls.
+  Comments and reviewing are called on their part: `doc.comments.add(...)`,
+  `doc.review.merge(...)`.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ Who counts (a function of the objects held and the clock, like the rest of the d
   capability holder, a removed editor) cannot comment on later text;
 - a reply or resolve counts only on a comment that counts, in the same branch;
 - a resolve counts from the comment's author, or from an editor in the root state it names whom
-  no removal outside that state removed (the rule of the root branch's objects, `_counts`).
+  no removal outside that state removed (the rule of the root branch's objects, `RootBranch.counts`).
   Resolving is for good: once a resolve counts, the comment is resolved.
 """
 
@@ -178,7 +178,7 @@ class _Scratch:
     UTF-16 units of the real text."""
 
     def __init__(self, live: _Live):
-        doc = pycrdt.Doc(client_id=_SCRATCH_CLIENT)
+        doc: pycrdt.Doc[pycrdt.Text] = pycrdt.Doc(client_id=_SCRATCH_CLIENT)
         doc.apply_update(_ascii_update(live.doc.get_update()))
         self.text = doc.get(TEXT, type=pycrdt.Text)
         state, n = doc.get_state(), 0
@@ -278,7 +278,7 @@ class Comments:
     # Writing -------------------------------------------------------------------------------
 
     def add(self, identity: Identity, branch: str, start: int, end: int, text: str, *,
-                heads: Iterable[str] | None = None) -> str:
+            heads: Iterable[str] | None = None) -> str:
         """Comment on the characters [start, end) (codepoints) of `branch`'s text at `heads`
         (default: its heads now). Anyone who reads the branch may. Returns the comment's id."""
         _check_text(text)
@@ -310,7 +310,8 @@ class Comments:
     def resolve(self, identity: Identity, comment: str) -> str:
         """Resolve a comment: its author or an editor may. Returns the resolve's id."""
         target = self._thread(comment)
-        if identity.public_key != target.author and identity.public_key not in self.root_branch.editors():
+        if identity.public_key != target.author \
+                and identity.public_key not in self.root_branch.editors():
             raise DocumentError("only the comment's author or an editor can resolve it")
         if self._resolves(target.stream).get(target.id):
             raise DocumentError("that comment is resolved already")
@@ -319,7 +320,7 @@ class Comments:
                                   {"resolve": target.id, "root": sorted(root)}).hex
 
     def _seal(self, identity: Identity, branch: bytes, at: Iterable[bytes] | None,
-                      payload: dict) -> Object:
+              payload: dict) -> Object:
         """Box `payload` with the branch key an editor writes with, else the newest this holder
         reads with, and publish it linking to `at` (default: the branch's heads)."""
         writing = self.branch_keys.writing(identity, branch)
@@ -331,9 +332,10 @@ class Comments:
         epoch, key = writing
         nonce = os.urandom(nacl.secret.SecretBox.NONCE_SIZE)
         box = nacl.secret.SecretBox(key).encrypt(encoding.dumps(payload), nonce).ciphertext
-        links = at if at is not None else [bytes.fromhex(h) for h in self.commits.heads(branch.hex())]
-        obj = self.root_branch.publish(identity, KIND, branch, {"box": box, "epoch": epoch, "nonce": nonce},
-                            links)
+        links = at if at is not None else [
+            bytes.fromhex(h) for h in self.commits.heads(branch.hex())]
+        obj = self.root_branch.publish(identity, KIND, branch,
+                                       {"box": box, "epoch": epoch, "nonce": nonce}, links)
         self.held.payloads[obj.id] = payload
         return obj
 
@@ -394,14 +396,14 @@ class Comments:
             return []
         refreshes = [(r.body["epoch"], r.ts) for r in self.held.in_root("doc/key-refresh")
                      if r.body["branch"] == branch and self.root_branch.counts(r)]
-        found = []
+        found: list[tuple[Object, str, dict]] = []
         for obj in objects:
             epoch = obj.body["epoch"]
             if any(newer > epoch and ts < obj.ts for newer, ts in refreshes):
                 continue  # a key that a refresh had replaced by then
             payload = self._payload(obj)
             kind = _shape(payload)
-            if kind is not None:
+            if kind is not None and payload is not None:
                 found.append((obj, kind, payload))
         threads = {o.id for o, kind, _ in found if kind == "comment"}
         return [(o, kind, p) for o, kind, p in found
@@ -412,7 +414,7 @@ class Comments:
         payload = self.held.payloads.get(obj.id)
         if payload is None and self.branch_keys.by_epoch.get((obj.stream, obj.body["epoch"])):
             plain = self.branch_keys.open_box(obj.stream, obj.body["epoch"], obj.body["box"],
-                                   obj.body["nonce"])
+                                              obj.body["nonce"])
             try:
                 payload = encoding.loads(plain) if plain is not None else None
             except encoding.EncodingError:
@@ -427,8 +429,10 @@ class Comments:
         authors = {o.id: o.author for o, kind, _ in found if kind == "comment"}
         out: dict[bytes, Object] = {}
         for obj, kind, payload in found:
-            target = payload.get("resolve")
-            if kind == "resolve" and target not in out and (
+            if kind != "resolve":
+                continue
+            target = payload["resolve"]
+            if target not in out and (
                     obj.author == authors[target] or self._editor_in(obj.author,
                                                                      payload["root"])):
                 out[target] = obj

@@ -41,7 +41,7 @@ class Commits:
         self.branch_keys = doc.branch_keys
 
     def new_branch(self, identity: Identity, name: str, source: bytes | None,
-                    at: list[bytes]) -> bytes:
+                   at: list[bytes]) -> bytes:
         branch = self.root_branch.publish_root(identity, "doc/branch",
                                     {"name": name, "source": source, "at": at})
         key = os.urandom(KEY_SIZE)
@@ -102,7 +102,7 @@ class Commits:
         `linked`) is visible, found in one light pass: each links only to commits of the
         branch (so a commit that names no root has its first parent's), and every author was
         an editor in every root named (by commits that name one or have no parents). False
-        only means: ask each commit (`_visible`). Written with map and sets: a document's whole
+        only means: ask each commit (`visible`). Written with map and sets: a document's whole
         history passes here when it opens."""
         if branch not in self.root_branch.branch_ids() or not linked <= ids:
             return False
@@ -170,7 +170,7 @@ class Commits:
             else:  # every commit held counts: what any of them links to is what they link to
                 unlinked = ids.difference(linked)
             found = self.held.cache.heads[branch_id] = (tuple(sorted(unlinked)),
-                                                    min(later, default=None))
+                                                        min(later, default=None))
         return [h.hex() for h in found[0]]
 
     def heads_of(self, heads: Iterable[str]) -> tuple[bytes, frozenset[bytes]]:
@@ -227,8 +227,8 @@ class Commits:
                 self.held.payloads[commit.id] = None
                 raise DocumentError("you have no read key for this branch (an editor can give "
                                     "you one with `hearth doc share`)")
-            plain = self.branch_keys.open_box(commit.stream, commit.body["epoch"], commit.body["box"],
-                                   commit.body["nonce"])
+            plain = self.branch_keys.open_box(commit.stream, commit.body["epoch"],
+                                              commit.body["box"], commit.body["nonce"])
             try:
                 payload = encoding.loads(plain) if plain is not None else None
                 if not isinstance(payload, dict) or not isinstance(payload.get("u"), bytes):
@@ -239,7 +239,7 @@ class Commits:
         return self.held.payloads[commit.id]  # type: ignore[return-value]
 
     def seal(self, identity: Identity, branch: bytes, parents: Iterable[bytes],
-                     payload: dict) -> Object:
+             payload: dict) -> Object:
         writing = self.branch_keys.writing(identity, branch)
         if writing is None:
             raise DocumentError("you have no key for this branch")
@@ -266,7 +266,7 @@ class Commits:
         links to a commit just made), so that asking for them after each commit walks nothing."""
         horizon = self.held.horizon()
         if known is None or not self.visible(obj) or (horizon is not None
-                                                       and obj.ts > horizon):
+                                                      and obj.ts > horizon):
             return  # worked out from the branch when next asked
         heads = set(known[0]).difference(obj.links)
         heads.add(obj.id)
@@ -294,10 +294,10 @@ class Commits:
         return record
 
     def heads_cached(self, branch: bytes, field: bytes,
-                      digests: dict[bytes, bytes]) -> frozenset[bytes] | None:
+                     digests: dict[bytes, bytes]) -> frozenset[bytes] | None:
         """The heads a snapshot names (`heads_record`; before it, a list of them), or None
         when it cannot be read. The roots it names are taken in; the heads too, when the
-        objects held are those it was taken from (`digests`: the branches' `_held` found so
+        objects held are those it was taken from (`digests`: the branches' `_digest` found so
         far, as several snapshots of a branch are read at once)."""
         try:
             record = encoding.loads(field)
@@ -307,7 +307,7 @@ class Commits:
             commits = [self.held.objects.get(h) for h in heads]
             if not all(c is not None and c.stream == branch and c.type == "doc/commit"
                        for c in commits):
-                return heads  # a checkpoint of commits not held: `_restore` passes it by
+                return heads  # a checkpoint of commits not held: `Document._restore` passes it by
             for head, root in record.get("roots", ()):
                 if head in heads and all(isinstance(r, bytes) for r in root):
                     self.held.cache.roots.setdefault(head, tuple(root))
@@ -341,7 +341,7 @@ class Commits:
             if known is None or known[1] is not None or commit.id in early or (
                     branch not in self.held.linked) or not self.visible(commit) or (
                     horizon is not None and commit.ts > horizon):
-                continue  # (no `_linked`: heads taken from a snapshot, early ones unknown)
+                continue  # (no `held.linked`: heads taken from a snapshot, early ones unknown)
             heads = set(known[0]).difference(commit.links)
             heads.add(commit.id)
             cache.heads[branch] = (tuple(sorted(heads)), None)

@@ -111,9 +111,9 @@ class Document:
             document.branch_keys.add(branch, epoch, key)
         document.add(objects)
         digests: dict[bytes, bytes] = {}
-        snapshots = [(s[0], document.commits.heads_cached(s[0], s[1], digests), *s[2:])
-                     for s in snapshots]
-        for branch, ids, epoch, nonce, box in snapshots:
+        taken = [(branch, document.commits.heads_cached(branch, field, digests), epoch, nonce, box)
+                 for branch, field, epoch, nonce, box in snapshots]
+        for branch, ids, epoch, nonce, box in taken:
             if ids is not None:
                 document._restore(branch, ids, epoch, nonce, box)
         return document
@@ -245,7 +245,7 @@ class Document:
         self.root_branch.require_editor(identity)
         source_id = self.root_branch.branch(source)
         at_ids = sorted(self.commits.find(c).id for c in (at if at is not None else
-                                                     self.heads(source_id.hex())))
+                                                          self.heads(source_id.hex())))
         if any(self.held.objects[c].stream != source_id for c in at_ids):
             raise DocumentError("a fork starts at commits of its source branch")
         # The state at `at`, as the source's own updates (so merges find shared history),

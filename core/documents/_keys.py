@@ -7,7 +7,7 @@ published as a `doc/workspace-key`: the key in a SecretBox whose key is derived 
 workspace secret and the branch id (`workspace_box_key`). Every member holds the secret (it
 comes with the invite; app/workspace.py `read_secret`), so every member reads; someone who only
 sees the traffic or a bundle file does not. Such keys are for reading only (like a
-capability's) and count only from editors (`_counts`). A new key (a new branch, a key refresh
+capability's) and count only from editors (`RootBranch.counts`). A new key (a new branch, a key refresh
 when an editor leaves) is published under the secret while the document is workspace-readable.
 Making a document private refreshes every branch key, sealed to editors alone, so later commits
 are closed to the rest of the workspace; making it workspace-readable publishes the keys held.
@@ -18,7 +18,7 @@ member reads nothing newer.
 
 Workspace-editable documents (`_root`: every member edits): new keys are sealed to the editors
 listed and to their maker only, and published under the workspace secret; members write with
-the keys they open there (`_writing`), so one who joins later writes as soon as they hold the
+the keys they open there (`writing`), so one who joins later writes as soon as they hold the
 secret, and a removed member, who never gets the next epoch's secret, writes nothing that opens.
 """
 
@@ -109,7 +109,7 @@ class BranchKeys:
     # Keys ---------------------------------------------------------------------------------------
 
     def seal(self, identity: Identity, branch: bytes, epoch: int, key: bytes,
-              recipients: Iterable[bytes], *, workspace: bool = True) -> None:
+             recipients: Iterable[bytes], *, workspace: bool = True) -> None:
         """Seal a key to `recipients`; a new key (`workspace`) of a workspace-readable
         document is published under the workspace secret too."""
         for recipient in sorted(set(recipients)):
@@ -124,7 +124,7 @@ class BranchKeys:
     # Keys for the whole workspace -------------------------------------------------------------
 
     def publish_workspace_key(self, identity: Identity, branch: bytes, epoch: int,
-                               key: bytes) -> None:
+                              key: bytes) -> None:
         if self.secret is None:  # the app always hands the secret in; core alone has none
             return
         nonce = os.urandom(nacl.secret.SecretBox.NONCE_SIZE)
@@ -196,7 +196,8 @@ class BranchKeys:
         if not self.pending or self.doc.identity is None:
             return
         ever = set(self.root.body["editors"]).union(
-            *(c.body["add"] for c in self.held.in_root("doc/editors") if self.root_branch.is_change(c)))
+            *(c.body["add"] for c in self.held.in_root("doc/editors")
+              if self.root_branch.is_change(c)))
         if any(self.root_branch.is_root_change(c) and c.body["mode"] == "workspace"
                for c in self.held.in_root("doc/editing")):
             ever.update(self.doc.members)  # members were editors while it was workspace-editable
@@ -227,7 +228,8 @@ class BranchKeys:
         """The (epoch, key) that `identity` encrypts new commits of `branch` with: the newest
         epoch that editors sealed to it (the smallest key of it, as every holder picks)."""
         keys = self.sealed_to(identity).get(branch, [])
-        if self.root_branch.editing == "workspace" and identity.public_key in self.root_branch.editors():
+        if self.root_branch.editing == "workspace" \
+                and identity.public_key in self.root_branch.editors():
             keys = sorted(keys + self.workspace_opened.get(branch, []))
         if not keys:
             return None
@@ -257,12 +259,14 @@ class BranchKeys:
         epoch = 1 + max((o.body["epoch"] for kind in ("doc/key-refresh", "doc/branch-key",
                                                       "doc/workspace-key")
                          for o in self.held.in_root(kind)
-                         if o.body["branch"] == branch_id and self.root_branch.counts(o)), default=0)
+                         if o.body["branch"] == branch_id and self.root_branch.counts(o)),
+                        default=0)
         key = os.urandom(KEY_SIZE)
         self.add(branch_id, epoch, key)
-        self.root_branch.publish_root(identity, "doc/key-refresh", {"branch": branch_id, "epoch": epoch})
+        self.root_branch.publish_root(identity, "doc/key-refresh",
+                                      {"branch": branch_id, "epoch": epoch})
         self.seal(identity, branch_id, epoch, key,
-                   self.recipients(identity) - frozenset(without))
+                  self.recipients(identity) - frozenset(without))
         return epoch
 
     def recipients(self, identity: Identity) -> frozenset[bytes]:

@@ -42,7 +42,7 @@ class _Live:
 
     @classmethod
     def empty(cls) -> _Live:
-        doc = pycrdt.Doc(client_id=secrets.randbits(CLIENT_ID_BITS) or 1)
+        doc: pycrdt.Doc[pycrdt.Text] = pycrdt.Doc(client_id=secrets.randbits(CLIENT_ID_BITS) or 1)
         live = cls(frozenset(), doc, doc.get(TEXT, type=pycrdt.Text))
         # One subscription for the state's life: subscribing per commit costs more than the
         # edit itself.

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..causal import causal_order
 from ..identity import Identity
@@ -215,7 +215,11 @@ class Review:
         runs = _Runs(text)
         todo = self._order(new_reach, new_reach.keys() - old_reach.keys())
         deltas: list[list[dict]] = []
-        subscription = live.text.observe(lambda event: deltas.append(event.delta))
+
+        def collect(event: Any) -> None:  # pycrdt's TextEvent declares `delta` in slots only
+            deltas.append(event.delta)
+
+        subscription = live.text.observe(collect)
         try:
             for author, updates in self._by_author(todo):
                 live.doc.apply_update(_merge(updates))

@@ -9,7 +9,7 @@ by the app from the membership view). So a member who joins later edits as soon 
 admission is held, with no request; a removed member's objects are left out by storage
 (those their removal did not keep), and the workspace epoch that the removal starts makes new
 branch keys that they cannot open. A workspace-editable document is workspace-readable: its
-members write with the keys published under the workspace secret (`_keys._writing`). A
+members write with the keys published under the workspace secret (`BranchKeys.writing`). A
 `doc/editing` is a kind of its own (an added field would make older versions refuse it); a
 version that does not know it reads such a document as editable by those listed alone."""
 
@@ -45,9 +45,10 @@ class RootBranch:
     # Publishing: new objects and the caches they change ---------------------------------------
 
     def publish(self, identity: Identity, kind: str, stream: bytes, body: dict,
-                 links: Iterable[bytes]) -> Object:
+                links: Iterable[bytes]) -> Object:
         heads = [(i, self.held.objects[i].ts) for i in set(links) if i in self.held.objects]
-        now = self.held.now() if self.held.clock is not None else max((t for _, t in heads), default=0)
+        now = self.held.now() if self.held.clock is not None else max(
+            (t for _, t in heads), default=0)
         obj = authored(identity, kind, stream=stream, body=body, now_ms=now, heads=heads)
         self.held.store(obj)
         self.held.new.append(obj)
@@ -85,7 +86,7 @@ class RootBranch:
             members = self.held.streams.get(self.root.id, [])
             # Who is an editor where may change when a root object linked to arrives.
             self.held.cache.waiting.update(link for o in members for link in o.links
-                                       if link not in self.held.objects)
+                                           if link not in self.held.objects)
             changes: dict[bytes, frozenset[bytes]] = {}
             for obj in causal_order(members):
                 changes[obj.id] = self._inherit(changes, obj)
@@ -205,7 +206,8 @@ class RootBranch:
         """"workspace" (every member reads every branch) or "private" (editors and capability
         holders): the creator's latest `doc/visibility`; a document with none is private, as
         every document made before visibility existed was."""
-        modes = [o for o in self.held.current(self.held.in_root("doc/visibility")) if self.counts(o)]
+        modes = [o for o in self.held.current(self.held.in_root("doc/visibility"))
+                 if self.counts(o)]
         return max(modes, key=lambda o: (o.ts, o.id)).body["mode"] if modes else "private"
 
     # Requests to edit ------------------------------------------------------------------------

@@ -75,7 +75,7 @@ class States:
 
     def at(self, branch: bytes, heads: frozenset[bytes]) -> _Live:
         """A live document at `heads`. Of the states kept for the branch (its own, then the
-        others: `_use`), one already there is returned; else the one in the past of `heads`
+        others: `use`), one already there is returned; else the one in the past of `heads`
         that lacks the fewest commits is moved forward (never copied: Yjs states only grow);
         else a new one (with a new client id) starts from the latest checkpoint below `heads`
         (or from nothing) and replays what came after it. The branch's own state stays its
@@ -98,27 +98,33 @@ class States:
         best: tuple[_Live | None, list[Object], list[bytes] | None] | None = None
         for budget, order in ((SHORT_WALK, [*states, *checkpoint]),
                               (None, [*known, *rest, *checkpoint])):
-            for state in order:
+            for candidate in order:
                 most = budget if best is None else len(best[1])
-                if state is None:
-                    since = self._since(heads, branch, start[0], most)  # type: ignore[index]
+                found: tuple[list[Object], list[bytes] | None] | None
+                if candidate is None:
+                    since = None if start is None else self._since(heads, branch, start[0], most)
                     found = None if since is None else (since, None)
                 else:
-                    found = self._lacking(branch, heads, state, most)
+                    found = self._lacking(branch, heads, candidate, most)
                 if found is not None and (best is None or len(found[0]) < len(best[1])):
-                    best = (state, *found)
+                    best = (candidate, *found)
             if best is not None:
                 break
+        live: _Live
+        todo: list[Object]
+        walked: list[bytes] | None
         if best is not None and best[0] is not None:
-            live, todo, walked = best  # type: ignore[assignment]
+            live, todo, walked = best[0], best[1], best[2]
         else:
             live, walked = _Live.empty(), []
-            if best is not None:
-                live.absorb(start[1])  # type: ignore[index]  # what it holds is not known
+            if best is not None and start is not None:
+                live.absorb(start[1])  # what it holds is not known
                 todo = best[1]
             else:
                 live.absorbed = set()
-                todo, walked = self._lacking(branch, heads, live, None)  # type: ignore[misc]
+                lacking = self._lacking(branch, heads, live, None)
+                assert lacking is not None  # nothing is lacked in vain by an empty state
+                todo, walked = lacking
         complete = live.complete
         for commit in causal_order(todo):
             update = self.commits.payload(commit)["u"]
