@@ -64,6 +64,7 @@ names the `Document` it belongs to for type checking alone):
 
 from __future__ import annotations
 
+from ..doc_kinds import EDITING, VISIBILITIES
 from ._capability import CAP_PREFIX, Capability
 from ._document import Document
 from ._keys import workspace_box_key
@@ -77,7 +78,6 @@ from ._records import (
     RequestInfo,
 )
 from ._review import RESOLUTIONS
-from ._root import EDITING, VISIBILITIES
 
 __all__ = [
     "CAP_PREFIX",

@@ -11,6 +11,7 @@ import nacl.secret
 
 from .. import encoding
 from ..causal import causal_order
+from ..doc_kinds import EDITING
 from ..identity import Identity
 from ..objects import Object, build
 from ._capability import Capability
@@ -22,7 +23,7 @@ from ._keys import BranchKeys
 from ._live import _Live
 from ._records import BranchInfo, CommitInfo, DocumentError, Edit, RequestInfo
 from ._review import Review
-from ._root import EDITING, RootBranch
+from ._root import RootBranch
 from ._states import States
 
 

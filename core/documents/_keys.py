@@ -32,11 +32,11 @@ from typing import TYPE_CHECKING
 import nacl.exceptions
 import nacl.secret
 
+from ..doc_kinds import VISIBILITIES
 from ..identity import Identity, IdentityError, seal_to
 from ..objects import Object
 from ._capability import KEY_SIZE, Capability
 from ._records import DocumentError
-from ._root import VISIBILITIES
 
 if TYPE_CHECKING:
     from ._document import Document

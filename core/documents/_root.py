@@ -27,10 +27,8 @@ from ._records import DocumentError, RequestInfo
 if TYPE_CHECKING:
     from ._document import Document
 
-VISIBILITIES = ("workspace", "private")
 # Root kinds that count from the creator alone, and those that count from any member.
 _CREATOR_KINDS = ("doc/editors", "doc/title", "doc/visibility", "doc/editing")
-EDITING = ("workspace", "listed")
 _MEMBER_KINDS = ("doc/edit-request",)
 
 
