@@ -269,7 +269,6 @@ class Comments:
 
     def __init__(self, doc: Document) -> None:
         self.held = doc.held
-        self.root = doc.root
         self.root_branch = doc.root_branch
         self.branch_keys = doc.branch_keys
         self.commits = doc.commits

@@ -34,7 +34,6 @@ class Commits:
     state."""
 
     def __init__(self, doc: Document) -> None:
-        self.doc = doc
         self.held = doc.held
         self.root = doc.root
         self.root_branch = doc.root_branch

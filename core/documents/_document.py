@@ -179,7 +179,7 @@ class Document:
         self.branch_keys.take_keys()
         self.branch_keys.take_workspace_keys()
 
-    # Commits, undo and redo, forks and merges ----------------------------------------------
+    # Commits, undo and redo, forks (merges are `review`'s) --------------------------------
 
     def commit(self, identity: Identity, edits: list[Edit], parents: list[str],
                branch: str = "main", *, restores: str | None = None) -> str:
