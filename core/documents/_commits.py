@@ -39,6 +39,8 @@ class Commits:
         self.root_branch = doc.root_branch
         self.branch_keys = doc.branch_keys
 
+    # Branches and commits ----------------------------------------------------------------------
+
     def new_branch(self, identity: Identity, name: str, source: bytes | None,
                    at: list[bytes]) -> bytes:
         branch = self.root_branch.publish_root(identity, "doc/branch",
@@ -220,6 +222,8 @@ class Commits:
         target = self.find(commit)
         self.root_branch.publish_root(identity, "doc/tag", {"name": name, "commit": target.id})
 
+    # What commits carry, and sealing new ones --------------------------------------------------
+
     def payload(self, commit: Object) -> dict:
         if self.held.payloads.get(commit.id) is None:
             if not self.branch_keys.by_epoch.get((commit.stream, commit.body["epoch"])):
@@ -270,6 +274,8 @@ class Commits:
         heads = set(known[0]).difference(obj.links)
         heads.add(obj.id)
         self.held.cache.heads[branch] = (tuple(sorted(heads)), known[1])
+    # Heads recorded in snapshots, and commits taken in -----------------------------------------
+
     def _digest(self, stream: bytes) -> bytes:
         """A digest of the objects of `stream` held: their count and the sum of their ids."""
         objects = self.held.streams.get(stream, ())

@@ -40,6 +40,7 @@ class RootBranch:
         self.doc = doc
         self.held = doc.held
         self.root = doc.root
+
     # Publishing: new objects and the caches they change ---------------------------------------
 
     def publish(self, identity: Identity, kind: str, stream: bytes, body: dict,
