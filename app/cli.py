@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
 
 from . import (
     analytics_commands,
@@ -22,6 +21,7 @@ from . import (
     sync_commands,
 )
 from ._command import PORT, CLIError, Parser, common_options, seconds, whole_number
+from .version import app_version
 
 __all__ = ["PORT", "CLIError", "Parser", "build_parser", "main", "seconds", "whole_number"]
 
@@ -30,13 +30,6 @@ __all__ = ["PORT", "CLIError", "Parser", "build_parser", "main", "seconds", "who
 COMMAND_MODULES = (chat_commands, file_commands, conversation_commands, moderation_commands,
                    doc_commands, sync_commands, keep_commands, download_commands, member_commands,
                    private_commands, analytics_commands, gui_command)
-
-
-def app_version() -> str:
-    try:
-        return version("hearth")
-    except PackageNotFoundError:  # running from a checkout that was never installed
-        return "0.0.0+unknown"
 
 
 def build_parser() -> argparse.ArgumentParser:
