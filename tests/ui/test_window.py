@@ -162,7 +162,7 @@ def test_screenshot_command_renders_the_views(tmp_path):
     import sys
 
     out = tmp_path / "shots"
-    result = subprocess.run([sys.executable, "-m", "app", "screenshot", "--out", str(out)],
+    result = subprocess.run([sys.executable, "-m", "hearth", "screenshot", "--out", str(out)],
                             cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
                             capture_output=True, text=True, timeout=120,
                             env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})

@@ -139,7 +139,7 @@ def test_a_second_hearth_raises_the_running_window(qtbot, tmp_path):
         env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPATH=ROOT)
         with qtbot.waitSignal(controller.instance.activated, timeout=WAIT_MS):
             second = subprocess.run(
-                [sys.executable, "-m", "app", "gui", "--data", str(paths.data), "--no-mdns"],
+                [sys.executable, "-m", "hearth", "gui", "--data", str(paths.data), "--no-mdns"],
                 capture_output=True, text=True, timeout=60, env=env, cwd=ROOT)
         assert second.returncode == 0, second.stderr
         assert "already open" in second.stdout
