@@ -18,7 +18,8 @@ files: app.records.FileProgress, history: app.records.HistoryProgress), on
 the Node's thread. `typing`, `presence` and `presence-left` send live signals and return
 nothing: they never wait either.
 
-The records handed back are frozen values from app/records.py.
+The records handed back are frozen values from app/records.py. `run(fn)` runs any other library
+call the same way (fn gets the Workspace, on the Node's thread: Node.run).
 
 Attaching, saving and opening a file hash, encrypt or decrypt up to 4 GiB: that part runs in
 the facade's own worker threads (FILE_WORKERS; the ChunkStore may be written from any thread),
