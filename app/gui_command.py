@@ -18,8 +18,8 @@ def display_available() -> bool:
 
 
 def _no_window(args: argparse.Namespace) -> None:
-    raise CLIError(f"`python -m app` has no window: run `hearth {args.command}` "
-                   f"(or `python -m hearth {args.command}`)")
+    raise CLIError(f"`python -m app` opens no window: run `hearth {args.command}` "
+                   "(from a source checkout, python -m hearth)")
 
 
 def register(sub: argparse._SubParsersAction, common: Callable) -> None:
