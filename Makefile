@@ -42,7 +42,7 @@ bench: $(VENV)/.installed-dev
 # `make package`: the standalone application folder dist/hearth/ (PyInstaller, packaging/hearth.spec);
 # rebuilt when a source file, the spec or the installed dependencies change.
 BUNDLE := dist/hearth/hearth
-BUNDLE_SOURCES := $(shell find app core storage sync ui analytics packaging -type f \
+BUNDLE_SOURCES := $(shell find hearth app core storage sync ui analytics packaging -type f \
 	\( -name '*.py' -o -name '*.json' -o -name '*.spec' \) -not -path '*/__pycache__/*' 2>/dev/null)
 
 $(BUNDLE): $(VENV)/.installed-package $(BUNDLE_SOURCES)

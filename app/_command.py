@@ -149,7 +149,8 @@ def errors(handler: Callable[[argparse.Namespace], Any],
     """Turn every expected failure (and the `also` errors of a command family) into one line
     for the person, never a traceback. The hints in the app's own refusals (CLIError,
     WorkspaceError) repeat the person's --data and --workspace (`hinted`)."""
-    expected = (WorkspaceError, StorageError, IdentityError, InvalidObject, PathError, *also)
+    expected: tuple[type[Exception], ...] = (WorkspaceError, StorageError, IdentityError,
+                                             InvalidObject, PathError, *also)
 
     def run(args: argparse.Namespace) -> Any:
         try:

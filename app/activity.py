@@ -127,9 +127,16 @@ class Activity:
                 record("conflict", kind="lww_overwrite", heads=topics, stream=stream)
         record("convergence", ms=max(0, obj.ts - min(ts for _, ts in heads)), stream=stream)
 
-    def merged_document(self, root: bytes) -> None:
-        if self.recorder.enabled:  # hash_id makes the install secret: never while off
-            self.recorder.record("doc_merge", stream=self.recorder.hash_id(root))
+    def merged_document(self, root: bytes, conflicts: int) -> None:
+        """I merged two branches of a document, resolving `conflicts`: a doc_merge, and one
+        `conflict` each, two sides edited concurrently ("concurrent_doc_edit": a new kind would
+        need a new schema version, see analytics.events). Counts only, never text."""
+        if not self.recorder.enabled:  # hash_id makes the install secret: never while off
+            return
+        stream = self.recorder.hash_id(root)
+        self.recorder.record("doc_merge", stream=stream)
+        for _ in range(conflicts):
+            self.recorder.record("conflict", kind="concurrent_doc_edit", heads=2, stream=stream)
 
     def session(self, detail: dict) -> None:
         self.recorder.record("sync_session", peers=max(1, int(detail["peers"])),

@@ -27,6 +27,7 @@ from ._command import (
     when,
     whole_number,
 )
+from .channel_list import named_channels
 from .errors import LookalikeChannel
 from .names import NickBook, channel_names
 from .search import HINT, SearchError, summary
@@ -183,8 +184,7 @@ def cmd_read(args: argparse.Namespace) -> None:
 
 def cmd_channels(args: argparse.Namespace) -> None:
     with open_workspace(args) as ws:
-        rows = ws.channels()
-        names = channel_names(ws.id, [c.name for c in rows])
+        rows, names = named_channels(ws)
         private = ws.private_channels()
     if args.json:
         print_json([{"name": c.name, "topic": c.topic, "members": c.members,

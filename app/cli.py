@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from . import (
     analytics_commands,
@@ -21,7 +21,8 @@ from . import (
     private_commands,
     sync_commands,
 )
-from ._command import PORT, CLIError, Parser, common_options, seconds, whole_number
+from ._command import PORT, CLIError, Parser, common_options, errors, seconds, whole_number
+from .version import app_version
 
 __all__ = ["PORT", "CLIError", "Parser", "build_parser", "main", "seconds", "whole_number"]
 
@@ -32,11 +33,8 @@ COMMAND_MODULES = (chat_commands, file_commands, conversation_commands, moderati
                    private_commands, analytics_commands, gui_command)
 
 
-def app_version() -> str:
-    try:
-        return version("hearth")
-    except PackageNotFoundError:  # running from a checkout that was never installed
-        return "0.0.0+unknown"
+Handler = Callable[[argparse.Namespace], Any]
+Window = Mapping[str, Handler]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,7 +51,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, window: Window | None = None) -> int:
+    """Run `hearth ARGV`. `window`: the window's commands by name ("gui", "screenshot"), which
+    the launcher (hearth/launcher.py) hands in; without them `hearth` alone never opens the
+    window, and `gui` and `screenshot` say where it is."""
     if list(sys.argv[1:] if argv is None else argv) == ["--verify-worker"]:
         from storage._verify import worker_main  # the packaged app's signature helper
 
@@ -62,8 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.handler is None:
-            return _start(parser, args)
-        return args.handler(args) or 0
+            return _start(parser, args, window)
+        return _handler(args, window)(args) or 0
     except CLIError as exc:
         from ._text import line  # a reason may quote a name or title a peer chose
 
@@ -85,9 +86,17 @@ then run `hearth` again to stay in sync with the people on your network.
 """
 
 
-def _start(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+def _handler(args: argparse.Namespace, window: Window | None) -> Handler:
+    if window is not None and args.command in window:
+        return errors(window[args.command])
+    return args.handler
+
+
+def _start(parser: argparse.ArgumentParser, args: argparse.Namespace,
+           window_commands: Window | None) -> int:
     """`hearth` alone: the window on the workspace (on a first run it creates one and welcomes
-    the person), or, with no display, this computer's headless node or how to start one."""
+    the person), or, with no display (or no window to open), this computer's headless node
+    or how to start one."""
     from .paths import PathError, Paths
 
     try:
@@ -96,13 +105,13 @@ def _start(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         raise CLIError(str(exc)) from None
     from .gui_command import display_available
 
-    window = display_available()
+    window = window_commands is not None and display_available()
     if not paths.replica.exists() and not window:
         print(WELCOME, end="")
         return 0
     serve = parser.parse_args(["gui" if window else "serve"])
     serve.data, serve.workspace = args.data, args.workspace
-    return serve.handler(serve) or 0
+    return _handler(serve, window_commands)(serve) or 0
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, TypeVar
 
+from .doc_views import comments_view
 from .records import CommentsView
 
 if TYPE_CHECKING:
@@ -26,18 +27,8 @@ class CommentsFacade:
                 action: Callable[[Documents, Document], T]) -> Future[T]: ...
 
     def comments(self, doc: bytes | str, branch: str = "main") -> Future[CommentsView]:
-        """The branch's comments with the text and heads they are anchored at, the
-        workspace's nicknames and the editors; or why this computer cannot read the branch."""
-        def view(docs: Documents, document: Document) -> CommentsView:
-            names = docs.ws.replica.nicknames()
-            editors = tuple(sorted(document.editors()))
-            why = docs.unreadable(document, branch)
-            if why is not None:
-                return CommentsView(branch, [], "", [], names, editors, why)
-            heads = document.heads(branch)
-            return CommentsView(branch, heads, document.text(heads),
-                                docs.comments(document, branch), names, editors)
-        return self._on(doc, view)
+        """The branch's comments with the text they are anchored in (app.doc_views)."""
+        return self._on(doc, lambda docs, document: comments_view(docs, document, branch))
 
     def comment(self, doc: bytes | str, quote: str, text: str, *, branch: str = "main",
                 nth: int | None = None) -> Future[str]:

@@ -3,11 +3,13 @@ thread; see app/facade.py for the rules every facade call follows."""
 
 from __future__ import annotations
 
+import builtins  # `list` in the class body names DocumentsFacade.list
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .doc_comment_facade import CommentsFacade
+from .doc_views import commit_typed, document_view, edit_requests
 from .documents import Documents
 from .records import (
     BranchInfo,
@@ -36,26 +38,12 @@ class DocumentsFacade(CommentsFacade):
 
     def __init__(self, node: Node):
         self._node = node
-        self._docs: Documents | None = None  # made and used on the Node's thread
 
     def _run(self, fn: Callable[..., T], *args: Any) -> Future[T]:
-        return self._node._submit(fn, *args)
+        return self._node.run(lambda _: fn(*args))
 
-    def _library(self) -> Documents:
-        if self._docs is None:
-            self._docs = Documents(self._node._workspace)
-            self._docs.on_conflicts = self._conflicts_resolved
-        return self._docs
-
-    def _conflicts_resolved(self, root: bytes, count: int) -> None:
-        """Count a merge's conflicts for usage analytics: one `conflict` event each, two sides
-        of a document edited concurrently ("concurrent_doc_edit": a new kind would need a new
-        schema version, see analytics.events). Counts only, never text."""
-        recorder = self._node.activity.recorder
-        if recorder.enabled:  # hash_id makes the install secret: never while off
-            stream = recorder.hash_id(root)
-            for _ in range(count):
-                recorder.record("conflict", kind="concurrent_doc_edit", heads=2, stream=stream)
+    def _library(self) -> Documents:  # on the Node's thread only
+        return self._node.documents()
 
     def _open(self, doc: DocRef) -> tuple[Documents, Document]:
         """The document as opened before, with what arrived since (Documents.current)."""
@@ -68,38 +56,17 @@ class DocumentsFacade(CommentsFacade):
 
     # Reading -----------------------------------------------------------------------------------
 
-    def list(self) -> Future[list[DocumentSummary]]:
+    def list(self) -> Future[builtins.list[DocumentSummary]]:
         return self._run(lambda: self._library().list())
 
     def open(self, doc: DocRef, branch: str = "main") -> Future[DocumentView]:
-        """What a branch shows: title, branches, heads, text, history and tags, read together
-        (and the workspace's nicknames, to name the history's authors), whether I may change
-        it and why not (Documents.read_only), which branches its merges took in, its
-        visibility, editors and creator, the open requests to edit (for an editor) and
-        whether I asked."""
-        def view(docs: Documents, document: Document) -> DocumentView:
-            heads = document.heads(branch)
-            why = docs.unreadable(document, branch)  # no key here: no text, and why
-            history = document.history(branch)
-            why_readonly = why or docs.read_only(document, branch)
-            names = docs.ws.replica.nicknames()
-            editors = document.editors()
-            me = docs.ws.key
-            requests = _requests(document, names) if me in editors else ()
-            return DocumentView(document.id, document.title, branch, document.branches(),
-                                heads, "" if why else document.text(heads), history,
-                                document.tags(), names, why,
-                                why_readonly is None, why_readonly,
-                                docs.merged_from(document, history),
-                                document.visibility, tuple(sorted(editors)),
-                                document.root.author, requests, docs.asked(document),
-                                document.editing)
-        return self._on(doc, view)
+        """What a branch shows, read together (app.doc_views.document_view)."""
+        return self._on(doc, lambda docs, document: document_view(docs, document, branch))
 
-    def requests(self, doc: DocRef) -> Future[list[EditRequest]]:
+    def requests(self, doc: DocRef) -> Future[builtins.list[EditRequest]]:
         """Open requests to edit, oldest first (editors accept them with `accept`)."""
         return self._on(doc, lambda docs, document: list(
-            _requests(document, docs.ws.replica.nicknames())))
+            edit_requests(document, docs.ws.replica.nicknames())))
 
     def unreadable(self, doc: DocRef, branch: str = "main") -> Future[str | None]:
         """Why this computer cannot read the branch (it holds no key for it), None when it
@@ -111,10 +78,10 @@ class DocumentsFacade(CommentsFacade):
         return self._on(doc, lambda _, document: document.text(
             [at] if at else document.heads(branch)))
 
-    def history(self, doc: DocRef, branch: str = "main") -> Future[list[CommitInfo]]:
+    def history(self, doc: DocRef, branch: str = "main") -> Future[builtins.list[CommitInfo]]:
         return self._on(doc, lambda _, document: document.history(branch))
 
-    def branches(self, doc: DocRef) -> Future[list[BranchInfo]]:
+    def branches(self, doc: DocRef) -> Future[builtins.list[BranchInfo]]:
         return self._on(doc, lambda _, document: document.branches())
 
     def tags(self, doc: DocRef) -> Future[dict[str, str]]:
@@ -125,7 +92,7 @@ class DocumentsFacade(CommentsFacade):
         (Documents.read_only)."""
         return self._on(doc, lambda docs, document: docs.read_only(document, branch))
 
-    def editors(self, doc: DocRef) -> Future[list[bytes]]:
+    def editors(self, doc: DocRef) -> Future[builtins.list[bytes]]:
         return self._on(doc, lambda _, document: sorted(document.editors()))
 
     # Writing -----------------------------------------------------------------------------------
@@ -157,15 +124,12 @@ class DocumentsFacade(CommentsFacade):
         its id."""
         return self._on(doc, lambda docs, document: docs.restore(document, at, branch))
 
-    def edit(self, doc: DocRef, seen: list[str], base: str, text: str, *,
+    def edit(self, doc: DocRef, seen: builtins.list[str], base: str, text: str, *,
              branch: str = "main") -> Future[Committed]:
         """Commit what was typed: the edits from `base` (the text at commits `seen`) to `text`,
         merged with whatever else the branch took in meanwhile (Documents.edit_from)."""
-        def work(docs: Documents, document: Document) -> Committed:
-            mine = docs.edit_from(document, list(seen), base, text, branch=branch)
-            heads = document.heads(branch)
-            return Committed(mine, heads, document.text(heads))
-        return self._on(doc, work)
+        return self._on(doc, lambda docs, document: commit_typed(
+            docs, document, list(seen), base, text, branch))
 
     def write(self, doc: DocRef, text: str, *, branch: str = "main") -> Future[str | None]:
         """Make `branch` read `text` with the smallest edits (`hearth doc write`)."""
@@ -231,8 +195,3 @@ class DocumentsFacade(CommentsFacade):
     def open_cap(self, cap: str) -> Future[str]:
         """Keep a capability's keys; the future holds the document's id (hex)."""
         return self._run(lambda: self._library().open_capability(cap).id)
-
-
-def _requests(document: Document, names: dict[bytes, str]) -> tuple[EditRequest, ...]:
-    return tuple(EditRequest(r.id, r.author, names.get(r.author), r.ts, r.note)
-                 for r in document.requests())

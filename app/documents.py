@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import difflib
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.causal import HORIZON_MS
@@ -111,9 +111,6 @@ class Documents(DocComments):
         self._read_to: dict[bytes, int] = {}  # document -> the last replica row taken in
         self._left_out = (workspace.replica.documents.left_out(),
                           workspace.replica.membership.version())
-        # Called with a document's root id and how many conflicts a merge of mine resolved
-        # (the Node counts them for usage analytics).
-        self.on_conflicts: Callable[[bytes, int], None] | None = None
 
     def secret(self) -> bytes:
         """The newest epoch's workspace secret (every member holds it: core/membership.py);
@@ -395,9 +392,7 @@ class Documents(DocComments):
                                 edits=self._edits(preview, choices), resolutions=choices)
         self.save(document, cache=[target])
         if self.ws.on_merged is not None:
-            self.ws.on_merged(document.root.id)
-        if count and self.on_conflicts is not None:
-            self.on_conflicts(document.root.id, count)
+            self.ws.on_merged(document.root.id, count)
         return Merged(commit, preview.conflicts, tuple(choices))
 
     @staticmethod

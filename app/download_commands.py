@@ -36,7 +36,8 @@ def cmd_download(args: argparse.Namespace) -> None:
 
 
 def _fetch(paths: Paths, message_id: bytes, args: argparse.Namespace) -> None:
-    from .node import Node, NodeError, NodeLocked  # imported here: other commands start faster
+    from .errors import NodeError, NodeLocked
+    from .node import Node  # imported here: other commands start faster
 
     node = Node(paths, port=0, mdns=not args.no_mdns, peers=peer_addresses(args.peer),
                 reconcile_interval=None, ui="cli")

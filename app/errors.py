@@ -1,5 +1,7 @@
-"""The library's errors for what a person asked that cannot be done. Each is a WorkspaceError
-(one line for the person); the subclasses let the window tell which question to ask."""
+"""The app's errors, a leaf every layer above may import. The library's, for what a person
+asked that cannot be done, are each a WorkspaceError (one line for the person); the subclasses
+let the window tell which question to ask. The Node's (NodeError and its subclasses) say it
+cannot start or run what was asked."""
 
 from __future__ import annotations
 
@@ -49,3 +51,23 @@ class RemovedMember(WorkspaceError):
     def __init__(self, message: str, removal: object):
         super().__init__(message)
         self.removal = removal
+
+
+class NodeError(Exception):
+    """The Node cannot start or do what was asked; the message is for a person."""
+
+
+class NodeLocked(NodeError):
+    """Another Node runs on this data folder: `pid` of its process and the `workspace` it
+    holds ("" when the lock does not say)."""
+
+    def __init__(self, message: str, *, pid: str = "?", workspace: str = ""):
+        super().__init__(message)
+        self.pid = pid
+        self.workspace = workspace
+
+
+class NodeStopped(NodeError):
+    """The Node is not running (not started yet, stopped, or stopping): what the facade's
+    futures fail with then. The window takes it as "nothing to do" (it is closing or switching
+    workspaces)."""

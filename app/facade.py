@@ -18,7 +18,8 @@ files: app.records.FileProgress, history: app.records.HistoryProgress), on
 the Node's thread. `typing`, `presence` and `presence-left` send live signals and return
 nothing: they never wait either.
 
-The records handed back are frozen values from app/records.py.
+The records handed back are frozen values from app/records.py. `run(fn)` runs any other library
+call the same way (fn gets the Workspace, on the Node's thread: Node.run).
 
 Attaching, saving and opening a file hash, encrypt or decrypt up to 4 GiB: that part runs in
 the facade's own worker threads (FILE_WORKERS; the ChunkStore may be written from any thread),
@@ -32,13 +33,15 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from . import keeping, preferences, slash
 from .attachments import AttachTarget, SealedFiles
+from .channel_list import channel_list
 from .doc_facade import DocumentsFacade
+from .errors import NodeStopped
+from .file_sizes import set_file_sizes
 from .membership import InviteRecord, MemberRecord, RemovalRecord
-from .names import channel_names
 from .private import PrivateChannel
 from .records import (
     AnalyticsStatus,
@@ -87,8 +90,13 @@ class NodeFacade:
         self.documents = DocumentsFacade(node)
         self._files = ThreadPoolExecutor(FILE_WORKERS, thread_name_prefix="hearth-files")
 
+    def run(self, fn: Callable[[Workspace], T]) -> Future[T]:
+        """Run fn(the Workspace) on the Node's thread: any library call the named methods
+        below do not make (Node.run)."""
+        return self._node.run(fn)
+
     def _run(self, fn: Callable[..., T], *args: Any) -> Future[T]:
-        return self._node._submit(fn, *args)
+        return self._node.run(lambda _: fn(*args))
 
     def close(self) -> None:
         """Let the file workers go (the Node stopped); what they were given still ends, and
@@ -96,7 +104,7 @@ class NodeFacade:
         self._files.shutdown(wait=False)
 
     def _ws(self) -> Workspace:  # on the Node's thread only
-        return self._node._workspace
+        return self._node.workspace
 
     def _off_loop(self, first: Callable[[], U], work: Callable[[U], V],
                   last: Callable[[V], T] | None = None,
@@ -104,8 +112,6 @@ class NodeFacade:
         """first() on the Node's thread, work(its result) in a file worker, then last(that)
         on the Node's thread again (when given); `undo(work's result)` when the Node stopped
         before last could run."""
-        from .node import NodeStopped  # imported here: app.node imports this module
-
         result: Future[T] = Future()
 
         def fail(exc: BaseException) -> None:
@@ -113,13 +119,14 @@ class NodeFacade:
                 result.set_exception(exc)
 
         def worked(done: Future[V]) -> None:
-            if done.exception() is not None:
-                fail(done.exception())
+            error = done.exception()
+            if error is not None:
+                fail(error)
                 return
             value = done.result()
-            if last is None:
+            if last is None:  # then T is V
                 if result.set_running_or_notify_cancel():
-                    result.set_result(value)
+                    result.set_result(cast(T, value))
                 return
 
             def finished(end: Future[T]) -> None:
@@ -134,8 +141,9 @@ class NodeFacade:
             self._run(last, value).add_done_callback(finished)
 
         def started(begun: Future[U]) -> None:
-            if begun.exception() is not None:
-                fail(begun.exception())
+            error = begun.exception()
+            if error is not None:
+                fail(error)
                 return
             try:
                 self._files.submit(work, begun.result()).add_done_callback(worked)
@@ -184,13 +192,7 @@ class NodeFacade:
     def channels(self) -> Future[ChannelList]:
         """The channels, with my unread counts and mention marks (the private channels' and
         direct messages' too), and how each name shows."""
-        def load() -> ChannelList:
-            ws = self._ws()
-            channels = ws.channels()
-            return ChannelList(channels, ws.replica.unread(ws.key, ws.nickname()),
-                               channel_names(ws.id, [c.name for c in channels]),
-                               ws.private_unread())
-        return self._run(load)
+        return self.run(channel_list)
 
     # What this computer keeps (app.keeping; `hearth keep`) ------------------------------------
 
@@ -215,7 +217,7 @@ class NodeFacade:
     def _kept(self, change: Callable[[Workspace], Kept]) -> Future[Kept]:
         def run() -> Kept:
             kept = change(self._ws())
-            self._node._kept_changed()
+            self._node.kept_changed()
             return kept
         return self._run(run)
 
@@ -379,7 +381,7 @@ class NodeFacade:
         """Known peers, each with `connected` (a session with it is open now), then the peers
         connected to us that we do not dial (source "incoming"); app/records.py says the
         fields."""
-        return self._run(lambda: self._node._service.peer_records())
+        return self._node.peers()
 
     def removal(self) -> Future[Removal | None]:
         """This computer's key was removed from the workspace (by whom, when, why), as its own
@@ -394,11 +396,11 @@ class NodeFacade:
 
     def online(self) -> Future[set[bytes]]:
         """Keys of the peers with an open session."""
-        return self._run(lambda: set(self._node._service.online()))
+        return self._node.online()
 
     def add_peer(self, host: str, port: int) -> Future[None]:
         """Dial HOST:PORT from now on and remember it (where discovery is blocked)."""
-        return self._run(lambda: (self._node._service.add_peer(host, port), None)[1])
+        return self._node.add_peer(host, port)
 
     # Members and invites (app/membership.py) -----------------------------------------------
 
@@ -424,7 +426,7 @@ class NodeFacade:
         goes to everyone who remains."""
         def remove() -> None:
             self._ws().remove_member(key, reason)
-            self._node._membership_changed()  # seen whole, now that all of it is in
+            self._node.membership_changed()  # seen whole, now that all of it is in
         return self._run(remove)
 
     def removed_members(self) -> Future[list[RemovalRecord]]:
@@ -517,13 +519,8 @@ class NodeFacade:
     def set_file_preferences(self, *, auto_download_mb: int | None = None,
                              storage_quota_mb: int | None = None) -> Future[int]:
         """Change the sizes; a smaller quota evicts others' files at once (the bytes freed)."""
-        def change() -> int:
-            changes = {k: v for k, v in (("auto_download_mb", auto_download_mb),
-                                         ("storage_quota_mb", storage_quota_mb))
-                       if v is not None}
-            prefs = preferences.save(self.info.data, **changes)
-            return self._ws().evict(prefs.storage_quota_mb * 2**20)
-        return self._run(change)
+        return self.run(lambda ws: set_file_sizes(ws, auto_download_mb=auto_download_mb,
+                                                  storage_quota_mb=storage_quota_mb))
 
     def add_private_member(self, channel: bytes, key: bytes) -> Future[None]:
         return self._run(lambda: self._ws().add_private_member(channel, key))

@@ -45,7 +45,9 @@ class Invite:
 
     def encode(self) -> str:
         version = _PERSONAL if self.personal else _INVITE
-        payload = bytes([version]) + self.workspace + self.root + (self.sealed or self.seed)
+        secret = self.sealed if self.sealed is not None else self.seed
+        assert secret is not None  # __post_init__: one of the two
+        payload = bytes([version]) + self.workspace + self.root + secret
         data = payload + hashlib.blake2b(payload, digest_size=_CHECKSUM).digest()
         text = base64.b32encode(data).decode().rstrip("=").lower()
         groups = [text[i:i + 6] for i in range(0, len(text), 6)]

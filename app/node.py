@@ -6,8 +6,8 @@ Node is its facade (`Node.facade`, app/facade.py): named methods that run on the
 (one writer) and return concurrent.futures.Futures, which is all the window uses. Subscribers
 get NodeEvents on the Node's thread (the window's Qt bridge re-emits them as signals).
 
-The blocking methods here (`post`, `read`, `peers`, `online`, `add_peer`, `call`) wait on the
-facade's futures: they are for the command line and tests, never for the window.
+`run(fn)` runs any library call on the Node's thread: fn gets the Workspace, the caller a
+Future (the facade's named methods are built on it; tests and scripts use it directly).
 
 Attached files travel through the sync service's fetcher (sync.fetcher): `download` fetches one
 on request, and files of at most the `auto_download_mb` preference in the person's channels are
@@ -36,7 +36,7 @@ from analytics.recorder import Recorder
 from analytics.shipper import Shipper
 from core import kinds
 from core.objects import Object
-from storage import Message, NotFound, start_signature_helper
+from storage import NotFound, start_signature_helper
 from sync.peers import PeerBook
 from sync.service import PRESENCE_TTL_S as PRESENCE_TTL_S  # for the window's cursors
 from sync.service import TYPING_TTL_S as TYPING_TTL_S  # for the window's indicator
@@ -45,11 +45,16 @@ from sync.session import PRESENCE_REFRESH_S as PRESENCE_REFRESH_S  # how often a
 
 from . import keeping, preferences, sync_status
 from .activity import Activity
+from .documents import Documents
 from .download_requests import DOWNLOADS, DownloadRequests
+from .errors import NodeError as NodeError
+from .errors import NodeLocked as NodeLocked
+from .errors import NodeStopped as NodeStopped
 from .facade import NodeFacade
 from .membership import RemovalRecord, session_secrets
 from .paths import Paths
 from .records import FileProgress, HistoryProgress, Kept, NodeInfo
+from .version import app_version
 from .workspace import Workspace, WorkspaceError, genesis_name, read_secret
 
 log = logging.getLogger(__name__)
@@ -59,31 +64,10 @@ STOP_TIMEOUT_S = 10.0
 MAX_TOLD_CACHED = 16  # removed members whose removal objects are kept at hand (_tell)
 MEMBERSHIP_KINDS = frozenset({"member/admit", "member/remove", "member/kept", "workspace/key",
                               "invite/create", "invite/revoke"})
-CALL_TIMEOUT_S = 60.0
 COLLECTOR_CHECK_S = 5.0  # how soon a collector URL set in the settings is used
 AUTO_FETCH_DELAY_S = 0.5  # arrivals within this are looked at together for files to fetch
 AUTO_RETRY_S = 60.0  # a file that could not be fetched by itself is tried again after this
 T = TypeVar("T")
-
-
-class NodeError(Exception):
-    """The Node cannot start or do what was asked; the message is for a person."""
-
-
-class NodeLocked(NodeError):
-    """Another Node runs on this data folder: `pid` of its process and the `workspace` it
-    holds ("" when the lock does not say)."""
-
-    def __init__(self, message: str, *, pid: str = "?", workspace: str = ""):
-        super().__init__(message)
-        self.pid = pid
-        self.workspace = workspace
-
-
-class NodeStopped(NodeError):
-    """The Node is not running (not started yet, stopped, or stopping): what the facade's
-    futures fail with then. The window takes it as "nothing to do" (it is closing or switching
-    workspaces)."""
 
 
 @dataclass(frozen=True)
@@ -177,6 +161,7 @@ class Node:
         self._start_error: BaseException | None = None
         self._subscribers: list[Callable[[NodeEvent], None]] = []
         self._workspace: Workspace | None = None
+        self._documents: Documents | None = None  # see documents()
         self._service: SyncService | None = None
         self._membership_version: tuple[int, int] = (0, 0)
         self._rotating = False
@@ -287,8 +272,6 @@ class Node:
             return
         self._running = True
         self._ready.set()
-        from .cli import app_version
-
         self.activity.started(app_version(), self._ui)
         shipping = asyncio.ensure_future(self._async_ship_loop())
         requests = asyncio.ensure_future(DownloadRequests(
@@ -411,7 +394,7 @@ class Node:
         # (so not before mine has arrived: a rotation's seals may come in one by one).
         if epoch > self._keys_epoch and epoch in ws.secrets():
             self._keys_epoch = epoch
-            made = self.facade.documents._library().refresh_for_epoch()
+            made = self.documents().refresh_for_epoch()
             if made:
                 log.info("new keys for %d document branches after a removal", made)
 
@@ -465,15 +448,24 @@ class Node:
                 future.set_exception(NodeStopped("the node is not running"))
         return future
 
-    def call(self, fn: Callable[..., T], *args: Any, timeout: float = CALL_TIMEOUT_S) -> T:
-        """Run fn(*args) on the Node's thread and wait for its result. For tests and the
-        command line only: the window uses the facade's named methods."""
-        return self._submit(fn, *args).result(timeout)
+    def run(self, fn: Callable[[Workspace], T]) -> Future[T]:
+        """Run fn(the Workspace) on the Node's thread, the replica's one writer: any library
+        call, from any thread. Never waits, never raises: a Node that is not running answers
+        with a future failed with NodeStopped."""
+        return self._submit(lambda: fn(self.workspace))
 
-    def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
-        """Run fn(*args) on the Node's thread without waiting. For tests only (of the sync
-        layer, which start work on several Nodes at once); the window uses the facade."""
-        return self._submit(fn, *args)
+    @property
+    def workspace(self) -> Workspace:
+        """The Workspace the Node runs: touch it only on the Node's thread (inside `run`)."""
+        if self._workspace is None:
+            raise NodeStopped("the node has not started")
+        return self._workspace
+
+    def documents(self) -> Documents:
+        """The workspace's documents as this Node holds them open (on the Node's thread)."""
+        if self._documents is None:
+            self._documents = Documents(self.workspace)
+        return self._documents
 
     # Fixed once started ---------------------------------------------------------------------
 
@@ -682,41 +674,38 @@ class Node:
                 continue
             self._fetch_file(wanted.list, wanted.size, None)
 
-    # Blocking conveniences (command line and tests) -----------------------------------------
+    # Peers (the facade's `peers`, `online`, `add_peer`; from any thread) -------------------
 
-    def post(self, channel: str, text: str) -> bytes:
-        return self.facade.post(channel, text).result(CALL_TIMEOUT_S)
+    def peers(self) -> Future[list[dict]]:
+        """Known peers, each with `connected`, then those connected to us that we do not dial
+        (source "incoming"); app/records.py says the fields."""
+        return self._submit(lambda: self._sync().peer_records())
 
-    def read(self, channel: str, *, limit: int = 50, before: str | None = None) -> list[Message]:
-        return self.facade.read(channel, limit=limit, before=before).result(CALL_TIMEOUT_S)
+    def online(self) -> Future[set[bytes]]:
+        """Keys of the peers with an open session."""
+        return self._submit(lambda: set(self._sync().online()))
 
-    def add_peer(self, host: str, port: int) -> None:
-        self.facade.add_peer(host, port).result(CALL_TIMEOUT_S)
-
-    def peers(self) -> list[dict]:
-        return self.facade.peers().result(CALL_TIMEOUT_S)
+    def add_peer(self, host: str, port: int) -> Future[None]:
+        """Dial HOST:PORT from now on and remember it (where discovery is blocked)."""
+        def dial() -> None:
+            self._sync().add_peer(host, port)
+        return self._submit(dial)
 
     @property
     def mdns(self) -> bool:
         """Whether this Node advertises and browses on the network (`--no-mdns`: not)."""
         return self._mdns
 
-    def online(self) -> set[bytes]:
-        return self.facade.online().result(CALL_TIMEOUT_S)
+    def kept_changed(self) -> None:
+        """On the Node's thread: what this computer keeps was changed (`app.keeping`)."""
+        self._kept_changed()
 
-    # Internals, for tests -------------------------------------------------------------------
+    def membership_changed(self) -> None:
+        """On the Node's thread: a membership change of mine is complete (a removal)."""
+        self._membership_changed()
 
-    @property
-    def workspace_for_tests(self) -> Workspace:
-        """The Workspace the Node runs, for tests that check internals (touch it only on the
-        Node's thread, through `call`). Nothing else may use it."""
-        assert self._workspace is not None
-        return self._workspace
-
-    @property
-    def service_for_tests(self) -> SyncService:
-        """The SyncService, for tests of the sync layer (on the Node's thread, via `call`)."""
-        assert self._service is not None
+    def _sync(self) -> SyncService:
+        assert self._service is not None  # set before the Node runs anything
         return self._service
 
     # The Node's own thread ------------------------------------------------------------------

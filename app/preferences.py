@@ -10,6 +10,7 @@ import os
 import tempfile
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any, cast
 
 APPEARANCES = ("system", "light", "dark")
 FILE = "preferences.json"
@@ -59,7 +60,7 @@ def save(data: Path, **changes: str | int) -> Preferences:
     for name in ("auto_download_mb", "storage_quota_mb"):
         if name in changes and _size(changes[name], -1) == -1:
             raise PreferenceError(f"{name} must be a whole number of MiB from 0 to {MAX_MB}")
-    prefs = replace(load(data), **changes)
+    prefs = replace(load(data), **cast(dict[str, Any], changes))  # checked above
     folder = Path(data)
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile("w", dir=folder, prefix=".preferences-", delete=False,

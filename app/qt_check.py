@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 LDD_TIMEOUT_S = 10.0
@@ -55,7 +56,7 @@ DLOPENED = ("libxcb-cursor.so.0",)
 _LIB_DIRS = ("/lib", "/usr/lib", "/lib64", "/usr/lib64", "/usr/local/lib")
 
 
-def platform(env: dict[str, str] | None = None) -> str:
+def platform(env: Mapping[str, str] | None = None) -> str:
     """The Qt platform the window will use: QT_QPA_PLATFORM's first choice, else xcb under X11
     and wayland under Wayland (what Qt picks on Linux)."""
     env = os.environ if env is None else env

@@ -46,7 +46,8 @@ MAX_SYNC_S = 24 * 3600.0  # the longest `hearth sync --timeout`
 
 
 def cmd_serve(args: argparse.Namespace) -> None:
-    from .node import Node, NodeError  # imported here: other commands start faster
+    from .errors import NodeError
+    from .node import Node  # imported here: other commands start faster
 
     # What a person needs is printed from the Node's events (ServeLog); Python's log records
     # show only real problems (WARNING and above), or everything with --verbose.

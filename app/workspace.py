@@ -147,8 +147,9 @@ class Workspace(Conversation, Membership, PrivateChannels, Moderation, Attachmen
     clock: Callable[[], float] = time.time
     # Called with every object this workspace created (the Node hooks sync and the UI here).
     on_created: Callable[[Object], None] | None = None
-    # Called with a document's root id when I merge two of its branches (usage analytics).
-    on_merged: Callable[[bytes], None] | None = None
+    # Called with a document's root id and how many conflicts the merge resolved when I merge
+    # two of its branches (usage analytics: app.activity.Activity.merged_document).
+    on_merged: Callable[[bytes, int], None] | None = None
 
     # Opening ----------------------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from storage import Replica, StorageError
 
+from .errors import NodeError
 from .invite import Invite
 from .names import lookalike_keys
 from .paths import DEFAULT_WORKSPACE, WELCOME_PENDING, PathError, Paths, workspaces
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from .node import Node
 
 NodeFactory = Callable[[Paths], "Node"]
+PEERS_TIMEOUT_S = 60.0  # how long joining waits for the running Node's peers
 JOINED_PREFIX = "ws-"  # a joined workspace's folder: ws- and the first 8 hex digits of its id
 
 
@@ -91,7 +93,8 @@ def join_by_invite(data: Path, code: str, nick: str | None = None, *,
 def leave_workspace(data: Path, name: str) -> None:
     """Remove this computer's replica of workspace `name` (its messages, documents, secret
     and peers; the other members keep theirs). Refuses the one a running Node holds."""
-    from .node import DataLock, NodeLocked
+    from .errors import NodeLocked
+    from .node import DataLock
 
     try:
         paths = Paths.resolve(data, name)
@@ -143,8 +146,6 @@ class Opened:
 
 def switch(node: Node | None, make_node: NodeFactory, target: Paths) -> Opened:
     """Stop `node` and start one on `target`; if that fails, `node`'s workspace again."""
-    from .node import NodeError
-
     if node is not None:
         node.stop()
     try:
@@ -168,7 +169,7 @@ def join(node: Node, make_node: NodeFactory, code: str, nick: str | None,
         return Opened(node, node.paths, problem=f"That invite code cannot be used: {exc}")
     # A member's node to be admitted by: one this computer already syncs with, or any on
     # this network (mDNS; unless the running Node was told not to browse).
-    known = [*peers, *((p["host"], p["port"]) for p in node.peers())]
+    known = [*peers, *((p["host"], p["port"]) for p in node.peers().result(PEERS_TIMEOUT_S))]
     try:
         folder = join_by_invite(node.paths.data, code, nick, peers=known, mdns=node.mdns)
     except (WorkspaceError, ValueError) as exc:

@@ -68,7 +68,6 @@ def child(data: str, peers: list[str]) -> None:
     node = Node(paths, port=0, interfaces=["127.0.0.1"], mdns=False,
                 peers=[(p.split(":")[0], int(p.split(":")[1])) for p in peers],
                 reconcile_interval=None).start()
-    ws = node.workspace_for_tests
     arrived: dict[bytes, float] = {}
     lock = threading.Lock()
 
@@ -90,14 +89,15 @@ def child(data: str, peers: list[str]) -> None:
         answer: dict = {}
         if op == "attach":
             path = Path(cmd["path"])
-            answer["id"] = node.call(lambda p=path: ws.attach(CHANNEL, [p]).id.hex(), timeout=WAIT_S)
+            answer["id"] = node.run(lambda ws, p=path: ws.attach(CHANNEL, [p]).id.hex()).result(WAIT_S)
         elif op == "has":
             oid = bytes.fromhex(cmd["id"])
             deadline = time.monotonic() + WAIT_S
-            while not node.call(ws.replica.has, oid) and time.monotonic() < deadline:
+            while (not node.run(lambda ws, o=oid: ws.replica.has(o)).result(WAIT_S)
+                   and time.monotonic() < deadline):
                 time.sleep(0.05)
         elif op == "online":
-            while len(node.online()) < cmd["count"]:
+            while len(node.online().result(WAIT_S)) < cmd["count"]:
                 time.sleep(0.05)
         elif op == "download":
             started = time.perf_counter()
@@ -107,7 +107,7 @@ def child(data: str, peers: list[str]) -> None:
             answer["seconds"] = time.perf_counter() - started
         elif op == "post":
             answer["start"] = time.time()
-            answer["ids"] = [node.post(CHANNEL, f"chat {n} while a file moves").hex()
+            answer["ids"] = [node.facade.post(CHANNEL, f"chat {n} while a file moves").result(WAIT_S).hex()
                              for n in range(cmd["count"])]
         elif op == "arrived":
             ids = [bytes.fromhex(i) for i in cmd["ids"]]

@@ -50,7 +50,7 @@ def main() -> None:
         latencies = []
         for n in range(POSTS):
             sent = time.perf_counter()
-            oid = node_a.post("general", f"latency probe {n}")
+            oid = node_a.facade.post("general", f"latency probe {n}").result(TIMEOUT_S)
             with cond:
                 if not cond.wait_for(lambda oid=oid: oid in arrived, TIMEOUT_S):
                     raise RuntimeError("a post never arrived")

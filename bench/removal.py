@@ -103,7 +103,7 @@ def _measure(root: Path, history: int) -> dict:
     try:
         sharing.sync_once(other, "127.0.0.1", node.port)  # bob holds everything
         before = _sync_ms(other, node.port)
-        figures = node.call(lambda: _remove(node.workspace_for_tests, leaving))
+        figures = node.run(lambda ws: _remove(ws, leaving)).result(60)
         sharing.sync_once(other, "127.0.0.1", node.port)  # bob takes in the new epoch
         after = _sync_ms(other, node.port)
     finally:

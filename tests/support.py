@@ -29,11 +29,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from app.node import Node
     from app.paths import Paths
+    from app.records import Message
     from app.workspace import Workspace
+    from sync.service import SyncService
 
 TIMEOUT_S = 30.0  # how long any wait of the tests may take: generous, a loaded 2-core machine
+CALL_TIMEOUT_S = 60.0  # how long a call on a Node's thread may take (node_call and the others)
 POLL_S = 0.05
 LOCAL = "127.0.0.1"
 CHANNEL = "general"
@@ -158,7 +163,7 @@ def channels(ws, *names: str) -> None:
 def node_channels(node, *names: str) -> None:
     """`channels` on a running Node's workspace, on its thread (the objects go its one path:
     pushed to peers, shown in windows)."""
-    node.call(lambda: channels(node.workspace_for_tests, *names))
+    node.run(lambda ws: channels(ws, *names)).result(CALL_TIMEOUT_S)
 
 
 @contextlib.contextmanager
@@ -193,9 +198,50 @@ def share(source, *targets) -> None:
 
 
 # Running Nodes ---------------------------------------------------------------------------------
+# A Node's work runs on its thread (Node.run); these wait for it. Inside `node_call`, a test may
+# touch the Node's internals: `node.workspace`, and `node_service(node)` for the sync layer's.
+
+def node_call(node: Node, fn: Callable[..., T], *args: object,
+              timeout: float = CALL_TIMEOUT_S) -> T:
+    """fn(*args) run on the Node's thread, waited for."""
+    return node.run(lambda _: fn(*args)).result(timeout)
+
+
+def node_submit(node: Node, fn: Callable[..., T], *args: object) -> Future[T]:
+    """fn(*args) run on the Node's thread, not waited for (work started on several at once)."""
+    return node.run(lambda _: fn(*args))
+
+
+def node_service(node: Node) -> SyncService:
+    """The Node's SyncService, for tests of the sync layer: touch it inside `node_call`."""
+    assert node._service is not None, "the node has not started"
+    return node._service
+
+
+def node_post(node: Node, channel: str, text: str) -> bytes:
+    return node.facade.post(channel, text).result(CALL_TIMEOUT_S)
+
+
+def node_read(node: Node, channel: str, *, limit: int = 50,
+              before: str | None = None) -> list[Message]:
+    return node.facade.read(channel, limit=limit, before=before).result(CALL_TIMEOUT_S)
+
+
+def node_online(node: Node) -> set[bytes]:
+    """Keys of the peers the Node has an open session with."""
+    return node.online().result(CALL_TIMEOUT_S)
+
+
+def node_peers(node: Node) -> list[dict]:
+    return node.peers().result(CALL_TIMEOUT_S)
+
+
+def node_add_peer(node: Node, host: str, port: int) -> None:
+    node.add_peer(host, port).result(CALL_TIMEOUT_S)
+
 
 def digest(node: Node) -> str:
-    return node.call(lambda: node.workspace_for_tests.replica.digest())
+    return node.run(lambda ws: ws.replica.digest()).result(CALL_TIMEOUT_S)
 
 
 def converged(nodes: list[Node]) -> bool:
@@ -211,7 +257,7 @@ def wait_converged(nodes: list[Node], *, timeout: float = TIMEOUT_S) -> str:
 
 def wait_online(a: Node, b: Node, *, timeout: float = TIMEOUT_S) -> None:
     """Wait until a and b each hold an open session with the other."""
-    wait_until(lambda: b.key in a.online() and a.key in b.online(), timeout=timeout,
+    wait_until(lambda: b.key in node_online(a) and a.key in node_online(b), timeout=timeout,
                what="the two nodes to be connected")
 
 

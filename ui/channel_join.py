@@ -44,7 +44,7 @@ def _outcome(future: Future) -> Future:
     """A Future of (True, result) or (False, exception) for `future`, so the GUI thread sees
     which refusal it was (the bridge passes on only the message). A stopping Node's failure
     stays a failure, which the bridge drops."""
-    from app.node import NodeStopped
+    from app.errors import NodeStopped
 
     out: Future = Future()
 

@@ -404,7 +404,7 @@ def render(out: Path) -> list[Path]:
             third = Node(carol, interfaces=["127.0.0.1"], mdns=False, peers=peers).start()
             peer = Node(bob, interfaces=["127.0.0.1"], mdns=False, peers=peers).start()
             try:
-                peer.post("general", "Hi ada, bob here: your messages reached my laptop.")
+                _done(peer.facade.post("general", "Hi ada, bob here: your messages reached my laptop."))
                 _converse(node, peer, third, ids)
                 _review(node, peer, third, ids["roadmap"])
                 private = _private(node, peer, third)

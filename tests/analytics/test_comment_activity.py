@@ -11,7 +11,7 @@ from analytics.recorder import Recorder
 from app.activity import Activity
 from core.identity import Identity
 from core.objects import build
-from tests.support import TIMEOUT_S, Cluster, create_workspace
+from tests.support import TIMEOUT_S, Cluster, create_workspace, node_call
 
 NICK = "zorro-nick"
 TITLE = "Quarterly Plans Of Zorro"
@@ -43,8 +43,8 @@ def test_a_comment_made_through_the_facade_is_one_doc_comment_event_with_no_cont
         after_comment = [json.loads(t) for t in spooled(Recorder(paths.data))][before:]
         reply = done(docs.reply(doc, comment, REPLY))
         resolve = done(docs.resolve_comment(doc, comment))
-        ws = node.workspace_for_tests
-        branch = node.call(lambda: ws.replica.object(bytes.fromhex(comment)).stream)
+        ws = node.workspace
+        branch = node_call(node, lambda: ws.replica.object(bytes.fromhex(comment)).stream)
         secrets = [NICK, TITLE, QUOTE, TEXT, COMMENT, REPLY, comment, reply, resolve,
                    comment[:32], reply[:32], resolve[:32], doc.hex(), doc.hex()[:32],
                    branch.hex()[:32], node.key.hex(), node.key.hex()[:32], ws.id.hex()]

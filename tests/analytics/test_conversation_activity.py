@@ -12,7 +12,7 @@ from app.emojis import shortcode
 from core import kinds
 from core.identity import Identity
 from core.objects import build
-from tests.support import TIMEOUT_S, Cluster, create_workspace, node_channels
+from tests.support import TIMEOUT_S, Cluster, create_workspace, node_channels, node_post
 
 NICK = "zorro-nick"
 CHANNEL = "project-xylophone"
@@ -37,9 +37,9 @@ def test_my_replies_edits_and_reactions_are_counted_without_their_content(tmp_pa
     Recorder(paths.data).enable()
     with Cluster(tmp_path) as cluster:
         node = cluster.start(paths)
-        ws = node.workspace_for_tests
+        ws = node.workspace
         node_channels(node, CHANNEL)
-        first = node.post(CHANNEL, TEXT)
+        first = node_post(node, CHANNEL, TEXT)
         replies = [done(node.facade.reply(first, REPLY)),
                    done(node.facade.reply(first, SHOUTED, broadcast=True))]
         edit = done(node.facade.edit(first, EDITED))

@@ -16,7 +16,7 @@ from core import kinds
 from core.attachments import chunk_id, seal_file
 from core.identity import Identity
 from core.objects import authored, build
-from tests.support import TIMEOUT_S, Cluster, create_workspace, node_channels
+from tests.support import TIMEOUT_S, Cluster, create_workspace, node_call, node_channels, node_post
 
 NICK = "zorro-sender"
 CHANNEL = "project-xylophone"
@@ -61,7 +61,7 @@ def test_files_and_private_channels_on_a_node_are_counted_in_buckets_and_name_no
     carol = Identity.generate().public_key
     with Cluster(tmp_path) as cluster:
         node = cluster.start(paths)
-        ws = node.workspace_for_tests
+        ws = node.workspace
         node_channels(node, CHANNEL)
         stream = kinds.channel_stream(ws.id, CHANNEL)
         files = [descriptor(*f, scope=ws.id) for f, _ in FILES]
@@ -73,10 +73,10 @@ def test_files_and_private_channels_on_a_node_are_counted_in_buckets_and_name_no
             ws.add_own([obj])  # the one path for my objects: Node, sync push, analytics
             return obj
 
-        message = node.call(post, "post/file", {"channel": CHANNEL, "text": TEXT,
+        message = node_call(node, post, "post/file", {"channel": CHANNEL, "text": TEXT,
                                                 "files": files})
-        node.call(post, "post/file", {"channel": CHANNEL, "text": "", "files": [voice]})
-        node.post(CHANNEL, "no files in this one")
+        node_call(node, post, "post/file", {"channel": CHANNEL, "text": "", "files": [voice]})
+        node_post(node, CHANNEL, "no files in this one")
         done(node.facade.invite_for(carol))  # a member now, whom a private channel may hold
         channel = done(node.facade.create_private_channel(PRIVATE, [carol]))
         done(node.facade.direct_message(carol, TEXT))

@@ -63,7 +63,7 @@ def test_invites_and_admissions_on_a_node_are_counted_in_buckets_and_name_no_one
         personal = done(node.facade.invite_for(carol))
         members = done(node.facade.workspace_members())
         invites = done(node.facade.invites())
-        ws_id, my_key = node.workspace_for_tests.id, node.key
+        ws_id, my_key = node.workspace.id, node.key
 
     # Admitted here: the newcomer with the one-use invite, carol with her personal code.
     admitted = {m.key: m.invite for m in members if m.admitted_by == my_key}

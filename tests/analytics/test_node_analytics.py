@@ -18,7 +18,17 @@ from analytics.recorder import Recorder
 from app.documents import Documents
 from app.node import Node
 from core import kinds
-from tests.support import TIMEOUT_S, Cluster, node_channels, two_members, wait_until
+from tests.support import (
+    TIMEOUT_S,
+    Cluster,
+    node_add_peer,
+    node_call,
+    node_channels,
+    node_post,
+    node_read,
+    two_members,
+    wait_until,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -55,7 +65,7 @@ def collected(out: Path) -> list[dict]:
 
 
 def texts(node: Node) -> set[str]:
-    return {m.text for m in node.read(CHANNEL, limit=100)}
+    return {m.text for m in node_read(node, CHANNEL, limit=100)}
 
 
 def test_two_opted_in_nodes_report_one_conflict_and_nothing_identifying(tmp_path, collect_command,
@@ -71,27 +81,27 @@ def test_two_opted_in_nodes_report_one_conflict_and_nothing_identifying(tmp_path
         node_b = cluster.start(b)
         # Apart, both write in the channel: its stream forks.
         node_channels(node_a, CHANNEL)
-        node_a.post(CHANNEL, TEXTS[0])
+        node_post(node_a, CHANNEL, TEXTS[0])
         node_channels(node_b, CHANNEL)
-        node_b.post(CHANNEL, TEXTS[1])
+        node_post(node_b, CHANNEL, TEXTS[1])
 
         def write_doc():
-            docs = Documents(node_a.workspace_for_tests)
+            docs = Documents(node_a.workspace)
             document = docs.new(DOC_TITLE)
             docs.write(document, DOC_TEXT)
             docs.comment(document, "agenda", DOC_COMMENT)
             docs.fork(document, "main", "draft")
             docs.merge(document, "draft", "main")
-        node_a.call(write_doc)
+        node_call(node_a, write_doc)
 
-        node_b.add_peer("127.0.0.1", node_a.port)
+        node_add_peer(node_b, "127.0.0.1", node_a.port)
         wait_until(lambda: {TEXTS[0], TEXTS[1]} <= texts(node_a) and
                    {TEXTS[0], TEXTS[1]} <= texts(node_b), what="the first sync")
-        stream = kinds.channel_stream(node_a.workspace_for_tests.id, CHANNEL)
-        assert len(node_a.workspace_for_tests.replica.heads(stream)) == 2
-        node_a.post(CHANNEL, TEXTS[2])  # links both heads: the merge
+        stream = kinds.channel_stream(node_a.workspace.id, CHANNEL)
+        assert len(node_a.workspace.replica.heads(stream)) == 2
+        node_post(node_a, CHANNEL, TEXTS[2])  # links both heads: the merge
         wait_until(lambda: TEXTS[2] in texts(node_b), what="the merge to reach b")
-        node_b.post(CHANNEL, TEXTS[3])  # after the merge: one head, no conflict
+        node_post(node_b, CHANNEL, TEXTS[3])  # after the merge: one head, no conflict
         wait_until(lambda: TEXTS[3] in texts(node_a), what="b's post to reach a")
 
         def shipped() -> bool:
@@ -103,9 +113,9 @@ def test_two_opted_in_nodes_report_one_conflict_and_nothing_identifying(tmp_path
         secrets = [*NICKS, CHANNEL, *TEXTS, DOC_TITLE, DOC_TEXT, DOC_COMMENT, "127.0.0.1",
                    f":{node_a.port}", f":{node_b.port}"]
         for node in (node_a, node_b):
-            secrets += [node.key.hex(), node.workspace_for_tests.id.hex(), node.key.hex()[:32],
-                        kinds.channel_stream(node.workspace_for_tests.id, CHANNEL).hex()[:32]]
-        secrets += [d.id for d in node_a.call(lambda: Documents(node_a.workspace_for_tests).list())]
+            secrets += [node.key.hex(), node.workspace.id.hex(), node.key.hex()[:32],
+                        kinds.channel_stream(node.workspace.id, CHANNEL).hex()[:32]]
+        secrets += [d.id for d in node_call(node_a, lambda: Documents(node_a.workspace).list())]
 
     events = collected(out)
     for event in events:

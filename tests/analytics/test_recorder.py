@@ -39,7 +39,7 @@ def test_activity_while_off_writes_nothing_not_even_the_install_secret(tmp_path)
 
     rec = Recorder(tmp_path)
     activity = Activity(rec, lambda ids: [])
-    activity.merged_document(b"\x07" * 32)
+    activity.merged_document(b"\x07" * 32, 1)
     activity.created(build(Identity.generate(), "post/text", stream=b"\x01" * 32,
                            body={"channel": "general", "text": "hi"}, ts=1))
     assert not (tmp_path / "analytics").exists()

@@ -62,7 +62,7 @@ class Run:
 
 
 class Hearth:
-    """Runs `python -m app ...` from the checkout as a process, in a sandboxed environment.
+    """Runs `python -m hearth ...` from the checkout as a process, in a sandboxed environment.
 
     HEARTH_DATA points at a folder of the test, so a command that ignores --data can never
     touch the real user data folder; HEARTH_PASSPHRASE is only set when a test asks for it.
@@ -78,7 +78,7 @@ class Hearth:
 
     def command(self) -> list[Any]:
         """The program, before its arguments."""
-        return [sys.executable, "-m", "app"]
+        return [sys.executable, "-m", "hearth"]
 
     @property
     def cwd(self) -> Path:
@@ -176,8 +176,8 @@ class _Output(io.BytesIO):
 
 
 def run_main(args: list[str], env: dict[str, str], cwd: Path) -> tuple[int, bytes, bytes]:
-    """`python -m app *args` in this process: (exit status, stdout, stderr)."""
-    from app import cli
+    """`python -m hearth *args` in this process: (exit status, stdout, stderr)."""
+    from hearth import launcher
 
     out, err = _Output(), _Output()
     # PYTHONIOENCODING=utf-8 gives a process UTF-8 stdout with errors="strict"; stderr is
@@ -188,7 +188,7 @@ def run_main(args: list[str], env: dict[str, str], cwd: Path) -> tuple[int, byte
     with (_environment(env), contextlib.chdir(cwd), _streams(stdin, stdout, stderr),
           _unconfigured_logging(stderr), _process_warnings(stderr)):
         try:
-            status = cli.main(args)
+            status = launcher.main(args)
         except SystemExit as exc:
             status = exc.code
         except Exception:  # uncaught: the interpreter prints the traceback, exits with 1

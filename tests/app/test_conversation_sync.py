@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 
 from app.workspace import WorkspaceError
-from tests.support import LOCAL, TIMEOUT_S, Cluster, start_two_nodes, wait_converged, wait_until
+from tests.support import (
+    LOCAL,
+    TIMEOUT_S,
+    Cluster,
+    node_call,
+    start_two_nodes,
+    wait_converged,
+    wait_until,
+)
 
 CHANNEL = "general"
 
@@ -100,7 +108,7 @@ def test_deleting_an_edited_message_takes_its_edits_with_it(cluster):
     result(a.facade.delete(secret))
     wait_until(lambda: shown(b, "the door") is None, what="the delete on b")
     for node in (a, b):
-        replica = node.workspace_for_tests.replica
-        assert node.call(lambda r=replica: (r.is_deleted(secret), r.is_deleted(edit))) == \
+        replica = node.workspace.replica
+        assert node_call(node, lambda r=replica: (r.is_deleted(secret), r.is_deleted(edit))) == \
             (True, True)
-        assert node.call(lambda r=replica: r.search("door")) == []
+        assert node_call(node, lambda r=replica: r.search("door")) == []

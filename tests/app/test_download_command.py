@@ -11,7 +11,7 @@ import pytest
 
 from app import preferences
 from app.cli import main
-from tests.support import LOCAL, TIMEOUT_S, Cluster, wait_online, wait_until
+from tests.support import LOCAL, TIMEOUT_S, Cluster, node_call, wait_online, wait_until
 
 MB = 1 << 20
 
@@ -28,7 +28,7 @@ def _shared_file(cluster, tmp_path, size=3 * MB):
     a = cluster.start(pa)
     data = os.urandom(size)
     (tmp_path / "report.pdf").write_bytes(data)
-    mid = a.call(lambda: a.workspace_for_tests.attach("general", [tmp_path / "report.pdf"]).id)
+    mid = node_call(a, lambda: a.workspace.attach("general", [tmp_path / "report.pdf"]).id)
     return a, pb, mid, hashlib.sha256(data).hexdigest()
 
 
@@ -41,7 +41,7 @@ def test_download_without_a_running_node_fetches_then_saves(cluster, tmp_path, c
     a, pb, mid, digest = _shared_file(cluster, tmp_path)
     b = cluster.start(pb, peers=[a])  # only to get the message over; then stopped
     wait_online(a, b)
-    wait_until(lambda: b.call(lambda: b.workspace_for_tests.replica.has(mid)),
+    wait_until(lambda: node_call(b, lambda: b.workspace.replica.has(mid)),
                what="the message to arrive")
     b.stop()
 
@@ -58,7 +58,7 @@ def test_download_beside_a_running_node_asks_it(cluster, tmp_path, capsys):
     a, pb, mid, digest = _shared_file(cluster, tmp_path)
     b = cluster.start(pb, peers=[a])
     wait_online(a, b)
-    wait_until(lambda: b.call(lambda: b.workspace_for_tests.replica.has(mid)),
+    wait_until(lambda: node_call(b, lambda: b.workspace.replica.has(mid)),
                what="the message to arrive")
 
     assert main(_args(pb, mid, tmp_path / "out")) == 0
@@ -72,7 +72,7 @@ def test_download_beside_a_running_node_asks_it(cluster, tmp_path, capsys):
 def test_a_message_without_that_file_is_refused_in_one_line(cluster, tmp_path, capsys):
     a, pb, mid, _ = _shared_file(cluster, tmp_path)
     b = cluster.start(pb, peers=[a])
-    wait_until(lambda: b.call(lambda: b.workspace_for_tests.replica.has(mid)),
+    wait_until(lambda: node_call(b, lambda: b.workspace.replica.has(mid)),
                what="the message to arrive")
     assert main(_args(pb, mid, tmp_path / "out", "--index", "2")) == 2
     err = capsys.readouterr().err

@@ -6,7 +6,7 @@ from __future__ import annotations
 from concurrent.futures import Future
 
 from core import kinds
-from tests.support import TIMEOUT_S, Cluster, wait_converged, wait_until
+from tests.support import TIMEOUT_S, Cluster, node_call, node_online, wait_converged, wait_until
 
 CHANNEL = "general"
 
@@ -21,14 +21,14 @@ def shown(node, *, hidden: bool = False) -> list[tuple[str, bool]]:
 
 
 def holds(node, object_id: bytes) -> bool:
-    replica = node.workspace_for_tests.replica
-    return node.call(lambda: replica.has(object_id))
+    replica = node.workspace.replica
+    return node_call(node, lambda: replica.has(object_id))
 
 
 def test_a_hidden_post_is_hidden_for_everyone_but_the_moderators(cluster: Cluster):
     pa, pb, pc = cluster.members(3)
     a, b, c = cluster.mesh([pa, pb, pc])
-    wait_until(lambda: len(a.online()) == 2 and len(c.online()) == 2, what="a mesh")
+    wait_until(lambda: len(node_online(a)) == 2 and len(node_online(c)) == 2, what="a mesh")
     result(a.facade.mod_role(CHANNEL, b.key, "moderator", "keeps #general tidy"))
     spam = result(c.facade.post(CHANNEL, "cheap watches, click here"))
     result(c.facade.post(CHANNEL, "good morning"))
@@ -50,10 +50,10 @@ def test_a_hidden_post_is_hidden_for_everyone_but_the_moderators(cluster: Cluste
 
     # A non-moderator's hide (made past the app's refusal) is stored and relayed, and counts
     # for nothing anywhere.
-    ws = c.workspace_for_tests
+    ws = c.workspace
     morning = result(a.facade.read(CHANNEL))[0].id
     body = {"channel": CHANNEL, "target": morning, "hidden": True, "reason": "mine"}
-    forged = c.call(lambda: ws.publish("mod/hide", kinds.channel_stream(ws.id, CHANNEL),
+    forged = node_call(c, lambda: ws.publish("mod/hide", kinds.channel_stream(ws.id, CHANNEL),
                                        body).id)
     wait_until(lambda: holds(a, forged) and holds(b, forged), what="the forged hide to spread")
     for node in (a, b, c):
@@ -63,7 +63,7 @@ def test_a_hidden_post_is_hidden_for_everyone_but_the_moderators(cluster: Cluste
 def test_a_blocked_members_new_posts_are_neither_shown_nor_stored(cluster: Cluster):
     pa, pb, pc = cluster.members(3)
     a, b, c = cluster.mesh([pa, pb, pc], reconcile_interval=0.5)
-    wait_until(lambda: len(a.online()) == 2 and len(c.online()) == 2, what="a mesh")
+    wait_until(lambda: len(node_online(a)) == 2 and len(node_online(c)) == 2, what="a mesh")
     before = result(c.facade.post(CHANNEL, "before the block"))
     wait_until(lambda: holds(b, before), what="c's post on b")
     result(b.facade.block(c.key))
@@ -79,7 +79,7 @@ def test_a_blocked_members_new_posts_are_neither_shown_nor_stored(cluster: Clust
     assert shown(b) == [("marker", False)]
     assert [t for t, _ in shown(a)] == ["before the block", "after the block", "marker"]
     # Refusing is not a fault: b keeps its sessions with both.
-    assert b.online() == {a.key, c.key}
+    assert node_online(b) == {a.key, c.key}
     # And the refused post is not offered again and again: b's rounds find nothing to move.
     rounds: list[dict] = []
     b.subscribe(lambda e: e.kind == "synced" and rounds.append(e.detail))

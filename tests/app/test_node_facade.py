@@ -24,7 +24,7 @@ from app.workspaces import (
     leave_workspace,
     workspace_entries,
 )
-from tests.support import channels
+from tests.support import channels, node_call, node_read
 from tests.sync.nodes import CHANNEL, TIMEOUT_S, Cluster, wait_online, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,7 +69,7 @@ def test_a_post_through_one_facade_is_read_and_heard_through_the_other(cluster: 
     assert post_id not in [m.id for m in older]
     assert [m.id for m in result(b.facade.search("facade")).messages] == [post_id]
     # The blocking convenience of the CLI and tests reads the same.
-    assert [m.id for m in b.read(CHANNEL, limit=1)] == [post_id]
+    assert [m.id for m in node_read(b, CHANNEL, limit=1)] == [post_id]
 
 
 def test_mark_read_clears_what_channels_counts_as_unread(cluster: Cluster):
@@ -326,6 +326,6 @@ def test_may_answers_what_the_channel_policies_let_me_post(cluster: Cluster):
     assert result(a.facade.may("design", "post/topic")) is True
     deny = Policy("deny", frozenset({a.key.hex()}), frozenset({"post/topic"}),
                   frozenset({"append"}))
-    a.call(lambda: a.workspace_for_tests.set_policies("design", [deny]))
+    node_call(a, lambda: a.workspace.set_policies("design", [deny]))
     assert result(a.facade.may("design", "post/topic")) is False
     assert result(a.facade.may("design", "post/text")) is True

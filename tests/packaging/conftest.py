@@ -20,7 +20,7 @@ from tests.app.conftest import ROOT, Hearth, _arg
 BUNDLE_DIR = ROOT / "dist" / "hearth"
 EXE = BUNDLE_DIR / "hearth"
 # What the bundle is built from (the Makefile's BUNDLE_SOURCES and the installed dependencies).
-SOURCE_DIRS = ("app", "core", "storage", "sync", "ui", "analytics", "packaging")
+SOURCE_DIRS = ("hearth", "app", "core", "storage", "sync", "ui", "analytics", "packaging")
 SOURCE_SUFFIXES = (".py", ".json", ".spec")
 SOURCE_FILES = ("pyproject.toml", "constraints.txt")
 

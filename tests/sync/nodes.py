@@ -35,6 +35,9 @@ from tests.support import (
     digest,
     join_member,
     make_members,
+    node_call,
+    node_post,
+    node_read,
     start_two_nodes,
     two_members,
     wait_converged,
@@ -58,19 +61,19 @@ def replica_digest(paths: Paths) -> str:
 
 
 def texts(node: Node, channel: str = CHANNEL) -> list[str]:
-    return [m.text for m in node.read(channel, limit=10_000)]
+    return [m.text for m in node_read(node, channel, limit=10_000)]
 
 
 def admitted(node: Node) -> Identity:
     """A new identity that `node`'s member admits (with a personal code's admission): a test
     peer needs one to be served, since a node serves only keys its membership view lists."""
     identity = Identity.generate()
-    node.call(lambda: node.workspace_for_tests.invite_for(identity.public_key))
+    node_call(node, lambda: node.workspace.invite_for(identity.public_key))
     return identity
 
 
 def has_object(node: Node, oid: bytes) -> bool:
-    return node.call(lambda: node.workspace_for_tests.replica.has(oid))
+    return node_call(node, lambda: node.workspace.replica.has(oid))
 
 
 def post_concurrently(nodes: list[Node], per_node: int, prefix: str = "msg") -> list[str]:
@@ -79,7 +82,7 @@ def post_concurrently(nodes: list[Node], per_node: int, prefix: str = "msg") -> 
         posted = []
         for k in range(per_node):
             text = f"{prefix} {n}.{k}"
-            nodes[n].post(CHANNEL, text)
+            node_post(nodes[n], CHANNEL, text)
             posted.append(text)
         return posted
 

@@ -23,6 +23,7 @@ from sync.discovery import (
     advert,
     members_in,
 )
+from tests.support import node_call, node_post, node_service
 
 from .nodes import CHANNEL, LOCAL, TIMEOUT_S, RawPeer, texts, wait_online, wait_until
 
@@ -65,10 +66,10 @@ def test_half_sent_requests_are_closed_and_never_crowd_out_members(cluster, monk
             refused |= _hung_up([s for s in slow if s not in refused], 0.2)
         assert len(refused) == 24  # everything past the per-address limit, at once
         held = [s for s in slow if s not in refused]
-        assert a.call(lambda: dict(a.service_for_tests.guard.open)) == {ATTACKER: len(held)}
+        assert node_call(a, lambda: dict(node_service(a).guard.open)) == {ATTACKER: len(held)}
         b = cluster.start(pb, peers=[a])  # a member still gets in meanwhile
         wait_online(a, b)
-        b.post(CHANNEL, "through the crowd")
+        node_post(b, CHANNEL, "through the crowd")
         wait_until(lambda: "through the crowd" in texts(a), what="b's post to reach a")
         closed: set[socket.socket] = set()
         while len(closed) < len(held) and time.monotonic() < deadline:
@@ -111,7 +112,7 @@ def test_an_identity_that_broke_the_protocol_is_refused_for_a_while(cluster):
     a = cluster.start(pa)
     mallory = Identity.load(pm.identity)  # a member: anyone else is refused at hello anyway
     first, again = asyncio.run(_garbage_then_reconnect(
-        a.port, pa.secret.read_bytes(), a.workspace_for_tests.id, [mallory, mallory], source=LOCAL))
+        a.port, pa.secret.read_bytes(), a.workspace.id, [mallory, mallory], source=LOCAL))
     assert "refused" not in first  # cut off for the bad bytes
     assert "refused for" in again and "protocol faults" in again
     b = cluster.start(pb, peers=[a])  # another member on the same address is welcome
@@ -123,10 +124,10 @@ def test_an_address_that_keeps_breaking_the_protocol_is_refused_whatever_identit
     other members' identities: a key the view does not list is refused at hello)."""
     pa, pb, *others = cluster.members(2 + _guard.ADDRESS_FAULTS + 1)
     a = cluster.start(pa)
-    a.call(lambda: setattr(a.service_for_tests.guard, "exempt_loopback", False))  # 127.0.0.2 is "the LAN"
+    node_call(a, lambda: setattr(node_service(a).guard, "exempt_loopback", False))  # 127.0.0.2 is "the LAN"
     fresh = [Identity.load(p.identity) for p in others]
     reasons = asyncio.run(_garbage_then_reconnect(
-        a.port, pa.secret.read_bytes(), a.workspace_for_tests.id, fresh, source=ATTACKER))
+        a.port, pa.secret.read_bytes(), a.workspace.id, fresh, source=ATTACKER))
     assert all("refused" not in r for r in reasons[:-1]), reasons
     assert reasons[-1].startswith("refused at connect"), reasons
     b = cluster.start(pb, peers=[a])  # 127.0.0.1 is another address: still welcome

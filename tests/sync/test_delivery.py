@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from sync.session import PeerReconciled, ReconcileComplete
 from sync.store import MemoryStore
+from tests.support import node_post
 
 from .conftest import Chat, build_pool
 from .nodes import CHANNEL, wait_online, wait_until
@@ -29,7 +30,7 @@ def test_posts_made_alone_stop_pending_on_the_node_that_was_dialled(cluster):
     wait_online(a, b)
     wait_until(lambda: not a.pending() and not b.pending(), what="the first sync")
     b.stop()
-    ids = [a.post(CHANNEL, f"written alone {n}") for n in range(5)]
+    ids = [node_post(a, CHANNEL, f"written alone {n}") for n in range(5)]
     assert set(ids) <= a.pending()
     b = cluster.start(pb, peers=[a])  # dials a, and has nothing a lacks: a only answers
     wait_online(a, b)

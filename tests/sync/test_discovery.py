@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import node_online, node_peers, node_post
+
 from .nodes import (
     CHANNEL,
     LOCAL,
@@ -31,12 +33,12 @@ def _discovered(records: list[dict], port: int) -> bool:
 def test_members_find_each_other_on_loopback_and_converge(cluster: Cluster):
     pa, pb = cluster.members(2)
     a = cluster.start(pa, mdns=True)
-    a.post(CHANNEL, "before b was around")
+    node_post(a, CHANNEL, "before b was around")
     b = cluster.start(pb, mdns=True)
 
     wait_online(a, b)
-    assert _discovered(a.peers(), b.port) or _discovered(b.peers(), a.port)
-    b.post(CHANNEL, "found you")
+    assert _discovered(node_peers(a), b.port) or _discovered(node_peers(b), a.port)
+    node_post(b, CHANNEL, "found you")
     wait_until(lambda: "found you" in texts(a), what="b's post to reach a")
     wait_converged([a, b])
     assert "before b was around" in texts(b)
@@ -57,15 +59,15 @@ def test_node_of_another_workspace_is_ignored(cluster: Cluster, tmp_path: Path,
     wait_until(lambda: sum("of another workspace" in r.getMessage()
                            for r in caplog.records) >= 3,
                what="the adverts of the other workspace to be seen and ignored")
-    a.post(CHANNEL, "members only")
+    node_post(a, CHANNEL, "members only")
     wait_until(lambda: "members only" in texts(b), what="a's post to reach b")
     wait_converged([a, b])
 
     for member in (a, b):
-        assert stranger.key not in member.online()
-        assert all(r["port"] != stranger.port for r in member.peers())
-    assert stranger.online() == set()
-    assert all(r["port"] not in (a.port, b.port) for r in stranger.peers())
+        assert stranger.key not in node_online(member)
+        assert all(r["port"] != stranger.port for r in node_peers(member))
+    assert node_online(stranger) == set()
+    assert all(r["port"] not in (a.port, b.port) for r in node_peers(stranger))
     assert "members only" not in texts(stranger)
 
 

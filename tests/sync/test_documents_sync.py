@@ -18,14 +18,14 @@ from app.node import Node
 from app.paths import Paths
 from app.workspace import Workspace, WorkspaceError
 from core.documents import Document, DocumentError
-from tests.support import TIMEOUT_S, TwoNodes, wait_until
+from tests.support import TIMEOUT_S, TwoNodes, node_call, node_submit, wait_until
 
 T = TypeVar("T")
 
 
 def on_node(node: Node, action: Callable[[Documents], T]) -> T:
     """Run `action` with the node's Documents, on the node's thread (its one writer)."""
-    return node.call(lambda: action(Documents(node.workspace_for_tests)))
+    return node_call(node, lambda: action(Documents(node.workspace)))
 
 
 def state(node: Node, doc_id: str, branch: str = "main") -> tuple[list[str], str] | None:
@@ -72,8 +72,8 @@ def test_concurrent_edits_on_two_nodes_converge(two_nodes: TwoNodes) -> None:
     }
     assert opened["a"].heads() == opened["b"].heads() == base_heads
     futures = [
-        a.submit(lambda: Documents(a.workspace_for_tests).edit(opened["a"], [(0, 0, "A> ")])),
-        b.submit(lambda: Documents(b.workspace_for_tests).edit(opened["b"], [(11, 0, " <B")])),
+        node_submit(a, lambda: Documents(a.workspace).edit(opened["a"], [(0, 0, "A> ")])),
+        node_submit(b, lambda: Documents(b.workspace).edit(opened["b"], [(11, 0, " <B")])),
     ]
     commits = sorted(f.result(TIMEOUT_S) for f in futures)
 

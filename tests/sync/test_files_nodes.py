@@ -23,6 +23,7 @@ from storage.chunks import ChunkStore
 from sync import fetcher as fetcher_mod
 from sync._files import FILES
 from sync.session import Closed
+from tests.support import node_add_peer, node_call, node_online, node_service
 
 from .nodes import (
     CHANNEL,
@@ -63,11 +64,11 @@ def sha256(path: Path) -> str:
 
 
 def attach(node: Node, path: Path, text: str = "") -> bytes:
-    return node.call(lambda: node.workspace_for_tests.attach(CHANNEL, [path], text).id)
+    return node_call(node, lambda: node.workspace.attach(CHANNEL, [path], text).id)
 
 
 def has_message(node: Node, message_id: bytes) -> bool:
-    return node.call(lambda: node.workspace_for_tests.replica.has(message_id))
+    return node_call(node, lambda: node.workspace.replica.has(message_id))
 
 
 def save(node: Node, message_id: bytes, out: Path) -> Path:
@@ -75,11 +76,11 @@ def save(node: Node, message_id: bytes, out: Path) -> Path:
 
 
 def list_id(node: Node, message_id: bytes) -> bytes:
-    return node.call(lambda: node.workspace_for_tests.file_ref(message_id, 0).list)
+    return node_call(node, lambda: node.workspace.file_ref(message_id, 0).list)
 
 
 def stored_chunks(node: Node) -> list[bytes]:
-    return node.call(lambda: list(node.workspace_for_tests.chunks.ids()))
+    return node_call(node, lambda: list(node.workspace.chunks.ids()))
 
 
 class Events:
@@ -134,7 +135,7 @@ def test_files_below_the_preference_are_fetched_by_themselves(cluster, tmp_path)
     wait_online(a, b)
     path, digest = write_file(tmp_path, "small.txt", 300_000)
     mid = attach(a, path)
-    wait_until(lambda: b.call(lambda: b.workspace_for_tests.file_complete(list_id(a, mid))),
+    wait_until(lambda: node_call(b, lambda: b.workspace.file_complete(list_id(a, mid))),
                what="the file to be fetched without asking")
     assert sha256(save(b, mid, tmp_path / "out")) == digest
 
@@ -159,7 +160,7 @@ def test_killing_the_sender_midway_resumes_from_another_peer(cluster, tmp_path, 
         if (event.kind == "files" and event.detail["progress"].have > 0
                 and not cut.is_set()):
             cut.set()
-            b.service_for_tests.block({a.key})
+            node_service(b).block({a.key})
 
     b.subscribe(kill_a_after_some)
     fetching = b.download(mid, 0)
@@ -170,14 +171,14 @@ def test_killing_the_sender_midway_resumes_from_another_peer(cluster, tmp_path, 
     total = 40 * MB // (256 * 1024) + 1  # the chunks and the list
     assert 0 < before < total
 
-    c.add_peer("127.0.0.1", b.port)
+    node_add_peer(c, "127.0.0.1", b.port)
     fetching.result(TIMEOUT_S)
 
     assert sha256(save(b, mid, tmp_path / "out")) == digest
-    sent_by_c = c.call(lambda: sum(conn.session.chunks_sent for conn in
-                                   c.service_for_tests.connections.values()))
+    sent_by_c = node_call(c, lambda: sum(conn.session.chunks_sent for conn in
+                                   node_service(c).connections.values()))
     assert sent_by_c <= total - before  # what b had was never asked again
-    assert b.call(lambda: b.workspace_for_tests.file_complete(lst))
+    assert node_call(b, lambda: b.workspace.file_complete(lst))
 
 
 class _Liar:
@@ -221,7 +222,7 @@ def test_a_peer_sending_a_bad_chunk_is_cut_off_and_the_file_comes_from_another(c
     wait_until(lambda: has_message(b, mid), what="the message to arrive")
 
     liar, ready, result = admitted(b), threading.Event(), {}
-    honest = ChunkStore(a.call(lambda: a.workspace_for_tests.chunks.folder))
+    honest = ChunkStore(node_call(a, lambda: a.workspace.chunks.folder))
     source = _Liar(honest if flipped else None)
 
     def run() -> None:
@@ -231,7 +232,7 @@ def test_a_peer_sending_a_bad_chunk_is_cut_off_and_the_file_comes_from_another(c
     thread = threading.Thread(target=run)
     thread.start()
     assert ready.wait(TIMEOUT_S)
-    wait_until(lambda: liar.public_key in b.online(), what="the liar to be connected")
+    wait_until(lambda: liar.public_key in node_online(b), what="the liar to be connected")
     b.download(mid, 0).result(TIMEOUT_S)
     thread.join(TIMEOUT_S)
 
@@ -242,7 +243,7 @@ def test_a_peer_sending_a_bad_chunk_is_cut_off_and_the_file_comes_from_another(c
     assert ended[0]["refused_s"] > 0  # cut off: its identity is refused for a while
     assert sha256(save(b, mid, tmp_path / "out")) == digest
     for cid in stored_chunks(b):  # nothing the liar sent was kept
-        assert chunk_id(b.call(lambda c=cid: b.workspace_for_tests.chunks.read(c))) == cid
+        assert chunk_id(node_call(b, lambda c=cid: b.workspace.chunks.read(c))) == cid
 
 
 def test_chat_posted_during_a_big_transfer_arrives_before_it_ends(cluster, tmp_path,
@@ -285,14 +286,14 @@ def test_a_download_fails_with_a_reason_when_no_peer_has_the_file(cluster, tmp_p
     path, _ = write_file(tmp_path, "gone.bin", MB)
     mid = attach(a, path)
     wait_until(lambda: has_message(b, mid), what="the message to arrive")
-    a.call(lambda: a.workspace_for_tests.chunks.remove(list(a.workspace_for_tests.chunks.ids())))
+    node_call(a, lambda: a.workspace.chunks.remove(list(a.workspace.chunks.ids())))
 
     with pytest.raises(NodeError, match="no connected peer has all of this file"):
         b.download(mid, 0).result(TIMEOUT_S)
-    assert a.key in b.online()  # lacking a chunk is no fault
+    assert a.key in node_online(b)  # lacking a chunk is no fault
 
     a.stop()
-    wait_until(lambda: a.key not in b.online(), what="a to go away")
+    wait_until(lambda: a.key not in node_online(b), what="a to go away")
     with pytest.raises(NodeError, match="no peer that has it is connected"):
         b.download(mid, 0).result(TIMEOUT_S)
 
@@ -328,7 +329,7 @@ def test_a_peer_that_asks_and_never_reads_is_dropped_when_a_send_times_out(clust
     path, _ = write_file(tmp_path, "big.bin", 24 * MB)  # more than the socket buffers hold
     mid = attach(a, path)
     lst = list_id(a, mid)
-    ids = a.call(lambda: a.workspace_for_tests.file_chunks(lst))
+    ids = node_call(a, lambda: a.workspace.file_chunks(lst))
     asked, done = threading.Event(), threading.Event()
     asker = admitted(a)
     thread = threading.Thread(target=lambda: asyncio.run(_ask_and_never_read(
@@ -336,11 +337,11 @@ def test_a_peer_that_asks_and_never_reads_is_dropped_when_a_send_times_out(clust
     thread.start()
     try:
         assert asked.wait(TIMEOUT_S)
-        wait_until(lambda: not a.online(), what="a to hang up on the peer that never reads")
+        wait_until(lambda: not node_online(a), what="a to hang up on the peer that never reads")
     finally:
         done.set()
         thread.join(TIMEOUT_S)
-    assert a.call(lambda: len(a.service_for_tests.connections)) == 0
+    assert node_call(a, lambda: len(node_service(a).connections)) == 0
 
 
 # Defects found in review: fetches that share chunks or a list, failures that must end a fetch.
@@ -349,7 +350,7 @@ def forge(node: Node, message_id: bytes, size: int, first: int | None = None) ->
     """Post, as `node`, a message naming file 0 of `message_id` with another size and, with
     `first`, a list of only its first chunks (a list made and stored there)."""
     def run() -> bytes:
-        ws = node.workspace_for_tests
+        ws = node.workspace
         d = dict(ws.replica.object(message_id).body["files"][0], size=size)
         if first is not None:
             listing = encode_list(ws.file_chunks(d["list"])[:first])
@@ -358,21 +359,21 @@ def forge(node: Node, message_id: bytes, size: int, first: int | None = None) ->
         channel, stream = ws._channel(CHANNEL)
         return ws.publish("post/file", stream, {"channel": channel, "text": "",
                                                 "files": [d]}).id
-    return node.call(run)
+    return node_call(node, run)
 
 
 def copy_chunks(src: Node, dst: Node, ids: list[bytes]) -> None:
-    data = src.call(lambda: [src.workspace_for_tests.chunks.read(c) for c in ids])
-    dst.call(lambda: [dst.workspace_for_tests.chunks.put(c, d) for c, d in zip(ids, data, strict=True)])
+    data = node_call(src, lambda: [src.workspace.chunks.read(c) for c in ids])
+    node_call(dst, lambda: [dst.workspace.chunks.put(c, d) for c, d in zip(ids, data, strict=True)])
 
 
 def cut_off(b: Node, a: Node) -> None:
-    b.call(lambda: b.service_for_tests.block({a.key}))
-    wait_until(lambda: a.key not in b.online(), what="a to be cut off")
+    node_call(b, lambda: node_service(b).block({a.key}))
+    wait_until(lambda: a.key not in node_online(b), what="a to be cut off")
 
 
 def reconnect(b: Node, a: Node) -> None:
-    b.call(lambda: b.service_for_tests.block(set()))
+    node_call(b, lambda: node_service(b).block(set()))
 
 
 def two_with_a_file(cluster, tmp_path, size: int, *, quota_mb: int | None = None):
@@ -410,7 +411,7 @@ def test_a_list_with_a_lying_size_fails_and_does_not_capture_the_honest_download
     lying = forge(a, mid, 3 * CHUNK_SIZE + 100)  # same list, a last chunk 90 bytes longer
     wait_until(lambda: has_message(b, mid) and has_message(b, lying), what="both messages")
     lst = list_id(a, mid)
-    last = a.call(lambda: a.workspace_for_tests.file_chunks(lst)[-1])
+    last = node_call(a, lambda: a.workspace.file_chunks(lst)[-1])
 
     with pytest.raises(NodeError, match="the file's chunk list does not match its size"):
         b.download(lying, 0).result(TIMEOUT_S)
@@ -430,7 +431,7 @@ def test_a_list_with_a_lying_size_fails_and_does_not_capture_the_honest_download
 def test_a_download_fails_with_the_reason_when_recording_it_fails(cluster, tmp_path):
     a, b, _, mid, _ = two_with_a_file(cluster, tmp_path, CHUNK_SIZE + 10)
     wait_until(lambda: has_message(b, mid), what="the message to arrive")
-    ws = b.workspace_for_tests
+    ws = b.workspace
     recorded = ws.file_complete
 
     def full_disk(*args, **kwargs) -> bool:
@@ -438,7 +439,7 @@ def test_a_download_fails_with_the_reason_when_recording_it_fails(cluster, tmp_p
             raise sqlite3.OperationalError("database or disk is full")
         return False
 
-    b.call(lambda: setattr(ws, "file_complete", full_disk))
+    node_call(b, lambda: setattr(ws, "file_complete", full_disk))
     with pytest.raises(NodeError, match="database or disk is full"):
         b.download(mid, 0).result(TIMEOUT_S)
 
@@ -449,8 +450,8 @@ def test_a_file_being_fetched_is_not_evicted_when_another_completes(cluster, tmp
     other = attach(a, small)
     wait_until(lambda: has_message(b, mid) and has_message(b, other), what="the messages")
     big, little = list_id(a, mid), list_id(a, other)
-    ids = a.call(lambda: a.workspace_for_tests.file_chunks(big))
-    little_ids = a.call(lambda: [little, *a.workspace_for_tests.file_chunks(little)])
+    ids = node_call(a, lambda: a.workspace.file_chunks(big))
+    little_ids = node_call(a, lambda: [little, *a.workspace.file_chunks(little)])
     cut_off(b, a)
     copy_chunks(a, b, [big, *ids[:16]])  # half the big file (4 MiB): more than the quota
     copy_chunks(a, b, little_ids)  # the small one whole
@@ -469,20 +470,20 @@ def test_a_file_being_fetched_is_not_evicted_when_another_completes(cluster, tmp
 def test_a_download_request_that_fails_is_answered_and_the_next_is_taken(cluster, tmp_path):
     a, b, pb, mid, _ = two_with_a_file(cluster, tmp_path, CHUNK_SIZE + 10)
     wait_until(lambda: has_message(b, mid), what="the message to arrive")
-    ws = b.workspace_for_tests
+    ws = b.workspace
 
     def locked(*args, **kwargs):
         raise sqlite3.OperationalError("database is locked")
 
-    b.call(lambda: setattr(ws, "file_ref", locked))
+    node_call(b, lambda: setattr(ws, "file_ref", locked))
     status = request_download(pb, mid, 0)
     wait_until(lambda: (download_status(status) or {}).get("error"),
                what="the failed request to be answered")
     assert "database is locked" in download_status(status)["error"]
-    b.call(lambda: delattr(ws, "file_ref"))
+    node_call(b, lambda: delattr(ws, "file_ref"))
 
     status = request_download(pb, mid, 0)
     wait_until(lambda: (download_status(status) or {}).get("done"),
                what="the next request to be answered")
     b.stop()  # the loop still runs to its end: the sessions are closed
-    wait_until(lambda: b.key not in a.online(), what="b to say goodbye")
+    wait_until(lambda: b.key not in node_online(a), what="b to say goodbye")

@@ -13,6 +13,7 @@ from app.workspace import Workspace
 from core import kinds
 from sync.store import ReplicaStore
 from tests.support import channels as make_channels
+from tests.support import node_call, node_read
 
 from .nodes import LOCAL, Cluster, wait_until
 
@@ -29,8 +30,8 @@ def _fill(paths, channels: tuple[str, ...]) -> None:
 
 def _objects(node: Node) -> int:
     """Ids in the reconciled set (every object held: nothing is deleted or refused here)."""
-    return node.call(lambda: sum(
-        info.count for info in ReplicaStore(node.workspace_for_tests.replica).streams().values()))
+    return node_call(node, lambda: sum(
+        info.count for info in ReplicaStore(node.workspace.replica).streams().values()))
 
 
 def _start(cluster: Cluster, paths, peer: Node, events: list[NodeEvent]) -> Node:
@@ -76,12 +77,12 @@ def test_a_member_keeping_one_channel_fetches_only_it_until_it_keeps_another(
     a = cluster.start(pa)
     events: list[NodeEvent] = []
     b = _start(cluster, pb, a, events)
-    wait_until(lambda: len(b.read("general", limit=1000)) >= PER_CHANNEL,
+    wait_until(lambda: len(node_read(b, "general", limit=1000)) >= PER_CHANNEL,
                what="general's history")
     wait_until(lambda: events and events[-1].detail["progress"].done, what="the round's end")
-    assert [m for m in b.read("random", limit=1000) if m.text.startswith("random ")] == []
+    assert [m for m in node_read(b, "random", limit=1000) if m.text.startswith("random ")] == []
     b.facade.keep(["random"]).result(timeout=10)
-    wait_until(lambda: len([m for m in b.read("random", limit=1000)
+    wait_until(lambda: len([m for m in node_read(b, "random", limit=1000)
                             if m.text.startswith("random ")]) == PER_CHANNEL,
                what="random's history after keeping it")
 

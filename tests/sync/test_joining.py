@@ -16,7 +16,14 @@ from app.joining import _join_over
 from app.paths import Paths
 from app.workspace import Workspace, WorkspaceError
 from core.objects import decode_trusted
-from tests.support import Cluster, create_workspace, wait_converged, wait_until
+from tests.support import (
+    Cluster,
+    create_workspace,
+    node_post,
+    node_read,
+    wait_converged,
+    wait_until,
+)
 
 LOCAL = "127.0.0.1"
 
@@ -34,7 +41,7 @@ def _authors(paths: Paths) -> set[bytes]:
 def test_a_newcomer_is_admitted_keeps_the_secret_and_syncs_as_a_member(cluster: Cluster):
     pa = create_workspace(cluster.root, "alice", "alice")
     a = cluster.start(pa)
-    a.post("general", "before bob")
+    node_post(a, "general", "before bob")
     code = a.facade.invite(uses=1).result(10)
     pb = _paths(cluster.root, "bob")
     sharing.join_workspace(pb, code, nick="bob", peers=[(LOCAL, a.port)], mdns=False)
@@ -42,7 +49,7 @@ def test_a_newcomer_is_admitted_keeps_the_secret_and_syncs_as_a_member(cluster: 
     assert pb.secret.stat().st_mode & 0o777 == 0o600
     b = cluster.start(pb, peers=[a])
     wait_converged([a, b])
-    assert "before bob" in [m.text for m in b.read("general")]
+    assert "before bob" in [m.text for m in node_read(b, "general")]
     members = a.facade.workspace_members().result(10)
     assert [(m.nick, m.admitted_by) for m in members] == [("alice", None), ("bob", a.key)]
     # bob, a member now, invites in turn.
@@ -52,7 +59,7 @@ def test_a_newcomer_is_admitted_keeps_the_secret_and_syncs_as_a_member(cluster: 
 def test_a_refused_newcomer_gets_nothing_and_gives_nothing(cluster: Cluster):
     pa = create_workspace(cluster.root, "alice", "alice")
     a = cluster.start(pa)
-    a.post("general", "members only")
+    node_post(a, "general", "members only")
     used = a.facade.invite(uses=1).result(10)
     sharing.join_workspace(_paths(cluster.root, "bob"), used, nick="bob",
                            peers=[(LOCAL, a.port)], mdns=False)
@@ -141,5 +148,5 @@ def test_a_one_off_sync_with_objects_to_send_needs_no_timer_to_finish(
         ws.post("general", "to send")
     result = sharing.sync_once(pb, LOCAL, a.port, timeout=20)
     assert result.objects_sent == 1 and result.rounds == 2
-    wait_until(lambda: "to send" in [m.text for m in a.read("general")],
+    wait_until(lambda: "to send" in [m.text for m in node_read(a, "general")],
                what="the post to arrive")

@@ -28,6 +28,15 @@ from core.identity import Identity
 from core.objects import build
 from storage import Replica, Status
 from sync import connection as conn_mod
+from tests.support import (
+    node_add_peer,
+    node_call,
+    node_online,
+    node_peers,
+    node_post,
+    node_read,
+    node_service,
+)
 
 from .nodes import (
     CHANNEL,
@@ -57,13 +66,13 @@ def _secret(node: Node) -> bytes:
 
 
 def _workspace_id(node: Node) -> bytes:
-    return node.workspace_for_tests.id
+    return node.workspace.id
 
 
 def _rounds(node: Node) -> int:
     """Reconciliation rounds of the node's open sessions."""
-    return node.call(lambda: sum(c.session.stats.rounds
-                                 for c in node.service_for_tests.connections.values()))
+    return node_call(node, lambda: sum(c.session.stats.rounds
+                                 for c in node_service(node).connections.values()))
 
 
 def _post_object(identity: Identity, workspace: bytes, text: str):
@@ -110,7 +119,7 @@ def test_five_nodes_converge_after_concurrent_posts(cluster: Cluster, topology: 
         assert len(shown) == len(posted) == 40
         assert sorted(shown) == sorted(posted)
     # Everyone also knows everyone's nickname (profile streams crossed the whole topology).
-    nicks = {m.nick for m in nodes[-1].read(CHANNEL, limit=100)}
+    nicks = {m.nick for m in node_read(nodes[-1], CHANNEL, limit=100)}
     assert nicks == {"alice", "bob", "carol", "dave", "erin"}
 
 
@@ -124,7 +133,7 @@ def test_new_member_catches_up_with_a_long_history(cluster: Cluster):
     a = cluster.start(pa)
     b = cluster.start(pb, peers=[a])
     wait_converged([a, b], timeout=120)
-    shown = [m.text for m in b.read(CHANNEL, limit=history + 10)]
+    shown = [m.text for m in node_read(b, CHANNEL, limit=history + 10)]
     assert shown == [f"history {k}" for k in range(history)]
 
 
@@ -148,16 +157,16 @@ def test_live_push_needs_no_reconciliation_round(two_nodes: TwoNodes):
     a, b = two_nodes  # reconcile_interval=None
     wait_converged([a, b])
     # The first (and with reconcile_interval=None, only) round has finished.
-    wait_until(lambda: b.peers()[0]["last_sync"], what="b's first round with a")
-    rounds = b.peers()[0]["stats"]["rounds"]
+    wait_until(lambda: node_peers(b)[0]["last_sync"], what="b's first round with a")
+    rounds = node_peers(b)[0]["stats"]["rounds"]
 
     seen: dict[str, list] = {"a": [], "b": []}
     a.subscribe(seen["a"].append)
     b.subscribe(seen["b"].append)
 
-    from_a = a.post(CHANNEL, "pushed from a")  # a accepted b's connection
+    from_a = node_post(a, CHANNEL, "pushed from a")  # a accepted b's connection
     wait_until(lambda: "pushed from a" in texts(b), what="a's post to reach b")
-    from_b = b.post(CHANNEL, "pushed from b")  # b dialled a
+    from_b = node_post(b, CHANNEL, "pushed from b")  # b dialled a
     wait_until(lambda: "pushed from b" in texts(a), what="b's post to reach a")
 
     wait_until(lambda: any(e.kind == "objects" and from_a in e.detail["ids"]
@@ -201,14 +210,14 @@ def test_computer_without_the_secret_can_neither_read_nor_write(
     b = cluster.start(pb, peers=[a], reconcile_interval=1.0)
     x = cluster.start(px, peers=[a], reconcile_interval=1.0)
     y = cluster.start(py, peers=[a], reconcile_interval=1.0)
-    a.add_peer(LOCAL, x.port)  # a also dials an outsider
-    x.post(CHANNEL, "outsider x was here")
-    y.post(CHANNEL, "outsider y was here")
-    a.post(CHANNEL, "members only")
+    node_add_peer(a, LOCAL, x.port)  # a also dials an outsider
+    node_post(x, CHANNEL, "outsider x was here")
+    node_post(y, CHANNEL, "outsider y was here")
+    node_post(a, CHANNEL, "members only")
 
     def failed(node: Node, port: int) -> bool:
         return any(r["port"] == port and r["failures"] >= 1 and r["key"] is None
-                   and r["last_error"] for r in node.peers())
+                   and r["last_error"] for r in node_peers(node))
 
     wait_until(lambda: failed(x, a.port) and failed(y, a.port) and failed(a, x.port),
                what="the outsiders' sessions to fail")
@@ -217,21 +226,21 @@ def test_computer_without_the_secret_can_neither_read_nor_write(
 
     # The members keep syncing with each other.
     wait_online(a, b)
-    b.post(CHANNEL, "still syncing")
+    node_post(b, CHANNEL, "still syncing")
     wait_until(lambda: "still syncing" in texts(a), what="b's post to reach a")
     wait_converged([a, b])
 
     outsiders = {x.key, y.key}
     for member in (a, b):
-        assert not outsiders & member.online()
-        assert member.call(lambda m=member: [m.workspace_for_tests.replica.posts_by(k) for k in outsiders]) \
+        assert not outsiders & node_online(member)
+        assert node_call(member, lambda m=member: [m.workspace.replica.posts_by(k) for k in outsiders]) \
             == [[], []]
         assert not {"outsider x was here", "outsider y was here"} & set(texts(member))
     for outsider in (x, y):
-        assert outsider.online() == set()
+        assert node_online(outsider) == set()
         shown = set(texts(outsider))
         assert not {"members only", "still syncing"} & shown
-        assert outsider.call(lambda o=outsider: o.workspace_for_tests.replica.posts_by(a.key)) == []
+        assert node_call(outsider, lambda o=outsider: o.workspace.replica.posts_by(a.key)) == []
 
 
 async def _send_raw(port: int, payload: bytes | str) -> aiohttp.WSMsgType:
@@ -285,8 +294,8 @@ def test_peer_sending_garbage_is_cut_off_and_others_keep_syncing(
                                                       garbage, admitted(a)))
         assert reason  # the node hung up on it
 
-    wait_until(lambda: a.online() == {b.key}, what="a to drop every garbage sender")
-    b.post(CHANNEL, "after the garbage")
+    wait_until(lambda: node_online(a) == {b.key}, what="a to drop every garbage sender")
+    node_post(b, CHANNEL, "after the garbage")
     wait_until(lambda: "after the garbage" in texts(a), what="b's post to reach a")
     wait_converged([a, b])
     ended = [r.getMessage() for r in caplog.records if "ended:" in r.getMessage()]
@@ -338,10 +347,10 @@ def test_peer_sending_bad_signatures_is_cut_off_and_nothing_invalid_is_stored(
     for node in (a, b):
         assert not has_object(node, bad_id)
         assert not has_object(node, object_id(impersonation))
-        assert node.call(lambda n=node: n.workspace_for_tests.replica.posts_by(rogue.public_key)) \
+        assert node_call(node, lambda n=node: n.workspace.replica.posts_by(rogue.public_key)) \
             == [good.id]
-    assert rogue.public_key not in a.online()
-    b.post(CHANNEL, "business as usual")
+    assert rogue.public_key not in node_online(a)
+    node_post(b, CHANNEL, "business as usual")
     wait_until(lambda: "business as usual" in texts(a), what="b's post to reach a")
     wait_converged([a, b])
 
@@ -351,14 +360,14 @@ def test_peer_sending_bad_signatures_is_cut_off_and_nothing_invalid_is_stored(
 def test_deleted_post_never_comes_back_from_a_peer_that_still_has_it(cluster: Cluster):
     pa, pb, pc = cluster.members(3)
     a, b, c = cluster.chain([pa, pb, pc], reconcile_interval=1.0)
-    post = a.post(CHANNEL, "regrettable")
+    post = node_post(a, CHANNEL, "regrettable")
     wait_until(lambda: has_object(c, post), what="the post to reach c")
     wait_converged([a, b, c])
 
     c.stop()  # c goes away still holding the post
     cluster.nodes.remove(c)
-    delete = a.call(lambda: a.workspace_for_tests.delete(post).id)
-    wait_until(lambda: b.call(lambda: b.workspace_for_tests.replica.is_deleted(post)),
+    delete = node_call(a, lambda: a.workspace.delete(post).id)
+    wait_until(lambda: node_call(b, lambda: b.workspace.replica.is_deleted(post)),
                what="b to learn about the delete")
     assert "regrettable" not in texts(b)
     with Replica(pc.replica) as replica:
@@ -370,9 +379,9 @@ def test_deleted_post_never_comes_back_from_a_peer_that_still_has_it(cluster: Cl
     for node in (a, b, c):
         assert "regrettable" not in texts(node)
         assert not has_object(node, post)
-        assert node.call(lambda n=node: n.workspace_for_tests.replica.is_deleted(post))
+        assert node_call(node, lambda n=node: n.workspace.replica.is_deleted(post))
     # Further rounds do not bring it back either.
-    a.post(CHANNEL, "moving on")
+    node_post(a, CHANNEL, "moving on")
     wait_until(lambda: "moving on" in texts(c), what="a later post to reach c")
     wait_converged([a, b, c])
     assert not any(has_object(node, post) for node in (a, b, c))
@@ -386,7 +395,7 @@ def test_unknown_kind_from_a_newer_peer_is_stored_and_relayed(cluster: Cluster):
     wait_converged([a, b, c])
 
     stream = hashlib.blake2b(b"polls of a newer Hearth", digest_size=32).digest()
-    poll = build(a.workspace_for_tests.identity, "future/poll", stream=stream,
+    poll = build(a.workspace.identity, "future/poll", stream=stream,
                  body={"question": "lunch?", "options": ["soup", "pizza"]},
                  ts=int(time.time() * 1000))
     # A newer version of Hearth wrote it to a's replica file.
@@ -394,8 +403,8 @@ def test_unknown_kind_from_a_newer_peer_is_stored_and_relayed(cluster: Cluster):
         assert replica.ingest([poll])[0].status is Status.ADDED
 
     wait_until(lambda: has_object(c, poll.id), what="c to receive the poll through b")
-    assert b.call(lambda: b.workspace_for_tests.replica.get(poll.id)) == poll.raw
-    assert c.call(lambda: c.workspace_for_tests.replica.get(poll.id)) == poll.raw
+    assert node_call(b, lambda: b.workspace.replica.get(poll.id)) == poll.raw
+    assert node_call(c, lambda: c.workspace.replica.get(poll.id)) == poll.raw
     wait_converged([a, b, c])
 
 
@@ -406,9 +415,9 @@ def test_a_peer_already_connected_is_not_redialled_when_added(
     pa, pb = cluster.members(2)
     first, second = cluster.start(pa), cluster.start(pb)
     small, large = sorted((first, second), key=lambda node: node.key)
-    small.add_peer(LOCAL, large.port)
+    node_add_peer(small, LOCAL, large.port)
     wait_online(small, large)
-    large.add_peer(LOCAL, small.port)  # the smaller key's connection is the one both keep
+    node_add_peer(large, LOCAL, small.port)  # the smaller key's connection is the one both keep
 
     def duplicates() -> int:  # each duplicate connection is logged by both ends
         return sum("ended: duplicate connection" in r.getMessage()
@@ -416,13 +425,13 @@ def test_a_peer_already_connected_is_not_redialled_when_added(
 
     def knows(node: Node, other: Node) -> bool:
         return any(r["port"] == other.port and r["key"] == other.key.hex() and r["last_seen"]
-                   for r in node.peers())
+                   for r in node_peers(node))
 
     wait_until(lambda: knows(large, small) or duplicates() >= 3,
                what="the added peer to be recognised, or repeated duplicate dials")
     assert duplicates() <= 1, f"{duplicates()} duplicate connections to a connected peer"
-    assert knows(large, small), large.peers()
-    assert large.online() == {small.key}
+    assert knows(large, small), node_peers(large)
+    assert node_online(large) == {small.key}
 
 
 # Lifecycle -------------------------------------------------------------------------------------
@@ -430,10 +439,10 @@ def test_a_peer_already_connected_is_not_redialled_when_added(
 def test_a_restarted_node_redials_the_peers_it_remembers(cluster: Cluster, two_nodes: TwoNodes):
     a, b = two_nodes
     pb = two_nodes.pb
-    wait_until(lambda: b.peers()[0]["last_sync"], what="b's first round with a")
+    wait_until(lambda: node_peers(b)[0]["last_sync"], what="b's first round with a")
     b.stop()
     cluster.nodes.remove(b)
-    a.post(CHANNEL, "while b was away")
+    node_post(a, CHANNEL, "while b was away")
 
     b = cluster.start(pb)  # no --peer this time: a is in b's peers.json
     wait_online(a, b)
@@ -452,7 +461,7 @@ def test_second_node_on_the_same_data_folder_is_refused(cluster: Cluster):
     assert str(os.getpid()) in message
     assert str(pa.data) in message
     # The first keeps working, and once it stops the folder is free again.
-    first.post(CHANNEL, "still here")
+    node_post(first, CHANNEL, "still here")
     first.stop()
     cluster.nodes.remove(first)
     again = cluster.start(pa)
@@ -523,7 +532,7 @@ def test_stop_is_idempotent_and_bounded(cluster: Cluster):
                      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
                      "Sec-WebSocket-Version: 13\r\n\r\n".encode())
         assert idle.recv(1024).startswith(b"HTTP/1.1 101")
-        wait_until(lambda: b.call(lambda: len(b.service_for_tests.connections)) >= 2,
+        wait_until(lambda: node_call(b, lambda: len(node_service(b).connections)) >= 2,
                    what="b to hold the idle connection")
 
         stopper = threading.Thread(target=b.stop)
@@ -533,8 +542,8 @@ def test_stop_is_idempotent_and_bounded(cluster: Cluster):
         b.stop()  # a second stop does nothing
         b.stop()
         with pytest.raises(NodeError):
-            b.post(CHANNEL, "after stop")
-        wait_until(lambda: b.key not in a.online(), what="a to see b leave")
+            node_post(b, CHANNEL, "after stop")
+        wait_until(lambda: b.key not in node_online(a), what="a to see b leave")
         with pytest.raises(OSError), socket.create_connection((LOCAL, port), timeout=5):
             pass
         cluster.nodes.remove(b)

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from app.node import Node
+from tests.support import node_call, node_online, node_post, node_service
 
 from .nodes import CHANNEL, Cluster, digest, has_object, texts, wait_converged, wait_until
 
@@ -36,7 +37,7 @@ class Net:
     def _block(self, n: int, others: set[int]) -> None:
         node = self.nodes[n]
         keys = {self.nodes[k].key for k in others}
-        node.call(lambda: node.service_for_tests.block(keys))
+        node_call(node, lambda: node_service(node).block(keys))
 
     def partition(self, side: set[int]) -> None:
         other = set(range(SIZE)) - side
@@ -47,7 +48,7 @@ class Net:
             for n in group:
                 node = self.nodes[n]
                 wait_until(lambda node=node, group=group: not (
-                    node.online() - {self.nodes[k].key for k in group}),
+                    node_online(node) - {self.nodes[k].key for k in group}),
                     what="the partition to close cross-group sessions")
 
     def heal(self) -> None:
@@ -57,7 +58,7 @@ class Net:
 
     def post(self, n: int) -> None:
         text = f"post {next(self.counter)} from node {n}"
-        oid = self.nodes[n].post(CHANNEL, text)
+        oid = node_post(self.nodes[n], CHANNEL, text)
         self.posted.append(text)
         group = self.group_of(n)
         for k in group:

@@ -34,7 +34,7 @@ from sync.session import (
     PresenceLeft,
 )
 from sync.store import MemoryStore
-from tests.support import FakeClock
+from tests.support import FakeClock, node_call, node_service
 
 from .nodes import Cluster, wait_until
 from .test_session import (
@@ -324,7 +324,7 @@ def test_a_session_that_ends_takes_its_peers_presence_with_it(two_nodes):
     heard_b = Heard(b)
     a.presence(DOC, "main", [], 0, 0)
     wait_until(lambda: heard_b.kinds(), what="bob's node to hear alice's cursor")
-    b.call(lambda: b.service_for_tests.block({a.key}))  # the session with alice ends
+    node_call(b, lambda: node_service(b).block({a.key}))  # the session with alice ends
     wait_until(lambda: heard_b.kinds()[-1:] == ["presence-left"],
                what="alice's cursor to go with her session")
     assert heard_b.last()[1] == {"key": a.key, "doc": DOC}

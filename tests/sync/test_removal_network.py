@@ -10,7 +10,16 @@ from app import sharing
 from app.workspace import Workspace
 from core import kinds
 from core.objects import authored
-from tests.support import Cluster, wait_converged, wait_until
+from tests.support import (
+    Cluster,
+    node_call,
+    node_online,
+    node_post,
+    node_read,
+    node_service,
+    wait_converged,
+    wait_until,
+)
 
 MARKER = "MARKER-9e2b-after-the-removal"
 
@@ -20,15 +29,15 @@ def _files_hold(folder, text: str) -> bool:
 
 
 def _texts(node) -> list[str]:
-    return [m.text for m in node.read("general", limit=200)]
+    return [m.text for m in node_read(node, "general", limit=200)]
 
 
 def _epoch(node) -> int:
-    return node.call(lambda: node.workspace_for_tests.membership().epoch)
+    return node_call(node, lambda: node.workspace.membership().epoch)
 
 
 def _session_secret(node) -> bytes:
-    return node.call(lambda: node.service_for_tests.secret)
+    return node_call(node, lambda: node_service(node).secret)
 
 
 def test_a_removed_member_is_refused_and_what_they_write_after_counts_nowhere(
@@ -37,7 +46,7 @@ def test_a_removed_member_is_refused_and_what_they_write_after_counts_nowhere(
     a = cluster.start(pa)
     b = cluster.start(pb, peers=[a])
     c = cluster.start(pc, peers=[a, b])
-    c.post("general", "carol before")
+    node_post(c, "general", "carol before")
     team = a.facade.create_private_channel("core-team", [b.key, c.key]).result(10)
     a.facade.post_private(team, "private before").result(10)
     wait_converged([a, b, c])
@@ -48,11 +57,11 @@ def test_a_removed_member_is_refused_and_what_they_write_after_counts_nowhere(
                 and ended.append(str(e.detail.get("reason"))))
 
     a.facade.remove_member(c.key, "left the team").result(10)
-    wait_until(lambda: c.key not in a.online() and c.key not in b.online(),
+    wait_until(lambda: c.key not in node_online(a) and c.key not in node_online(b),
                what="carol's sessions to end")
     wait_until(lambda: _epoch(b) == 1 and _session_secret(b) == _session_secret(a) != old,
                what="bob to move to the new epoch")
-    b.post("general", "bob after")
+    node_post(b, "general", "bob after")
     wait_until(lambda: "bob after" in _texts(a), what="a and b to keep syncing")
     a.facade.post_private(team, MARKER).result(10)  # under a key carol never gets
     wait_until(lambda: MARKER in [m.text for m in b.facade.read_private(team).result(10)],
@@ -61,7 +70,7 @@ def test_a_removed_member_is_refused_and_what_they_write_after_counts_nowhere(
     wait_until(lambda: c.removal() is not None, what="carol's computer to hold the removal")
     assert (c.removal().by, c.removal().reason) == (a.key, "left the team")
     assert ended  # its sessions ended (by a and b, or by itself once it knew)
-    assert c.key not in a.online() and not c.online()
+    assert c.key not in node_online(a) and not node_online(c)
 
     c.stop()
     # carol's own Hearth refuses to write now; a modified one signs the post anyway.
@@ -88,8 +97,8 @@ def test_a_removed_member_is_refused_and_what_they_write_after_counts_nowhere(
     wait_until(lambda: _epoch(d) == 1 and _session_secret(d) == _session_secret(a),
                what="dave to move to the new epoch")
     wait_until(lambda: "bob after" in _texts(d), what="dave to catch up on #general")
-    wait_until(lambda: d.call(lambda: bool(
-        d.workspace_for_tests.replica.private.objects(team))), what="dave to hold the channel")
+    wait_until(lambda: node_call(d, lambda: bool(
+        d.workspace.replica.private.objects(team))), what="dave to hold the channel")
     d.stop()
     for text in (MARKER, "private before", "core-team"):
         assert not _files_hold(tmp_path / "d", text)

@@ -7,7 +7,15 @@ dialing, and still reads what it held. Before, it redialed about once a second f
 from __future__ import annotations
 
 from app.membership import REMOVED
-from tests.support import Cluster, wait_converged, wait_until
+from tests.support import (
+    Cluster,
+    node_call,
+    node_online,
+    node_post,
+    node_service,
+    wait_converged,
+    wait_until,
+)
 
 from .nodes import CHANNEL, texts
 
@@ -20,7 +28,7 @@ def test_a_removed_computer_is_handed_its_removal_and_stops_dialing(cluster: Clu
     a = cluster.start(pa)
     b = cluster.start(pb, peers=[a], reconcile_interval=ROUND_S)
     c = cluster.start(pc, peers=[a])
-    c.post(CHANNEL, "carol before")
+    node_post(c, CHANNEL, "carol before")
     wait_converged([a, b, c])
     carol = c.key
     c.stop()  # offline while she is removed: no live push tells her
@@ -44,6 +52,6 @@ def test_a_removed_computer_is_handed_its_removal_and_stops_dialing(cluster: Clu
     b.subscribe(lambda e: e.kind == "synced" and rounds.append(e))
     wait_until(lambda: len(rounds) >= ROUNDS_WATCHED, what="bob's rounds with ada")
     assert len(sessions) == seen
-    assert c.call(lambda: c.service_for_tests.retired)
-    assert not c.online()
+    assert node_call(c, lambda: node_service(c).retired)
+    assert not node_online(c)
     assert "carol before" in texts(c)  # the replica stays readable

@@ -23,7 +23,7 @@ from core.objects import authored
 from storage import Replica
 from sync import _guard
 from sync.store import MemoryStore
-from tests.support import share
+from tests.support import node_call, node_post, node_service, share
 
 from .nodes import CHANNEL, LOCAL, TIMEOUT_S, texts, wait_online, wait_until
 from .serving import close, fill, flood_main, raw_peer, run
@@ -55,7 +55,7 @@ def test_a_key_the_view_does_not_list_syncs_nothing_even_with_the_secret(cluster
     assert peer.closed_event is not None, "the stranger was served"
     assert peer.closed_event.reason == f"peer closed: {NOT_LISTED}"
     assert peer.session.stats.objects_received == 0
-    assert not a.call(lambda: a.workspace_for_tests.replica.has(post.id))
+    assert not node_call(a, lambda: a.workspace.replica.has(post.id))
 
 
 def one_invite_used_twice(pa, pb) -> tuple[Identity, Identity]:
@@ -156,12 +156,12 @@ def test_members_still_sync_while_an_outsider_holds_20_addresses_of_16_slow_sock
                                              source_address=(f"127.0.{100 + k}.1", 0))
                 s.sendall(b"GET /hearth/1 HTTP/1.1\r\nHost: hearth\r\nUpgrade: websock")
                 slow.append(s)
-        guard = a.service_for_tests.guard
-        held = lambda: a.call(lambda: sum(guard.open.values()))  # noqa: E731
+        guard = node_service(a).guard
+        held = lambda: node_call(a, lambda: sum(guard.open.values()))  # noqa: E731
         wait_until(lambda: held() >= CROWD, what="the outsider to fill the node's room")
         b = cluster.start(pb, peers=[a])
         wait_online(a, b)
-        b.post(CHANNEL, "through the crowd")
+        node_post(b, CHANNEL, "through the crowd")
         wait_until(lambda: "through the crowd" in texts(a), what="b's post to reach a")
         assert held() >= CROWD  # the crowd was still there
     finally:
@@ -177,13 +177,13 @@ MAX_SLOWDOWN = 1.3
 
 
 def _held(node) -> int:
-    return node.call(lambda: node.service_for_tests._kept_count())
+    return node_call(node, lambda: node_service(node)._kept_count())
 
 
 def _flood_answered(node, key: bytes) -> int:
     """Reconciliation messages the node has answered on the sessions of `key`."""
-    return node.call(lambda: sum(c.session.stats.messages
-                                 for c in node.service_for_tests.connections.values()
+    return node_call(node, lambda: sum(c.session.stats.messages
+                                 for c in node_service(node).connections.values()
                                  if c.session.peer_key == key))
 
 

@@ -18,7 +18,7 @@ from storage import Replica
 from sync import session as session_mod
 from sync.session import ObjectsReceived, ReconcileComplete
 from sync.store import MemoryStore
-from tests.support import channels, node_channels
+from tests.support import channels, node_call, node_channels, node_read, node_service
 
 from .nodes import Cluster, RawPeer, admitted, has_object, wait_until
 
@@ -34,7 +34,7 @@ def cluster(tmp_path):
 async def _blocked_peer_asks(node, paths, raws, ids, entered, blocked_key, feeder_identity):
     """A peer sends objects (which keep the writer busy), then a blocked identity connects
     and asks for objects by id: what it got, and why its session ended."""
-    secret, workspace = paths.secret.read_bytes(), node.workspace_for_tests.id
+    secret, workspace = paths.secret.read_bytes(), node.workspace.id
     async with aiohttp.ClientSession() as http:
         feeder = await RawPeer.connect(http, node.port, secret=secret, workspace=workspace,
                                        identity=feeder_identity)
@@ -72,7 +72,7 @@ def test_a_blocked_peer_is_refused_while_the_writer_is_busy(cluster, monkeypatch
     monkeypatch.setattr(Replica, "ingest_checked", slow)
     node = cluster.start(paths)
     mallory = Identity.generate()
-    node.call(lambda: node.service_for_tests.block({mallory.public_key}))
+    node_call(node, lambda: node_service(node).block({mallory.public_key}))
     got, closed = asyncio.run(_blocked_peer_asks(
         node, paths, [p.raw for p in posts], [p.id for p in posts], entered, mallory,
         admitted(node)))
@@ -92,12 +92,12 @@ def test_a_channel_joined_on_a_running_node_that_keeps_some_is_fetched(cluster):
         keeping.keep_only(ws, ["general"])
     a = cluster.start(pa)
     b = cluster.start(pb, peers=[a], reconcile_interval=None)
-    wait_until(lambda: any(m.text == "hello" for m in b.read("general", limit=100)),
+    wait_until(lambda: any(m.text == "hello" for m in node_read(b, "general", limit=100)),
                what="general")
     # b has never held anything of random: its computer does not know the channel, so the
     # person creates it there, which joins the one the others have (and keeps it).
     node_channels(b, "random")
-    wait_until(lambda: {m.text for m in b.read("random", limit=100)} >=
+    wait_until(lambda: {m.text for m in node_read(b, "random", limit=100)} >=
                {f"random {n}" for n in range(5)}, what="random's history")
 
 
@@ -127,7 +127,7 @@ def test_objects_a_peer_sent_are_never_pushed_back_to_it(cluster, monkeypatch):
         posts = [ws.post("general", f"from bob {n}") for n in range(300)]
     node = cluster.start(pa, reconcile_interval=None)
     pushed: list[int] = []
-    service = node.service_for_tests
+    service = node_service(node)
     original = service.announce
 
     def announce(source=None, received=None):
@@ -137,8 +137,8 @@ def test_objects_a_peer_sent_are_never_pushed_back_to_it(cluster, monkeypatch):
             c.session._fill()  # what was pushed leaves the backlog, and is counted, now
             pushed.append(c.session.stats.objects_sent - before.get(id(c), 0))
 
-    node.call(lambda: setattr(service, "announce", announce))
+    node_call(node, lambda: setattr(service, "announce", announce))
     asyncio.run(_give(node, pa, [p.raw for p in posts]))
     wait_until(lambda: all(has_object(node, p.id) for p in posts), what="bob's posts stored")
-    node.call(lambda: None)  # the announcement after storing is over
+    node_call(node, lambda: None)  # the announcement after storing is over
     assert pushed and sum(pushed) == 0

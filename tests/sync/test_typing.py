@@ -26,7 +26,7 @@ from sync.session import (
     Typing,
 )
 from sync.store import MemoryStore
-from tests.support import FakeClock
+from tests.support import FakeClock, node_call, node_service
 
 from .nodes import Cluster, wait_online, wait_until
 from .test_session import (
@@ -204,9 +204,9 @@ def understood(a: Node, b: Node, cap: str) -> None:
     wait_online(a, b)
 
     def ready(node: Node, other: Node) -> bool:
-        return node.call(lambda: any(
+        return node_call(node, lambda: any(
             c.session.peer_key == other.key and cap in c.session.peer_caps
-            for c in node.service_for_tests.connections.values()))
+            for c in node_service(node).connections.values()))
 
     wait_until(lambda: ready(a, b) and ready(b, a), what=f"{cap} to be understood both ways")
 
@@ -218,10 +218,10 @@ def typing_ready(a: Node, b: Node) -> None:
 def stored(node: Node) -> tuple[int, int, str]:
     """What a replica holds: objects, the newest storage sequence, every view's digest."""
     def read():
-        replica = node.workspace_for_tests.replica
+        replica = node.workspace.replica
         return replica.count(), replica.outbox.last_sequence(), replica.digest()
 
-    return node.call(read)
+    return node_call(node, read)
 
 
 def test_a_nodes_typing_reaches_its_peer_with_its_key_and_nothing_is_stored(two_nodes):

@@ -13,7 +13,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
-from tests.support import join  # noqa: E402
+from tests.support import join, node_call, node_submit  # noqa: E402
 from ui.bridge import NodeBridge  # noqa: E402
 from ui.channel_join import ChannelJoin  # noqa: E402
 
@@ -42,7 +42,7 @@ def _create(node: Node):
     """What the facade's create_channel is to be: Workspace.create_channel on the Node's
     thread, its id as the Future's result."""
     def create(name: str, public: bool, force: bool):
-        return node.submit(lambda: node.workspace_for_tests.create_channel(
+        return node_submit(node, lambda: node.workspace.create_channel(
             name, public=public, force=force).id)
     return create
 
@@ -52,7 +52,7 @@ def _channels(node: Node) -> list[str]:
 
 
 def _held(node: Node) -> int:
-    return node.call(lambda: node.workspace_for_tests.replica.count())
+    return node_call(node, lambda: node.workspace.replica.count())
 
 
 @pytest.fixture
@@ -105,7 +105,7 @@ def test_a_lookalike_is_asked_about_again(qtbot, ada):
 
 def test_a_private_channels_name_is_refused_and_nothing_is_made(qtbot, ada):
     node, bridge = ada
-    node.call(lambda: node.workspace_for_tests.create_private_channel("launch-q3", []))
+    node_call(node, lambda: node.workspace.create_private_channel("launch-q3", []))
     held = _held(node)
     person = Person(True)
     joiner = _joiner(node, bridge, person)

@@ -13,7 +13,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QPoint, Qt  # noqa: E402
 from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
-from tests.support import node_channels  # noqa: E402
+from tests.support import node_channels, node_online  # noqa: E402
 from tests.ui.test_window import WAIT_MS, pair, result, texts, window  # noqa: E402, F401
 
 CHANNEL = "general"
@@ -100,7 +100,7 @@ def test_a_thread_opens_beside_the_channel_and_a_reply_can_go_to_the_channel_too
 
 def test_the_other_person_typing_shows_under_the_composer(qtbot, window, pair):  # noqa: F811
     ada, bob = pair
-    qtbot.waitUntil(lambda: bob.key in ada.online(), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: bob.key in node_online(ada), timeout=WAIT_MS)
     label = window.typing_label
     # The window learns nicknames from the channel's state; bob's join brings his.
     qtbot.waitUntil(lambda: bob.key in result(ada.facade.nicknames()), timeout=WAIT_MS)

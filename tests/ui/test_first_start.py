@@ -44,7 +44,7 @@ def test_a_platform_qt_cannot_load_creates_nothing(tmp_path):
     data = tmp_path / "fresh"
     env = {k: v for k, v in os.environ.items() if not k.startswith("HEARTH_")}
     env.update(QT_QPA_PLATFORM="nosuch", PYTHONPATH=ROOT, HEARTH_DATA=str(tmp_path / "unused"))
-    proc = subprocess.run([sys.executable, "-m", "app", "--data", str(data), "gui",
+    proc = subprocess.run([sys.executable, "-m", "hearth", "--data", str(data), "gui",
                            "--no-mdns"], capture_output=True, text=True, timeout=60, env=env,
                           cwd=ROOT)
     assert proc.returncode != 0

@@ -17,7 +17,7 @@ from PySide6.QtGui import QGuiApplication  # noqa: E402
 from app.node import Node  # noqa: E402
 from core import kinds  # noqa: E402
 from sync.service import SyncEvent  # noqa: E402
-from tests.support import node_channels  # noqa: E402
+from tests.support import node_call, node_channels, node_post, node_service  # noqa: E402
 from tests.ui.test_documents_pane import window_b  # noqa: E402, F401
 from tests.ui.test_window import WAIT_MS, pair, result, texts, window  # noqa: E402, F401
 from ui.history_bar import LOADING_OLDER  # noqa: E402
@@ -31,13 +31,13 @@ def arriving(node: Node, here: int, total: int, *channels: str) -> None:
     pending = frozenset(kinds.channel_stream(workspace, name) for name in channels)
     event = SyncEvent("history", {"here": here, "total": total, "pending": pending,
                                   "done": False})
-    node.call(node.service_for_tests.on_event, event)
+    node_call(node, node_service(node).on_event, event)
 
 
 def over(node: Node, here: int) -> None:
     event = SyncEvent("history", {"here": here, "total": here, "pending": frozenset(),
                                   "done": True})
-    node.call(node.service_for_tests.on_event, event)
+    node_call(node, node_service(node).on_event, event)
 
 
 def deliver(qtbot, win: MainWindow, send, *args) -> None:
@@ -107,7 +107,7 @@ def test_loading_older_messages_shows_in_a_channel_whose_history_is_arriving(
         qtbot, window, pair):  # noqa: F811
     node_a, node_b = pair
     node_channels(node_b, "Design")
-    node_b.post("Design", "the newest sketch")
+    node_post(node_b, "Design", "the newest sketch")
     listed(qtbot, window, "Design")
     deliver(qtbot, window, arriving, node_a, 10, 500, "design")  # names compare case-folded
     note = window.loading_older
@@ -129,12 +129,12 @@ def test_loading_older_messages_shows_in_a_channel_whose_history_is_arriving(
 def test_the_shown_channel_is_fetched_first(qtbot, window, pair):  # noqa: F811
     node_a, node_b = pair
     node_channels(node_b, "design")
-    node_b.post("design", "a sketch")
+    node_post(node_b, "design", "a sketch")
     listed(qtbot, window, "design")
     stream = kinds.channel_stream(node_a.info.workspace_id, "design")
 
     def focus() -> bytes | None:
-        return node_a.call(lambda: node_a.service_for_tests._focus)
+        return node_call(node_a, lambda: node_service(node_a)._focus)
 
     window.show_channel("design")
     qtbot.waitUntil(lambda: focus() == stream, timeout=WAIT_MS)
@@ -149,7 +149,7 @@ def test_a_channel_not_kept_is_dimmed_and_says_so_until_kept_again(
         qtbot, window, pair):  # noqa: F811
     node_a, node_b = pair
     node_channels(node_b, "design")
-    node_b.post("design", "a sketch")
+    node_post(node_b, "design", "a sketch")
     listed(qtbot, window, "design")
     action = keep_action(window, "design")
     assert action.isCheckable() and action.isChecked()
@@ -185,17 +185,17 @@ def test_a_computer_keeping_only_some_channels_fetches_the_rest_once_kept(
         qtbot, window_b, pair):  # noqa: F811
     node_a, node_b = pair
     node_channels(node_a, "design")
-    node_a.post("design", "first sketch")
+    node_post(node_a, "design", "first sketch")
     listed(qtbot, window_b, "design")
     keep_action(window_b, "design").trigger()
     qtbot.waitUntil(lambda: dimmed(window_b, "design"), timeout=WAIT_MS)
     # Once a's node has bob's next post it has heard, before it, that bob's computer no
     # longer keeps #design (frames of one session arrive in order).
-    node_b.post("general", "i keep general only")
+    node_post(node_b, "general", "i keep general only")
     qtbot.waitUntil(lambda: "i keep general only" in
                     [m.text for m in result(node_a.facade.read("general"))], timeout=WAIT_MS)
-    node_a.post("design", "second sketch, not fetched by bob")
-    node_a.post("general", "after it, in general")
+    node_post(node_a, "design", "second sketch, not fetched by bob")
+    node_post(node_a, "general", "after it, in general")
     qtbot.waitUntil(lambda: "after it, in general" in texts(window_b), timeout=WAIT_MS)
     held = [m.text for m in result(node_b.facade.read("design"))]
     assert held == ["first sketch"]

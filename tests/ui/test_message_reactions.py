@@ -16,6 +16,7 @@ from PySide6.QtGui import QHelpEvent, QPalette  # noqa: E402
 from PySide6.QtWidgets import QApplication, QMessageBox, QToolTip  # noqa: E402
 
 from app.records import MessageVersion, Reaction  # noqa: E402
+from tests.support import node_post  # noqa: E402
 from tests.ui.test_message_markdown import (  # noqa: E402, F401
     BOB,
     board,
@@ -145,7 +146,7 @@ def test_clicking_a_chip_toggles_it_and_plus_asks_for_an_emoji(qtbot, board):  #
 def test_a_reaction_made_on_one_computer_shows_as_a_chip_on_the_other(
         qtbot, window, pair):  # noqa: F811
     node_a, node_b = pair
-    node_a.post("general", "who is in for lunch?")
+    node_post(node_a, "general", "who is in for lunch?")
     qtbot.waitUntil(lambda: "who is in for lunch?" in [
         m.text for m in result(node_b.facade.read("general"))], timeout=WAIT_MS)
     posted = next(m for m in result(node_b.facade.read("general"))
@@ -289,8 +290,8 @@ def test_the_menu_offers_what_i_may_do(qtbot, board):  # noqa: F811
 def test_an_admin_deletes_anothers_message_after_saying_yes(qtbot, window, pair):  # noqa: F811
     node_a, node_b = pair  # ada created the workspace: she is its admin
     assert result(node_a.facade.is_admin())
-    node_b.post("general", "spam, to remove")
-    node_b.post("general", "bob's, to keep")
+    node_post(node_b, "general", "spam, to remove")
+    node_post(node_b, "general", "bob's, to keep")
     qtbot.waitUntil(lambda: {"spam, to remove", "bob's, to keep"} <= set(texts(window)),
                     timeout=WAIT_MS)
     view, model = window.message_view, window.messages

@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (  # noqa: E402
 from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
-from tests.support import FakeClock, channels, join, node_channels  # noqa: E402
+from tests.support import FakeClock, channels, join, node_channels, node_post  # noqa: E402
 from tests.ui.test_window import (  # noqa: E402, F401
     WAIT_MS,
     pair,
@@ -82,9 +82,9 @@ def start_node(paths: Paths, peers=()) -> Node:
 def test_a_burst_shows_one_header_and_unique_nicks_show_bare(qtbot, window, pair):  # noqa: F811
     node_a, node_b = pair
     for text in ("one", "two", "three"):
-        node_a.post("general", text)
+        node_post(node_a, "general", text)
     qtbot.waitUntil(lambda: texts(window)[-3:] == ["one", "two", "three"], timeout=WAIT_MS)
-    node_b.post("general", "bob here")
+    node_post(node_b, "general", "bob here")
     qtbot.waitUntil(lambda: "bob here" in texts(window), timeout=WAIT_MS)
     model = window.messages
     rows = [row_of(window, t) for t in ("one", "two", "three", "bob here")]
@@ -124,15 +124,15 @@ def test_two_people_with_the_same_nickname_get_key_suffixes(qtbot, namesakes):
     win = MainWindow(node_a)
     qtbot.addWidget(win)
     win.show()
-    node_a.post("general", "I am the first ada")
-    node_b.post("general", "and I am another ada")
+    node_post(node_a, "general", "I am the first ada")
+    node_post(node_b, "general", "and I am another ada")
     qtbot.waitUntil(lambda: {"I am the first ada", "and I am another ada"} <= set(texts(win)),
                     timeout=WAIT_MS)
     mine = win.messages.index(row_of(win, "I am the first ada")).data(NameRole)
     theirs = win.messages.index(row_of(win, "and I am another ada")).data(NameRole)
     assert mine == f"ada ·{node_a.key.hex()[:6]}"
     assert theirs == f"ada ·{node_b.key.hex()[:6]}"
-    node_b.post("general", "/me waves")
+    node_post(node_b, "general", "/me waves")
     qtbot.waitUntil(lambda: "/me waves" in texts(win), timeout=WAIT_MS)
     assert win.messages.index(row_of(win, "/me waves")).data() == \
         f"* ada ·{node_b.key.hex()[:6]} waves"
@@ -181,8 +181,8 @@ def menu_texts(menu) -> list[str]:
 
 def shown(qtbot, win, nodes, mine: str, theirs: str):
     """My message and the peer's, both in the window; returns its view and model."""
-    nodes[0].post("general", mine)
-    nodes[1].post("general", theirs)
+    node_post(nodes[0], "general", mine)
+    node_post(nodes[1], "general", theirs)
     qtbot.waitUntil(lambda: {mine, theirs} <= set(texts(win)), timeout=WAIT_MS)
     return win.message_view, win.messages
 
@@ -280,7 +280,7 @@ def url_catcher():
 
 def test_clicking_a_link_opens_it(qtbot, window, pair, url_catcher):  # noqa: F811
     text = "😀 the notes are at https://example.org/notes?x=1, and www.hearth.chat too"
-    pair[1].post("general", text)
+    node_post(pair[1], "general", text)
     qtbot.waitUntil(lambda: text in texts(window), timeout=WAIT_MS)
     view, model = window.message_view, window.messages
     index = model.index(row_of(window, text))
@@ -304,7 +304,7 @@ def test_clicking_a_link_opens_it(qtbot, window, pair, url_catcher):  # noqa: F8
 # Drawing ---------------------------------------------------------------------------------------
 
 def test_rows_are_drawn_in_the_palette_colours(qtbot, window, pair):  # noqa: F811
-    pair[0].post("general", "drawn with the palette")
+    node_post(pair[0], "general", "drawn with the palette")
     qtbot.waitUntil(lambda: "drawn with the palette" in texts(window), timeout=WAIT_MS)
     view = window.message_view
     palette = QPalette(view.palette())
@@ -431,13 +431,13 @@ def namesake_rows(qtbot, namesakes):
     qtbot.addWidget(win)
     win.resize(900, 600)
     win.show()
-    node_a.post("general", "I am the first ada")
-    node_a.post("general", "and this continues my burst")
+    node_post(node_a, "general", "I am the first ada")
+    node_post(node_a, "general", "and this continues my burst")
     # The other ada answers after reading the burst, so her message links it and sorts after
     # it (two unrelated posts in one millisecond would be ordered by their random ids).
     qtbot.waitUntil(lambda: "and this continues my burst" in [
         m.text for m in result(node_b.facade.read("general"))], timeout=WAIT_MS)
-    node_b.post("general", "and I am another ada")
+    node_post(node_b, "general", "and I am another ada")
     wanted = ["I am the first ada", "and this continues my burst", "and I am another ada"]
     qtbot.waitUntil(lambda: set(wanted) <= set(texts(win)) and laid_out(win.message_view),
                     timeout=WAIT_MS)
@@ -703,7 +703,7 @@ def test_an_empty_channel_says_so_once_its_first_read_is_back(qtbot, window, pai
     assert area.contains(centre) and abs(centre.x() - area.center().x()) <= 2
     assert abs(centre.y() - area.center().y()) < area.height() // 4
     node_channels(pair[1], "quiet")
-    pair[1].post("quiet", "the first words")
+    node_post(pair[1], "quiet", "the first words")
     qtbot.waitUntil(lambda: "the first words" in texts(window), timeout=WAIT_MS)
     assert not empty.isVisible()
 

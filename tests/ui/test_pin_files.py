@@ -12,6 +12,7 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from app.records import Attachment, Message  # noqa: E402
+from tests.support import node_post  # noqa: E402
 from ui.file_boxes import file_tip, kept_label  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 
@@ -136,7 +137,7 @@ def test_my_own_uploads_have_no_keep_entry(qtbot, window, pair, tmp_path):  # no
     assert "Kept" not in card_says(window, message_of(window, mine).files[0])  # always kept
     assert entries(window, theirs) == [("pinFile", "Keep on this computer")]
     # A message of text alone has none either.
-    node_b.post("general", "just words")
+    node_post(node_b, "general", "just words")
     qtbot.waitUntil(lambda: any(m.text == "just words" for m in window.messages.messages),
                     timeout=WAIT_MS)
     words = next(m for m in window.messages.messages if m.text == "just words")

@@ -15,6 +15,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
+from tests.support import node_call, node_post  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 from ui.message_view import PRIVATE_NOTE  # noqa: E402
 from ui.private_dialog import NewPrivateChannelDialog  # noqa: E402
@@ -117,8 +118,8 @@ def test_a_private_channel_made_in_the_dialog_reaches_its_members_only(
             [m.text for m in result(node.facade.read("general"))]
 
     # carol's computer holds the channel (as ciphertext) but her window lists nothing of it.
-    qtbot.waitUntil(lambda: node_c.call(
-        lambda: len(node_c.workspace_for_tests.replica.private.objects(channel)) >= 5),
+    qtbot.waitUntil(lambda: node_call(node_c,
+        lambda: len(node_c.workspace.replica.private.objects(channel)) >= 5),
         timeout=WAIT_MS)
     with qtbot.waitSignal(window_c.private.listed, timeout=WAIT_MS):
         window_c.private.refresh()
@@ -170,7 +171,7 @@ def test_a_private_message_offers_no_thread_reaction_edit_or_delete(
         qtbot, window, pair):  # noqa: F811
     node_a, node_b = pair
     # A public message of mine, which Up would edit in #general.
-    node_a.post("general", "hello everyone")
+    node_post(node_a, "general", "hello everyone")
     qtbot.waitUntil(lambda: [m.text for m in window.messages.messages] == ["hello everyone"],
                     timeout=WAIT_MS)
     channel = result(node_a.facade.create_private_channel("plans", [node_b.key]))

@@ -9,6 +9,7 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+from tests.support import node_post  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 
 from .test_window import WAIT_MS, pair, result, texts  # noqa: E402, F401
@@ -17,7 +18,7 @@ from .test_window import WAIT_MS, pair, result, texts  # noqa: E402, F401
 def test_a_removed_members_window_says_who_when_and_why_and_stops_composing(
         qtbot, pair):  # noqa: F811
     node_a, node_b = pair
-    node_a.post("general", "before the removal")
+    node_post(node_a, "general", "before the removal")
     win = MainWindow(node_b)
     qtbot.addWidget(win)
     win.show()

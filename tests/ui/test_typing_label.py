@@ -13,6 +13,7 @@ from PySide6.QtCore import QTimer  # noqa: E402
 from PySide6.QtWidgets import QVBoxLayout, QWidget  # noqa: E402
 
 from sync.session import TYPING  # noqa: E402
+from tests.support import node_call, node_service  # noqa: E402
 from ui.bridge import NodeBridge  # noqa: E402
 from ui.typing_label import SEVERAL, TypingLabel, typing_text  # noqa: E402
 
@@ -148,9 +149,9 @@ def test_a_typing_peer_shows_through_the_bridge(qtbot, pair):  # noqa: F811
     node_a, node_b = pair
 
     def understood() -> bool:
-        return node_b.call(lambda: any(
+        return node_call(node_b, lambda: any(
             c.session.peer_key == node_a.key and TYPING in c.session.peer_caps
-            for c in node_b.service_for_tests.connections.values()))
+            for c in node_service(node_b).connections.values()))
 
     qtbot.waitUntil(understood, timeout=WAIT_MS)
     qtbot.waitUntil(lambda: node_a.key in result(node_b.facade.nicknames()), timeout=WAIT_MS)

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QPushButton  # noqa: E402
 from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
-from tests.support import join, node_channels  # noqa: E402
+from tests.support import join, node_channels, node_post  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 
 WAIT_MS = 20_000  # generous: latency belongs in the benchmarks
@@ -74,7 +74,7 @@ def test_shift_enter_makes_a_new_line_instead_of_sending(qtbot, window):
 
 
 def test_a_message_from_another_node_appears(qtbot, window, pair):
-    pair[1].post("general", "hi ada, from bob's computer")
+    node_post(pair[1], "general", "hi ada, from bob's computer")
     qtbot.waitUntil(lambda: "hi ada, from bob's computer" in texts(window), timeout=WAIT_MS)
 
 
@@ -106,7 +106,7 @@ def test_slash_commands(qtbot, window, pair):
 def test_switching_channels_updates_topic_and_members(qtbot, window, pair):
     node_channels(pair[1], "design")
     result(pair[1].facade.topic("design", "Sketches and mockups"))
-    pair[1].post("design", "first sketch")
+    node_post(pair[1], "design", "first sketch")
     qtbot.waitUntil(lambda: any(c.name == "design" for c in window.channels.channels),
                     timeout=WAIT_MS)
     row = [c.name for c in window.channels.channels].index("design")
@@ -120,10 +120,10 @@ def test_switching_channels_updates_topic_and_members(qtbot, window, pair):
 
 def test_search_finds_and_jumps(qtbot, window, pair):
     node_channels(pair[1], "design")
-    pair[1].post("design", "the quarterly roadmap draft")
+    node_post(pair[1], "design", "the quarterly roadmap draft")
     qtbot.waitUntil(lambda: any(c.name == "design" for c in window.channels.channels),
                     timeout=WAIT_MS)
-    pair[1].post("general", "roadmap talk elsewhere")
+    node_post(pair[1], "general", "roadmap talk elsewhere")
     qtbot.waitUntil(lambda: "roadmap talk elsewhere" in texts(window), timeout=WAIT_MS)
     panel = window.search_results
     with qtbot.waitSignal(panel.resultsShown, timeout=WAIT_MS):
@@ -162,7 +162,7 @@ def test_screenshot_command_renders_the_views(tmp_path):
     import sys
 
     out = tmp_path / "shots"
-    result = subprocess.run([sys.executable, "-m", "app", "screenshot", "--out", str(out)],
+    result = subprocess.run([sys.executable, "-m", "hearth", "screenshot", "--out", str(out)],
                             cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
                             capture_output=True, text=True, timeout=120,
                             env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
@@ -196,13 +196,13 @@ def test_unread_counts_rise_clear_and_survive_a_restart(qtbot, tmp_path, pair):
     qtbot.addWidget(win)
     win.show()
     node_channels(node_b, "design")
-    node_b.post("design", "first")
-    node_b.post("design", "second, for ada")
+    node_post(node_b, "design", "first")
+    node_post(node_b, "design", "second, for ada")
     qtbot.waitUntil(lambda: unread_of(win, "design") == (2, True), timeout=WAIT_MS)
     assert win.windowTitle() == "(2) Hearth: default"
     row = [c.name for c in win.channels.channels].index("design")
     assert "(@ 2)" in win.channels.index(row).data()
-    node_b.post("general", "while ada reads general")
+    node_post(node_b, "general", "while ada reads general")
     qtbot.waitUntil(lambda: "while ada reads general" in texts(win), timeout=WAIT_MS)
     # The open channel counts as read.
     qtbot.waitUntil(lambda: unread_of(win, "general") == (0, False), timeout=WAIT_MS)

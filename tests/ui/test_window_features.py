@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QWidget  # noqa: E402
 from app.node import Node  # noqa: E402
 from app.paths import Paths, workspaces  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
-from tests.support import node_channels  # noqa: E402
+from tests.support import node_call, node_channels, node_post  # noqa: E402
 from ui.app import Controller  # noqa: E402
 from ui.invite_dialog import InviteDialog  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
@@ -139,7 +139,7 @@ def test_a_second_hearth_raises_the_running_window(qtbot, tmp_path):
         env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPATH=ROOT)
         with qtbot.waitSignal(controller.instance.activated, timeout=WAIT_MS):
             second = subprocess.run(
-                [sys.executable, "-m", "app", "gui", "--data", str(paths.data), "--no-mdns"],
+                [sys.executable, "-m", "hearth", "gui", "--data", str(paths.data), "--no-mdns"],
                 capture_output=True, text=True, timeout=60, env=env, cwd=ROOT)
         assert second.returncode == 0, second.stderr
         assert "already open" in second.stdout
@@ -172,7 +172,7 @@ def test_joining_a_channel_this_computer_does_not_know_makes_nothing(
     """The window's join takes a channel this computer knows, as `hearth join` does: a typo
     never becomes a channel unless the person, asked "Create it?", says yes (ui/channel_join.py;
     here they say no)."""
-    held = pair[0].call(lambda: pair[0].workspace_for_tests.replica.count())
+    held = node_call(pair[0], lambda: pair[0].workspace.replica.count())
     asked: list[str] = []
     window.joining._ask = lambda title, question: asked.append(question) and False
     window.join_channel("genral")
@@ -180,7 +180,7 @@ def test_joining_a_channel_this_computer_does_not_know_makes_nothing(
     assert "There is no channel #genral here" in asked[0]
     assert window.channel == "general"
     assert [c.name for c in result(pair[0].facade.channels()).channels] == ["general"]
-    assert pair[0].call(lambda: pair[0].workspace_for_tests.replica.count()) == held
+    assert node_call(pair[0], lambda: pair[0].workspace.replica.count()) == held
 
 
 def test_join_and_leave_a_channel_from_the_sidebar(qtbot, window, pair):  # noqa: F811
@@ -206,7 +206,7 @@ def test_a_mention_while_away_notifies_and_badges_the_title(qtbot, window, pair)
     qtbot.waitUntil(lambda: not window.isActiveWindow(), timeout=WAIT_MS)
     window.show_channel("design")  # general is not being read
     with qtbot.waitSignal(window.notifier.notified, timeout=WAIT_MS) as note:
-        pair[1].post("general", "ada, can you look at the release notes?")
+        node_post(pair[1], "general", "ada, can you look at the release notes?")
     assert note.args[0] == "You were mentioned in #general"
     qtbot.waitUntil(lambda: window.windowTitle().startswith("(1) Hearth"), timeout=WAIT_MS)
 
@@ -232,7 +232,7 @@ def test_settings_analytics_checkbox_switches_the_recorder(qtbot, window, pair):
 
 def test_status_bar_shows_sync_state(qtbot, window, pair):  # noqa: F811
     state = window.findChild(QWidget, "syncState")
-    pair[1].post("general", "a message to sync")
+    node_post(pair[1], "general", "a message to sync")
     qtbot.waitUntil(lambda: state.text() == "syncing…" or state.text().startswith("last synced"),
                     timeout=WAIT_MS)
     # The connection's first reconciliation finished: once arrivals stop, it says when.

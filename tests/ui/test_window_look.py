@@ -19,7 +19,7 @@ from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
 from core.policy import Policy  # noqa: E402
-from tests.support import node_channels  # noqa: E402
+from tests.support import node_call, node_channels  # noqa: E402
 from ui import theme  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 
@@ -71,7 +71,7 @@ def test_a_member_the_policies_deny_cannot_open_the_topic_editor(qtbot, alone):
                   frozenset({"append"}))
     topic = win.findChild(QWidget, "topicLabel")
     qtbot.waitUntil(lambda: topic.text() == "Launch window planning", timeout=WAIT_MS)
-    node.call(lambda: node.workspace_for_tests.set_policies("general", [deny]))
+    node_call(node, lambda: node.workspace.set_policies("general", [deny]))
     # (My own earlier topic is hidden too: what the policy denies never counts.)
     qtbot.waitUntil(lambda: topic.text() == "" and not win.header.editable, timeout=WAIT_MS)
     qtbot.mouseClick(topic, Qt.MouseButton.LeftButton)
