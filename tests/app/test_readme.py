@@ -116,7 +116,7 @@ def test_the_quick_start_runs_as_written(hearth: Hearth, tmp_path: Path) -> None
             elif argv[0] == "join-workspace":
                 hearth(*[code if a == "CODE" else a for a in argv], *peer, data=data[who])
             elif who == "bob" and argv[0] == "read":
-                wait_until(lambda: "hello from ada" in hearth(*argv, data=data["bob"]).stdout,
+                wait_until(lambda read=argv: "hello from ada" in hearth(*read, data=data["bob"]).stdout,
                            what="bob to read ada's message")
             else:
                 run = hearth(*argv, data=data[who])
