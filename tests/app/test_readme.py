@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import argparse
 import re
+import shlex
+from contextlib import ExitStack
+from pathlib import Path
 
 import pytest
 
 from app.cli import build_parser
+from tests.support import wait_until
 
-from .conftest import ROOT
+from .conftest import ROOT, Hearth
+from .test_sync_cli import serving
 
 README = ROOT / "README.md"
+GUIDE = ROOT / "docs" / "guide.md"
 
 
 def _commands(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()) -> list[str]:
@@ -42,10 +48,16 @@ def test_the_parser_has_the_expected_commands() -> None:
 
 @pytest.mark.parametrize("command", _commands(build_parser()))
 def test_every_command_is_documented(command: str) -> None:
-    text = README.read_text(encoding="utf-8")
+    text = GUIDE.read_text(encoding="utf-8")
     words = r"\s+".join(map(re.escape, command.split()))
     documented = re.search(rf"\bhearth\s+{words}(?![\w-])", text) is not None
-    assert documented, f"README.md does not document `hearth {command}`"
+    assert documented, f"docs/guide.md does not document `hearth {command}`"
+
+
+def test_the_readme_is_short() -> None:
+    """A newcomer reads it in minutes: what Hearth is, set-up, a quick start, links."""
+    assert len(README.read_text(encoding="utf-8").splitlines()) <= 200
+    assert len((ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8").splitlines()) <= 300
 
 
 def test_set_up_is_make_run_and_make_test() -> None:
@@ -68,3 +80,48 @@ def test_the_pictures_and_links_the_readme_shows_are_in_the_repository() -> None
     for path in images + re.findall(r"\]\((docs/[^)]+)\)", text):
         assert (ROOT / path).is_file(), f"README.md shows {path}, which is not in the repository"
         assert not path.startswith(("..", "/")), path
+
+
+def _quick_start() -> list[tuple[str, list[str]]]:
+    """The quick start's commands as (who, argv after `hearth`); who is the comment's first word."""
+    block = re.search(r"^```sh\n(.*?)^```", _section(README.read_text(encoding="utf-8"),
+                                                     "Quick start: two people on one network"),
+                      re.M | re.S)
+    assert block, "the quick start shows no commands"
+    steps = []
+    for line in block.group(1).splitlines():
+        command, _, comment = line.partition("#")
+        who = comment.split()[0].rstrip(":,")
+        argv = shlex.split(command)
+        assert argv[0] == "hearth", line
+        steps.append((who, argv[1:]))
+    return steps
+
+
+def test_the_quick_start_runs_as_written(hearth: Hearth, tmp_path: Path) -> None:
+    """Each line of the README's quick start, run by the person its comment names in a data
+    folder of their own on 127.0.0.1 (the README's --peer form, since a test cannot rely on
+    multicast): bob reads ada's message and ada receives bob's."""
+    steps = _quick_start()
+    assert ("ada", ["serve"]) in steps and ("bob", ["serve"]) in steps
+    data = {"ada": tmp_path / "ada", "bob": tmp_path / "bob"}
+    code = ""
+    with ExitStack() as running:
+        ada_serve = None
+        for who, argv in steps:
+            peer = [] if ada_serve is None else ["--peer", ada_serve.address]
+            if argv == ["serve"]:
+                serve = running.enter_context(serving(hearth, data[who], *peer))
+                ada_serve = serve if who == "ada" else ada_serve
+            elif argv[0] == "join-workspace":
+                hearth(*[code if a == "CODE" else a for a in argv], *peer, data=data[who])
+            elif who == "bob" and argv[0] == "read":
+                wait_until(lambda read=argv: "hello from ada" in hearth(*read, data=data["bob"]).stdout,
+                           what="bob to read ada's message")
+            else:
+                run = hearth(*argv, data=data[who])
+                if argv[0] == "invite":
+                    code = run.stdout.split()[-1]
+                    assert code.startswith("hearth-"), run.stdout
+        wait_until(lambda: "hi ada" in hearth("read", "general", data=data["ada"]).stdout,
+                   what="ada to receive bob's message")
