@@ -269,7 +269,7 @@ class Rounds:
         """The window shows `stream`: reconcile it and ask for its objects before others'."""
         self._focus = stream
         rnd = self._current
-        if rnd is not None and stream in rnd.queue:
+        if rnd is not None and stream is not None and stream in rnd.queue:
             rnd.queue.remove(stream)
             rnd.queue.appendleft(stream)
             self._start_streams(now)
@@ -315,14 +315,18 @@ class Rounds:
         assert self.peer_interest is not None
         mine = self._session.store.streams()
         self._session.stats.rounds = max(self._session.stats.rounds, number)
-        reply = []
+        reply: list[list[Any]] = []
         for stream in mine.keys() | theirs.keys():
             info = mine.get(stream)
             entry = theirs.get(stream)
             fingerprint = info.fingerprint if info else EMPTY_FINGERPRINT
             if entry is not None and entry[1] == fingerprint:
                 continue
-            klass = info.klass if info else entry[3]
+            if info is not None:
+                klass = info.klass
+            else:
+                assert entry is not None  # a stream of mine or of theirs
+                klass = entry[3]
             if not (self.interest.covers(stream, klass)
                     or self.peer_interest.covers(stream, klass)):
                 continue

@@ -307,6 +307,7 @@ class Fetcher:
 
     def lacking(self, connection: Connection, event: ChunksLacking) -> None:
         key = connection.session.peer_key
+        assert key is not None  # chunks are asked of open sessions only
         for cid in event.ids:
             for fetch in self._wanted.get(cid, ()):
                 if fetch.asked.pop(cid, None) is None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from core.encoding import EncodingError, check_canonical, decode_item, object_id
 from core.identity import Identity
@@ -370,9 +371,10 @@ class Session:
 
     def _on_frame(self, data: bytes | bytearray, now: float) -> None:
         try:
-            frame = decode_item(data)
-            if not is_chunk_frame(frame, data):  # a chunk's is checked without a copy
-                check_canonical(frame, data)
+            raw = cast(bytes, data)  # cbor2 reads a bytearray too: a joined frame is not copied
+            frame = decode_item(raw)
+            if not is_chunk_frame(frame, raw):  # a chunk's is checked without a copy
+                check_canonical(frame, raw)
         except EncodingError as exc:
             raise SessionError(f"malformed frame: {exc}") from None
         _require(isinstance(frame, dict) and isinstance(frame.get("t"), str), "no type")
