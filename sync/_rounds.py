@@ -21,22 +21,29 @@ side's interest covers, and extras are sent only in streams the peer's covers.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from core.kinds import CHANNEL_CLASS, DOCUMENT_CLASS, WORKSPACE_CLASS
+from core.kinds import CHANNEL_CLASS, WORKSPACE_CLASS
 
 from ._errors import SessionError, _require
 from ._interest import EVERYTHING, Interest
+from ._round_state import (
+    EMPTY_FINGERPRINT,
+    MAX_SUM_STREAMS,
+    PeerReconciled,
+    ReconcileComplete,
+    Round,
+    StreamSync,
+    SyncProgress,
+    sums_entries,
+)
 from ._timeouts import REPLY_TIMEOUT_S, ROUND_RETRY_S
 from .negentropy import (
-    FINGERPRINT_SIZE,
     FRAME_SIZE_MARGIN,
     ID_SIZE,
     MIN_FRAME_SIZE_LIMIT,
     Negentropy,
     NegentropyError,
-    fingerprint_from_sum,
 )
 from .store import StreamInfo
 
@@ -59,106 +66,6 @@ NEG_PARAMS = {"buckets": NEG_BUCKETS, "id_list_threshold": NEG_ID_LIST_THRESHOLD
               "max_ranges": NEG_MAX_RANGES}
 NEG_STREAMS = 16  # streams awaiting a negotiation reply at once
 NEED_HIGH = 4096  # ids a stream may have found lacking and not yet asked for (see _send_neg)
-WANT_SLICE = 32  # ids a want takes from a stream before the next stream's turn
-EARLY_SHARE = 64  # ids a want takes from a stream at most while others still negotiate
-MAX_SUM_STREAMS = 16384  # streams one summary names (the newest, when more are held)
-EMPTY_FINGERPRINT = fingerprint_from_sum(0, 0)
-_CLASSES = (WORKSPACE_CLASS, CHANNEL_CLASS, DOCUMENT_CLASS)
-
-
-@dataclass(frozen=True)
-class SyncProgress:
-    """(Initiator) how far this round has come: `held` objects were here when it began,
-    `received` of the `expected` ones it fetches have arrived since; `pending` are the
-    streams this side keeps whose objects are still to be found or asked for; `done` once
-    the round is over."""
-
-    round: int
-    held: int
-    received: int
-    expected: int
-    pending: frozenset[bytes]
-    done: bool = False
-
-
-@dataclass(frozen=True)
-class ReconcileComplete:
-    """The initiator's round finished and every object it asked for has arrived."""
-
-    round: int
-    messages: int
-    have: int
-    need: int
-
-
-@dataclass(frozen=True)
-class PeerReconciled:
-    """(Responder) the peer finished round `round` with us: it holds everything we held when
-    the round began, so our objects up to then have reached it."""
-
-    round: int
-
-
-@dataclass
-class _StreamSync:
-    stream: bytes
-    klass: int
-    newest_first: bool
-    fetch: bool  # this side keeps it: ask for what it lacks
-    give: bool  # the peer keeps it: send what the peer lacks
-    estimate: int  # how many it lacks, from the counts
-    found: int = 0  # ids found lacking so far
-    need: deque[bytes] = field(default_factory=deque)
-    waiting: bool = False  # a message of ours is unanswered
-    parked: bytes | None = None  # our next message, held while `need` is long
-    done: bool = False  # negotiation over
-    needed: set[bytes] = field(default_factory=set)  # the ids in `need`
-    given: set[bytes] = field(default_factory=set)  # ids queued for the peer as extras
-
-    def take(self, count: int) -> list[bytes]:
-        """The next `count` ids to ask for."""
-        ids = [self.need.popleft() for _ in range(count)]
-        self.needed.difference_update(ids)
-        return ids
-
-    @property
-    def expected(self) -> int:
-        return self.found if self.done else max(self.found, self.estimate)
-
-
-@dataclass
-class _Round:
-    number: int
-    held: int = 0
-    messages: int = 0
-    summing: bool = True  # the responder's summary has not come yet
-    queue: deque[bytes] = field(default_factory=deque)  # streams still to negotiate
-    streams: dict[bytes, _StreamSync] = field(default_factory=dict)
-    have: int = 0
-    need: int = 0
-    received: int = 0
-    in_flight: deque[set[bytes]] = field(default_factory=deque)  # ids of each want out
-    turn: int = 0  # where the next want's turn through the streams begins
-
-
-def _stream_entry(value: Any, fields: int) -> list:
-    _require(isinstance(value, list) and len(value) == fields, "sums entry")
-    stream, fingerprint, count, klass = value[:4]
-    _require(isinstance(stream, bytes) and len(stream) == 32, "sums stream")
-    _require(isinstance(fingerprint, bytes) and len(fingerprint) == FINGERPRINT_SIZE,
-             "sums fingerprint")
-    _require(isinstance(count, int) and count >= 0 and klass in _CLASSES, "sums count")
-    _require(all(isinstance(v, int) and v >= 0 for v in value[4:]), "sums newest")
-    return value
-
-
-def _entries(frame: dict, fields: int) -> list[list]:
-    _require(frame.keys() == {"t", "r", "ss"} and isinstance(frame["r"], int), "sums fields")
-    ss = frame["ss"]
-    _require(isinstance(ss, list) and len(ss) <= 2 * MAX_SUM_STREAMS, "sums streams")
-    entries = [_stream_entry(v, fields) for v in ss]
-    _require(len({e[0] for e in entries}) == len(entries), "sums repeats a stream")
-    return entries
 
 
 class Rounds:
@@ -181,7 +88,7 @@ class Rounds:
         # round, the summaries).
         self._held_sums: tuple[int, int, dict[bytes, list]] | None = None
         self.peer_interest: Interest | None = None  # until its interest frame comes
-        self._current: _Round | None = None
+        self._current: Round | None = None
         self._count = 0
         self._wants_in_flight = 0
         self._again = False  # start another round when this one ends
@@ -221,7 +128,7 @@ class Rounds:
         self._again = False
         self._count += 1
         mine = self._session.store.streams()
-        rnd = self._current = _Round(self._count)
+        rnd = self._current = Round(self._count)
         rnd.held = sum(info.count for stream, info in mine.items()
                        if self.interest.covers(stream, info.klass))
         newest = sorted(mine.items(), key=lambda item: -item[1].newest)[:MAX_SUM_STREAMS]
@@ -298,7 +205,7 @@ class Rounds:
             return
         _require(self.peer_interest is not None, "sums before interest")
         _require(self._held_sums is None, "sums before the last was answered")
-        theirs = {e[0]: e for e in _entries(frame, 4)}
+        theirs = {e[0]: e for e in sums_entries(frame, 4)}
         if self._stored < self._received:
             # A round begun from a state that lacks what the peer sent in the last one would
             # find those objects missing again (and a one-off sync never settle). Objects
@@ -344,9 +251,9 @@ class Rounds:
         mine = self._session.store.streams()
         empty = StreamInfo(0, 0, EMPTY_FINGERPRINT, 0)
         order: list[tuple[tuple, bytes]] = []
-        for stream, _, count, klass, _newest in _entries(frame, 5):
+        for stream, _, count, klass, _newest in sums_entries(frame, 5):
             own = mine.get(stream, empty)
-            st = _StreamSync(stream, klass, klass == CHANNEL_CLASS,
+            st = StreamSync(stream, klass, klass == CHANNEL_CLASS,
                              fetch=count > 0 and self.interest.covers(stream, klass),
                              give=own.count > 0 and self.peer_interest.covers(stream, klass),
                              estimate=max(0, count - own.count))
@@ -375,7 +282,7 @@ class Rounds:
             self._send_neg(st, message, now)
             active += 1
 
-    def _send_neg(self, st: _StreamSync, message: bytes, now: float) -> None:
+    def _send_neg(self, st: StreamSync, message: bytes, now: float) -> None:
         assert self._current is not None
         self._current.messages += 1
         st.waiting = True
@@ -455,7 +362,7 @@ class Rounds:
         if rnd is None:
             return
         while self._wants_in_flight < self.want_window:
-            ids = self._want_batch(rnd)
+            ids = rnd.want_batch(self.want_batch_size, self._focus)
             if not ids:
                 break
             rnd.in_flight.append(set(ids))
@@ -466,38 +373,6 @@ class Rounds:
             if st.parked is not None and len(st.need) < NEED_HIGH // 2:
                 message, st.parked = st.parked, None
                 self._send_neg(st, message, now)
-
-    def _want_batch(self, rnd: _Round) -> list[bytes]:
-        """Ids for one want: the focused stream's first, then WANT_SLICE of each other
-        stream's in turn (starting after the stream the last want ended with) until full.
-        While streams are still negotiating, each stream gives at most EARLY_SHARE, so
-        those come in with their newest before anyone's history."""
-        batch: list[bytes] = []
-        limit = self.want_batch_size
-        focused = rnd.streams.get(self._focus) if self._focus is not None else None
-        if focused is not None:
-            batch.extend(focused.take(min(len(focused.need), limit)))
-        wanting = [st for st in rnd.streams.values() if st.need]
-        if not wanting:
-            return batch
-        later = any(st.fetch and not st.need and not st.done for st in rnd.streams.values())
-        room = {id(st): EARLY_SHARE if later else limit for st in wanting}
-        start = rnd.turn % len(wanting)
-        turn = wanting[start:] + wanting[:start]
-        while len(batch) < limit:
-            moved = False
-            for n, st in enumerate(turn):
-                take = min(WANT_SLICE, len(st.need), limit - len(batch), room[id(st)])
-                if take > 0:
-                    batch.extend(st.take(take))
-                    room[id(st)] -= take
-                    moved = True
-                if len(batch) >= limit:
-                    rnd.turn = start + n + 1
-                    break
-            if not moved:
-                break
-        return batch
 
     def arrived(self, ids: list[bytes]) -> None:
         """Objects came: count those this round asked for."""
@@ -558,7 +433,7 @@ class Rounds:
         if self._current is not None and not self._current.summing:
             self._progress_of(self._current, done=False)
 
-    def _progress_of(self, rnd: _Round, *, done: bool) -> None:
+    def _progress_of(self, rnd: Round, *, done: bool) -> None:
         expected = sum(st.expected for st in rnd.streams.values() if st.fetch)
         pending = frozenset() if done else frozenset(
             stream for stream, st in rnd.streams.items()
