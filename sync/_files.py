@@ -149,7 +149,8 @@ class Files:
     @property
     def ready(self) -> bool:
         """This session may ask the peer for chunks (it announced `files`)."""
-        return self._session.connected and self.chunks is not None and FILES in self._session.peer_caps
+        session = self._session
+        return session.connected and self.chunks is not None and FILES in session.peer_caps
 
     @property
     def asked(self) -> list[bytes]:

@@ -12,9 +12,9 @@ workspace-level streams first, then the stream the window shows (`focus`), then 
 busiest first, newest first, then documents, oldest first (commits after their parents). At
 most NEG_STREAMS await a reply at once, each asks (`l`) for replies no longer than the ids it has
 room for below NEED_HIGH, and one without room waits for its ids to be asked, so memory stays
-bounded whatever the workspace's size (NEED_HIGH ids per stream kept). Wants take ids
-from every stream in turn (an equal share of a want each), the focused stream first, so the newest messages
-of every channel arrive before any channel's history. Ids are asked for only in streams this
+bounded whatever the workspace's size (NEED_HIGH ids per stream kept). Wants take ids from
+every stream in turn (an equal share of a want each), the focused stream first, so the newest
+messages of every channel arrive before any channel's history. Ids are asked for only in streams this
 side's interest covers, and extras are sent only in streams the peer's covers.
 """
 
@@ -117,24 +117,25 @@ class Rounds:
     def reconcile(self, now: float) -> None:
         """Start a reconciliation round (initiator only; ignored while one is running, and
         put off while objects owed from the last one are still being sent)."""
-        if not (self._session.initiator and self._session.connected) or self.peer_interest is None:
+        session = self._session
+        if not (session.initiator and session.connected) or self.peer_interest is None:
             return
         if self._current is not None:
             return
-        if self._session.outbox.answering:
+        if session.outbox.answering:
             self.next_round = now + ROUND_RETRY_S
             return
         self.next_round = None
         self._again = False
         self._count += 1
-        mine = self._session.store.streams()
+        mine = session.store.streams()
         rnd = self._current = Round(self._count)
         rnd.held = sum(info.count for stream, info in mine.items()
                        if self.interest.covers(stream, info.klass))
         newest = sorted(mine.items(), key=lambda item: -item[1].newest)[:MAX_SUM_STREAMS]
         rnd.messages += 1
         self.deadline = now + REPLY_TIMEOUT_S
-        self._session.send_frame({"t": "sums", "r": rnd.number, "ss": [
+        session.send_frame({"t": "sums", "r": rnd.number, "ss": [
             [stream, info.fingerprint, info.count, info.klass] for stream, info in newest]})
 
     def set_interest(self, interest: Interest, now: float) -> None:
@@ -307,12 +308,13 @@ class Rounds:
                 # The initiator may ask for shorter replies (it takes what it can hold).
                 limit = max(frame["l"], MIN_FRAME_SIZE_LIMIT)
                 limit = min(limit, self.frame_size_limit or limit)
-                with self._session.store.snapshot(frame["s"], newest_first=bool(frame["d"])) as storage:
+                session = self._session
+                with session.store.snapshot(frame["s"], newest_first=bool(frame["d"])) as storage:
                     server = Negentropy(storage, limit, **NEG_PARAMS)
                     reply = server.reconcile_server(frame["m"])
-                self._session.pacing.charge(server.ranges_read, now)  # sync._pacing: over budget, wait
-                self._session.send_frame({"t": "neg", "r": frame["r"], "s": frame["s"], "d": frame["d"],
-                                  "l": frame["l"], "m": reply})
+                session.pacing.charge(server.ranges_read, now)  # sync._pacing: over budget, wait
+                session.send_frame({"t": "neg", "r": frame["r"], "s": frame["s"],
+                                    "d": frame["d"], "l": frame["l"], "m": reply})
         except NegentropyError as exc:
             raise SessionError(f"bad reconciliation message: {exc}") from None
 
@@ -335,7 +337,8 @@ class Rounds:
         # may not be stored yet: the session remembers it as known) is not asked again.
         fresh_have = [i for i in step.have if i not in st.given]
         st.given.update(fresh_have)
-        fresh_need = [i for i in step.need if i not in st.needed and i not in self._session.outbox.sent
+        known = self._session.outbox.sent
+        fresh_need = [i for i in step.need if i not in st.needed and i not in known
                       and not any(i in wanted for wanted in rnd.in_flight)]
         if st.give and fresh_have:
             rnd.have += len(fresh_have)
