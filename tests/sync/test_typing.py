@@ -26,7 +26,7 @@ from sync.session import (
     Typing,
 )
 from sync.store import MemoryStore
-from tests.support import FakeClock
+from tests.support import FakeClock, wait_converged
 
 from .nodes import Cluster, wait_online, wait_until
 from .test_session import (
@@ -200,8 +200,10 @@ class Heard:
 
 
 def understood(a: Node, b: Node, cap: str) -> None:
-    """Wait until a and b are connected and each knows the other understands `cap`."""
+    """Wait until a and b are connected, hold the same objects (the first round is over, so
+    what a test stores next is its own doing) and each knows the other understands `cap`."""
     wait_online(a, b)
+    wait_converged([a, b])
 
     def ready(node: Node, other: Node) -> bool:
         return node.call(lambda: any(
