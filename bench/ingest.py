@@ -104,6 +104,7 @@ class _Peer:
 
     def __init__(self) -> None:
         self.session = self
+        self.rounds = self  # session.rounds.stored
 
     def stored(self, count: int) -> None:
         pass

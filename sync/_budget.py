@@ -3,7 +3,7 @@ ranges (pure bookkeeping: counts and `now` in, waits out).
 
 A responder processes a `neg` frame, then charges its ranges to the session's bucket and to the
 bucket its peer's key shares across sessions. A bucket in debt makes the session stop reading
-(sync.session `read_wait`): the peer's next frames stay in the socket, so TCP holds them and the
+(sync._pacing `read_wait`): the peer's next frames stay in the socket, so TCP holds them and the
 node spends nothing on them until the bucket has refilled. An honest round charges little (a
 joiner's messages hold a range or two; two replicas in sync settle in their summaries), so
 only a flood waits.

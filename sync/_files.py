@@ -1,10 +1,9 @@
-"""Chunks of attached files on a sync session (docs/ARCHITECTURE.md "Attachments"; the frames
-are in sync/session.py's docstring).
+"""Chunks of attached files on a sync session (docs/ARCHITECTURE.md "Attachments"; the frames:
+docs/protocol.md).
 
-`_Files` is the part of `Session` that asks a peer for chunks and answers its asks. It uses the
-session's `connected`, `peer_caps`, `_events`, `_send_frame`, `_out_bytes`, `_backlog` and
-`_answers`, and the session calls `_init_files`, `_files_deadlines`, `_files_timer`,
-`_fill_files` and `_files_closed` from its own.
+The session's `files` (sync.session.Session owns it) asks a peer for chunks and answers its
+asks, outside the reconciled set and only between peers that both announced the `files`
+capability.
 
 Asking: `request_chunks` sends `get` frames of at most MAX_GET_IDS ids; what is asked and not
 yet answered is `asked` (the fetcher keeps at most FETCH_WINDOW of them per peer). An answer
@@ -27,12 +26,15 @@ from __future__ import annotations
 
 from collections import OrderedDict, deque
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from core.attachments import ID_SIZE, MAX_CHUNK, chunk_id
 from core.encoding import dumps
 
 from ._errors import SessionError, _require
+
+if TYPE_CHECKING:
+    from .session import Session
 
 FILES = "files"  # the capability a ping's caps names
 MAX_GET_IDS = 32  # chunk ids in one get frame
@@ -124,8 +126,12 @@ def _chunk_ids(value: Any, what: str) -> list[bytes]:
     return value
 
 
-class _Files:
-    def _init_files(self, chunks: ChunkSource | None) -> None:
+class Files:
+    """Asking the peer for chunks, and answering its asks from `chunks` (None: no chunk store,
+    so `files` is not announced)."""
+
+    def __init__(self, session: Session, chunks: ChunkSource | None):
+        self._session = session
         self.chunks = chunks
         self._gets: deque[deque[bytes]] = deque()  # the peer's asks, in order
         self._lacking: list[bytes] = []  # ids of the first get not held here
@@ -141,9 +147,10 @@ class _Files:
     # Asking ----------------------------------------------------------------------------------
 
     @property
-    def files_ready(self) -> bool:
+    def ready(self) -> bool:
         """This session may ask the peer for chunks (it announced `files`)."""
-        return self.connected and self.chunks is not None and FILES in self.peer_caps
+        session = self._session
+        return session.connected and self.chunks is not None and FILES in session.peer_caps
 
     @property
     def asked(self) -> list[bytes]:
@@ -158,11 +165,11 @@ class _Files:
     def request_chunks(self, ids: list[bytes], now: float) -> list[bytes]:
         """Ask the peer for these chunks (those asked already are not asked twice); returns
         the ids asked now."""
-        if not self.files_ready:
+        if not self.ready:
             return []
         fresh = [cid for cid in dict.fromkeys(ids) if cid not in self._asked]
         for start in range(0, len(fresh), MAX_GET_IDS):
-            self._send_frame({"t": "get", "ids": fresh[start:start + MAX_GET_IDS]})
+            self._session.send_frame({"t": "get", "ids": fresh[start:start + MAX_GET_IDS]})
         for cid in fresh:
             self._asked[cid] = None
         if fresh and self._chunk_deadline is None:
@@ -174,7 +181,7 @@ class _Files:
         del self._asked[cid]
         self._chunk_deadline = now + CHUNK_REPLY_TIMEOUT_S if self._asked else None
 
-    def _on_chunk(self, frame: dict, now: float) -> None:
+    def on_chunk(self, frame: dict, now: float) -> None:
         _require(frame.keys() == {"t", "id", "data"}, "chunk fields")
         cid, data = frame["id"], frame["data"]
         _require(isinstance(cid, bytes) and len(cid) == ID_SIZE, "chunk id")
@@ -183,18 +190,18 @@ class _Files:
         if self.check_chunks and chunk_id(data) != cid:
             raise SessionError(BAD_CHUNK)
         self.chunks_received += 1
-        self._events.append(ChunkArrived(cid, data, self.check_chunks))
+        self._session.emit(ChunkArrived(cid, data, self.check_chunks))
 
-    def _on_nochunk(self, frame: dict, now: float) -> None:
+    def on_nochunk(self, frame: dict, now: float) -> None:
         _require(frame.keys() == {"t", "ids"}, "nochunk fields")
         ids = _chunk_ids(frame["ids"], "nochunk ids")
         for cid in ids:
             self._answered(cid, now)
-        self._events.append(ChunksLacking(tuple(ids)))
+        self._session.emit(ChunksLacking(tuple(ids)))
 
     # Answering -------------------------------------------------------------------------------
 
-    def _on_get(self, frame: dict, now: float) -> None:
+    def on_get(self, frame: dict, now: float) -> None:
         _require(frame.keys() == {"t", "ids"}, "get fields")
         ids = _chunk_ids(frame["ids"], "get ids")
         _require(self.chunks is not None, "get without the files capability")
@@ -202,10 +209,10 @@ class _Files:
             raise SessionError("peer keeps asking for chunks without reading the answers")
         self._gets.append(deque(ids))
 
-    def _fill_files(self) -> None:
+    def fill(self) -> None:
         """Answer the peer's gets while nothing else waits and the output has room."""
-        while (self._gets and not self._backlog and not self._answers
-               and self._out_bytes < FILES_OUTGOING):
+        while (self._gets and not self._session.outbox.owes
+               and self._session.out_bytes < FILES_OUTGOING):
             ids = self._gets[0]
             if ids:
                 cid = ids.popleft()
@@ -214,33 +221,34 @@ class _Files:
                     self._lacking.append(cid)
                 else:
                     self.chunks_sent += 1
-                    self._send_frame({"t": "chunk", "id": cid, "data": data})
+                    self._session.send_frame({"t": "chunk", "id": cid, "data": data})
             if not ids:
                 self._gets.popleft()
                 if self._lacking:
-                    self._send_frame({"t": "nochunk", "ids": self._lacking})
+                    self._session.send_frame({"t": "nochunk", "ids": self._lacking})
                     self._lacking = []
 
     @property
-    def _files_output(self) -> bool:
+    def owes(self) -> bool:
+        """Gets of the peer's are still to be answered."""
         return bool(self._gets)
 
     # Timers and the end ----------------------------------------------------------------------
 
-    def _files_deadlines(self) -> list[float]:
+    def deadlines(self) -> list[float]:
         return [] if self._chunk_deadline is None else [self._chunk_deadline]
 
-    def _files_timer(self, now: float) -> bool:
+    def timer_expired(self, now: float) -> bool:
         """True when the peer held our asks too long (the session then ends)."""
         return self._chunk_deadline is not None and now >= self._chunk_deadline
 
-    def _files_caps(self) -> None:
+    def caps_changed(self) -> None:
         """The peer's ping named its caps: tell the fetcher once that chunks may be asked."""
-        if self.files_ready and not self._files_told:
+        if self.ready and not self._files_told:
             self._files_told = True
-            self._events.append(FilesReady())
+            self._session.emit(FilesReady())
 
-    def _files_closed(self) -> None:
+    def closed(self) -> None:
         self._gets.clear()
         self._lacking = []
         self._chunk_deadline = None

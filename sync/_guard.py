@@ -22,6 +22,7 @@ import ipaddress
 import time
 from collections import Counter
 from dataclasses import dataclass
+from typing import cast
 
 # An honest peer holds one or two sockets to us (each side may dial); several Hearth nodes can
 # share one host (tests, several data folders). A host past this many pending sockets is refused
@@ -193,7 +194,7 @@ class GuardedProtocol(asyncio.Protocol):
         self._pending = pending
         self._host: str | None = None
         self._timer: asyncio.TimerHandle | None = None
-        self._transport: asyncio.BaseTransport | None = None
+        self._transport: asyncio.Transport | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         peer = transport.get_extra_info("peername")
@@ -201,11 +202,13 @@ class GuardedProtocol(asyncio.Protocol):
         loop = asyncio.get_running_loop()
         verdict = self._guard.admit(host, time.monotonic(), self)
         if verdict.refused is not None:
-            transport.abort()  # before aiohttp reads a byte: nothing to log, nothing held
+            # Before aiohttp reads a byte: nothing to log, nothing held.
+            cast(asyncio.Transport, transport).abort()
             return
         for victim in verdict.evict:  # pending sockets that make room for this one
             victim.evicted()
-        self._host, self._transport = host, transport
+        # A listening socket's transports are asyncio.Transports (BaseTransport lacks abort).
+        self._host, self._transport = host, cast(asyncio.Transport, transport)
         self._pending[transport] = self
         self._timer = loop.call_later(UPGRADE_TIMEOUT_S, self._expire)
         self._inner.connection_made(transport)
@@ -215,7 +218,8 @@ class GuardedProtocol(asyncio.Protocol):
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        self._pending.pop(self._transport, None)
+        if self._transport is not None:
+            self._pending.pop(self._transport, None)
 
     def authenticated(self) -> None:
         """A member's session was accepted on this socket (sync.service)."""
@@ -241,10 +245,10 @@ class GuardedProtocol(asyncio.Protocol):
         self._inner.connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        self._inner.data_received(data)  # type: ignore[attr-defined]
+        self._inner.data_received(data)
 
     def eof_received(self) -> bool | None:
-        return self._inner.eof_received()  # type: ignore[attr-defined]
+        return self._inner.eof_received()
 
     def pause_writing(self) -> None:
         self._inner.pause_writing()

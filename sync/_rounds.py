@@ -1,6 +1,7 @@
 """Reconciliation rounds, one stream at a time: the initiator's side and the responder's.
 
-Part of the Session state machine (sync.session), kept here because it is the largest part.
+The session's `rounds` (sync.session.Session owns it): it sends through the session and asks
+its `outbox` (what is owed the peer) and `pacing` (the responder's budget).
 
 A round (protocol version 3) begins with summaries: the initiator sends `sums` with each stream
 it holds (id, fingerprint of its items, count, class) and the responder answers with those of
@@ -11,127 +12,73 @@ workspace-level streams first, then the stream the window shows (`focus`), then 
 busiest first, newest first, then documents, oldest first (commits after their parents). At
 most NEG_STREAMS await a reply at once, each asks (`l`) for replies no longer than the ids it has
 room for below NEED_HIGH, and one without room waits for its ids to be asked, so memory stays
-bounded whatever the workspace's size (NEED_HIGH ids per stream kept). Wants take ids
-from every stream in turn (an equal share of a want each), the focused stream first, so the newest messages
-of every channel arrive before any channel's history. Ids are asked for only in streams this
+bounded whatever the workspace's size (NEED_HIGH ids per stream kept). Wants take ids from
+every stream in turn (an equal share of a want each), the focused stream first, so the newest
+messages of every channel arrive before any channel's history. Ids are asked for only in streams this
 side's interest covers, and extras are sent only in streams the peer's covers.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from core.kinds import CHANNEL_CLASS, DOCUMENT_CLASS, WORKSPACE_CLASS
+from core.kinds import CHANNEL_CLASS, WORKSPACE_CLASS
 
 from ._errors import SessionError, _require
 from ._interest import EVERYTHING, Interest
+from ._round_state import (
+    EMPTY_FINGERPRINT,
+    MAX_SUM_STREAMS,
+    PeerReconciled,
+    ReconcileComplete,
+    Round,
+    StreamSync,
+    SyncProgress,
+    sums_entries,
+)
+from ._timeouts import REPLY_TIMEOUT_S, ROUND_RETRY_S
 from .negentropy import (
-    FINGERPRINT_SIZE,
     FRAME_SIZE_MARGIN,
     ID_SIZE,
     MIN_FRAME_SIZE_LIMIT,
     Negentropy,
     NegentropyError,
-    fingerprint_from_sum,
 )
 from .store import StreamInfo
 
 if TYPE_CHECKING:
     from .session import Session
 
+WANT_BATCH = 2048
+WANT_WINDOW = 4  # want frames in flight, so a large catch-up streams with bounded memory
+# Negentropy splitting (the encoding is fixed, these are ours to tune): measured on 1M items,
+# 12 buckets and id lists below 24 items halve the bytes per difference of the reference's
+# 16/32 (bench/reconcile.py) and keep d=0 at one round trip and d=1 at three.
+NEG_BUCKETS = 12
+NEG_ID_LIST_THRESHOLD = 24
+# Negentropy messages must fit a frame: a large set answering an id list would not otherwise.
+NEG_FRAME_LIMIT = 512 * 1024
+# Ranges per negentropy message, both ways: each costs an index look-up, so this bounds what one
+# message can cost the event loop (about 60 ms on a 2-core laptop); more is refused.
+NEG_MAX_RANGES = 2048
+NEG_PARAMS = {"buckets": NEG_BUCKETS, "id_list_threshold": NEG_ID_LIST_THRESHOLD,
+              "max_ranges": NEG_MAX_RANGES}
 NEG_STREAMS = 16  # streams awaiting a negotiation reply at once
 NEED_HIGH = 4096  # ids a stream may have found lacking and not yet asked for (see _send_neg)
-WANT_SLICE = 32  # ids a want takes from a stream before the next stream's turn
-EARLY_SHARE = 64  # ids a want takes from a stream at most while others still negotiate
-MAX_SUM_STREAMS = 16384  # streams one summary names (the newest, when more are held)
-EMPTY_FINGERPRINT = fingerprint_from_sum(0, 0)
-_CLASSES = (WORKSPACE_CLASS, CHANNEL_CLASS, DOCUMENT_CLASS)
 
 
-@dataclass(frozen=True)
-class SyncProgress:
-    """(Initiator) how far this round has come: `held` objects were here when it began,
-    `received` of the `expected` ones it fetches have arrived since; `pending` are the
-    streams this side keeps whose objects are still to be found or asked for; `done` once
-    the round is over."""
+class Rounds:
+    """The session's reconciliation: rounds (initiator) and answers to them (responder)."""
 
-    round: int
-    held: int
-    received: int
-    expected: int
-    pending: frozenset[bytes]
-    done: bool = False
-
-
-@dataclass
-class _StreamSync:
-    stream: bytes
-    klass: int
-    newest_first: bool
-    fetch: bool  # this side keeps it: ask for what it lacks
-    give: bool  # the peer keeps it: send what the peer lacks
-    estimate: int  # how many it lacks, from the counts
-    found: int = 0  # ids found lacking so far
-    need: deque[bytes] = field(default_factory=deque)
-    waiting: bool = False  # a message of ours is unanswered
-    parked: bytes | None = None  # our next message, held while `need` is long
-    done: bool = False  # negotiation over
-    needed: set[bytes] = field(default_factory=set)  # the ids in `need`
-    given: set[bytes] = field(default_factory=set)  # ids queued for the peer as extras
-
-    def take(self, count: int) -> list[bytes]:
-        """The next `count` ids to ask for."""
-        ids = [self.need.popleft() for _ in range(count)]
-        self.needed.difference_update(ids)
-        return ids
-
-    @property
-    def expected(self) -> int:
-        return self.found if self.done else max(self.found, self.estimate)
-
-
-@dataclass
-class _Round:
-    number: int
-    held: int = 0
-    messages: int = 0
-    summing: bool = True  # the responder's summary has not come yet
-    queue: deque[bytes] = field(default_factory=deque)  # streams still to negotiate
-    streams: dict[bytes, _StreamSync] = field(default_factory=dict)
-    have: int = 0
-    need: int = 0
-    received: int = 0
-    in_flight: deque[set[bytes]] = field(default_factory=deque)  # ids of each want out
-    turn: int = 0  # where the next want's turn through the streams begins
-
-
-def _stream_entry(value: Any, fields: int) -> list:
-    _require(isinstance(value, list) and len(value) == fields, "sums entry")
-    stream, fingerprint, count, klass = value[:4]
-    _require(isinstance(stream, bytes) and len(stream) == 32, "sums stream")
-    _require(isinstance(fingerprint, bytes) and len(fingerprint) == FINGERPRINT_SIZE,
-             "sums fingerprint")
-    _require(isinstance(count, int) and count >= 0 and klass in _CLASSES, "sums count")
-    _require(all(isinstance(v, int) and v >= 0 for v in value[4:]), "sums newest")
-    return value
-
-
-def _entries(frame: dict, fields: int) -> list[list]:
-    _require(frame.keys() == {"t", "r", "ss"} and isinstance(frame["r"], int), "sums fields")
-    ss = frame["ss"]
-    _require(isinstance(ss, list) and len(ss) <= 2 * MAX_SUM_STREAMS, "sums streams")
-    entries = [_stream_entry(v, fields) for v in ss]
-    _require(len({e[0] for e in entries}) == len(entries), "sums repeats a stream")
-    return entries
-
-
-class _Rounds:
-    """Session's reconciliation (a mixin: the Session provides the store and the frames)."""
-
-    def _init_rounds(self: Session, interest: Interest, stores_later: bool) -> None:
+    def __init__(self, session: Session, interest: Interest, *, stores_later: bool,
+                 frame_size_limit: int, interval: float | None):
+        self._session = session
         self.interest = interest
+        self.frame_size_limit = frame_size_limit
+        self.interval = interval  # between rounds (None: only when asked)
+        self.want_window = WANT_WINDOW
+        self.want_batch_size = WANT_BATCH
         # The host stores ObjectsReceived after this session reads on (sync._storing) and
         # says so with `stored`; until it has, a round's sums are not answered (below).
         self._stores_later = stores_later
@@ -141,47 +88,66 @@ class _Rounds:
         # round, the summaries).
         self._held_sums: tuple[int, int, dict[bytes, list]] | None = None
         self.peer_interest: Interest | None = None  # until its interest frame comes
-        self._round: _Round | None = None
-        self._rounds = 0
+        self._current: Round | None = None
+        self._count = 0
         self._wants_in_flight = 0
         self._again = False  # start another round when this one ends
         self._focus: bytes | None = None
+        self.deadline: float | None = None  # a reply of the peer's is due by then
+        self.next_round: float | None = None
+
+    @property
+    def unsettled(self) -> bool:
+        """A round is under way, or (initiator) none has begun yet."""
+        return self._current is not None or (self._session.initiator and self._count == 0)
+
+    def deadlines(self) -> list[float]:
+        return [d for d in (self.deadline, self.next_round) if d is not None]
+
+    def timer_expired(self, now: float) -> bool:
+        """Whether the peer's reply is overdue (the session then ends)."""
+        return self.deadline is not None and now >= self.deadline
+
+    def timer(self, now: float) -> None:
+        if self.next_round is not None and now >= self.next_round:
+            self.reconcile(now)
 
     # Public API -----------------------------------------------------------------------------
 
-    def reconcile(self: Session, now: float) -> None:
+    def reconcile(self, now: float) -> None:
         """Start a reconciliation round (initiator only; ignored while one is running, and
         put off while objects owed from the last one are still being sent)."""
-        if not (self.initiator and self.connected) or self.peer_interest is None:
+        session = self._session
+        if not (session.initiator and session.connected) or self.peer_interest is None:
             return
-        if self._round is not None:
+        if self._current is not None:
             return
-        if self._answers:
-            self._next_round = now + self._retry_s
+        if session.outbox.answering:
+            self.next_round = now + ROUND_RETRY_S
             return
-        self._next_round = None
+        self.next_round = None
         self._again = False
-        self._rounds += 1
-        mine = self.store.streams()
-        rnd = self._round = _Round(self._rounds)
+        self._count += 1
+        mine = session.store.streams()
+        rnd = self._current = Round(self._count)
         rnd.held = sum(info.count for stream, info in mine.items()
                        if self.interest.covers(stream, info.klass))
         newest = sorted(mine.items(), key=lambda item: -item[1].newest)[:MAX_SUM_STREAMS]
         rnd.messages += 1
-        self._deadline = now + self._reply_timeout_s
-        self._send_frame({"t": "sums", "r": rnd.number, "ss": [
+        self.deadline = now + REPLY_TIMEOUT_S
+        session.send_frame({"t": "sums", "r": rnd.number, "ss": [
             [stream, info.fingerprint, info.count, info.klass] for stream, info in newest]})
 
-    def set_interest(self: Session, interest: Interest, now: float) -> None:
+    def set_interest(self, interest: Interest, now: float) -> None:
         """This side keeps the streams `interest` covers from now on: it tells the peer, stops
         asking for the others, and reconciles again for the ones it did not keep before."""
         if interest == self.interest:
             return
         self.interest = interest
-        if not self.connected:
+        if not self._session.connected:
             return
-        self._send_frame(interest.frame())
-        rnd = self._round
+        self._session.send_frame(interest.frame())
+        rnd = self._current
         if rnd is not None:
             for stream, st in rnd.streams.items():
                 st.fetch = st.fetch and interest.covers(stream, st.klass)
@@ -194,53 +160,53 @@ class _Rounds:
             rnd.queue = deque(s for s in rnd.queue if not rnd.streams[s].done)
             self._again = True
             self._send_wants(now)
-            self._maybe_finish_round(now)
+            self.maybe_finish(now)
             self._progress()
         else:
             self.reconcile(now)
 
-    def stored(self: Session, count: int) -> None:
+    def stored(self, count: int) -> None:
         """The host stored `count` more of the objects this session received (in order)."""
         self._stored += count
         held = self._held_sums
-        if held is not None and self._stored >= held[0] and self.connected:
+        if held is not None and self._stored >= held[0] and self._session.connected:
             self._held_sums = None
             self._answer_sums(held[1], held[2])
 
-    def focus(self: Session, stream: bytes | None, now: float) -> None:
+    def focus(self, stream: bytes | None, now: float) -> None:
         """The window shows `stream`: reconcile it and ask for its objects before others'."""
         self._focus = stream
-        rnd = self._round
-        if rnd is not None and stream in rnd.queue:
+        rnd = self._current
+        if rnd is not None and stream is not None and stream in rnd.queue:
             rnd.queue.remove(stream)
             rnd.queue.appendleft(stream)
             self._start_streams(now)
 
     # Frames ---------------------------------------------------------------------------------
 
-    def _send_interest(self: Session) -> None:
-        self._send_frame(self.interest.frame())
+    def send_interest(self) -> None:
+        self._session.send_frame(self.interest.frame())
 
-    def _on_interest(self: Session, frame: dict, now: float) -> None:
+    def on_interest(self, frame: dict, now: float) -> None:
         first = self.peer_interest is None
         self.peer_interest = Interest.from_frame(frame)
-        self._release_early_pushes()
-        if self.initiator:
+        self._session.outbox.release_early()
+        if self._session.initiator:
             if first:
                 self.reconcile(now)
-            elif self._round is not None:
+            elif self._current is not None:
                 self._again = True
             else:
                 self.reconcile(now)
 
-    def _on_sums(self: Session, frame: dict, now: float) -> None:
-        self.stats.messages += 1
-        if self.initiator:
+    def on_sums(self, frame: dict, now: float) -> None:
+        self._session.stats.messages += 1
+        if self._session.initiator:
             self._summed(frame, now)
             return
         _require(self.peer_interest is not None, "sums before interest")
         _require(self._held_sums is None, "sums before the last was answered")
-        theirs = {e[0]: e for e in _entries(frame, 4)}
+        theirs = {e[0]: e for e in sums_entries(frame, 4)}
         if self._stored < self._received:
             # A round begun from a state that lacks what the peer sent in the last one would
             # find those objects missing again (and a one-off sync never settle). Objects
@@ -249,42 +215,46 @@ class _Rounds:
             return
         self._answer_sums(frame["r"], theirs)
 
-    def _received_objects(self: Session, count: int) -> None:
+    def received_objects(self, count: int) -> None:
         if self._stores_later:
             self._received += count
 
-    def _answer_sums(self: Session, number: int, theirs: dict[bytes, list]) -> None:
+    def _answer_sums(self, number: int, theirs: dict[bytes, list]) -> None:
         assert self.peer_interest is not None
-        mine = self.store.streams()
-        self.stats.rounds = max(self.stats.rounds, number)
-        reply = []
+        mine = self._session.store.streams()
+        self._session.stats.rounds = max(self._session.stats.rounds, number)
+        reply: list[list[Any]] = []
         for stream in mine.keys() | theirs.keys():
             info = mine.get(stream)
             entry = theirs.get(stream)
             fingerprint = info.fingerprint if info else EMPTY_FINGERPRINT
             if entry is not None and entry[1] == fingerprint:
                 continue
-            klass = info.klass if info else entry[3]
+            if info is not None:
+                klass = info.klass
+            else:
+                assert entry is not None  # a stream of mine or of theirs
+                klass = entry[3]
             if not (self.interest.covers(stream, klass)
                     or self.peer_interest.covers(stream, klass)):
                 continue
             count, newest = (info.count, info.newest) if info else (0, 0)
             reply.append([stream, fingerprint, count, klass, newest])
         reply.sort(key=lambda e: -e[4])
-        self._send_frame({"t": "sums", "r": number, "ss": reply[:MAX_SUM_STREAMS]})
+        self._session.send_frame({"t": "sums", "r": number, "ss": reply[:MAX_SUM_STREAMS]})
 
-    def _summed(self: Session, frame: dict, now: float) -> None:
-        rnd = self._round
+    def _summed(self, frame: dict, now: float) -> None:
+        rnd = self._current
         _require(rnd is not None and rnd.summing and frame["r"] == rnd.number,
                  "unexpected summary")
         assert rnd is not None and self.peer_interest is not None
         rnd.summing = False
-        mine = self.store.streams()
+        mine = self._session.store.streams()
         empty = StreamInfo(0, 0, EMPTY_FINGERPRINT, 0)
         order: list[tuple[tuple, bytes]] = []
-        for stream, _, count, klass, _newest in _entries(frame, 5):
+        for stream, _, count, klass, _newest in sums_entries(frame, 5):
             own = mine.get(stream, empty)
-            st = _StreamSync(stream, klass, klass == CHANNEL_CLASS,
+            st = StreamSync(stream, klass, klass == CHANNEL_CLASS,
                              fetch=count > 0 and self.interest.covers(stream, klass),
                              give=own.count > 0 and self.peer_interest.covers(stream, klass),
                              estimate=max(0, count - own.count))
@@ -298,57 +268,58 @@ class _Rounds:
             order.append(((rank, -count), stream))
         rnd.queue.extend(stream for _, stream in sorted(order))
         self._start_streams(now)
-        self._maybe_finish_round(now)
+        self.maybe_finish(now)
         self._progress()
 
-    def _start_streams(self: Session, now: float) -> None:
-        rnd = self._round
+    def _start_streams(self, now: float) -> None:
+        rnd = self._current
         if rnd is None or rnd.summing:
             return
         active = sum(1 for st in rnd.streams.values() if st.waiting)
         while rnd.queue and active < NEG_STREAMS:
             st = rnd.streams[rnd.queue.popleft()]
-            with self.store.snapshot(st.stream, newest_first=st.newest_first) as storage:
-                message = self._negentropy(storage).initiate()
+            with self._session.store.snapshot(st.stream, newest_first=st.newest_first) as storage:
+                message = Negentropy(storage, self.frame_size_limit, **NEG_PARAMS).initiate()
             self._send_neg(st, message, now)
             active += 1
 
-    def _send_neg(self: Session, st: _StreamSync, message: bytes, now: float) -> None:
-        assert self._round is not None
-        self._round.messages += 1
+    def _send_neg(self, st: StreamSync, message: bytes, now: float) -> None:
+        assert self._current is not None
+        self._current.messages += 1
         st.waiting = True
-        self._deadline = now + self._reply_timeout_s
+        self.deadline = now + REPLY_TIMEOUT_S
         # Replies hold at most the ids this stream has room for (NEED_HIGH).
         room = (NEED_HIGH - len(st.need)) * ID_SIZE + FRAME_SIZE_MARGIN
         limit = max(room, MIN_FRAME_SIZE_LIMIT)
         limit = min(limit, self.frame_size_limit or limit)
-        self._send_frame({"t": "neg", "r": self._round.number, "s": st.stream,
+        self._session.send_frame({"t": "neg", "r": self._current.number, "s": st.stream,
                           "d": int(st.newest_first), "l": limit, "m": message})
 
-    def _on_neg(self: Session, frame: dict, now: float) -> None:
+    def on_neg(self, frame: dict, now: float) -> None:
         _require(frame.keys() == {"t", "r", "s", "d", "l", "m"} and isinstance(frame["m"], bytes)
                  and isinstance(frame["r"], int) and isinstance(frame["s"], bytes)
                  and len(frame["s"]) == 32 and frame["d"] in (0, 1)
                  and isinstance(frame["l"], int), "neg fields")
-        self.stats.messages += 1
+        self._session.stats.messages += 1
         try:
-            if self.initiator:
+            if self._session.initiator:
                 self._client_step(frame, now)
             else:
                 # The initiator may ask for shorter replies (it takes what it can hold).
                 limit = max(frame["l"], MIN_FRAME_SIZE_LIMIT)
                 limit = min(limit, self.frame_size_limit or limit)
-                with self.store.snapshot(frame["s"], newest_first=bool(frame["d"])) as storage:
-                    server = Negentropy(storage, limit, **self._neg_params)
+                session = self._session
+                with session.store.snapshot(frame["s"], newest_first=bool(frame["d"])) as storage:
+                    server = Negentropy(storage, limit, **NEG_PARAMS)
                     reply = server.reconcile_server(frame["m"])
-                self._charge_neg(server.ranges_read, now)  # sync._pacing: over budget, wait
-                self._send_frame({"t": "neg", "r": frame["r"], "s": frame["s"], "d": frame["d"],
-                                  "l": frame["l"], "m": reply})
+                session.pacing.charge(server.ranges_read, now)  # sync._pacing: over budget, wait
+                session.send_frame({"t": "neg", "r": frame["r"], "s": frame["s"],
+                                    "d": frame["d"], "l": frame["l"], "m": reply})
         except NegentropyError as exc:
             raise SessionError(f"bad reconciliation message: {exc}") from None
 
-    def _client_step(self: Session, frame: dict, now: float) -> None:
-        rnd = self._round
+    def _client_step(self, frame: dict, now: float) -> None:
+        rnd = self._current
         _require(rnd is not None and not rnd.summing and frame["r"] == rnd.number,
                  "unexpected reconciliation reply")
         assert rnd is not None
@@ -358,19 +329,20 @@ class _Rounds:
         assert st is not None
         st.waiting = False
         rnd.messages += 1
-        with self.store.snapshot(st.stream, newest_first=st.newest_first) as storage:
+        with self._session.store.snapshot(st.stream, newest_first=st.newest_first) as storage:
             step = Negentropy.resume_client(storage, self.frame_size_limit,
-                                            **self._neg_params).reconcile_client(frame["m"])
+                                            **NEG_PARAMS).reconcile_client(frame["m"])
         # With a frame size limit an id can come back in a later step: each is counted and
         # asked for once. One still to ask for, asked and not answered, or that arrived (and
         # may not be stored yet: the session remembers it as known) is not asked again.
         fresh_have = [i for i in step.have if i not in st.given]
         st.given.update(fresh_have)
-        fresh_need = [i for i in step.need if i not in st.needed and i not in self._sent
+        known = self._session.outbox.sent
+        fresh_need = [i for i in step.need if i not in st.needed and i not in known
                       and not any(i in wanted for wanted in rnd.in_flight)]
         if st.give and fresh_have:
             rnd.have += len(fresh_have)
-            self._answers.append(self._extras(fresh_have))
+            self._session.outbox.add_extras(fresh_have)
         if st.fetch:
             st.need.extend(fresh_need)
             st.needed.update(fresh_need)
@@ -386,60 +358,28 @@ class _Rounds:
         self._start_streams(now)
         self._send_wants(now)
         self._arm(now)
-        self._maybe_finish_round(now)
+        self.maybe_finish(now)
 
-    def _send_wants(self: Session, now: float) -> None:
-        rnd = self._round
+    def _send_wants(self, now: float) -> None:
+        rnd = self._current
         if rnd is None:
             return
-        while self._wants_in_flight < self._want_window:
-            ids = self._want_batch(rnd)
+        while self._wants_in_flight < self.want_window:
+            ids = rnd.want_batch(self.want_batch_size, self._focus)
             if not ids:
                 break
             rnd.in_flight.append(set(ids))
             self._wants_in_flight += 1
-            self._deadline = now + self._reply_timeout_s
-            self._send_frame({"t": "want", "ids": ids})
+            self.deadline = now + REPLY_TIMEOUT_S
+            self._session.send_frame({"t": "want", "ids": ids})
         for st in rnd.streams.values():  # streams that waited for their ids to be asked
             if st.parked is not None and len(st.need) < NEED_HIGH // 2:
                 message, st.parked = st.parked, None
                 self._send_neg(st, message, now)
 
-    def _want_batch(self: Session, rnd: _Round) -> list[bytes]:
-        """Ids for one want: the focused stream's first, then WANT_SLICE of each other
-        stream's in turn (starting after the stream the last want ended with) until full.
-        While streams are still negotiating, each stream gives at most EARLY_SHARE, so
-        those come in with their newest before anyone's history."""
-        batch: list[bytes] = []
-        limit = self._want_batch_size
-        focused = rnd.streams.get(self._focus) if self._focus is not None else None
-        if focused is not None:
-            batch.extend(focused.take(min(len(focused.need), limit)))
-        wanting = [st for st in rnd.streams.values() if st.need]
-        if not wanting:
-            return batch
-        later = any(st.fetch and not st.need and not st.done for st in rnd.streams.values())
-        room = {id(st): EARLY_SHARE if later else limit for st in wanting}
-        start = rnd.turn % len(wanting)
-        turn = wanting[start:] + wanting[:start]
-        while len(batch) < limit:
-            moved = False
-            for n, st in enumerate(turn):
-                take = min(WANT_SLICE, len(st.need), limit - len(batch), room[id(st)])
-                if take > 0:
-                    batch.extend(st.take(take))
-                    room[id(st)] -= take
-                    moved = True
-                if len(batch) >= limit:
-                    rnd.turn = start + n + 1
-                    break
-            if not moved:
-                break
-        return batch
-
-    def _arrived(self: Session, ids: list[bytes]) -> None:
+    def arrived(self, ids: list[bytes]) -> None:
         """Objects came: count those this round asked for."""
-        rnd = self._round
+        rnd = self._current
         if rnd is None or not rnd.in_flight:
             return
         for oid in ids:
@@ -450,56 +390,61 @@ class _Rounds:
                     break
         self._progress()
 
-    def _on_done(self: Session, frame: dict, now: float) -> None:
+    def on_synced(self, frame: dict, now: float) -> None:
+        _require(frame.keys() == {"t", "r"} and isinstance(frame["r"], int)
+                 and not self._session.initiator, "synced")
+        self._session.emit(PeerReconciled(frame["r"]))
+
+    def on_done(self, frame: dict, now: float) -> None:
         _require(frame.keys() == {"t"}, "done fields")
-        _require(self.initiator and self._wants_in_flight > 0, "done without a want")
+        _require(self._session.initiator and self._wants_in_flight > 0, "done without a want")
         self._wants_in_flight -= 1
-        rnd = self._round
+        rnd = self._current
         if rnd is not None and rnd.in_flight:
             rnd.in_flight.popleft()
         self._send_wants(now)
         self._arm(now)
-        self._maybe_finish_round(now)
+        self.maybe_finish(now)
 
-    def _arm(self: Session, now: float) -> None:
+    def _arm(self, now: float) -> None:
         """A reply is due while a message or a want of ours is unanswered."""
-        rnd = self._round
+        rnd = self._current
         waiting = self._wants_in_flight > 0 or (rnd is not None and (
             rnd.summing or any(st.waiting for st in rnd.streams.values())))
-        self._deadline = now + self._reply_timeout_s if waiting else None
+        self.deadline = now + REPLY_TIMEOUT_S if waiting else None
 
-    def _maybe_finish_round(self: Session, now: float) -> None:
-        rnd = self._round
+    def maybe_finish(self, now: float) -> None:
+        rnd = self._current
         if rnd is None or rnd.summing or rnd.queue or self._wants_in_flight:
             return
         if any(not st.done or st.need for st in rnd.streams.values()):
             return
-        if any(not answer.done for answer in self._answers):
+        if self._session.outbox.sending_extras:
             return  # our extras are still being sent: finished once they are out
-        self._round = None
-        self._deadline = None
-        self.stats.rounds += 1
-        self._events.append(self._complete(rnd))
+        self._current = None
+        self.deadline = None
+        self._session.stats.rounds += 1
+        self._session.emit(ReconcileComplete(rnd.number, rnd.messages, rnd.have, rnd.need))
         self._progress_of(rnd, done=True)
-        self._send_frame({"t": "synced", "r": rnd.number})
+        self._session.send_frame({"t": "synced", "r": rnd.number})
         if self._again:
             self.reconcile(now)
-        elif self.reconcile_interval is not None:
-            self._next_round = now + self.reconcile_interval
+        elif self.interval is not None:
+            self.next_round = now + self.interval
 
-    def _progress(self: Session) -> None:
-        if self._round is not None and not self._round.summing:
-            self._progress_of(self._round, done=False)
+    def _progress(self) -> None:
+        if self._current is not None and not self._current.summing:
+            self._progress_of(self._current, done=False)
 
-    def _progress_of(self: Session, rnd: _Round, *, done: bool) -> None:
+    def _progress_of(self, rnd: Round, *, done: bool) -> None:
         expected = sum(st.expected for st in rnd.streams.values() if st.fetch)
         pending = frozenset() if done else frozenset(
             stream for stream, st in rnd.streams.items()
             if st.fetch and (not st.done or st.need))
         if done:
             expected = rnd.received
-        self._events.append(SyncProgress(rnd.number, rnd.held, rnd.received,
+        self._session.emit(SyncProgress(rnd.number, rnd.held, rnd.received,
                                          max(expected, rnd.received), pending, done))
 
 
-__all__ = ["EVERYTHING", "Interest", "SyncProgress"]
+__all__ = ["EVERYTHING", "Interest", "PeerReconciled", "ReconcileComplete", "SyncProgress"]

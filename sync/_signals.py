@@ -1,21 +1,30 @@
 """Typing indicators and presence in documents: live frames a session sends and takes, never
-stored or relayed (docs/ARCHITECTURE.md "Sync"; the protocol is in sync/session.py's docstring).
+stored or relayed (the frames: docs/protocol.md).
 
-`_Signals` is the part of `Session` that sends and takes them: it uses the session's
-`connected`, `peer_caps`, `peer_key`, `_events` and `_send_frame`, and the session calls
-`_init_signals`, `_signal_deadlines` and `_signal_timer` from its own.
+The session's `signals` (sync.session.Session owns it). Both go only to a peer whose ping named
+the capability (`typing`, `presence`), are checked field by field, and are taken at most
+TYPING_RECEIVE_LIMIT per TYPING_RECEIVE_WINDOW_S (PRESENCE_RECEIVE_LIMIT per
+PRESENCE_RECEIVE_WINDOW_S for `presence` and `left` together); the rest are dropped silently,
+and each taken one is an event named by the peer's hello key. `send_typing` sends at most one
+frame per channel per TYPING_SEND_INTERVAL_S; `send_presence` keeps the newest position that
+comes within PRESENCE_SEND_INTERVAL_S of the last frame for a document and sends it when the
+interval is over (a cursor's last position matters); `left` goes at once, only to a peer that
+was sent a presence there.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict, deque
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.errors import InvalidObject
 from core.kinds import MAX_CHANNEL, MAX_LIST, MAX_NAME, channel_key, check_name
 
 from ._errors import SessionError, _require
+
+if TYPE_CHECKING:
+    from .session import Session
 
 # Typing indicators: live frames, never stored. A sender repeats while its person types, so
 # a receiver's indicator (kept a few seconds, sync.service.TYPING_TTL_S) stays lit.
@@ -89,10 +98,11 @@ def _presence_fields(doc: Any, branch: Any, heads: Any, anchor: Any, at: Any) ->
     return None
 
 
-class _Signals:
-    """Sending and taking typing and presence frames (a base of sync.session.Session)."""
+class Signals:
+    """Sending and taking typing and presence frames."""
 
-    def _init_signals(self) -> None:
+    def __init__(self, session: Session):
+        self._session = session
         self._typing_sent: dict[str, float] = {}  # channel key -> when we last sent typing
         self._typing_received: deque[float] = deque()  # when recent typing frames were taken
         self._presence_sent: dict[bytes, float] = {}  # document -> when our last presence went
@@ -101,12 +111,12 @@ class _Signals:
         self._presence_received: deque[float] = deque()  # when recent frames were taken
         self._presence_heard: OrderedDict[bytes, None] = OrderedDict()  # the peer's documents
 
-    def _signal_deadlines(self) -> list[float]:
+    def deadlines(self) -> list[float]:
         """When presences waiting for their interval are due."""
         return [self._presence_sent[doc] + PRESENCE_SEND_INTERVAL_S
                 for doc in self._presence_pending]
 
-    def _signal_timer(self, now: float) -> None:
+    def timer(self, now: float) -> None:
         for doc, frame in list(self._presence_pending.items()):
             if now - self._presence_sent[doc] >= PRESENCE_SEND_INTERVAL_S:
                 del self._presence_pending[doc]
@@ -116,7 +126,7 @@ class _Signals:
         """Tell the peer this person is typing in `channel`: at most one frame per channel per
         TYPING_SEND_INTERVAL_S, and only to a peer that said it understands it. Returns
         whether a frame was queued. A name no channel could have is ignored."""
-        if not self.connected or TYPING not in self.peer_caps:
+        if not self._session.connected or TYPING not in self._session.peer_caps:
             return False
         try:
             check_name(channel, "channel name", MAX_CHANNEL)
@@ -130,7 +140,7 @@ class _Signals:
         self._typing_sent = {k: t for k, t in self._typing_sent.items()
                              if now - t < TYPING_SEND_INTERVAL_S}
         self._typing_sent[key] = now
-        self._send_frame({"t": "typing", "ch": channel})
+        self._session.send_frame({"t": "typing", "ch": channel})
         return True
 
     def send_presence(self, doc: bytes, branch: str, heads: list[bytes], anchor: int, at: int,
@@ -140,7 +150,7 @@ class _Signals:
         `doc` went less than PRESENCE_SEND_INTERVAL_S ago, when the interval is over (the
         newest replaces any still waiting). Only to a peer that said it understands it; fields
         no receiver would take are ignored. Returns whether a frame was sent or is waiting."""
-        if not self.connected or PRESENCE not in self.peer_caps:
+        if not self._session.connected or PRESENCE not in self._session.peer_caps:
             return False
         if _presence_fields(doc, branch, heads, anchor, at) is not None:
             return False
@@ -158,10 +168,10 @@ class _Signals:
         """Tell the peer this person closed `doc`, if it was sent a presence there (a waiting
         one is dropped). Returns whether a frame was sent."""
         self._presence_pending.pop(doc, None)
-        if not self.connected or doc not in self._presence_shown:
+        if not self._session.connected or doc not in self._presence_shown:
             return False
         self._presence_shown.discard(doc)
-        self._send_frame({"t": "left", "doc": doc})
+        self._session.send_frame({"t": "left", "doc": doc})
         return True
 
     @property
@@ -170,7 +180,7 @@ class _Signals:
         and has not left: where its presence ends with the session."""
         return list(self._presence_heard)
 
-    def _on_typing(self, frame: dict, now: float) -> None:
+    def on_typing(self, frame: dict, now: float) -> None:
         _require(frame.keys() == {"t", "ch"}, "typing fields")
         try:
             channel = check_name(frame["ch"], "channel name", MAX_CHANNEL)
@@ -182,10 +192,11 @@ class _Signals:
         if len(taken) >= TYPING_RECEIVE_LIMIT:
             return  # a flood costs the peer its indicators, not the session
         taken.append(now)
-        assert self.peer_key is not None  # open sessions have one
-        self._events.append(Typing(self.peer_key, channel))
+        key = self._session.peer_key
+        assert key is not None  # open sessions have one
+        self._session.emit(Typing(key, channel))
 
-    def _on_presence(self, frame: dict, now: float) -> None:
+    def on_presence(self, frame: dict, now: float) -> None:
         _require(frame.keys() == {"t", "doc", "br", "heads", "anchor", "at"}, "presence fields")
         doc, heads = frame["doc"], frame["heads"]
         wrong = _presence_fields(doc, frame["br"], heads, frame["anchor"], frame["at"])
@@ -196,19 +207,25 @@ class _Signals:
         self._presence_heard[doc] = None
         if len(self._presence_heard) > MAX_PRESENCE_DOCS:
             self._presence_heard.popitem(last=False)  # its cursor expires on its own
-        assert self.peer_key is not None  # open sessions have one
-        self._events.append(Presence(self.peer_key, doc, frame["br"], tuple(heads),
-                                     frame["anchor"], frame["at"]))
+        key = self._session.peer_key
+        assert key is not None  # open sessions have one
+        self._session.emit(Presence(key, doc, frame["br"], tuple(heads), frame["anchor"],
+                                    frame["at"]))
 
-    def _on_left(self, frame: dict, now: float) -> None:
+    def on_left(self, frame: dict, now: float) -> None:
         _require(frame.keys() == {"t", "doc"}, "left fields")
         doc = frame["doc"]
         _require(isinstance(doc, bytes) and len(doc) == 32, "left document")
         if not self._take_presence(now):
             return
         self._presence_heard.pop(doc, None)
-        assert self.peer_key is not None
-        self._events.append(PresenceLeft(self.peer_key, doc))
+        key = self._session.peer_key
+        assert key is not None
+        self._session.emit(PresenceLeft(key, doc))
+
+    def closed(self) -> None:
+        """The session ended: no presence waits to be sent."""
+        self._presence_pending.clear()
 
     def _take_presence(self, now: float) -> bool:
         """Whether a presence or left frame is within the receive limit (and count it)."""
@@ -227,4 +244,4 @@ class _Signals:
                                or d in self._presence_pending}
         self._presence_sent[doc] = now
         self._presence_shown.add(doc)
-        self._send_frame(frame)
+        self._session.send_frame(frame)

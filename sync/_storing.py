@@ -210,7 +210,7 @@ class Storing:
         for connection, raws in batch.frames:
             peer = self._peers[id(connection)]
             peer.stored += len(raws)
-            connection.session.stored(len(raws))
+            connection.session.rounds.stored(len(raws))
             touched[id(connection)] = peer
         for peer in touched.values():
             self._release(peer)

@@ -60,7 +60,7 @@ class Connection:
 
     def push(self, raws: list[bytes], ids: list[bytes],
              streams: list[tuple[bytes, int]] | None = None) -> None:
-        self.session.push(raws, ids, streams)
+        self.session.outbox.push(raws, ids, streams)
         self.wake()
 
     def close(self, reason: str = "closing") -> None:
@@ -138,7 +138,7 @@ class Connection:
         """Wait while the session says not to read (its peer is over its reconciliation
         budget, or leaves its replies unread): the peer's frames wait in the socket."""
         while not self.session.closed:
-            until = self.session.read_wait(time.monotonic())
+            until = self.session.pacing.read_wait(time.monotonic())
             if until is None:
                 return
             self._readable.clear()
@@ -178,7 +178,7 @@ class Connection:
             async with asyncio.timeout_at(loop.time() + SEND_TIMEOUT_S) as limit:
                 for data in out:
                     await self.ws.send_bytes(data)
-                    self.session.written(len(data))
+                    self.session.pacing.written(len(data))
                     self._readable.set()
                     limit.reschedule(loop.time() + SEND_TIMEOUT_S)
         self._drain_events()

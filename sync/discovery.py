@@ -112,8 +112,9 @@ class Discovery:
         self._zc = AsyncZeroconf(interfaces=self._interfaces or addresses,
                                  ip_version=IPVersion.V4Only)
         self._info = self._service_info()
-        self._announcing = await self._zc.async_register_service(
-            self._info, allow_name_change=True)
+        # zeroconf hands back its announcing task (typed as an Awaitable): cancelled on close.
+        self._announcing = asyncio.ensure_future(await self._zc.async_register_service(
+            self._info, allow_name_change=True))
         self._browser = AsyncServiceBrowser(self._zc.zeroconf, [SERVICE_TYPE],
                                             handlers=[self._on_change])
         refresh = asyncio.ensure_future(self._refresh_loop())

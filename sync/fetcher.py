@@ -182,11 +182,11 @@ class Fetcher:
         if self._closed or not self._fetches:
             return
         now = time.monotonic()
-        ready = [c for c in self._connections() if c.session.files_ready]
+        ready = [c for c in self._connections() if c.session.files.ready]
         for connection in ready:
             session = connection.session
-            room = FETCH_WINDOW - session.in_flight
-            if room < ASK_BATCH and session.in_flight or self._storing >= MAX_STORING:
+            room = FETCH_WINDOW - session.files.in_flight
+            if room < ASK_BATCH and session.files.in_flight or self._storing >= MAX_STORING:
                 continue
             key = session.peer_key
             picked: list[bytes] = []
@@ -204,8 +204,8 @@ class Fetcher:
                 if len(picked) >= room:
                     break
             if picked:
-                session.check_chunks = False  # _store hashes each in a thread
-                session.request_chunks(picked, now)
+                session.files.check_chunks = False  # _store hashes each in a thread
+                session.files.request_chunks(picked, now)
                 connection.wake()
         for fetch in list(self._fetches.values()):
             self._check_stalled(fetch, ready)
@@ -307,6 +307,7 @@ class Fetcher:
 
     def lacking(self, connection: Connection, event: ChunksLacking) -> None:
         key = connection.session.peer_key
+        assert key is not None  # chunks are asked of open sessions only
         for cid in event.ids:
             for fetch in self._wanted.get(cid, ()):
                 if fetch.asked.pop(cid, None) is None:

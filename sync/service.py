@@ -95,7 +95,7 @@ def _duplicate_close(closed: Closed) -> bool:
 
 # Per member key: sessions open at once (an honest computer holds one or two with us, and one
 # identity may run on a few computers), and the objects queued for the socket across them
-# (shared equally: each session's Session.outgoing_limit).
+# (shared equally: each session's Outbox.limit).
 MAX_SESSIONS_PER_KEY = 4
 KEY_OUTGOING_BYTES = 2 * MAX_OUTGOING
 MIN_OUTGOING_BYTES = 1 << 20
@@ -370,7 +370,7 @@ class SyncService:
         self.interest = interest
         now = time.monotonic()
         for connection in self.connections.values():
-            connection.session.set_interest(interest, now)
+            connection.session.rounds.set_interest(interest, now)
             connection.wake()
 
     def focus(self, stream: bytes | None) -> None:
@@ -378,7 +378,7 @@ class SyncService:
         self._focus = stream
         now = time.monotonic()
         for connection in self.connections.values():
-            connection.session.focus(stream, now)
+            connection.session.rounds.focus(stream, now)
             connection.wake()
 
     def history(self) -> dict | None:
@@ -422,7 +422,7 @@ class SyncService:
         nothing, now or later)."""
         now = time.monotonic()
         for connection in list(self.connections.values()):
-            if connection.session.send_typing(channel, now):
+            if connection.session.signals.send_typing(channel, now):
                 connection.wake()
 
     def presence(self, doc: bytes, branch: str, heads: list[bytes], anchor: int, at: int,
@@ -435,9 +435,9 @@ class SyncService:
         for connection in list(self.connections.values()):
             session = connection.session
             if readers is None or session.peer_key in readers:
-                sent = session.send_presence(doc, branch, heads, anchor, at, now)
+                sent = session.signals.send_presence(doc, branch, heads, anchor, at, now)
             else:
-                sent = session.send_left(doc)
+                sent = session.signals.send_left(doc)
             if sent:
                 connection.wake()
 
@@ -445,7 +445,7 @@ class SyncService:
         """Tell the connected peers that were told this person's presence in `doc` that they
         closed it."""
         for connection in list(self.connections.values()):
-            if connection.session.send_left(doc):
+            if connection.session.signals.send_left(doc):
                 connection.wake()
 
     def peer_records(self) -> list[dict]:
@@ -561,7 +561,7 @@ class SyncService:
                           now=time.monotonic(), reconcile_interval=self.reconcile_interval,
                           chunks=self.chunks, interest=self.interest, stores_later=True,
                           gated=True)
-        session.focus(self._focus, time.monotonic())
+        session.rounds.focus(self._focus, time.monotonic())
         connection = Connection(session, ws, self._on_session_event, address=address,
                                 peer=peer)
         self.connections[id(connection)] = connection
@@ -647,7 +647,7 @@ class SyncService:
                     session.close(f"{NOT_ADMITTED}: {reason}")
                     return
             elif self.admission is not None:
-                old = session.old_epoch or (session.initiator and self._dial_secret(
+                old = session.handshake.old_epoch or (session.initiator and self._dial_secret(
                     connection.address) != self.secret)
                 reason = self.admission.allow(event.peer_key, old)
                 if reason is not None:
@@ -687,7 +687,7 @@ class SyncService:
                 elif event.round >= ONCE_ROUNDS:
                     session.close("still differing")
                 else:
-                    session.reconcile(time.monotonic())
+                    session.rounds.reconcile(time.monotonic())
         elif isinstance(event, SyncProgress):
             self._history_moved(connection, event)
         elif isinstance(event, PeerReconciled):  # a peer that dialled us has all we had
@@ -756,7 +756,7 @@ class SyncService:
         self._key_budgets[key] = budget  # the most recent last
         while len(self._key_budgets) > MAX_KEY_BUDGETS:
             del self._key_budgets[next(iter(self._key_budgets))]
-        connection.session.key_budget = budget
+        connection.session.pacing.key_budget = budget
         self._share_outgoing(key)
         connection.session.admitted()
         return True
@@ -766,7 +766,7 @@ class SyncService:
         mine = [self.connections[n] for n, k in self._accepted.items()
                 if k == key and n in self.connections]
         for connection in mine:
-            connection.session.outgoing_limit = max(
+            connection.session.outbox.limit = max(
                 MIN_OUTGOING_BYTES, min(MAX_OUTGOING, KEY_OUTGOING_BYTES // len(mine)))
 
     def _presence_ended(self, connection: Connection) -> None:
@@ -777,7 +777,7 @@ class SyncService:
                               and other.session.peer_key == key
                               for other in self.connections.values()):
             return
-        for doc in connection.session.presence_docs:
+        for doc in connection.session.signals.presence_docs:
             self.on_event(SyncEvent("presence-left", {"key": key, "doc": doc}))
 
     def _synced(self, connection: Connection, have: int, need: int) -> None:

@@ -41,7 +41,7 @@ class StreamInfo(NamedTuple):
     it holds, their fingerprint (as negentropy's of the whole stream) and the newest ts."""
 
     klass: int
-    count: int
+    count: int  # type: ignore[assignment]  # (mypy: a field named like tuple.count)
     fingerprint: bytes
     newest: int
 

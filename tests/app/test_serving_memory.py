@@ -45,12 +45,12 @@ async def _ask_and_never_read(port: int, secret: bytes, workspace: bytes, member
                               source=f"127.0.{50 + n % ADDRESSES}.1")
         peers.append(peer)
         await hello(peer)  # then the node's interest (served) or its bye (refused)
-        await peer.pump(lambda p=peer: p.session.closed or p.session.peer_interest is not None)
+        await peer.pump(lambda p=peer: p.session.closed or p.session.rounds.peer_interest is not None)
         if peer.session.closed:
             continue
         served += 1
         for _ in range(WANTS):
-            peer.session._send_frame({"t": "want", "ids": random.sample(ids, WANT_IDS)})
+            peer.session.send_frame({"t": "want", "ids": random.sample(ids, WANT_IDS)})
         await peer.flush()  # and never read again
     return peers, served
 

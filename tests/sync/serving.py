@@ -121,7 +121,7 @@ async def _flood(port, secret, workspace, identity, stream, message, reads, conn
             reader = asyncio.ensure_future(_drop_replies(peer))
         connected.set()
         while not stop.is_set() and not peer.session.closed:
-            peer.session._send_frame({"t": "neg", "r": 1, "s": stream, "d": 0,
+            peer.session.send_frame({"t": "neg", "r": 1, "s": stream, "d": 0,
                                       "l": 512 * 1024, "m": message})
             for data in peer.session.data_to_send():
                 await asyncio.wait_for(peer.ws.send_bytes(data), FLOOD_SEND_S)

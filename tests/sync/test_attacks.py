@@ -46,7 +46,7 @@ def ids_held(store: ReplicaStore) -> set[bytes]:
 def sync(a: ReplicaStore, b: ReplicaStore, secret: bytes, **kw):
     """A dials b; one round, then a second that must find nothing left to move."""
     x, y, wire, clock = connected(a, b, secret=secret, **kw)
-    x.reconcile(clock.now)
+    x.rounds.reconcile(clock.now)
     wire.pump()
     return x, y, wire
 

@@ -175,8 +175,8 @@ def test_killing_the_sender_midway_resumes_from_another_peer(cluster, tmp_path, 
     fetching.result(TIMEOUT_S)
 
     assert sha256(save(b, mid, tmp_path / "out")) == digest
-    sent_by_c = node_call(c, lambda: sum(conn.session.chunks_sent for conn in
-                                   node_service(c).connections.values()))
+    sent_by_c = node_call(c, lambda: sum(conn.session.files.chunks_sent for conn in
+                                         node_service(c).connections.values()))
     assert sent_by_c <= total - before  # what b had was never asked again
     assert node_call(b, lambda: b.workspace.file_complete(lst))
 
@@ -200,7 +200,7 @@ async def _serve_bad_chunks(port: int, secret: bytes, workspace: bytes, ready: t
     async with aiohttp.ClientSession() as http:
         peer = await RawPeer.connect(http, port, secret=secret, workspace=workspace,
                                      identity=liar)
-        peer.session._init_files(source)  # announces `files` and answers every get
+        peer.session.files.chunks = source  # announces `files` and answers every get
         await peer.pump(lambda: FILES in peer.session.peer_caps)
         ready.set()
         await peer.pump(lambda: peer.session.closed, timeout=TIMEOUT_S)
@@ -311,9 +311,9 @@ async def _ask_and_never_read(port: int, secret: bytes, workspace: bytes, ids: l
     async with aiohttp.ClientSession() as http:
         peer = await RawPeer.connect(http, port, secret=secret, workspace=workspace,
                                      identity=identity)
-        peer.session._init_files(_Holder())
+        peer.session.files.chunks = _Holder()
         await peer.pump(lambda: FILES in peer.session.peer_caps)
-        peer.session.request_chunks(ids, 0.0)
+        peer.session.files.request_chunks(ids, 0.0)
         await peer.flush()
         asked.set()
         while not done.is_set():  # never reads: what the node sends piles up, then stops

@@ -66,17 +66,17 @@ def test_chunks_asked_arrive_checked_and_the_rest_are_said_lacking(stores, secre
     list_id, ids = make_file(b_chunks, 3 * 256 * 1024 + 100)
     a, b, wire, clock = _connected(a_chunks, b_chunks, secret)
     assert wire.events(a, FilesReady) and wire.events(b, FilesReady)
-    assert a.files_ready and FILES in a.peer_caps
+    assert a.files.ready and FILES in a.peer_caps
     absent = os.urandom(32)
-    asked = a.request_chunks([list_id, *ids, absent, ids[0]], clock.now)
+    asked = a.files.request_chunks([list_id, *ids, absent, ids[0]], clock.now)
     assert asked == [list_id, *ids, absent]  # each once
-    assert a.in_flight == len(asked)
+    assert a.files.in_flight == len(asked)
     wire.pump()
     arrived = wire.events(a, ChunkArrived)
     assert [e.id for e in arrived] == [list_id, *ids]
     assert all(e.data == b_chunks.read(e.id) for e in arrived)
     assert wire.events(a, ChunksLacking) == [ChunksLacking((absent,))]
-    assert a.in_flight == 0 and a.get_timer() is not None
+    assert a.files.in_flight == 0 and a.get_timer() is not None
     assert a.connected and b.connected
     # The session only reports: nothing is stored on the asking side by it.
     assert not a_chunks.has(ids[0])
@@ -84,8 +84,8 @@ def test_chunks_asked_arrive_checked_and_the_rest_are_said_lacking(stores, secre
 
 def test_a_peer_without_a_chunk_store_is_never_asked(stores, secret):
     a, b, wire, clock = connected(secret=secret)
-    assert not a.files_ready and FILES not in a.peer_caps
-    assert a.request_chunks([os.urandom(32)], clock.now) == []
+    assert not a.files.ready and FILES not in a.peer_caps
+    assert a.files.request_chunks([os.urandom(32)], clock.now) == []
     assert wire.events(a, FilesReady) == []
 
 
@@ -104,7 +104,7 @@ def test_a_chunk_that_does_not_hash_to_its_id_cuts_the_peer_off(stores, secret):
     a, b, wire, clock = _connected(a_chunks, b_chunks, secret)
 
     rewrite(b, _flipping_a_bit_of(ids[1]))
-    a.request_chunks(ids, clock.now)
+    a.files.request_chunks(ids, clock.now)
     wire.pump()
     ended = closed(wire, a)
     assert ended.fault and "does not hash" in ended.reason
@@ -117,8 +117,8 @@ def test_a_session_that_leaves_the_hash_to_its_fetcher_marks_chunks_unchecked(st
     a, b, wire, clock = _connected(a_chunks, b_chunks, secret)
 
     rewrite(b, _flipping_a_bit_of(ids[1]))
-    a.check_chunks = False  # what the fetcher does: it hashes each in its store thread
-    a.request_chunks(ids, clock.now)
+    a.files.check_chunks = False  # what the fetcher does: it hashes each in its store thread
+    a.files.request_chunks(ids, clock.now)
     wire.pump()
     arrived = wire.events(a, ChunkArrived)
     assert [e.id for e in arrived] == ids and a.connected
@@ -178,7 +178,7 @@ def test_a_peer_that_asks_and_never_reads_costs_bounded_memory(stores, secret):
     a_chunks, b_chunks = stores
     _, ids = make_file(b_chunks, 40 * 256 * 1024)
     a, b, wire, clock = _connected(a_chunks, b_chunks, secret)
-    a.request_chunks(ids[:MAX_GET_IDS], clock.now)
+    a.files.request_chunks(ids[:MAX_GET_IDS], clock.now)
     for data in a.data_to_send():
         b.receive(data, clock.now)
     # b reads chunks only as its output drains: each batch stays under the budget.
@@ -192,12 +192,12 @@ def test_objects_go_before_chunks_still_owed(stores, secret, chat):
     _, ids = make_file(b_chunks, 24 * 256 * 1024)
     a, b, wire, clock = _connected(a_chunks, b_chunks, secret)
     frames = tap(a)
-    a.request_chunks(ids[:16], clock.now)
+    a.files.request_chunks(ids[:16], clock.now)
     for data in a.data_to_send():
         b.receive(data, clock.now)
     first = b.data_to_send()  # the first FILES_OUTGOING bytes of chunks
     post = chat.post("alice", "general", "while a file moves")
-    b.push([post.raw], [post.id])
+    b.outbox.push([post.raw], [post.id])
     for data in first + b.data_to_send():
         a.receive(data, clock.now)
         wire.drain(a)
@@ -214,7 +214,7 @@ def test_asks_left_unanswered_time_out_without_a_fault(stores, secret):
     _, ids = make_file(b_chunks, 1000)
     a, b, wire, clock = _connected(a_chunks, b_chunks, secret)
     wire.silence = b
-    a.request_chunks(ids, clock.now)
+    a.files.request_chunks(ids, clock.now)
     wire.run_until(clock.now + CHUNK_REPLY_TIMEOUT_S + 1)
     ended = closed(wire, a)
     assert not ended.fault and "chunks" in ended.reason
@@ -224,10 +224,10 @@ def test_closing_forgets_what_the_peer_asked(stores, secret):
     a_chunks, b_chunks = stores
     _, ids = make_file(b_chunks, 8 * 256 * 1024)
     a, b, wire, clock = _connected(a_chunks, b_chunks, secret)
-    a.request_chunks(ids, clock.now)
+    a.files.request_chunks(ids, clock.now)
     for data in a.data_to_send():
         b.receive(data, clock.now)
     assert b.has_output
     b.close("bye")
     assert not b.has_output and b.data_to_send()  # the bye, and no chunk after it
-    assert b.chunks_sent == 0
+    assert b.files.chunks_sent == 0

@@ -324,15 +324,15 @@ def test_peer_sending_bad_signatures_is_cut_off_and_nothing_invalid_is_stored(
         async with aiohttp.ClientSession() as http:
             peer = await RawPeer.connect(http, a.port, secret=_secret(a), workspace=ws_id,
                                          identity=sender)
-            await peer.pump(lambda: peer.session.peer_interest is not None or peer.session.closed)
+            await peer.pump(lambda: peer.session.rounds.peer_interest is not None or peer.session.closed)
             assert peer.session.connected, peer.events
             if not outcomes:
-                peer.session.push([good.raw], [good.id])
+                peer.session.outbox.push([good.raw], [good.id])
                 await peer.flush()
                 while not has_object(a, good.id):
                     await peer.pump(lambda: True)
                     await asyncio.sleep(0.05)
-            peer.session.push(raws, [object_id(raw) for raw in raws])
+            peer.session.outbox.push(raws, [object_id(raw) for raw in raws])
             await peer.pump(lambda: peer.session.closed)
             outcomes.append(peer.closed_event)
 

@@ -36,13 +36,13 @@ def test_a_budget_in_debt_waits_as_long_as_its_rate_takes_to_refill():
 def test_a_responder_over_its_reconciliation_budget_stops_reading_until_it_refills(pool, secret):
     a, evil, wire, clock = connected(MemoryStore(pool), MemoryStore(), secret=secret,
                                      a_initiates=False)
-    assert a.read_wait(clock.now) is None
+    assert a.pacing.read_wait(clock.now) is None
     inject(evil, a, [_flood_frame(), _flood_frame()], clock.now)
     assert not a.closed
-    until = a.read_wait(clock.now)
+    until = a.pacing.read_wait(clock.now)
     assert until is not None
     assert until - clock.now >= NEG_MAX_RANGES / KEY_RANGES_PER_S * 0.99  # a message's worth
-    assert a.read_wait(until) is None  # refilled by then
+    assert a.pacing.read_wait(until) is None  # refilled by then
 
 
 def test_a_responder_whose_replies_pile_up_unread_stops_reading_then_hangs_up(
@@ -50,26 +50,26 @@ def test_a_responder_whose_replies_pile_up_unread_stops_reading_then_hangs_up(
     monkeypatch.setattr(_pacing, "UNREAD_REPLIES_BYTES", 256 << 10)  # fewer frames to fill
     a, evil, wire, clock = connected(MemoryStore(pool), MemoryStore(), secret=secret,
                                      a_initiates=False)
-    a.written(0)  # the host reports what the socket takes; it takes nothing from here on
-    a.outgoing_limit = 0  # no objects owed: only replies count
+    a.pacing.written(0)  # the host reports what the socket takes; it takes nothing from here on
+    a.outbox.limit = 0  # no objects owed: only replies count
     stream = chat.channel("general")
 
     def flood() -> None:  # the session itself does not pace: its host asks read_wait
         for _ in range(64):
             inject(evil, a, [_flood_frame(stream, limit=512 * 1024)], clock.now)
             a.data_to_send()  # taken by the host, never written
-            if a.read_wait(clock.now) == float("inf"):
+            if a.pacing.read_wait(clock.now) == float("inf"):
                 return
 
     flood()
-    assert a.read_wait(clock.now) == float("inf"), a.unsent
-    assert a.unsent > _pacing.UNREAD_REPLIES_BYTES
-    a.written(a.unsent)  # the peer read them after all
+    assert a.pacing.read_wait(clock.now) == float("inf"), a.pacing.unsent
+    assert a.pacing.unsent > _pacing.UNREAD_REPLIES_BYTES
+    a.pacing.written(a.pacing.unsent)  # the peer read them after all
     clock.advance(NEG_MAX_RANGES * 64 / KEY_RANGES_PER_S)  # and the budget refilled
-    assert a.read_wait(clock.now) is None
+    assert a.pacing.read_wait(clock.now) is None
     flood()
-    assert a.read_wait(clock.now) == float("inf")
-    a.written(1)  # a slow reader: the socket takes a little now and then
+    assert a.pacing.read_wait(clock.now) == float("inf")
+    a.pacing.written(1)  # a slow reader: the socket takes a little now and then
     a.handle_timer(clock.advance(REPLY_TIMEOUT_S - 1))
     assert not a.closed
     a.handle_timer(clock.advance(REPLY_TIMEOUT_S - 1))
@@ -89,10 +89,10 @@ def test_a_gated_session_says_nothing_after_hello_until_let_in(secret):
     wire = Wire(a, b, clock)
     wire.pump()
     assert a.connected and b.connected
-    assert a.peer_interest is None  # b has not let a in: no ping, no interest from b
+    assert a.rounds.peer_interest is None  # b has not let a in: no ping, no interest from b
     b.admitted()
     wire.pump()
-    assert a.peer_interest is not None
+    assert a.rounds.peer_interest is not None
 
 
 def test_the_guard_gives_a_newcomers_room_from_the_address_holding_the_most():

@@ -85,15 +85,15 @@ def test_presence_flows_both_ways_with_the_authenticated_key(secret):
     a, b, wire, clock = connected(secret=secret)
     assert PRESENCE in a.peer_caps and PRESENCE in b.peer_caps and TYPING in a.peer_caps
 
-    assert a.send_presence(DOC, "main", [HEAD2, HEAD], 2, 9, clock.now)
+    assert a.signals.send_presence(DOC, "main", [HEAD2, HEAD], 2, 9, clock.now)
     wire.pump()
     assert wire.events(b, Presence) == [
         Presence(ALICE.public_key, DOC, "main", (HEAD, HEAD2), 2, 9)]  # heads sorted
-    assert b.send_presence(DOC, "brouillon d’été", [], 0, 0, clock.now)
+    assert b.signals.send_presence(DOC, "brouillon d’été", [], 0, 0, clock.now)
     wire.pump()
     assert wire.events(a, Presence) == [Presence(BOB.public_key, DOC, "brouillon d’été", (),
                                                  0, 0)]
-    assert b.presence_docs == [DOC] and a.presence_docs == [DOC]
+    assert b.signals.presence_docs == [DOC] and a.signals.presence_docs == [DOC]
     assert not wire.events(a, Closed) and not wire.events(b, Closed)
     assert not wire.events(a, ObjectsReceived) and not wire.events(b, ObjectsReceived)
 
@@ -103,10 +103,10 @@ def test_within_the_interval_the_newest_position_waits_and_goes_alone(secret):
     seen_by_b = tap(b)
     start = clock.now
 
-    assert a.send_presence(DOC, "main", [HEAD], 0, 1, start)
-    assert a.send_presence(DOC, "main", [HEAD], 0, 2, start + 0.01)  # waits
-    assert a.send_presence(DOC, "main", [HEAD], 0, 3, start + 0.02)  # replaces it
-    assert a.send_presence(OTHER_DOC, "main", [], 0, 0, start + 0.02)  # its own interval
+    assert a.signals.send_presence(DOC, "main", [HEAD], 0, 1, start)
+    assert a.signals.send_presence(DOC, "main", [HEAD], 0, 2, start + 0.01)  # waits
+    assert a.signals.send_presence(DOC, "main", [HEAD], 0, 3, start + 0.02)  # replaces it
+    assert a.signals.send_presence(OTHER_DOC, "main", [], 0, 0, start + 0.02)  # its own interval
     wire.pump()
     assert [(f["doc"], f["at"]) for f in presence_frames(seen_by_b)] == [(DOC, 1),
                                                                          (OTHER_DOC, 0)]
@@ -121,7 +121,7 @@ def test_within_the_interval_the_newest_position_waits_and_goes_alone(secret):
 
     # After a quiet interval the next one goes at once.
     later = start + 10 * PRESENCE_SEND_INTERVAL_S
-    assert a.send_presence(DOC, "main", [HEAD], 5, 5, later)
+    assert a.signals.send_presence(DOC, "main", [HEAD], 5, 5, later)
     wire.pump()
     assert presence_frames(seen_by_b)[-1]["at"] == 5
 
@@ -131,21 +131,21 @@ def test_left_goes_at_once_only_where_presence_went_and_drops_what_waits(secret)
     seen_by_b = tap(b)
     start = clock.now
 
-    assert not a.send_left(DOC)  # b never had my presence there
-    assert a.send_presence(DOC, "main", [HEAD], 0, 1, start)
-    assert a.send_presence(DOC, "main", [HEAD], 0, 2, start + 0.01)  # waits
-    assert a.send_left(DOC)
-    assert not a.send_left(DOC)  # once
+    assert not a.signals.send_left(DOC)  # b never had my presence there
+    assert a.signals.send_presence(DOC, "main", [HEAD], 0, 1, start)
+    assert a.signals.send_presence(DOC, "main", [HEAD], 0, 2, start + 0.01)  # waits
+    assert a.signals.send_left(DOC)
+    assert not a.signals.send_left(DOC)  # once
     wire.run_until(start + 1)
     assert presence_frames(seen_by_b) == [here(at=1, anchor=0), {"t": "left", "doc": DOC}]
     assert wire.events(b, PresenceLeft) == [PresenceLeft(ALICE.public_key, DOC)]
-    assert b.presence_docs == []
+    assert b.signals.presence_docs == []
 
 
 def test_nothing_is_sent_before_the_session_is_open_or_for_bad_fields(secret):
     clock = FakeClock(T_START)
     a, b, wire = pair(MemoryStore(), MemoryStore(), clock, secret=secret)
-    assert not a.send_presence(DOC, "main", [HEAD], 0, 0, clock.now)  # still in the handshake
+    assert not a.signals.send_presence(DOC, "main", [HEAD], 0, 0, clock.now)  # still in the handshake
     wire.pump()
     seen_by_b = tap(b)
     for bad in [(DOC[:31], "main", [HEAD], 0, 0), (DOC, "", [HEAD], 0, 0),
@@ -154,13 +154,13 @@ def test_nothing_is_sent_before_the_session_is_open_or_for_bad_fields(secret):
                 (DOC, "main", [bytes([n]) * 32 for n in range(MAX_PRESENCE_HEADS + 1)], 0, 0),
                 (DOC, "main", [HEAD], -1, 0), (DOC, "main", [HEAD], 0, 1 << 31),
                 (DOC, "main", [HEAD], True, 0)]:
-        assert not a.send_presence(*bad, clock.now), bad
+        assert not a.signals.send_presence(*bad, clock.now), bad
     wire.pump()
     assert presence_frames(seen_by_b) == []
     a.close()
     wire.pump()
-    assert not a.send_presence(DOC, "main", [HEAD], 0, 0, clock.now + 10)
-    assert not a.send_left(DOC)
+    assert not a.signals.send_presence(DOC, "main", [HEAD], 0, 0, clock.now + 10)
+    assert not a.signals.send_left(DOC)
 
 
 def test_a_peer_that_did_not_announce_presence_is_never_sent_any(secret):
@@ -172,8 +172,8 @@ def test_a_peer_that_did_not_announce_presence_is_never_sent_any(secret):
     seen_by_old = tap(old)
     wire.pump()
     assert a.connected and old.connected and a.peer_caps == {TYPING}
-    assert not a.send_presence(DOC, "main", [HEAD], 0, 0, clock.now)
-    assert not a.send_left(DOC)
+    assert not a.signals.send_presence(DOC, "main", [HEAD], 0, 0, clock.now)
+    assert not a.signals.send_left(DOC)
     wire.pump()
     assert presence_frames(seen_by_old) == []
     assert a.connected and old.connected
@@ -198,7 +198,7 @@ def test_the_receiver_drops_a_flood_and_the_session_survives(secret, chat):
     assert wire.events(a, Presence)[-1].at == 8888
 
     post = chat.post("alice", "general", "after the flood")
-    evil.push([post.raw], [post.id])
+    evil.outbox.push([post.raw], [post.id])
     wire.pump()
     assert post.id in a.store.objects
     assert a.connected and evil.connected
@@ -208,12 +208,12 @@ def test_the_documents_a_peer_is_present_in_are_bounded(secret):
     a, b, wire, clock = connected(secret=secret, reconcile_interval=None)
     docs = [bytes([n]) * 32 for n in range(MAX_PRESENCE_DOCS + 5)]
     for n, doc in enumerate(docs):
-        assert a.send_presence(doc, "main", [], 0, 0, clock.now + n)
+        assert a.signals.send_presence(doc, "main", [], 0, 0, clock.now + n)
         wire.pump()
-    assert b.presence_docs == docs[-MAX_PRESENCE_DOCS:]  # the newest
-    a.send_left(docs[-1])
+    assert b.signals.presence_docs == docs[-MAX_PRESENCE_DOCS:]  # the newest
+    a.signals.send_left(docs[-1])
     wire.pump()
-    assert docs[-1] not in b.presence_docs
+    assert docs[-1] not in b.signals.presence_docs
 
 
 BAD_PRESENCE = {

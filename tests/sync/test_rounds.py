@@ -45,7 +45,7 @@ def joiner(chat: Chat, objects: list[Object], *, keep: set[str] | None = None, *
     interest = Interest() if keep is None else Interest(frozenset(chat.channel(c) for c in keep))
     clock = FakeClock(T_START)
     new, old, wire = pair(empty, held, clock, secret=b"s" * 32, ws=chat.ws, **kw)
-    new.interest = interest
+    new.rounds.interest = interest
     return new, old, wire, empty
 
 
@@ -102,7 +102,7 @@ def test_the_newest_posts_of_every_channel_come_first(world):
 def test_a_focused_channel_comes_before_the_others(world):
     chat, objects = world
     new, _, wire, _ = joiner(chat, objects)
-    new.focus(chat.channel("dev"), T_START)
+    new.rounds.focus(chat.channel("dev"), T_START)
     wire.pump()
     posts = [o for o in received(wire, new) if o.type == "post/text"]
     assert {o.stream for o in posts[:PER_CHANNEL]} == {chat.channel("dev")}
@@ -121,7 +121,7 @@ def test_a_member_keeping_one_channel_never_receives_the_others(world):
     elsewhere = chat.post("alice", "random", "not for the laptop")
     here = chat.post("alice", "general", "for the laptop")
     old.store.add([elsewhere, here])
-    old.push([elsewhere.raw, here.raw], [elsewhere.id, here.id],
+    old.outbox.push([elsewhere.raw, here.raw], [elsewhere.id, here.id],
              [(elsewhere.stream, kinds.CHANNEL_CLASS), (here.stream, kinds.CHANNEL_CLASS)])
     wire.pump()
     assert here.id in empty.objects and elsewhere.id not in empty.objects
@@ -132,7 +132,7 @@ def test_keeping_a_channel_later_fetches_its_history(world):
     new, _, wire, empty = joiner(chat, objects, keep={"general"})
     wire.pump()
     assert not any(o.stream == chat.channel("dev") for o in empty.objects.values())
-    new.set_interest(Interest(frozenset({chat.channel("general"), chat.channel("dev")})),
+    new.rounds.set_interest(Interest(frozenset({chat.channel("general"), chat.channel("dev")})),
                      wire.clock.now)
     wire.pump()
     dev = {o.id for o in objects if o.stream == chat.channel("dev")}
@@ -144,7 +144,7 @@ def test_keeping_a_channel_later_fetches_its_history(world):
 def test_dropping_a_channel_while_it_syncs_stops_asking_for_it(world):
     chat, objects = world
     new, _, wire, empty = joiner(chat, objects)
-    new._want_batch_size = 64  # small wants: most ids are still to ask for when it drops
+    new.rounds.want_batch_size = 64  # small wants: most ids are still to ask for when it drops
     # Up to the first objects: negotiation under way, some ids asked for.
     trickle = Trickle(wire)
     while not wire.events(new, ObjectsReceived):
@@ -153,17 +153,17 @@ def test_dropping_a_channel_while_it_syncs_stops_asking_for_it(world):
         for data in trickle.queued[id(side)]:
             (wire.b if side is new else new).receive(data, wire.clock.now)
     before = {o.id for o in received(wire, new)}
-    new.set_interest(Interest(frozenset({chat.channel("general")})), wire.clock.now)
+    new.rounds.set_interest(Interest(frozenset({chat.channel("general")})), wire.clock.now)
     wire.pump()
     later = [o for o in received(wire, new) if o.id not in before]
     # At most what was already asked for arrives for the dropped channels; nothing asked after.
     dropped = [o for o in later if o.stream in (chat.channel("random"), chat.channel("dev"))]
-    assert len(dropped) <= 2 * new._want_batch_size
+    assert len(dropped) <= 2 * new.rounds.want_batch_size
     general = {o.id for o in objects if o.stream == chat.channel("general")}
     assert general <= set(empty.objects)
     held_elsewhere = sum(1 for o in empty.objects.values()
                          if o.stream in (chat.channel("random"), chat.channel("dev")))
-    assert held_elsewhere <= 4 * new._want_batch_size
+    assert held_elsewhere <= 4 * new.rounds.want_batch_size
     done = [e for e in wire.events(new, SyncProgress) if e.done][-1]
     assert done.received == done.expected
 
@@ -234,7 +234,7 @@ def test_a_round_waits_for_the_objects_the_peer_sent_in_the_last_to_be_stored(wo
     [first] = wire.events(dialler, ReconcileComplete)
     assert (first.have, first.need) == (5, 0) and len(wire.pending) == 5
 
-    dialler.reconcile(wire.clock.now)
+    dialler.rounds.reconcile(wire.clock.now)
     wire.pump()
     assert len(wire.events(dialler, ReconcileComplete)) == 1  # the sums wait
 
@@ -250,7 +250,7 @@ def second_round_held(chat: Chat, objects: list[Object]):
     and the dialler began a second round, whose sums wait."""
     dialler, responder, wire = stores_later(chat, objects, 5)
     wire.pump()
-    dialler.reconcile(wire.clock.now)
+    dialler.rounds.reconcile(wire.clock.now)
     wire.pump()
     return dialler, responder, wire
 
@@ -261,7 +261,7 @@ def test_a_round_waits_only_for_the_objects_that_came_before_it(world):
     dialler, _, wire = second_round_held(chat, objects)
     live = [chat.post("alice", "general", f"live {n}") for n in range(3)]
     dialler.store.add([o.raw for o in live])
-    dialler.push([o.raw for o in live], [o.id for o in live])
+    dialler.outbox.push([o.raw for o in live], [o.id for o in live])
     wire.pump()
     assert len(wire.pending) == 8 and len(wire.events(dialler, ReconcileComplete)) == 1
     wire.store_pending(5)  # the round's five, not the live three

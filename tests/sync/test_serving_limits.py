@@ -46,7 +46,7 @@ def test_a_key_the_view_does_not_list_syncs_nothing_even_with_the_secret(cluster
                               identity=stranger, store=MemoryStore([post.raw]))
         try:  # a round would fetch the node's posts and hand it the stranger's
             await peer.pump(lambda: peer.session.closed or peer.session.stats.objects_received
-                            >= 50 or post.id in peer.session._sent, timeout=10)
+                            >= 50 or post.id in peer.session.outbox.sent, timeout=10)
             return peer
         finally:
             await close(peer)
@@ -121,7 +121,7 @@ def test_a_session_whose_admission_stops_counting_ends_when_the_other_admission_
         peer = await raw_peer(node.port, secret=host.secret.read_bytes(),
                               workspace=node.workspace_id, identity=loser)
         try:
-            await peer.pump(lambda: peer.session.closed or peer.session.peer_interest is not None)
+            await peer.pump(lambda: peer.session.closed or peer.session.rounds.peer_interest is not None)
             assert not peer.session.closed, peer.closed_event  # its admitting node serves it
             await asyncio.to_thread(cluster.start, other, peers=[node])  # the other arrives
             await peer.pump(lambda: peer.session.closed)

@@ -103,7 +103,7 @@ class Wire:
         count = len(self.pending) if count is None else count
         raws, self.pending = self.pending[:count], self.pending[count:]
         apply_objects(self.later.store, raws)
-        self.later.stored(len(raws))
+        self.later.rounds.stored(len(raws))
 
     def pump(self, limit: int = 100_000) -> None:
         for _ in range(limit):
@@ -187,13 +187,13 @@ def tap(side: Session) -> list:
 
 def rewrite(side: Session, change: Callable[[dict], dict]) -> None:
     """Make `side` send change(frame) instead of each frame (a hostile but keyed peer)."""
-    side._send_frame = lambda frame: Session._send_frame(side, change(frame))
+    side.send_frame = lambda frame: Session.send_frame(side, change(frame))
 
 
 def inject(evil: Session, victim: Session, plaintexts: Iterable[bytes], now: float) -> None:
     """Encrypt each plaintext (flag byte + chunk) with `evil`'s Noise state, feed `victim`."""
     for plain in plaintexts:
-        victim.receive(evil._noise.encrypt(plain), now)
+        victim.receive(evil.handshake.noise.encrypt(plain), now)
 
 
 def frame(value) -> bytes:
@@ -239,7 +239,7 @@ def test_handshake_then_initiator_reconciles_to_the_union(pool, secret):
     assert sorted(wire.received_ids(a)) == sorted(ids(only_b))
     assert not wire.events(a, Closed) and not wire.events(b, Closed)
 
-    a.reconcile(clock.now)
+    a.rounds.reconcile(clock.now)
     wire.pump()
     second = wire.events(a, ReconcileComplete)[1]
     assert (second.round, second.have, second.need) == (2, 0, 0)
@@ -250,11 +250,11 @@ def test_handshake_then_initiator_reconciles_to_the_union(pool, secret):
 def test_responder_ignores_reconcile_and_rounds_do_not_overlap(pool, secret):
     a, b, wire, clock = connected(MemoryStore(pool[:40]), MemoryStore(pool[20:60]),
                                   secret=secret)
-    b.reconcile(clock.now)  # the responder never drives a round
+    b.rounds.reconcile(clock.now)  # the responder never drives a round
     assert b.data_to_send() == []
     before = list(wire.events(a, ReconcileComplete))
-    a.reconcile(clock.now)
-    a.reconcile(clock.now)  # ignored while one is running
+    a.rounds.reconcile(clock.now)
+    a.rounds.reconcile(clock.now)  # ignored while one is running
     wire.pump()
     after = wire.events(a, ReconcileComplete)
     assert [e.round for e in after[len(before):]] == [2]
@@ -311,7 +311,7 @@ def test_random_splits_converge_to_the_union(pool, count, weights, seed, limit, 
     # Each difference is counted once, with or without a frame size limit.
     assert (done.have, done.need) == (len(mine - theirs), len(theirs - mine))
     assert all(len(data) <= MAX_NOISE_MESSAGE for _, data in wire.sent)
-    initiator.reconcile(clock.now)
+    initiator.rounds.reconcile(clock.now)
     wire.pump()
     again = wire.events(initiator, ReconcileComplete)[-1]
     assert (again.round, again.have, again.need) == (2, 0, 0)
@@ -430,7 +430,7 @@ def test_a_flipped_byte_closes_the_session(pool, secret, which):
         victim = b
     else:
         wire.pump()
-        a.push([pool[99].raw], [pool[99].id])
+        a.outbox.push([pool[99].raw], [pool[99].id])
         [data] = a.data_to_send()
         tampered = bytearray(data)
         tampered[3] ^= 0x80
@@ -454,7 +454,7 @@ def test_nothing_readable_crosses_the_wire(chat, pool, secret):
     a, b, wire, clock = connected(store_a, store_b, secret=secret)
     live = chat.post("alice", "general", marker + " live")
     store_a.add([live])
-    a.push([live.raw], [live.id])
+    a.outbox.push([live.raw], [live.id])
     wire.pump()
 
     assert {note.id, live.id} <= held(store_b)  # the marker did arrive...
@@ -475,7 +475,7 @@ def test_frames_over_64_kib_are_chunked_and_arrive_whole(chat, secret):
     total = sum(len(o.raw) for o in big)
     assert total > 300_000
     a.store.add(big)
-    a.push([o.raw for o in big], [o.id for o in big])
+    a.outbox.push([o.raw for o in big], [o.id for o in big])
     out = a.data_to_send()
     assert all(len(data) <= MAX_NOISE_MESSAGE for data in out)
     assert max(len(data) for data in out) == MAX_NOISE_MESSAGE  # full chunks
@@ -539,7 +539,7 @@ def test_hostile_frames_close_with_a_readable_reason(secret, case):
     wire.drain(a)
     verdict = closed(wire, a)
     assert verdict.error and expected in verdict.reason, verdict
-    a.receive(evil._noise.encrypt(frame({"t": "ping"})), clock.now)  # ignored once closed
+    a.receive(evil.handshake.noise.encrypt(frame({"t": "ping"})), clock.now)  # ignored once closed
     assert a.data_to_send() == [] and drain_all(a) == []
 
 
@@ -683,12 +683,12 @@ def test_pings_keep_a_quiet_connection_alive(secret):
     assert len(pings) == int(10 * IDLE_TIMEOUT_S // PING_INTERVAL_S)
 
 
-@pytest.mark.parametrize("ignored", ["_on_neg", "_on_want"])
-def test_a_round_waiting_for_a_reply_times_out(pool, secret, ignored):
+@pytest.mark.parametrize("part, ignored", [("rounds", "on_neg"), ("outbox", "on_want")])
+def test_a_round_waiting_for_a_reply_times_out(pool, secret, part, ignored):
     clock = FakeClock(T_START)
     a, b, wire = pair(MemoryStore(), MemoryStore(pool[:5]), clock, secret=secret,
                       reconcile_interval=None)
-    setattr(b, ignored, lambda frame, now: None)  # b stays alive but never answers this
+    setattr(getattr(b, part), ignored, lambda frame, now: None)  # b never answers this
     wire.pump()
     asked = clock.now
     assert a.get_timer() <= asked + REPLY_TIMEOUT_S
@@ -731,7 +731,7 @@ def test_live_push_delivers_new_objects(chat, pool, secret):
     a, b, wire, clock = connected(MemoryStore(pool[:5]), MemoryStore(pool[:5]), secret=secret)
     fresh = [chat.post("carol", "random", f"live {n}") for n in range(3)]
     a.store.add(fresh)
-    a.push([o.raw for o in fresh], [o.id for o in fresh])
+    a.outbox.push([o.raw for o in fresh], [o.id for o in fresh])
     wire.pump()
     assert held(b.store) == ids(pool[:5] + fresh)
     assert wire.received_ids(b) == [o.id for o in fresh]
@@ -741,10 +741,10 @@ def test_pushing_the_same_ids_twice_sends_them_once(chat, secret):
     a, b, wire, clock = connected(secret=secret)
     fresh = [chat.post("dave", "dev", f"twice {n}") for n in range(4)]
     raws, oids = [o.raw for o in fresh], [o.id for o in fresh]
-    a.push(raws, oids)
-    a.push(raws, oids)
+    a.outbox.push(raws, oids)
+    a.outbox.push(raws, oids)
     wire.pump()
-    a.push(raws[:2], oids[:2])
+    a.outbox.push(raws[:2], oids[:2])
     assert a.data_to_send() == []
     assert sorted(wire.received_ids(b)) == sorted(oids)
 
@@ -755,16 +755,16 @@ def test_objects_from_the_peer_are_not_pushed_back(chat, pool, secret):
     got = wire.received_ids(b)
     assert sorted(got) == sorted(ids(pool[:10]))
     # b's node would announce everything it stored to every peer, including a:
-    b.push([pool[n].raw for n in range(10)], [pool[n].id for n in range(10)])
+    b.outbox.push([pool[n].raw for n in range(10)], [pool[n].id for n in range(10)])
     assert b.data_to_send() == []
     fresh = chat.post("alice", "general", "from a, live")
-    a.push([fresh.raw], [fresh.id])
+    a.outbox.push([fresh.raw], [fresh.id])
     wire.pump()
-    b.push([fresh.raw], [fresh.id])  # relayed back: a sent it, so a has it
+    b.outbox.push([fresh.raw], [fresh.id])  # relayed back: a sent it, so a has it
     assert b.data_to_send() == []
     known = chat.post("bob", "general", "a told us it has this")
-    b.mark_known([known.id])
-    b.push([known.raw], [known.id])
+    b.outbox.mark_known([known.id])
+    b.outbox.push([known.raw], [known.id])
     assert b.data_to_send() == []
 
 
@@ -772,7 +772,7 @@ def test_push_before_connecting_is_dropped_but_reconcile_catches_up(pool, secret
     clock = FakeClock(T_START)
     store_a = MemoryStore(pool[:3])
     a, b, wire = pair(store_a, MemoryStore(), clock, secret=secret)
-    a.push([pool[0].raw], [pool[0].id])  # not connected yet
+    a.outbox.push([pool[0].raw], [pool[0].id])  # not connected yet
     wire.pump()
     assert sorted(wire.received_ids(b)) == sorted(ids(pool[:3]))  # each once
 
@@ -803,7 +803,7 @@ def test_a_delete_reaches_a_peer_that_never_had_the_post(tmp_path, chat, pool, s
     clock = FakeClock(T_START)
     h, o, wire = pair(holder, other, clock, secret=secret, a_initiates=holder_initiates)
     wire.pump()
-    (h if holder_initiates else o).reconcile(clock.now)
+    (h if holder_initiates else o).rounds.reconcile(clock.now)
     wire.pump()
     assert target.id not in wire.received_ids(o)
     assert stored(other) == stored(holder)
@@ -819,7 +819,7 @@ def test_a_peer_that_still_has_a_post_drops_it_when_the_delete_arrives(tmp_path,
     deleter = replica_store(tmp_path, chat, [*pool[:10], delete], "deleter")
     keeper = replica_store(tmp_path, chat, pool[:10], "keeper")
     a, b, wire, clock = connected(deleter, keeper, secret=secret)
-    a.reconcile(clock.now)
+    a.rounds.reconcile(clock.now)
     wire.pump()
     assert target.id not in stored(deleter) | stored(keeper)
     assert keeper.replica.is_deleted(target.id) and deleter.replica.is_deleted(target.id)

@@ -555,7 +555,7 @@ def test_a_session_between_a_replica_and_a_memory_store_converges(full, corpus):
     # apply deletes; a replica would drop them too).
     stale = had & target_ids
     assert stale and not any(full.has(oid) for oid in stale)
-    m.reconcile(clock.now)
+    m.rounds.reconcile(clock.now)
     wire.pump()
     again = wire.events(m, ReconcileComplete)[-1]
     assert (again.have, again.need) == (len(stale), 0)

@@ -27,6 +27,7 @@ class Peer:
         self.name = name
         self.closed: str | None = None
         self.session = self
+        self.rounds = self  # session.rounds.stored
         self.acknowledged = 0  # objects the session was told are stored
 
     def stored(self, count: int) -> None:

@@ -39,7 +39,7 @@ async def _blocked_peer_asks(node, paths, raws, ids, entered, blocked_key, feede
         feeder = await RawPeer.connect(http, node.port, secret=secret, workspace=workspace,
                                        identity=feeder_identity)
         await feeder.pump(lambda: feeder.session.connected or feeder.session.closed)
-        feeder.session._send_frame({"t": "objs", "raws": raws})
+        feeder.session.send_frame({"t": "objs", "raws": raws})
         await feeder.flush()
         while not entered.is_set():  # the writer has them
             await asyncio.sleep(0.01)
@@ -47,7 +47,7 @@ async def _blocked_peer_asks(node, paths, raws, ids, entered, blocked_key, feede
                                      identity=blocked_key)
         await peer.pump(lambda: peer.session.connected or peer.session.closed)
         if not peer.session.closed:
-            peer.session._send_frame({"t": "want", "ids": ids})
+            peer.session.send_frame({"t": "want", "ids": ids})
             await peer.pump(lambda: peer.session.closed or any(
                 isinstance(e, ObjectsReceived) for e in peer.events))
         got = sum(len(e.raws) for e in peer.events if isinstance(e, ObjectsReceived))
@@ -134,7 +134,7 @@ def test_objects_a_peer_sent_are_never_pushed_back_to_it(cluster, monkeypatch):
         before = {id(c): c.session.stats.objects_sent for c in service.connections.values()}
         original(source, received)
         for c in service.connections.values():
-            c.session._fill()  # what was pushed leaves the backlog, and is counted, now
+            c.session.outbox.fill()  # what was pushed leaves the backlog, and is counted, now
             pushed.append(c.session.stats.objects_sent - before.get(id(c), 0))
 
     node_call(node, lambda: setattr(service, "announce", announce))

@@ -303,7 +303,7 @@ def test_a_session_between_two_replicas_converges_stream_by_stream(tmp_path, ws,
     assert a.streams() == b.streams()
     assert summaries(a) == summaries(ws.memory(ws.kept))
     assert a.replica.digest() == b.replica.digest()
-    sa.reconcile(clock.now)
+    sa.rounds.reconcile(clock.now)
     wire.pump()
     second = wire.events(sa, ReconcileComplete)[-1]
     assert (second.have, second.need) == (0, 0)
