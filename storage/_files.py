@@ -38,31 +38,7 @@ if TYPE_CHECKING:
 
 OPENED = "opened"  # the folder beside the replica that opened files are decrypted into
 
-# IF NOT EXISTS: tests/storage/test_migrations.py fakes older files by undoing the steps
-# after the one it imitates, and keeps these tables.
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS files (
-    list BLOB PRIMARY KEY,
-    size INTEGER NOT NULL,
-    complete INTEGER NOT NULL DEFAULT 0,
-    mine INTEGER NOT NULL DEFAULT 0,
-    pinned INTEGER NOT NULL DEFAULT 0,
-    opened INTEGER NOT NULL DEFAULT 0,
-    evicted INTEGER NOT NULL DEFAULT 0
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS file_refs (
-    oid INTEGER NOT NULL REFERENCES objects (oid) ON DELETE CASCADE,
-    idx INTEGER NOT NULL,
-    message BLOB NOT NULL,
-    list BLOB NOT NULL,
-    size INTEGER NOT NULL,
-    ts INTEGER NOT NULL,
-    private BLOB,
-    PRIMARY KEY (oid, idx)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS file_refs_by_list ON file_refs (list);
-CREATE INDEX IF NOT EXISTS file_refs_by_message ON file_refs (message)
-"""
+# Tables: storage/migrations/v12.py (files, file_refs).
 
 
 @dataclass(frozen=True, slots=True)

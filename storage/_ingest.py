@@ -36,7 +36,9 @@ _STATE_RESOURCE = {v: k for k, v in _STATE_KINDS.items()}
 
 
 @dataclass(frozen=True)
-class Workspace:
+class WorkspaceIdentity:
+    """The workspace a replica holds: its id and its root admin's key."""
+
     id: bytes
     root: bytes
 
@@ -44,7 +46,7 @@ class Workspace:
 class Batch:
     """Applies new objects to one connection inside an open write transaction."""
 
-    def __init__(self, conn: sqlite3.Connection, workspace: Workspace, now_ms: int):
+    def __init__(self, conn: sqlite3.Connection, workspace: WorkspaceIdentity, now_ms: int):
         self.conn = conn
         self.ws = workspace
         self.horizon = now_ms + FUTURE_MS

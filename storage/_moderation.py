@@ -47,49 +47,7 @@ HIDDEN_REMOVED = 16  # its author was removed, and the removal did not keep it (
 MODERATOR = "moderator"
 _POST_TABLES = ("messages", "state", "edits", "reactions")
 
-# IF NOT EXISTS: tests/storage/test_migrations.py fakes older files by undoing the steps
-# after the one it imitates, and keeps these tables.
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS mod_roles (
-    oid INTEGER PRIMARY KEY REFERENCES objects (oid) ON DELETE CASCADE,
-    id BLOB NOT NULL,
-    channel TEXT NOT NULL,
-    key BLOB NOT NULL,
-    author BLOB NOT NULL,
-    ts INTEGER NOT NULL,
-    role TEXT NOT NULL,
-    reason TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS mod_roles_by_key ON mod_roles (channel, key, ts, id);
-CREATE INDEX IF NOT EXISTS mod_roles_by_author ON mod_roles (author);
-CREATE TABLE IF NOT EXISTS mod_actions (
-    oid INTEGER PRIMARY KEY REFERENCES objects (oid) ON DELETE CASCADE,
-    id BLOB NOT NULL,
-    channel TEXT NOT NULL,
-    target BLOB NOT NULL,
-    author BLOB NOT NULL,
-    ts INTEGER NOT NULL,
-    hide INTEGER NOT NULL,
-    reason TEXT NOT NULL,
-    counts INTEGER NOT NULL DEFAULT 0,
-    hidden INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS mod_actions_by_target
-    ON mod_actions (channel, target, counts, hidden, ts, id);
-CREATE INDEX IF NOT EXISTS mod_actions_by_author ON mod_actions (author, channel);
-CREATE INDEX IF NOT EXISTS mod_actions_by_time ON mod_actions (ts, id);
-CREATE INDEX IF NOT EXISTS mod_actions_future ON mod_actions (ts) WHERE hidden & 2;
-CREATE TABLE IF NOT EXISTS mod_hidden (channel TEXT NOT NULL, target BLOB NOT NULL,
-                                       PRIMARY KEY (channel, target)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS blocked (key BLOB PRIMARY KEY, ts INTEGER NOT NULL) WITHOUT ROWID
-"""
-# Version 10 (storage._schema): what a block refused, kept in the reconciliation set.
-REFUSED_SCHEMA = """
-CREATE TABLE IF NOT EXISTS refused (id BLOB PRIMARY KEY, key BLOB NOT NULL,
-                                    ts INTEGER NOT NULL, stream BLOB NOT NULL,
-                                    class INTEGER NOT NULL) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS refused_by_key ON refused (key)
-"""
+# Tables: storage/migrations/v09.py (roles, actions, hidden, blocked), v13.py (refused).
 
 
 def refuse(conn: sqlite3.Connection, objects: Sequence[Object], workspace: bytes) -> None:

@@ -30,10 +30,10 @@ from core.identity import verify
 from core.objects import Object, bad_signature, decode_trusted, parse
 from core.policy import Policy
 
-from . import _conversation, _schema, _search, _verify
+from . import _conversation, _fixups, _schema, _search, _verify
 from ._documents import DocumentStore
 from ._files import FileStore
-from ._ingest import FUTURE_MS, Batch, Workspace
+from ._ingest import FUTURE_MS, Batch, WorkspaceIdentity
 from ._kept import KeptStreams
 from ._membership import MembershipStore
 from ._moderation import HIDDEN_MOD, ModerationStore, blocked_keys, refuse
@@ -111,10 +111,11 @@ class Replica:
             meta = dict(self._conn.execute("SELECT key, value FROM meta"))
             if "workspace" not in meta or "root" not in meta:
                 raise StorageError(f"{self.path} is not a Hearth replica (no workspace)")
+            self.workspace = WorkspaceIdentity(meta["workspace"], meta["root"])
+            _fixups.run(self._conn, self.workspace, self.now_ms())
         except BaseException:
             self._conn.close()
             raise
-        self.workspace = Workspace(meta["workspace"], meta["root"])
 
     @staticmethod
     def _connect(path: Path, *, new: bool) -> sqlite3.Connection:
