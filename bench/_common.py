@@ -40,8 +40,9 @@ def tiny() -> bool:
 @dataclass(frozen=True)
 class Target:
     """A figure's target: `figure` is a dotted path into the reported figures, `op` one of
-    <=, <, >=, >, ==. A target about scale (a ratio against fixed costs, growth with size) is
-    `at_scale`: checked at the benchmark's real size, reported but not checked when tiny."""
+    <=, <, >=, >, ==. A target about speed or scale (times, rates, ratios against fixed costs,
+    growth with size) is `at_scale`: checked at the benchmark's real size, reported but not
+    checked in a tiny run (whose figures mean little, on whatever machine runs the tests)."""
 
     figure: str
     op: str
