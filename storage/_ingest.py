@@ -22,9 +22,11 @@ from core.encoding import dumps, loads
 from core.objects import Object, decode_trusted  # stored objects were validated on the way in
 from core.policy import Policy, evaluate
 
-from . import _conversation, _files, _membership, _moderation, _private, items
+from . import _conversation, _files, _heads, _membership, _moderation, _private, items
+from ._deletes import Deletes
 from ._moderation import HIDDEN_MOD, HIDDEN_REMOVED, Moderator
-from ._sql import admin_act, chunks, placeholders
+from ._sort_keys import sort_keys
+from ._sql import admin_act, placeholders
 
 FUTURE_MS = HORIZON_MS
 # The hidden bit set of the views' rows (shown only when 0; a moderator's read also shows
@@ -62,6 +64,7 @@ class Batch:
         # older event cannot advance it (a newest-first catch-up brings mostly older ones).
         self._member_newest: dict[tuple[str, bytes], tuple[int, bytes]] = {}
         self.unnamed: set[bytes] = set()  # list ids of files whose messages were purged
+        self.deletes = Deletes(self)
 
     # Lookups ------------------------------------------------------------------------------
 
@@ -135,8 +138,8 @@ class Batch:
         oids = {obj.id: start + n for n, obj in enumerate(objects)}
         self.conn.execute("INSERT INTO meta (key, value) VALUES ('sequence', ?) ON CONFLICT (key) "
                           "DO UPDATE SET value = excluded.value", (start + len(objects) - 1,))
-        children = self._missing_links_to([obj.id for obj in objects])
-        for key, count in self._link(objects, oids).items():
+        children = _heads.missing_links_to(self.conn, [obj.id for obj in objects])
+        for key, count in _heads.link(self.conn, objects, oids).items():
             children[key] = children.get(key, 0) + count
         self.conn.executemany(
             "INSERT INTO objects (oid, id, type, author, ts, stream, raw, children) "
@@ -188,13 +191,13 @@ class Batch:
             hidden |= moderator.recount(key, channel)
         moderator.refresh(hidden)
         for obj in by_kind.get("post/delete", ()):
-            self._delete(obj, oids[obj.id])
+            self.deletes.delete(obj, oids[obj.id])
         for key in changed:  # and so do their deletes
-            self._redecide_deletes(key)
+            self.deletes.redecide(key)
         unkept = [(oids[o.id],) for o in objects if self.removed_bit(o.id, o.author)]
         self.conn.executemany("INSERT OR IGNORE INTO unkept (oid) VALUES (?)", unkept)
         _private.record(self.conn, self.ws.id, objects, oids)
-        self._arrived_targets(list(oids))
+        self.deletes.arrived_targets(list(oids))
 
     def reindex(self, held: list[tuple[int, bytes]], *, moderation: bool = False) -> None:
         """Index conversation objects (oid, raw) already stored by a version that did not
@@ -208,71 +211,11 @@ class Batch:
         self._texts([obj for obj in objects if obj.type in ("post/reply", "post/file")], oids)
         self._edits([obj for obj in objects if obj.type == "post/edit"], oids)
         self._reactions([obj for obj in objects if obj.type == "post/react"], oids)
-        self._arrived_targets(list(oids))
+        self.deletes.arrived_targets(list(oids))
 
     def reindex_moderation(self, held: list[tuple[int, bytes]]) -> None:
         """Index moderation objects (oid, raw) stored by a version that did not know them."""
         _moderation.reindex(self, held)
-
-    # Heads --------------------------------------------------------------------------------
-
-    def _missing_links_to(self, ids: list[bytes]) -> dict[tuple[bytes, bytes], int]:
-        """Links already held that point at these (newly arriving) ids; removes the records."""
-        found: dict[tuple[bytes, bytes], int] = {}
-        if self.conn.execute("SELECT 1 FROM missing_links LIMIT 1").fetchone() is None:
-            return found
-        for part in chunks(ids):
-            rows = self.conn.execute(
-                f"DELETE FROM missing_links WHERE id IN ({placeholders(len(part))}) "
-                "RETURNING id, stream, refs", part).fetchall()
-            found.update(((i, s), refs) for i, s, refs in rows)
-        return found
-
-    def _link(self, objects: list[Object],
-              oids: dict[bytes, int]) -> dict[tuple[bytes, bytes], int]:
-        """Count each new object's links: a parent it links to is no longer a head. Parents
-        held before are updated here; the counts of links to parents among `objects` (whose
-        ids are `oids`' keys), by (id, stream), are returned for their rows."""
-        inner: dict[tuple[bytes, bytes], int] = {}
-        links = []
-        for obj in objects:
-            for link in obj.links:
-                if link in oids:  # a parent of another stream is present but not counted
-                    inner[(link, obj.stream)] = inner.get((link, obj.stream), 0) + 1
-                else:
-                    links.append((link, obj.stream))
-        if not links:
-            return inner
-        present: set[bytes] = set()
-        ids = list({link for link, _ in links})
-        for part in chunks(ids):
-            present.update(row[0] for row in self.conn.execute(
-                f"SELECT id FROM objects WHERE id IN ({placeholders(len(part))})", part))
-        held = [pair for pair in links if pair[0] in present]
-        self.conn.executemany(
-            "UPDATE objects SET children = children + 1 WHERE id = ? AND stream = ?", held)
-        self.conn.executemany("DELETE FROM heads WHERE id = ? AND stream = ?", held)
-        self.conn.executemany(
-            "INSERT INTO missing_links (id, stream, refs) VALUES (?, ?, 1) "
-            "ON CONFLICT (id, stream) DO UPDATE SET refs = refs + 1",
-            [pair for pair in links if pair[0] not in present])
-        return inner
-
-    def _unlink(self, obj: Object) -> None:
-        """Undo `_link` for a purged object: a parent nothing else links to is a head again."""
-        self.conn.execute("DELETE FROM heads WHERE stream = ? AND id = ?", (obj.stream, obj.id))
-        for link in obj.links:
-            row = self.conn.execute(
-                "UPDATE objects SET children = children - 1 WHERE id = ? AND stream = ? "
-                "RETURNING children, ts", (link, obj.stream)).fetchone()
-            if row is None:
-                self.conn.execute(
-                    "UPDATE missing_links SET refs = refs - 1 WHERE id = ? AND stream = ?",
-                    (link, obj.stream))
-                self.conn.execute("DELETE FROM missing_links WHERE refs <= 0")
-            elif row[0] == 0:
-                self.conn.execute("INSERT INTO heads (stream, id, ts) VALUES (?, ?, ?)",
-                                  (obj.stream, link, row[1]))
 
     # Workspace: admins and policies -------------------------------------------------------
 
@@ -489,49 +432,7 @@ class Batch:
             "UPDATE channels SET messages = (SELECT COUNT(*) FROM messages "
             "WHERE channel = ?1 AND hidden = 0) WHERE key = ?1", (channel,))
 
-    # Deletes ------------------------------------------------------------------------------
-
-    def _delete(self, obj: Object, oid: int, *, record: bool = True) -> None:
-        targets = obj.body["targets"]
-        if record:
-            self.conn.executemany(
-                "INSERT OR IGNORE INTO delete_targets (target, delete_oid) VALUES (?, ?)",
-                [(target, oid) for target in targets])
-        for target in targets:
-            self._honour(obj, target)
-
-    def _arrived_targets(self, ids: list[bytes]) -> None:
-        """New objects that stored deletes already name: the delete still wins."""
-        if self.conn.execute("SELECT 1 FROM delete_targets LIMIT 1").fetchone() is None:
-            return
-        for part in chunks(ids):
-            rows = self.conn.execute(
-                "SELECT o.raw, d.target FROM delete_targets d "
-                "JOIN objects o ON o.oid = d.delete_oid "
-                f"WHERE d.target IN ({placeholders(len(part))})", part).fetchall()
-            for raw, target in rows:
-                self._honour(decode_trusted(raw), target)
-
-    def _honour(self, delete: Object, target: bytes) -> None:
-        """Drop `target` if `delete` may delete it: its author, or an admin, in its stream."""
-        row = self.conn.execute(
-            "SELECT oid, type, author, stream, raw FROM objects WHERE id = ?", (target,)
-        ).fetchone()
-        if row is None:
-            return
-        oid, kind, author, stream, raw = row
-        if kind not in kinds.DELETABLE_KINDS or stream != delete.stream:
-            return
-        if not self._may_delete(delete, author):
-            return
-        obj = decode_trusted(raw)
-        self.purge(oid, obj)
-        # The item leaves the reconciliation set with the content: the delete, which is in
-        # it, tells peers; a peer that still sends the post sees it dropped on arrival here.
-        items.remove_items(self.conn, [(obj.stream, obj.ts, target)])
-        self.conn.execute(
-            "INSERT OR IGNORE INTO tombstones (id, deleted_by, ts, author) VALUES (?, ?, ?, ?)",
-            (target, delete.id, obj.ts, author))
+    # Deletes (storage._deletes decides which count) ---------------------------------------
 
     def redecide(self, keys: set[bytes]) -> None:
         """The policies, hides, roles and deletes of `keys`, whose power changed, count or
@@ -545,47 +446,7 @@ class Batch:
         moderator = Moderator(self)
         moderator.refresh(moderator.granted(keys))
         for key in keys:
-            self._redecide_deletes(key)
-
-    def _may_delete(self, delete: Object, author: bytes) -> bool:
-        """A delete counts from the target's author or with an admin's power, and never when
-        its author's removal did not keep it."""
-        if self.removed_bit(delete.id, delete.author):
-            return False
-        return delete.author == author or self.acts_as_admin(delete.author, delete.id)
-
-    def _redecide_deletes(self, key: bytes) -> None:
-        """`key`'s power changed: their deletes that count now are honoured, and a tombstone
-        left by one that no longer counts is lifted, so the post can be synced again (from a
-        peer that never honoured it). Tombstones from before version 15 do not name their
-        post's author: those are lifted only when the removal did not keep the delete."""
-        deletes = [decode_trusted(raw) for (raw,) in self.conn.execute(
-            "SELECT raw FROM objects WHERE author = ? AND type = 'post/delete'", (key,))]
-        for delete in deletes:
-            for target in delete.body["targets"]:
-                tomb = self.conn.execute(
-                    "SELECT ts, author FROM tombstones WHERE id = ? AND deleted_by = ?",
-                    (target, delete.id)).fetchone()
-                if tomb is None:
-                    self._honour(delete, target)
-                    continue
-                ts, author = tomb
-                if author is None and not self.removed_bit(delete.id, delete.author):
-                    continue
-                if author is not None and self._may_delete(delete, author):
-                    continue
-                self.conn.execute("DELETE FROM tombstones WHERE id = ?", (target,))
-                for (raw,) in self.conn.execute(  # another delete of it may still count
-                        "SELECT o.raw FROM delete_targets d JOIN objects o "
-                        "ON o.oid = d.delete_oid WHERE d.target = ? AND o.id != ?",
-                        (target, delete.id)).fetchall():
-                    other = decode_trusted(raw)
-                    if author is not None and other.stream == delete.stream and \
-                            self._may_delete(other, author):
-                        self.conn.execute(
-                            "INSERT INTO tombstones (id, deleted_by, ts, author) "
-                            "VALUES (?, ?, ?, ?)", (target, other.id, ts, author))
-                        break
+            self.deletes.redecide(key)
 
     def purge(self, oid: int, obj: Object) -> None:
         """Remove an object's content and every index entry, and recompute what it fed."""
@@ -606,7 +467,7 @@ class Batch:
             channel = row[0] if row else None
         self.unnamed.update(_files.named_by(self.conn, oid))
         self.conn.execute("DELETE FROM objects WHERE oid = ?", (oid,))  # cascades to views
-        self._unlink(obj)
+        _heads.unlink(self.conn, obj)
         _conversation.purged(self.conn, obj)
         if channel is not None:
             self.remember(channel, obj.author)
@@ -680,33 +541,3 @@ class Batch:
         changed = _conversation.mature(self.conn, self.horizon) or changed
         changed = Moderator(self).mature() or changed
         return changed or cur.rowcount > 0
-
-
-_SK_ID_BITS = 12
-_SK_MAX_TS = (1 << (63 - _SK_ID_BITS)) - 1
-
-
-def sort_key(ts: int, oid: bytes) -> int:
-    """A message's full-text rowid: ordered by time, so search can walk newest first and stop.
-
-    The low bits come from the id, so equal times still differ; the rare collision takes the
-    next free key (sort_keys)."""
-    return (min(ts, _SK_MAX_TS) << _SK_ID_BITS) | (int.from_bytes(oid[:2], "big") >> 4)
-
-
-def sort_keys(conn: sqlite3.Connection, messages: list[tuple[int, bytes]]) -> list[int]:
-    """Unique sort keys for new messages (ts, id), avoiding every key already taken."""
-    wanted = [sort_key(ts, oid) for ts, oid in messages]
-    taken: set[int] = set()
-    for part in chunks(wanted):
-        taken.update(row[0] for row in conn.execute(
-            f"SELECT sk FROM messages WHERE sk IN ({placeholders(len(part))})", part))
-    keys = []
-    for key in wanted:
-        while key in taken:
-            key += 1
-            if conn.execute("SELECT 1 FROM messages WHERE sk = ?", (key,)).fetchone():
-                taken.add(key)
-        taken.add(key)
-        keys.append(key)
-    return keys
