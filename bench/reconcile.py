@@ -34,7 +34,7 @@ from core.kinds import CHANNEL_CLASS  # noqa: E402
 from storage import items  # noqa: E402
 from storage._schema import migrate  # noqa: E402
 from sync._files import encode_frame  # noqa: E402
-from sync._rounds import EMPTY_FINGERPRINT, NEED_HIGH, NEG_STREAMS  # noqa: E402
+from sync._rounds import NEED_HIGH, NEG_STREAMS  # noqa: E402
 from sync.negentropy import (  # noqa: E402
     DEFAULT_BUCKETS,
     DEFAULT_ID_LIST_THRESHOLD,
@@ -53,6 +53,7 @@ NOW = 1_800_000_000_000
 SPAN = 90 * 24 * 3600 * 1000  # three months of history
 RECENT = 3600 * 1000  # clustered differences: the last hour
 PROTOCOL_2_BYTES_PER_DIFF = 625  # whole-set reconciliation, d=1,000 of 1M (the turn-2 figure)
+EMPTY_FINGERPRINT = fingerprint_from_sum(0, 0)
 REPLY_LIMIT = NEED_HIGH * 32 + FRAME_SIZE_MARGIN  # what an initiator with room asks for
 ID_SIZE = 32
 
