@@ -63,8 +63,10 @@ def accept(conn: sqlite3.Connection, workspace: WorkspaceIdentity, now_ms: int,
                     seen.add(found[0].id)
                     fresh.append((base + n, *found))
             k += 1
-            if k == len(steps) or len(fresh) + len(steps[k][1]) > GROUP_MAX or (
-                    steps[k][2] is not None and not steps[k][2].done()):
+            if k == len(steps) or len(fresh) + len(steps[k][1]) > GROUP_MAX:
+                break
+            waiting = steps[k][2]
+            if waiting is not None and not waiting.done():
                 break
         held = _held(conn, [obj.id for _, obj, _ in fresh])
         new, refused = [], []

@@ -63,7 +63,8 @@ def messages(conn: sqlite3.Connection, channel: str, *, limit: int = 50,
         cursor = [ts, oid]
     sql += " ORDER BY m.ts DESC, m.id DESC LIMIT ?"
     limit = max(0, limit)
-    rows, marked = [], set()
+    rows: list = []
+    marked: set[bytes] = set()
     # One walk of messages_by_channel per hidden value: each is in time order.
     for bits in (0, HIDDEN_MOD) if hidden else (0,):
         found = conn.execute(sql, [key, bits, *cursor, limit]).fetchall()

@@ -21,6 +21,7 @@ member may post a list made of chunks of my upload.
 
 from __future__ import annotations
 
+import builtins
 import shutil
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -52,6 +53,11 @@ class FileState:
     pinned: bool
     opened: int  # ms; 0 when never opened here
     evicted: bool
+
+
+def _state(row: tuple) -> FileState:
+    return FileState(row[0], row[1], bool(row[2]), bool(row[3]), bool(row[4]), row[5],
+                     bool(row[6]))
 
 
 def _add(conn: sqlite3.Connection, rows: Sequence[tuple]) -> None:
@@ -138,8 +144,7 @@ class FileStore:
         row = self._replica.conn.execute(
             "SELECT list, size, complete, mine, pinned, opened, evicted FROM files "
             "WHERE list = ?", (list_id,)).fetchone()
-        return FileState(row[0], row[1], *map(bool, row[2:5]), row[5], bool(row[6])) \
-            if row else None
+        return _state(row) if row else None
 
     def states(self, lists: Iterable[bytes]) -> dict[bytes, FileState]:
         out = {}
@@ -153,7 +158,7 @@ class FileStore:
         rows = self._replica.conn.execute(
             "SELECT list, size, complete, mine, pinned, opened, evicted FROM files "
             "ORDER BY list").fetchall()
-        return [FileState(r[0], r[1], *map(bool, r[2:5]), r[5], bool(r[6])) for r in rows]
+        return [_state(r) for r in rows]
 
     def ref(self, message: bytes, index: int) -> tuple[bytes, int] | None:
         """(list id, size) of file `index` of a message, if listed."""
@@ -225,11 +230,12 @@ class FileStore:
             return 0
         return len(data) + sum(store.size(cid) for cid in set(listed(data)))
 
-    def named_elsewhere(self, cids: Iterable[bytes], besides: Iterable[bytes] = ()) -> set[bytes]:
+    def named_elsewhere(self, cids: Iterable[bytes],
+                        besides: Iterable[bytes] = ()) -> builtins.set[bytes]:
         """Those of `cids` that a file held here (but those of `besides`) has as its list
         chunk or names in it."""
         wanted, besides = set(cids), set(besides)
-        store, found = self._replica.chunks, set()
+        store, found = self._replica.chunks, builtins.set[bytes]()
         for (lst,) in self._replica.conn.execute("SELECT list FROM files").fetchall():
             if not wanted - found:
                 break

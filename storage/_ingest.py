@@ -164,12 +164,12 @@ class Batch:
             changed = _membership.refresh(self)
             self._admins = None
             self._policies.clear()
-        touched = {self._policy_object(obj, oids[obj.id])
-                   for obj in by_kind.get("channel/policy", ())}
-        for key in changed:  # policies of those whose power changed count, or stop counting
+        touched = {channel for obj in by_kind.get("channel/policy", ())
+                   if (channel := self._policy_object(obj, oids[obj.id])) is not None}
+        for author in changed:  # policies of those whose power changed count, or stop counting
             touched.update(row[0] for row in self.conn.execute(
-                "SELECT DISTINCT channel FROM policies WHERE author = ?", (key,)))
-        for channel in touched - {None}:
+                "SELECT DISTINCT channel FROM policies WHERE author = ?", (author,)))
+        for channel in touched:
             self._register_policy_channel(channel)
             self.rehide(channel)
         moderator = Moderator(self)
@@ -192,8 +192,8 @@ class Batch:
         moderator.refresh(hidden)
         for obj in by_kind.get("post/delete", ()):
             self.deletes.delete(obj, oids[obj.id])
-        for key in changed:  # and so do their deletes
-            self.deletes.redecide(key)
+        for author in changed:  # and so do their deletes
+            self.deletes.redecide(author)
         unkept = [(oids[o.id],) for o in objects if self.removed_bit(o.id, o.author)]
         self.conn.executemany("INSERT OR IGNORE INTO unkept (oid) VALUES (?)", unkept)
         _private.record(self.conn, self.ws.id, objects, oids)

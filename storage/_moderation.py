@@ -163,8 +163,8 @@ class Moderator:
     def recount(self, key: bytes, channel: str | None = None) -> set[tuple]:
         """Re-decide whether `key`'s actions (in `channel`, or anywhere) count; returns the
         (channel, target) pairs of those that changed."""
-        sql, args = "SELECT oid, id, channel, target, counts FROM mod_actions WHERE author = ?", \
-            [key]
+        sql = "SELECT oid, id, channel, target, counts FROM mod_actions WHERE author = ?"
+        args: list[bytes | str] = [key]
         if channel is not None:
             sql, args = sql + " AND channel = ?", [key, channel]
         touched, updates = set(), []
@@ -225,7 +225,7 @@ class Moderator:
             extra = ", t.target" if table in ("edits", "reactions") else ", NULL"
             select = f"SELECT t.oid, t.id, t.author, t.hidden{extra} FROM objects o " \
                      f"JOIN {table} t ON t.oid = o.oid WHERE t.channel = ? AND "
-            rows = set()
+            rows: set[tuple] = set()
             for part in chunks(named):
                 rows.update(self.conn.execute(
                     select + f"o.id IN ({placeholders(len(part))})", (channel, *part)))

@@ -69,17 +69,18 @@ class Replica:
         self._lock = threading.RLock()
         self._sync_lock = threading.Lock()
         self._sync_conn: sqlite3.Connection | None = None
-        self._conn = self._connect(self.path, new=False)
+        conn = self._connect(self.path, new=False)
         try:
-            _schema.migrate(self._conn)
-            meta = dict(self._conn.execute("SELECT key, value FROM meta"))
+            _schema.migrate(conn)
+            meta = dict(conn.execute("SELECT key, value FROM meta"))
             if "workspace" not in meta or "root" not in meta:
                 raise StorageError(f"{self.path} is not a Hearth replica (no workspace)")
             self.workspace = WorkspaceIdentity(meta["workspace"], meta["root"])
-            _fixups.run(self._conn, self.workspace, self.now_ms())
+            _fixups.run(conn, self.workspace, self.now_ms())
         except BaseException:
-            self._conn.close()
+            conn.close()
             raise
+        self._conn: sqlite3.Connection | None = conn
 
     @staticmethod
     def _connect(path: Path, *, new: bool) -> sqlite3.Connection:
@@ -453,7 +454,7 @@ class Replica:
         """(count, ids, raws) of the objects to export, oldest first, from one read snapshot:
         every object, or a channel's with what makes it readable elsewhere (the workspace
         stream: genesis, admins, policies; and everyone's nicknames)."""
-        where, params = "", ()
+        where, params = "", tuple[bytes, ...]()
         if channel is not None:
             stream = kinds.channel_stream(self.workspace.id, channel)
             where = "WHERE stream IN (?, ?) OR type = 'post/info' OR id = ?"
