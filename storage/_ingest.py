@@ -7,13 +7,14 @@ then deletes) only saves recomputation. Moderation's part of the views is kept b
 storage._moderation; the one local input of the views is this computer's blocks (rows of a
 blocked author carry HIDDEN_BLOCKED).
 Last-writer-wins views order by (ts, id): authors date objects after what they link to
-(core.causal.next_ts), which makes that order a causal order.
+(core.causal.next_ts), which makes that order a causal order. Batch owns its parts: the chat
+views' rows (`batch.chat`, storage._chat_rows), which deletes count (`batch.deletes`,
+storage._deletes); heads are storage._heads.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core import kinds
@@ -23,9 +24,9 @@ from core.objects import Object, decode_trusted  # stored objects were validated
 from core.policy import Policy, evaluate
 
 from . import _conversation, _files, _heads, _membership, _moderation, _private, items
+from ._chat_rows import STATE_KINDS, STATE_RESOURCE, ChatRows
 from ._deletes import Deletes
 from ._moderation import HIDDEN_MOD, HIDDEN_REMOVED, Moderator
-from ._sort_keys import sort_keys
 from ._sql import admin_act, placeholders
 
 FUTURE_MS = HORIZON_MS
@@ -33,8 +34,6 @@ FUTURE_MS = HORIZON_MS
 # storage._moderation.HIDDEN_MOD alone, marked), and HIDDEN_BLOCKED (local).
 HIDDEN_POLICY = 1
 HIDDEN_FUTURE = 2
-_STATE_KINDS = {"post/topic": "topic", "post/join": "join", "post/leave": "leave"}
-_STATE_RESOURCE = {v: k for k, v in _STATE_KINDS.items()}
 
 
 @dataclass(frozen=True)
@@ -56,14 +55,8 @@ class Batch:
         self._policies: dict[str, list[Policy]] = {}
         self._mod_hidden: dict[str, set[bytes]] | None = None  # channel -> targets hidden
         self._removed: set[bytes] | None = None  # keys removed from the workspace now
-        # Per channel key: the stored name's (ts, id) is at most this (an object this batch
-        # named it by, or one earlier), so a later object cannot rename it.
-        self._named: dict[str, tuple[int, bytes]] = {}
-        self._streams: dict[str, tuple[bytes, str]] = {}  # channel name -> (stream, key)
-        # Per (channel, author): the stored membership's (ts, id) is at least this, so an
-        # older event cannot advance it (a newest-first catch-up brings mostly older ones).
-        self._member_newest: dict[tuple[str, bytes], tuple[int, bytes]] = {}
         self.unnamed: set[bytes] = set()  # list ids of files whose messages were purged
+        self.chat = ChatRows(self)
         self.deletes = Deletes(self)
 
     # Lookups ------------------------------------------------------------------------------
@@ -91,13 +84,13 @@ class Batch:
             )
         return self._policies[channel]
 
-    def _policy_bit(self, channel: str, author: bytes, kind: str) -> int:
+    def policy_bit(self, channel: str, author: bytes, kind: str) -> int:
         policies = self.policies(channel)
         if policies and not evaluate(policies, author.hex(), kind, "append"):
             return HIDDEN_POLICY
         return 0
 
-    def _future_bit(self, ts: int) -> int:
+    def future_bit(self, ts: int) -> int:
         return HIDDEN_FUTURE if ts > self.horizon else 0
 
     def mod_bit(self, channel: str, oid: bytes, author: bytes) -> int:
@@ -174,15 +167,15 @@ class Batch:
             self.rehide(channel)
         moderator = Moderator(self)
         roles = moderator.roles(by_kind.get("mod/role", ()), oids)
-        self._texts([*by_kind.get("post/text", ()), *by_kind.get("post/reply", ()),
+        self.chat.texts([*by_kind.get("post/text", ()), *by_kind.get("post/reply", ()),
                      *by_kind.get("post/file", ())], oids)
-        self._edits(by_kind.get("post/edit", ()), oids)
-        self._reactions(by_kind.get("post/react", ()), oids)
-        for kind in _STATE_KINDS:
+        self.chat.edits(by_kind.get("post/edit", ()), oids)
+        self.chat.reactions(by_kind.get("post/react", ()), oids)
+        for kind in STATE_KINDS:
             for obj in by_kind.get(kind, ()):
-                self._state(obj, oids[obj.id])
+                self.chat.state(obj, oids[obj.id])
         for obj in by_kind.get("post/info", ()):
-            self._info(obj, oids[obj.id])
+            self.chat.info(obj, oids[obj.id])
         # Moderators' hides, and the actions that count or stop counting with the power that
         # changed and the roles (the posts stored above took the hides held before: mod_bit).
         hidden = moderator.actions(by_kind.get("mod/hide", ()), oids)
@@ -208,9 +201,9 @@ class Batch:
         oids = {obj.id: oid for obj, (oid, _) in zip(objects, held, strict=True)}
         if not moderation:
             self._mod_hidden = {}
-        self._texts([obj for obj in objects if obj.type in ("post/reply", "post/file")], oids)
-        self._edits([obj for obj in objects if obj.type == "post/edit"], oids)
-        self._reactions([obj for obj in objects if obj.type == "post/react"], oids)
+        self.chat.texts([obj for obj in objects if obj.type in ("post/reply", "post/file")], oids)
+        self.chat.edits([obj for obj in objects if obj.type == "post/edit"], oids)
+        self.chat.reactions([obj for obj in objects if obj.type == "post/react"], oids)
         self.deletes.arrived_targets(list(oids))
 
     def reindex_moderation(self, held: list[tuple[int, bytes]]) -> None:
@@ -237,7 +230,7 @@ class Batch:
             (channel,)).fetchone()
         if row:
             obj = decode_trusted(row[0])
-            self._channel(channel, obj.body["channel"], obj)
+            self.chat.channel(channel, obj.body["channel"], obj)
 
     def rehide(self, channel: str) -> None:
         """Re-decide the policy bit of everything in `channel` (policies apply retroactively)."""
@@ -245,7 +238,7 @@ class Batch:
         rows = self.conn.execute(
             "SELECT DISTINCT author FROM messages WHERE channel = ?", (channel,)).fetchall()
         for (author,) in rows:
-            bit = self._policy_bit(channel, author, "post/text")
+            bit = self.policy_bit(channel, author, "post/text")
             self.conn.execute(
                 "UPDATE messages SET hidden = (hidden & ~1) | ? "
                 "WHERE channel = ? AND author = ? AND (hidden & 1) != ?",
@@ -253,184 +246,20 @@ class Batch:
         rows = self.conn.execute(
             "SELECT DISTINCT author, kind FROM state WHERE channel = ?", (channel,)).fetchall()
         for author, kind in rows:
-            bit = self._policy_bit(channel, author, _STATE_RESOURCE[kind])
+            bit = self.policy_bit(channel, author, STATE_RESOURCE[kind])
             self.conn.execute(
                 "UPDATE state SET hidden = (hidden & ~1) | ? "
                 "WHERE channel = ? AND author = ? AND kind = ? AND (hidden & 1) != ?",
                 (bit, channel, author, kind, bit))
         _conversation.rehide(self.conn, channel,
-                             lambda author, kind: self._policy_bit(channel, author, kind))
-        self.recount(channel)
+                             lambda author, kind: self.policy_bit(channel, author, kind))
+        self.chat.recount(channel)
         authors = {a for (a,) in self.conn.execute(
             "SELECT author FROM messages WHERE channel = ? UNION "
             "SELECT author FROM state WHERE channel = ? UNION "
             "SELECT author FROM members WHERE channel = ?", (channel, channel, channel))}
         for author in authors:
-            self.remember(channel, author)
-
-    # Channels, messages, state ------------------------------------------------------------
-
-    def channel_of(self, name: str) -> tuple[bytes, str]:
-        """(stream id, key) of the channel named `name` (deriving a stream id is a hash, and
-        names repeat)."""
-        found = self._streams.get(name)
-        if found is None:
-            found = self._streams[name] = (kinds.channel_stream(self.ws.id, name),
-                                           kinds.channel_key(name))
-        return found
-
-    def _channel(self, key: str, name: str, obj: Object) -> None:
-        """Register a channel; its display name is the one of its earliest object."""
-        bound = self._named.get(key)
-        if bound is not None and (obj.ts, obj.id) >= bound:
-            return
-        self._named[key] = (obj.ts, obj.id)
-        self.conn.execute(
-            "INSERT INTO channels (key, name, name_ts, name_id) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (key) DO UPDATE SET name = excluded.name, name_ts = excluded.name_ts, "
-            "name_id = excluded.name_id WHERE (excluded.name_ts, excluded.name_id) "
-            "< (channels.name_ts, channels.name_id)", (key, name, obj.ts, obj.id))
-
-    def _in_channel_stream(self, obj: Object) -> str | None:
-        name = obj.body["channel"]
-        if obj.stream != kinds.channel_stream(self.ws.id, name):
-            return None
-        return kinds.channel_key(name)
-
-    def _texts(self, objects: Sequence[Object], oids: dict[bytes, int]) -> None:
-        rows = []
-        with_files: list[tuple[int, Object]] = []
-        newest: dict[tuple[str, bytes], tuple[int, bytes]] = {}
-        visible: dict[str, int] = {}
-        first: dict[str, Object] = {}
-        for obj in objects:
-            stream, channel = self.channel_of(obj.body["channel"])
-            if obj.stream != stream:
-                continue
-            if channel not in first or (obj.ts, obj.id) < (first[channel].ts, first[channel].id):
-                first[channel] = obj
-            hidden = self._policy_bit(channel, obj.author, "post/text") | \
-                self._future_bit(obj.ts) | self.mod_bit(channel, obj.id, obj.author)
-            reply_to = obj.body.get("parent")
-            in_channel = reply_to is None or obj.body["broadcast"]
-            rows.append((oids[obj.id], obj.id, channel, obj.author, obj.ts, obj.body["text"],
-                         hidden, reply_to, int(in_channel)))
-            if "files" in obj.body:
-                with_files.append((oids[obj.id], obj))
-            if not hidden:
-                visible[channel] = visible.get(channel, 0) + 1
-                key = (channel, obj.author)
-                if key not in newest or (obj.ts, obj.id) > newest[key]:
-                    newest[key] = (obj.ts, obj.id)
-        for channel, obj in first.items():
-            self._channel(channel, obj.body["channel"], obj)
-        keys = sort_keys(self.conn, [(row[4], row[1]) for row in rows])
-        self.conn.executemany(
-            "INSERT INTO messages (oid, id, channel, author, ts, text, hidden, reply_to, "
-            "in_channel, sk) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(*row, key) for row, key in zip(rows, keys, strict=True)])
-        # In rowid order: a rowid below the last one written makes FTS5 flush what it holds
-        # into a new segment, so a catch-up's newest-first messages would each cost a segment.
-        self.conn.executemany(
-            "INSERT INTO messages_fts (rowid, text) VALUES (?, ?)",
-            sorted((key, row[5]) for row, key in zip(rows, keys, strict=True)))
-        _files.record(self.conn, with_files)
-        self.conn.executemany(
-            "UPDATE channels SET messages = messages + ? WHERE key = ?",
-            [(count, channel) for channel, count in visible.items()])
-        self._advance_members([(channel, author, 1, ts, oid_id)
-                               for (channel, author), (ts, oid_id) in newest.items()])
-        # Edits that arrived before their message apply now.
-        _conversation.refresh_texts(
-            self.conn, _conversation.edited_among(self.conn, [row[1] for row in rows]))
-
-    def _edits(self, objects: Sequence[Object], oids: dict[bytes, int]) -> None:
-        _conversation.add_edits(self.conn, self._targeted(objects, oids, "text"))
-
-    def _reactions(self, objects: Sequence[Object], oids: dict[bytes, int]) -> None:
-        _conversation.add_reactions(self.conn, self._targeted(objects, oids, "emoji"))
-
-    def _targeted(self, objects: Sequence[Object], oids: dict[bytes, int],
-                  field: str) -> list[tuple]:
-        """Rows (oid, id, target, channel, author, ts, body[field], hidden) of the objects
-        that name a message and are in their channel's stream."""
-        rows = []
-        for obj in objects:
-            stream, channel = self.channel_of(obj.body["channel"])
-            if obj.stream == stream:
-                hidden = self._policy_bit(channel, obj.author, obj.type) | \
-                    self._future_bit(obj.ts) | self.mod_bit(channel, obj.id, obj.author)
-                rows.append((oids[obj.id], obj.id, obj.body["target"], channel, obj.author,
-                             obj.ts, obj.body[field], hidden))
-        return rows
-
-    def _state(self, obj: Object, oid: int) -> None:
-        channel = self._in_channel_stream(obj)
-        if channel is None:
-            return
-        self._channel(channel, obj.body["channel"], obj)
-        kind = _STATE_KINDS[obj.type]
-        hidden = self._policy_bit(channel, obj.author, obj.type) | self._future_bit(obj.ts) | \
-            self.mod_bit(channel, obj.id, obj.author)
-        self.conn.execute(
-            "INSERT INTO state (oid, id, channel, kind, author, ts, value, hidden) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (oid, obj.id, channel, kind, obj.author, obj.ts, obj.body.get("topic"), hidden))
-        if kind != "topic" and not hidden:
-            self._advance_member(channel, obj.author, kind == "join", obj.ts, obj.id)
-
-    def _info(self, obj: Object, oid: int) -> None:
-        if obj.stream != kinds.profile_stream(obj.author):
-            return
-        self.conn.execute(
-            "INSERT INTO nicks (oid, id, author, ts, name, hidden) VALUES (?, ?, ?, ?, ?, ?)",
-            (oid, obj.id, obj.author, obj.ts, obj.body["name"],
-             self._future_bit(obj.ts) | self.removed_bit(obj.id, obj.author)))
-
-    _ADVANCE = (
-        "INSERT INTO members (channel, author, member, ts, id) VALUES (?, ?, ?, ?, ?) "
-        "ON CONFLICT (channel, author) DO UPDATE SET member = excluded.member, "
-        "ts = excluded.ts, id = excluded.id "
-        "WHERE (excluded.ts, excluded.id) > (members.ts, members.id)")
-
-    def _advance_member(self, channel: str, author: bytes, member: bool, ts: int,
-                        oid_id: bytes) -> None:
-        """Membership after one more visible event: the newest (ts, id) event decides."""
-        self._advance_members([(channel, author, int(member), ts, oid_id)])
-
-    def _advance_members(self, rows: list[tuple[str, bytes, int, int, bytes]]) -> None:
-        newest = self._member_newest
-        fresh = []
-        for row in rows:
-            key, at = (row[0], row[1]), (row[3], row[4])
-            known = newest.get(key)
-            if known is None or at > known:
-                fresh.append(row)
-                newest[key] = at
-        self.conn.executemany(self._ADVANCE, fresh)
-
-    def remember(self, channel: str, author: bytes) -> None:
-        """Recompute membership of `author` in `channel` from the visible events left."""
-        self._member_newest.pop((channel, author), None)
-        self.conn.execute("DELETE FROM members WHERE channel = ? AND author = ?",
-                          (channel, author))
-        row = self.conn.execute(
-            "SELECT kind = 'join', ts, id FROM state WHERE channel = ? AND author = ? "
-            "AND kind != 'topic' AND hidden = 0 ORDER BY ts DESC, id DESC LIMIT 1",
-            (channel, author)).fetchone()
-        if row:
-            self._advance_member(channel, author, bool(row[0]), row[1], row[2])
-        row = self.conn.execute(
-            "SELECT ts, id FROM messages INDEXED BY messages_by_channel WHERE channel = ? "
-            "AND hidden = 0 AND author = ? ORDER BY ts DESC, id DESC LIMIT 1",
-            (channel, author)).fetchone()
-        if row:
-            self._advance_member(channel, author, True, row[0], row[1])
-
-    def recount(self, channel: str) -> None:
-        self.conn.execute(
-            "UPDATE channels SET messages = (SELECT COUNT(*) FROM messages "
-            "WHERE channel = ?1 AND hidden = 0) WHERE key = ?1", (channel,))
+            self.chat.remember(channel, author)
 
     # Deletes (storage._deletes decides which count) ---------------------------------------
 
@@ -462,7 +291,7 @@ class Batch:
                 if not hidden:
                     self.conn.execute(
                         "UPDATE channels SET messages = messages - 1 WHERE key = ?", (channel,))
-        elif obj.type in _STATE_KINDS:
+        elif obj.type in STATE_KINDS:
             row = self.conn.execute("SELECT channel FROM state WHERE oid = ?", (oid,)).fetchone()
             channel = row[0] if row else None
         self.unnamed.update(_files.named_by(self.conn, oid))
@@ -470,7 +299,7 @@ class Batch:
         _heads.unlink(self.conn, obj)
         _conversation.purged(self.conn, obj)
         if channel is not None:
-            self.remember(channel, obj.author)
+            self.chat.remember(channel, obj.author)
             self._rename(channel, obj.id)
 
     def _rename(self, channel: str, gone: bytes) -> None:
@@ -479,7 +308,7 @@ class Batch:
             "SELECT name_id FROM channels WHERE key = ?", (channel,)).fetchone()
         if not found or found[0] != gone:
             return
-        self._named.pop(channel, None)  # renamed to a later object, or gone
+        self.chat.named.pop(channel, None)  # renamed to a later object, or gone
         # One indexed look-up per index prefix: deleting a channel's oldest posts one after
         # another must not cost a scan of the channel each time.
         first = []
@@ -488,7 +317,7 @@ class Batch:
                 "SELECT ts, id, oid FROM messages INDEXED BY messages_by_channel "
                 "WHERE channel = ? AND hidden = ? ORDER BY ts, id LIMIT 1",
                 (channel, hidden)).fetchone())
-            for kind in _STATE_RESOURCE:
+            for kind in STATE_RESOURCE:
                 first.append(self.conn.execute(
                     "SELECT ts, id, oid FROM state INDEXED BY state_by_channel "
                     "WHERE channel = ? AND kind = ? AND hidden = ? ORDER BY ts, id LIMIT 1",
@@ -523,7 +352,7 @@ class Batch:
                 if hidden == HIDDEN_FUTURE:
                     self.conn.execute(
                         "UPDATE channels SET messages = messages + 1 WHERE key = ?", (channel,))
-                    self._advance_member(channel, author, True, ts, oid_id)
+                    self.chat.advance_member(channel, author, True, ts, oid_id)
         rows = self.conn.execute(
             "SELECT channel, author, kind, ts, id, hidden FROM state "
             "WHERE hidden & 2 AND ts <= ?", (self.horizon,)).fetchall()
@@ -534,7 +363,7 @@ class Batch:
                 (self.horizon,))
             for channel, author, kind, ts, oid_id, hidden in rows:
                 if hidden == HIDDEN_FUTURE and kind != "topic":
-                    self._advance_member(channel, author, kind == "join", ts, oid_id)
+                    self.chat.advance_member(channel, author, kind == "join", ts, oid_id)
         cur = self.conn.execute(
             "UPDATE nicks SET hidden = hidden & ~2 WHERE hidden & 2 AND ts <= ?",
             (self.horizon,))

@@ -137,7 +137,7 @@ class Moderator:
                 continue
             channel, target = kinds.channel_key(name), obj.body["target"]
             counts = self.counts(channel, obj.author, obj.id)
-            future = self.batch._future_bit(obj.ts)
+            future = self.batch.future_bit(obj.ts)
             rows.append((oids[obj.id], obj.id, channel, target, obj.author, obj.ts,
                          int(obj.body["hidden"]), obj.body["reason"], int(counts), future))
             if counts and not future:
@@ -248,9 +248,9 @@ class Moderator:
     def _fed(self, channel: str, authors: set[bytes], edited: set[bytes],
              reacted: set[tuple[bytes, bytes]]) -> None:
         if authors:
-            self.batch.recount(channel)
+            self.batch.chat.recount(channel)
             for author in authors:
-                self.batch.remember(channel, author)
+                self.batch.chat.remember(channel, author)
         _conversation.refresh_texts(self.conn, edited)
         _conversation.recount_reactions(self.conn, reacted)
 
