@@ -6,8 +6,9 @@ clustered in the last hour. A round as sync/_rounds.py runs it: a summary of eve
 each way (`sums`), then negentropy newest first over each stream that differs, 16 streams in
 flight, Hearth's splitting (12 buckets, id lists below 24), every frame encoded as on the
 wire (encrypted framing excluded). Reports round trips, bytes each way, bytes per difference
-and ms; and, in the same run over the same items, the negentropy reference's (hoytech's
-defaults, 16 buckets and id lists below 32, over the whole set at once) bytes per difference.
+and ms; and, in the same run over the same items, the bytes per difference of the negentropy
+reference (hoytech's defaults, 16 buckets and id lists below 32) and of protocol 2 (Hearth's
+splitting), both over the whole set at once.
 Targets: d=0 in 1 round trip and at most 80 bytes per stream; d=1 in at most 4 round trips
 (the summary, then at most 3); bytes per difference at d=1,000 no more than the reference's,
 and below it when the differences are recent; 1M identical in under 1 s. Protocol 2
@@ -47,6 +48,7 @@ from sync.session import NEG_PARAMS  # noqa: E402
 from sync.store import ItemSnapshot  # noqa: E402
 
 REFERENCE = {"buckets": DEFAULT_BUCKETS, "id_list_threshold": DEFAULT_ID_LIST_THRESHOLD}
+WHOLE_SET_PARAMS = {k: NEG_PARAMS[k] for k in ("buckets", "id_list_threshold")}
 CHANNELS = 50
 DIFFS = [0, 1, 100, 1_000, 10_000]
 NOW = 1_800_000_000_000
@@ -137,8 +139,9 @@ def protocol_3(client: sqlite3.Connection, server: sqlite3.Connection) -> dict:
             "streams": len(own), "ms": round((time.perf_counter() - start) * 1000, 1)}
 
 
-def reference(client_rows: list[items.Item], server_rows: list[items.Item]) -> int:
-    """Bytes both ways of the negentropy reference's reconciliation of the two whole sets."""
+def whole_set(client_rows: list[items.Item], server_rows: list[items.Item],
+              params: dict[str, int]) -> int:
+    """Bytes both ways of negentropy over the two whole sets at once, split by `params`."""
     sides = []
     for rows in (client_rows, server_rows):
         storage = VectorStorage()
@@ -147,11 +150,11 @@ def reference(client_rows: list[items.Item], server_rows: list[items.Item]) -> i
         storage.seal()
         sides.append(storage)
     total = 0
-    message = Negentropy(sides[0], **REFERENCE).initiate()
+    message = Negentropy(sides[0], **params).initiate()
     while message is not None:
-        reply = Negentropy(sides[1], **REFERENCE).reconcile_server(message)
+        reply = Negentropy(sides[1], **params).reconcile_server(message)
         total += len(message) + len(reply)
-        message = Negentropy.resume_client(sides[0], **REFERENCE).reconcile_client(
+        message = Negentropy.resume_client(sides[0], **params).reconcile_client(
             reply).next_message
     return total
 
@@ -191,8 +194,11 @@ def main() -> None:
                     figures.update(items=size, differences=d, spread=spread,
                                    bytes_per_difference=round(total / d, 1) if d else None)
                     if d:
-                        ref = reference(base_rows + extra[: d // 2], base_rows + extra[d // 2:])
+                        sides = (base_rows + extra[: d // 2], base_rows + extra[d // 2:])
+                        ref = whole_set(*sides, REFERENCE)
                         figures["reference_bytes_per_difference"] = round(ref / d, 1)
+                        old = whole_set(*sides, WHOLE_SET_PARAMS)
+                        figures["protocol_2_bytes_per_difference"] = round(old / d, 1)
                     results.append(figures)
                     print(f"  {size:>8} {spread:<7} d={d:<6} {figures}", file=sys.stderr)
     big = max(sizes)
@@ -212,7 +218,9 @@ def main() -> None:
         "bytes_per_difference_recent": pick[(big, "recent", mid)]["bytes_per_difference"],
         "reference_bytes_per_difference_uniform":
             pick[(big, "uniform", mid)]["reference_bytes_per_difference"],
-        "protocol_2_bytes_per_difference_d1000_of_1m": PROTOCOL_2_BYTES_PER_DIFF,
+        "protocol_2_bytes_per_difference_uniform":
+            pick[(big, "uniform", mid)]["protocol_2_bytes_per_difference"],
+        "protocol_2_bytes_per_difference_d1000_of_1m_turn_2": PROTOCOL_2_BYTES_PER_DIFF,
         "splitting": {k: NEG_PARAMS[k] for k in ("buckets", "id_list_threshold")},
     }
     report("reconcile", {"summary": summary, "runs": results}, [
