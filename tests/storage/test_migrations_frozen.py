@@ -13,6 +13,7 @@ import pytest
 import storage.migrations
 from core.objects import Object
 from storage import Replica
+from storage._fixups import FIXUPS
 from storage._schema import SCHEMA_VERSION, migrate
 from tests.support import FakeClock
 
@@ -54,6 +55,13 @@ def test_each_migration_imports_nothing_live():
                 assert node.module in FROZEN_IMPORTS, (module.name, node.module)
             elif isinstance(node, ast.Import):
                 assert {a.name for a in node.names} <= FROZEN_IMPORTS, module.name
+
+
+def test_every_fixup_a_migration_queues_is_known():
+    """A fix-up's name is part of the file format: a shipped migration queues it by name."""
+    queued = {name for module in MIGRATIONS_DIR.glob("v*.py")
+              for name in re.findall(r'queue\(conn, "([a-z_]+)"', module.read_text())}
+    assert queued == set(FIXUPS)
 
 
 def _objects(world: World, people: dict, version: int) -> list[Object]:
