@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import nacl.secret  # noqa: E402
 import nacl.signing  # noqa: E402
 
-from bench._common import report  # noqa: E402
+from bench._common import Target, options, report  # noqa: E402
 from bench.doc_trace import load_trace  # noqa: E402
 from core.documents import Document  # noqa: E402
 from core.identity import Identity  # noqa: E402
@@ -57,7 +57,8 @@ def timed(action) -> tuple[float, object]:
 
 
 def main() -> None:
-    total = int(os.environ.get("HEARTH_BENCH_DOC_COMMITS", CHECKPOINTS[-1]))
+    tiny = options(__doc__).tiny
+    total = 1_000 if tiny else int(os.environ.get("HEARTH_BENCH_DOC_COMMITS", CHECKPOINTS[-1]))
     undo = os.environ.get("HEARTH_BENCH_DOC_UNDO") == "1"
     checkpoints = [c for c in CHECKPOINTS if c <= total] or [total]
     if checkpoints[-1] != total:
@@ -114,12 +115,15 @@ def main() -> None:
     report("doc_history", {
         "commits": total, "undo_tracked": undo, "per_commit": per_commit,
         "growth_last_over_first": round(last["median_ms"] / first["median_ms"], 2),
-        "target_growth": 1.3, "target_ratio_to_sign_seal": 4,
+        "last_ratio_to_sign_seal": last["ratio_to_sign_seal"],
         "open_and_render_ms": round(statistics.median(opens), 1),
-        "read_at_middle_commit_ms": round(statistics.median(reads), 1), "target_ms": 200,
+        "read_at_middle_commit_ms": round(statistics.median(reads), 1),
         "checkpoint_every": CHECKPOINT_EVERY, "checkpoints": len(kept),
         "checkpoint_bytes": sum(len(c[4]) for c in kept),
-    })
+    }, [Target("growth_last_over_first", "<=", 1.3, at_scale=True),
+        Target("last_ratio_to_sign_seal", "<=", 4, at_scale=True),
+        Target("open_and_render_ms", "<=", 200, at_scale=True),
+        Target("read_at_middle_commit_ms", "<=", 200, at_scale=True)])
 
 
 if __name__ == "__main__":

@@ -18,12 +18,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from app.documents import Documents  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
-from bench._common import report  # noqa: E402
+from bench._common import Target, options, report  # noqa: E402
 from core.documents import Document  # noqa: E402
 from core.identity import Identity  # noqa: E402
 from core.objects import Object, build  # noqa: E402
 
 COUNTS = (1_000, 4_000, 12_000)
+TINY_COUNTS = (50, 200)
+FLAT = 2.0  # per_object_us at the largest count, at most this times that at the smallest
 RUNS = 3
 SLOW_S = 5.0  # a run slower than this is not repeated
 
@@ -83,11 +85,18 @@ def measure(shape, count: int) -> dict:
 
 
 def main() -> None:
-    report("doc_junk", {
-        name: [measure(shape, count) for count in COUNTS]
+    counts = TINY_COUNTS if options(__doc__).tiny else COUNTS
+    figures: dict = {
+        name: [measure(shape, count) for count in counts]
         for name, shape in (("orphan_commit_chain", orphan_commits),
                             ("root_junk_and_commits_naming_it", root_junk))
-    })
+    }
+    for name in list(figures):
+        runs = figures[name]
+        figures[f"{name}_growth"] = round(runs[-1]["per_object_us"] / runs[0]["per_object_us"], 2)
+    report("doc_junk", figures, [
+        Target("orphan_commit_chain_growth", "<=", FLAT, at_scale=True),
+        Target("root_junk_and_commits_naming_it_growth", "<=", FLAT, at_scale=True)])
 
 
 if __name__ == "__main__":

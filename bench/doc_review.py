@@ -38,12 +38,14 @@ from app import review  # noqa: E402
 from app.documents import Documents  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
+from bench._common import Target, options, report  # noqa: E402
 from core.documents import Document  # noqa: E402
 from core.identity import Identity  # noqa: E402
 
 CHARS = int(os.environ.get("HEARTH_BENCH_REVIEW_CHARS", 100_000))
 MERGE_COMMITS = int(os.environ.get("HEARTH_BENCH_REVIEW_COMMITS", 1_000))
 DIFF_COMMITS = 300
+UNALIKE_CHARS = 240_000
 RUN = 5  # commits an editor makes in a row before the other's turn (diff part)
 WARM_RUNS = 5
 TARGET_MS = 500
@@ -126,7 +128,7 @@ def bench_diff(docs: Documents, bob: Identity, rng: random.Random) -> dict:
         timed(lambda: opened.review.changes(common, opened.heads()))[0] for _ in range(WARM_RUNS))
     return {"chars": len(new), "commits_between": DIFF_COMMITS, "hunks": len(found.hunks),
             "diff_cold_ms": cold, "diff_ms": warm, "text_diff_ms": round(text_ms, 1),
-            "authors_ms": round(authors_ms, 1), "target_ms": TARGET_MS}
+            "authors_ms": round(authors_ms, 1)}
 
 
 def bench_merge(docs: Documents, bob: Identity, rng: random.Random) -> dict:
@@ -154,12 +156,12 @@ def bench_merge(docs: Documents, bob: Identity, rng: random.Random) -> dict:
     return {"chars": len(ours), "commits_per_branch": MERGE_COMMITS,
             "conflicts": len(preview.conflicts), "regions": len(preview.regions),
             "detection_ms": round(detect, 1), "preview_cold_ms": cold, "preview_ms": warm,
-            "merge_commit_bytes": size, "target_ms": TARGET_MS}
+            "merge_commit_bytes": size}
 
 
 def bench_unalike(rng: random.Random) -> dict:
     def text() -> str:
-        return "".join(rng.choice("abcdefgh \n") for _ in range(240_000))
+        return "".join(rng.choice("abcdefgh \n") for _ in range(UNALIKE_CHARS))
     old, new = text(), text()
     start = time.perf_counter()
     lines = review.unified(old, new, "old", "new")
@@ -171,6 +173,9 @@ def bench_unalike(rng: random.Random) -> dict:
 
 
 def main() -> None:
+    global CHARS, MERGE_COMMITS, DIFF_COMMITS, UNALIKE_CHARS
+    if options(__doc__).tiny:
+        CHARS, MERGE_COMMITS, DIFF_COMMITS, UNALIKE_CHARS = 5_000, 30, 30, 5_000
     rng = random.Random(16)
     with tempfile.TemporaryDirectory() as folder:
         ws, docs, bob = setup(Path(folder))
@@ -178,9 +183,12 @@ def main() -> None:
             diff = bench_diff(docs, bob, rng)
             merge = bench_merge(docs, bob, rng)
     unalike = bench_unalike(rng)
-    from bench._common import report
-
-    report("doc_review", {"diff": diff, "merge": merge, "unalike": unalike})
+    # Unalike texts: the unified listing and the diff are each bounded by the time limit.
+    bound_ms = 3 * review.DIFF_TIME_LIMIT_S * 1000
+    report("doc_review", {"diff": diff, "merge": merge, "unalike": unalike}, [
+        Target("diff.diff_ms", "<=", TARGET_MS, at_scale=True),
+        Target("merge.detection_ms", "<=", TARGET_MS, at_scale=True),
+        Target("unalike.diff_ms", "<=", bound_ms, at_scale=True)])
 
 
 if __name__ == "__main__":

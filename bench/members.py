@@ -7,7 +7,8 @@ members) through the real ingest path. Reported, in ms (median of runs):
 - `members`: the member list a window or `hearth workspace members` shows (view cached);
 - `admit`: what a member's node does when a newcomer proves a code in a join session
   (`join_key_for` then `admit`: two signed objects, then the view again);
-and how each grows from one size to the next (`growth`: ratio per tenfold).
+and how each grows from one size to the next (`growth`: ratio per tenfold). Target: each grows
+at most 20x per tenfold (near-linear; a quadratic step would show 100x).
 """
 
 from __future__ import annotations
@@ -25,11 +26,13 @@ from app.invite import Invite  # noqa: E402
 from app.membership import invite_tag  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
-from bench._common import report  # noqa: E402
+from bench._common import Target, options, report  # noqa: E402
 from core.identity import Identity  # noqa: E402
 from core.objects import build  # noqa: E402
 
 SIZES = (100, 1_000, 10_000)
+TINY_SIZES = (10, 100)
+GROWTH = 20  # per tenfold, at most
 PER_INVITE = 10
 RUNS = 5
 
@@ -82,20 +85,24 @@ def _measure(ws: Workspace, codes: list[str]) -> dict:
 
 
 def main() -> None:
+    sizes = TINY_SIZES if options(__doc__).tiny else SIZES
     figures: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for size in SIZES:
+        for size in sizes:
             ws, codes = _workspace(Path(tmp), size)
             try:
                 figures[str(size)] = _measure(ws, codes)
             finally:
                 ws.close()
     growth = {}
-    for small, big in zip(SIZES, SIZES[1:], strict=False):
+    for small, big in zip(sizes, sizes[1:], strict=False):
         growth[f"{small}->{big}"] = {
             key: round(figures[str(big)][key] / figures[str(small)][key], 1)
             for key in ("load_ms", "view_ms", "members_ms", "admit_ms")}
-    report("members", {"sizes": figures, "growth": growth})
+    largest = f"{sizes[-2]}->{sizes[-1]}"
+    report("members", {"sizes": figures, "growth": growth}, [
+        Target(f"growth.{largest}.{key}", "<=", GROWTH, at_scale=True)
+        for key in ("load_ms", "view_ms", "members_ms", "admit_ms")])
 
 
 if __name__ == "__main__":

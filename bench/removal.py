@@ -12,7 +12,8 @@ the cost grows with their history). Reported, in ms:
 - `view_ms`: the membership view computed afresh afterwards (every node does it once);
 and, with two Nodes on 127.0.0.1, a `hearth sync --once` that finds nothing to move, before and
 after the rotation (`sync_before_ms`, `sync_after_ms`, their ratio): sessions under the new
-epoch cost what they did.
+epoch cost what they did. Targets: `sync_after_over_before` <= 1.5, and `remove_ms` growing
+at most 20x per tenfold of history (near-linear).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from app.documents import Documents  # noqa: E402
 from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
-from bench._common import report  # noqa: E402
+from bench._common import Target, options, report  # noqa: E402
 from core import kinds  # noqa: E402
 from core.identity import Identity, seal_to  # noqa: E402
 from core.membership import secret_check  # noqa: E402
@@ -42,6 +43,7 @@ DOCUMENTS = 10
 PRIVATE_CHANNELS = 10
 PER_CHANNEL = 10
 HISTORIES = (1_000, 10_000, 100_000)
+TINY_HISTORIES = (20, 200)
 SYNC_RUNS = 5
 
 
@@ -128,16 +130,21 @@ def _remove(ws: Workspace, leaving: bytes) -> dict:
 
 
 def main() -> None:
+    histories = TINY_HISTORIES if options(__doc__).tiny else HISTORIES
     figures = {}
-    for history in HISTORIES:
+    for history in histories:
         with tempfile.TemporaryDirectory() as tmp:
             figures[str(history)] = _measure(Path(tmp), history)
     growth = {f"{small}->{big}": round(figures[str(big)]["remove_ms"]
                                        / figures[str(small)]["remove_ms"], 1)
-              for small, big in zip(HISTORIES, HISTORIES[1:], strict=False)}
+              for small, big in zip(histories, histories[1:], strict=False)}
+    largest = str(histories[-1])
     report("removal", {"members": MEMBERS, "documents": DOCUMENTS,
                        "private_channels": PRIVATE_CHANNELS,
-                       "removed_members_posts": figures, "remove_growth": growth})
+                       "removed_members_posts": figures, "remove_growth": growth}, [
+        Target(f"removed_members_posts.{largest}.sync_after_over_before", "<=", 1.5,
+               at_scale=True),
+        Target(f"remove_growth.{histories[-2]}->{largest}", "<=", 20, at_scale=True)])
 
 
 if __name__ == "__main__":

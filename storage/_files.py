@@ -21,6 +21,7 @@ member may post a list made of chunks of my upload.
 
 from __future__ import annotations
 
+import builtins
 import shutil
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -38,31 +39,7 @@ if TYPE_CHECKING:
 
 OPENED = "opened"  # the folder beside the replica that opened files are decrypted into
 
-# IF NOT EXISTS: tests/storage/test_migrations.py fakes older files by undoing the steps
-# after the one it imitates, and keeps these tables.
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS files (
-    list BLOB PRIMARY KEY,
-    size INTEGER NOT NULL,
-    complete INTEGER NOT NULL DEFAULT 0,
-    mine INTEGER NOT NULL DEFAULT 0,
-    pinned INTEGER NOT NULL DEFAULT 0,
-    opened INTEGER NOT NULL DEFAULT 0,
-    evicted INTEGER NOT NULL DEFAULT 0
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS file_refs (
-    oid INTEGER NOT NULL REFERENCES objects (oid) ON DELETE CASCADE,
-    idx INTEGER NOT NULL,
-    message BLOB NOT NULL,
-    list BLOB NOT NULL,
-    size INTEGER NOT NULL,
-    ts INTEGER NOT NULL,
-    private BLOB,
-    PRIMARY KEY (oid, idx)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS file_refs_by_list ON file_refs (list);
-CREATE INDEX IF NOT EXISTS file_refs_by_message ON file_refs (message)
-"""
+# Tables: storage/migrations/v12.py (files, file_refs).
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +53,11 @@ class FileState:
     pinned: bool
     opened: int  # ms; 0 when never opened here
     evicted: bool
+
+
+def _state(row: tuple) -> FileState:
+    return FileState(row[0], row[1], bool(row[2]), bool(row[3]), bool(row[4]), row[5],
+                     bool(row[6]))
 
 
 def _add(conn: sqlite3.Connection, rows: Sequence[tuple]) -> None:
@@ -162,8 +144,7 @@ class FileStore:
         row = self._replica.conn.execute(
             "SELECT list, size, complete, mine, pinned, opened, evicted FROM files "
             "WHERE list = ?", (list_id,)).fetchone()
-        return FileState(row[0], row[1], *map(bool, row[2:5]), row[5], bool(row[6])) \
-            if row else None
+        return _state(row) if row else None
 
     def states(self, lists: Iterable[bytes]) -> dict[bytes, FileState]:
         out = {}
@@ -177,7 +158,7 @@ class FileStore:
         rows = self._replica.conn.execute(
             "SELECT list, size, complete, mine, pinned, opened, evicted FROM files "
             "ORDER BY list").fetchall()
-        return [FileState(r[0], r[1], *map(bool, r[2:5]), r[5], bool(r[6])) for r in rows]
+        return [_state(r) for r in rows]
 
     def ref(self, message: bytes, index: int) -> tuple[bytes, int] | None:
         """(list id, size) of file `index` of a message, if listed."""
@@ -249,11 +230,12 @@ class FileStore:
             return 0
         return len(data) + sum(store.size(cid) for cid in set(listed(data)))
 
-    def named_elsewhere(self, cids: Iterable[bytes], besides: Iterable[bytes] = ()) -> set[bytes]:
+    def named_elsewhere(self, cids: Iterable[bytes],
+                        besides: Iterable[bytes] = ()) -> builtins.set[bytes]:
         """Those of `cids` that a file held here (but those of `besides`) has as its list
         chunk or names in it."""
         wanted, besides = set(cids), set(besides)
-        store, found = self._replica.chunks, set()
+        store, found = self._replica.chunks, builtins.set[bytes]()
         for (lst,) in self._replica.conn.execute("SELECT list FROM files").fetchall():
             if not wanted - found:
                 break

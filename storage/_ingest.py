@@ -7,13 +7,14 @@ then deletes) only saves recomputation. Moderation's part of the views is kept b
 storage._moderation; the one local input of the views is this computer's blocks (rows of a
 blocked author carry HIDDEN_BLOCKED).
 Last-writer-wins views order by (ts, id): authors date objects after what they link to
-(core.causal.next_ts), which makes that order a causal order.
+(core.causal.next_ts), which makes that order a causal order. Batch owns its parts: the chat
+views' rows (`batch.chat`, storage._chat_rows), which deletes count (`batch.deletes`,
+storage._deletes); heads are storage._heads.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core import kinds
@@ -22,21 +23,23 @@ from core.encoding import dumps, loads
 from core.objects import Object, decode_trusted  # stored objects were validated on the way in
 from core.policy import Policy, evaluate
 
-from . import _conversation, _files, _membership, _moderation, _private, items
+from . import _conversation, _files, _heads, _membership, _moderation, _private, items
+from ._chat_rows import STATE_KINDS, STATE_RESOURCE, ChatRows
+from ._deletes import Deletes
 from ._moderation import HIDDEN_MOD, HIDDEN_REMOVED, Moderator
-from ._sql import admin_act, chunks, placeholders
+from ._sql import admin_act, placeholders
 
 FUTURE_MS = HORIZON_MS
 # The hidden bit set of the views' rows (shown only when 0; a moderator's read also shows
 # storage._moderation.HIDDEN_MOD alone, marked), and HIDDEN_BLOCKED (local).
 HIDDEN_POLICY = 1
 HIDDEN_FUTURE = 2
-_STATE_KINDS = {"post/topic": "topic", "post/join": "join", "post/leave": "leave"}
-_STATE_RESOURCE = {v: k for k, v in _STATE_KINDS.items()}
 
 
 @dataclass(frozen=True)
-class Workspace:
+class WorkspaceIdentity:
+    """The workspace a replica holds: its id and its root admin's key."""
+
     id: bytes
     root: bytes
 
@@ -44,7 +47,7 @@ class Workspace:
 class Batch:
     """Applies new objects to one connection inside an open write transaction."""
 
-    def __init__(self, conn: sqlite3.Connection, workspace: Workspace, now_ms: int):
+    def __init__(self, conn: sqlite3.Connection, workspace: WorkspaceIdentity, now_ms: int):
         self.conn = conn
         self.ws = workspace
         self.horizon = now_ms + FUTURE_MS
@@ -52,14 +55,9 @@ class Batch:
         self._policies: dict[str, list[Policy]] = {}
         self._mod_hidden: dict[str, set[bytes]] | None = None  # channel -> targets hidden
         self._removed: set[bytes] | None = None  # keys removed from the workspace now
-        # Per channel key: the stored name's (ts, id) is at most this (an object this batch
-        # named it by, or one earlier), so a later object cannot rename it.
-        self._named: dict[str, tuple[int, bytes]] = {}
-        self._streams: dict[str, tuple[bytes, str]] = {}  # channel name -> (stream, key)
-        # Per (channel, author): the stored membership's (ts, id) is at least this, so an
-        # older event cannot advance it (a newest-first catch-up brings mostly older ones).
-        self._member_newest: dict[tuple[str, bytes], tuple[int, bytes]] = {}
         self.unnamed: set[bytes] = set()  # list ids of files whose messages were purged
+        self.chat = ChatRows(self)
+        self.deletes = Deletes(self)
 
     # Lookups ------------------------------------------------------------------------------
 
@@ -86,13 +84,13 @@ class Batch:
             )
         return self._policies[channel]
 
-    def _policy_bit(self, channel: str, author: bytes, kind: str) -> int:
+    def policy_bit(self, channel: str, author: bytes, kind: str) -> int:
         policies = self.policies(channel)
         if policies and not evaluate(policies, author.hex(), kind, "append"):
             return HIDDEN_POLICY
         return 0
 
-    def _future_bit(self, ts: int) -> int:
+    def future_bit(self, ts: int) -> int:
         return HIDDEN_FUTURE if ts > self.horizon else 0
 
     def mod_bit(self, channel: str, oid: bytes, author: bytes) -> int:
@@ -133,8 +131,8 @@ class Batch:
         oids = {obj.id: start + n for n, obj in enumerate(objects)}
         self.conn.execute("INSERT INTO meta (key, value) VALUES ('sequence', ?) ON CONFLICT (key) "
                           "DO UPDATE SET value = excluded.value", (start + len(objects) - 1,))
-        children = self._missing_links_to([obj.id for obj in objects])
-        for key, count in self._link(objects, oids).items():
+        children = _heads.missing_links_to(self.conn, [obj.id for obj in objects])
+        for key, count in _heads.link(self.conn, objects, oids).items():
             children[key] = children.get(key, 0) + count
         self.conn.executemany(
             "INSERT INTO objects (oid, id, type, author, ts, stream, raw, children) "
@@ -159,25 +157,25 @@ class Batch:
             changed = _membership.refresh(self)
             self._admins = None
             self._policies.clear()
-        touched = {self._policy_object(obj, oids[obj.id])
-                   for obj in by_kind.get("channel/policy", ())}
-        for key in changed:  # policies of those whose power changed count, or stop counting
+        touched = {channel for obj in by_kind.get("channel/policy", ())
+                   if (channel := self._policy_object(obj, oids[obj.id])) is not None}
+        for author in changed:  # policies of those whose power changed count, or stop counting
             touched.update(row[0] for row in self.conn.execute(
-                "SELECT DISTINCT channel FROM policies WHERE author = ?", (key,)))
-        for channel in touched - {None}:
+                "SELECT DISTINCT channel FROM policies WHERE author = ?", (author,)))
+        for channel in touched:
             self._register_policy_channel(channel)
             self.rehide(channel)
         moderator = Moderator(self)
         roles = moderator.roles(by_kind.get("mod/role", ()), oids)
-        self._texts([*by_kind.get("post/text", ()), *by_kind.get("post/reply", ()),
+        self.chat.texts([*by_kind.get("post/text", ()), *by_kind.get("post/reply", ()),
                      *by_kind.get("post/file", ())], oids)
-        self._edits(by_kind.get("post/edit", ()), oids)
-        self._reactions(by_kind.get("post/react", ()), oids)
-        for kind in _STATE_KINDS:
+        self.chat.edits(by_kind.get("post/edit", ()), oids)
+        self.chat.reactions(by_kind.get("post/react", ()), oids)
+        for kind in STATE_KINDS:
             for obj in by_kind.get(kind, ()):
-                self._state(obj, oids[obj.id])
+                self.chat.state(obj, oids[obj.id])
         for obj in by_kind.get("post/info", ()):
-            self._info(obj, oids[obj.id])
+            self.chat.info(obj, oids[obj.id])
         # Moderators' hides, and the actions that count or stop counting with the power that
         # changed and the roles (the posts stored above took the hides held before: mod_bit).
         hidden = moderator.actions(by_kind.get("mod/hide", ()), oids)
@@ -186,13 +184,13 @@ class Batch:
             hidden |= moderator.recount(key, channel)
         moderator.refresh(hidden)
         for obj in by_kind.get("post/delete", ()):
-            self._delete(obj, oids[obj.id])
-        for key in changed:  # and so do their deletes
-            self._redecide_deletes(key)
+            self.deletes.delete(obj, oids[obj.id])
+        for author in changed:  # and so do their deletes
+            self.deletes.redecide(author)
         unkept = [(oids[o.id],) for o in objects if self.removed_bit(o.id, o.author)]
         self.conn.executemany("INSERT OR IGNORE INTO unkept (oid) VALUES (?)", unkept)
         _private.record(self.conn, self.ws.id, objects, oids)
-        self._arrived_targets(list(oids))
+        self.deletes.arrived_targets(list(oids))
 
     def reindex(self, held: list[tuple[int, bytes]], *, moderation: bool = False) -> None:
         """Index conversation objects (oid, raw) already stored by a version that did not
@@ -203,74 +201,14 @@ class Batch:
         oids = {obj.id: oid for obj, (oid, _) in zip(objects, held, strict=True)}
         if not moderation:
             self._mod_hidden = {}
-        self._texts([obj for obj in objects if obj.type in ("post/reply", "post/file")], oids)
-        self._edits([obj for obj in objects if obj.type == "post/edit"], oids)
-        self._reactions([obj for obj in objects if obj.type == "post/react"], oids)
-        self._arrived_targets(list(oids))
+        self.chat.texts([obj for obj in objects if obj.type in ("post/reply", "post/file")], oids)
+        self.chat.edits([obj for obj in objects if obj.type == "post/edit"], oids)
+        self.chat.reactions([obj for obj in objects if obj.type == "post/react"], oids)
+        self.deletes.arrived_targets(list(oids))
 
     def reindex_moderation(self, held: list[tuple[int, bytes]]) -> None:
         """Index moderation objects (oid, raw) stored by a version that did not know them."""
         _moderation.reindex(self, held)
-
-    # Heads --------------------------------------------------------------------------------
-
-    def _missing_links_to(self, ids: list[bytes]) -> dict[tuple[bytes, bytes], int]:
-        """Links already held that point at these (newly arriving) ids; removes the records."""
-        found: dict[tuple[bytes, bytes], int] = {}
-        if self.conn.execute("SELECT 1 FROM missing_links LIMIT 1").fetchone() is None:
-            return found
-        for part in chunks(ids):
-            rows = self.conn.execute(
-                f"DELETE FROM missing_links WHERE id IN ({placeholders(len(part))}) "
-                "RETURNING id, stream, refs", part).fetchall()
-            found.update(((i, s), refs) for i, s, refs in rows)
-        return found
-
-    def _link(self, objects: list[Object],
-              oids: dict[bytes, int]) -> dict[tuple[bytes, bytes], int]:
-        """Count each new object's links: a parent it links to is no longer a head. Parents
-        held before are updated here; the counts of links to parents among `objects` (whose
-        ids are `oids`' keys), by (id, stream), are returned for their rows."""
-        inner: dict[tuple[bytes, bytes], int] = {}
-        links = []
-        for obj in objects:
-            for link in obj.links:
-                if link in oids:  # a parent of another stream is present but not counted
-                    inner[(link, obj.stream)] = inner.get((link, obj.stream), 0) + 1
-                else:
-                    links.append((link, obj.stream))
-        if not links:
-            return inner
-        present: set[bytes] = set()
-        ids = list({link for link, _ in links})
-        for part in chunks(ids):
-            present.update(row[0] for row in self.conn.execute(
-                f"SELECT id FROM objects WHERE id IN ({placeholders(len(part))})", part))
-        held = [pair for pair in links if pair[0] in present]
-        self.conn.executemany(
-            "UPDATE objects SET children = children + 1 WHERE id = ? AND stream = ?", held)
-        self.conn.executemany("DELETE FROM heads WHERE id = ? AND stream = ?", held)
-        self.conn.executemany(
-            "INSERT INTO missing_links (id, stream, refs) VALUES (?, ?, 1) "
-            "ON CONFLICT (id, stream) DO UPDATE SET refs = refs + 1",
-            [pair for pair in links if pair[0] not in present])
-        return inner
-
-    def _unlink(self, obj: Object) -> None:
-        """Undo `_link` for a purged object: a parent nothing else links to is a head again."""
-        self.conn.execute("DELETE FROM heads WHERE stream = ? AND id = ?", (obj.stream, obj.id))
-        for link in obj.links:
-            row = self.conn.execute(
-                "UPDATE objects SET children = children - 1 WHERE id = ? AND stream = ? "
-                "RETURNING children, ts", (link, obj.stream)).fetchone()
-            if row is None:
-                self.conn.execute(
-                    "UPDATE missing_links SET refs = refs - 1 WHERE id = ? AND stream = ?",
-                    (link, obj.stream))
-                self.conn.execute("DELETE FROM missing_links WHERE refs <= 0")
-            elif row[0] == 0:
-                self.conn.execute("INSERT INTO heads (stream, id, ts) VALUES (?, ?, ?)",
-                                  (obj.stream, link, row[1]))
 
     # Workspace: admins and policies -------------------------------------------------------
 
@@ -292,7 +230,7 @@ class Batch:
             (channel,)).fetchone()
         if row:
             obj = decode_trusted(row[0])
-            self._channel(channel, obj.body["channel"], obj)
+            self.chat.channel(channel, obj.body["channel"], obj)
 
     def rehide(self, channel: str) -> None:
         """Re-decide the policy bit of everything in `channel` (policies apply retroactively)."""
@@ -300,7 +238,7 @@ class Batch:
         rows = self.conn.execute(
             "SELECT DISTINCT author FROM messages WHERE channel = ?", (channel,)).fetchall()
         for (author,) in rows:
-            bit = self._policy_bit(channel, author, "post/text")
+            bit = self.policy_bit(channel, author, "post/text")
             self.conn.execute(
                 "UPDATE messages SET hidden = (hidden & ~1) | ? "
                 "WHERE channel = ? AND author = ? AND (hidden & 1) != ?",
@@ -308,228 +246,22 @@ class Batch:
         rows = self.conn.execute(
             "SELECT DISTINCT author, kind FROM state WHERE channel = ?", (channel,)).fetchall()
         for author, kind in rows:
-            bit = self._policy_bit(channel, author, _STATE_RESOURCE[kind])
+            bit = self.policy_bit(channel, author, STATE_RESOURCE[kind])
             self.conn.execute(
                 "UPDATE state SET hidden = (hidden & ~1) | ? "
                 "WHERE channel = ? AND author = ? AND kind = ? AND (hidden & 1) != ?",
                 (bit, channel, author, kind, bit))
         _conversation.rehide(self.conn, channel,
-                             lambda author, kind: self._policy_bit(channel, author, kind))
-        self.recount(channel)
+                             lambda author, kind: self.policy_bit(channel, author, kind))
+        self.chat.recount(channel)
         authors = {a for (a,) in self.conn.execute(
             "SELECT author FROM messages WHERE channel = ? UNION "
             "SELECT author FROM state WHERE channel = ? UNION "
             "SELECT author FROM members WHERE channel = ?", (channel, channel, channel))}
         for author in authors:
-            self.remember(channel, author)
+            self.chat.remember(channel, author)
 
-    # Channels, messages, state ------------------------------------------------------------
-
-    def channel_of(self, name: str) -> tuple[bytes, str]:
-        """(stream id, key) of the channel named `name` (deriving a stream id is a hash, and
-        names repeat)."""
-        found = self._streams.get(name)
-        if found is None:
-            found = self._streams[name] = (kinds.channel_stream(self.ws.id, name),
-                                           kinds.channel_key(name))
-        return found
-
-    def _channel(self, key: str, name: str, obj: Object) -> None:
-        """Register a channel; its display name is the one of its earliest object."""
-        bound = self._named.get(key)
-        if bound is not None and (obj.ts, obj.id) >= bound:
-            return
-        self._named[key] = (obj.ts, obj.id)
-        self.conn.execute(
-            "INSERT INTO channels (key, name, name_ts, name_id) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (key) DO UPDATE SET name = excluded.name, name_ts = excluded.name_ts, "
-            "name_id = excluded.name_id WHERE (excluded.name_ts, excluded.name_id) "
-            "< (channels.name_ts, channels.name_id)", (key, name, obj.ts, obj.id))
-
-    def _in_channel_stream(self, obj: Object) -> str | None:
-        name = obj.body["channel"]
-        if obj.stream != kinds.channel_stream(self.ws.id, name):
-            return None
-        return kinds.channel_key(name)
-
-    def _texts(self, objects: Sequence[Object], oids: dict[bytes, int]) -> None:
-        rows = []
-        with_files: list[tuple[int, Object]] = []
-        newest: dict[tuple[str, bytes], tuple[int, bytes]] = {}
-        visible: dict[str, int] = {}
-        first: dict[str, Object] = {}
-        for obj in objects:
-            stream, channel = self.channel_of(obj.body["channel"])
-            if obj.stream != stream:
-                continue
-            if channel not in first or (obj.ts, obj.id) < (first[channel].ts, first[channel].id):
-                first[channel] = obj
-            hidden = self._policy_bit(channel, obj.author, "post/text") | \
-                self._future_bit(obj.ts) | self.mod_bit(channel, obj.id, obj.author)
-            reply_to = obj.body.get("parent")
-            in_channel = reply_to is None or obj.body["broadcast"]
-            rows.append((oids[obj.id], obj.id, channel, obj.author, obj.ts, obj.body["text"],
-                         hidden, reply_to, int(in_channel)))
-            if "files" in obj.body:
-                with_files.append((oids[obj.id], obj))
-            if not hidden:
-                visible[channel] = visible.get(channel, 0) + 1
-                key = (channel, obj.author)
-                if key not in newest or (obj.ts, obj.id) > newest[key]:
-                    newest[key] = (obj.ts, obj.id)
-        for channel, obj in first.items():
-            self._channel(channel, obj.body["channel"], obj)
-        keys = sort_keys(self.conn, [(row[4], row[1]) for row in rows])
-        self.conn.executemany(
-            "INSERT INTO messages (oid, id, channel, author, ts, text, hidden, reply_to, "
-            "in_channel, sk) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(*row, key) for row, key in zip(rows, keys, strict=True)])
-        # In rowid order: a rowid below the last one written makes FTS5 flush what it holds
-        # into a new segment, so a catch-up's newest-first messages would each cost a segment.
-        self.conn.executemany(
-            "INSERT INTO messages_fts (rowid, text) VALUES (?, ?)",
-            sorted((key, row[5]) for row, key in zip(rows, keys, strict=True)))
-        _files.record(self.conn, with_files)
-        self.conn.executemany(
-            "UPDATE channels SET messages = messages + ? WHERE key = ?",
-            [(count, channel) for channel, count in visible.items()])
-        self._advance_members([(channel, author, 1, ts, oid_id)
-                               for (channel, author), (ts, oid_id) in newest.items()])
-        # Edits that arrived before their message apply now.
-        _conversation.refresh_texts(
-            self.conn, _conversation.edited_among(self.conn, [row[1] for row in rows]))
-
-    def _edits(self, objects: Sequence[Object], oids: dict[bytes, int]) -> None:
-        _conversation.add_edits(self.conn, self._targeted(objects, oids, "text"))
-
-    def _reactions(self, objects: Sequence[Object], oids: dict[bytes, int]) -> None:
-        _conversation.add_reactions(self.conn, self._targeted(objects, oids, "emoji"))
-
-    def _targeted(self, objects: Sequence[Object], oids: dict[bytes, int],
-                  field: str) -> list[tuple]:
-        """Rows (oid, id, target, channel, author, ts, body[field], hidden) of the objects
-        that name a message and are in their channel's stream."""
-        rows = []
-        for obj in objects:
-            stream, channel = self.channel_of(obj.body["channel"])
-            if obj.stream == stream:
-                hidden = self._policy_bit(channel, obj.author, obj.type) | \
-                    self._future_bit(obj.ts) | self.mod_bit(channel, obj.id, obj.author)
-                rows.append((oids[obj.id], obj.id, obj.body["target"], channel, obj.author,
-                             obj.ts, obj.body[field], hidden))
-        return rows
-
-    def _state(self, obj: Object, oid: int) -> None:
-        channel = self._in_channel_stream(obj)
-        if channel is None:
-            return
-        self._channel(channel, obj.body["channel"], obj)
-        kind = _STATE_KINDS[obj.type]
-        hidden = self._policy_bit(channel, obj.author, obj.type) | self._future_bit(obj.ts) | \
-            self.mod_bit(channel, obj.id, obj.author)
-        self.conn.execute(
-            "INSERT INTO state (oid, id, channel, kind, author, ts, value, hidden) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (oid, obj.id, channel, kind, obj.author, obj.ts, obj.body.get("topic"), hidden))
-        if kind != "topic" and not hidden:
-            self._advance_member(channel, obj.author, kind == "join", obj.ts, obj.id)
-
-    def _info(self, obj: Object, oid: int) -> None:
-        if obj.stream != kinds.profile_stream(obj.author):
-            return
-        self.conn.execute(
-            "INSERT INTO nicks (oid, id, author, ts, name, hidden) VALUES (?, ?, ?, ?, ?, ?)",
-            (oid, obj.id, obj.author, obj.ts, obj.body["name"],
-             self._future_bit(obj.ts) | self.removed_bit(obj.id, obj.author)))
-
-    _ADVANCE = (
-        "INSERT INTO members (channel, author, member, ts, id) VALUES (?, ?, ?, ?, ?) "
-        "ON CONFLICT (channel, author) DO UPDATE SET member = excluded.member, "
-        "ts = excluded.ts, id = excluded.id "
-        "WHERE (excluded.ts, excluded.id) > (members.ts, members.id)")
-
-    def _advance_member(self, channel: str, author: bytes, member: bool, ts: int,
-                        oid_id: bytes) -> None:
-        """Membership after one more visible event: the newest (ts, id) event decides."""
-        self._advance_members([(channel, author, int(member), ts, oid_id)])
-
-    def _advance_members(self, rows: list[tuple[str, bytes, int, int, bytes]]) -> None:
-        newest = self._member_newest
-        fresh = []
-        for row in rows:
-            key, at = (row[0], row[1]), (row[3], row[4])
-            known = newest.get(key)
-            if known is None or at > known:
-                fresh.append(row)
-                newest[key] = at
-        self.conn.executemany(self._ADVANCE, fresh)
-
-    def remember(self, channel: str, author: bytes) -> None:
-        """Recompute membership of `author` in `channel` from the visible events left."""
-        self._member_newest.pop((channel, author), None)
-        self.conn.execute("DELETE FROM members WHERE channel = ? AND author = ?",
-                          (channel, author))
-        row = self.conn.execute(
-            "SELECT kind = 'join', ts, id FROM state WHERE channel = ? AND author = ? "
-            "AND kind != 'topic' AND hidden = 0 ORDER BY ts DESC, id DESC LIMIT 1",
-            (channel, author)).fetchone()
-        if row:
-            self._advance_member(channel, author, bool(row[0]), row[1], row[2])
-        row = self.conn.execute(
-            "SELECT ts, id FROM messages INDEXED BY messages_by_channel WHERE channel = ? "
-            "AND hidden = 0 AND author = ? ORDER BY ts DESC, id DESC LIMIT 1",
-            (channel, author)).fetchone()
-        if row:
-            self._advance_member(channel, author, True, row[0], row[1])
-
-    def recount(self, channel: str) -> None:
-        self.conn.execute(
-            "UPDATE channels SET messages = (SELECT COUNT(*) FROM messages "
-            "WHERE channel = ?1 AND hidden = 0) WHERE key = ?1", (channel,))
-
-    # Deletes ------------------------------------------------------------------------------
-
-    def _delete(self, obj: Object, oid: int, *, record: bool = True) -> None:
-        targets = obj.body["targets"]
-        if record:
-            self.conn.executemany(
-                "INSERT OR IGNORE INTO delete_targets (target, delete_oid) VALUES (?, ?)",
-                [(target, oid) for target in targets])
-        for target in targets:
-            self._honour(obj, target)
-
-    def _arrived_targets(self, ids: list[bytes]) -> None:
-        """New objects that stored deletes already name: the delete still wins."""
-        if self.conn.execute("SELECT 1 FROM delete_targets LIMIT 1").fetchone() is None:
-            return
-        for part in chunks(ids):
-            rows = self.conn.execute(
-                "SELECT o.raw, d.target FROM delete_targets d "
-                "JOIN objects o ON o.oid = d.delete_oid "
-                f"WHERE d.target IN ({placeholders(len(part))})", part).fetchall()
-            for raw, target in rows:
-                self._honour(decode_trusted(raw), target)
-
-    def _honour(self, delete: Object, target: bytes) -> None:
-        """Drop `target` if `delete` may delete it: its author, or an admin, in its stream."""
-        row = self.conn.execute(
-            "SELECT oid, type, author, stream, raw FROM objects WHERE id = ?", (target,)
-        ).fetchone()
-        if row is None:
-            return
-        oid, kind, author, stream, raw = row
-        if kind not in kinds.DELETABLE_KINDS or stream != delete.stream:
-            return
-        if not self._may_delete(delete, author):
-            return
-        obj = decode_trusted(raw)
-        self.purge(oid, obj)
-        # The item leaves the reconciliation set with the content: the delete, which is in
-        # it, tells peers; a peer that still sends the post sees it dropped on arrival here.
-        items.remove_items(self.conn, [(obj.stream, obj.ts, target)])
-        self.conn.execute(
-            "INSERT OR IGNORE INTO tombstones (id, deleted_by, ts, author) VALUES (?, ?, ?, ?)",
-            (target, delete.id, obj.ts, author))
+    # Deletes (storage._deletes decides which count) ---------------------------------------
 
     def redecide(self, keys: set[bytes]) -> None:
         """The policies, hides, roles and deletes of `keys`, whose power changed, count or
@@ -543,47 +275,7 @@ class Batch:
         moderator = Moderator(self)
         moderator.refresh(moderator.granted(keys))
         for key in keys:
-            self._redecide_deletes(key)
-
-    def _may_delete(self, delete: Object, author: bytes) -> bool:
-        """A delete counts from the target's author or with an admin's power, and never when
-        its author's removal did not keep it."""
-        if self.removed_bit(delete.id, delete.author):
-            return False
-        return delete.author == author or self.acts_as_admin(delete.author, delete.id)
-
-    def _redecide_deletes(self, key: bytes) -> None:
-        """`key`'s power changed: their deletes that count now are honoured, and a tombstone
-        left by one that no longer counts is lifted, so the post can be synced again (from a
-        peer that never honoured it). Tombstones from before version 15 do not name their
-        post's author: those are lifted only when the removal did not keep the delete."""
-        deletes = [decode_trusted(raw) for (raw,) in self.conn.execute(
-            "SELECT raw FROM objects WHERE author = ? AND type = 'post/delete'", (key,))]
-        for delete in deletes:
-            for target in delete.body["targets"]:
-                tomb = self.conn.execute(
-                    "SELECT ts, author FROM tombstones WHERE id = ? AND deleted_by = ?",
-                    (target, delete.id)).fetchone()
-                if tomb is None:
-                    self._honour(delete, target)
-                    continue
-                ts, author = tomb
-                if author is None and not self.removed_bit(delete.id, delete.author):
-                    continue
-                if author is not None and self._may_delete(delete, author):
-                    continue
-                self.conn.execute("DELETE FROM tombstones WHERE id = ?", (target,))
-                for (raw,) in self.conn.execute(  # another delete of it may still count
-                        "SELECT o.raw FROM delete_targets d JOIN objects o "
-                        "ON o.oid = d.delete_oid WHERE d.target = ? AND o.id != ?",
-                        (target, delete.id)).fetchall():
-                    other = decode_trusted(raw)
-                    if author is not None and other.stream == delete.stream and \
-                            self._may_delete(other, author):
-                        self.conn.execute(
-                            "INSERT INTO tombstones (id, deleted_by, ts, author) "
-                            "VALUES (?, ?, ?, ?)", (target, other.id, ts, author))
-                        break
+            self.deletes.redecide(key)
 
     def purge(self, oid: int, obj: Object) -> None:
         """Remove an object's content and every index entry, and recompute what it fed."""
@@ -599,15 +291,15 @@ class Batch:
                 if not hidden:
                     self.conn.execute(
                         "UPDATE channels SET messages = messages - 1 WHERE key = ?", (channel,))
-        elif obj.type in _STATE_KINDS:
+        elif obj.type in STATE_KINDS:
             row = self.conn.execute("SELECT channel FROM state WHERE oid = ?", (oid,)).fetchone()
             channel = row[0] if row else None
         self.unnamed.update(_files.named_by(self.conn, oid))
         self.conn.execute("DELETE FROM objects WHERE oid = ?", (oid,))  # cascades to views
-        self._unlink(obj)
+        _heads.unlink(self.conn, obj)
         _conversation.purged(self.conn, obj)
         if channel is not None:
-            self.remember(channel, obj.author)
+            self.chat.remember(channel, obj.author)
             self._rename(channel, obj.id)
 
     def _rename(self, channel: str, gone: bytes) -> None:
@@ -616,7 +308,7 @@ class Batch:
             "SELECT name_id FROM channels WHERE key = ?", (channel,)).fetchone()
         if not found or found[0] != gone:
             return
-        self._named.pop(channel, None)  # renamed to a later object, or gone
+        self.chat.named.pop(channel, None)  # renamed to a later object, or gone
         # One indexed look-up per index prefix: deleting a channel's oldest posts one after
         # another must not cost a scan of the channel each time.
         first = []
@@ -625,7 +317,7 @@ class Batch:
                 "SELECT ts, id, oid FROM messages INDEXED BY messages_by_channel "
                 "WHERE channel = ? AND hidden = ? ORDER BY ts, id LIMIT 1",
                 (channel, hidden)).fetchone())
-            for kind in _STATE_RESOURCE:
+            for kind in STATE_RESOURCE:
                 first.append(self.conn.execute(
                     "SELECT ts, id, oid FROM state INDEXED BY state_by_channel "
                     "WHERE channel = ? AND kind = ? AND hidden = ? ORDER BY ts, id LIMIT 1",
@@ -660,7 +352,7 @@ class Batch:
                 if hidden == HIDDEN_FUTURE:
                     self.conn.execute(
                         "UPDATE channels SET messages = messages + 1 WHERE key = ?", (channel,))
-                    self._advance_member(channel, author, True, ts, oid_id)
+                    self.chat.advance_member(channel, author, True, ts, oid_id)
         rows = self.conn.execute(
             "SELECT channel, author, kind, ts, id, hidden FROM state "
             "WHERE hidden & 2 AND ts <= ?", (self.horizon,)).fetchall()
@@ -671,40 +363,10 @@ class Batch:
                 (self.horizon,))
             for channel, author, kind, ts, oid_id, hidden in rows:
                 if hidden == HIDDEN_FUTURE and kind != "topic":
-                    self._advance_member(channel, author, kind == "join", ts, oid_id)
+                    self.chat.advance_member(channel, author, kind == "join", ts, oid_id)
         cur = self.conn.execute(
             "UPDATE nicks SET hidden = hidden & ~2 WHERE hidden & 2 AND ts <= ?",
             (self.horizon,))
         changed = _conversation.mature(self.conn, self.horizon) or changed
         changed = Moderator(self).mature() or changed
         return changed or cur.rowcount > 0
-
-
-_SK_ID_BITS = 12
-_SK_MAX_TS = (1 << (63 - _SK_ID_BITS)) - 1
-
-
-def sort_key(ts: int, oid: bytes) -> int:
-    """A message's full-text rowid: ordered by time, so search can walk newest first and stop.
-
-    The low bits come from the id, so equal times still differ; the rare collision takes the
-    next free key (sort_keys)."""
-    return (min(ts, _SK_MAX_TS) << _SK_ID_BITS) | (int.from_bytes(oid[:2], "big") >> 4)
-
-
-def sort_keys(conn: sqlite3.Connection, messages: list[tuple[int, bytes]]) -> list[int]:
-    """Unique sort keys for new messages (ts, id), avoiding every key already taken."""
-    wanted = [sort_key(ts, oid) for ts, oid in messages]
-    taken: set[int] = set()
-    for part in chunks(wanted):
-        taken.update(row[0] for row in conn.execute(
-            f"SELECT sk FROM messages WHERE sk IN ({placeholders(len(part))})", part))
-    keys = []
-    for key in wanted:
-        while key in taken:
-            key += 1
-            if conn.execute("SELECT 1 FROM messages WHERE sk = ?", (key,)).fetchone():
-                taken.add(key)
-        taken.add(key)
-        keys.append(key)
-    return keys

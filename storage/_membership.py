@@ -37,17 +37,7 @@ KINDS = frozenset({"invite/create", "invite/revoke", "member/admit", "member/rem
 # What a removal's effect depends on (a seal of a secret never changes it).
 REMOVAL_KINDS = KINDS - {"workspace/key"}
 
-# IF NOT EXISTS: tests/storage/test_migrations.py fakes older files by undoing the steps
-# after the one it imitates, and keeps these tables.
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS membership (
-    oid INTEGER PRIMARY KEY REFERENCES objects (oid) ON DELETE CASCADE
-);
-CREATE TABLE IF NOT EXISTS removed (key BLOB PRIMARY KEY, removal BLOB NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS kept (id BLOB PRIMARY KEY) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS unkept (oid INTEGER PRIMARY KEY REFERENCES objects (oid)
-                                   ON DELETE CASCADE)
-"""
+# Tables: storage/migrations/v10.py (membership, removed, kept, unkept), v15.py (admin_kept).
 
 
 def held(conn: sqlite3.Connection, kinds: frozenset[str] = KINDS) -> list[Object]:
@@ -141,13 +131,6 @@ def record(conn: sqlite3.Connection, workspace: bytes, objects: Iterable[Object]
     rows = [(oids[o.id],) for o in objects if o.type in KINDS and o.stream == workspace]
     conn.executemany("INSERT OR IGNORE INTO membership (oid) VALUES (?)", rows)
     return bool(rows)
-
-
-def reindex(conn: sqlite3.Connection, workspace: bytes) -> None:
-    """Keep the membership objects stored by a version that did not know these kinds."""
-    marks = ", ".join("?" * len(KINDS))
-    conn.execute(f"INSERT OR IGNORE INTO membership (oid) SELECT oid FROM objects "
-                 f"WHERE type IN ({marks}) AND stream = ?", (*sorted(KINDS), workspace))
 
 
 class MembershipStore:

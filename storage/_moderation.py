@@ -47,49 +47,7 @@ HIDDEN_REMOVED = 16  # its author was removed, and the removal did not keep it (
 MODERATOR = "moderator"
 _POST_TABLES = ("messages", "state", "edits", "reactions")
 
-# IF NOT EXISTS: tests/storage/test_migrations.py fakes older files by undoing the steps
-# after the one it imitates, and keeps these tables.
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS mod_roles (
-    oid INTEGER PRIMARY KEY REFERENCES objects (oid) ON DELETE CASCADE,
-    id BLOB NOT NULL,
-    channel TEXT NOT NULL,
-    key BLOB NOT NULL,
-    author BLOB NOT NULL,
-    ts INTEGER NOT NULL,
-    role TEXT NOT NULL,
-    reason TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS mod_roles_by_key ON mod_roles (channel, key, ts, id);
-CREATE INDEX IF NOT EXISTS mod_roles_by_author ON mod_roles (author);
-CREATE TABLE IF NOT EXISTS mod_actions (
-    oid INTEGER PRIMARY KEY REFERENCES objects (oid) ON DELETE CASCADE,
-    id BLOB NOT NULL,
-    channel TEXT NOT NULL,
-    target BLOB NOT NULL,
-    author BLOB NOT NULL,
-    ts INTEGER NOT NULL,
-    hide INTEGER NOT NULL,
-    reason TEXT NOT NULL,
-    counts INTEGER NOT NULL DEFAULT 0,
-    hidden INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS mod_actions_by_target
-    ON mod_actions (channel, target, counts, hidden, ts, id);
-CREATE INDEX IF NOT EXISTS mod_actions_by_author ON mod_actions (author, channel);
-CREATE INDEX IF NOT EXISTS mod_actions_by_time ON mod_actions (ts, id);
-CREATE INDEX IF NOT EXISTS mod_actions_future ON mod_actions (ts) WHERE hidden & 2;
-CREATE TABLE IF NOT EXISTS mod_hidden (channel TEXT NOT NULL, target BLOB NOT NULL,
-                                       PRIMARY KEY (channel, target)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS blocked (key BLOB PRIMARY KEY, ts INTEGER NOT NULL) WITHOUT ROWID
-"""
-# Version 10 (storage._schema): what a block refused, kept in the reconciliation set.
-REFUSED_SCHEMA = """
-CREATE TABLE IF NOT EXISTS refused (id BLOB PRIMARY KEY, key BLOB NOT NULL,
-                                    ts INTEGER NOT NULL, stream BLOB NOT NULL,
-                                    class INTEGER NOT NULL) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS refused_by_key ON refused (key)
-"""
+# Tables: storage/migrations/v09.py (roles, actions, hidden, blocked), v13.py (refused).
 
 
 def refuse(conn: sqlite3.Connection, objects: Sequence[Object], workspace: bytes) -> None:
@@ -179,7 +137,7 @@ class Moderator:
                 continue
             channel, target = kinds.channel_key(name), obj.body["target"]
             counts = self.counts(channel, obj.author, obj.id)
-            future = self.batch._future_bit(obj.ts)
+            future = self.batch.future_bit(obj.ts)
             rows.append((oids[obj.id], obj.id, channel, target, obj.author, obj.ts,
                          int(obj.body["hidden"]), obj.body["reason"], int(counts), future))
             if counts and not future:
@@ -205,8 +163,8 @@ class Moderator:
     def recount(self, key: bytes, channel: str | None = None) -> set[tuple]:
         """Re-decide whether `key`'s actions (in `channel`, or anywhere) count; returns the
         (channel, target) pairs of those that changed."""
-        sql, args = "SELECT oid, id, channel, target, counts FROM mod_actions WHERE author = ?", \
-            [key]
+        sql = "SELECT oid, id, channel, target, counts FROM mod_actions WHERE author = ?"
+        args: list[bytes | str] = [key]
         if channel is not None:
             sql, args = sql + " AND channel = ?", [key, channel]
         touched, updates = set(), []
@@ -267,7 +225,7 @@ class Moderator:
             extra = ", t.target" if table in ("edits", "reactions") else ", NULL"
             select = f"SELECT t.oid, t.id, t.author, t.hidden{extra} FROM objects o " \
                      f"JOIN {table} t ON t.oid = o.oid WHERE t.channel = ? AND "
-            rows = set()
+            rows: set[tuple] = set()
             for part in chunks(named):
                 rows.update(self.conn.execute(
                     select + f"o.id IN ({placeholders(len(part))})", (channel, *part)))
@@ -290,9 +248,9 @@ class Moderator:
     def _fed(self, channel: str, authors: set[bytes], edited: set[bytes],
              reacted: set[tuple[bytes, bytes]]) -> None:
         if authors:
-            self.batch.recount(channel)
+            self.batch.chat.recount(channel)
             for author in authors:
-                self.batch.remember(channel, author)
+                self.batch.chat.remember(channel, author)
         _conversation.refresh_texts(self.conn, edited)
         _conversation.recount_reactions(self.conn, reacted)
 

@@ -19,16 +19,7 @@ from core.private import KINDS
 if TYPE_CHECKING:
     from .replica import Replica
 
-# IF NOT EXISTS: tests/storage/test_migrations.py fakes older files by undoing the steps
-# after the one it imitates, and keeps these tables.
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS private (
-    oid INTEGER PRIMARY KEY REFERENCES objects (oid) ON DELETE CASCADE,
-    channel BLOB NOT NULL,
-    ts INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS private_by_channel ON private (channel, ts)
-"""
+# Table: storage/migrations/v11.py (private).
 _COUNTED = "AND p.oid NOT IN (SELECT oid FROM unkept)"
 
 

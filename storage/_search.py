@@ -1,6 +1,6 @@
 """Message search: the visible messages that match words, phrases and filters, newest first.
 
-Full-text rowids are time-ordered sort keys (messages.sk, storage._ingest.sort_key), so FTS5
+Full-text rowids are time-ordered sort keys (messages.sk, storage._sort_keys.sort_key), so FTS5
 walks its doclists from the newest match and stops at the limit, and a time range is a rowid
 range it seeks to. Without words, a filter walks an index that is already in time order: a
 channel's (messages_by_channel), a person's (objects_by_author) or every message's
@@ -24,14 +24,14 @@ import sqlite3
 from dataclasses import dataclass
 
 from ._conversation import decorate
-from ._ingest import _SK_ID_BITS, _SK_MAX_TS
+from ._sort_keys import SK_ID_BITS, SK_MAX_TS
 from ._sql import chunks, placeholders
 from .errors import StorageError
 from .records import Message
 
 COUNT_CAP = 1000  # matches are counted up to this (a window shows "1000+")
 FTS_WALK_MAX = 20_000  # full-text matches a filtered search walks before it walks the filter
-# Sort keys that collide move up by one (storage._ingest.sort_keys), so the key of a message
+# Sort keys that collide move up by one (storage._sort_keys.sort_keys), so the key of a message
 # dated just before a bound may sit a little above the bound's own key: the rowid range
 # leaves this much room and the exact test is on ts.
 _SK_SLACK = 1 << 16
@@ -89,10 +89,10 @@ def _key_range(column: str, f: MessageFilter) -> tuple[list[str], list[int]]:
     where, params = [], []
     if f.since_ms is not None:
         where.append(f"{column} >= ?")
-        params.append(min(max(f.since_ms, 0), _SK_MAX_TS) << _SK_ID_BITS)
-    if f.until_ms is not None and f.until_ms <= _SK_MAX_TS:
+        params.append(min(max(f.since_ms, 0), SK_MAX_TS) << SK_ID_BITS)
+    if f.until_ms is not None and f.until_ms <= SK_MAX_TS:
         where.append(f"{column} < ?")
-        params.append((max(f.until_ms, 0) << _SK_ID_BITS) + _SK_SLACK)
+        params.append((max(f.until_ms, 0) << SK_ID_BITS) + _SK_SLACK)
     return where, params
 
 

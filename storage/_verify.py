@@ -146,7 +146,8 @@ class _Process:
     def close(self) -> None:
         self._requests.put(None)
         with contextlib.suppress(OSError):
-            self._proc.stdin.close()
+            if self._proc.stdin is not None:
+                self._proc.stdin.close()
         try:
             self._proc.wait(CLOSE_TIMEOUT_S)
         except subprocess.TimeoutExpired:

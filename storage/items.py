@@ -22,21 +22,9 @@ BUCKET_SHIFT = 20  # part of the file format: buckets of 2^20 ms (17.5 minutes)
 LANES = 8
 _LANES = struct.Struct("<8I")
 _LANE_COLUMNS = ", ".join(f"l{k}" for k in range(LANES))
-_LANE_DEFS = ", ".join(f"l{k} INTEGER NOT NULL" for k in range(LANES))
 
 LANE_COLUMNS = _LANE_COLUMNS
-SCHEMA = f"""
-CREATE TABLE items (stream BLOB NOT NULL, ts INTEGER NOT NULL, id BLOB NOT NULL,
-                    PRIMARY KEY (stream, ts, id)) WITHOUT ROWID;
-CREATE TABLE item_buckets (
-    stream BLOB NOT NULL, bucket INTEGER NOT NULL, count INTEGER NOT NULL, {_LANE_DEFS},
-    PRIMARY KEY (stream, bucket)
-) WITHOUT ROWID;
-CREATE TABLE item_streams (
-    stream BLOB PRIMARY KEY, class INTEGER NOT NULL, count INTEGER NOT NULL,
-    newest INTEGER NOT NULL, {_LANE_DEFS}
-) WITHOUT ROWID
-"""
+# Tables: storage/migrations/v13.py (items, item_buckets, item_streams).
 
 Item = tuple[bytes, int, bytes, int]
 """(stream, ts, id, class): class as core.kinds.stream_class."""

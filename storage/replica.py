@@ -1,4 +1,5 @@
-"""One workspace's SQLite replica: the single ingest path and the chat views' queries.
+"""One workspace's SQLite replica: its file and connections, the single ingest path
+(storage._accept, storage._ingest) and the chat views' reads (storage._chat).
 
 The parts that are not views of the chat live in their own modules and share the replica's
 connection and lock: `Replica.documents` (storage._documents), `Replica.outbox`
@@ -11,37 +12,32 @@ a file no message held names any more loses its chunks after the ingest that pur
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
-import re
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 
 from core import kinds
 from core.encoding import loads
-from core.errors import InvalidObject
-from core.identity import verify
-from core.objects import Object, bad_signature, decode_trusted, parse
+from core.objects import Object, decode_trusted
 from core.policy import Policy
 
-from . import _conversation, _schema, _search, _verify
+from . import _accept, _chat, _conversation, _fixups, _schema, _search, _verify
+from ._chat import UNREAD_CAP as UNREAD_CAP  # app.records reads it here
 from ._documents import DocumentStore
 from ._files import FileStore
-from ._ingest import FUTURE_MS, Batch, Workspace
+from ._ingest import FUTURE_MS, Batch, WorkspaceIdentity
 from ._kept import KeptStreams
 from ._membership import MembershipStore
-from ._moderation import HIDDEN_MOD, ModerationStore, blocked_keys, refuse
+from ._moderation import ModerationStore
 from ._outbox import Outbox
 from ._private import PrivateStore
 from ._reconciliation import Reconciliation
 from ._search import COUNT_CAP, MessageFilter, MessageMatches, words_filter
-from ._sql import admin_act, chunks, placeholders
+from ._sql import admin_act
 from ._verify import Checking
 from .chunks import ChunkStore
 from .errors import NotFound, StorageError
@@ -52,45 +48,13 @@ from .records import (
     Member,
     Message,
     MessageVersion,
-    StateEvent,
-    Status,
 )
 
-log = logging.getLogger(__name__)
-
 BUSY_TIMEOUT_MS = 10_000
-# Objects answered already that are stored together, at most: each group's full-text rows
-# go in rowid order, and a catch-up's next group (older messages) starts a new FTS5 segment.
-GROUP_MAX = 2048
-VERIFY_TIMEOUT_S = 120.0
 SYNC_CACHE_KIB = 16384  # sync's reading connection: the item index's hot pages
 # A new replica's pages. Ids are random, so a batch of objects touches most pages of the id
 # index, and a commit writes each page touched: fewer, larger pages cost less per object.
 PAGE_SIZE = 16384
-UNREAD_CAP = 1000  # unread counts stop here (the window shows "999+")
-
-
-def _mention_word(nick: str) -> re.Pattern[str]:
-    """`nick` as a word of its own ("@ada", "ada:"), in any case."""
-    return re.compile(r"(?<!\w)" + re.escape(nick) + r"(?!\w)", re.IGNORECASE)
-
-
-def _marked(messages: list[Message], hidden: set[bytes]) -> list[Message]:
-    """`messages`, those whose id is in `hidden` marked as hidden by a moderator."""
-    if not hidden:
-        return messages
-    return [replace(m, hidden=True) if m.id in hidden else m for m in messages]
-
-
-def parse_cursor(cursor: str) -> tuple[int, bytes]:
-    try:
-        ts, hex_id = cursor.split("-", 1)
-        oid = bytes.fromhex(hex_id)
-        if len(oid) != 32 or not ts.isdigit() or int(ts) >= 2**63:
-            raise ValueError
-        return int(ts), oid
-    except ValueError:
-        raise StorageError(f"{cursor!r} is not a message cursor") from None
 
 
 class Replica:
@@ -105,16 +69,18 @@ class Replica:
         self._lock = threading.RLock()
         self._sync_lock = threading.Lock()
         self._sync_conn: sqlite3.Connection | None = None
-        self._conn = self._connect(self.path, new=False)
+        conn = self._connect(self.path, new=False)
         try:
-            _schema.migrate(self._conn)
-            meta = dict(self._conn.execute("SELECT key, value FROM meta"))
+            _schema.migrate(conn)
+            meta = dict(conn.execute("SELECT key, value FROM meta"))
             if "workspace" not in meta or "root" not in meta:
                 raise StorageError(f"{self.path} is not a Hearth replica (no workspace)")
+            self.workspace = WorkspaceIdentity(meta["workspace"], meta["root"])
+            _fixups.run(conn, self.workspace, self.now_ms())
         except BaseException:
-            self._conn.close()
+            conn.close()
             raise
-        self.workspace = Workspace(meta["workspace"], meta["root"])
+        self._conn: sqlite3.Connection | None = conn
 
     @staticmethod
     def _connect(path: Path, *, new: bool) -> sqlite3.Connection:
@@ -310,100 +276,11 @@ class Replica:
     def ingest_checked(self, parts: Sequence[Checking]) -> list[IngestResult]:
         """`ingest` of batches whose checks began as they arrived (storage._verify.start), in
         their order and in one transaction: the answers of all, in order."""
-        steps: list[tuple[list[bytes], range, Future | None, int]] = []
-        total = 0
-        for part in parts:
-            steps.extend((part.raws, sub, future, total)
-                         for sub, future in zip(part.subs, part.futures, strict=True))
-            total += len(part.raws)
-        results: list[IngestResult | None] = [None] * total
-        seen: set[bytes] = set()
         with self._write() as conn:
-            blocked = blocked_keys(conn)
-            batch = Batch(conn, self.workspace, self.now_ms())
-            batch.mature()
-            k = 0
-            while k < len(steps):
-                # The next sub-batch, and those after it the helpers have answered already (or
-                # all, checked here): stored together, as storing costs less per object in
-                # larger groups, up to GROUP_MAX objects (memory).
-                fresh: list[tuple[int, Object, bool]] = []
-                while True:
-                    raws, sub, future, base = steps[k]
-                    for n, found in zip(sub, self._checked(future, raws, sub), strict=True):
-                        if isinstance(found, InvalidObject):
-                            results[base + n] = self._rejected(raws[n], found)
-                        elif found[0].id in seen:
-                            results[base + n] = IngestResult(found[0].id, Status.DUPLICATE)
-                        else:
-                            seen.add(found[0].id)
-                            fresh.append((base + n, *found))
-                    k += 1
-                    if k == len(steps) or len(fresh) + len(steps[k][1]) > GROUP_MAX or (
-                            steps[k][2] is not None and not steps[k][2].done()):
-                        break
-                held = self._held(conn, [obj.id for _, obj, _ in fresh])
-                new, refused = [], []
-                for n, obj, ok in fresh:
-                    if obj.id in held:
-                        results[n] = IngestResult(obj.id, Status.DUPLICATE)
-                    elif not ok:
-                        results[n] = self._rejected(obj.raw, bad_signature())
-                    elif obj.author in blocked:
-                        refused.append(obj)
-                        results[n] = IngestResult(obj.id, Status.REFUSED, "blocked",
-                                                  "its author is blocked on this computer")
-                    else:
-                        new.append(obj)
-                        results[n] = IngestResult(obj.id, Status.ADDED)
-                batch.add(new)
-                refuse(conn, refused, self.workspace.id)
-        unnamed = batch.unnamed
+            results, unnamed = _accept.accept(conn, self.workspace, self.now_ms(), parts)
         if unnamed:  # deleted messages' files: their chunks go, unless another names them
             self.files.drop_unnamed(unnamed)
-        return results  # type: ignore[return-value]
-
-    @staticmethod
-    def _checked(future: Future | None, raws: list[bytes],
-                 sub: range) -> list[tuple[Object, bool] | InvalidObject]:
-        """Per object of `sub`: (the object, whether its signature verifies), or why it is
-        invalid. A helper's "valid" is taken as checked; everything else is checked here."""
-        verdicts = None
-        if future is not None:
-            try:
-                verdicts = future.result(VERIFY_TIMEOUT_S)
-            except (TimeoutError, OSError, ValueError) as exc:
-                log.warning("signature helper failed (%s); verifying here", exc)
-                _verify.shutdown(future)
-        if verdicts is None or len(verdicts) != len(sub):
-            verdicts = bytes(len(sub))
-        out: list[tuple[Object, bool] | InvalidObject] = []
-        for n, valid in zip(sub, verdicts, strict=True):
-            if valid == 1:
-                out.append((decode_trusted(raws[n]), True))
-                continue
-            try:
-                obj, unsigned = parse(raws[n])
-            except InvalidObject as exc:
-                out.append(exc)
-                continue
-            out.append((obj, verify(obj.author, unsigned, obj.sig)))
-        return out
-
-    @staticmethod
-    def _rejected(raw: bytes, exc: InvalidObject) -> IngestResult:
-        return IngestResult(hashlib.blake2b(raw, digest_size=32).digest(), Status.REJECTED,
-                            exc.reason.value, str(exc))
-
-    @staticmethod
-    def _held(conn: sqlite3.Connection, ids: list[bytes]) -> set[bytes]:
-        held: set[bytes] = set()
-        for part in chunks(ids):
-            marks = placeholders(len(part))
-            held.update(row[0] for row in conn.execute(
-                f"SELECT id FROM objects WHERE id IN ({marks}) UNION ALL "
-                f"SELECT id FROM tombstones WHERE id IN ({marks})", (*part, *part)))
-        return held
+        return results
 
     # Objects ----------------------------------------------------------------------------------
 
@@ -471,67 +348,20 @@ class Replica:
 
     # Chat views -------------------------------------------------------------------------------
 
-    _NICK = ("(SELECT name FROM nicks n WHERE n.author = {a} AND n.hidden = 0 "
-             "ORDER BY n.ts DESC, n.id DESC LIMIT 1)")
-
-    _COLUMNS = ("m.id, m.author, {nick}, m.ts, m.text, m.edited, m.reply_to, m.in_channel "
-                "FROM messages m")
-
     def messages(self, channel: str, *, limit: int = 50, before: str | None = None,
                  hidden: bool = False) -> list[Message]:
         """The newest `limit` visible messages of `channel` before `before`, newest last
         (replies only in their thread are left out: see `thread`). With `hidden` (for a
         moderator's read: the caller decides who moderates), the messages moderators hid
         are there too, marked `Message.hidden`."""
-        key = kinds.channel_key(channel)
-        sql = ("SELECT " + self._COLUMNS.format(nick=self._NICK.format(a="m.author")) +
-               " WHERE m.channel = ? AND m.hidden = ? AND m.in_channel = 1")
-        cursor: list = []
-        if before:
-            ts, oid = parse_cursor(before)
-            sql += " AND (m.ts, m.id) < (?, ?)"
-            cursor = [ts, oid]
-        sql += " ORDER BY m.ts DESC, m.id DESC LIMIT ?"
-        limit = max(0, limit)
         with self._read() as conn:
-            rows, marked = [], set()
-            # One walk of messages_by_channel per hidden value: each is in time order.
-            for bits in (0, HIDDEN_MOD) if hidden else (0,):
-                found = conn.execute(sql, [key, bits, *cursor, limit]).fetchall()
-                if bits:
-                    marked.update(row[0] for row in found)
-                rows += found
-            rows.sort(key=lambda row: (row[3], row[0]))
-            rows = rows[max(0, len(rows) - limit):]
-            name = self._channel_name(conn, key) or channel
-            return _marked(_conversation.decorate(conn, rows, key, name), marked)
+            return _chat.messages(conn, channel, limit=limit, before=before, hidden=hidden)
 
     def thread(self, message_id: bytes, *, hidden: bool = False) -> list[Message]:
         """A thread: its first message, then its visible replies oldest first; [] when the
         message is not a visible message held here. `hidden`: as `messages`."""
-        shown = f"(0, {HIDDEN_MOD})" if hidden else "(0)"
         with self._read() as conn:
-            found = conn.execute(
-                "SELECT m.channel, m.reply_to FROM objects o JOIN messages m ON m.oid = o.oid "
-                f"WHERE o.id = ? AND m.hidden IN {shown}", (message_id,)).fetchone()
-            if found is None:
-                return []
-            key, parent = found
-            root = parent if parent is not None else message_id
-            columns = self._COLUMNS.replace(" FROM", ", m.hidden FROM").format(
-                nick=self._NICK.format(a="m.author"))
-            first = conn.execute(
-                f"SELECT {columns} JOIN objects o ON o.oid = m.oid WHERE o.id = ? "
-                f"AND m.hidden IN {shown} AND m.channel = ?", (root, key)).fetchall()
-            replies = conn.execute(
-                f"SELECT {columns} INDEXED BY messages_by_thread WHERE m.reply_to = ? "
-                f"AND m.hidden IN {shown} AND m.channel = ? ORDER BY m.ts, m.id",
-                (root, key)).fetchall()
-            name = self._channel_name(conn, key) or key
-            rows = first + replies
-            marked = {row[0] for row in rows if row[-1]}
-            return _marked(_conversation.decorate(conn, [row[:-1] for row in rows], key, name),
-                           marked)
+            return _chat.thread(conn, message_id, hidden=hidden)
 
     def versions(self, message_id: bytes) -> list[MessageVersion]:
         """A visible message's texts, oldest first: its own, then its author's edits'."""
@@ -555,80 +385,33 @@ class Replica:
     def message(self, message_id: bytes) -> Message | None:
         """One visible message (a reply too), with its reply count and reactions."""
         with self._read() as conn:
-            row = conn.execute(
-                "SELECT m.channel, " + self._COLUMNS.format(nick=self._NICK.format(a="m.author"))
-                + " JOIN objects o ON o.oid = m.oid WHERE o.id = ? AND m.hidden = 0",
-                (message_id,)).fetchone()
-            if row is None:
-                return None
-            key = row[0]
-            name = self._channel_name(conn, key) or key
-            return _conversation.decorate(conn, [row[1:]], key, name)[0]
-
-    @staticmethod
-    def _channel_name(conn: sqlite3.Connection, key: str) -> str | None:
-        row = conn.execute("SELECT name FROM channels WHERE key = ?", (key,)).fetchone()
-        return row[0] if row else None
-
-    @staticmethod
-    def _topic(conn: sqlite3.Connection, key: str) -> str | None:
-        row = conn.execute(
-            "SELECT value FROM state WHERE channel = ? AND kind = 'topic' AND hidden = 0 "
-            "ORDER BY ts DESC, id DESC LIMIT 1", (key,)).fetchone()
-        return row[0] if row else None
+            return _chat.message(conn, message_id)
 
     def topic(self, channel: str) -> str | None:
         with self._read() as conn:
-            return self._topic(conn, kinds.channel_key(channel))
+            return _chat.topic(conn, kinds.channel_key(channel))
 
     def members(self, channel: str) -> list[Member]:
         with self._read() as conn:
-            return self._members(conn, kinds.channel_key(channel))
-
-    def _members(self, conn: sqlite3.Connection, key: str) -> list[Member]:
-        rows = conn.execute(
-            "SELECT author, " + self._NICK.format(a="members.author") +
-            " FROM members WHERE channel = ? AND member = 1", (key,)).fetchall()
-        members = [Member(author, nick) for author, nick in rows]
-        return sorted(members, key=lambda m: ((m.nick or "").casefold(), m.key))
+            return _chat.members(conn, kinds.channel_key(channel))
 
     def nickname(self, key: bytes) -> str | None:
         with self._read() as conn:
-            row = conn.execute("SELECT " + self._NICK.format(a="?"), (key,)).fetchone()
-        return row[0]
+            return _chat.nickname(conn, key)
 
     def nicknames(self) -> dict[bytes, str]:
         """Current nickname of every key that has one."""
         with self._read() as conn:
-            rows = conn.execute(
-                "SELECT author, name FROM (SELECT author, name, ROW_NUMBER() OVER ("
-                "PARTITION BY author ORDER BY ts DESC, id DESC) AS rn FROM nicks "
-                "WHERE hidden = 0) WHERE rn = 1").fetchall()
-        return dict(rows)
+            return _chat.nicknames(conn)
 
     def channel_state(self, channel: str) -> ChannelState:
         """Topic, members and the history of topic, membership and nickname changes."""
-        key = kinds.channel_key(channel)
         with self._read() as conn:
-            name = self._channel_name(conn, key)
-            if name is None:
-                raise NotFound(f"no channel {channel!r} in this replica")
-            members = self._members(conn, key)
-            history = [StateEvent(*row) for row in conn.execute(
-                "SELECT id, kind, author, ts, value FROM state WHERE channel = ? AND hidden = 0 "
-                "UNION ALL SELECT n.id, 'nick', n.author, n.ts, n.name FROM nicks n "
-                "WHERE n.hidden = 0 AND n.author IN (SELECT author FROM members "
-                "WHERE channel = ?) ORDER BY 4, 1", (key, key))]
-            return ChannelState(name, self._topic(conn, key), tuple(members), tuple(history))
+            return _chat.channel_state(conn, channel)
 
     def channels(self) -> list[ChannelInfo]:
         with self._read() as conn:
-            rows = conn.execute(
-                "SELECT c.key, c.name, c.messages, (SELECT COUNT(*) FROM members m "
-                "WHERE m.channel = c.key AND m.member = 1) FROM channels c "
-                "ORDER BY c.key").fetchall()
-            return [ChannelInfo(name, self._topic(conn, key), count, messages)
-                    for key, name, messages, count in rows]
+            return _chat.channels(conn)
 
     def search(self, query: str, *, limit: int = 50) -> list[Message]:
         """Visible messages matching every word of `query` (prefix match on the last),
@@ -671,7 +454,7 @@ class Replica:
         """(count, ids, raws) of the objects to export, oldest first, from one read snapshot:
         every object, or a channel's with what makes it readable elsewhere (the workspace
         stream: genesis, admins, policies; and everyone's nicknames)."""
-        where, params = "", ()
+        where, params = "", tuple[bytes, ...]()
         if channel is not None:
             stream = kinds.channel_stream(self.workspace.id, channel)
             where = "WHERE stream IN (?, ?) OR type = 'post/info' OR id = ?"
@@ -764,29 +547,8 @@ class Replica:
     def unread(self, me: bytes, nick: str | None) -> dict[str, tuple[int, bool]]:
         """Per channel name: (messages by others since my mark, at most UNREAD_CAP, and
         whether one of the newest UNREAD_CAP of them mentions `nick`)."""
-        out: dict[str, tuple[int, bool]] = {}
         with self._read() as conn:
-            for key, name, mark_ts, mark_id in conn.execute(
-                    "SELECT c.key, c.name, r.ts, r.id FROM channels c "
-                    "LEFT JOIN read_marks r ON r.channel = c.key"):
-                # The newest UNREAD_CAP unread: a channel left unread for months stays cheap.
-                since = "FROM (SELECT text FROM messages WHERE channel = ? AND hidden = 0 " \
-                        "AND in_channel = 1 " \
-                        "AND (ts, id) > (?, ?) AND author != ? ORDER BY ts DESC, id DESC " \
-                        "LIMIT ?)"
-                args = (key, mark_ts if mark_ts is not None else -1, mark_id or b"", me,
-                        UNREAD_CAP)
-                count = conn.execute("SELECT COUNT(*) " + since, args).fetchone()[0]
-                mention = False
-                if count and nick:
-                    pattern = "%" + nick.replace("\\", "\\\\").replace("%", "\\%").replace(
-                        "_", "\\_") + "%"
-                    word = _mention_word(nick)  # "adam" does not mention ada
-                    mention = any(word.search(text) for (text,) in conn.execute(
-                        "SELECT text " + since + " WHERE text LIKE ? ESCAPE '\\'",
-                        (*args, pattern)))
-                out[name] = (count, mention)
-        return out
+            return _chat.unread(conn, me, nick)
 
     # The file ---------------------------------------------------------------------------------
 

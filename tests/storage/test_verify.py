@@ -11,8 +11,8 @@ import cbor2
 import pytest
 
 from storage import Status, _verify
+from storage._accept import VERIFY_TIMEOUT_S
 from storage._verify import PARALLEL_MIN, SUB_BATCH
-from storage.replica import VERIFY_TIMEOUT_S
 from tests.support import FakeClock
 
 from .conftest import T0, World, identity, new_replica

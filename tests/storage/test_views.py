@@ -371,7 +371,7 @@ def test_search_newest_first_does_not_depend_on_arrival_order(replica, world, pe
 
 def test_unread_counts_others_since_my_mark_capped_and_finds_mentions(replica, world,
                                                                       people, monkeypatch):
-    from storage import replica as replica_module
+    from storage import _chat as replica_module
 
     monkeypatch.setattr(replica_module, "UNREAD_CAP", 5)
     alice, bob = people["alice"], people["bob"]

@@ -21,7 +21,8 @@ from core.encoding import derive_id
 from core.kinds import CHANNEL_CLASS, GENESIS_STREAM, WORKSPACE_CLASS
 from core.objects import Object
 from storage import Replica, Status
-from storage._schema import SCHEMA_VERSION, _v13
+from storage._schema import SCHEMA_VERSION
+from storage.migrations import v13
 from sync.session import NEG_BUCKETS, NEG_ID_LIST_THRESHOLD, ReconcileComplete
 from sync.store import MemoryStore, ReplicaStore, StreamInfo
 from tests.storage.test_migrations import as_version_12
@@ -227,7 +228,7 @@ def test_rebuilding_the_index_of_a_current_file_changes_nothing(tmp_path, ws):
     store.replica.close()
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("BEGIN IMMEDIATE")
-    _v13(conn)
+    v13.migrate(conn)
     conn.execute("COMMIT")
     conn.close()
     with Replica(path, clock=lambda: NOW_S) as again:
