@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from core.documents import CommentInfo, Document
 
-from .workspace import WorkspaceError
+from .errors import WorkspaceError
 
 if TYPE_CHECKING:
     from core.objects import Object

@@ -43,7 +43,7 @@ class DocumentsFacade(CommentsFacade):
 
     def _library(self) -> Documents:
         if self._docs is None:
-            self._docs = Documents(self._node._workspace)
+            self._docs = self._node._workspace.documents
             self._docs.on_conflicts = self._conflicts_resolved
         return self._docs
 
@@ -69,7 +69,7 @@ class DocumentsFacade(CommentsFacade):
     # Reading -----------------------------------------------------------------------------------
 
     def list(self) -> Future[list[DocumentSummary]]:
-        return self._run(lambda: self._library().list())
+        return self._run(lambda: self._library().all())
 
     def open(self, doc: DocRef, branch: str = "main") -> Future[DocumentView]:
         """What a branch shows: title, branches, heads, text, history and tags, read together

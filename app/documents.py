@@ -28,6 +28,7 @@ import difflib
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from core.causal import HORIZON_MS
 from core.documents import (
@@ -44,8 +45,12 @@ from core.objects import MIN_ID_PREFIX, Object, decode_trusted
 
 from . import review
 from .doc_comments import DocComments
+from .errors import WorkspaceError
+from .keys import parse_key
 from .review import ALREADY_MERGED, RESOLUTIONS, DocDiff, Merged, MergePreview
-from .workspace import Workspace, WorkspaceError, parse_key
+
+if TYPE_CHECKING:
+    from .workspace import Workspace
 
 
 @dataclass(frozen=True)
@@ -118,17 +123,17 @@ class Documents(DocComments):
     def secret(self) -> bytes:
         """The newest epoch's workspace secret (every member holds it: core/membership.py);
         new workspace keys are published under it."""
-        return self.ws.newest_secret()[1]
+        return self.ws.members.newest_secret()[1]
 
     def secrets(self) -> tuple[bytes, ...]:
         """Every epoch's secret held, newest first: workspace keys under any of them open."""
-        held = self.ws.secrets()
+        held = self.ws.members.secrets()
         return tuple(held[epoch] for epoch in sorted(held, reverse=True))
 
     def members(self) -> frozenset[bytes]:
         """Who edits a workspace-editable document: the members, and the removed (of whom
         storage holds only what their removal kept)."""
-        view = self.ws.membership()
+        view = self.ws.members.view()
         return frozenset(view.members) | frozenset(view.removed)
 
     def _clock(self) -> int:
@@ -136,7 +141,8 @@ class Documents(DocComments):
 
     # Finding ----------------------------------------------------------------------------------
 
-    def list(self) -> list[DocumentSummary]:
+    def all(self) -> list[DocumentSummary]:
+        """Every document held, with the title its creator gave it last."""
         out = []
         horizon = self._clock() + HORIZON_MS  # a title dated later is not visible yet
         for raw in self.ws.replica.documents.roots():
@@ -154,12 +160,12 @@ class Documents(DocComments):
         removed and published under the new secret, so a removed member reads nothing written
         from now on. Any editor's node does it; a refresh one did is seen by the others.
         Returns how many keys were made."""
-        view = self.ws.membership()
+        view = self.ws.members.view()
         since = view.since.get(view.epoch)
-        if since is None or view.epoch not in self.ws.secrets():
+        if since is None or view.epoch not in self.ws.members.secrets():
             return 0
         made = 0
-        for summary in self.list():
+        for summary in self.all():
             document = self.current(bytes.fromhex(summary.id))
             if document.visibility != "workspace" or self.ws.key not in document.editors():
                 continue
@@ -174,7 +180,7 @@ class Documents(DocComments):
 
     def resolve(self, ref: str) -> bytes:
         """A document by hex id, unique id prefix (MIN_ID_PREFIX+ characters) or exact title."""
-        summaries = self.list()
+        summaries = self.all()
         ref = ref.strip()
         exact = [s for s in summaries if s.id == ref.lower()]
         prefixed = [s for s in summaries
@@ -255,7 +261,7 @@ class Documents(DocComments):
         if why is not None:
             return why
         if self.ws.identity.public_key not in document.editors() \
-                or self.ws.key in self.ws.membership().removed:
+                or self.ws.key in self.ws.members.view().removed:
             return READ_ONLY
         return None
 

@@ -32,13 +32,13 @@ NOT_ADMITTED = "not admitted"  # sync.service.NOT_ADMITTED, without importing sy
 def invite(paths: Paths, *, uses: int = 0, expires_ms: int = 0) -> tuple[str, bytes]:
     """A new invite of the workspace: its code and its signed half's id."""
     with Workspace.open(paths) as ws:
-        return ws.create_invite(uses=uses, expires_ms=expires_ms)
+        return ws.members.invite(uses=uses, expires_ms=expires_ms)
 
 
 def invite_for(paths: Paths, key: bytes) -> str:
     """A personal code for the person whose identity key is `key`."""
     with Workspace.open(paths) as ws:
-        return ws.invite_for(key)
+        return ws.members.invite_for(key)
 
 
 def join_workspace(paths: Paths, code: str, *, nick: str | None = None,

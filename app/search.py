@@ -323,7 +323,6 @@ def search_workspace(ws: Workspace, query: str | Query, *, limit: int = 50,
                      tz: tzinfo | None = None) -> SearchResults:
     """Run `query` on the workspace (Workspace.search); SearchError for a bad filter, an
     unknown channel, or a person the replica cannot tell (the refusal names the candidates)."""
-    from .documents import Documents
     from .workspace import WorkspaceError
 
     if isinstance(query, str):
@@ -358,7 +357,7 @@ def search_workspace(ws: Workspace, query: str | Query, *, limit: int = 50,
     documents: list[DocumentSummary] = []
     if query.terms and not query.channels:
         documents = sorted(
-            (d for d in Documents(ws).list() if matches(d.title, query.terms)
+            (d for d in ws.documents.all() if matches(d.title, query.terms)
              and (not authors or d.creator in authors)
              and (since is None or d.ts >= since) and (until is None or d.ts < until)),
             key=lambda d: (d.ts, d.id), reverse=True)[:limit]

@@ -90,7 +90,7 @@ def child(data: str, peers: list[str]) -> None:
         answer: dict = {}
         if op == "attach":
             path = Path(cmd["path"])
-            answer["id"] = node.call(lambda p=path: ws.attach(CHANNEL, [p]).id.hex(), timeout=WAIT_S)
+            answer["id"] = node.call(lambda p=path: ws.files.attach(CHANNEL, [p]).id.hex(), timeout=WAIT_S)
         elif op == "has":
             oid = bytes.fromhex(cmd["id"])
             deadline = time.monotonic() + WAIT_S

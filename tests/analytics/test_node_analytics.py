@@ -105,7 +105,7 @@ def test_two_opted_in_nodes_report_one_conflict_and_nothing_identifying(tmp_path
         for node in (node_a, node_b):
             secrets += [node.key.hex(), node.workspace_for_tests.id.hex(), node.key.hex()[:32],
                         kinds.channel_stream(node.workspace_for_tests.id, CHANNEL).hex()[:32]]
-        secrets += [d.id for d in node_a.call(lambda: Documents(node_a.workspace_for_tests).list())]
+        secrets += [d.id for d in node_a.call(lambda: node_a.workspace_for_tests.documents.all())]
 
     events = collected(out)
     for event in events:

@@ -28,7 +28,7 @@ def _shared_file(cluster, tmp_path, size=3 * MB):
     a = cluster.start(pa)
     data = os.urandom(size)
     (tmp_path / "report.pdf").write_bytes(data)
-    mid = a.call(lambda: a.workspace_for_tests.attach("general", [tmp_path / "report.pdf"]).id)
+    mid = a.call(lambda: a.workspace_for_tests.files.attach("general", [tmp_path / "report.pdf"]).id)
     return a, pb, mid, hashlib.sha256(data).hexdigest()
 
 

@@ -65,7 +65,7 @@ def admitted(node: Node) -> Identity:
     """A new identity that `node`'s member admits (with a personal code's admission): a test
     peer needs one to be served, since a node serves only keys its membership view lists."""
     identity = Identity.generate()
-    node.call(lambda: node.workspace_for_tests.invite_for(identity.public_key))
+    node.call(lambda: node.workspace_for_tests.members.invite_for(identity.public_key))
     return identity
 
 

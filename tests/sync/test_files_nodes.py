@@ -63,7 +63,7 @@ def sha256(path: Path) -> str:
 
 
 def attach(node: Node, path: Path, text: str = "") -> bytes:
-    return node.call(lambda: node.workspace_for_tests.attach(CHANNEL, [path], text).id)
+    return node.call(lambda: node.workspace_for_tests.files.attach(CHANNEL, [path], text).id)
 
 
 def has_message(node: Node, message_id: bytes) -> bool:
@@ -75,11 +75,11 @@ def save(node: Node, message_id: bytes, out: Path) -> Path:
 
 
 def list_id(node: Node, message_id: bytes) -> bytes:
-    return node.call(lambda: node.workspace_for_tests.file_ref(message_id, 0).list)
+    return node.call(lambda: node.workspace_for_tests.files.ref(message_id, 0).list)
 
 
 def stored_chunks(node: Node) -> list[bytes]:
-    return node.call(lambda: list(node.workspace_for_tests.chunks.ids()))
+    return node.call(lambda: list(node.workspace_for_tests.files.chunks.ids()))
 
 
 class Events:
@@ -134,7 +134,7 @@ def test_files_below_the_preference_are_fetched_by_themselves(cluster, tmp_path)
     wait_online(a, b)
     path, digest = write_file(tmp_path, "small.txt", 300_000)
     mid = attach(a, path)
-    wait_until(lambda: b.call(lambda: b.workspace_for_tests.file_complete(list_id(a, mid))),
+    wait_until(lambda: b.call(lambda: b.workspace_for_tests.files.complete(list_id(a, mid))),
                what="the file to be fetched without asking")
     assert sha256(save(b, mid, tmp_path / "out")) == digest
 
@@ -177,7 +177,7 @@ def test_killing_the_sender_midway_resumes_from_another_peer(cluster, tmp_path, 
     sent_by_c = c.call(lambda: sum(conn.session.chunks_sent for conn in
                                    c.service_for_tests.connections.values()))
     assert sent_by_c <= total - before  # what b had was never asked again
-    assert b.call(lambda: b.workspace_for_tests.file_complete(lst))
+    assert b.call(lambda: b.workspace_for_tests.files.complete(lst))
 
 
 class _Liar:
@@ -221,7 +221,7 @@ def test_a_peer_sending_a_bad_chunk_is_cut_off_and_the_file_comes_from_another(c
     wait_until(lambda: has_message(b, mid), what="the message to arrive")
 
     liar, ready, result = admitted(b), threading.Event(), {}
-    honest = ChunkStore(a.call(lambda: a.workspace_for_tests.chunks.folder))
+    honest = ChunkStore(a.call(lambda: a.workspace_for_tests.files.chunks.folder))
     source = _Liar(honest if flipped else None)
 
     def run() -> None:
@@ -242,7 +242,7 @@ def test_a_peer_sending_a_bad_chunk_is_cut_off_and_the_file_comes_from_another(c
     assert ended[0]["refused_s"] > 0  # cut off: its identity is refused for a while
     assert sha256(save(b, mid, tmp_path / "out")) == digest
     for cid in stored_chunks(b):  # nothing the liar sent was kept
-        assert chunk_id(b.call(lambda c=cid: b.workspace_for_tests.chunks.read(c))) == cid
+        assert chunk_id(b.call(lambda c=cid: b.workspace_for_tests.files.chunks.read(c))) == cid
 
 
 def test_chat_posted_during_a_big_transfer_arrives_before_it_ends(cluster, tmp_path,
@@ -285,7 +285,7 @@ def test_a_download_fails_with_a_reason_when_no_peer_has_the_file(cluster, tmp_p
     path, _ = write_file(tmp_path, "gone.bin", MB)
     mid = attach(a, path)
     wait_until(lambda: has_message(b, mid), what="the message to arrive")
-    a.call(lambda: a.workspace_for_tests.chunks.remove(list(a.workspace_for_tests.chunks.ids())))
+    a.call(lambda: a.workspace_for_tests.files.chunks.remove(list(a.workspace_for_tests.files.chunks.ids())))
 
     with pytest.raises(NodeError, match="no connected peer has all of this file"):
         b.download(mid, 0).result(TIMEOUT_S)
@@ -328,7 +328,7 @@ def test_a_peer_that_asks_and_never_reads_is_dropped_when_a_send_times_out(clust
     path, _ = write_file(tmp_path, "big.bin", 24 * MB)  # more than the socket buffers hold
     mid = attach(a, path)
     lst = list_id(a, mid)
-    ids = a.call(lambda: a.workspace_for_tests.file_chunks(lst))
+    ids = a.call(lambda: a.workspace_for_tests.files.chunk_ids(lst))
     asked, done = threading.Event(), threading.Event()
     asker = admitted(a)
     thread = threading.Thread(target=lambda: asyncio.run(_ask_and_never_read(
@@ -352,18 +352,18 @@ def forge(node: Node, message_id: bytes, size: int, first: int | None = None) ->
         ws = node.workspace_for_tests
         d = dict(ws.replica.object(message_id).body["files"][0], size=size)
         if first is not None:
-            listing = encode_list(ws.file_chunks(d["list"])[:first])
+            listing = encode_list(ws.files.chunk_ids(d["list"])[:first])
             d["list"] = chunk_id(listing)
-            ws.chunks.put(d["list"], listing)
-        channel, stream = ws._channel(CHANNEL)
+            ws.files.chunks.put(d["list"], listing)
+        channel, stream = ws.channel_stream(CHANNEL)
         return ws.publish("post/file", stream, {"channel": channel, "text": "",
                                                 "files": [d]}).id
     return node.call(run)
 
 
 def copy_chunks(src: Node, dst: Node, ids: list[bytes]) -> None:
-    data = src.call(lambda: [src.workspace_for_tests.chunks.read(c) for c in ids])
-    dst.call(lambda: [dst.workspace_for_tests.chunks.put(c, d) for c, d in zip(ids, data, strict=True)])
+    data = src.call(lambda: [src.workspace_for_tests.files.chunks.read(c) for c in ids])
+    dst.call(lambda: [dst.workspace_for_tests.files.chunks.put(c, d) for c, d in zip(ids, data, strict=True)])
 
 
 def cut_off(b: Node, a: Node) -> None:
@@ -410,7 +410,7 @@ def test_a_list_with_a_lying_size_fails_and_does_not_capture_the_honest_download
     lying = forge(a, mid, 3 * CHUNK_SIZE + 100)  # same list, a last chunk 90 bytes longer
     wait_until(lambda: has_message(b, mid) and has_message(b, lying), what="both messages")
     lst = list_id(a, mid)
-    last = a.call(lambda: a.workspace_for_tests.file_chunks(lst)[-1])
+    last = a.call(lambda: a.workspace_for_tests.files.chunk_ids(lst)[-1])
 
     with pytest.raises(NodeError, match="the file's chunk list does not match its size"):
         b.download(lying, 0).result(TIMEOUT_S)
@@ -431,7 +431,7 @@ def test_a_download_fails_with_the_reason_when_recording_it_fails(cluster, tmp_p
     a, b, _, mid, _ = two_with_a_file(cluster, tmp_path, CHUNK_SIZE + 10)
     wait_until(lambda: has_message(b, mid), what="the message to arrive")
     ws = b.workspace_for_tests
-    recorded = ws.file_complete
+    recorded = ws.files.complete
 
     def full_disk(*args, **kwargs) -> bool:
         if recorded(*args, **kwargs):
@@ -449,8 +449,8 @@ def test_a_file_being_fetched_is_not_evicted_when_another_completes(cluster, tmp
     other = attach(a, small)
     wait_until(lambda: has_message(b, mid) and has_message(b, other), what="the messages")
     big, little = list_id(a, mid), list_id(a, other)
-    ids = a.call(lambda: a.workspace_for_tests.file_chunks(big))
-    little_ids = a.call(lambda: [little, *a.workspace_for_tests.file_chunks(little)])
+    ids = a.call(lambda: a.workspace_for_tests.files.chunk_ids(big))
+    little_ids = a.call(lambda: [little, *a.workspace_for_tests.files.chunk_ids(little)])
     cut_off(b, a)
     copy_chunks(a, b, [big, *ids[:16]])  # half the big file (4 MiB): more than the quota
     copy_chunks(a, b, little_ids)  # the small one whole

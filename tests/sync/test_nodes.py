@@ -357,7 +357,7 @@ def test_deleted_post_never_comes_back_from_a_peer_that_still_has_it(cluster: Cl
 
     c.stop()  # c goes away still holding the post
     cluster.nodes.remove(c)
-    delete = a.call(lambda: a.workspace_for_tests.delete(post).id)
+    delete = a.call(lambda: a.workspace_for_tests.conversation.delete(post).id)
     wait_until(lambda: b.call(lambda: b.workspace_for_tests.replica.is_deleted(post)),
                what="b to learn about the delete")
     assert "regrettable" not in texts(b)

@@ -24,7 +24,7 @@ def _texts(node) -> list[str]:
 
 
 def _epoch(node) -> int:
-    return node.call(lambda: node.workspace_for_tests.membership().epoch)
+    return node.call(lambda: node.workspace_for_tests.members.view().epoch)
 
 
 def _session_secret(node) -> bytes:
