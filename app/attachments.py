@@ -27,11 +27,9 @@ list of another file held here names.
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -48,106 +46,29 @@ from core.attachments import (
     seal_file,
 )
 from core.objects import Object
-from storage import Attachment, NotFound
+from storage import NotFound
 from storage._files import OPENED, FileState, attachment
 from storage.chunks import ChunkStore
 
 from . import preferences, thumbnails
 from .errors import WorkspaceError
+from .file_names import DEFAULT_NAME, safe_name
+from .file_records import (
+    AttachTarget,
+    FileRef,
+    ReadyFile,
+    SealedFiles,
+    StorageUsage,
+    Wanted,
+)
 
 if TYPE_CHECKING:
     from storage import Replica
 
     from .workspace import Workspace
 
-DEFAULT_NAME = "attachment"
-MAX_SAVED_NAME = 255  # bytes of UTF-8: what most file systems allow in one name
-# Names Windows keeps for devices, with any extension ("nul.txt" is NUL too).
-_DEVICES = frozenset({"con", "prn", "aux", "nul", "conin$", "conout$",
-                      *(f"{d}{n}" for d in ("com", "lpt") for n in "123456789¹²³")})
-_UNSAFE = re.compile(r'[<>:"|?*]')
-
-
-@dataclass(frozen=True, slots=True)
-class FileRef:
-    """File `index` of a message I can read: its descriptor and the key its chunks open with."""
-
-    message: bytes
-    index: int
-    attachment: Attachment
-    key: bytes
-
-    @property
-    def list(self) -> bytes:
-        return self.attachment.list
-
-
-@dataclass(frozen=True, slots=True)
-class ReadyFile:
-    """A file complete here, ready to decrypt from any thread: its reference and chunk ids."""
-
-    ref: FileRef
-    ids: tuple[bytes, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class AttachTarget:
-    """Where an attach posts (checked on the Node's thread before the files are sealed)."""
-
-    channel: str | bytes  # a public channel's name, or a private channel's id
-    stream: bytes | None  # a public channel's stream; None for a private channel
-    epoch: int  # the private channel's key epoch the files are sealed under
-    scope: bytes  # what the files' keys are derived with
-
-
-@dataclass(frozen=True, slots=True)
-class SealedFiles:
-    """Files made into chunks for one message: their descriptors and the chunks written new
-    (those to remove when the message is not posted)."""
-
-    descriptors: tuple[dict, ...]
-    new: tuple[bytes, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Wanted:
-    """A file to fetch: its list chunk's id and size."""
-
-    list: bytes
-    size: int
-
-
-@dataclass(frozen=True, slots=True)
-class StorageUsage:
-    """The bytes attached files' chunks take here, and the quota for others' files."""
-
-    total: int
-    mine: int  # my uploads (always kept)
-    pinned: int  # pinned files of others (kept)
-    others: int  # what eviction may free
-    quota: int
-    files: int  # files with chunks here
-
-
-def safe_name(name: str) -> str:
-    """A file name to save under that never leaves its folder: the last part of any path,
-    without control characters, characters Windows refuses, leading dots (which hide a file)
-    or trailing dots and spaces; a device name (CON, nul.txt) gets a leading "_"; at most
-    MAX_SAVED_NAME bytes, the extension kept; DEFAULT_NAME when nothing is left."""
-    name = unicodedata.normalize("NFC", str(name)).replace("\\", "/").split("/")[-1]
-    name = "".join(ch for ch in name if unicodedata.category(ch)[0] != "C")
-    name = _UNSAFE.sub("_", name).strip().lstrip(".").rstrip(". ").strip()
-    if not name:
-        return DEFAULT_NAME
-    if name.split(".")[0].rstrip().casefold() in _DEVICES:
-        name = "_" + name
-    stem, dot, ext = name.rpartition(".")
-    if not dot or len(ext.encode()) > 16:
-        stem, ext = name, ""
-    ext = f".{ext}" if ext else ""
-    while len((stem + ext).encode()) > MAX_SAVED_NAME:
-        stem = stem[:-1]
-    return (stem.rstrip(". ") or DEFAULT_NAME) + ext
+__all__ = ["AttachTarget", "Attachments", "FileRef", "ReadyFile", "SealedFiles", "StorageUsage",
+           "Wanted", "safe_name", "stored_bytes"]
 
 
 def _numbered(name: str, n: int) -> str:

@@ -321,8 +321,8 @@ def cmd_policy(args: argparse.Namespace) -> None:
     with open_workspace(args) as ws:
         subjects = [ws.resolve_person(s).hex() for s in args.subject]
         try:
-            policy = Policy("allow" if args.allow else "deny", subjects, args.resource,
-                            ["append"])
+            policy = Policy("allow" if args.allow else "deny", frozenset(subjects),
+                            frozenset(args.resource), frozenset(["append"]))
         except (TypeError, ValueError) as exc:
             raise CLIError(str(exc)) from None
         print(ws.add_policy(args.channel, policy).id.hex())

@@ -11,9 +11,9 @@ from core.documents import DocumentError
 
 from . import _text
 from ._command import PERSON_HELP, CLIError, errors, hinted, open_workspace, print_json, when
+from .doc_records import ALREADY_MERGED, RESOLUTIONS
 from .documents import MergeConflicts
 from .names import NickBook
-from .review import ALREADY_MERGED, RESOLUTIONS
 from .workspace import MIN_PREFIX
 
 # --editors: who can edit a new document (core.documents.EDITING).

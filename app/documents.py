@@ -24,10 +24,7 @@ conflict has no resolution, else commits the CRDT merge and the resolutions toge
 
 from __future__ import annotations
 
-import difflib
-import shlex
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core.causal import HORIZON_MS
@@ -45,66 +42,26 @@ from core.objects import MIN_ID_PREFIX, Object, decode_trusted
 
 from . import review
 from .doc_comments import DocComments
+from .doc_records import (
+    ALREADY,
+    ALREADY_MERGED,
+    KEY_NOT_HERE,
+    ONLY_EDITORS,
+    READ_ONLY,
+    RESOLUTIONS,
+    Conflict,
+    DocDiff,
+    DocumentSummary,
+    MergeConflicts,
+    Merged,
+    MergePreview,
+)
 from .errors import WorkspaceError
 from .keys import parse_key
-from .review import ALREADY_MERGED, RESOLUTIONS, DocDiff, Merged, MergePreview
+from .text_edits import minimal_edits
 
 if TYPE_CHECKING:
     from .workspace import Workspace
-
-
-@dataclass(frozen=True)
-class DocumentSummary:
-    id: str
-    title: str
-    creator: bytes
-    ts: int
-
-
-ONLY_EDITORS = ("Only its editors can read it: ask one of them to share it or add you as an "
-                "editor.")
-READ_ONLY = "You can read this branch; only its editors can change it."
-KEY_NOT_HERE = ("The whole workspace can read it, but its key has not arrived here yet; it "
-                "opens once sync brings it.")
-ALREADY = "the branch already reads like that"
-
-
-class MergeConflicts(WorkspaceError):
-    """A merge that found conflicts and was not told how to resolve them: nothing changed.
-    `preview` holds them (MergePreview.conflicts)."""
-
-    def __init__(self, preview: MergePreview):
-        n = len(preview.conflicts)
-        source, target = shlex.quote(preview.source), shlex.quote(preview.target)
-        command = (f"hearth doc merge {preview.doc[:12]} --from {source} --into {target} "
-                   "--prefer ours|theirs|both")
-        super().__init__(
-            f"{preview.source} and {preview.target} changed the same text in {n} "
-            f"place{'s' if n != 1 else ''}; nothing was merged. Choose how to resolve "
-            f"{'them' if n != 1 else 'it'}: `{command}`")
-        self.preview = preview
-
-
-def minimal_edits(old: str, new: str) -> list[Edit]:
-    """Edits (in codepoints) that turn `old` into `new`, touching only what changed."""
-    start = 0
-    limit = min(len(old), len(new))
-    while start < limit and old[start] == new[start]:
-        start += 1
-    end_old, end_new = len(old), len(new)
-    while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
-        end_old -= 1
-        end_new -= 1
-    a, b = old[start:end_old], new[start:end_new]
-    if not a or not b or len(a) * len(b) > 4_000_000:  # one replacement is already minimal
-        return [(start, len(a), b)] if a or b else []
-    edits: list[Edit] = []
-    shift = 0  # positions move as earlier edits change the length
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag != "equal":
-            edits.append((start + i1 + shift, i2 - i1, b[j1:j2]))
-            shift += (j2 - j1) - (i2 - i1)
-    return edits
 
 
 class Documents(DocComments):
@@ -283,7 +240,7 @@ class Documents(DocComments):
 
     # Saving -----------------------------------------------------------------------------------
 
-    def save(self, document: Document, *, cache: list[str] = ()) -> list[Object]:
+    def save(self, document: Document, *, cache: Sequence[str] = ()) -> list[Object]:
         """Ingest what `document` created, keep its keys, and cache the branches' states."""
         new = document.drain()
         self.ws.add_own(new)
@@ -361,8 +318,9 @@ class Documents(DocComments):
 
     def merge(self, document: Document, source: str, target: str, *,
               prefer: str | None = None, resolutions: Sequence[str] | None = None,
-              expect: tuple[Sequence[str], Sequence[str]] | None = None) -> str:
-        """Merge `source` into `target`; the merge commit's id (see `merged`)."""
+              expect: tuple[Sequence[str], Sequence[str]] | None = None) -> str | None:
+        """Merge `source` into `target`; the merge commit's id, None when `target` held all
+        of `source` already (see `merged`)."""
         return self.merged(document, source, target, prefer=prefer, resolutions=resolutions,
                            expect=expect).commit
 
@@ -484,7 +442,7 @@ class Documents(DocComments):
         ours, theirs = document.text(target_heads), document.text(source_heads)
         merged = document.merged_text(source, target)
         regions = review.regions(base_text, ours, theirs, merged)
-        conflicts: tuple[review.Conflict, ...] = ()
+        conflicts: tuple[Conflict, ...] = ()
         if any(r.conflict for r in regions):
             conflicts = review.conflicts(regions, ours, document.changes(base, target_heads),
                                          document.changes(base, source_heads))

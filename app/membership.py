@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -379,7 +380,7 @@ class Membership:
         return epoch
 
     def _publish_all(self, kind: str, bodies: list[dict], *,
-                     first: list[Object] = ()) -> None:
+                     first: Sequence[Object] = ()) -> None:
         """Sign one object per body in the workspace stream, each linking to the one before
         (after `first`, signed already), and store them all in one batch (so the views are
         worked out once, not per object)."""

@@ -13,15 +13,15 @@ it count for nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from core import kinds
 from core.errors import InvalidObject
 from core.objects import MIN_ID_PREFIX
-from storage.records import BlockedKey, ModAction
+from storage.records import BlockedKey
 
 from .errors import WorkspaceError
+from .moderation_records import ModerationLog, Target
 
 if TYPE_CHECKING:
     from core.objects import Object
@@ -32,23 +32,7 @@ if TYPE_CHECKING:
 MODERATOR = "moderator"
 NONE = "none"
 LOG_LIMIT = 100  # log entries read by default, the newest
-
-
-@dataclass(frozen=True)
-class ModerationLog:
-    """The moderation log (oldest first) with the nicknames it names, read in one go."""
-
-    actions: list[ModAction]
-    names: dict[bytes, str] = field(default_factory=dict)  # nicknames of the workspace
-    excerpts: dict[bytes, str] = field(default_factory=dict)  # a hidden post's id -> its text
-
-
-@dataclass(frozen=True)
-class Target:
-    """What a hide names: a post (`post` True) or a member, by id or key."""
-
-    id: bytes
-    post: bool
+__all__ = ["LOG_LIMIT", "MODERATOR", "NONE", "Moderation", "ModerationLog", "Target"]
 
 
 class Moderation:

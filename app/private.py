@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import nacl.exceptions
@@ -35,6 +34,7 @@ from storage._files import attachment
 
 from .errors import WorkspaceError
 from .names import looks_alike
+from .private_records import PrivateChannel
 
 if TYPE_CHECKING:
     from core.identity import Identity
@@ -56,21 +56,6 @@ def read_mark_key(channel: bytes) -> str:
 def mentions(nick: str, text: str) -> bool:
     """`nick` as a word of its own in `text` ("@ada", "ada:"; "adam" is not ada), any case."""
     return re.search(r"(?<!\w)" + re.escape(nick) + r"(?!\w)", text, re.IGNORECASE) is not None
-
-
-@dataclass(frozen=True)
-class PrivateChannel:
-    """A private channel or direct message I am in, as I read it."""
-
-    id: bytes
-    name: str  # its name; for a direct message, the other person's nickname (or key prefix)
-    dm: bool
-    creator: bytes
-    members: tuple[bytes, ...]  # in it now, oldest member first (the creator)
-
-    @property
-    def hex(self) -> str:
-        return self.id.hex()
 
 
 def _box(key: bytes, value: dict) -> tuple[bytes, bytes]:
@@ -152,8 +137,8 @@ class PrivateChannels:
         else:
             opened = (_open_box(self._channel_key(view, view.name.body["epoch"]),
                                 view.name.body) if view.name is not None else None)
-            name = opened.get("name") if opened else None
-            name = name if isinstance(name, str) else "(a private channel)"
+            given = opened.get("name") if opened else None
+            name = given if isinstance(given, str) else "(a private channel)"
         return PrivateChannel(view.id, name, view.dm, view.creator, members)
 
     def _opened_name(self, view: PrivateView) -> str | None:
