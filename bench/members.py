@@ -64,7 +64,7 @@ def _workspace(root: Path, size: int) -> tuple[Workspace, list[str]]:
 
 def _measure(ws: Workspace, codes: list[str]) -> dict:
     def cold() -> None:
-        ws._membership_cache = None
+        ws.members._cache = None
         ws.members.view()
 
     def admit() -> None:

@@ -117,7 +117,7 @@ def _remove(ws: Workspace, leaving: bytes) -> dict:
     started = time.perf_counter()
     ws.members.remove(leaving, "benchmark")
     remove = (time.perf_counter() - started) * 1000
-    ws._membership_cache = None
+    ws.members._cache = None
     started = time.perf_counter()
     view = ws.members.view()
     view_ms = (time.perf_counter() - started) * 1000

@@ -158,7 +158,7 @@ class Authority(RuleBasedStateMachine):
     @rule(i=person, n=st.integers(0, 50), hidden=st.booleans())
     def hide(self, i: int, n: int, hidden: bool) -> None:
         with contextlib.suppress(WorkspaceError):
-            self.spaces[i]._hide("general", self.posts[n % len(self.posts)], "model", hidden)
+            self.spaces[i].moderation._hide("general", self.posts[n % len(self.posts)], "model", hidden)
 
     @rule(i=person, n=st.integers(0, 50))
     def delete(self, i: int, n: int) -> None:
