@@ -1,4 +1,4 @@
-"""`hearth` chat commands. Each one calls the Workspace method of the same name; no logic here
+"""`hearth` chat commands. Each one calls the Workspace method of its name; no logic here
 beyond parsing arguments and printing results."""
 
 from __future__ import annotations

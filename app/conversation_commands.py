@@ -1,5 +1,5 @@
 """`hearth` conversation commands: edit, reply, thread, react, unreact, versions, mentions.
-Each calls the Workspace method of the same name (app/conversation.py); no logic here beyond
+Each calls the `ws.conversation` method of the same name (app/conversation.py); no logic here beyond
 parsing arguments and printing results."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`hearth` commands for members and invites: invite (--uses, --expires, --for, --list,
---revoke), join-workspace, workspace members. Each calls the Workspace method of the same
+--revoke), join-workspace, workspace members. Each calls the `ws.members` method of its
 name (app/membership.py; joining in app/joining.py); no logic here beyond parsing arguments and
 printing results."""
 

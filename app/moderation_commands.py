@@ -1,6 +1,6 @@
 """`hearth` moderation commands: mod role, mod hide, mod unhide, mod log, block, unblock,
-blocked. Each calls the Workspace method of the same name (app/moderation.py: `hearth mod hide`
-is `Workspace.mod_hide`); no logic here beyond parsing arguments and printing results."""
+blocked. Each calls the `ws.moderation` method of its name (app/moderation.py: `hearth mod hide`
+is `ws.moderation.hide`); no logic here beyond parsing arguments and printing results."""
 
 from __future__ import annotations
 

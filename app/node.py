@@ -594,7 +594,7 @@ class Node:
 
     def download(self, message_id: bytes, index: int) -> Future[None]:
         """Fetch file `index` of message `message_id` from the connected peers; the future is
-        done when every chunk is here (Workspace.file_complete), or fails with a one-line
+        done when every chunk is here (ws.files.complete), or fails with a one-line
         reason: no such file, no connected peer has it, the disk refused it (what was stored
         stays). Progress comes as "files" events. From any thread, never waits."""
         result: Future[None] = Future()

@@ -1,5 +1,5 @@
 """`hearth` commands for private channels and direct messages: channel create, channel add,
-channel remove, dm. Each calls the Workspace method of the same name (app/private.py); `hearth
+channel remove, dm. Each calls the `ws.private` method of its name (app/private.py); `hearth
 post`, `read` and `channels` take private channels too (app/chat_commands.py). No logic here
 beyond parsing arguments and printing results."""
 

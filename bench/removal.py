@@ -4,7 +4,7 @@ A workspace of 50 members with 10 workspace-readable documents the admin edits a
 channels of 10 members each, the member to remove in all of them; that member wrote 1,000,
 10,000 or 100,000 posts (their removal lists every id the admin holds, so
 the cost grows with their history). Reported, in ms:
-- `remove_ms`: `Workspace.remove_member` whole: the removal, the kept lists, the new epoch's
+- `remove_ms`: `ws.members.remove` whole: the removal, the kept lists, the new epoch's
   secret sealed to the 49 others, new keys for the documents' branches, and a new key for
   each private channel sealed to its 9 remaining members;
 - `baseline_ms`, measured in the same run: sealing, signing and storing 49 secrets in one
