@@ -8,7 +8,6 @@ from __future__ import annotations
 import getpass
 import os
 import shlex
-import stat
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -18,7 +17,7 @@ from pathlib import Path
 
 from core import kinds
 from core.errors import InvalidObject
-from core.identity import Identity, IdentityError
+from core.identity import Identity
 from core.objects import MIN_ID_PREFIX, Object, authored, build
 from core.policy import Policy, evaluate
 from storage import (
@@ -44,6 +43,14 @@ from .errors import (
     UnknownChannel,
     WorkspaceError,
 )
+from .identity_files import (
+    SECRET_SIZE,
+    export_identity,
+    import_identity,
+    load_or_create_identity,
+    read_secret,
+    write_private,
+)
 from .keys import SHORT_KEY, parse_key
 from .membership import Membership
 from .moderation import Moderation
@@ -52,7 +59,6 @@ from .paths import Paths
 from .private import PrivateChannels
 from .search import SearchResults, search_workspace
 
-SECRET_SIZE = 32
 DEFAULT_CHANNEL = "general"
 MIN_PREFIX = MIN_ID_PREFIX  # hex digits of an object id that stand for the whole id
 PREFIX_MATCHES = 1000  # how many ids an ambiguous prefix's refusal counts, at most
@@ -62,40 +68,13 @@ _HEX = frozenset("0123456789abcdef")
 # are not chat; a document refuses a removed editor by its own rules.
 CHAT_WRITES = kinds.CHAT_KINDS | {"post/sealed", "channel/private"}
 CREATE_HINT = "`hearth channel create {name}` makes one"
-__all__ = ["SHORT_KEY", "Workspace", "WorkspaceError", "parse_key"]
+__all__ = ["SECRET_SIZE", "SHORT_KEY", "Workspace", "WorkspaceError", "export_identity",
+           "import_identity", "load_or_create_identity", "parse_key", "read_secret"]
 
 
 def _quoted(name: str) -> str:
     """A channel name as a hint's command shows it (shell-quoted when it needs it)."""
     return shlex.quote(line(name))
-
-
-def _write_private(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
-
-
-def read_secret(paths: Paths) -> bytes:
-    """The workspace secret; refused when anyone but its owner may read or write the file."""
-    try:
-        fd = os.open(paths.secret, os.O_RDONLY)
-    except FileNotFoundError:
-        raise WorkspaceError(f"no workspace secret at {paths.secret}") from None
-    try:
-        mode = stat.S_IMODE(os.fstat(fd).st_mode)
-        if mode & 0o077:
-            raise WorkspaceError(f"{paths.secret} is readable by others (mode {mode:o}); "
-                                 "run `chmod 600` on it first")
-        secret = os.read(fd, SECRET_SIZE + 1)
-    finally:
-        os.close(fd)
-    if len(secret) != SECRET_SIZE:
-        raise WorkspaceError(f"{paths.secret} is damaged (not a {SECRET_SIZE}-byte secret)")
-    return secret
 
 
 def genesis_name(replica: Replica) -> str | None:
@@ -116,17 +95,6 @@ def default_nick() -> str:
         name = ""
     name = "".join(ch for ch in name if ch.isprintable()).strip()[:kinds.MAX_NICK]
     return name or "me"
-
-
-def load_or_create_identity(paths: Paths) -> Identity:
-    if paths.identity.exists():
-        return Identity.load(paths.identity)
-    identity = Identity.generate()
-    if paths.identity.exists():
-        paths.identity.rename(paths.identity.with_name(
-            f"identity.key.replaced-{time.strftime('%Y%m%d-%H%M%S')}"))
-    identity.save(paths.identity)
-    return identity
 
 
 @dataclass
@@ -184,7 +152,7 @@ class Workspace:
         `secret` (joining by an invite), it arrives sealed to me: `keep_secret`."""
         identity = cls._prepare(paths, nick)
         if secret is not None:
-            _write_private(paths.secret, secret)
+            write_private(paths.secret, secret)
         replica = Replica.create(paths.replica, workspace, root, clock=clock)
         ws = cls(paths, identity, replica, clock)
         if genesis is not None:
@@ -234,7 +202,7 @@ class Workspace:
         secret = self.members.my_secret()
         if secret is None:
             return False
-        _write_private(self.paths.secret, secret)
+        write_private(self.paths.secret, secret)
         return True
 
     @property
@@ -559,33 +527,3 @@ class Workspace:
 
     def export_identity(self, path: Path, passphrase: str) -> None:
         export_identity(self.identity, path, passphrase)
-
-
-def export_identity(identity: Identity, path: Path, passphrase: str) -> None:
-    if path.exists():
-        raise WorkspaceError(f"{path} already exists; choose a new file name")
-    _write_private(path, identity.export_protected(passphrase))
-
-
-def import_identity(paths: Paths, path: Path, passphrase: str, *,
-                    replace: bool = False) -> Identity:
-    """Make this data folder use the identity exported to `path` (e.g. on another computer).
-    With `replace`, the current identity is kept aside (identity.key.replaced-TIME), not lost."""
-    if paths.identity.exists() and not replace:
-        current = Identity.load(paths.identity)
-        raise WorkspaceError(
-            f"this data folder already has an identity ({current.public_key.hex()[:16]}…); "
-            "import into a new --data folder")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise WorkspaceError(f"cannot read {path}: {exc.strerror}") from None
-    try:
-        identity = Identity.import_protected(data, passphrase)
-    except IdentityError as exc:
-        raise WorkspaceError(str(exc)) from None
-    if paths.identity.exists():
-        paths.identity.rename(paths.identity.with_name(
-            f"identity.key.replaced-{time.strftime('%Y%m%d-%H%M%S')}"))
-    identity.save(paths.identity)
-    return identity
