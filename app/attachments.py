@@ -453,6 +453,16 @@ class Attachments:
                 others += held
         return StorageUsage(mine + pinned + others, mine, pinned, others, self._quota(), count)
 
+    def set_preferences(self, *, auto_download_mb: int | None = None,
+                        storage_quota_mb: int | None = None) -> int:
+        """Change the data folder's file sizes (PreferenceError for a bad one); a smaller quota
+        evicts others' files at once: the bytes freed."""
+        changes = {name: value for name, value in (("auto_download_mb", auto_download_mb),
+                                                   ("storage_quota_mb", storage_quota_mb))
+                   if value is not None}
+        prefs = preferences.save(self.ws.paths.data, **changes)
+        return self.evict(prefs.storage_quota_mb * 2**20)
+
     def pin(self, message_id: bytes, index: int, pinned: bool = True) -> None:
         """Keep a file here whatever the quota (or let eviction take it again)."""
         ref = self.ref(message_id, index)

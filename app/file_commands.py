@@ -52,16 +52,13 @@ def cmd_storage(args: argparse.Namespace) -> None:
     """What attached files take here; --quota and --auto-download change the preferences
     (a smaller quota evicts others' files at once, least recently opened first)."""
     with open_workspace(args) as ws:
-        changes = {name: value for name, value in (("storage_quota_mb", args.quota),
-                                                   ("auto_download_mb", args.auto_download))
-                   if value is not None}
         freed = 0
-        if changes:
+        if args.quota is not None or args.auto_download is not None:
             try:
-                preferences.save(ws.paths.data, **changes)
+                freed = ws.files.set_preferences(storage_quota_mb=args.quota,
+                                                 auto_download_mb=args.auto_download)
             except preferences.PreferenceError as exc:
                 raise CLIError(str(exc)) from None
-            freed = ws.files.evict(preferences.load(ws.paths.data).storage_quota_mb * 2**20)
         usage = ws.files.usage()
         auto = preferences.load(ws.paths.data).auto_download_mb
     if args.json:
