@@ -438,7 +438,7 @@ def test_a_download_fails_with_the_reason_when_recording_it_fails(cluster, tmp_p
             raise sqlite3.OperationalError("database or disk is full")
         return False
 
-    b.call(lambda: setattr(ws, "file_complete", full_disk))
+    b.call(lambda: setattr(ws.files, "complete", full_disk))
     with pytest.raises(NodeError, match="database or disk is full"):
         b.download(mid, 0).result(TIMEOUT_S)
 
@@ -474,12 +474,12 @@ def test_a_download_request_that_fails_is_answered_and_the_next_is_taken(cluster
     def locked(*args, **kwargs):
         raise sqlite3.OperationalError("database is locked")
 
-    b.call(lambda: setattr(ws, "file_ref", locked))
+    b.call(lambda: setattr(ws.files, "ref", locked))
     status = request_download(pb, mid, 0)
     wait_until(lambda: (download_status(status) or {}).get("error"),
                what="the failed request to be answered")
     assert "database is locked" in download_status(status)["error"]
-    b.call(lambda: delattr(ws, "file_ref"))
+    b.call(lambda: delattr(ws.files, "ref"))
 
     status = request_download(pb, mid, 0)
     wait_until(lambda: (download_status(status) or {}).get("done"),
