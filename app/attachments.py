@@ -192,7 +192,7 @@ class Attachments:
         return AttachTarget(channel, None, epoch, key)
 
     def publish(self, target: AttachTarget, sealed: SealedFiles,
-                           text: str = "") -> Object:
+                text: str = "") -> Object:
         """Post sealed files (on the Node's thread); when that fails, their new chunks go."""
         descriptors = list(sealed.descriptors)
         try:
@@ -327,7 +327,7 @@ class Attachments:
                                        for n, cid in enumerate(ids))
 
     def complete(self, list_id: bytes, size: int | None = None, *,
-                      keep: Sequence[bytes] = ()) -> bool:
+                 keep: Sequence[bytes] = ()) -> bool:
         """Whether every chunk of the file is here for `size`, or for one size a message
         claims (recorded); when it has just become so, others' files are evicted as the quota
         needs, but this one and `keep`. A file no message names any more loses its chunks."""
@@ -395,7 +395,7 @@ class Attachments:
         return target
 
     def save(self, message_id: bytes, index: int, out_dir: Path,
-                        name: str | None = None) -> Path:
+             name: str | None = None) -> Path:
         """Write file `index` of a message into `out_dir` under its own name (or `name`),
         made safe (`safe_name`), never replacing a file: "report (1).pdf" when taken."""
         return self.save_ready(self.ready(message_id, index), out_dir, name)

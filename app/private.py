@@ -32,6 +32,7 @@ from core.private import PrivateView
 from storage import Message
 from storage._files import attachment
 
+from ._text import line
 from .errors import WorkspaceError
 from .names import looks_alike
 from .private_records import PrivateChannel
@@ -199,7 +200,7 @@ class PrivateChannels:
         return None
 
     def open_post(self, view: PrivateView, post: Object,
-                   keys: dict[int, bytes] | None = None) -> dict | None:
+                  keys: dict[int, bytes] | None = None) -> dict | None:
         """A sealed post's content ({"text"} and maybe {"files"}), when I can open it and it
         has the shape a message must have; else None."""
         keys = self._keys(view) if keys is None else keys
@@ -273,10 +274,13 @@ class PrivateChannels:
     # Writing ----------------------------------------------------------------------------------
 
     def create(self, name: str, members: Iterable[bytes], *,
-                               dm: bool = False) -> bytes:
-        """A private channel of mine with `members` (workspace members); returns its id."""
+               dm: bool = False) -> bytes:
+        """A private channel of mine with `members` (workspace members); returns its id.
+        Refused when I am in one that `name` names already (`resolve`)."""
         if not dm:
             kinds.check_name(name, "channel name", kinds.MAX_CHANNEL)
+            if self.resolve(name) is not None:
+                raise WorkspaceError(f"you are in a private channel #{line(name)} already")
         others = sorted(set(members) - {self.ws.key})
         strangers = [k for k in others if not self.ws.members.has(k)]
         if strangers:

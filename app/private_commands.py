@@ -33,8 +33,8 @@ def _mine(ws: Workspace, name: str) -> PrivateChannel:
 
 
 def cmd_create(args: argparse.Namespace) -> None:
-    """Workspace.create_channel (a public channel, made by joining it), or with --private
-    create_private_channel; each refusal of the library with the flag that answers it."""
+    """ws.create_channel (a public channel, made by joining it), or with --private
+    ws.private.create; each refusal of the library with the flag that answers it."""
     with open_workspace(args) as ws:
         if not args.private:
             if args.member:
@@ -50,8 +50,6 @@ def cmd_create(args: argparse.Namespace) -> None:
             return
         if args.public or args.force:
             raise CLIError("--public and --force are for a public channel, not --private")
-        if ws.private.resolve(args.name) is not None:
-            raise CLIError(f"you are in a private channel #{_text.line(args.name)} already")
         members = [ws.resolve_person(m) for m in args.member]
         print(ws.private.create(args.name, members).hex())
 
