@@ -32,7 +32,6 @@ from core.private import PrivateView
 from storage import Message
 from storage._files import attachment
 
-from ._text import line
 from .errors import WorkspaceError
 from .names import looks_alike
 from .private_records import PrivateChannel
@@ -275,12 +274,9 @@ class PrivateChannels:
 
     def create(self, name: str, members: Iterable[bytes], *,
                dm: bool = False) -> bytes:
-        """A private channel of mine with `members` (workspace members); returns its id.
-        Refused when I am in one that `name` names already (`resolve`)."""
+        """A private channel of mine with `members` (workspace members); returns its id."""
         if not dm:
             kinds.check_name(name, "channel name", kinds.MAX_CHANNEL)
-            if self.resolve(name) is not None:
-                raise WorkspaceError(f"you are in a private channel #{line(name)} already")
         others = sorted(set(members) - {self.ws.key})
         strangers = [k for k in others if not self.ws.members.has(k)]
         if strangers:

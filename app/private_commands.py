@@ -50,6 +50,8 @@ def cmd_create(args: argparse.Namespace) -> None:
             return
         if args.public or args.force:
             raise CLIError("--public and --force are for a public channel, not --private")
+        if ws.private.resolve(args.name) is not None:
+            raise CLIError(f"you are in a private channel #{_text.line(args.name)} already")
         members = [ws.resolve_person(m) for m in args.member]
         print(ws.private.create(args.name, members).hex())
 
