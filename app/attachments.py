@@ -1,4 +1,4 @@
-"""Files and images attached to messages, as Workspace methods (issue #19; docs/ARCHITECTURE.md
+"""Files and images attached to messages: a workspace's `ws.files` (issue #19; docs/ARCHITECTURE.md
 "Attachments").
 
 Attaching streams each file twice (core.attachments.seal_file: its digest, then its chunks)
@@ -7,18 +7,18 @@ a message whose `files` name them: a public channel's in the clear (its key deri
 workspace id as scope), a private channel's inside the sealed box (scope: the channel's
 newest key), so relays learn nothing of it. My own uploads are complete and kept here.
 Attaching is two steps, so the Node hashes and encrypts in a worker thread while its loop
-keeps serving (app/facade.py): `seal_files` touches only the ChunkStore, and
-`publish_attachment` posts the message on the Node's thread; a failed attach removes the
+keeps serving (app/facade.py): `seal` touches only the ChunkStore, and
+`publish` posts the message on the Node's thread; a failed attach removes the
 chunks it wrote new.
 
 Fetching what is missing from peers is the Node's (sync/, app/node.py): it asks this module
-which files are wanted (`wanted_files`: one per list and size claimed), what chunks a file
-has (`file_chunks`) and whether it is complete (`file_complete`: the chunks consistent with
+which files are wanted (`wanted`: one per list and size claimed), what chunks a file
+has (`chunk_ids`) and whether it is complete (`complete`: the chunks consistent with
 one size a message claims; each message claims its own, so a forged size never blocks the
 real one). Saving writes the plaintext chunk by chunk into a temporary
 file beside the target and renames it under a safe name that never leaves the folder and
 never replaces a file; opening decrypts into `<workspace>/opened/` and only ever happens on
-the person's request; both decrypt off the Node's thread too (`ready_file`, then
+the person's request; both decrypt off the Node's thread too (`ready`, then
 `save_ready` or `open_ready`). The quota is for others' unpinned files and evicts them, least
 recently opened first; my uploads and pinned files stay, and so does every chunk that the
 list of another file held here names.
@@ -27,12 +27,11 @@ list of another file held here names.
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core import kinds
 from core.attachments import (
@@ -47,101 +46,29 @@ from core.attachments import (
     seal_file,
 )
 from core.objects import Object
-from storage import Attachment, NotFound
+from storage import NotFound
 from storage._files import OPENED, FileState, attachment
 from storage.chunks import ChunkStore
 
 from . import preferences, thumbnails
 from .errors import WorkspaceError
+from .file_names import DEFAULT_NAME, safe_name
+from .file_records import (
+    AttachTarget,
+    FileRef,
+    ReadyFile,
+    SealedFiles,
+    StorageUsage,
+    Wanted,
+)
 
-DEFAULT_NAME = "attachment"
-MAX_SAVED_NAME = 255  # bytes of UTF-8: what most file systems allow in one name
-# Names Windows keeps for devices, with any extension ("nul.txt" is NUL too).
-_DEVICES = frozenset({"con", "prn", "aux", "nul", "conin$", "conout$",
-                      *(f"{d}{n}" for d in ("com", "lpt") for n in "123456789¹²³")})
-_UNSAFE = re.compile(r'[<>:"|?*]')
+if TYPE_CHECKING:
+    from storage import Replica
 
+    from .workspace import Workspace
 
-@dataclass(frozen=True, slots=True)
-class FileRef:
-    """File `index` of a message I can read: its descriptor and the key its chunks open with."""
-
-    message: bytes
-    index: int
-    attachment: Attachment
-    key: bytes
-
-    @property
-    def list(self) -> bytes:
-        return self.attachment.list
-
-
-@dataclass(frozen=True, slots=True)
-class ReadyFile:
-    """A file complete here, ready to decrypt from any thread: its reference and chunk ids."""
-
-    ref: FileRef
-    ids: tuple[bytes, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class AttachTarget:
-    """Where an attach posts (checked on the Node's thread before the files are sealed)."""
-
-    channel: str | bytes  # a public channel's name, or a private channel's id
-    stream: bytes | None  # a public channel's stream; None for a private channel
-    epoch: int  # the private channel's key epoch the files are sealed under
-    scope: bytes  # what the files' keys are derived with
-
-
-@dataclass(frozen=True, slots=True)
-class SealedFiles:
-    """Files made into chunks for one message: their descriptors and the chunks written new
-    (those to remove when the message is not posted)."""
-
-    descriptors: tuple[dict, ...]
-    new: tuple[bytes, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Wanted:
-    """A file to fetch: its list chunk's id and size."""
-
-    list: bytes
-    size: int
-
-
-@dataclass(frozen=True, slots=True)
-class StorageUsage:
-    """The bytes attached files' chunks take here, and the quota for others' files."""
-
-    total: int
-    mine: int  # my uploads (always kept)
-    pinned: int  # pinned files of others (kept)
-    others: int  # what eviction may free
-    quota: int
-    files: int  # files with chunks here
-
-
-def safe_name(name: str) -> str:
-    """A file name to save under that never leaves its folder: the last part of any path,
-    without control characters, characters Windows refuses, leading dots (which hide a file)
-    or trailing dots and spaces; a device name (CON, nul.txt) gets a leading "_"; at most
-    MAX_SAVED_NAME bytes, the extension kept; DEFAULT_NAME when nothing is left."""
-    name = unicodedata.normalize("NFC", str(name)).replace("\\", "/").split("/")[-1]
-    name = "".join(ch for ch in name if unicodedata.category(ch)[0] != "C")
-    name = _UNSAFE.sub("_", name).strip().lstrip(".").rstrip(". ").strip()
-    if not name:
-        return DEFAULT_NAME
-    if name.split(".")[0].rstrip().casefold() in _DEVICES:
-        name = "_" + name
-    stem, dot, ext = name.rpartition(".")
-    if not dot or len(ext.encode()) > 16:
-        stem, ext = name, ""
-    ext = f".{ext}" if ext else ""
-    while len((stem + ext).encode()) > MAX_SAVED_NAME:
-        stem = stem[:-1]
-    return (stem.rstrip(". ") or DEFAULT_NAME) + ext
+__all__ = ["AttachTarget", "Attachments", "FileRef", "ReadyFile", "SealedFiles", "StorageUsage",
+           "Wanted", "safe_name", "stored_bytes"]
 
 
 def _numbered(name: str, n: int) -> str:
@@ -183,12 +110,14 @@ def stored_bytes(size: int) -> int:
 
 
 class Attachments:
-    """Mixed into app.workspace.Workspace, whose replica, paths, key, clock and publishing it
-    uses (and app.private's channel views and keys)."""
+    """A workspace's attached files (`ws.files`): it posts through the workspace (and its
+    private channels' keys) and keeps the chunks in the replica's ChunkStore."""
 
-    _private_indexed: set[bytes] | None = None  # sealed posts whose files are listed
-
-    _chunk_store: ChunkStore | None = None
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.replica: Replica = ws.replica
+        self._private_indexed: set[bytes] | None = None  # sealed posts whose files are listed
+        self._chunk_store: ChunkStore | None = None
 
     @property
     def chunks(self) -> ChunkStore:
@@ -200,7 +129,7 @@ class Attachments:
 
     # Attaching --------------------------------------------------------------------------------
 
-    def seal_files(self, paths: Sequence[Path], scope: bytes) -> SealedFiles:
+    def seal(self, paths: Sequence[Path], scope: bytes) -> SealedFiles:
         """Make these files into chunks in the ChunkStore (from any thread: it touches nothing
         else); a failure removes the chunks it wrote new."""
         if not 1 <= len(paths) <= kinds.MAX_FILES:
@@ -240,47 +169,47 @@ class Attachments:
                             "list": sealed.list, "key": sealed.key, "w": look.width,
                             "h": look.height, "thumb": look.thumb})
         except BaseException:
-            self.discard_sealed(SealedFiles((), tuple(new)))
+            self.discard(SealedFiles((), tuple(new)))
             raise
         return SealedFiles(tuple(out), tuple(new))
 
-    def discard_sealed(self, sealed: SealedFiles) -> None:
+    def discard(self, sealed: SealedFiles) -> None:
         """Remove the chunks a sealing wrote new, but any a file held here names."""
         kept = self.replica.files.named_elsewhere(sealed.new)
         self.chunks.remove(cid for cid in sealed.new if cid not in kept)
 
-    def attach_target(self, channel: str, text: str = "") -> AttachTarget:
+    def target(self, channel: str, text: str = "") -> AttachTarget:
         """Where `attach` posts to a public channel this computer knows (WorkspaceError when
         it cannot; UnknownChannel for a name it does not know: posting never makes one)."""
         self._check_text(text)
-        name, stream = self._known(channel)
-        return AttachTarget(name, stream, 0, self.id)
+        name, stream = self.ws.writable(channel)
+        return AttachTarget(name, stream, 0, self.ws.id)
 
-    def attach_private_target(self, channel: bytes, text: str = "") -> AttachTarget:
+    def private_target(self, channel: bytes, text: str = "") -> AttachTarget:
         """Where `attach_private` posts: the channel's newest key is the files' scope."""
         self._check_text(text)
-        epoch, key = self._newest_key(channel)
+        epoch, key = self.ws.private.newest_key(channel)
         return AttachTarget(channel, None, epoch, key)
 
-    def publish_attachment(self, target: AttachTarget, sealed: SealedFiles,
-                           text: str = "") -> Object:
+    def publish(self, target: AttachTarget, sealed: SealedFiles,
+                text: str = "") -> Object:
         """Post sealed files (on the Node's thread); when that fails, their new chunks go."""
         descriptors = list(sealed.descriptors)
         try:
             if target.stream is not None:
-                obj = self.publish("post/file", target.stream, {
+                obj = self.ws.publish("post/file", target.stream, {
                     "channel": target.channel, "text": text, "files": descriptors})
             else:
                 channel = target.channel
                 assert isinstance(channel, bytes)
-                if self._newest_key(channel)[0] != target.epoch:
+                if self.ws.private.newest_key(channel)[0] != target.epoch:
                     raise WorkspaceError("the channel's key changed while the files were "
                                          "being attached; attach them again")
-                obj = self._post_sealed(channel, target.epoch, target.scope,
+                obj = self.ws.private.post_sealed(channel, target.epoch, target.scope,
                                         {"text": text, "files": descriptors})
                 self.replica.files.record_private(channel, obj, descriptors)
         except BaseException:
-            self.discard_sealed(sealed)
+            self.discard(sealed)
             raise
         for d in descriptors:
             self.replica.files.set(d["list"], mine=1, complete=1, evicted=0, size=d["size"])
@@ -288,14 +217,14 @@ class Attachments:
 
     def attach(self, channel: str, paths: Sequence[Path], text: str = "") -> Object:
         """Post `paths` (1 to 4 files, each at most 4 GiB) to a public channel, with `text`."""
-        target = self.attach_target(channel, text)
-        return self.publish_attachment(target, self.seal_files(paths, target.scope), text)
+        target = self.target(channel, text)
+        return self.publish(target, self.seal(paths, target.scope), text)
 
     def attach_private(self, channel: bytes, paths: Sequence[Path], text: str = "") -> Object:
         """Post files to a private channel or direct message I am in: the descriptors go
         inside the sealed box, the chunks are encrypted in the scope of the channel's key."""
-        target = self.attach_private_target(channel, text)
-        return self.publish_attachment(target, self.seal_files(paths, target.scope), text)
+        target = self.private_target(channel, text)
+        return self.publish(target, self.seal(paths, target.scope), text)
 
     @staticmethod
     def _check_text(text: str) -> None:
@@ -304,7 +233,7 @@ class Attachments:
 
     # Finding a file ---------------------------------------------------------------------------
 
-    def file_ref(self, message_id: bytes, index: int) -> FileRef:
+    def ref(self, message_id: bytes, index: int) -> FileRef:
         """File `index` of a message I can read here; WorkspaceError when there is none."""
         try:
             obj = self.replica.object(message_id)
@@ -335,12 +264,12 @@ class Attachments:
         """The descriptors of a private post I can open (listing them here)."""
         channel = post.body["channel"]
         try:
-            view = self.private_view(channel)
+            view = self.ws.private.view(channel)
         except WorkspaceError:
             return None
-        if self.key not in view.current:
+        if self.ws.key not in view.current:
             return None
-        opened = self._open_post(view, post)
+        opened = self.ws.private.open_post(view, post)
         if opened is None:
             return None
         files = opened.get("files", [])
@@ -348,7 +277,7 @@ class Attachments:
             self.replica.files.record_private(channel, post, files)
         return files
 
-    def file_chunks(self, list_id: bytes, size: int | None = None) -> list[bytes] | None:
+    def chunk_ids(self, list_id: bytes, size: int | None = None) -> list[bytes] | None:
         """The chunk ids of a file, when its list chunk is held (None when not yet), read for
         `size`, or for any size a message held here claims."""
         sizes = [size] if size is not None else self.replica.files.sizes(list_id)
@@ -369,23 +298,23 @@ class Attachments:
         seen = self._private_indexed
         if seen is None:
             seen = self._private_indexed = set(self.replica.files.private_listed())
-        for channel in self.private_channels():
-            view = self.private_view(channel.id)
+        for channel in self.ws.private.channels():
+            view = self.ws.private.view(channel.id)
             for post in view.posts:
                 if post.id not in seen:
                     seen.add(post.id)
-                    opened = self._open_post(view, post)
+                    opened = self.ws.private.open_post(view, post)
                     if opened and opened.get("files"):
                         self.replica.files.record_private(channel.id, post, opened["files"])
 
-    def wanted_files(self, limit: int) -> list[Wanted]:
+    def wanted(self, limit: int) -> list[Wanted]:
         """Files of visible messages in the channels I am in (public ones joined, private
         ones I am in), not complete here and not evicted, at most `limit` bytes; newest
         first."""
         self._index_private_files()
-        private = [c.id for c in self.private_channels()]
+        private = [c.id for c in self.ws.private.channels()]
         return [Wanted(lst, size)
-                for lst, size, _ in self.replica.files.wanted(limit, self.key, private)]
+                for lst, size, _ in self.replica.files.wanted(limit, self.ws.key, private)]
 
     def _consistent(self, list_id: bytes, size: int) -> bool:
         """Whether the list and every chunk of a file of `size` bytes are here."""
@@ -397,8 +326,8 @@ class Attachments:
         return ids is not None and all(self.chunks.size(cid) == chunk_size(n, size)
                                        for n, cid in enumerate(ids))
 
-    def file_complete(self, list_id: bytes, size: int | None = None, *,
-                      keep: Sequence[bytes] = ()) -> bool:
+    def complete(self, list_id: bytes, size: int | None = None, *,
+                 keep: Sequence[bytes] = ()) -> bool:
         """Whether every chunk of the file is here for `size`, or for one size a message
         claims (recorded); when it has just become so, others' files are evicted as the quota
         needs, but this one and `keep`. A file no message names any more loses its chunks."""
@@ -424,15 +353,15 @@ class Attachments:
 
     # Reading a file ---------------------------------------------------------------------------
 
-    def ready_file(self, message_id: bytes, index: int) -> ReadyFile:
+    def ready(self, message_id: bytes, index: int) -> ReadyFile:
         """File `index` of a message, complete here (on the Node's thread); WorkspaceError
         when it is not."""
-        ref = self.file_ref(message_id, index)
+        ref = self.ref(message_id, index)
         size = ref.attachment.size
-        if not self.file_complete(ref.list, size):
+        if not self.complete(ref.list, size):
             raise WorkspaceError(f"{ref.attachment.name} is not complete here yet; "
                                  "`hearth download` fetches it")
-        return ReadyFile(ref, tuple(self.file_chunks(ref.list, size) or ()))
+        return ReadyFile(ref, tuple(self.chunk_ids(ref.list, size) or ()))
 
     def _decrypt_into(self, ready: ReadyFile, folder: Path) -> Path:
         """The file's plaintext in a new temporary file in `folder`."""
@@ -465,17 +394,17 @@ class Attachments:
             raise WorkspaceError(f"cannot save into {folder}: {exc.strerror or exc}") from None
         return target
 
-    def save_attachment(self, message_id: bytes, index: int, out_dir: Path,
-                        name: str | None = None) -> Path:
+    def save(self, message_id: bytes, index: int, out_dir: Path,
+             name: str | None = None) -> Path:
         """Write file `index` of a message into `out_dir` under its own name (or `name`),
         made safe (`safe_name`), never replacing a file: "report (1).pdf" when taken."""
-        return self.save_ready(self.ready_file(message_id, index), out_dir, name)
+        return self.save_ready(self.ready(message_id, index), out_dir, name)
 
     def open_ready(self, ready: ReadyFile) -> Path:
         """`open_attachment`'s decrypting (from any thread: it touches only the ChunkStore and
         the opened folder)."""
         ref = ready.ref
-        folder = self.paths.workspace_dir / OPENED / ref.list.hex()[:16]
+        folder = self.ws.paths.workspace_dir / OPENED / ref.list.hex()[:16]
         target = folder / safe_name(ref.attachment.name)
         try:
             if not (target.is_file() and target.stat().st_size == ref.attachment.size):
@@ -488,12 +417,12 @@ class Attachments:
 
     def opened(self, list_id: bytes) -> None:
         """Record that a file was opened now (eviction takes the least recently opened)."""
-        self.replica.files.set(list_id, opened=int(self.clock() * 1000))
+        self.replica.files.set(list_id, opened=int(self.ws.clock() * 1000))
 
-    def open_attachment(self, message_id: bytes, index: int) -> Path:
+    def open(self, message_id: bytes, index: int) -> Path:
         """The file decrypted into `<workspace>/opened/` (reused when already there), for the
         person to open; records when it was last opened."""
-        ready = self.ready_file(message_id, index)
+        ready = self.ready(message_id, index)
         target = self.open_ready(ready)
         self.opened(ready.ref.list)
         return target
@@ -501,14 +430,14 @@ class Attachments:
     # Storage ----------------------------------------------------------------------------------
 
     def _quota(self) -> int:
-        return preferences.load(self.paths.data).storage_quota_mb * 2**20
+        return preferences.load(self.ws.paths.data).storage_quota_mb * 2**20
 
     def _held(self, state: FileState) -> int:
         if state.complete:
             return stored_bytes(state.size)
         return self.replica.files.held_bytes(state)
 
-    def storage_usage(self) -> StorageUsage:
+    def usage(self) -> StorageUsage:
         """What the attached files' chunks take here, by whose they are, and the quota."""
         mine = pinned = others = count = 0
         for state in self.replica.files.all():
@@ -524,9 +453,19 @@ class Attachments:
                 others += held
         return StorageUsage(mine + pinned + others, mine, pinned, others, self._quota(), count)
 
+    def set_preferences(self, *, auto_download_mb: int | None = None,
+                        storage_quota_mb: int | None = None) -> int:
+        """Change the data folder's file sizes (PreferenceError for a bad one); a smaller quota
+        evicts others' files at once: the bytes freed."""
+        changes = {name: value for name, value in (("auto_download_mb", auto_download_mb),
+                                                   ("storage_quota_mb", storage_quota_mb))
+                   if value is not None}
+        prefs = preferences.save(self.ws.paths.data, **changes)
+        return self.evict(prefs.storage_quota_mb * 2**20)
+
     def pin(self, message_id: bytes, index: int, pinned: bool = True) -> None:
         """Keep a file here whatever the quota (or let eviction take it again)."""
-        ref = self.file_ref(message_id, index)
+        ref = self.ref(message_id, index)
         self.replica.files.set(ref.list, pinned=pinned)
 
     def evict(self, quota: int, *, keep: Sequence[bytes] = ()) -> int:

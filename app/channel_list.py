@@ -24,4 +24,4 @@ def channel_list(ws: Workspace) -> ChannelList:
     messages' too), and how each name shows."""
     channels, names = named_channels(ws)
     return ChannelList(channels, ws.replica.unread(ws.key, ws.nickname()), names,
-                       ws.private_unread())
+                       ws.private.unread())

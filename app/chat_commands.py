@@ -1,4 +1,4 @@
-"""`hearth` chat commands. Each one calls the Workspace method of the same name; no logic here
+"""`hearth` chat commands. Each one calls the Workspace method of its name; no logic here
 beyond parsing arguments and printing results."""
 
 from __future__ import annotations
@@ -142,9 +142,9 @@ def _writer(method: str, *fields: str,
     a name that looks like another channel's needs --force."""
     def handler(args: argparse.Namespace) -> None:
         with open_workspace(args) as ws:
-            private = ws.resolve_private(args.channel) if method == "post" else None
+            private = ws.private.resolve(args.channel) if method == "post" else None
             if private is not None:  # a private channel of mine: the message goes boxed
-                print(ws.post_private(private.id, args.text).id.hex())
+                print(ws.private.post(private.id, args.text).id.hex())
                 return
             if in_channel and not args.force:
                 _refuse_lookalike(ws, args.channel)
@@ -163,16 +163,16 @@ def _refuse_lookalike(ws: Workspace, name: str) -> None:
 
 def cmd_delete(args: argparse.Namespace) -> None:
     with open_workspace(args) as ws:
-        print(ws.delete(ws.resolve_id(args.id, "post")).id.hex())
+        print(ws.conversation.delete(ws.resolve_id(args.id, "post")).id.hex())
 
 
 def cmd_read(args: argparse.Namespace) -> None:
     """A channel's messages; a channel the replica does not know is refused. An empty read of
     a workspace where nothing from others has arrived yet says, on stderr, how to sync."""
     with open_workspace(args) as ws:
-        private = ws.resolve_private(args.channel)
+        private = ws.private.resolve(args.channel)
         if private is not None:  # a private channel of mine, opened as it is shown
-            _print_messages(ws, ws.read_private(private.id, limit=args.limit), args.json)
+            _print_messages(ws, ws.private.read(private.id, limit=args.limit), args.json)
             return
         channel = _channel(ws, args.channel)
         messages = ws.read(channel, limit=args.limit, before=args.before, hidden=True)
@@ -185,7 +185,7 @@ def cmd_read(args: argparse.Namespace) -> None:
 def cmd_channels(args: argparse.Namespace) -> None:
     with open_workspace(args) as ws:
         rows, names = named_channels(ws)
-        private = ws.private_channels()
+        private = ws.private.channels()
     if args.json:
         print_json([{"name": c.name, "topic": c.topic, "members": c.members,
                       "messages": c.messages} for c in rows]
@@ -213,7 +213,7 @@ def _member_line(book: NickBook, key: bytes, nick: str | None) -> str:
 
 def cmd_members(args: argparse.Namespace) -> None:
     with open_workspace(args) as ws:
-        members = ws.members(_channel(ws, args.channel))
+        members = ws.channel_members(_channel(ws, args.channel))
         book = NickBook(ws.replica.nicknames())
     if args.json:
         print_json(_members_json(members))
@@ -321,8 +321,8 @@ def cmd_policy(args: argparse.Namespace) -> None:
     with open_workspace(args) as ws:
         subjects = [ws.resolve_person(s).hex() for s in args.subject]
         try:
-            policy = Policy("allow" if args.allow else "deny", subjects, args.resource,
-                            ["append"])
+            policy = Policy("allow" if args.allow else "deny", frozenset(subjects),
+                            frozenset(args.resource), frozenset(["append"]))
         except (TypeError, ValueError) as exc:
             raise CLIError(str(exc)) from None
         print(ws.add_policy(args.channel, policy).id.hex())
@@ -344,12 +344,12 @@ def cmd_policies(args: argparse.Namespace) -> None:
 
 def cmd_admin_grant(args: argparse.Namespace) -> None:
     with open_workspace(args) as ws:
-        print(ws.grant_admin(ws.resolve_person(args.key)).id.hex())
+        print(ws.members.grant_admin(ws.resolve_person(args.key)).id.hex())
 
 
 def cmd_admin_revoke(args: argparse.Namespace) -> None:
     with open_workspace(args) as ws:
-        print(ws.revoke_admin(ws.resolve_person(args.key)).id.hex())
+        print(ws.members.revoke_admin(ws.resolve_person(args.key)).id.hex())
 
 
 def cmd_identity_export(args: argparse.Namespace) -> None:

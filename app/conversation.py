@@ -1,6 +1,7 @@
-"""Conversation, as Workspace methods: edit, reply and threads, reactions, mentions.
+"""A workspace's conversation (`ws.conversation`): edit, reply and threads, reactions, mentions,
+deleting.
 
-`hearth edit ID TEXT` is `Workspace.edit` is `facade.edit`. Each writes one signed object
+`hearth edit ID TEXT` is `ws.conversation.edit` is `facade.edit`. Each writes one signed object
 (core/kinds.py: post/edit, post/reply, post/react; a reaction is taken back by a post/delete
 of it) through the one path; storage._conversation turns the set held into what is shown.
 """
@@ -14,18 +15,25 @@ import emoji as emoji_data
 
 from core import kinds
 from core.errors import InvalidObject
-from storage import Message, MessageVersion
+from storage import Message, MessageVersion, NotFound
 
 from .errors import WorkspaceError
 
 if TYPE_CHECKING:
     from core.objects import Object
+    from storage import Replica
+
+    from .workspace import Workspace
 
 MENTIONS_SCAN = 500  # matches of my nickname read to find the mentions of me among them
 
 
 class Conversation:
-    """Mixed into app.workspace.Workspace, whose replica, key and publish it uses."""
+    """The messages of a workspace's public channels, as its person writes and reads them."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.replica: Replica = ws.replica
 
     def message(self, message_id: bytes) -> Message:
         """A visible message (a reply too), or WorkspaceError saying why not."""
@@ -37,13 +45,13 @@ class Conversation:
         return found
 
     def _in(self, message: Message, kind: str, body: dict) -> Object:
-        stream = kinds.channel_stream(self.id, message.channel)
-        return self.publish(kind, stream, {"channel": message.channel, **body})
+        stream = kinds.channel_stream(self.ws.id, message.channel)
+        return self.ws.publish(kind, stream, {"channel": message.channel, **body})
 
     def edit(self, message_id: bytes, text: str) -> Object:
         """Replace the text of one of my messages; the latest edit wins everywhere."""
         message = self.message(message_id)
-        if message.author != self.key:
+        if message.author != self.ws.key:
             raise WorkspaceError("you can only edit your own messages")
         if not text.strip():
             raise WorkspaceError("an edit needs some text (delete the message instead)")
@@ -77,7 +85,7 @@ class Conversation:
         """Add my reaction `emoji` ("👍", or a shortcode such as ":thumbs_up:")."""
         emoji = _emoji(emoji)
         message = self.message(message_id)
-        mine = {r.emoji for r in message.reactions if self.key in r.by}
+        mine = {r.emoji for r in message.reactions if self.ws.key in r.by}
         if emoji in mine:
             raise WorkspaceError(f"you already reacted with {emoji}")
         if len(mine) >= kinds.MAX_EMOJI_PER_MEMBER:
@@ -89,20 +97,34 @@ class Conversation:
         """Take my reaction `emoji` back (every add of it I hold, so none survives here)."""
         emoji = _emoji(emoji)
         message = self.message(message_id)
-        mine = self.replica.my_reactions(message.id, self.key, emoji)
+        mine = self.replica.my_reactions(message.id, self.ws.key, emoji)
         if not mine:
             raise WorkspaceError(f"you have not reacted with {emoji}")
-        stream = kinds.channel_stream(self.id, message.channel)
-        return self.publish("post/delete", stream, {"targets": mine[:kinds.MAX_LIST]})
+        stream = kinds.channel_stream(self.ws.id, message.channel)
+        return self.ws.publish("post/delete", stream, {"targets": mine[:kinds.MAX_LIST]})
 
     def mentions(self, *, limit: int = 50) -> list[Message]:
         """Messages by others that mention my nickname ("@ada"), newest first."""
-        nick = self.nickname()
+        nick = self.ws.nickname()
         if not nick:
             return []
         pattern = mention_pattern(nick)
         found = self.replica.search(nick, limit=MENTIONS_SCAN)
-        return [m for m in found if m.author != self.key and pattern.search(m.text)][:limit]
+        return [m for m in found if m.author != self.ws.key and pattern.search(m.text)][:limit]
+
+    def delete(self, object_id: bytes) -> Object:
+        """Delete one of my chat posts (or anyone's, as an admin)."""
+        try:
+            target = self.replica.object(object_id)
+        except NotFound:
+            if self.replica.is_deleted(object_id):
+                raise WorkspaceError(f"{object_id.hex()} is already deleted") from None
+            raise WorkspaceError(f"this replica holds no post {object_id.hex()}") from None
+        if target.type not in kinds.DELETABLE_KINDS:
+            raise WorkspaceError(f"{target.type} objects cannot be deleted, only chat posts")
+        if target.author != self.ws.key and not self.replica.is_admin(self.ws.key):
+            raise WorkspaceError("you can only delete your own posts (admins can delete any)")
+        return self.ws.publish("post/delete", target.stream, {"targets": self.delete_ids(target)})
 
     def delete_ids(self, target: Object) -> list[bytes]:
         """What deleting `target` removes: it, and for a message its author's edits (their

@@ -1,5 +1,5 @@
 """`hearth` conversation commands: edit, reply, thread, react, unreact, versions, mentions.
-Each calls the Workspace method of the same name (app/conversation.py); no logic here beyond
+Each calls the `ws.conversation` method of the same name (app/conversation.py); no logic here beyond
 parsing arguments and printing results."""
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ EMOJI_HELP = "an emoji, or its :shortcode: (:thumbs_up:, :+1:, :tada:)"
 
 def cmd_edit(args: argparse.Namespace) -> None:
     with open_workspace(args) as ws:
-        print(ws.edit(ws.resolve_id(args.id, "message"), args.text).id.hex())
+        print(ws.conversation.edit(ws.resolve_id(args.id, "message"), args.text).id.hex())
 
 
 def cmd_reply(args: argparse.Namespace) -> None:
     with open_workspace(args) as ws:
-        reply = ws.reply(ws.resolve_id(args.id, "message"), args.text,
+        reply = ws.conversation.reply(ws.resolve_id(args.id, "message"), args.text,
                          broadcast=args.also_channel)
         print(reply.id.hex())
 
@@ -31,23 +31,23 @@ def cmd_reply(args: argparse.Namespace) -> None:
 def cmd_thread(args: argparse.Namespace) -> None:
     """A thread: its first message, then its replies, as `read` prints messages."""
     with open_workspace(args) as ws:
-        _print_messages(ws, ws.thread(ws.resolve_id(args.id, "message")), args.json)
+        _print_messages(ws, ws.conversation.thread(ws.resolve_id(args.id, "message")), args.json)
 
 
 def cmd_react(args: argparse.Namespace) -> None:
     with open_workspace(args) as ws:
-        print(ws.react(ws.resolve_id(args.id, "message"), args.emoji).id.hex())
+        print(ws.conversation.react(ws.resolve_id(args.id, "message"), args.emoji).id.hex())
 
 
 def cmd_unreact(args: argparse.Namespace) -> None:
     with open_workspace(args) as ws:
-        print(ws.unreact(ws.resolve_id(args.id, "message"), args.emoji).id.hex())
+        print(ws.conversation.unreact(ws.resolve_id(args.id, "message"), args.emoji).id.hex())
 
 
 def cmd_versions(args: argparse.Namespace) -> None:
     """A message's texts, oldest first; the last is what it says now."""
     with open_workspace(args) as ws:
-        versions = ws.versions(ws.resolve_id(args.id, "message"))
+        versions = ws.conversation.versions(ws.resolve_id(args.id, "message"))
     if args.json:
         print_json([{"ts": v.ts, "text": v.text} for v in versions])
         return
@@ -59,7 +59,7 @@ def cmd_versions(args: argparse.Namespace) -> None:
 def cmd_mentions(args: argparse.Namespace) -> None:
     """Messages by others that mention my nickname, newest first."""
     with open_workspace(args) as ws:
-        _print_messages(ws, ws.mentions(limit=args.limit), args.json, channel=True)
+        _print_messages(ws, ws.conversation.mentions(limit=args.limit), args.json, channel=True)
 
 
 def register(sub: argparse._SubParsersAction, common: Callable) -> None:

@@ -11,9 +11,9 @@ from core.documents import DocumentError
 
 from . import _text
 from ._command import PERSON_HELP, CLIError, errors, hinted, open_workspace, print_json, when
-from .documents import Documents, MergeConflicts
+from .doc_records import ALREADY_MERGED, RESOLUTIONS
+from .documents import MergeConflicts
 from .names import NickBook
-from .review import ALREADY_MERGED, RESOLUTIONS
 from .workspace import MIN_PREFIX
 
 # --editors: who can edit a new document (core.documents.EDITING).
@@ -22,7 +22,7 @@ EDITORS = {"workspace": "workspace", "only-me": "listed"}
 
 def _docs(args: argparse.Namespace):
     ws = open_workspace(args)
-    return ws, Documents(ws)
+    return ws, ws.documents
 
 
 def cmd_new(args) -> None:
@@ -35,7 +35,7 @@ def cmd_new(args) -> None:
 def cmd_list(args) -> None:
     ws, docs = _docs(args)
     with ws:
-        rows = docs.list()
+        rows = docs.all()
         book = NickBook(ws.replica.nicknames())
     if args.json:
         print_json([{"id": d.id, "title": d.title, "creator": d.creator.hex(), "ts": d.ts}

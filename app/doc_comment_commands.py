@@ -11,7 +11,6 @@ from core.documents import CommentInfo, DocumentError
 
 from . import _text
 from ._command import CLIError, errors, open_workspace, print_json, when, whole_number
-from .documents import Documents
 from .names import NickBook
 from .workspace import MIN_PREFIX
 
@@ -27,7 +26,7 @@ def cmd_comment(args: argparse.Namespace) -> None:
         raise CLIError("--nth picks an occurrence of --quote's words")
     ws = open_workspace(args)
     with ws:
-        docs = Documents(ws)
+        docs = ws.documents
         document = docs.open(args.doc)
         if args.quote is not None:
             words, text = args.quote
@@ -42,7 +41,7 @@ def cmd_comment(args: argparse.Namespace) -> None:
 def cmd_comments(args: argparse.Namespace) -> None:
     ws = open_workspace(args)
     with ws:
-        docs = Documents(ws)
+        docs = ws.documents
         document = docs.open(args.doc)
         why = docs.unreadable(document, args.branch)
         if why is not None:  # its comments are boxed with the key this computer lacks

@@ -13,12 +13,12 @@ the selected characters, at the heads the editor showed (`comment_at`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from core.documents import CommentInfo, Document
 
-from .workspace import WorkspaceError
+from .errors import WorkspaceError
 
 if TYPE_CHECKING:
     from core.objects import Object
@@ -58,7 +58,7 @@ class DocComments:
     if TYPE_CHECKING:
         ws: Workspace
 
-        def save(self, document: Document, *, cache: list[str] = ()) -> list[Object]: ...
+        def save(self, document: Document, *, cache: Sequence[str] = ()) -> list[Object]: ...
 
     def comment(self, document: Document, quote: str, text: str, *, branch: str = "main",
                 nth: int | None = None) -> str:

@@ -57,7 +57,7 @@ class DocumentsFacade(CommentsFacade):
     # Reading -----------------------------------------------------------------------------------
 
     def list(self) -> Future[builtins.list[DocumentSummary]]:
-        return self._run(lambda: self._library().list())
+        return self._run(lambda: self._library().all())
 
     def open(self, doc: DocRef, branch: str = "main") -> Future[DocumentView]:
         """What a branch shows, read together (app.doc_views.document_view)."""

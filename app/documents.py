@@ -24,10 +24,8 @@ conflict has no resolution, else commits the CRDT merge and the resolutions toge
 
 from __future__ import annotations
 
-import difflib
-import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from core.causal import HORIZON_MS
 from core.documents import (
@@ -44,62 +42,26 @@ from core.objects import MIN_ID_PREFIX, Object, decode_trusted
 
 from . import review
 from .doc_comments import DocComments
-from .review import ALREADY_MERGED, RESOLUTIONS, DocDiff, Merged, MergePreview
-from .workspace import Workspace, WorkspaceError, parse_key
+from .doc_records import (
+    ALREADY,
+    ALREADY_MERGED,
+    KEY_NOT_HERE,
+    ONLY_EDITORS,
+    READ_ONLY,
+    RESOLUTIONS,
+    Conflict,
+    DocDiff,
+    DocumentSummary,
+    MergeConflicts,
+    Merged,
+    MergePreview,
+)
+from .errors import WorkspaceError
+from .keys import parse_key
+from .text_edits import minimal_edits
 
-
-@dataclass(frozen=True)
-class DocumentSummary:
-    id: str
-    title: str
-    creator: bytes
-    ts: int
-
-
-ONLY_EDITORS = ("Only its editors can read it: ask one of them to share it or add you as an "
-                "editor.")
-READ_ONLY = "You can read this branch; only its editors can change it."
-KEY_NOT_HERE = ("The whole workspace can read it, but its key has not arrived here yet; it "
-                "opens once sync brings it.")
-ALREADY = "the branch already reads like that"
-
-
-class MergeConflicts(WorkspaceError):
-    """A merge that found conflicts and was not told how to resolve them: nothing changed.
-    `preview` holds them (MergePreview.conflicts)."""
-
-    def __init__(self, preview: MergePreview):
-        n = len(preview.conflicts)
-        source, target = shlex.quote(preview.source), shlex.quote(preview.target)
-        command = (f"hearth doc merge {preview.doc[:12]} --from {source} --into {target} "
-                   "--prefer ours|theirs|both")
-        super().__init__(
-            f"{preview.source} and {preview.target} changed the same text in {n} "
-            f"place{'s' if n != 1 else ''}; nothing was merged. Choose how to resolve "
-            f"{'them' if n != 1 else 'it'}: `{command}`")
-        self.preview = preview
-
-
-def minimal_edits(old: str, new: str) -> list[Edit]:
-    """Edits (in codepoints) that turn `old` into `new`, touching only what changed."""
-    start = 0
-    limit = min(len(old), len(new))
-    while start < limit and old[start] == new[start]:
-        start += 1
-    end_old, end_new = len(old), len(new)
-    while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
-        end_old -= 1
-        end_new -= 1
-    a, b = old[start:end_old], new[start:end_new]
-    if not a or not b or len(a) * len(b) > 4_000_000:  # one replacement is already minimal
-        return [(start, len(a), b)] if a or b else []
-    edits: list[Edit] = []
-    shift = 0  # positions move as earlier edits change the length
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag != "equal":
-            edits.append((start + i1 + shift, i2 - i1, b[j1:j2]))
-            shift += (j2 - j1) - (i2 - i1)
-    return edits
+if TYPE_CHECKING:
+    from .workspace import Workspace
 
 
 class Documents(DocComments):
@@ -115,17 +77,17 @@ class Documents(DocComments):
     def secret(self) -> bytes:
         """The newest epoch's workspace secret (every member holds it: core/membership.py);
         new workspace keys are published under it."""
-        return self.ws.newest_secret()[1]
+        return self.ws.members.newest_secret()[1]
 
     def secrets(self) -> tuple[bytes, ...]:
         """Every epoch's secret held, newest first: workspace keys under any of them open."""
-        held = self.ws.secrets()
+        held = self.ws.members.secrets()
         return tuple(held[epoch] for epoch in sorted(held, reverse=True))
 
     def members(self) -> frozenset[bytes]:
         """Who edits a workspace-editable document: the members, and the removed (of whom
         storage holds only what their removal kept)."""
-        view = self.ws.membership()
+        view = self.ws.members.view()
         return frozenset(view.members) | frozenset(view.removed)
 
     def _clock(self) -> int:
@@ -133,7 +95,8 @@ class Documents(DocComments):
 
     # Finding ----------------------------------------------------------------------------------
 
-    def list(self) -> list[DocumentSummary]:
+    def all(self) -> list[DocumentSummary]:
+        """Every document held, with the title its creator gave it last."""
         out = []
         horizon = self._clock() + HORIZON_MS  # a title dated later is not visible yet
         for raw in self.ws.replica.documents.roots():
@@ -151,12 +114,12 @@ class Documents(DocComments):
         removed and published under the new secret, so a removed member reads nothing written
         from now on. Any editor's node does it; a refresh one did is seen by the others.
         Returns how many keys were made."""
-        view = self.ws.membership()
+        view = self.ws.members.view()
         since = view.since.get(view.epoch)
-        if since is None or view.epoch not in self.ws.secrets():
+        if since is None or view.epoch not in self.ws.members.secrets():
             return 0
         made = 0
-        for summary in self.list():
+        for summary in self.all():
             document = self.current(bytes.fromhex(summary.id))
             if document.visibility != "workspace" or self.ws.key not in document.editors():
                 continue
@@ -171,7 +134,7 @@ class Documents(DocComments):
 
     def resolve(self, ref: str) -> bytes:
         """A document by hex id, unique id prefix (MIN_ID_PREFIX+ characters) or exact title."""
-        summaries = self.list()
+        summaries = self.all()
         ref = ref.strip()
         exact = [s for s in summaries if s.id == ref.lower()]
         prefixed = [s for s in summaries
@@ -252,7 +215,7 @@ class Documents(DocComments):
         if why is not None:
             return why
         if self.ws.identity.public_key not in document.editors() \
-                or self.ws.key in self.ws.membership().removed:
+                or self.ws.key in self.ws.members.view().removed:
             return READ_ONLY
         return None
 
@@ -274,7 +237,7 @@ class Documents(DocComments):
 
     # Saving -----------------------------------------------------------------------------------
 
-    def save(self, document: Document, *, cache: list[str] = ()) -> list[Object]:
+    def save(self, document: Document, *, cache: Sequence[str] = ()) -> list[Object]:
         """Ingest what `document` created, keep its keys, and cache the branches' states."""
         new = document.drain()
         self.ws.add_own(new)
@@ -352,8 +315,9 @@ class Documents(DocComments):
 
     def merge(self, document: Document, source: str, target: str, *,
               prefer: str | None = None, resolutions: Sequence[str] | None = None,
-              expect: tuple[Sequence[str], Sequence[str]] | None = None) -> str:
-        """Merge `source` into `target`; the merge commit's id (see `merged`)."""
+              expect: tuple[Sequence[str], Sequence[str]] | None = None) -> str | None:
+        """Merge `source` into `target`; the merge commit's id, None when `target` held all
+        of `source` already (see `merged`)."""
         return self.merged(document, source, target, prefer=prefer, resolutions=resolutions,
                            expect=expect).commit
 
@@ -473,7 +437,7 @@ class Documents(DocComments):
         ours, theirs = document.text(target_heads), document.text(source_heads)
         merged = document.review.merged_text(source, target)
         regions = review.regions(base_text, ours, theirs, merged)
-        conflicts: tuple[review.Conflict, ...] = ()
+        conflicts: tuple[Conflict, ...] = ()
         if any(r.conflict for r in regions):
             conflicts = review.conflicts(regions, ours, document.review.changes(base, target_heads),
                                          document.review.changes(base, source_heads))

@@ -27,12 +27,12 @@ def cmd_download(args: argparse.Namespace) -> None:
     paths = paths_of(args)
     with Workspace.open(paths) as ws:
         message_id = ws.resolve_id(args.id, "message")
-        ref = ws.file_ref(message_id, args.index)
-        complete = ws.file_complete(ref.list, ref.attachment.size)
+        ref = ws.files.ref(message_id, args.index)
+        complete = ws.files.complete(ref.list, ref.attachment.size)
     if not complete:
         _fetch(paths, message_id, args)
     with Workspace.open(paths) as ws:
-        print(ws.save_attachment(message_id, args.index, Path(args.out)))
+        print(ws.files.save(message_id, args.index, Path(args.out)))
 
 
 def _fetch(paths: Paths, message_id: bytes, args: argparse.Namespace) -> None:

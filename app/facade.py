@@ -40,7 +40,6 @@ from .attachments import AttachTarget, SealedFiles
 from .channel_list import channel_list
 from .doc_facade import DocumentsFacade
 from .errors import NodeStopped
-from .file_sizes import set_file_sizes
 from .membership import InviteRecord, MemberRecord, RemovalRecord
 from .private import PrivateChannel
 from .records import (
@@ -235,7 +234,7 @@ class NodeFacade:
 
     def mark_private_read(self, channel: bytes) -> Future[None]:
         """Everything a private channel (or direct messages) holds now counts as read."""
-        return self._run(lambda: self._ws().mark_private_read(channel))
+        return self._run(lambda: self._ws().private.mark_read(channel))
 
     def create_channel(self, name: str, *, public: bool = False,
                        force: bool = False) -> Future[bytes]:
@@ -245,7 +244,7 @@ class NodeFacade:
                                                            force=force).id)
 
     def members(self, channel: str) -> Future[list[Member]]:
-        return self._run(lambda: self._ws().members(channel))
+        return self._run(lambda: self._ws().channel_members(channel))
 
     def state(self, channel: str) -> Future[ChannelState]:
         """Topic, members and history (fails with WorkspaceError for an unknown channel)."""
@@ -272,77 +271,77 @@ class NodeFacade:
 
     def delete(self, object_id: bytes) -> Future[bytes]:
         """Delete one of my posts (an admin: anyone's); the future holds the delete's id."""
-        return self._run(lambda: self._ws().delete(object_id).id)
+        return self._run(lambda: self._ws().conversation.delete(object_id).id)
 
     # Conversation (app/conversation.py; `hearth edit`, `reply`, `thread`, `react`, ...) ------
 
     def edit(self, message_id: bytes, text: str) -> Future[bytes]:
         """Replace the text of one of my messages; the future holds the edit's id."""
-        return self._run(lambda: self._ws().edit(message_id, text).id)
+        return self._run(lambda: self._ws().conversation.edit(message_id, text).id)
 
     def reply(self, message_id: bytes, text: str, *, broadcast: bool = False) -> Future[bytes]:
         """Reply in the thread of `message_id`; `broadcast` shows it in the channel too."""
-        return self._run(lambda: self._ws().reply(message_id, text, broadcast=broadcast).id)
+        return self._run(lambda: self._ws().conversation.reply(message_id, text, broadcast=broadcast).id)
 
     def thread(self, message_id: bytes) -> Future[list[Message]]:
         """A thread: its first message, then its replies, oldest first."""
-        return self._run(lambda: self._ws().thread(message_id))
+        return self._run(lambda: self._ws().conversation.thread(message_id))
 
     def versions(self, message_id: bytes) -> Future[list[MessageVersion]]:
         """The texts a message has had, oldest first."""
-        return self._run(lambda: self._ws().versions(message_id))
+        return self._run(lambda: self._ws().conversation.versions(message_id))
 
     def react(self, message_id: bytes, emoji: str) -> Future[bytes]:
-        return self._run(lambda: self._ws().react(message_id, emoji).id)
+        return self._run(lambda: self._ws().conversation.react(message_id, emoji).id)
 
     def unreact(self, message_id: bytes, emoji: str) -> Future[bytes]:
         """Take my reaction back; the future holds the delete's id."""
-        return self._run(lambda: self._ws().unreact(message_id, emoji).id)
+        return self._run(lambda: self._ws().conversation.unreact(message_id, emoji).id)
 
     def mentions(self, limit: int = 50) -> Future[list[Message]]:
         """Messages by others that mention my nickname, newest first."""
-        return self._run(lambda: self._ws().mentions(limit=limit))
+        return self._run(lambda: self._ws().conversation.mentions(limit=limit))
 
     # Moderation (app/moderation.py; `hearth mod role`, `mod hide`, `mod log`, `block`, ...) --
 
     def moderates(self, channel: str, key: bytes | None = None) -> Future[bool]:
         """Whether `key` (default: me) moderates `channel`: an admin, or named for it."""
-        return self._run(lambda: self._ws().moderates(channel, key))
+        return self._run(lambda: self._ws().moderation.moderates(channel, key))
 
     def moderators(self, channel: str) -> Future[list[bytes]]:
         """The moderators admins named for `channel` (admins moderate every channel)."""
-        return self._run(lambda: self._ws().moderators(channel))
+        return self._run(lambda: self._ws().moderation.moderators(channel))
 
     def mod_role(self, channel: str, key: bytes, role: str,
                  reason: str = "") -> Future[bytes]:
         """Make `key` a moderator of `channel` ("moderator") or not ("none"); admins only.
         The future holds the role's id."""
-        return self._run(lambda: self._ws().mod_role(channel, key, role, reason).id)
+        return self._run(lambda: self._ws().moderation.set_role(channel, key, role, reason).id)
 
     def mod_hide(self, channel: str, target: bytes, reason: str) -> Future[bytes]:
         """Hide a post (by id) or a member (by key) in `channel` for all but its moderators;
         the future holds the hide's id, or fails with WorkspaceError saying why not."""
-        return self._run(lambda: self._ws().mod_hide(channel, target, reason).id)
+        return self._run(lambda: self._ws().moderation.hide(channel, target, reason).id)
 
     def mod_unhide(self, channel: str, target: bytes, reason: str) -> Future[bytes]:
-        return self._run(lambda: self._ws().mod_unhide(channel, target, reason).id)
+        return self._run(lambda: self._ws().moderation.unhide(channel, target, reason).id)
 
     def mod_log(self, channel: str | None = None, *,
                 limit: int = 100) -> Future[ModerationLog]:
         """The newest `limit` moderation actions (of `channel`, or all), oldest first."""
-        return self._run(lambda: self._ws().mod_log(channel, limit=limit))
+        return self._run(lambda: self._ws().moderation.log(channel, limit=limit))
 
     def block(self, key: bytes) -> Future[None]:
         """Never show `key`'s posts on this computer, and stop storing what they send. The
         views change without new objects: reload what shows them when the future is done."""
-        return self._run(lambda: self._ws().block(key))
+        return self._run(lambda: self._ws().moderation.block(key))
 
     def unblock(self, key: bytes) -> Future[None]:
-        return self._run(lambda: self._ws().unblock(key))
+        return self._run(lambda: self._ws().moderation.unblock(key))
 
     def blocked(self) -> Future[list[BlockedKey]]:
         """The keys blocked on this computer, oldest block first."""
-        return self._run(lambda: self._ws().blocked())
+        return self._run(lambda: self._ws().moderation.blocked())
 
     def is_admin(self, key: bytes | None = None) -> Future[bool]:
         """Whether `key` (default: mine) is an admin of the workspace."""
@@ -407,61 +406,61 @@ class NodeFacade:
     def invite(self, uses: int = 0, expires_ms: int = 0) -> Future[str]:
         """A new invite's code (it holds no secret): `uses` admissions at most (0: any), none
         after `expires_ms` (0: never)."""
-        return self._run(lambda: self._ws().create_invite(uses=uses, expires_ms=expires_ms)[0])
+        return self._run(lambda: self._ws().members.invite(uses=uses, expires_ms=expires_ms)[0])
 
     def invite_for(self, key: bytes) -> Future[str]:
         """A personal code for the person whose identity key is `key`."""
-        return self._run(lambda: self._ws().invite_for(key))
+        return self._run(lambda: self._ws().members.invite_for(key))
 
     def invites(self) -> Future[list[InviteRecord]]:
         """Every invite held, newest first, with what became of it."""
-        return self._run(lambda: self._ws().invites())
+        return self._run(lambda: self._ws().members.invites())
 
     def revoke_invite(self, ref: str) -> Future[None]:
         """Revoke the invite a code or an id names."""
-        return self._run(lambda: (self._ws().revoke_invite(ref), None)[1])
+        return self._run(lambda: (self._ws().members.revoke_invite(ref), None)[1])
 
     def remove_member(self, key: bytes, reason: str = "") -> Future[None]:
         """Remove a member (admins): they are refused from now on, and a new epoch's secret
         goes to everyone who remains."""
         def remove() -> None:
-            self._ws().remove_member(key, reason)
+            self._ws().members.remove(key, reason)
             self._node.membership_changed()  # seen whole, now that all of it is in
         return self._run(remove)
 
     def removed_members(self) -> Future[list[RemovalRecord]]:
         """Everyone removed (and not admitted again), newest removal first."""
-        return self._run(lambda: self._ws().removed_members())
+        return self._run(lambda: self._ws().members.removed())
 
     # Private channels and direct messages (app/private.py) ----------------------------------
 
     def private_channels(self) -> Future[list[PrivateChannel]]:
         """The private channels and direct messages I am in, with their names opened."""
-        return self._run(lambda: self._ws().private_channels())
+        return self._run(lambda: self._ws().private.channels())
 
     def create_private_channel(self, name: str, members: list[bytes],
                                dm: bool = False) -> Future[bytes]:
         """A private channel of mine with `members`; its id."""
-        return self._run(lambda: self._ws().create_private_channel(name, members, dm=dm))
+        return self._run(lambda: self._ws().private.create(name, members, dm=dm))
 
     def read_private(self, channel: bytes, limit: int = 50) -> Future[list[Message]]:
         """The newest messages of a private channel I am in, opened, oldest first."""
-        return self._run(lambda: self._ws().read_private(channel, limit=limit))
+        return self._run(lambda: self._ws().private.read(channel, limit=limit))
 
     def post_private(self, channel: bytes, text: str) -> Future[bytes]:
         """A message in a private channel, boxed under its newest key; its id."""
-        return self._run(lambda: self._ws().post_private(channel, text).id)
+        return self._run(lambda: self._ws().private.post(channel, text).id)
 
     # Files and images (app/attachments.py; `hearth attach`, `download`, `storage`) ----------
 
     def attach(self, channel: str, paths: list[str | Path], text: str = "") -> Future[bytes]:
         """Post files (1 to 4) to a public channel, with `text`; the new message's id."""
-        return self._attach(lambda ws: ws.attach_target(channel, text), paths, text)
+        return self._attach(lambda ws: ws.files.target(channel, text), paths, text)
 
     def attach_private(self, channel: bytes, paths: list[str | Path],
                        text: str = "") -> Future[bytes]:
         """Post files to a private channel or direct message, described inside the box."""
-        return self._attach(lambda ws: ws.attach_private_target(channel, text), paths, text)
+        return self._attach(lambda ws: ws.files.private_target(channel, text), paths, text)
 
     def _attach(self, target: Callable[[Workspace], AttachTarget], paths: list[str | Path],
                 text: str) -> Future[bytes]:
@@ -470,14 +469,14 @@ class NodeFacade:
         def seal(got: tuple[Workspace, AttachTarget]) -> tuple[Workspace, AttachTarget,
                                                                SealedFiles]:
             ws, where = got
-            return ws, where, ws.seal_files(files, where.scope)
+            return ws, where, ws.files.seal(files, where.scope)
 
         def publish(got: tuple[Workspace, AttachTarget, SealedFiles]) -> bytes:
             ws, where, sealed = got
-            return ws.publish_attachment(where, sealed, text).id
+            return ws.files.publish(where, sealed, text).id
 
         def undo(got: tuple[Workspace, AttachTarget, SealedFiles]) -> None:
-            got[0].chunks.remove(got[2].new)  # the Node stopped: nothing fetches or names them
+            got[0].files.chunks.remove(got[2].new)  # the Node stopped: nothing fetches or names them
 
         return self._off_loop(lambda: (self._ws(), target(self._ws())), seal, publish, undo)
 
@@ -489,25 +488,25 @@ class NodeFacade:
     def save_attachment(self, message_id: bytes, index: int, out_dir: str | Path,
                         name: str | None = None) -> Future[Path]:
         """Write a complete file into `out_dir` under a safe name; the path written."""
-        return self._off_loop(lambda: (self._ws(), self._ws().ready_file(message_id, index)),
-                              lambda got: got[0].save_ready(got[1], Path(out_dir), name))
+        return self._off_loop(lambda: (self._ws(), self._ws().files.ready(message_id, index)),
+                              lambda got: got[0].files.save_ready(got[1], Path(out_dir), name))
 
     def open_attachment(self, message_id: bytes, index: int) -> Future[Path]:
         """A complete file decrypted for opening (only ever on the person's request)."""
         def opened(got: tuple[Workspace, Path, bytes]) -> Path:
             ws, path, list_id = got
-            ws.opened(list_id)
+            ws.files.opened(list_id)
             return path
-        return self._off_loop(lambda: (self._ws(), self._ws().ready_file(message_id, index)),
-                              lambda got: (got[0], got[0].open_ready(got[1]), got[1].ref.list),
+        return self._off_loop(lambda: (self._ws(), self._ws().files.ready(message_id, index)),
+                              lambda got: (got[0], got[0].files.open_ready(got[1]), got[1].ref.list),
                               opened)
 
     def storage_usage(self) -> Future[StorageUsage]:
-        return self._run(lambda: self._ws().storage_usage())
+        return self._run(lambda: self._ws().files.usage())
 
     def pin(self, message_id: bytes, index: int, pinned: bool = True) -> Future[None]:
         """Keep a file here whatever the quota (or no longer)."""
-        return self._run(lambda: self._ws().pin(message_id, index, pinned))
+        return self._run(lambda: self._ws().files.pin(message_id, index, pinned))
 
     def file_preferences(self) -> Future[tuple[int, int]]:
         """(auto_download_mb, storage_quota_mb) of this data folder."""
@@ -519,26 +518,26 @@ class NodeFacade:
     def set_file_preferences(self, *, auto_download_mb: int | None = None,
                              storage_quota_mb: int | None = None) -> Future[int]:
         """Change the sizes; a smaller quota evicts others' files at once (the bytes freed)."""
-        return self.run(lambda ws: set_file_sizes(ws, auto_download_mb=auto_download_mb,
-                                                  storage_quota_mb=storage_quota_mb))
+        return self.run(lambda ws: ws.files.set_preferences(auto_download_mb=auto_download_mb,
+                                                            storage_quota_mb=storage_quota_mb))
 
     def add_private_member(self, channel: bytes, key: bytes) -> Future[None]:
-        return self._run(lambda: self._ws().add_private_member(channel, key))
+        return self._run(lambda: self._ws().private.add_member(channel, key))
 
     def remove_private_member(self, channel: bytes, key: bytes) -> Future[None]:
-        return self._run(lambda: self._ws().remove_private_member(channel, key))
+        return self._run(lambda: self._ws().private.remove_member(channel, key))
 
     def direct_message(self, key: bytes, text: str) -> Future[bytes]:
         """A direct message to `key` (in the channel of us two, made the first time); its id."""
-        return self._run(lambda: self._ws().direct_message(key, text).id)
+        return self._run(lambda: self._ws().private.direct_message(key, text).id)
 
     def dm_channel(self, key: bytes) -> Future[bytes | None]:
         """The direct messages between me and `key`, if either of us started them."""
-        return self._run(lambda: self._ws().dm_channel(key))
+        return self._run(lambda: self._ws().private.dm_channel(key))
 
     def workspace_members(self) -> Future[list[MemberRecord]]:
         """Every member, oldest first: nickname, key, admin, who admitted them and when."""
-        return self._run(lambda: self._ws().workspace_members())
+        return self._run(lambda: self._ws().members.all())
 
     # Workspaces of the data folder --------------------------------------------------------------
 

@@ -18,7 +18,6 @@ from ._command import (
     print_json,
     whole_number,
 )
-from .file_sizes import set_file_sizes
 from .units import quota_label, size_label
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
@@ -41,11 +40,11 @@ def cmd_attach(args: argparse.Namespace) -> None:
     @nick): prints the new message's id."""
     with open_workspace(args) as ws:
         files = [Path(f) for f in args.files]
-        private = ws.resolve_private(args.channel)
+        private = ws.private.resolve(args.channel)
         if private is not None:
-            obj = ws.attach_private(private.id, files, args.text)
+            obj = ws.files.attach_private(private.id, files, args.text)
         else:
-            obj = ws.attach(args.channel, files, args.text)
+            obj = ws.files.attach(args.channel, files, args.text)
         print(obj.id.hex())
 
 
@@ -56,11 +55,11 @@ def cmd_storage(args: argparse.Namespace) -> None:
         freed = 0
         if args.quota is not None or args.auto_download is not None:
             try:
-                freed = set_file_sizes(ws, storage_quota_mb=args.quota,
-                                       auto_download_mb=args.auto_download)
+                freed = ws.files.set_preferences(storage_quota_mb=args.quota,
+                                                 auto_download_mb=args.auto_download)
             except preferences.PreferenceError as exc:
                 raise CLIError(str(exc)) from None
-        usage = ws.storage_usage()
+        usage = ws.files.usage()
         auto = preferences.load(ws.paths.data).auto_download_mb
     if args.json:
         print_json({"total": usage.total, "mine": usage.mine, "pinned": usage.pinned,
@@ -82,8 +81,8 @@ def cmd_pin(args: argparse.Namespace) -> None:
     evict it again, least recently opened first)."""
     with open_workspace(args) as ws:
         message_id = ws.resolve_id(args.id, "message")
-        ws.pin(message_id, args.index, not args.unpin)
-        name = ws.file_ref(message_id, args.index).attachment.name
+        ws.files.pin(message_id, args.index, not args.unpin)
+        name = ws.files.ref(message_id, args.index).attachment.name
     print(f"{'unpinned' if args.unpin else 'pinned'}: {name}")
 
 

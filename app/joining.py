@@ -32,13 +32,13 @@ NOT_ADMITTED = "not admitted"  # sync.service.NOT_ADMITTED, without importing sy
 def invite(paths: Paths, *, uses: int = 0, expires_ms: int = 0) -> tuple[str, bytes]:
     """A new invite of the workspace: its code and its signed half's id."""
     with Workspace.open(paths) as ws:
-        return ws.create_invite(uses=uses, expires_ms=expires_ms)
+        return ws.members.invite(uses=uses, expires_ms=expires_ms)
 
 
 def invite_for(paths: Paths, key: bytes) -> str:
     """A personal code for the person whose identity key is `key`."""
     with Workspace.open(paths) as ws:
-        return ws.invite_for(key)
+        return ws.members.invite_for(key)
 
 
 def join_workspace(paths: Paths, code: str, *, nick: str | None = None,
@@ -50,11 +50,13 @@ def join_workspace(paths: Paths, code: str, *, nick: str | None = None,
     mDNS finds on this network (on `interfaces`), that admits me; a personal code needs
     none. Raises WorkspaceError (InviteError for a bad code)."""
     invitation = Invite.decode(code)
-    if invitation.personal:
-        secret = _open_personal(paths, invitation)
+    if invitation.sealed is not None:
+        secret = _open_personal(paths, invitation.sealed)
         Workspace.create(paths, nick, secret=secret, workspace=invitation.workspace,
                          root=invitation.root).close()
         return invitation.workspace
+    seed = invitation.seed
+    assert seed is not None  # an invite holds a seed when it holds no sealed secret
     existed = paths.workspace_dir.exists()
     ws = Workspace.create(paths, nick, secret=None, workspace=invitation.workspace,
                           root=invitation.root)
@@ -66,7 +68,7 @@ def join_workspace(paths: Paths, code: str, *, nick: str | None = None,
                 if (host, port) in tried:
                     continue
                 tried.append((host, port))
-                reason = _join_over(ws, invitation.seed, host, port, timeout)
+                reason = _join_over(ws, seed, host, port, timeout)
                 if reason is None and ws.keep_secret():
                     return invitation.workspace
                 reasons.append(reason or f"{host}:{port} did not admit this computer")
@@ -90,14 +92,14 @@ def _sidecars(replica: Path) -> list[Path]:
     return [replica.with_name(replica.name + suffix) for suffix in ("-wal", "-shm")]
 
 
-def _open_personal(paths: Paths, invitation: Invite) -> bytes:
+def _open_personal(paths: Paths, sealed: bytes) -> bytes:
     if not paths.identity.exists():
         raise WorkspaceError("this code was made for someone's key, and this data folder has "
                              "no identity yet; run `hearth identity show` here, send that key to "
                              "the member, and ask for a code again")
     identity = Identity.load(paths.identity)
     try:
-        return identity.unseal(invitation.sealed)
+        return identity.unseal(sealed)
     except IdentityError:
         raise WorkspaceError("this code was made for another person's key (see "
                              "`hearth identity show` for this computer's)") from None

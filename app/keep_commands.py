@@ -12,7 +12,6 @@ from storage import Kept
 
 from . import _text, keeping
 from ._command import CLIError, channel_arg, command, open_workspace, print_json
-from .documents import Documents
 from .workspace import Workspace
 
 ALWAYS = ("the workspace's own objects (members, admins, policies, nicknames), private "
@@ -25,7 +24,7 @@ def kept_text(ws: Workspace, kept: Kept) -> str:
         return "all channels and documents"
     names = {kinds.channel_key(c.name): c.name for c in ws.channels()}
     channels = sorted(names.get(key, key) for key in kept.channels)
-    titles = {d.id: d.title for d in Documents(ws).list()} if kept.documents else {}
+    titles = {d.id: d.title for d in ws.documents.all()} if kept.documents else {}
     documents = sorted(titles.get(d.hex(), d.hex()[:12]) for d in kept.documents)
     shown = ", ".join(f"#{_text.line(name)}" for name in channels) or "no channels"
     return shown + (f"; documents: {', '.join(map(_text.line, documents))}" if documents

@@ -15,7 +15,6 @@ from collections.abc import Iterable
 from core import kinds
 from storage import Kept
 
-from .documents import Documents
 from .errors import WorkspaceError
 from .workspace import Workspace
 
@@ -34,7 +33,7 @@ def keep(ws: Workspace, channels: Iterable[str] = (), documents: Iterable[str] =
         if not drop:
             return now  # all are kept already
         now = Kept(False, tuple(_known_channels(ws)),
-                   tuple(bytes.fromhex(s.id) for s in Documents(ws).list()))
+                   tuple(bytes.fromhex(s.id) for s in ws.documents.all()))
     if drop:
         chosen = Kept(False, tuple(set(now.channels) - names), tuple(set(now.documents) - ids))
     else:
@@ -54,7 +53,7 @@ def _resolve(ws: Workspace, channels: Iterable[str], documents: Iterable[str]
         raise WorkspaceError(f"no channel named {unknown[0]!r} here; creating it "
                              f"(`hearth channel create {shlex.quote(unknown[0])}`) joins the "
                              "one others have, keeps it and fetches its history")
-    docs = Documents(ws)
+    docs = ws.documents
     return names, {docs.resolve(ref) for ref in documents}
 
 

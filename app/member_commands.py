@@ -1,5 +1,5 @@
 """`hearth` commands for members and invites: invite (--uses, --expires, --for, --list,
---revoke), join-workspace, workspace members. Each calls the Workspace method of the same
+--revoke), join-workspace, workspace members. Each calls the `ws.members` method of its
 name (app/membership.py; joining in app/joining.py); no logic here beyond parsing arguments and
 printing results."""
 
@@ -62,7 +62,7 @@ def _limits(invite: InviteRecord) -> str:
 def cmd_invite(args: argparse.Namespace) -> None:
     if args.list:
         with open_workspace(args) as ws:
-            invites, now = ws.invites(), ws.replica.now_ms()
+            invites, now = ws.members.invites(), ws.replica.now_ms()
             book = NickBook(ws.replica.nicknames())
         if args.json:
             print_json([_invite_json(i, book, now) for i in invites])
@@ -75,7 +75,7 @@ def cmd_invite(args: argparse.Namespace) -> None:
         return
     if args.revoke:
         with open_workspace(args) as ws:
-            ws.revoke_invite(args.revoke)
+            ws.members.revoke_invite(args.revoke)
         print("revoked: that invite admits no one from now on")
         return
     if args.key:
@@ -110,7 +110,7 @@ def _member_json(m: MemberRecord, book: NickBook) -> dict:
 def cmd_members(args: argparse.Namespace) -> None:
     """Every member: nickname, key, role, who admitted them and when."""
     with open_workspace(args) as ws:
-        members = ws.workspace_members()
+        members = ws.members.all()
         book = NickBook(ws.replica.nicknames())
         me = ws.key
     if args.json:
@@ -130,8 +130,8 @@ def cmd_remove(args: argparse.Namespace) -> None:
     with open_workspace(args) as ws:
         key = ws.resolve_person(args.person)
         who = f"{NickBook(ws.replica.nicknames()).nick(key)} ({key.hex()[:SHORT_KEY]})"
-        ws.remove_member(key, args.reason)
-        epoch = ws.membership().epoch
+        ws.members.remove(key, args.reason)
+        epoch = ws.members.view().epoch
     print(f"removed {_text.line(who)}: their sessions are refused, what they write from now "
           f"on counts nowhere, and the workspace moved to epoch {epoch}, whose secret they "
           "never get")
@@ -140,7 +140,7 @@ def cmd_remove(args: argparse.Namespace) -> None:
 def cmd_removed(args: argparse.Namespace) -> None:
     """Everyone removed: who removed them, when and why."""
     with open_workspace(args) as ws:
-        removed = ws.removed_members()
+        removed = ws.members.removed()
         book = NickBook(ws.replica.nicknames())
     if args.json:
         print_json([{"key": r.key.hex(), "nick": r.nick, "by": r.by.hex(),

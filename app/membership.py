@@ -1,4 +1,4 @@
-"""Members, invites and removals, as Workspace methods (issue #18; docs/ARCHITECTURE.md
+"""Members, invites and removals: a workspace's `ws.members` (issue #18; docs/ARCHITECTURE.md
 "Members and invites").
 
 The rules (who is a member, which invite admits, what a removed member's objects count for,
@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import nacl.exceptions
 import nacl.secret
@@ -42,6 +44,12 @@ from core.objects import Object, authored, decode_trusted
 from .errors import WorkspaceError
 from .invite import Invite, InviteError
 
+if TYPE_CHECKING:
+    from core.identity import Identity
+    from storage import Replica
+
+    from .workspace import Workspace
+
 __all__ = ["InviteRecord", "MemberRecord", "Membership", "MembershipView", "RemovalRecord",
            "invite_tag", "join_key"]
 
@@ -59,56 +67,60 @@ def _box_key(secret: bytes, tag: bytes) -> bytes:
 
 
 class Membership:
-    """Mixed into app.workspace.Workspace, whose replica, identity, key, id, paths, publish and
-    secret (epoch 0's, None on a computer still joining) it uses."""
+    """A workspace's members (`ws.members`): who is in, invites, admissions, removals and the
+    secret of each epoch. It publishes through the workspace, whose secret (epoch 0's, None
+    on a computer still joining) and identity it uses."""
 
-    _membership_cache: tuple[tuple, MembershipView] | None = None
-    membership_busy = False  # a removal is publishing its objects
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.replica: Replica = ws.replica
+        self.identity: Identity = ws.identity
+        self._cache: tuple[tuple, MembershipView] | None = None
+        self._unlisted: tuple[MembershipView, dict[bytes, str]] | None = None
+        self.busy = False  # a removal is publishing its objects (app.node sees it whole)
 
-    def membership(self) -> MembershipView:
+    def view(self) -> MembershipView:
         """The view of the membership objects held now (recomputed when they change)."""
         store = self.replica.membership
         version = store.version()
-        cached = self._membership_cache
+        cached = self._cache
         if cached is not None and cached[0] == version:
             return cached[1]
         view = MembershipView.compute(store.objects(), self.replica.workspace.root,
-                                      _genesis_ts(self.replica.get(self.id)))
-        self._membership_cache = (version, view)
+                                      _genesis_ts(self.replica.get(self.ws.id)))
+        self._cache = (version, view)
         return view
 
-    def workspace_members(self) -> list[MemberRecord]:
+    def all(self) -> list[MemberRecord]:
         """Every member, oldest first, with their nickname."""
         names = self.replica.nicknames()
         return [replace(m, nick=names.get(m.key))
-                for m in sorted(self.membership().members.values(),
+                for m in sorted(self.view().members.values(),
                                 key=lambda m: (m.since_ms, m.key))]
 
-    def removed_members(self) -> list[RemovalRecord]:
+    def removed(self) -> list[RemovalRecord]:
         """Everyone removed (and not admitted again), newest removal first."""
         names = self.replica.nicknames()
         return [replace(r, nick=names.get(r.key), kept=frozenset())
-                for r in sorted(self.membership().removed.values(),
+                for r in sorted(self.view().removed.values(),
                                 key=lambda r: (r.at_ms, r.key), reverse=True)]
 
-    def is_member(self, key: bytes) -> bool:
-        return key in self.membership().members
-
-    _unlisted: tuple[MembershipView, dict[bytes, str]] | None = None
+    def has(self, key: bytes) -> bool:
+        return key in self.view().members
 
     def refusal(self, key: bytes, *, old_epoch: bool = False) -> str | None:
         """Why a session whose hello proved `key` is not served here (None: it is): only a
         member the view lists, never a removed one. A computer whose own view does not list
         it yet (it joined with a personal code and has not synced) has nothing to go by but
         the secret: it lets in whoever holds the newest one (`old_epoch` False)."""
-        view = self.membership()
+        view = self.view()
         if key in view.removed:
             return REMOVED
         if key in view.members:
             return None
         if old_epoch:
             return OLD_EPOCH
-        if self.key not in view.members:
+        if self.ws.key not in view.members:
             return None
         return self._not_listed(view).get(key, NOT_LISTED)
 
@@ -139,12 +151,12 @@ class Membership:
         """Every epoch's secret I hold (epoch 0's from its file, later ones opened from the
         seals to me whose check matches), by epoch."""
         held: dict[int, bytes] = {}
-        first = self.secret()
+        first = self.ws.secret()
         if first is not None:
             held[0] = first
-        view = self.membership()
+        view = self.view()
         for (epoch, recipient), sealed in view.sealed.items():
-            if recipient != self.key or epoch in held:
+            if recipient != self.ws.key or epoch in held:
                 continue
             opened = self._open(sealed)
             if opened is not None and (epoch == 0 or secret_check(opened) == view.checks[epoch]):
@@ -161,7 +173,7 @@ class Membership:
 
     def my_secret(self) -> bytes | None:
         """Epoch 0's secret as a member sealed it to me (joining by invite), opened."""
-        sealed = self.membership().sealed.get((0, self.key))
+        sealed = self.view().sealed.get((0, self.ws.key))
         return self._open(sealed) if sealed is not None else None
 
     def _open(self, sealed: bytes) -> bytes | None:
@@ -173,20 +185,20 @@ class Membership:
 
     def _seal_epochs(self, key: bytes, *, newest_only: bool = False) -> None:
         """Seal to `key` every epoch's secret I hold that no seal to them has yet."""
-        view = self.membership()
+        view = self.view()
         held = self.secrets()
         for epoch in sorted(held)[-1:] if newest_only else sorted(held):
             if (epoch, key) in view.sealed:
                 continue
-            if epoch == 0 and view.members.get(key, MemberRecord(b"", 0)).admitted_by != self.key:
+            if epoch == 0 and view.members.get(key, MemberRecord(b"", 0)).admitted_by != self.ws.key:
                 continue  # epoch 0 counts only from whoever admitted them
-            self.publish("workspace/key", self.id, {
+            self.ws.publish("workspace/key", self.ws.id, {
                 "epoch": epoch, "check": secret_check(held[epoch]), "recipient": key,
                 "sealed": seal_to(key, held[epoch])})
 
     # Invites ------------------------------------------------------------------------------
 
-    def create_invite(self, *, uses: int = 0, expires_ms: int = 0) -> tuple[str, bytes]:
+    def invite(self, *, uses: int = 0, expires_ms: int = 0) -> tuple[str, bytes]:
         """A new invite: its code (for the person invited) and its signed half's id."""
         if uses < 0 or expires_ms < 0:
             raise WorkspaceError("an invite's uses and expiry cannot be negative")
@@ -196,40 +208,40 @@ class Membership:
         nonce = os.urandom(nacl.secret.SecretBox.NONCE_SIZE)
         box = nacl.secret.SecretBox(_box_key(self.newest_secret()[1], tag)).encrypt(
             join_key(seed), nonce).ciphertext
-        obj = self.publish("invite/create", self.id, {"tag": tag, "uses": uses,
+        obj = self.ws.publish("invite/create", self.ws.id, {"tag": tag, "uses": uses,
                                                       "expires": expires_ms, "nonce": nonce,
                                                       "box": box})
-        return Invite(self.id, self.replica.workspace.root, seed=seed).encode(), obj.id
+        return Invite(self.ws.id, self.replica.workspace.root, seed=seed).encode(), obj.id
 
     def invites(self) -> list[InviteRecord]:
         """Every invite held, newest first."""
-        return sorted(self.membership().invites.values(),
+        return sorted(self.view().invites.values(),
                       key=lambda i: (i.created_ms, i.id), reverse=True)
 
     def revoke_invite(self, ref: str) -> Object:
         """Revoke the invite a code or an id (prefix) names: it admits no one from now on."""
         invite = self._find_invite(ref)
-        if invite.creator != self.key and not self.replica.is_admin(self.key):
+        if invite.creator != self.ws.key and not self.replica.is_admin(self.ws.key):
             raise WorkspaceError("only the invite's creator or an admin may revoke it")
         if invite.revoked_ms is not None:
             raise WorkspaceError("that invite is revoked already")
-        return self.publish("invite/revoke", self.id, {"invite": invite.id})
+        return self.ws.publish("invite/revoke", self.ws.id, {"invite": invite.id})
 
     def _find_invite(self, ref: str) -> InviteRecord:
-        view = self.membership()
+        view = self.view()
         ref = ref.strip()
         if ref.lower().startswith("hearth-"):
             try:
                 code = Invite.decode(ref)
             except InviteError as exc:
                 raise WorkspaceError(str(exc)) from None
-            if code.seed is None or code.workspace != self.id:
+            if code.seed is None or code.workspace != self.ws.id:
                 raise WorkspaceError("that code is not an invite of this workspace")
             invite_id = view.by_tag.get(invite_tag(code.seed))
             if invite_id is None:
                 raise WorkspaceError("no invite here matches that code (not synced yet?)")
             return view.invites[invite_id]
-        invite_id = self.resolve_id(ref, "invite")
+        invite_id = self.ws.resolve_id(ref, "invite")
         if invite_id not in view.invites:
             raise WorkspaceError(f"{ref} is not an invite")
         return view.invites[invite_id]
@@ -246,19 +258,19 @@ class Membership:
             raise WorkspaceError("this computer does not hold the workspace secret") from None
         except IdentityError as exc:
             raise WorkspaceError(f"cannot invite that key: {exc}") from None
-        if not self.is_member(key):
-            self.publish("member/admit", self.id, {"key": key, "invite": None})
+        if not self.has(key):
+            self.ws.publish("member/admit", self.ws.id, {"key": key, "invite": None})
         self._seal_epochs(key)
-        return Invite(self.id, self.replica.workspace.root, sealed=sealed).encode()
+        return Invite(self.ws.id, self.replica.workspace.root, sealed=sealed).encode()
 
     # Admitting (on a member's node, for a join session) -------------------------------------
 
     def join_key_for(self, tag: bytes) -> bytes | None:
         """The join session key of the invite `tag` names (None: refuse the session before
         anything is said)."""
-        view = self.membership()
+        view = self.view()
         invite = view.invites.get(view.by_tag.get(tag, b""))
-        if invite is None or not self.is_member(self.key):
+        if invite is None or not self.has(self.ws.key):
             return None
         obj = self.replica.object(invite.id)
         for secret in self.secrets().values():
@@ -272,7 +284,7 @@ class Membership:
     def admit(self, key: bytes, tag: bytes) -> str | None:
         """Admit `key`, who proved the code of the invite `tag` names: its admission and every
         epoch's secret sealed to it. None when admitted (or a member already), else why not."""
-        view = self.membership()
+        view = self.view()
         invite = view.invites.get(view.by_tag.get(tag, b""))
         if invite is None:
             return "no such invite"
@@ -282,77 +294,83 @@ class Membership:
             reason = invite.refusal(self.replica.now_ms())
             if reason is not None:
                 return reason
-            self.publish("member/admit", self.id, {"key": key, "invite": invite.id})
+            self.ws.publish("member/admit", self.ws.id, {"key": key, "invite": invite.id})
         self._seal_epochs(key)
         return None
 
     # Removing (admins) ------------------------------------------------------------------------
 
-    def remove_member(self, key: bytes, reason: str = "") -> Object:
+    def remove(self, key: bytes, reason: str = "") -> Object:
         """Remove `key` from the workspace: the removal, the ids of their objects held here
         (those still count), then a new epoch's secret for everyone who remains."""
-        if not self.replica.is_admin(self.key):
+        if not self.replica.is_admin(self.ws.key):
             raise WorkspaceError("only admins may remove members")
         if key == self.replica.workspace.root:
             raise WorkspaceError("the workspace's creator cannot be removed")
-        if key == self.key:
+        if key == self.ws.key:
             raise WorkspaceError("you cannot remove yourself; leave the workspace instead")
-        if key in self.membership().removed:
+        if key in self.view().removed:
             raise WorkspaceError("they are removed already")
-        if not self.is_member(key) and not self.replica.ids_by(key):
+        if not self.has(key) and not self.replica.ids_by(key):
             raise WorkspaceError("they are not a member (or their admission has not arrived "
                                  "here yet)")
         if reason:
             kinds.check_reason(reason)
-        self.membership_busy = True  # one change of many objects: see it whole (app.node)
+        self.busy = True  # one change of many objects: see it whole (app.node)
         try:
             # The removal and its kept lists in one batch: storage never sees the removal
             # without what it keeps (and so never hides, then shows again, all of theirs).
-            removal = authored(self.identity, "member/remove", stream=self.id,
+            removal = authored(self.identity, "member/remove", stream=self.ws.id,
                                body={"key": key, "reason": reason},
-                               now_ms=int(self.clock() * 1000),
-                               heads=self.replica.heads(self.id))
+                               now_ms=int(self.ws.clock() * 1000),
+                               heads=self.replica.heads(self.ws.id))
             held = self.replica.ids_by(key)
             self._publish_all("member/kept", [
                 {"removal": removal.id, "ids": held[start:start + kinds.MAX_KEPT]}
                 for start in range(0, len(held), kinds.MAX_KEPT)], first=[removal])
             self.rotate()
         finally:
-            self.membership_busy = False
-        from .documents import Documents  # documents build on the workspace
-
-        Documents(self).refresh_for_epoch()
-        self.private_after_removal()
+            self.busy = False
+        self.ws.documents.refresh_for_epoch()
+        self.ws.private.after_removal()
         return removal
+
+    def grant_admin(self, key: bytes) -> Object:
+        """Make `key` an admin (the root only)."""
+        if self.ws.key != self.replica.workspace.root:
+            raise WorkspaceError("only the workspace's creator (the root admin) can grant admin")
+        if self.replica.is_admin(key):
+            raise WorkspaceError(f"{key.hex()} is already an admin")
+        return self.ws.publish("workspace/admin-grant", self.ws.id, {"key": key})
 
     def revoke_admin(self, key: bytes) -> Object:
         """Take `key`'s admin grant back (the root only): the revocation and the ids of their
         objects held here, which keep counting as an admin's; nothing they do after does."""
         root = self.replica.workspace.root
-        if self.key != root:
+        if self.ws.key != root:
             raise WorkspaceError("only the workspace's creator (the root admin) can revoke admin")
         if key == root:
             raise WorkspaceError("the workspace's creator is always an admin")
-        if key not in self.membership().admins:
+        if key not in self.view().admins:
             raise WorkspaceError("they are not an admin")
-        self.membership_busy = True
+        self.busy = True
         try:
-            revocation = authored(self.identity, "workspace/admin-revoke", stream=self.id,
-                                  body={"key": key}, now_ms=int(self.clock() * 1000),
-                                  heads=self.replica.heads(self.id))
+            revocation = authored(self.identity, "workspace/admin-revoke", stream=self.ws.id,
+                                  body={"key": key}, now_ms=int(self.ws.clock() * 1000),
+                                  heads=self.replica.heads(self.ws.id))
             held = self.replica.ids_by(key)
             self._publish_all("member/kept", [
                 {"removal": revocation.id, "ids": held[start:start + kinds.MAX_KEPT]}
                 for start in range(0, len(held), kinds.MAX_KEPT)], first=[revocation])
         finally:
-            self.membership_busy = False
+            self.busy = False
         return revocation
 
     def rotate(self) -> int:
         """Start a new epoch: a new secret sealed to every member (admins); returns it."""
-        if not self.replica.is_admin(self.key):
+        if not self.replica.is_admin(self.ws.key):
             raise WorkspaceError("only admins start a new epoch")
-        view = self.membership()
+        view = self.view()
         epoch = view.epoch + 1
         secret = os.urandom(SECRET_SIZE)
         check = secret_check(secret)
@@ -362,38 +380,38 @@ class Membership:
         return epoch
 
     def _publish_all(self, kind: str, bodies: list[dict], *,
-                     first: list[Object] = ()) -> None:
+                     first: Sequence[Object] = ()) -> None:
         """Sign one object per body in the workspace stream, each linking to the one before
         (after `first`, signed already), and store them all in one batch (so the views are
         worked out once, not per object)."""
         objects = list(first)
         heads = ([(objects[-1].id, objects[-1].ts)] if objects
-                 else self.replica.heads(self.id))
+                 else self.replica.heads(self.ws.id))
         for body in bodies:
-            obj = authored(self.identity, kind, stream=self.id, body=body,
-                           now_ms=int(self.clock() * 1000), heads=heads)
+            obj = authored(self.identity, kind, stream=self.ws.id, body=body,
+                           now_ms=int(self.ws.clock() * 1000), heads=heads)
             objects.append(obj)
             heads = [(obj.id, obj.ts)]
-        self.add_own(objects)
+        self.ws.add_own(objects)
 
     def rotate_if_stale(self) -> bool:
         """Rotate again when the newest epoch went to someone removed since (two removals at
         once); only admins do. Whether it rotated."""
-        if self.replica.is_admin(self.key) and self.membership().stale():
+        if self.replica.is_admin(self.ws.key) and self.view().stale():
             self.rotate()
             return True
         return False
 
     def _must_be_member(self) -> None:
-        if not self.is_member(self.key):
+        if not self.has(self.ws.key):
             raise WorkspaceError("only members may invite; your own admission has not "
                                  "arrived here yet (sync first)")
 
 
-def session_secrets(ws: Membership) -> tuple[bytes, tuple[bytes, ...]]:
+def session_secrets(members: Membership) -> tuple[bytes, tuple[bytes, ...]]:
     """What a node's sessions use: the newest epoch's secret, then the older ones, newest
     first (a responder takes any of them; a dialler falls back to them)."""
-    held = ws.secrets()
+    held = members.secrets()
     if not held:
         raise WorkspaceError("this computer does not hold the workspace secret yet")
     order = sorted(held, reverse=True)

@@ -1,7 +1,7 @@
-"""Moderation, as Workspace methods: moderator roles, hiding posts and members, the moderation
+"""Moderation, a workspace's `ws.moderation`: moderator roles, hiding posts and members, the moderation
 log, and blocking people on this computer.
 
-`hearth mod hide CHANNEL ID|NICK --reason TEXT` is `Workspace.mod_hide` is `facade.mod_hide`.
+`hearth mod hide CHANNEL ID|NICK --reason TEXT` is `ws.moderation.hide` is `facade.mod_hide`.
 Roles and hides are signed objects (core/kinds.py: mod/role by admins, in the workspace stream;
 mod/hide by moderators and admins, in the channel's stream) through the one path, and
 storage._moderation turns the set held into what is shown: a hidden post is hidden for
@@ -13,64 +13,56 @@ it count for nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from core import kinds
 from core.errors import InvalidObject
 from core.objects import MIN_ID_PREFIX
-from storage.records import BlockedKey, ModAction
+from storage.records import BlockedKey
 
 from .errors import WorkspaceError
+from .moderation_records import ModerationLog, Target
 
 if TYPE_CHECKING:
     from core.objects import Object
+    from storage import Replica
+
+    from .workspace import Workspace
 
 MODERATOR = "moderator"
 NONE = "none"
 LOG_LIMIT = 100  # log entries read by default, the newest
-
-
-@dataclass(frozen=True)
-class ModerationLog:
-    """The moderation log (oldest first) with the nicknames it names, read in one go."""
-
-    actions: list[ModAction]
-    names: dict[bytes, str] = field(default_factory=dict)  # nicknames of the workspace
-    excerpts: dict[bytes, str] = field(default_factory=dict)  # a hidden post's id -> its text
-
-
-@dataclass(frozen=True)
-class Target:
-    """What a hide names: a post (`post` True) or a member, by id or key."""
-
-    id: bytes
-    post: bool
+__all__ = ["LOG_LIMIT", "MODERATOR", "NONE", "Moderation", "ModerationLog", "Target"]
 
 
 class Moderation:
-    """Mixed into app.workspace.Workspace, whose replica, key, id and publish it uses."""
+    """A workspace's moderation (`ws.moderation`): it publishes roles and hides through the
+    workspace, and keeps this computer's blocks in the replica."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.replica: Replica = ws.replica
 
     # Who moderates ------------------------------------------------------------------------
 
     def moderates(self, channel: str, key: bytes | None = None) -> bool:
         """Whether `key` (default: me) moderates `channel` now: an admin (every channel), or
         a moderator an admin named for it."""
-        channel, _ = self._channel(channel)
-        return self.replica.moderation.is_moderator(channel, key or self.key)
+        channel, _ = self.ws.channel_stream(channel)
+        return self.replica.moderation.is_moderator(channel, key or self.ws.key)
 
     def moderators(self, channel: str) -> list[bytes]:
         """The moderators admins named for `channel` (admins moderate every channel too)."""
-        channel, _ = self._channel(channel)
+        channel, _ = self.ws.channel_stream(channel)
         return self.replica.moderation.moderators(channel)
 
-    def mod_role(self, channel: str, key: bytes, role: str, reason: str = "") -> Object:
+    def set_role(self, channel: str, key: bytes, role: str, reason: str = "") -> Object:
         """Make `key` a moderator of `channel` (role "moderator") or take that away
         ("none"); admins only."""
-        channel, _ = self._channel(channel)
+        channel, _ = self.ws.channel_stream(channel)
         if role not in kinds.MOD_ROLES:
             raise WorkspaceError(f"a role is one of {', '.join(kinds.MOD_ROLES)}, not {role!r}")
-        if not self.replica.is_admin(self.key):
+        if not self.replica.is_admin(self.ws.key):
             raise WorkspaceError("only admins can name or remove moderators")
         if self.replica.is_admin(key):
             raise WorkspaceError("admins moderate every channel already; their role cannot "
@@ -80,12 +72,12 @@ class Moderation:
             who = self._who(key)
             raise WorkspaceError(f"{who} is already a moderator of #{channel}" if now else
                                  f"{who} is not a moderator of #{channel}")
-        return self.publish("mod/role", self.id, {"channel": channel, "key": key, "role": role,
+        return self.ws.publish("mod/role", self.ws.id, {"channel": channel, "key": key, "role": role,
                                                   "reason": _reason(reason, 0)})
 
     # Hiding -------------------------------------------------------------------------------
 
-    def mod_target(self, channel: str, ref: str) -> Target:
+    def target(self, channel: str, ref: str) -> Target:
         """What `ref` names for a hide in `channel`: a post held here, by its id (whole or a
         unique prefix), else a member, by nickname or key (Workspace.resolve_person). When it
         is neither, the refusal is about the post for hex digits, else about the person."""
@@ -93,7 +85,7 @@ class Moderation:
         refused: WorkspaceError | None = None
         if len(text) >= MIN_ID_PREFIX and set(text) <= set("0123456789abcdef"):
             try:
-                found = self.resolve_id(text, "post")
+                found = self.ws.resolve_id(text, "post")
             except WorkspaceError as exc:
                 refused = exc
             else:
@@ -101,31 +93,31 @@ class Moderation:
                     self._check_post(channel, found)
                     return Target(found, True)
         try:
-            return Target(self.resolve_person(ref), False)
+            return Target(self.ws.resolve_person(ref), False)
         except WorkspaceError:
             if refused is not None:
                 raise refused from None
             raise
 
     def _check_post(self, channel: str, target: bytes) -> None:
-        channel, stream = self._channel(channel)
+        channel, stream = self.ws.channel_stream(channel)
         post = self.replica.object(target)
         if post.type not in kinds.DELETABLE_KINDS or post.type == "post/info":
             raise WorkspaceError(f"{target.hex()[:12]} is not a post of a channel")
         if post.stream != stream:
             raise WorkspaceError(f"post {target.hex()[:12]} is not in #{channel}")
 
-    def mod_hide(self, channel: str, target: bytes, reason: str) -> Object:
+    def hide(self, channel: str, target: bytes, reason: str) -> Object:
         """Hide a post (its id) or a member (their key) in `channel` for everyone but its
         moderators; moderators of the channel and admins only."""
         return self._hide(channel, target, reason, True)
 
-    def mod_unhide(self, channel: str, target: bytes, reason: str) -> Object:
+    def unhide(self, channel: str, target: bytes, reason: str) -> Object:
         """Show again what a hide hid."""
         return self._hide(channel, target, reason, False)
 
     def _hide(self, channel: str, target: bytes, reason: str, hidden: bool) -> Object:
-        channel, stream = self._channel(channel)
+        channel, stream = self.ws.channel_stream(channel)
         if not self.moderates(channel):
             raise WorkspaceError(f"only moderators of #{channel} and admins can hide or show "
                                  "posts and members there")
@@ -137,16 +129,16 @@ class Moderation:
             what = "post" if self.replica.has(target) else self._who(target)
             raise WorkspaceError(f"{what} is {'already' if hidden else 'not'} hidden in "
                                  f"#{channel}")
-        return self.publish("mod/hide", stream, {"channel": channel, "target": target,
+        return self.ws.publish("mod/hide", stream, {"channel": channel, "target": target,
                                                  "hidden": hidden,
                                                  "reason": _reason(reason, 1)})
 
-    def mod_log(self, channel: str | None = None, *, limit: int = LOG_LIMIT) -> ModerationLog:
+    def log(self, channel: str | None = None, *, limit: int = LOG_LIMIT) -> ModerationLog:
         """The newest `limit` actions (of `channel`, or of every channel), oldest first: the
         roles admins gave and took, and the hides and unhides of admins and moderators, each
         with its reason and whether it counts now."""
         if channel is not None:
-            channel, _ = self._channel(channel)
+            channel, _ = self.ws.channel_stream(channel)
         actions = self.replica.moderation.log(channel, limit=limit)
         excerpts = {}
         for action in actions:
@@ -160,7 +152,7 @@ class Moderation:
     def block(self, key: bytes) -> None:
         """Never show `key`'s posts here, and stop storing what they send. Not an object:
         nobody else learns of it, and nobody else's view changes."""
-        if key == self.key:
+        if key == self.ws.key:
             raise WorkspaceError("you cannot block yourself")
         if self.replica.is_admin(key):
             raise WorkspaceError("admins cannot be blocked: their grants, policies and "

@@ -1,6 +1,6 @@
 """`hearth` moderation commands: mod role, mod hide, mod unhide, mod log, block, unblock,
-blocked. Each calls the Workspace method of the same name (app/moderation.py: `hearth mod hide`
-is `Workspace.mod_hide`); no logic here beyond parsing arguments and printing results."""
+blocked. Each calls the `ws.moderation` method of its name (app/moderation.py: `hearth mod hide`
+is `ws.moderation.hide`); no logic here beyond parsing arguments and printing results."""
 
 from __future__ import annotations
 
@@ -38,15 +38,15 @@ def cmd_role(args: argparse.Namespace) -> None:
     with open_workspace(args) as ws:
         channel = _channel(ws, args.channel)
         role = MODERATOR if args.moderator else NONE
-        print(ws.mod_role(channel, ws.resolve_person(args.person), role, args.reason).id.hex())
+        print(ws.moderation.set_role(channel, ws.resolve_person(args.person), role, args.reason).id.hex())
 
 
 def _hider(hidden: bool) -> Callable[[argparse.Namespace], None]:
     def handler(args: argparse.Namespace) -> None:
         with open_workspace(args) as ws:
             channel = _channel(ws, args.channel)
-            target = ws.mod_target(channel, args.target)
-            act = ws.mod_hide if hidden else ws.mod_unhide
+            target = ws.moderation.target(channel, args.target)
+            act = ws.moderation.hide if hidden else ws.moderation.unhide
             print(act(channel, target.id, args.reason).id.hex())
     return handler
 
@@ -78,7 +78,7 @@ def cmd_log(args: argparse.Namespace) -> None:
     """The moderation log, oldest first: who did what, where, and why."""
     with open_workspace(args) as ws:
         channel = _channel(ws, args.channel) if args.channel else None
-        log = ws.mod_log(channel, limit=args.limit)
+        log = ws.moderation.log(channel, limit=args.limit)
     if args.json:
         print_json([_entry_json(a, log) for a in log.actions])
         return
@@ -98,7 +98,7 @@ def _blocker(block: bool) -> Callable[[argparse.Namespace], None]:
     def handler(args: argparse.Namespace) -> None:
         with open_workspace(args) as ws:
             key = ws.resolve_person(args.person)
-            (ws.block if block else ws.unblock)(key)
+            (ws.moderation.block if block else ws.moderation.unblock)(key)
             who = _person(NickBook(ws.replica.nicknames()), key)
         print(f"blocked {who} on this computer: their posts are hidden and what they send is "
               "no longer stored" if block else
@@ -108,7 +108,7 @@ def _blocker(block: bool) -> Callable[[argparse.Namespace], None]:
 
 def cmd_blocked(args: argparse.Namespace) -> None:
     with open_workspace(args) as ws:
-        blocked = ws.blocked()
+        blocked = ws.moderation.blocked()
         book = NickBook(ws.replica.nicknames())
     if args.json:
         print_json([{"key": b.key.hex(), "nick": book.nicks.get(b.key), "since": b.ts}

@@ -161,7 +161,6 @@ class Node:
         self._start_error: BaseException | None = None
         self._subscribers: list[Callable[[NodeEvent], None]] = []
         self._workspace: Workspace | None = None
-        self._documents: Documents | None = None  # see documents()
         self._service: SyncService | None = None
         self._membership_version: tuple[int, int] = (0, 0)
         self._rotating = False
@@ -240,16 +239,16 @@ class Node:
         try:
             self._workspace = ws = Workspace.open(self.paths, clock=self._clock)
             read_secret(self.paths)  # refused here when missing or readable by others
-            newest, older = session_secrets(ws)
+            newest, older = session_secrets(ws.members)
             book = PeerBook(self.paths.workspace_dir / "peers.json")
             self._service = SyncService(
                 ws.replica, ws.identity, newest, older_secrets=older,
                 port=self._port, interfaces=self._interfaces, mdns=self._mdns, peers=book,
                 on_event=self._on_sync_event, reconcile_interval=self._reconcile_interval,
-                admission=Admission(ws.join_key_for, self._admit, self._allow, self._tell),
-                chunks=ws.chunks, interest=Interest(keeping.streams(ws)))
+                admission=Admission(ws.members.join_key_for, self._admit, self._allow, self._tell),
+                chunks=ws.files.chunks, interest=Interest(keeping.streams(ws)))
             self._service.on_outside_write = self._kept_changed  # `hearth keep` meanwhile
-            self._removal = ws.membership().removed.get(ws.key)
+            self._removal = ws.members.view().removed.get(ws.key)
             if self._removal is not None:  # removed while this computer was away
                 self._service.retired = True
             self._kept_seen = ws.replica.kept.get()
@@ -276,7 +275,7 @@ class Node:
         shipping = asyncio.ensure_future(self._async_ship_loop())
         requests = asyncio.ensure_future(DownloadRequests(
             self.paths.workspace_dir / DOWNLOADS,
-            lambda message_id, index: self._workspace.file_ref(message_id, index).attachment,
+            lambda message_id, index: self._workspace.files.ref(message_id, index).attachment,
             self._fetch_file, self._file_progress).async_run(self._stop))
         self._schedule_auto_fetch()
         await self._stop.wait()
@@ -332,13 +331,13 @@ class Node:
     def _allow(self, key: bytes, old_epoch: bool) -> str | None:
         """Whether a peer whose identity a session's hello proved may stay (on the Node's
         thread): the library's rule (app.membership.Membership.refusal)."""
-        return self._workspace.refusal(key, old_epoch=old_epoch)
+        return self._workspace.members.refusal(key, old_epoch=old_epoch)
 
     def _tell(self, key: bytes) -> list[bytes]:
         """What a refused peer is handed first (on the Node's thread): for a removed member,
         the signed removal and its kept lists, so their computer learns it from the objects
         themselves (never from the close's words); nothing for anyone else."""
-        view = self._workspace.membership()
+        view = self._workspace.members.view()
         removal = view.removed.get(key)
         if removal is None:
             return []
@@ -366,33 +365,33 @@ class Node:
         ws, service = self._workspace, self._service
         version = ws.replica.membership.version()
         if (service is None or version == self._membership_version or self._rotating
-                or ws.membership_busy):
+                or ws.members.busy):
             return
         self._membership_version = version
         self._rotating = True
         try:
-            if ws.rotate_if_stale():
+            if ws.members.rotate_if_stale():
                 log.info("started a new epoch: the last one reached someone removed since")
         finally:
             self._rotating = False
-        view = ws.membership()
+        view = ws.members.view()
         removal = view.removed.get(ws.key)
         if removal is not None and self._removal is None:
             self._removed(removal)
             return
-        service.set_secrets(*session_secrets(ws))
+        service.set_secrets(*session_secrets(ws.members))
         # Sessions of keys that are no longer let in end: the removed (handed their removal),
         # and admissions that stopped counting (an invite used at two computers at once).
         for key in service.online():
             reason = self._allow(key, False)
             if reason is not None:
                 service.end_sessions({key}, reason)
-        if ws.private_after_removal():
+        if ws.private.after_removal():
             log.info("new keys for private channels someone left")
-        epoch = ws.membership().epoch
+        epoch = ws.members.view().epoch
         # Documents I edit get keys the removed never had, published under the new secret
         # (so not before mine has arrived: a rotation's seals may come in one by one).
-        if epoch > self._keys_epoch and epoch in ws.secrets():
+        if epoch > self._keys_epoch and epoch in ws.members.secrets():
             self._keys_epoch = epoch
             made = self.documents().refresh_for_epoch()
             if made:
@@ -411,7 +410,7 @@ class Node:
 
     def _admit(self, key: bytes, tag: bytes) -> str | None:
         """A newcomer proved an invite's code in a join session (on the Node's thread)."""
-        reason = self._workspace.admit(key, tag)
+        reason = self._workspace.members.admit(key, tag)
         if reason is None:
             log.info("admitted %s with an invite", key.hex()[:8])
         return reason
@@ -463,9 +462,7 @@ class Node:
 
     def documents(self) -> Documents:
         """The workspace's documents as this Node holds them open (on the Node's thread)."""
-        if self._documents is None:
-            self._documents = Documents(self.workspace)
-        return self._documents
+        return self.workspace.documents
 
     # Fixed once started ---------------------------------------------------------------------
 
@@ -586,13 +583,13 @@ class Node:
 
     def download(self, message_id: bytes, index: int) -> Future[None]:
         """Fetch file `index` of message `message_id` from the connected peers; the future is
-        done when every chunk is here (Workspace.file_complete), or fails with a one-line
+        done when every chunk is here (ws.files.complete), or fails with a one-line
         reason: no such file, no connected peer has it, the disk refused it (what was stored
         stays). Progress comes as "files" events. From any thread, never waits."""
         result: Future[None] = Future()
 
         def start() -> None:
-            ref = self._workspace.file_ref(message_id, index)
+            ref = self._workspace.files.ref(message_id, index)
             self._fetch_file(ref.attachment.list, ref.attachment.size, result)
 
         started = self._submit(start)
@@ -618,7 +615,7 @@ class Node:
         """Whether the file is complete here (recorded); the eviction that may follow spares
         it and every file being fetched."""
         keep = [list_id, *(lst for lst, _ in self._service.fetcher.active)]
-        return self._workspace.file_complete(list_id, size, keep=keep)
+        return self._workspace.files.complete(list_id, size, keep=keep)
 
     def _fetched(self, list_id: bytes, size: int, task: asyncio.Future,
                  result: Future[None] | None) -> None:
@@ -668,7 +665,7 @@ class Node:
             return
         limit = preferences.load(self.paths.data).auto_download_mb << 20
         now, active = time.monotonic(), set(self._service.fetcher.active)
-        for wanted in self._workspace.wanted_files(limit):
+        for wanted in self._workspace.files.wanted(limit):
             key = (wanted.list, wanted.size)
             if key in active or self._auto_failed.get(key, 0.0) > now:
                 continue

@@ -1,4 +1,4 @@
-"""Private channels and direct messages, as Workspace methods (issue #18; docs/ARCHITECTURE.md
+"""Private channels and direct messages: a workspace's `ws.private` (issue #18; docs/ARCHITECTURE.md
 "Private channels and direct messages").
 
 core/private.py says who is in a channel and which key each epoch has; storage lists each
@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import nacl.exceptions
 import nacl.secret
@@ -34,6 +34,13 @@ from storage._files import attachment
 
 from .errors import WorkspaceError
 from .names import looks_alike
+from .private_records import PrivateChannel
+
+if TYPE_CHECKING:
+    from core.identity import Identity
+    from storage import Replica
+
+    from .workspace import Workspace
 
 KEY_SIZE = nacl.secret.SecretBox.KEY_SIZE
 UNREAD_CAP = 1000  # as storage.replica's: the window shows "999+"
@@ -49,21 +56,6 @@ def read_mark_key(channel: bytes) -> str:
 def mentions(nick: str, text: str) -> bool:
     """`nick` as a word of its own in `text` ("@ada", "ada:"; "adam" is not ada), any case."""
     return re.search(r"(?<!\w)" + re.escape(nick) + r"(?!\w)", text, re.IGNORECASE) is not None
-
-
-@dataclass(frozen=True)
-class PrivateChannel:
-    """A private channel or direct message I am in, as I read it."""
-
-    id: bytes
-    name: str  # its name; for a direct message, the other person's nickname (or key prefix)
-    dm: bool
-    creator: bytes
-    members: tuple[bytes, ...]  # in it now, oldest member first (the creator)
-
-    @property
-    def hex(self) -> str:
-        return self.id.hex()
 
 
 def _box(key: bytes, value: dict) -> tuple[bytes, bytes]:
@@ -82,17 +74,20 @@ def _open_box(key: bytes | None, body: dict) -> dict | None:
 
 
 class PrivateChannels:
-    """Mixed into app.workspace.Workspace, whose replica, identity, key, id, publish and
-    membership view it uses."""
+    """A workspace's private channels and direct messages (`ws.private`), opened with the keys
+    sealed to its identity; it publishes through the workspace and reads its members' view."""
 
-    _private_cache: dict[bytes, tuple[tuple, PrivateView]] | None = None
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.replica: Replica = ws.replica
+        self.identity: Identity = ws.identity
+        self._cache: dict[bytes, tuple[tuple, PrivateView]] = {}
 
     # Reading ----------------------------------------------------------------------------------
 
-    def private_view(self, channel: bytes) -> PrivateView:
+    def view(self, channel: bytes) -> PrivateView:
         """One private channel's view of the objects held (recomputed when they change)."""
-        cache = self._private_cache if self._private_cache is not None else {}
-        self._private_cache = cache
+        cache = self._cache
         store = self.replica.private
         version = (store.version(), self.replica.membership.version())
         cached = cache.get(channel)
@@ -103,12 +98,12 @@ class PrivateChannels:
         if creation is None:
             raise WorkspaceError("no such private channel here")
         view = PrivateView.compute(creation, [o for o in objects if o.id != channel],
-                                   self.membership())
+                                   self.ws.members.view())
         cache[channel] = (version, view)
         return view
 
     def _channel_key(self, view: PrivateView, epoch: int) -> bytes | None:
-        sealed = view.sealed.get((epoch, self.key))
+        sealed = view.sealed.get((epoch, self.ws.key))
         if sealed is None:
             return None
         try:
@@ -121,12 +116,12 @@ class PrivateChannels:
         return {epoch: key for epoch in view.checks
                 if (key := self._channel_key(view, epoch)) is not None}
 
-    def private_channels(self) -> list[PrivateChannel]:
+    def channels(self) -> list[PrivateChannel]:
         """The private channels and direct messages I am in, oldest first."""
         out = []
         for creation in self.replica.private.channels():
-            view = self.private_view(creation.id)
-            if self.key in view.current:
+            view = self.view(creation.id)
+            if self.ws.key in view.current:
                 out.append(self._describe(view))
         return out
 
@@ -137,13 +132,13 @@ class PrivateChannels:
         members = tuple([view.creator, *sorted(present - {view.creator})]
                         if view.creator in present else sorted(present))
         if view.dm:
-            other = next((k for k in members if k != self.key), self.key)
-            name = self.nickname(other) or other.hex()[:8]
+            other = next((k for k in members if k != self.ws.key), self.ws.key)
+            name = self.ws.nickname(other) or other.hex()[:8]
         else:
             opened = (_open_box(self._channel_key(view, view.name.body["epoch"]),
                                 view.name.body) if view.name is not None else None)
-            name = opened.get("name") if opened else None
-            name = name if isinstance(name, str) else "(a private channel)"
+            given = opened.get("name") if opened else None
+            name = given if isinstance(given, str) else "(a private channel)"
         return PrivateChannel(view.id, name, view.dm, view.creator, members)
 
     def _opened_name(self, view: PrivateView) -> str | None:
@@ -155,19 +150,19 @@ class PrivateChannels:
         name = opened.get("name") if opened else None
         return name if isinstance(name, str) and name else None
 
-    def private_name_like(self, name: str) -> str | None:
+    def name_like(self, name: str) -> str | None:
         """The name of a private channel held here that this computer can open and that is
         `name` (case, Unicode normalization) or looks like it (app.names); else None. Such a
         name never becomes a public channel's (Workspace.create_channel)."""
         key = kinds.channel_key(name.strip())
         for creation in self.replica.private.channels():
-            opened = self._opened_name(self.private_view(creation.id))
+            opened = self._opened_name(self.view(creation.id))
             if opened is not None and (kinds.channel_key(opened) == key
                                        or looks_alike(opened, name.strip())):
                 return opened
         return None
 
-    def unopened_private(self) -> str | None:
+    def unopened(self) -> str | None:
         """Why this computer cannot tell whether a new public channel's name is a private
         channel's of mine, or None when it can: it holds private channels I am in (their
         `channel/members` list me) whose name no key here opens yet, since their `channel/key`
@@ -175,13 +170,13 @@ class PrivateChannels:
         not synced may have been added to private channels it has never seen). It cannot
         compare names it cannot decrypt, so it asks rather than guess. Private channels I am
         not in are not counted: their names are not mine to leak."""
-        if self.nothing_arrived():
+        if self.ws.nothing_arrived():
             return ("nothing has arrived from your workspace here yet, so this computer "
                     "cannot tell which private channels you are in")
         unopened = 0
         for creation in self.replica.private.channels():
-            view = self.private_view(creation.id)
-            if not view.dm and self.key in view.current and self._opened_name(view) is None:
+            view = self.view(creation.id)
+            if not view.dm and self.ws.key in view.current and self._opened_name(view) is None:
                 unopened += 1
         if not unopened:
             return None
@@ -189,12 +184,12 @@ class PrivateChannels:
                 f"{'s' if unopened != 1 else ''} you are in whose name it cannot open yet "
                 "(its key has not arrived)")
 
-    def resolve_private(self, ref: str) -> PrivateChannel | None:
+    def resolve(self, ref: str) -> PrivateChannel | None:
         """My private channel named `ref` (case-insensitive), a direct message with the person
         `ref` names (`@nick` or `nick`), or its id; None when nothing of mine is named so."""
         text = ref.strip().removeprefix("#")
         folded = text.removeprefix("@").casefold()
-        mine = self.private_channels()
+        mine = self.channels()
         for channel in mine:
             if channel.hex == text.lower() or (not channel.dm and channel.name.casefold() == folded):
                 return channel
@@ -203,8 +198,8 @@ class PrivateChannels:
                 return channel
         return None
 
-    def _open_post(self, view: PrivateView, post: Object,
-                   keys: dict[int, bytes] | None = None) -> dict | None:
+    def open_post(self, view: PrivateView, post: Object,
+                  keys: dict[int, bytes] | None = None) -> dict | None:
         """A sealed post's content ({"text"} and maybe {"files"}), when I can open it and it
         has the shape a message must have; else None."""
         keys = self._keys(view) if keys is None else keys
@@ -217,16 +212,16 @@ class PrivateChannels:
             return None
         return opened
 
-    def read_private(self, channel: bytes, *, limit: int = 50) -> list[Message]:
+    def read(self, channel: bytes, *, limit: int = 50) -> list[Message]:
         """The newest `limit` messages of a private channel I am in, opened, oldest first."""
-        view = self.private_view(channel)
-        if self.key not in view.current:
+        view = self.view(channel)
+        if self.ws.key not in view.current:
             raise WorkspaceError("you are not in that private channel")
         keys, name = self._keys(view), self._describe(view).name
         names = self.replica.nicknames()
         out = []
         for post in view.posts[-limit:] if limit else view.posts:
-            opened = self._open_post(view, post, keys)
+            opened = self.open_post(view, post, keys)
             if opened is None:
                 continue
             files = opened.get("files", ())
@@ -240,23 +235,23 @@ class PrivateChannels:
                                    for d in files)))
         return out
 
-    def private_unread(self) -> dict[bytes, tuple[int, bool]]:
+    def unread(self) -> dict[bytes, tuple[int, bool]]:
         """Per private channel and direct messages I am in: (the messages by others since my
         read mark that I can open, at most UNREAD_CAP; whether one of them mentions my
         nickname). Opened here, never stored in the clear."""
-        nick = self.nickname()
+        nick = self.ws.nickname()
         out: dict[bytes, tuple[int, bool]] = {}
         for creation in self.replica.private.channels():
-            view = self.private_view(creation.id)
-            if self.key not in view.current:
+            view = self.view(creation.id)
+            if self.ws.key not in view.current:
                 continue
             mark = self.replica.read_mark(read_mark_key(view.id))
-            since = [p for p in view.posts if p.author != self.key
+            since = [p for p in view.posts if p.author != self.ws.key
                      and (mark is None or (p.ts, p.id) > mark)]
             keys = self._keys(view) if since else {}
             count, mention = 0, False
             for post in reversed(since):  # the newest first, as many as the cap
-                opened = self._open_post(view, post, keys)
+                opened = self.open_post(view, post, keys)
                 if opened is None:
                     continue
                 count += 1
@@ -266,10 +261,10 @@ class PrivateChannels:
             out[view.id] = (count, mention)
         return out
 
-    def mark_private_read(self, channel: bytes) -> None:
+    def mark_read(self, channel: bytes) -> None:
         """Everything a private channel I am in holds now counts as read (stored locally)."""
-        view = self.private_view(channel)
-        if self.key not in view.current:
+        view = self.view(channel)
+        if self.ws.key not in view.current:
             raise WorkspaceError("you are not in that private channel")
         if view.posts:
             newest = max(view.posts, key=lambda post: (post.ts, post.id))
@@ -277,22 +272,22 @@ class PrivateChannels:
 
     # Writing ----------------------------------------------------------------------------------
 
-    def create_private_channel(self, name: str, members: Iterable[bytes], *,
-                               dm: bool = False) -> bytes:
+    def create(self, name: str, members: Iterable[bytes], *,
+               dm: bool = False) -> bytes:
         """A private channel of mine with `members` (workspace members); returns its id."""
         if not dm:
             kinds.check_name(name, "channel name", kinds.MAX_CHANNEL)
-        others = sorted(set(members) - {self.key})
-        strangers = [k for k in others if not self.is_member(k)]
+        others = sorted(set(members) - {self.ws.key})
+        strangers = [k for k in others if not self.ws.members.has(k)]
         if strangers:
             raise WorkspaceError(f"{strangers[0].hex()[:8]} is not a member of this workspace")
-        creation = self.publish("channel/private", self.id, {"nonce": os.urandom(16), "dm": dm})
+        creation = self.ws.publish("channel/private", self.ws.id, {"nonce": os.urandom(16), "dm": dm})
         key = os.urandom(KEY_SIZE)
         bodies: list[tuple[str, dict]] = []
         if others:
             bodies.append(("channel/members", {"channel": creation.id, "add": others,
                                                "remove": []}))
-        bodies += self._seals(creation.id, 0, key, [self.key, *others])
+        bodies += self._seals(creation.id, 0, key, [self.ws.key, *others])
         nonce, box = _box(key, {"name": name})
         bodies.append(("channel/name", {"channel": creation.id, "epoch": 0, "nonce": nonce,
                                         "box": box}))
@@ -311,23 +306,23 @@ class PrivateChannels:
         heads, objects = self.replica.heads(channel), []
         for kind, body in bodies:
             obj = authored(self.identity, kind, stream=channel, body=body,
-                           now_ms=int(self.clock() * 1000), heads=heads)
+                           now_ms=int(self.ws.clock() * 1000), heads=heads)
             objects.append(obj)
             heads = [(obj.id, obj.ts)]
-        self.add_own(objects)
+        self.ws.add_own(objects)
         return objects
 
-    def post_private(self, channel: bytes, text: str) -> Object:
+    def post(self, channel: bytes, text: str) -> Object:
         """A message in a private channel I am in, boxed under the newest key I hold."""
         if not text.strip() or len(text.encode()) > kinds.MAX_TEXT_BYTES:
             raise WorkspaceError(f"a message is 1 to {kinds.MAX_TEXT_BYTES} bytes of text")
-        epoch, key = self._newest_key(channel)
-        return self._post_sealed(channel, epoch, key, {"text": text})
+        epoch, key = self.newest_key(channel)
+        return self.post_sealed(channel, epoch, key, {"text": text})
 
-    def _newest_key(self, channel: bytes) -> tuple[int, bytes]:
+    def newest_key(self, channel: bytes) -> tuple[int, bytes]:
         """(epoch, key) of the newest key I hold of a private channel I am in."""
-        view = self.private_view(channel)
-        if self.key not in view.current:
+        view = self.view(channel)
+        if self.ws.key not in view.current:
             raise WorkspaceError("you are not in that private channel")
         keys = self._keys(view)
         if not keys:
@@ -336,7 +331,7 @@ class PrivateChannels:
         epoch = max(keys)
         return epoch, keys[epoch]
 
-    def _post_sealed(self, channel: bytes, epoch: int, key: bytes, content: dict) -> Object:
+    def post_sealed(self, channel: bytes, epoch: int, key: bytes, content: dict) -> Object:
         try:
             kinds.check_message(content)
         except InvalidObject as exc:
@@ -349,11 +344,11 @@ class PrivateChannels:
             raise WorkspaceError(str(exc)) from None
         return obj
 
-    def add_private_member(self, channel: bytes, key: bytes) -> None:
+    def add_member(self, channel: bytes, key: bytes) -> None:
         """Add a workspace member (the creator or an admin): every key is sealed to them, so
         they read the history."""
         view = self._managed(channel)
-        if not self.is_member(key):
+        if not self.ws.members.has(key):
             raise WorkspaceError("they are not a member of this workspace")
         if key in view.current:
             raise WorkspaceError("they are in that channel already")
@@ -363,7 +358,7 @@ class PrivateChannels:
             bodies += self._seals(channel, epoch, secret, [key])
         self._publish_in(channel, bodies)
 
-    def remove_private_member(self, channel: bytes, key: bytes) -> None:
+    def remove_member(self, channel: bytes, key: bytes) -> None:
         """Take someone out (the creator or an admin; never the creator): a new key for those
         who remain, so they read nothing written after."""
         view = self._managed(channel)
@@ -373,46 +368,46 @@ class PrivateChannels:
             raise WorkspaceError("they are not in that channel")
         self._publish_in(channel, [("channel/members", {"channel": channel, "add": [],
                                                         "remove": [key]})])
-        self.rotate_private(channel)
+        self.rotate(channel)
 
-    def rotate_private(self, channel: bytes) -> int:
+    def rotate(self, channel: bytes) -> int:
         """A new key for everyone in the channel now; returns its epoch."""
-        view = self.private_view(channel)
-        if self.key not in view.current:
+        view = self.view(channel)
+        if self.ws.key not in view.current:
             raise WorkspaceError("you are not in that private channel")
         epoch = view.epoch + 1
         self._publish_in(channel, self._seals(channel, epoch, os.urandom(KEY_SIZE),
                                               view.current))
         return epoch
 
-    def private_after_removal(self) -> int:
+    def after_removal(self) -> int:
         """New keys for my channels in which someone who had the newest key is gone (from the
         channel or the workspace); how many channels."""
-        stale = [c.id for c in self.private_channels() if self.private_view(c.id).stale()]
+        stale = [c.id for c in self.channels() if self.view(c.id).stale()]
         for channel in stale:
-            self.rotate_private(channel)
+            self.rotate(channel)
         return len(stale)
 
     def direct_message(self, key: bytes, text: str) -> Object:
         """A direct message to `key`, in the private channel of us two (made the first time)."""
-        if key == self.key:
+        if key == self.ws.key:
             raise WorkspaceError("a direct message goes to someone else")
         channel = self.dm_channel(key)
         if channel is None:
-            channel = self.create_private_channel("", [key], dm=True)
-        return self.post_private(channel, text)
+            channel = self.create("", [key], dm=True)
+        return self.post(channel, text)
 
     def dm_channel(self, key: bytes) -> bytes | None:
         """The direct messages between me and `key`, if either of us started them."""
-        pair = {self.key, key}
-        for channel in self.private_channels():
+        pair = {self.ws.key, key}
+        for channel in self.channels():
             if channel.dm and set(channel.members) == pair:
                 return channel.id
         return None
 
     def _managed(self, channel: bytes) -> PrivateView:
-        view = self.private_view(channel)
-        if self.key != view.creator and not self.replica.is_admin(self.key):
+        view = self.view(channel)
+        if self.ws.key != view.creator and not self.replica.is_admin(self.ws.key):
             raise WorkspaceError("only the channel's creator or an admin changes who is in it")
         if view.dm:
             raise WorkspaceError("a direct message is between two people")

@@ -1,5 +1,5 @@
 """`hearth` commands for private channels and direct messages: channel create, channel add,
-channel remove, dm. Each calls the Workspace method of the same name (app/private.py); `hearth
+channel remove, dm. Each calls the `ws.private` method of its name (app/private.py); `hearth
 post`, `read` and `channels` take private channels too (app/chat_commands.py). No logic here
 beyond parsing arguments and printing results."""
 
@@ -26,15 +26,15 @@ from .workspace import SHORT_KEY, Workspace
 
 
 def _mine(ws: Workspace, name: str) -> PrivateChannel:
-    channel = ws.resolve_private(name)
+    channel = ws.private.resolve(name)
     if channel is None:
         raise CLIError(f"you are in no private channel #{_text.line(name)}")
     return channel
 
 
 def cmd_create(args: argparse.Namespace) -> None:
-    """Workspace.create_channel (a public channel, made by joining it), or with --private
-    create_private_channel; each refusal of the library with the flag that answers it."""
+    """ws.create_channel (a public channel, made by joining it), or with --private
+    ws.private.create; each refusal of the library with the flag that answers it."""
     with open_workspace(args) as ws:
         if not args.private:
             if args.member:
@@ -50,10 +50,10 @@ def cmd_create(args: argparse.Namespace) -> None:
             return
         if args.public or args.force:
             raise CLIError("--public and --force are for a public channel, not --private")
-        if ws.resolve_private(args.name) is not None:
+        if ws.private.resolve(args.name) is not None:
             raise CLIError(f"you are in a private channel #{_text.line(args.name)} already")
         members = [ws.resolve_person(m) for m in args.member]
-        print(ws.create_private_channel(args.name, members).hex())
+        print(ws.private.create(args.name, members).hex())
 
 
 def _changer(add: bool) -> Callable[[argparse.Namespace], None]:
@@ -63,9 +63,9 @@ def _changer(add: bool) -> Callable[[argparse.Namespace], None]:
             key = ws.resolve_person(args.person)
             who = f"{NickBook(ws.replica.nicknames()).nick(key)} ({key.hex()[:SHORT_KEY]})"
             if add:
-                ws.add_private_member(channel.id, key)
+                ws.private.add_member(channel.id, key)
             else:
-                ws.remove_private_member(channel.id, key)
+                ws.private.remove_member(channel.id, key)
         print(f"added {_text.line(who)} to #{_text.line(channel.name)}: they read its history"
               if add else f"took {_text.line(who)} out of #{_text.line(channel.name)}: its "
               "new key is sealed to everyone else, so they read nothing written from now on")
@@ -89,10 +89,10 @@ def cmd_dm(args: argparse.Namespace) -> None:
     with open_workspace(args) as ws:
         key = ws.resolve_person(args.person)
         if args.text is not None:
-            print(ws.direct_message(key, args.text).id.hex())
+            print(ws.private.direct_message(key, args.text).id.hex())
             return
-        channel = ws.dm_channel(key)
-        messages = ws.read_private(channel, limit=args.limit) if channel else []
+        channel = ws.private.dm_channel(key)
+        messages = ws.private.read(channel, limit=args.limit) if channel else []
         _print_messages(ws, messages, args.json)
 
 

@@ -1,6 +1,7 @@
-"""The records the window shows, in one place: re-exported from the layers below and defined
-for the Node's facade (app/facade.py), so ui/ imports app and nothing under it
-(docs/ARCHITECTURE.md "Layers", "Desktop application and threading").
+"""The records the window shows, in one place: re-exported from the layers below and from the
+features' record modules (app/*_records.py), and defined for the Node's facade (app/facade.py),
+so ui/ imports app and nothing under it (docs/ARCHITECTURE.md "Layers", "Desktop application
+and threading"). A leaf of app: it imports no feature module, only records.
 
 All are frozen values: the facade builds them on the Node's thread and hands them to any
 thread. Peer records are plain dicts (sync.service.SyncService.peer_records: sync.peers.Peer's
@@ -16,6 +17,7 @@ from pathlib import Path
 from analytics.recorder import WHAT_IS_COLLECTED
 from analytics.recorder import Status as AnalyticsStatus
 from core.documents import BranchInfo, CommentInfo, CommentReply, CommitInfo
+from core.membership import InviteRecord, MemberRecord, RemovalRecord
 from storage import (
     Attachment,
     ChannelInfo,
@@ -31,13 +33,22 @@ from storage.records import BlockedKey, ModAction
 from storage.replica import UNREAD_CAP
 from sync.peers import AddressError, parse_address
 
-from .attachments import FileRef, StorageUsage, Wanted
-from .documents import DocumentSummary, MergeConflicts
-from .membership import InviteRecord, MemberRecord, RemovalRecord
-from .moderation import ModerationLog
+from .doc_records import (
+    ALREADY_MERGED,
+    READ_ONLY,
+    RESOLUTIONS,
+    Conflict,
+    DocDiff,
+    DocumentSummary,
+    Hunk,
+    MergeConflicts,
+    MergePreview,
+    Segment,
+)
+from .file_records import FileRef, StorageUsage, Wanted
+from .moderation_records import ModerationLog
 from .names import ChannelName
-from .private import PrivateChannel
-from .review import RESOLUTIONS, Conflict, DocDiff, Hunk, MergePreview, Segment
+from .private_records import PrivateChannel
 
 
 @dataclass(frozen=True)
@@ -179,16 +190,19 @@ __all__ = [
     "DocumentSummary", "DocumentView", "EditRequest", "Member", "Message", "MessageVersion", "NodeInfo",
     "Reaction", "StateEvent",
     "WorkspaceEntry", "parse_address",
-    # moderation (app/moderation.py): the log, and the keys blocked on this computer
+    # moderation (app/moderation_records.py): the log, and the keys blocked on this computer
     "BlockedKey", "ModAction", "ModerationLog",
-    # members and invites (app/membership.py)
+    # members and invites (core/membership.py)
     "InviteRecord", "MemberRecord", "RemovalRecord",
-    # private channels and direct messages (app/private.py)
+    # private channels and direct messages (app/private_records.py)
     "PrivateChannel",
-    # files and images (app/attachments.py; FileProgress comes with NodeEvent "files")
+    # files and images (app/file_records.py; FileProgress comes with NodeEvent "files")
     "Attachment", "FileProgress", "FileRef", "StorageUsage", "Wanted",
     # what this computer keeps, and history still arriving (app/keeping.py; NodeEvent "history")
     "HistoryProgress", "Kept",
-    # reviewing documents (app/review.py): diffs and merges with their conflicts
-    "RESOLUTIONS", "Conflict", "DocDiff", "Hunk", "MergeConflicts", "MergePreview", "Segment",
+    # reviewing documents (app/doc_records.py): diffs and merges with their conflicts
+    "ALREADY_MERGED", "RESOLUTIONS", "Conflict", "DocDiff", "Hunk", "MergeConflicts",
+    "MergePreview", "Segment",
+    # what the document pane says of a branch this holder reads and may not change
+    "READ_ONLY",
 ]

@@ -34,179 +34,13 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import fast_diff_match_patch as dmp
 
-from core.documents import RESOLUTIONS
+from .doc_records import Conflict, DocDiff, Region, Segment
+from .unified_diff import DIFF_TIME_LIMIT_S
 
-ALREADY_MERGED = "already merged, nothing to do"
-CONTEXT_LINES = 3  # around each hunk of a unified diff, as diff -u
-# Seconds one diff may take: diff-match-patch is about quadratic on text that has little in
-# common (240,000 such characters took minutes), and it runs on the Node's thread. Past this the
-# diff is still exact, only coarser (larger replaced runs).
-DIFF_TIME_LIMIT_S = 0.5
-_LINE_CODES = 0x10000  # lines diffed as characters from here (past every surrogate)
-
-
-# Records ------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Segment:
-    """A run of a diff: "=" in both versions, "+" only in the newer, "-" only in the older;
-    `author` made the change (None for "=", or when it is not known)."""
-
-    op: str
-    text: str
-    author: bytes | None = None
-
-
-@dataclass(frozen=True)
-class Hunk:
-    """Changes on the same lines: where they start in each version (lines from 1), how many
-    lines they span in each, and the segments, unchanged text between changes included."""
-
-    old_line: int
-    old_lines: int
-    new_line: int
-    new_lines: int
-    segments: tuple[Segment, ...]
-
-    @property
-    def authors(self) -> tuple[bytes, ...]:
-        return tuple(dict.fromkeys(s.author for s in self.segments
-                                   if s.op != "=" and s.author is not None))
-
-
-@dataclass(frozen=True)
-class DocDiff:
-    """What changed from one version of a document to another, and who changed it."""
-
-    old_ref: str
-    new_ref: str
-    old_text: str
-    new_text: str
-    segments: tuple[Segment, ...]  # the newer text with the older one's removals in place
-    names: dict[bytes, str] = field(default_factory=dict)  # nicknames of the workspace
-
-    @property
-    def hunks(self) -> list[Hunk]:
-        return hunks(self.segments)
-
-    @property
-    def authors(self) -> tuple[bytes, ...]:
-        return tuple(dict.fromkeys(s.author for s in self.segments
-                                   if s.op != "=" and s.author is not None))
-
-    def unified(self) -> list[str]:
-        return unified(self.old_text, self.new_text, self.old_ref, self.new_ref)
-
-
-@dataclass(frozen=True)
-class Region:
-    """A part of the base that both sides changed: base[start:end], each side's text of it,
-    and where it lies in each side's text and in the CRDT's merged text."""
-
-    start: int
-    end: int
-    base: str
-    ours: str
-    theirs: str
-    ours_at: tuple[int, int]
-    theirs_at: tuple[int, int]
-    merged_at: tuple[int, int]
-    at_end: bool  # it runs to the end of the text
-
-    @property
-    def conflict(self) -> bool:
-        return self.ours != self.theirs
-
-
-@dataclass(frozen=True)
-class Conflict:
-    """One conflict of a merge: where it is, each side's text and who wrote each side."""
-
-    index: int  # from 0, in the order of the text
-    lines: tuple[int, int]  # first and last line of it in the target (ours), from 1
-    base: str
-    ours: str
-    theirs: str
-    ours_authors: tuple[bytes, ...] = ()
-    theirs_authors: tuple[bytes, ...] = ()
-
-
-@dataclass(frozen=True)
-class MergePreview:
-    """What merging `source` into `target` would make: the merged text as parts (plain text,
-    and the index of a conflict where one is), read at those heads."""
-
-    doc: str  # the document's id (hex)
-    source: str
-    target: str
-    source_heads: tuple[str, ...]
-    target_heads: tuple[str, ...]
-    merged: str  # what the CRDT alone makes of both
-    regions: tuple[Region, ...]
-    conflicts: tuple[Conflict, ...]
-    names: dict[bytes, str] = field(default_factory=dict)
-    # The target already holds every commit of the source (merged before, and the source has
-    # not moved since): merging adds nothing.
-    already_merged: bool = False
-
-    @property
-    def parts(self) -> list[str | int]:
-        """The result, as plain text and conflict indexes in order."""
-        out: list[str | int] = []
-        at, n = 0, 0
-        for region in self.regions:
-            start, end = region.merged_at
-            out.append(self.merged[at:start])
-            if region.conflict:
-                out.append(n)
-                n += 1
-            else:
-                out.append(region.ours)
-            at = end
-        out.append(self.merged[at:])
-        return [p for p in out if p != ""]
-
-    def resolved(self, index: int, choice: str) -> str:
-        """Conflict `index`'s text when resolved by `choice` (one of RESOLUTIONS)."""
-        region = [r for r in self.regions if r.conflict][index]
-        return _resolve(region, choice, self.target, self.source)
-
-    def text(self, choices: Sequence[str]) -> str:
-        """The result with each conflict resolved as chosen (one choice per conflict)."""
-        return "".join(p if isinstance(p, str) else self.resolved(p, choices[p])
-                       for p in self.parts)
-
-    def replacements(self, choices: Sequence[str]) -> list[tuple[int, int, str]]:
-        """What turns `merged` into `text(choices)`: (start, end, text) of `merged`, in order,
-        one per region."""
-        if len(choices) != sum(r.conflict for r in self.regions):
-            raise ValueError("one choice per conflict")
-        out, n = [], 0
-        for region in self.regions:
-            if region.conflict:
-                wanted = _resolve(region, choices[n], self.target, self.source)
-                n += 1
-            else:
-                wanted = region.ours
-            out.append((*region.merged_at, wanted))
-        return out
-
-
-@dataclass(frozen=True)
-class Merged:
-    """A merge made: its commit, the conflicts it found and how each was resolved. `commit` is
-    None when the target already held all of the source: nothing was committed."""
-
-    commit: str | None
-    conflicts: tuple[Conflict, ...]
-    resolutions: tuple[str, ...]
-
-
-# Diffs --------------------------------------------------------------------------------------
 
 def _diff(a: str, b: str) -> list[tuple[str, int]]:
     # checklines: lines first, then characters within the lines that changed; on 100,000
@@ -325,7 +159,8 @@ def _attributed(segments: list[Segment]) -> tuple[Segment, ...]:
         named = [k for k in range(start, end) if out[k].author is not None]
         for n in range(start, end):
             if out[n].author is None and named:
-                best = min(named, key=lambda k, n=n: (out[k].op != out[n].op, abs(k - n)))
+                # the nearest named segment, one of the same kind first (the first of equals)
+                best = min((out[k].op != out[n].op, abs(k - n), k) for k in named)[2]
                 out[n] = Segment(out[n].op, out[n].text, out[best].author)
         start = end
     joined: list[Segment] = []
@@ -335,117 +170,6 @@ def _attributed(segments: list[Segment]) -> tuple[Segment, ...]:
         else:
             joined.append(segment)
     return tuple(joined)
-
-
-def hunks(segments: Sequence[Segment]) -> list[Hunk]:
-    """The changed segments grouped by line: changes with no line break between them are one
-    hunk (the unchanged text between them included). A hunk starts at the line of its first
-    change in each version and spans the lines its removed (older) and inserted (newer)
-    characters are on (0 on a side it has no characters of)."""
-    out: list[Hunk] = []
-    line = {"-": 1, "+": 1}  # the line each version is at
-    current: list[Segment] = []
-    start = {"-": 1, "+": 1}
-    last: dict[str, int] = {}
-
-    def close() -> None:
-        while current and current[-1].op == "=":
-            current.pop()
-        if current:
-            spans = {op: last[op] - start[op] + 1 if op in last else 0 for op in "-+"}
-            out.append(Hunk(start["-"], spans["-"], start["+"], spans["+"], tuple(current)))
-            current.clear()
-            last.clear()
-
-    for segment in segments:
-        breaks = segment.text.count("\n")
-        if segment.op == "=" and (breaks or not current):
-            close()
-        elif not current:
-            start = dict(line)
-        if segment.op != "=" or current:
-            current.append(segment)
-        for op in ("-", "+"):
-            if segment.op in ("=", op):
-                if segment.op == op and segment.text:
-                    last[op] = line[op] + segment.text[:-1].count("\n")
-                line[op] += breaks
-    close()
-    return out
-
-
-def unified(old: str, new: str, old_label: str, new_label: str,
-            context: int = CONTEXT_LINES) -> list[str]:
-    """A unified diff (as `diff -u` prints it) of two texts' lines, as lines without their
-    line breaks; [] when the texts are equal."""
-    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
-    codes: dict[str, str] = {}
-
-    def encode(lines: list[str]) -> str:
-        return "".join(codes.setdefault(line, chr(_LINE_CODES + len(codes))) for line in lines)
-
-    ops = dmp.diff(encode(a), encode(b), timelimit=DIFF_TIME_LIMIT_S, checklines=False,
-                   cleanup="No", counts_only=True)
-    opcodes: list[tuple[str, int, int, int, int]] = []
-    i = j = 0
-    for op, n in ops:
-        di, dj = (n, n) if op == "=" else (n, 0) if op == "-" else (0, n)
-        opcodes.append((op, i, i + di, j, j + dj))
-        i, j = i + di, j + dj
-    if all(op == "=" for op, *_ in opcodes):
-        return []
-    out = [f"--- {old_label}", f"+++ {new_label}"]
-    for group in _grouped(opcodes, context):
-        i1, i2 = group[0][1], group[-1][2]
-        j1, j2 = group[0][3], group[-1][4]
-        out.append(f"@@ -{_range(i1, i2)} +{_range(j1, j2)} @@")
-        for op, s1, e1, s2, e2 in group:
-            if op == "=":
-                out += _prefixed(" ", a, s1, e1)
-            elif op == "-":
-                out += _prefixed("-", a, s1, e1)
-            else:
-                out += _prefixed("+", b, s2, e2)
-    return out
-
-
-def _range(start: int, stop: int) -> str:
-    length = stop - start
-    first = start + 1 if length else start
-    return str(first) if length == 1 else f"{first},{length}"
-
-
-def _prefixed(mark: str, lines: list[str], start: int, stop: int) -> list[str]:
-    out = []
-    for line in lines[start:stop]:
-        out.append(mark + line.rstrip("\r\n"))
-        if not line.endswith("\n"):
-            out.append("\\ No newline at end of file")
-    return out
-
-
-def _grouped(opcodes: list[tuple[str, int, int, int, int]],
-             context: int) -> list[list[tuple[str, int, int, int, int]]]:
-    """Changes with up to `context` unchanged lines around them, those closer than twice that
-    together (difflib's grouping)."""
-    codes = list(opcodes)
-    if codes[0][0] == "=":
-        op, i1, i2, j1, j2 = codes[0]
-        codes[0] = op, max(i1, i2 - context), i2, max(j1, j2 - context), j2
-    if codes[-1][0] == "=":
-        op, i1, i2, j1, j2 = codes[-1]
-        codes[-1] = op, i1, min(i2, i1 + context), j1, min(j2, j1 + context)
-    groups, group = [], []
-    for op, i1, i2, j1, j2 in codes:
-        if op == "=" and i2 - i1 > 2 * context:
-            group.append((op, i1, min(i2, i1 + context), j1, min(j2, j1 + context)))
-            groups.append(group)
-            group = []
-            i1, j1 = max(i1, i2 - context), max(j1, j2 - context)
-        group.append((op, i1, i2, j1, j2))
-    if group and not (len(group) == 1 and group[0][0] == "="):
-        groups.append(group)
-    return [g for g in groups if any(op != "=" for op, *_ in g)]
 
 
 # Merges -------------------------------------------------------------------------------------
@@ -579,27 +303,11 @@ def regions(base: str, ours: str, theirs: str, merged: str) -> list[Region]:
     return out
 
 
-def _resolve(region: Region, choice: str, ours_label: str, theirs_label: str) -> str:
-    if choice == "ours":
-        return region.ours
-    if choice == "theirs":
-        return region.theirs
-    if choice != "both":
-        raise ValueError(f"a conflict is resolved by one of {', '.join(RESOLUTIONS)}")
-
-    def block(text: str) -> str:
-        return text if not text or text.endswith("\n") else text + "\n"
-    closing = "\n" if not region.at_end or region.ours.endswith("\n") \
-        or region.theirs.endswith("\n") else ""
-    return (f"<<<<<<< {ours_label}\n{block(region.ours)}=======\n{block(region.theirs)}"
-            f">>>>>>> {theirs_label}{closing}")
-
-
 def conflicts(found: Sequence[Region], ours: str, ours_changes, theirs_changes) -> tuple[
         Conflict, ...]:
     """The conflicting regions as Conflicts: lines in `ours` (the target's text), and who
     wrote each side of it (core's Changes from the common past to each side)."""
-    out = []
+    out: list[Conflict] = []
     for region in (r for r in found if r.conflict):
         start, end = region.ours_at
         lines = (ours.count("\n", 0, start) + 1, ours.count("\n", 0, max(start, end - 1)) + 1)

@@ -40,10 +40,11 @@ from core import kinds
 from storage import Message
 from storage.replica import MessageFilter
 
+from .doc_records import DocumentSummary
+from .errors import WorkspaceError
 from .names import channel_names
 
 if TYPE_CHECKING:
-    from .documents import DocumentSummary
     from .workspace import Workspace
 
 FILTERS = ("in", "from", "before", "after")
@@ -289,7 +290,7 @@ def _plural(count: int, word: str) -> str:
 
 
 def mention_results(messages: Iterable[Message], nick: str | None) -> SearchResults:
-    """The messages that mention me (Workspace.mentions, newest first) as results grouped by
+    """The messages that mention me (ws.conversation.mentions, newest first) as results grouped by
     channel, with my nickname highlighted: what the window's Mentions view shows."""
     messages = list(messages)
     terms = (Term(nick),) if nick else ()
@@ -323,9 +324,6 @@ def search_workspace(ws: Workspace, query: str | Query, *, limit: int = 50,
                      tz: tzinfo | None = None) -> SearchResults:
     """Run `query` on the workspace (Workspace.search); SearchError for a bad filter, an
     unknown channel, or a person the replica cannot tell (the refusal names the candidates)."""
-    from .documents import Documents
-    from .workspace import WorkspaceError
-
     if isinstance(query, str):
         query = parse_query(query)
     if query.empty:
@@ -358,7 +356,7 @@ def search_workspace(ws: Workspace, query: str | Query, *, limit: int = 50,
     documents: list[DocumentSummary] = []
     if query.terms and not query.channels:
         documents = sorted(
-            (d for d in Documents(ws).list() if matches(d.title, query.terms)
+            (d for d in ws.documents.all() if matches(d.title, query.terms)
              and (not authors or d.creator in authors)
              and (since is None or d.ts >= since) and (until is None or d.ts < until)),
             key=lambda d: (d.ts, d.id), reverse=True)[:limit]

@@ -41,7 +41,7 @@ def sync_once(paths: Paths, host: str, port: int, *, timeout: float = 60.0) -> O
 
     with Workspace.open(paths) as ws:
         read_secret(paths)  # refused here when missing or readable by others
-        newest, older = session_secrets(ws)
+        newest, older = session_secrets(ws.members)
         service = SyncService(ws.replica, ws.identity, newest, older_secrets=older, mdns=False,
                               peers=PeerBook(paths.workspace_dir / "peers.json"),
                               reconcile_interval=None,

@@ -84,5 +84,5 @@ def apply(ws: Workspace, channel: str, text: str) -> tuple[str, str | None]:
     if not mine:
         raise WorkspaceError("no message of yours to delete here" if not arg
                              else f"none of your messages here starts with {arg}")
-    ws.delete(mine[-1].id)
+    ws.conversation.delete(mine[-1].id)
     return channel, "message deleted"

@@ -33,7 +33,6 @@ from ._command import (
     print_json,
     seconds,
 )
-from .documents import Documents
 from .durations import ago
 from .keep_commands import kept_json, kept_text
 from .names import NickBook
@@ -285,7 +284,7 @@ def cmd_status(args: argparse.Namespace) -> None:
     `hearth serve` (or window) is still fetching (app.sync_status)."""
     with open_workspace(args) as ws:
         channels = ws.channels()
-        documents = len(Documents(ws).list())
+        documents = len(ws.documents.all())
         objects = ws.replica.count()
         kept = keeping.kept(ws)
         kept_shown = kept_json(ws, kept) if args.json else kept_text(ws, kept)

@@ -8,16 +8,16 @@ from __future__ import annotations
 import getpass
 import os
 import shlex
-import stat
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
 
 from core import kinds
 from core.errors import InvalidObject
-from core.identity import Identity, IdentityError
+from core.identity import Identity
 from core.objects import MIN_ID_PREFIX, Object, authored, build
 from core.policy import Policy, evaluate
 from storage import (
@@ -34,6 +34,7 @@ from storage import (
 from ._text import line
 from .attachments import Attachments
 from .conversation import Conversation
+from .documents import Documents
 from .errors import (
     LookalikeChannel,
     MayBePrivate,
@@ -42,6 +43,15 @@ from .errors import (
     UnknownChannel,
     WorkspaceError,
 )
+from .identity_files import (
+    SECRET_SIZE,
+    export_identity,
+    import_identity,
+    load_or_create_identity,
+    read_secret,
+    write_private,
+)
+from .keys import SHORT_KEY, parse_key
 from .membership import Membership
 from .moderation import Moderation
 from .names import channel_names, lookalike_channel, looks_alike, spelled
@@ -49,61 +59,22 @@ from .paths import Paths
 from .private import PrivateChannels
 from .search import SearchResults, search_workspace
 
-SECRET_SIZE = 32
 DEFAULT_CHANNEL = "general"
 MIN_PREFIX = MIN_ID_PREFIX  # hex digits of an object id that stand for the whole id
 PREFIX_MATCHES = 1000  # how many ids an ambiguous prefix's refusal counts, at most
-SHORT_KEY = 8  # hex digits of a key that name a person in lists and refusals
 _HEX = frozenset("0123456789abcdef")
 # What a member writes in a conversation: refused once this computer's key is removed from the
 # workspace (it would count nowhere). Workspace objects (a removal's own keys) and documents
 # are not chat; a document refuses a removed editor by its own rules.
 CHAT_WRITES = kinds.CHAT_KINDS | {"post/sealed", "channel/private"}
 CREATE_HINT = "`hearth channel create {name}` makes one"
+__all__ = ["SECRET_SIZE", "SHORT_KEY", "Workspace", "WorkspaceError", "export_identity",
+           "import_identity", "load_or_create_identity", "parse_key", "read_secret"]
 
 
 def _quoted(name: str) -> str:
     """A channel name as a hint's command shows it (shell-quoted when it needs it)."""
     return shlex.quote(line(name))
-
-
-def parse_key(text: str, what: str = "key") -> bytes:
-    """A 32-byte key or id given as 64 hex characters."""
-    try:
-        value = bytes.fromhex(text.strip())
-    except ValueError:
-        value = b""
-    if len(value) != 32:
-        raise WorkspaceError(f"{what} must be 64 hexadecimal characters, got {text!r}")
-    return value
-
-
-def _write_private(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
-
-
-def read_secret(paths: Paths) -> bytes:
-    """The workspace secret; refused when anyone but its owner may read or write the file."""
-    try:
-        fd = os.open(paths.secret, os.O_RDONLY)
-    except FileNotFoundError:
-        raise WorkspaceError(f"no workspace secret at {paths.secret}") from None
-    try:
-        mode = stat.S_IMODE(os.fstat(fd).st_mode)
-        if mode & 0o077:
-            raise WorkspaceError(f"{paths.secret} is readable by others (mode {mode:o}); "
-                                 "run `chmod 600` on it first")
-        secret = os.read(fd, SECRET_SIZE + 1)
-    finally:
-        os.close(fd)
-    if len(secret) != SECRET_SIZE:
-        raise WorkspaceError(f"{paths.secret} is damaged (not a {SECRET_SIZE}-byte secret)")
-    return secret
 
 
 def genesis_name(replica: Replica) -> str | None:
@@ -126,20 +97,11 @@ def default_nick() -> str:
     return name or "me"
 
 
-def load_or_create_identity(paths: Paths) -> Identity:
-    if paths.identity.exists():
-        return Identity.load(paths.identity)
-    identity = Identity.generate()
-    if paths.identity.exists():
-        paths.identity.rename(paths.identity.with_name(
-            f"identity.key.replaced-{time.strftime('%Y%m%d-%H%M%S')}"))
-    identity.save(paths.identity)
-    return identity
-
-
 @dataclass
-class Workspace(Conversation, Membership, PrivateChannels, Moderation, Attachments):
-    """One workspace on this computer: the person's identity and the workspace's replica."""
+class Workspace:
+    """One workspace on this computer: the person's identity and the workspace's replica, its
+    channels, and the features that work on them (each an object of its own: `members`,
+    `private`, `moderation`, `files`, `conversation`, `documents`)."""
 
     paths: Paths
     identity: Identity
@@ -150,6 +112,23 @@ class Workspace(Conversation, Membership, PrivateChannels, Moderation, Attachmen
     # Called with a document's root id and how many conflicts the merge resolved when I merge
     # two of its branches (usage analytics: app.activity.Activity.merged_document).
     on_merged: Callable[[bytes, int], None] | None = None
+    members: Membership = field(init=False, repr=False, compare=False)
+    private: PrivateChannels = field(init=False, repr=False, compare=False)
+    moderation: Moderation = field(init=False, repr=False, compare=False)
+    files: Attachments = field(init=False, repr=False, compare=False)
+    conversation: Conversation = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.members = Membership(self)
+        self.private = PrivateChannels(self)
+        self.moderation = Moderation(self)
+        self.files = Attachments(self)
+        self.conversation = Conversation(self)
+
+    @cached_property
+    def documents(self) -> Documents:
+        """The workspace's documents (built on first use: most commands never open one)."""
+        return Documents(self)
 
     # Opening ----------------------------------------------------------------------------------
 
@@ -174,7 +153,7 @@ class Workspace(Conversation, Membership, PrivateChannels, Moderation, Attachmen
         `secret` (joining by an invite), it arrives sealed to me: `keep_secret`."""
         identity = cls._prepare(paths, nick)
         if secret is not None:
-            _write_private(paths.secret, secret)
+            write_private(paths.secret, secret)
         replica = Replica.create(paths.replica, workspace, root, clock=clock)
         ws = cls(paths, identity, replica, clock)
         if genesis is not None:
@@ -221,10 +200,10 @@ class Workspace(Conversation, Membership, PrivateChannels, Moderation, Attachmen
         """Keep the secret a member sealed to me (0600), if it has arrived; whether I hold it."""
         if self.paths.secret.exists():
             return True
-        secret = self.my_secret()
+        secret = self.members.my_secret()
         if secret is None:
             return False
-        _write_private(self.paths.secret, secret)
+        write_private(self.paths.secret, secret)
         return True
 
     @property
@@ -280,7 +259,7 @@ class Workspace(Conversation, Membership, PrivateChannels, Moderation, Attachmen
         """A channel this replica knows (someone posted, joined or set a topic in it), by
         any spelling of its name that compares equal (case, Unicode normalization): its name
         as the replica shows it. An unknown one is refused."""
-        channel, _ = self._channel(name)
+        channel, _ = self.channel_stream(name)
         known = self.known_channel(channel)
         if known is None:
             raise WorkspaceError(f"no channel #{channel} here; `hearth channels` lists them")
@@ -358,7 +337,7 @@ class Workspace(Conversation, Membership, PrivateChannels, Moderation, Attachmen
     def check_not_removed(self) -> None:
         """RemovedMember, naming who removed me, when and why, when the membership view held
         here lists my key as removed (and not admitted again)."""
-        removal = self.membership().removed.get(self.key)
+        removal = self.members.view().removed.get(self.key)
         if removal is None:
             return
         by = self.nickname(removal.by)
@@ -382,7 +361,8 @@ class Workspace(Conversation, Membership, PrivateChannels, Moderation, Attachmen
             raise WorkspaceError(str(exc)) from None
         return self._ingest(obj)
 
-    def _channel(self, channel: str) -> tuple[str, bytes]:
+    def channel_stream(self, channel: str) -> tuple[str, bytes]:
+        """A channel's name as given (trimmed, checked) and its stream."""
         channel = channel.strip()
         try:
             kinds.check_name(channel, "channel name", kinds.MAX_CHANNEL)
@@ -390,17 +370,17 @@ class Workspace(Conversation, Membership, PrivateChannels, Moderation, Attachmen
             raise WorkspaceError(str(exc)) from None
         return channel, kinds.channel_stream(self.id, channel)
 
-    def _known(self, channel: str) -> tuple[str, bytes]:
+    def writable(self, channel: str) -> tuple[str, bytes]:
         """(name, stream) of a public channel this computer knows (`known_channel`), for
         writing in it; else UnknownChannel, and nothing is written. Writing in a channel
         never makes one: a typo would open a new channel, and the name of a private channel
         whose key has not reached this computer would go out in the clear. Removed members
         are told first (they may write nowhere)."""
-        channel, stream = self._channel(channel)
+        channel, stream = self.channel_stream(channel)
         self.check_not_removed()
         if self.known_channel(channel) is not None:
             return channel, stream
-        private = self.resolve_private(channel)
+        private = self.private.resolve(channel)
         if private is not None:
             raise UnknownChannel(f"#{line(channel)} is a private channel: only posting and "
                                  "reading take it (it has no topic, and you are in it)", channel,
@@ -414,18 +394,18 @@ class Workspace(Conversation, Membership, PrivateChannels, Moderation, Attachmen
     def post(self, channel: str, text: str) -> Object:
         if not text.strip():
             raise WorkspaceError("a message needs some text")
-        channel, stream = self._known(channel)
+        channel, stream = self.writable(channel)
         return self.publish("post/text", stream, {"channel": channel, "text": text})
 
     def topic(self, channel: str, topic: str) -> Object:
-        channel, stream = self._known(channel)
+        channel, stream = self.writable(channel)
         return self.publish("post/topic", stream, {"channel": channel, "topic": topic.strip()})
 
     def join(self, channel: str) -> Object:
         """Join `channel`, a channel this computer knows (`create_channel` makes one). A
         computer that keeps only some channels (app.keeping) keeps it from now on, so its
         history and what comes next arrive here."""
-        self._known(channel)
+        self.writable(channel)
         return self._join(channel)
 
     def create_channel(self, name: str, *, public: bool = False,
@@ -437,9 +417,9 @@ class Workspace(Conversation, Membership, PrivateChannels, Moderation, Attachmen
         - LookalikeChannel, without `force`: it looks like another channel's name;
         - MayBePrivate, without `public`: this computer cannot tell whether `name` is a
           private channel's (`unopened_private`), and a public name is read by everyone."""
-        channel, _ = self._channel(name)
+        channel, _ = self.channel_stream(name)
         self.check_not_removed()
-        private = self.private_name_like(channel)
+        private = self.private.name_like(channel)
         if private is not None:
             raise PrivateName(f"#{line(channel)} is the name of a private channel here"
                               f"{'' if private == channel else f' (#{line(private)})'}; "
@@ -448,7 +428,7 @@ class Workspace(Conversation, Membership, PrivateChannels, Moderation, Attachmen
         if not force:
             self.check_lookalike(channel)
         if self.known_channel(channel) is None and not public:
-            reason = self.unopened_private()
+            reason = self.private.unopened()
             if reason is not None:
                 raise MayBePrivate(f"#{line(channel)} may be the name of a private channel "
                                    f"you are in: {reason}; a public channel's name is read "
@@ -471,7 +451,7 @@ class Workspace(Conversation, Membership, PrivateChannels, Moderation, Attachmen
             f"channel{f' (spelled {spelling})' if spelling else ''}", existing)
 
     def _join(self, channel: str) -> Object:
-        channel, stream = self._channel(channel)
+        channel, stream = self.channel_stream(channel)
         # Kept before the join is published: publishing is what tells a running Node to
         # look at what is kept again.
         kept, key = self.replica.kept.get(), kinds.channel_key(channel)
@@ -484,44 +464,23 @@ class Workspace(Conversation, Membership, PrivateChannels, Moderation, Attachmen
             raise
 
     def leave(self, channel: str) -> Object:
-        channel, stream = self._known(channel)
+        channel, stream = self.writable(channel)
         return self.publish("post/leave", stream, {"channel": channel})
 
     def nick(self, name: str) -> Object:
         return self.publish("post/info", kinds.profile_stream(self.key), {"name": name.strip()})
 
-    def delete(self, object_id: bytes) -> Object:
-        """Delete one of my chat posts (or anyone's, as an admin)."""
-        try:
-            target = self.replica.object(object_id)
-        except NotFound:
-            if self.replica.is_deleted(object_id):
-                raise WorkspaceError(f"{object_id.hex()} is already deleted") from None
-            raise WorkspaceError(f"this replica holds no post {object_id.hex()}") from None
-        if target.type not in kinds.DELETABLE_KINDS:
-            raise WorkspaceError(f"{target.type} objects cannot be deleted, only chat posts")
-        if target.author != self.key and not self.replica.is_admin(self.key):
-            raise WorkspaceError("you can only delete your own posts (admins can delete any)")
-        return self.publish("post/delete", target.stream, {"targets": self.delete_ids(target)})
-
     def set_policies(self, channel: str, policies: Iterable[Policy]) -> Object:
         """Replace `channel`'s policy list (admins only)."""
         if not self.replica.is_admin(self.key):
             raise WorkspaceError("only admins can set channel policies")
-        channel, _ = self._channel(channel)
+        channel, _ = self.channel_stream(channel)
         return self.publish("channel/policy", self.id,
                             {"channel": channel, "policies": [p.to_dict() for p in policies]})
 
     def add_policy(self, channel: str, policy: Policy) -> Object:
         """Append `policy` to `channel`'s list; later policies win ties."""
         return self.set_policies(channel, [*self.replica.policies(channel), policy])
-
-    def grant_admin(self, key: bytes) -> Object:
-        if self.key != self.replica.workspace.root:
-            raise WorkspaceError("only the workspace's creator (the root admin) can grant admin")
-        if self.replica.is_admin(key):
-            raise WorkspaceError(f"{key.hex()} is already an admin")
-        return self.publish("workspace/admin-grant", self.id, {"key": key})
 
     # Reading ----------------------------------------------------------------------------------
 
@@ -531,14 +490,14 @@ class Workspace(Conversation, Membership, PrivateChannels, Moderation, Attachmen
         posts moderators hid are there too, marked (Message.hidden); ignored for others."""
         try:
             return self.replica.messages(channel, limit=limit, before=before,
-                                         hidden=hidden and self.moderates(channel))
+                                         hidden=hidden and self.moderation.moderates(channel))
         except StorageError as exc:
             raise WorkspaceError(str(exc)) from None
 
     def channels(self) -> list[ChannelInfo]:
         return self.replica.channels()
 
-    def members(self, channel: str) -> list[Member]:
+    def channel_members(self, channel: str) -> list[Member]:
         return self.replica.members(channel)
 
     def state(self, channel: str) -> ChannelState:
@@ -569,33 +528,3 @@ class Workspace(Conversation, Membership, PrivateChannels, Moderation, Attachmen
 
     def export_identity(self, path: Path, passphrase: str) -> None:
         export_identity(self.identity, path, passphrase)
-
-
-def export_identity(identity: Identity, path: Path, passphrase: str) -> None:
-    if path.exists():
-        raise WorkspaceError(f"{path} already exists; choose a new file name")
-    _write_private(path, identity.export_protected(passphrase))
-
-
-def import_identity(paths: Paths, path: Path, passphrase: str, *,
-                    replace: bool = False) -> Identity:
-    """Make this data folder use the identity exported to `path` (e.g. on another computer).
-    With `replace`, the current identity is kept aside (identity.key.replaced-TIME), not lost."""
-    if paths.identity.exists() and not replace:
-        current = Identity.load(paths.identity)
-        raise WorkspaceError(
-            f"this data folder already has an identity ({current.public_key.hex()[:16]}…); "
-            "import into a new --data folder")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise WorkspaceError(f"cannot read {path}: {exc.strerror}") from None
-    try:
-        identity = Identity.import_protected(data, passphrase)
-    except IdentityError as exc:
-        raise WorkspaceError(str(exc)) from None
-    if paths.identity.exists():
-        paths.identity.rename(paths.identity.with_name(
-            f"identity.key.replaced-{time.strftime('%Y%m%d-%H%M%S')}"))
-    identity.save(paths.identity)
-    return identity

@@ -91,7 +91,7 @@ def child(data: str, peers: list[str]) -> None:
         answer: dict = {}
         if op == "attach":
             path = Path(cmd["path"])
-            answer["id"] = node.run(lambda ws, p=path: ws.attach(CHANNEL, [p]).id.hex()).result(WAIT_S)
+            answer["id"] = node.run(lambda ws, p=path: ws.files.attach(CHANNEL, [p]).id.hex()).result(WAIT_S)
         elif op == "has":
             oid = bytes.fromhex(cmd["id"])
             deadline = time.monotonic() + WAIT_S

@@ -16,7 +16,7 @@ the merge commit's size.
 
 Unalike: the text diff of two 240,000-character texts with little in common (a branch replaced
 wholesale), which diff-match-patch does in about quadratic time: bounded by
-app/review.DIFF_TIME_LIMIT_S (it took minutes without a limit, on the Node's thread).
+app/unified_diff.DIFF_TIME_LIMIT_S (it took minutes without a limit, on the Node's thread).
 
 Targets: the diff and the conflict detection each <= 500 ms.
 HEARTH_BENCH_REVIEW_CHARS and HEARTH_BENCH_REVIEW_COMMITS scale it (defaults 100000, 1000).
@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app import review  # noqa: E402
+from app import review, unified_diff  # noqa: E402
 from app.documents import Documents  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
@@ -164,12 +164,12 @@ def bench_unalike(rng: random.Random) -> dict:
         return "".join(rng.choice("abcdefgh \n") for _ in range(UNALIKE_CHARS))
     old, new = text(), text()
     start = time.perf_counter()
-    lines = review.unified(old, new, "old", "new")
+    lines = unified_diff.unified(old, new, "old", "new")
     diffed = review.diff(old, new)
     ms = (time.perf_counter() - start) * 1000
     return {"chars": len(old), "unified_lines": len(lines), "hunks": len(diffed.hunks),
             "diff_ms": round(ms, 1),
-            "time_limit_s": review.DIFF_TIME_LIMIT_S}
+            "time_limit_s": unified_diff.DIFF_TIME_LIMIT_S}
 
 
 def main() -> None:

@@ -51,7 +51,7 @@ def _workspace(root: Path, size: int) -> tuple[Workspace, list[str]]:
     ws = Workspace.init(paths, "ada")
     codes, raws, ts = [], [], ws.replica.now_ms()
     for start in range(0, size - 1, PER_INVITE):
-        code, invite_id = ws.create_invite()
+        code, invite_id = ws.members.invite()
         codes.append(code)
         ts = max(ts, ws.replica.object(invite_id).ts)  # admitted after it was made
         for _ in range(start, min(start + PER_INVITE, size - 1)):
@@ -61,26 +61,26 @@ def _workspace(root: Path, size: int) -> tuple[Workspace, list[str]]:
                                     "invite": invite_id}).raw)
     for i in range(0, len(raws), 5_000):
         ws.replica.ingest(raws[i:i + 5_000])
-    assert len(ws.workspace_members()) == size
+    assert len(ws.members.all()) == size
     return ws, codes
 
 
 def _measure(ws: Workspace, codes: list[str]) -> dict:
     def cold() -> None:
-        ws._membership_cache = None
-        ws.membership()
+        ws.members._cache = None
+        ws.members.view()
 
     def admit() -> None:
         tag = invite_tag(Invite.decode(codes[len(codes) // 2]).seed)
-        ws.join_key_for(tag)
-        assert ws.admit(Identity.generate().public_key, tag) is None
-        ws.membership()
+        ws.members.join_key_for(tag)
+        assert ws.members.admit(Identity.generate().public_key, tag) is None
+        ws.members.view()
 
     load = _median_ms(ws.replica.membership.objects)
     view = _median_ms(cold)
-    ws.membership()
+    ws.members.view()
     return {"load_ms": load, "view_ms": view, "view_over_load": round(view / load, 2),
-            "members_ms": _median_ms(ws.workspace_members),
+            "members_ms": _median_ms(ws.members.all),
             "admit_ms": _median_ms(admit)}
 
 

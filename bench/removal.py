@@ -4,7 +4,7 @@ A workspace of 50 members with 10 workspace-readable documents the admin edits a
 channels of 10 members each, the member to remove in all of them; that member wrote 1,000,
 10,000 or 100,000 posts (their removal lists every id the admin holds, so
 the cost grows with their history). Reported, in ms:
-- `remove_ms`: `Workspace.remove_member` whole: the removal, the kept lists, the new epoch's
+- `remove_ms`: `ws.members.remove` whole: the removal, the kept lists, the new epoch's
   secret sealed to the 49 others, new keys for the documents' branches, and a new key for
   each private channel sealed to its 9 remaining members;
 - `baseline_ms`, measured in the same run: sealing, signing and storing 49 secrets in one
@@ -62,19 +62,19 @@ def _workspace(root: Path, history: int) -> tuple[Paths, Paths, bytes]:
     with Workspace.open(admin) as ws:
         others = [Identity.generate().public_key for _ in range(MEMBERS - 3)]
         for key in others:
-            ws.invite_for(key)
-        ws.invite_for(leaving.public_key)
+            ws.members.invite_for(key)
+        ws.members.invite_for(leaving.public_key)
         for n in range(PRIVATE_CHANNELS):
             members = [leaving.public_key, *others[n:n + PER_CHANNEL - 2]]
-            channel = ws.create_private_channel(f"private-{n}", members)
-            ws.post_private(channel, f"hello {n}")
+            channel = ws.private.create(f"private-{n}", members)
+            ws.private.post(channel, f"hello {n}")
         stream = kinds.channel_stream(ws.id, "general")
         ts = ws.replica.now_ms()
         for start in range(0, history, 5_000):
             ws.replica.ingest([build(leaving, "post/text", stream=stream, ts=ts + n,
                                      body={"channel": "general", "text": f"post {n}"}).raw
                                for n in range(start, min(start + 5_000, history))])
-        assert len(ws.workspace_members()) == MEMBERS
+        assert len(ws.members.all()) == MEMBERS
     return admin, other, leaving.public_key
 
 
@@ -82,7 +82,7 @@ def _baseline_ms(ws: Workspace) -> float:
     """What a rotation cannot do without: 49 secrets sealed, signed and stored in one batch
     (signed by a stranger, so that they count for nothing and change no view)."""
     stranger, secret = Identity.generate(), os.urandom(32)
-    members = list(ws.membership().members)[:MEMBERS - 1]
+    members = list(ws.members.view().members)[:MEMBERS - 1]
     started = time.perf_counter()
     ws.replica.ingest([build(stranger, "workspace/key", stream=ws.id, ts=ws.replica.now_ms(),
                              body={"epoch": 1, "check": secret_check(secret), "recipient": m,
@@ -117,14 +117,14 @@ def _measure(root: Path, history: int) -> dict:
 def _remove(ws: Workspace, leaving: bytes) -> dict:
     baseline = _baseline_ms(ws)
     started = time.perf_counter()
-    ws.remove_member(leaving, "benchmark")
+    ws.members.remove(leaving, "benchmark")
     remove = (time.perf_counter() - started) * 1000
-    ws._membership_cache = None
+    ws.members._cache = None
     started = time.perf_counter()
-    view = ws.membership()
+    view = ws.members.view()
     view_ms = (time.perf_counter() - started) * 1000
     assert leaving in view.removed and view.epoch == 1
-    assert all(ws.private_view(c.id).epoch == 1 for c in ws.private_channels())
+    assert all(ws.private.view(c.id).epoch == 1 for c in ws.private.channels())
     return {"remove_ms": round(remove, 1), "baseline_ms": round(baseline, 1),
             "remove_over_baseline": round(remove / baseline, 2), "view_ms": round(view_ms, 1)}
 

@@ -11,7 +11,7 @@ from collections.abc import Collection
 from datetime import datetime
 from pathlib import PurePath
 
-from app.attachments import safe_name
+from app.file_names import safe_name
 from app.records import Attachment
 from app.units import size_label  # one formatter for the window and the CLI
 

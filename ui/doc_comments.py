@@ -40,8 +40,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.documents import minimal_edits
 from app.records import CommentInfo, CommentsView
+from app.text_edits import minimal_edits
 
 from . import theme
 from ._rows import from_utf16, name_rgb, time_label, to_utf16

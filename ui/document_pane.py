@@ -48,8 +48,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.documents import READ_ONLY, minimal_edits
-from app.records import BranchInfo, Committed, DocumentView
+from app.records import READ_ONLY, BranchInfo, Committed, DocumentView
+from app.text_edits import minimal_edits
 
 from . import theme
 from ._rows import from_utf16, to_utf16

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.membership import InviteRecord
+from app.records import InviteRecord
 
 from . import _rows
 from .bridge import NodeBridge, WhileOpen

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.membership import MemberRecord, RemovalRecord
+from app.records import MemberRecord, RemovalRecord
 
 from . import _rows, theme
 from .avatars import avatar

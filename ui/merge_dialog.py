@@ -32,8 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.documents import ALREADY_MERGED
-from app.records import RESOLUTIONS, Conflict, MergePreview
+from app.records import ALREADY_MERGED, RESOLUTIONS, Conflict, MergePreview
 
 from ._rows import ANONYMOUS, member_names, name_rgb
 from .bridge import NodeBridge

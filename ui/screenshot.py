@@ -42,7 +42,6 @@ from PySide6.QtGui import (  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
 from app import joining, sharing  # noqa: E402
-from app.documents import Documents  # noqa: E402
 from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.records import HistoryProgress  # noqa: E402
@@ -165,13 +164,13 @@ def _demo(root: Path) -> tuple[Paths, Paths, Paths, dict[str, bytes]]:
         morning = ws.post("general", "Morning! The sync between our laptops works without a "
                                      "server.")
         clock.at += 30
-        ws.edit(morning.id, "Morning! The sync between our laptops works without a server now.")
+        ws.conversation.edit(morning.id, "Morning! The sync between our laptops works without a server now.")
         clock.at += 60
         ws.post("general", "The design notes are at https://example.org/hearth/design")
         ws.create_channel("design")  # a post never makes a channel
         ws.post("design", "Sketches for the new sidebar are in the document")
         ws.create_channel("ideas")
-        docs = Documents(ws)
+        docs = ws.documents
         notes = docs.new("Release notes")
         docs.write(notes, NOTES)
         docs.tag(notes, "v0.1", None, "main")
@@ -192,7 +191,7 @@ def _demo(root: Path) -> tuple[Paths, Paths, Paths, dict[str, bytes]]:
     for paths, nick in ((bob, "bob"), (carol, "carol")):
         sharing.join_workspace(paths, sharing.invite_for(ada, joining.identity_key(paths)), nick=nick)
     with Workspace.open(ada, clock=clock) as ws:
-        docs = Documents(ws)
+        docs = ws.documents
         docs.add_editor(docs.open(roadmap.id), load_or_create_identity(bob).public_key.hex())
     clock.at = now - 25 * HOUR_S
     with Workspace.open(carol, clock=clock) as ws:

@@ -115,7 +115,7 @@ def test_two_opted_in_nodes_report_one_conflict_and_nothing_identifying(tmp_path
         for node in (node_a, node_b):
             secrets += [node.key.hex(), node.workspace.id.hex(), node.key.hex()[:32],
                         kinds.channel_stream(node.workspace.id, CHANNEL).hex()[:32]]
-        secrets += [d.id for d in node_call(node_a, lambda: Documents(node_a.workspace).list())]
+        secrets += [d.id for d in node_call(node_a, lambda: node_a.workspace.documents.all())]
 
     events = collected(out)
     for event in events:

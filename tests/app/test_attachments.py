@@ -51,8 +51,8 @@ def pair(tmp_path):
 
 
 def _copy_chunks(source: Workspace, target: Workspace) -> None:
-    for cid in source.chunks.ids():
-        target.chunks.put(cid, source.chunks.read(cid))
+    for cid in source.files.chunks.ids():
+        target.files.chunks.put(cid, source.files.chunks.read(cid))
 
 
 def _sha(path: Path) -> str:
@@ -73,23 +73,23 @@ def _png(path: Path, size=(640, 480)) -> Path:
 def test_a_file_attached_at_a_is_saved_identical_at_b(pair, tmp_path):
     a, b = pair
     original = _write(tmp_path / "big.bin", os.urandom(20 * 2**20))
-    obj = a.attach("general", [original], "the dataset")
+    obj = a.files.attach("general", [original], "the dataset")
     (mine,) = a.read("general")[-1].files
     assert (mine.name, mine.size, mine.complete, mine.mine) == ("big.bin", 20 * 2**20, True,
                                                                  True)
     share(a, b)
     (theirs,) = b.read("general")[-1].files
     assert not theirs.complete and not theirs.mine
-    assert b.wanted_files(100 * 2**20) and not b.wanted_files(2**20)  # the limit counts
+    assert b.files.wanted(100 * 2**20) and not b.files.wanted(2**20)  # the limit counts
     with pytest.raises(WorkspaceError, match="not complete here"):
-        b.save_attachment(obj.id, 0, tmp_path / "out")
-    assert b.file_chunks(theirs.list) is None  # its list chunk has not arrived yet
+        b.files.save(obj.id, 0, tmp_path / "out")
+    assert b.files.chunk_ids(theirs.list) is None  # its list chunk has not arrived yet
     _copy_chunks(a, b)
-    assert len(b.file_chunks(theirs.list)) == 80 and b.file_complete(theirs.list)
-    assert b.read("general")[-1].files[0].complete and b.wanted_files(2**40) == []
-    saved = b.save_attachment(obj.id, 0, tmp_path / "out")
+    assert len(b.files.chunk_ids(theirs.list)) == 80 and b.files.complete(theirs.list)
+    assert b.read("general")[-1].files[0].complete and b.files.wanted(2**40) == []
+    saved = b.files.save(obj.id, 0, tmp_path / "out")
     assert saved == tmp_path / "out" / "big.bin" and _sha(saved) == _sha(original)
-    again = b.save_attachment(obj.id, 0, tmp_path / "out")  # never replaces a file
+    again = b.files.save(obj.id, 0, tmp_path / "out")  # never replaces a file
     assert again.name == "big (1).bin" and _sha(again) == _sha(original)
     assert [p.name for p in (tmp_path / "out").iterdir() if p.name.startswith(".")] == []
 
@@ -97,12 +97,12 @@ def test_a_file_attached_at_a_is_saved_identical_at_b(pair, tmp_path):
 def test_identical_files_are_stored_once(pair, tmp_path):
     a, _ = pair
     data = os.urandom(600_000)
-    a.attach("general", [_write(tmp_path / "one.bin", data)])
-    held = sorted(a.chunks.ids())
+    a.files.attach("general", [_write(tmp_path / "one.bin", data)])
+    held = sorted(a.files.chunks.ids())
     channels(a, "random")
-    a.attach("random", [_write(tmp_path / "two.bin", data)], "same bytes, other name")
-    assert sorted(a.chunks.ids()) == held and len(held) == 3 + 1
-    usage = a.storage_usage()
+    a.files.attach("random", [_write(tmp_path / "two.bin", data)], "same bytes, other name")
+    assert sorted(a.files.chunks.ids()) == held and len(held) == 3 + 1
+    usage = a.files.usage()
     assert usage.files == 1 and usage.mine == usage.total > 600_000
 
 
@@ -112,26 +112,26 @@ def test_private_files_are_unreadable_without_the_channels_key(tmp_path):
     ada, bob, cat = (Workspace.open(p) for p in (ada_p, *others))
     for ws in (ada, bob, cat):
         share(ws, *[o for o in (ada, bob, cat) if o is not ws])
-    channel = ada.create_private_channel("plans", [bob.key])
+    channel = ada.private.create("plans", [bob.key])
     secret = b"MARKER-private-file " * 5000
-    obj = ada.attach_private(channel, [_write(tmp_path / "plan-MARKER.txt", secret)], "see")
+    obj = ada.files.attach_private(channel, [_write(tmp_path / "plan-MARKER.txt", secret)], "see")
     share(ada, bob, cat)
     _copy_chunks(ada, bob)
     _copy_chunks(ada, cat)
-    (shown,) = bob.read_private(channel)[-1].files
-    assert shown.name == "plan-MARKER.txt" and bob.file_complete(shown.list)
-    assert _sha(bob.save_attachment(obj.id, 0, tmp_path / "bob-out")) == \
+    (shown,) = bob.private.read(channel)[-1].files
+    assert shown.name == "plan-MARKER.txt" and bob.files.complete(shown.list)
+    assert _sha(bob.files.save(obj.id, 0, tmp_path / "bob-out")) == \
         hashlib.sha256(secret).hexdigest()
-    assert [w.list for w in bob.wanted_files(2**30)] == []
+    assert [w.list for w in bob.files.wanted(2**30)] == []
     with pytest.raises(WorkspaceError):
-        cat.file_ref(obj.id, 0)
-    assert cat.wanted_files(2**30) == []
+        cat.files.ref(obj.id, 0)
+    assert cat.files.wanted(2**30) == []
     cat.replica.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     for path in (tmp_path / "cat").rglob("*"):
         if path.is_file():
             data = path.read_bytes()
             assert b"MARKER" not in data, path  # neither the name nor the content
-    public = ada.attach("general", [tmp_path / "plan-MARKER.txt"])
+    public = ada.files.attach("general", [tmp_path / "plan-MARKER.txt"])
     assert public.body["files"][0]["list"] != shown.list  # another scope, other chunks
     for ws in (ada, bob, cat):
         ws.close()
@@ -145,9 +145,9 @@ def test_private_files_are_unreadable_without_the_channels_key(tmp_path):
 ])
 def test_hostile_names_are_saved_safely(pair, tmp_path, name, saved):
     a, _ = pair
-    obj = a.attach("general", [_write(tmp_path / "f.txt", b"hello")])
+    obj = a.files.attach("general", [_write(tmp_path / "f.txt", b"hello")])
     out = tmp_path / "out"
-    path = a.save_attachment(obj.id, 0, out, name)
+    path = a.files.save(obj.id, 0, out, name)
     assert path == out / saved and path.read_bytes() == b"hello"
     assert safe_name(name) == saved
     assert [p for p in tmp_path.rglob("passwd") if p.parent != out] == []
@@ -160,63 +160,63 @@ def test_a_long_name_keeps_its_extension(tmp_path):
 
 def test_quota_evicts_others_files_least_recently_opened_first(pair, tmp_path):
     a, b = pair
-    b.attach("general", [_write(tmp_path / "mine.bin", os.urandom(300_000))])
-    ids = [a.attach("general", [_write(tmp_path / f"f{n}.bin", os.urandom(300_000 + n))]).id
+    b.files.attach("general", [_write(tmp_path / "mine.bin", os.urandom(300_000))])
+    ids = [a.files.attach("general", [_write(tmp_path / f"f{n}.bin", os.urandom(300_000 + n))]).id
            for n in range(4)]
     share(a, b)
     _copy_chunks(a, b)
-    lists = [b.file_ref(i, 0).list for i in ids]
-    assert all(b.file_complete(lst) for lst in lists)
-    b.pin(ids[0], 0)
-    b.open_attachment(ids[2], 0)  # opened: kept longer than those never opened
-    before = b.storage_usage()
+    lists = [b.files.ref(i, 0).list for i in ids]
+    assert all(b.files.complete(lst) for lst in lists)
+    b.files.pin(ids[0], 0)
+    b.files.open(ids[2], 0)  # opened: kept longer than those never opened
+    before = b.files.usage()
     assert before.files == 5 and before.pinned > 0 and before.mine > 0
-    freed = b.evict(before.others - 400_000)  # the quota is for others' unpinned files
+    freed = b.files.evict(before.others - 400_000)  # the quota is for others' unpinned files
     assert freed > 600_000
-    complete = {lst: b.file_ref(i, 0).attachment.complete for i, lst in
+    complete = {lst: b.files.ref(i, 0).attachment.complete for i, lst in
                 zip(ids, lists, strict=True)}
     assert complete == {lists[0]: True, lists[1]: False, lists[2]: True, lists[3]: False}
     assert b.read("general")[-5].files[0].mine  # my upload stays
-    assert [w.list for w in b.wanted_files(2**30)] == []  # not fetched again on its own
-    b.evict(0)
-    after = b.storage_usage()
+    assert [w.list for w in b.files.wanted(2**30)] == []  # not fetched again on its own
+    b.files.evict(0)
+    after = b.files.usage()
     assert after.others == 0 and after.total == after.mine + after.pinned
     assert not (b.paths.workspace_dir / "opened" / lists[2].hex()[:16]).exists()
 
 
 def test_a_deleted_message_takes_its_chunks_everywhere(pair, tmp_path):
     a, b = pair
-    obj = a.attach("general", [_write(tmp_path / "gone.bin", os.urandom(700_000))])
+    obj = a.files.attach("general", [_write(tmp_path / "gone.bin", os.urandom(700_000))])
     share(a, b)
     _copy_chunks(a, b)
-    assert list(b.chunks.ids())
-    a.delete(obj.id)
-    assert list(a.chunks.ids()) == []
+    assert list(b.files.chunks.ids())
+    a.conversation.delete(obj.id)
+    assert list(a.files.chunks.ids()) == []
     share(a, b)
-    assert list(b.chunks.ids()) == [] and b.storage_usage().files == 0
+    assert list(b.files.chunks.ids()) == [] and b.files.usage().files == 0
 
 
 def test_attach_refuses_what_cannot_travel(pair, tmp_path):
     a, _ = pair
     with pytest.raises(WorkspaceError, match="1 to 4 files"):
-        a.attach("general", [])
+        a.files.attach("general", [])
     with pytest.raises(WorkspaceError, match="1 to 4 files"):
-        a.attach("general", [_write(tmp_path / f"{n}", b"x") for n in range(5)])
+        a.files.attach("general", [_write(tmp_path / f"{n}", b"x") for n in range(5)])
     with pytest.raises(WorkspaceError, match="not a file"):
-        a.attach("general", [tmp_path])
+        a.files.attach("general", [tmp_path])
     with pytest.raises(WorkspaceError, match="cannot read"):
-        a.attach("general", [tmp_path / "missing"])
+        a.files.attach("general", [tmp_path / "missing"])
     huge = tmp_path / "huge.bin"
     with open(huge, "wb") as f:
         f.truncate((4 << 30) + 1)  # sparse: nothing written
     with pytest.raises(WorkspaceError, match="at most 4 GiB"):
-        a.attach("general", [huge])
-    assert list(a.chunks.ids()) == []
+        a.files.attach("general", [huge])
+    assert list(a.files.chunks.ids()) == []
 
 
 def test_an_image_gets_its_size_and_a_thumbnail_that_fits(pair, tmp_path):
     a, _ = pair
-    obj = a.attach("general", [_png(tmp_path / "noise.png", (2000, 1500)),
+    obj = a.files.attach("general", [_png(tmp_path / "noise.png", (2000, 1500)),
                                _write(tmp_path / "notes.txt", b"plain")])
     image, text = a.read("general")[-1].files
     assert (image.media_type, image.width, image.height) == ("image/png", 2000, 1500)
@@ -251,7 +251,7 @@ def test_a_decompression_bomb_is_attached_as_a_plain_file(pair, tmp_path):
     bomb = _write(tmp_path / "bomb.png", _png_header(100_000, 100_000))
     look = thumbnails.look(bomb)
     assert (look.media_type, look.width, look.height, look.thumb) == ("image/png", 0, 0, b"")
-    a.attach("general", [bomb])
+    a.files.attach("general", [bomb])
     (shown,) = a.read("general")[-1].files
     assert (shown.name, shown.thumb, shown.width) == ("bomb.png", b"", 0)
 
@@ -278,15 +278,15 @@ def _borrow(forger: Workspace, victim: Workspace, upload, k: int = 2):
     """A post of `forger` naming a list made of the first k chunk ids of `upload` (a message
     of `victim`), that list already fetched by the victim; (post, list id)."""
     d = upload.body["files"][0]
-    borrowed = b"".join(victim.file_chunks(d["list"])[:k])
+    borrowed = b"".join(victim.files.chunk_ids(d["list"])[:k])
     lid = chunk_id(borrowed)
-    forger.chunks.put(lid, borrowed)
-    channel, stream = forger._channel("general")
+    forger.files.chunks.put(lid, borrowed)
+    channel, stream = forger.channel_stream("general")
     post = forger.publish("post/file", stream, {"channel": channel, "text": "", "files": [
         dict(d, list=lid, size=k * CHUNK_SIZE, name="innocent.bin")]})
     share(forger, victim)
-    victim.chunks.put(lid, borrowed)
-    assert victim.file_complete(lid)
+    victim.files.chunks.put(lid, borrowed)
+    assert victim.files.complete(lid)
     return post, lid
 
 
@@ -294,43 +294,43 @@ def _borrow(forger: Workspace, victim: Workspace, upload, k: int = 2):
 def test_a_members_list_of_my_chunks_never_takes_my_upload(pair, tmp_path, how):
     a, b = pair
     data = os.urandom(3 * CHUNK_SIZE + 10)
-    mine = b.attach("general", [_write(tmp_path / "mine.bin", data)])
+    mine = b.files.attach("general", [_write(tmp_path / "mine.bin", data)])
     share(b, a)
     post, lid = _borrow(a, b, mine)
     if how == "delete":
-        a.delete(post.id)
+        a.conversation.delete(post.id)
         share(a, b)
         assert b.replica.files.state(lid) is None
     else:
-        assert b.evict(0) > 0 and not b.file_complete(lid)
-    assert b.file_complete(mine.body["files"][0]["list"])
-    assert _sha(b.save_attachment(mine.id, 0, tmp_path / "out")) == \
+        assert b.files.evict(0) > 0 and not b.files.complete(lid)
+    assert b.files.complete(mine.body["files"][0]["list"])
+    assert _sha(b.files.save(mine.id, 0, tmp_path / "out")) == \
         hashlib.sha256(data).hexdigest()
 
 
 def test_a_wrong_size_named_first_does_not_decide_the_files_size(pair, tmp_path):
     a, b = pair
     data = os.urandom(3 * CHUNK_SIZE + 10)
-    real = a.attach("general", [_write(tmp_path / "real.bin", data)])
+    real = a.files.attach("general", [_write(tmp_path / "real.bin", data)])
     d = real.body["files"][0]
-    channel, stream = a._channel("general")
+    channel, stream = a.channel_stream("general")
     forged = a.publish("post/file", stream, {"channel": channel, "text": "",
                                              "files": [dict(d, size=3 * CHUNK_SIZE + 5)]})
     b.replica.ingest([forged])  # the forged size is the first b hears of
     share(a, b)
-    assert set(b.wanted_files(2**30)) == {Wanted(d["list"], 3 * CHUNK_SIZE + 5),
+    assert set(b.files.wanted(2**30)) == {Wanted(d["list"], 3 * CHUNK_SIZE + 5),
                                          Wanted(d["list"], len(data))}
-    assert b.file_ref(forged.id, 0).attachment.size == 3 * CHUNK_SIZE + 5
-    assert b.file_ref(real.id, 0).attachment.size == len(data)
+    assert b.files.ref(forged.id, 0).attachment.size == 3 * CHUNK_SIZE + 5
+    assert b.files.ref(real.id, 0).attachment.size == len(data)
     _copy_chunks(a, b)
-    assert not b.file_complete(d["list"], 3 * CHUNK_SIZE + 5)
-    assert b.file_complete(d["list"], len(data)) and b.file_complete(d["list"])
-    assert len(b.file_chunks(d["list"])) == 4
-    assert _sha(b.save_attachment(real.id, 0, tmp_path / "out")) == \
+    assert not b.files.complete(d["list"], 3 * CHUNK_SIZE + 5)
+    assert b.files.complete(d["list"], len(data)) and b.files.complete(d["list"])
+    assert len(b.files.chunk_ids(d["list"])) == 4
+    assert _sha(b.files.save(real.id, 0, tmp_path / "out")) == \
         hashlib.sha256(data).hexdigest()
     with pytest.raises(WorkspaceError):
-        b.save_attachment(forged.id, 0, tmp_path / "out")
-    assert b.wanted_files(2**30) == []
+        b.files.save(forged.id, 0, tmp_path / "out")
+    assert b.files.wanted(2**30) == []
 
 
 def _full_disk(monkeypatch, after: int) -> None:
@@ -349,12 +349,12 @@ def _full_disk(monkeypatch, after: int) -> None:
 def test_a_failed_attach_leaves_only_the_chunks_held_before(pair, tmp_path, monkeypatch):
     a, _ = pair
     kept = _write(tmp_path / "kept.bin", os.urandom(2 * CHUNK_SIZE))
-    a.attach("general", [kept])
-    held = set(a.chunks.ids())
+    a.files.attach("general", [kept])
+    held = set(a.files.chunks.ids())
     _full_disk(monkeypatch, after=5)
     with pytest.raises(WorkspaceError, match="No space left"):
-        a.attach("general", [kept, _write(tmp_path / "big.bin", os.urandom(10 * CHUNK_SIZE))])
-    assert set(a.chunks.ids()) == held
+        a.files.attach("general", [kept, _write(tmp_path / "big.bin", os.urandom(10 * CHUNK_SIZE))])
+    assert set(a.files.chunks.ids()) == held
     monkeypatch.undo()
     growing = _write(tmp_path / "growing.bin", os.urandom(3 * CHUNK_SIZE))
     real_put = ChunkStore.put
@@ -365,49 +365,49 @@ def test_a_failed_attach_leaves_only_the_chunks_held_before(pair, tmp_path, monk
         return real_put(store, cid, data, **kw)
     monkeypatch.setattr(ChunkStore, "put", grow)
     with pytest.raises(WorkspaceError, match="changed"):
-        a.attach("general", [growing])
-    assert set(a.chunks.ids()) == held
+        a.files.attach("general", [growing])
+    assert set(a.files.chunks.ids()) == held
 
 
 def test_a_file_deleted_while_it_was_fetched_leaves_nothing(pair, tmp_path):
     a, b = pair
-    obj = a.attach("general", [_write(tmp_path / "gone.bin", os.urandom(3 * CHUNK_SIZE))])
+    obj = a.files.attach("general", [_write(tmp_path / "gone.bin", os.urandom(3 * CHUNK_SIZE))])
     lst = obj.body["files"][0]["list"]
-    in_flight = {cid: a.chunks.read(cid) for cid in a.chunks.ids()}
+    in_flight = {cid: a.files.chunks.read(cid) for cid in a.files.chunks.ids()}
     share(a, b)
-    b.chunks.put(lst, in_flight[lst])  # the fetch has begun
-    a.delete(obj.id)
+    b.files.chunks.put(lst, in_flight[lst])  # the fetch has begun
+    a.conversation.delete(obj.id)
     share(a, b)
     for cid, chunk in in_flight.items():  # what was still on its way lands
-        b.chunks.put(cid, chunk)
-    assert not b.file_complete(lst)
-    assert list(b.chunks.ids()) == []
+        b.files.chunks.put(cid, chunk)
+    assert not b.files.complete(lst)
+    assert list(b.files.chunks.ids()) == []
 
 
 def test_opening_the_workspace_drops_what_a_crash_left_half_written(tmp_path):
     paths = create_workspace(tmp_path, "a", "alice")
     with Workspace.open(paths) as ws:
-        tmp = ws.chunks.folder / "tmp"
+        tmp = ws.files.chunks.folder / "tmp"
     tmp.mkdir(parents=True, exist_ok=True)
     left = tmp / "abcdef12xyz"
     left.write_bytes(b"half a chunk")
     old = time.time() - 3600
     os.utime(left, (old, old))
     with Workspace.open(paths) as ws:
-        ws.chunks.has(b"\0" * 32)
+        ws.files.chunks.has(b"\0" * 32)
         assert not left.exists()
 
 
 def test_the_quota_counts_only_others_files(pair, tmp_path):
     a, b = pair
-    b.attach("general", [_write(tmp_path / "mine.bin", os.urandom(1_000_000))])
-    theirs = a.attach("general", [_write(tmp_path / "theirs.bin", os.urandom(300_000))])
+    b.files.attach("general", [_write(tmp_path / "mine.bin", os.urandom(1_000_000))])
+    theirs = a.files.attach("general", [_write(tmp_path / "theirs.bin", os.urandom(300_000))])
     share(a, b)
     _copy_chunks(a, b)
     lst = theirs.body["files"][0]["list"]
-    assert b.file_complete(lst)
-    assert b.evict(500_000) == 0 and b.file_complete(lst)
-    assert b.evict(200_000) > 0 and not b.file_complete(lst)
+    assert b.files.complete(lst)
+    assert b.files.evict(500_000) == 0 and b.files.complete(lst)
+    assert b.files.evict(200_000) > 0 and not b.files.complete(lst)
 
 
 def test_attaching_and_saving_leave_the_nodes_thread_free(tmp_path):

@@ -57,7 +57,7 @@ def test_an_object_at_the_end_of_time_leaves_channel_and_workspace_writable(ws):
     deny = Policy("deny", frozenset({mallory.public_key.hex()}), frozenset({"post/text"}),
                   frozenset({"append"}))
     ws.set_policies("general", [deny])
-    ws.delete(post.id)
+    ws.conversation.delete(post.id)
     ws.topic("general", "rules")
     assert ws.state("general").topic == "rules"
     assert ws.replica.is_deleted(post.id)

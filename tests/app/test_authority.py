@@ -52,7 +52,7 @@ def team(tmp_path):
     """alice (the root), bob and carol, in step; bob is an admin."""
     with members_in_step(tmp_path, ("alice", "bob", "carol")) as spaces:
         a, b, c = spaces
-        a.grant_admin(b.key)
+        a.members.grant_admin(b.key)
         a.post("general", "alice's plan")
         share_all(spaces)
         yield a, b, c
@@ -85,17 +85,17 @@ def _replay(tmp_path, a: Workspace, raws: list[bytes], *, orders: int = 5, seed:
 
 def test_a_removed_member_cannot_admit_a_sockpuppet_by_backdating(team, tmp_path):
     a, b, c = team
-    a.remove_member(c.key, "left")
+    a.members.remove(c.key, "left")
     sock = Identity.generate()
     # carol, removed and offline, admits a second identity and seals it the secret she holds.
     admit = backdated(c, "member/admit", c.id, {"key": sock.public_key, "invite": None})
-    assert admit.ts < a.membership().removed[c.key].at_ms  # "before" the removal by the clock
+    assert admit.ts < a.members.view().removed[c.key].at_ms  # "before" the removal by the clock
     share(c, b)  # a bundle from carol: bob has not seen the removal yet...
-    assert sock.public_key in b.membership().members  # (...so it counts, for now)
+    assert sock.public_key in b.members.view().members  # (...so it counts, for now)
     share(a, b)  # ...then the removal arrives
     for ws in (a, b):
         share(c, ws)
-        view = ws.membership()
+        view = ws.members.view()
         assert sock.public_key not in view.members
         assert all(recipient != sock.public_key for _, recipient in view.sealed)
     for replica in _replay(tmp_path, a, _raws(a, b, c)):
@@ -106,7 +106,7 @@ def test_a_removed_member_cannot_admit_a_sockpuppet_by_backdating(team, tmp_path
 def test_a_removed_admin_keeps_no_power(team, tmp_path):
     a, b, c = team
     plan = next(m for m in a.read("general") if m.text == "alice's plan")
-    a.remove_member(b.key, "compromised laptop")
+    a.members.remove(b.key, "compromised laptop")
     general = kinds.channel_stream(a.id, "general")
     # bob, removed and offline, hides and deletes alice's post, denies everyone posting, names
     # a moderator and removes carol: each dated before the removal by the clock.
@@ -130,7 +130,7 @@ def test_a_removed_admin_keeps_no_power(team, tmp_path):
     share(a, c)  # (the next sync round: the post, deleted here when it was offered before)
     c.post("general", "carol still posts")
     assert "alice's plan" in [m.text for m in c.read("general")]
-    assert c.is_member(c.key) and c.key not in c.membership().removed
+    assert c.members.has(c.key) and c.key not in c.members.view().removed
     assert "carol still posts" in [m.text for m in c.read("general")]
     for replica in _replay(tmp_path, a, _raws(a, b, c)):
         assert "alice's plan" in _texts(replica) and not replica.is_deleted(plan.id)
@@ -140,7 +140,7 @@ def test_a_delete_honoured_before_the_removal_arrived_is_lifted_and_the_post_com
         team, tmp_path):
     a, b, c = team
     plan = next(m for m in a.read("general") if m.text == "alice's plan")
-    a.remove_member(b.key)
+    a.members.remove(b.key)
     general = kinds.channel_stream(a.id, "general")
     backdated(b, "post/delete", general, {"targets": [plan.id]})
     share(b, c)  # carol takes the delete first: the post is gone here
@@ -153,17 +153,17 @@ def test_a_delete_honoured_before_the_removal_arrived_is_lifted_and_the_post_com
 
 def test_removal_ends_a_moderators_role(team):
     a, b, c = team
-    a.mod_role("general", c.key, "moderator")
+    a.moderation.set_role("general", c.key, "moderator")
     share(a, b, c)
-    assert c.moderates("general")
-    a.remove_member(c.key)
+    assert c.moderation.moderates("general")
+    a.members.remove(c.key)
     plan = next(m for m in a.read("general") if m.text == "alice's plan")
     general = kinds.channel_stream(a.id, "general")
     backdated(c, "mod/hide", general, {"channel": "general", "target": plan.id,
                                        "hidden": True, "reason": "x"})
     share(a, b)
     share(c, b)
-    assert not b.moderates("general", c.key)
+    assert not b.moderation.moderates("general", c.key)
     assert "alice's plan" in [m.text for m in b.read("general")]
 
 
@@ -175,13 +175,13 @@ def test_the_root_revokes_an_admin_what_they_did_before_stays(team, tmp_path):
     c.post("general", "carol's noise")
     share(c, b)
     noise = next(m for m in b.read("general") if m.text == "carol's noise")
-    b.delete(noise.id)  # as an admin, before the revocation
+    b.conversation.delete(noise.id)  # as an admin, before the revocation
     share(b, a)
     with pytest.raises(WorkspaceError, match="only the workspace's creator"):
-        b.revoke_admin(a.key)
-    a.revoke_admin(b.key)
+        b.members.revoke_admin(a.key)
+    a.members.revoke_admin(b.key)
     with pytest.raises(WorkspaceError, match="not an admin"):
-        a.revoke_admin(b.key)
+        a.members.revoke_admin(b.key)
     general = kinds.channel_stream(a.id, "general")
     plan = next(m for m in a.read("general") if m.text == "alice's plan")
     backdated(b, "post/delete", general, {"targets": [plan.id]})
@@ -192,7 +192,7 @@ def test_the_root_revokes_an_admin_what_they_did_before_stays(team, tmp_path):
         assert "bob's spam" in _texts(replica) and spam.id  # a member still
     share(a, b)  # bob's own computer knows now
     with pytest.raises(WorkspaceError, match="only admins"):
-        b.remove_member(c.key)
+        b.members.remove(c.key)
 
 
 def test_two_admins_removing_each_other_the_senior_wins_whatever_the_dates(tmp_path):
@@ -200,12 +200,12 @@ def test_two_admins_removing_each_other_the_senior_wins_whatever_the_dates(tmp_p
     folders += [join_member(tmp_path, folders[0], n, n) for n in ("bob", "carol", "dave")]
     a, b, c, d = spaces = [Workspace.open(p) for p in folders]
     try:
-        a.grant_admin(b.key)  # bob is senior
-        a.grant_admin(c.key)
+        a.members.grant_admin(b.key)  # bob is senior
+        a.members.grant_admin(c.key)
         for ws in spaces:
             share(ws, *[o for o in spaces if o is not ws])
-        c.remove_member(b.key, "rogue")  # carol, junior, first by the clock...
-        b.remove_member(c.key, "no, you")  # ...bob concurrently, later by the clock
+        c.members.remove(b.key, "rogue")  # carol, junior, first by the clock...
+        b.members.remove(c.key, "no, you")  # ...bob concurrently, later by the clock
         for order in itertools.permutations((b, c)):
             with Replica.create(tmp_path / f"{order[0].identity.public_key.hex()[:6]}.sqlite3",
                                 a.id, a.replica.workspace.root) as replica:

@@ -105,7 +105,7 @@ class Authority(RuleBasedStateMachine):
 
     def _node_repairs(self, ws: Workspace) -> None:
         """What a Node does when membership objects arrive (app.node._membership_changed)."""
-        for step in (ws.rotate_if_stale, ws.private_after_removal):
+        for step in (ws.members.rotate_if_stale, ws.private.after_removal):
             with contextlib.suppress(WorkspaceError):
                 step()
 
@@ -142,28 +142,28 @@ class Authority(RuleBasedStateMachine):
     def admin(self, j: int, grant: bool) -> None:
         root, key = self.spaces[0], self.spaces[j].key
         with contextlib.suppress(WorkspaceError):
-            root.grant_admin(key) if grant else root.revoke_admin(key)
+            root.members.grant_admin(key) if grant else root.members.revoke_admin(key)
 
     @rule(i=person, j=person)
     def remove(self, i: int, j: int) -> None:
         with contextlib.suppress(WorkspaceError):
-            self.spaces[i].remove_member(self.spaces[j].key, "model")
+            self.spaces[i].members.remove(self.spaces[j].key, "model")
 
     @rule(i=person, j=person, moderator=st.booleans())
     def role(self, i: int, j: int, moderator: bool) -> None:
         with contextlib.suppress(WorkspaceError):
-            self.spaces[i].mod_role("general", self.spaces[j].key,
+            self.spaces[i].moderation.set_role("general", self.spaces[j].key,
                                     "moderator" if moderator else "none")
 
     @rule(i=person, n=st.integers(0, 50), hidden=st.booleans())
     def hide(self, i: int, n: int, hidden: bool) -> None:
         with contextlib.suppress(WorkspaceError):
-            self.spaces[i]._hide("general", self.posts[n % len(self.posts)], "model", hidden)
+            self.spaces[i].moderation._hide("general", self.posts[n % len(self.posts)], "model", hidden)
 
     @rule(i=person, n=st.integers(0, 50))
     def delete(self, i: int, n: int) -> None:
         with contextlib.suppress(WorkspaceError):
-            self.spaces[i].delete(self.posts[n % len(self.posts)])
+            self.spaces[i].conversation.delete(self.posts[n % len(self.posts)])
 
     @rule(i=person, j=person)
     def policy(self, i: int, j: int) -> None:
@@ -175,7 +175,7 @@ class Authority(RuleBasedStateMachine):
     def invite(self, i: int, uses: int, expired: bool) -> None:
         ws = self.spaces[i]
         try:
-            code, _ = ws.create_invite(uses=uses, expires_ms=1 if expired else 0)
+            code, _ = ws.members.invite(uses=uses, expires_ms=1 if expired else 0)
         except WorkspaceError:
             return
         self.invites.append((i, invite_tag(Invite.decode(code).seed), code))
@@ -187,20 +187,20 @@ class Authority(RuleBasedStateMachine):
             key = Identity.generate().public_key
             self.newcomers.add(key)
             with contextlib.suppress(WorkspaceError):
-                self.spaces[at].admit(key, tag)
+                self.spaces[at].members.admit(key, tag)
 
     @rule(i=person, n=st.integers(0, 20))
     def revoke_invite(self, i: int, n: int) -> None:
         if self.invites:
             with contextlib.suppress(WorkspaceError):
-                self.spaces[i].revoke_invite(self.invites[n % len(self.invites)][2])
+                self.spaces[i].members.revoke_invite(self.invites[n % len(self.invites)][2])
 
     @rule(i=person, others=st.sets(person, max_size=2))
     def private_create(self, i: int, others: set[int]) -> None:
         name = self._next("secret")
         keys = [self.spaces[k].key for k in others]
         try:
-            channel = self.spaces[i].create_private_channel(name, keys)
+            channel = self.spaces[i].private.create(name, keys)
         except WorkspaceError:
             return
         self.private.append((channel, name))
@@ -213,7 +213,7 @@ class Authority(RuleBasedStateMachine):
             channel, _ = self.private[n % len(self.private)]
             text = self._next("marker")
             try:
-                self.spaces[i].post_private(channel, text)
+                self.spaces[i].private.post(channel, text)
             except WorkspaceError:
                 return
             self.markers[channel].add(text)
@@ -225,10 +225,10 @@ class Authority(RuleBasedStateMachine):
             ws, key = self.spaces[i], self.spaces[j].key
             try:
                 if add:
-                    ws.add_private_member(channel, key)
+                    ws.private.add_member(channel, key)
                     self.ever_in[channel].add(key)
                 else:
-                    ws.remove_private_member(channel, key)
+                    ws.private.remove_member(channel, key)
             except WorkspaceError:
                 pass
 
@@ -280,14 +280,14 @@ class Authority(RuleBasedStateMachine):
         seen: dict[frozenset, tuple] = {}
         for ws in self.spaces:
             ids = frozenset(r[0] for r in ws.replica.conn.execute("SELECT id FROM objects"))
-            view = ws.membership()
+            view = ws.members.view()
             shown = (ws.replica.digest(), set(view.members), set(view.removed), view.admins)
             assert seen.setdefault(ids, shown) == shown, "same objects, different views"
 
     @invariant()
     def a_removed_keys_unkept_objects_count_nowhere(self) -> None:
         for ws in self.spaces:
-            conn, view = ws.replica.conn, ws.membership()
+            conn, view = ws.replica.conn, ws.members.view()
             for key, removal in view.removed.items():
                 unkept = {r[0] for r in conn.execute(
                     "SELECT id FROM objects WHERE author = ?", (key,))} - removal.kept
@@ -303,7 +303,7 @@ class Authority(RuleBasedStateMachine):
                     f"SELECT 1 FROM mod_actions WHERE counts = 1 AND id IN ({marks})",
                     args).fetchone()
                 assert key not in view.admins and not ws.replica.is_admin(key)
-                assert not ws.moderates("general", key)
+                assert not ws.moderation.moderates("general", key)
                 in_force = conn.execute(
                     "SELECT id FROM policies WHERE channel = 'general' AND (author IN "
                     "(SELECT key FROM admins) OR id IN (SELECT id FROM admin_kept)) "
@@ -315,7 +315,7 @@ class Authority(RuleBasedStateMachine):
         for ws in self.spaces:
             objects = ws.replica.membership.objects()
             view = MembershipView.compute(objects, ws.replica.workspace.root, 0)
-            assert set(view.members) == set(ws.membership().members)
+            assert set(view.members) == set(ws.members.view().members)
             admits = {}
             for obj in objects:
                 if obj.type == "member/admit" and view.counts(obj.author, obj.id):
@@ -328,13 +328,13 @@ class Authority(RuleBasedStateMachine):
     def only_listed_keys_are_served(self) -> None:
         """The rule a Node applies at every session's hello (Membership.refusal)."""
         for ws in self.spaces:
-            view = ws.membership()
+            view = ws.members.view()
             for key in {*(o.key for o in self.spaces), *self.newcomers}:
-                served = ws.refusal(key) is None
+                served = ws.members.refusal(key) is None
                 assert served == (key in view.members or (
                     ws.key not in view.members and key not in view.removed)), \
                     "a session served to a key the view does not list, or refused to a member"
-                assert ws.refusal(key, old_epoch=True) is None or key not in view.members
+                assert ws.members.refusal(key, old_epoch=True) is None or key not in view.members
 
     @invariant()
     def private_plaintext_only_for_its_people(self) -> None:

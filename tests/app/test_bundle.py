@@ -115,7 +115,7 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Paths:
         alice.create_channel("random")
         gone = alice.post("random", "this one is deleted")
         alice.post("random", "random talk")
-        alice.delete(gone.id)
+        alice.conversation.delete(gone.id)
         alice.replica.ingest(posts(alice, "general", 300))
         with Workspace.open(bob_paths) as bob:
             bob.post("general", "hello from bob")

@@ -88,7 +88,7 @@ def test_a_removed_member_no_longer_edits_or_reads_what_comes_after(team) -> Non
     share(a, b, c)
     _write(c, doc.root.id, "one, carol")  # before her removal: it stays
     share(c, a, b)
-    a.remove_member(c.key)
+    a.members.remove(c.key)
     share(a, b, c)
     assert Documents(c).read_only(Documents(c).open(doc.root.id)) is not None
     _write(b, doc.root.id, "one, carol, after")  # bob writes with the new epoch's key
@@ -129,7 +129,7 @@ def test_a_key_a_member_dated_ahead_before_their_removal_is_not_written_with_aft
     planted.refresh_key(c.identity, "main")
     docs.save(planted)
     share(c, a, b)
-    a.remove_member(c.key)  # alice held carol's key: the removal keeps it
+    a.members.remove(c.key)  # alice held carol's key: the removal keeps it
     share(a, b, c)
     _write(b, doc.root.id, "one, and what carol must not read")
     share(b, a, c)

@@ -15,7 +15,7 @@ import pytest
 
 from analytics.events import validate
 from analytics.recorder import Recorder
-from app import review
+from app import doc_records, review, unified_diff
 from app.documents import Documents, MergeConflicts
 from app.workspace import Workspace, WorkspaceError
 from tests.support import TIMEOUT_S, Cluster, create_workspace
@@ -250,9 +250,9 @@ def test_diff_between_branches_names_the_changes_on_either_side(hearth: Hearth,
 
 # The review functions --------------------------------------------------------------------------
 
-def _preview(base: str, ours: str, theirs: str, merged: str) -> review.MergePreview:
+def _preview(base: str, ours: str, theirs: str, merged: str) -> doc_records.MergePreview:
     regions = review.regions(base, ours, theirs, merged)
-    return review.MergePreview("d" * 64, "alt", "main", (), (), merged, tuple(regions), ())
+    return doc_records.MergePreview("d" * 64, "alt", "main", (), (), merged, tuple(regions), ())
 
 
 def test_regions_conflict_where_both_sides_touch_the_same_text_and_nowhere_else():
@@ -299,7 +299,7 @@ def test_unified_reads_as_diff_u_prints_it(old: str, new: str):
     expected = list(difflib.unified_diff(old.splitlines(keepends=True),
                                          new.splitlines(keepends=True), "a", "b", n=3,
                                          lineterm=""))
-    assert review.unified(old, new, "a", "b") == [line.rstrip("\n") for line in expected]
+    assert unified_diff.unified(old, new, "a", "b") == [line.rstrip("\n") for line in expected]
 
 
 def test_a_diff_s_segments_rebuild_both_texts():

@@ -39,7 +39,7 @@ def apply_edits(text: str, edits: list[tuple[int, int, str]]) -> str:
 @contextlib.contextmanager
 def opened(paths: Paths) -> Iterator[tuple[Workspace, Documents]]:
     with Workspace.open(paths) as ws:
-        yield ws, Documents(ws)
+        yield ws, ws.documents
 
 
 def copy_objects(src: Paths, dst: Paths) -> None:
@@ -67,7 +67,7 @@ def key_of(paths: Paths) -> str:
 
 def test_documents_round_trip_through_the_replica_and_reopen(alice: Paths) -> None:
     with opened(alice) as (_, docs):
-        assert docs.list() == []
+        assert docs.all() == []
         doc = docs.new("Plan")
         first = docs.write(doc, "first line 😀\n")
         assert first is not None
@@ -92,7 +92,7 @@ def test_documents_round_trip_through_the_replica_and_reopen(alice: Paths) -> No
         }
         assert expected["main"] == "only the draft"
         assert expected["tags"] == {"v0": first, "v1": merged}
-        assert [s.title for s in docs.list()] == ["Plan v2"]
+        assert [s.title for s in docs.all()] == ["Plan v2"]
         doc_id = doc.id
 
     with opened(alice) as (_, docs):
@@ -122,7 +122,7 @@ def test_finding_documents(alice: Paths) -> None:
         one = docs.new("Same")
         two = docs.new("Same")
         docs.new("Other")
-        assert [s.title for s in docs.list()] == ["Same", "Same", "Other"]
+        assert [s.title for s in docs.all()] == ["Same", "Same", "Other"]
         assert docs.resolve(one.id) == one.root.id
         assert docs.resolve(two.id[:10]) == two.root.id
         assert docs.resolve("Other") != one.root.id
@@ -133,7 +133,7 @@ def test_finding_documents(alice: Paths) -> None:
             docs.open(bytes(32))
         with pytest.raises(WorkspaceError):
             docs.new("")  # a title is 1 to 256 characters
-        assert len(docs.list()) == 3
+        assert len(docs.all()) == 3
 
 
 def test_a_small_change_to_a_long_text_makes_a_small_commit(alice: Paths) -> None:

@@ -30,7 +30,7 @@ TEN_YEARS_S = 10 * 365 * 24 * 3600
 def opened(paths: Paths, clock: Callable[[], float] = time.time
            ) -> Iterator[tuple[Workspace, Documents]]:
     with Workspace.open(paths, clock=clock) as ws:
-        yield ws, Documents(ws)
+        yield ws, ws.documents
 
 
 def shared_document(alice: Paths, bob: Paths, *, bob_edits: bool = False) -> tuple[str, str]:
@@ -137,7 +137,7 @@ def test_a_title_dated_in_the_future_waits_for_its_time(alice: Paths) -> None:
         doc_id = docs.new("Now").id
     with opened(alice, clock=lambda: time.time() + TEN_YEARS_S) as (_, docs):
         docs.rename(docs.open(doc_id), "Later")
-        assert [s.title for s in docs.list()] == ["Later"]
+        assert [s.title for s in docs.all()] == ["Later"]
     with opened(alice) as (_, docs):
-        assert [s.title for s in docs.list()] == ["Now"]
+        assert [s.title for s in docs.all()] == ["Now"]
         assert docs.open(doc_id).title == "Now"

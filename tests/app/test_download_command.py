@@ -28,7 +28,7 @@ def _shared_file(cluster, tmp_path, size=3 * MB):
     a = cluster.start(pa)
     data = os.urandom(size)
     (tmp_path / "report.pdf").write_bytes(data)
-    mid = node_call(a, lambda: a.workspace.attach("general", [tmp_path / "report.pdf"]).id)
+    mid = node_call(a, lambda: a.workspace.files.attach("general", [tmp_path / "report.pdf"]).id)
     return a, pb, mid, hashlib.sha256(data).hexdigest()
 
 

@@ -119,49 +119,49 @@ def test_admitting_with_an_invite_signs_the_admission_and_seals_the_secret(team)
     newcomer = Identity.generate()
     clock = FakeClock(1_800_000_000.0)
     with Workspace.open(alice, clock=clock) as ws:
-        code, invite_id = ws.create_invite(uses=1, expires_ms=1_800_000_060_000)
+        code, invite_id = ws.members.invite(uses=1, expires_ms=1_800_000_060_000)
         tag = invite_tag(_seed_of(code))
-        assert ws.join_key_for(tag) == join_key(_seed_of(code))
-        assert ws.join_key_for(bytes(16)) is None
-        assert ws.admit(newcomer.public_key, tag) is None
-        assert ws.is_member(newcomer.public_key)
-        sealed = ws.membership().sealed[0, newcomer.public_key]
+        assert ws.members.join_key_for(tag) == join_key(_seed_of(code))
+        assert ws.members.join_key_for(bytes(16)) is None
+        assert ws.members.admit(newcomer.public_key, tag) is None
+        assert ws.members.has(newcomer.public_key)
+        sealed = ws.members.view().sealed[0, newcomer.public_key]
         assert newcomer.unseal(sealed) == alice.secret.read_bytes()
         with pytest.raises(IdentityError):
             Identity.generate().unseal(sealed)
-        assert ws.admit(newcomer.public_key, tag) is None  # again: a member already
-        assert ws.admit(Identity.generate().public_key, tag) == "this invite is used up"
-        (record,) = [m for m in ws.workspace_members() if m.key == newcomer.public_key]
+        assert ws.members.admit(newcomer.public_key, tag) is None  # again: a member already
+        assert ws.members.admit(Identity.generate().public_key, tag) == "this invite is used up"
+        (record,) = [m for m in ws.members.all() if m.key == newcomer.public_key]
         assert (record.admitted_by, record.invite) == (ws.key, invite_id)
-        soon, _ = ws.create_invite(expires_ms=1_800_000_001_000)
+        soon, _ = ws.members.invite(expires_ms=1_800_000_001_000)
         clock.advance(2)
-        assert ws.admit(Identity.generate().public_key,
+        assert ws.members.admit(Identity.generate().public_key,
                         invite_tag(_seed_of(soon))) == "this invite has expired"
 
 
 def test_what_would_count_for_nothing_is_refused_with_the_reason(team):
     alice, bob = team
     with Workspace.open(alice) as ws:
-        code, invite_id = ws.create_invite()
+        code, invite_id = ws.members.invite()
         raw = ws.replica.get(invite_id)
     with Workspace.open(bob) as ws:
         with pytest.raises(WorkspaceError, match="no invite here matches that code"):
-            ws.revoke_invite(code)
+            ws.members.revoke_invite(code)
         ws.replica.ingest([raw])  # as sync brings it
         with pytest.raises(WorkspaceError, match="only the invite's creator or an admin"):
-            ws.revoke_invite(code)
+            ws.members.revoke_invite(code)
         with pytest.raises(WorkspaceError, match="not an invite of this workspace"):
-            ws.revoke_invite(Invite(bytes(32), bytes(32), seed=bytes(32)).encode())
+            ws.members.revoke_invite(Invite(bytes(32), bytes(32), seed=bytes(32)).encode())
         with pytest.raises(WorkspaceError, match="your own admission has not arrived"):
-            ws.create_invite()  # bob's admission is on alice's computer until they sync
+            ws.members.invite()  # bob's admission is on alice's computer until they sync
     with Workspace.open(alice) as ws:
-        ws.revoke_invite(code)
+        ws.members.revoke_invite(code)
         with pytest.raises(WorkspaceError, match="revoked already"):
-            ws.revoke_invite(code)
-        assert ws.admit(Identity.generate().public_key,
+            ws.members.revoke_invite(code)
+        assert ws.members.admit(Identity.generate().public_key,
                         invite_tag(_seed_of(code))) == "this invite was revoked"
         with pytest.raises(WorkspaceError, match="cannot be negative"):
-            ws.create_invite(uses=-1)
+            ws.members.invite(uses=-1)
 
 
 def _seed_of(code: str) -> bytes:

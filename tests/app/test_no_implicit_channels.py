@@ -105,7 +105,7 @@ def test_the_library_refuses_the_same_way(tmp_path: Path):
         held = ws.replica.count()
         for write in (lambda: ws.post("genral", "hi"), lambda: ws.topic("genral", "t"),
                       lambda: ws.join("genral"), lambda: ws.leave("genral"),
-                      lambda: ws.attach("genral", [picture])):
+                      lambda: ws.files.attach("genral", [picture])):
             with pytest.raises(UnknownChannel) as refused:
                 write()
             assert refused.value.name == "genral"
@@ -204,7 +204,7 @@ def test_a_computer_nothing_has_reached_asks_before_a_public_channel(
 def test_the_creators_own_private_name_never_becomes_public(tmp_path: Path):
     paths = Paths.resolve(tmp_path / "ada", "default")
     with Workspace.init(paths, "ada") as ws:
-        ws.create_private_channel(NAME, [])
+        ws.private.create(NAME, [])
         held = ws.replica.count()
         for name in (NAME, NAME.upper(), f" {NAME} "):
             with pytest.raises(PrivateName):
@@ -242,8 +242,8 @@ def test_a_removed_members_writes_are_refused_naming_the_remover(hearth: Hearth,
 
     with Workspace.open(Paths.resolve(bob, "default")) as ws:
         before = next(m for m in ws.read("general") if m.text == "before")
-        for write in (lambda: ws.post("general", MARKER), lambda: ws.reply(before.id, MARKER),
-                      lambda: ws.react(before.id, "👍"), lambda: ws.edit(before.id, MARKER),
+        for write in (lambda: ws.post("general", MARKER), lambda: ws.conversation.reply(before.id, MARKER),
+                      lambda: ws.conversation.react(before.id, "👍"), lambda: ws.conversation.edit(before.id, MARKER),
                       lambda: ws.topic("general", MARKER), lambda: ws.join("general")):
             with pytest.raises(RemovedMember) as refused:
                 write()

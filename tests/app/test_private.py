@@ -38,15 +38,15 @@ def team(tmp_path):
 
 def test_members_read_everyone_else_holds_ciphertext_only(team, tmp_path):
     ada, bob, cat, dan = team
-    channel = ada.create_private_channel("launch-plans", [bob.key])
-    ada.post_private(channel, MARKER)
+    channel = ada.private.create("launch-plans", [bob.key])
+    ada.private.post(channel, MARKER)
     share(ada, bob, cat, dan)
-    assert [m.text for m in bob.read_private(channel)] == [MARKER]
-    assert [(c.name, c.members) for c in bob.private_channels()] == [
+    assert [m.text for m in bob.private.read(channel)] == [MARKER]
+    assert [(c.name, c.members) for c in bob.private.channels()] == [
         ("launch-plans", (ada.key, bob.key))]
-    assert dan.private_channels() == [] and dan.resolve_private("launch-plans") is None
+    assert dan.private.channels() == [] and dan.private.resolve("launch-plans") is None
     with pytest.raises(WorkspaceError, match="not in that private channel"):
-        dan.read_private(channel)
+        dan.private.read(channel)
     assert dan.replica.private.objects(channel)  # dan holds them, and relays them
     dan.replica.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     assert _files_hold(tmp_path / "dan", MARKER) == []
@@ -56,47 +56,47 @@ def test_members_read_everyone_else_holds_ciphertext_only(team, tmp_path):
 
 def test_a_direct_message_reaches_only_its_recipient(team, tmp_path):
     ada, bob, cat, dan = team
-    ada.direct_message(bob.key, "just between us")
+    ada.private.direct_message(bob.key, "just between us")
     share(ada, bob, cat)
-    bob.direct_message(ada.key, "agreed")  # the same conversation, not a second one
+    bob.private.direct_message(ada.key, "agreed")  # the same conversation, not a second one
     share(bob, ada, cat)
-    (dm,) = bob.private_channels()
-    assert dm.dm and dm.name == "ada" and ada.dm_channel(bob.key) == dm.id
-    assert [m.text for m in ada.read_private(dm.id)] == ["just between us", "agreed"]
-    assert cat.private_channels() == []
+    (dm,) = bob.private.channels()
+    assert dm.dm and dm.name == "ada" and ada.private.dm_channel(bob.key) == dm.id
+    assert [m.text for m in ada.private.read(dm.id)] == ["just between us", "agreed"]
+    assert cat.private.channels() == []
     cat.replica.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     assert _files_hold(tmp_path / "cat", "just between us") == []
 
 
 def test_taken_out_or_removed_they_read_nothing_written_after(team, tmp_path):
     ada, bob, cat, dan = team
-    channel = ada.create_private_channel("core-team", [bob.key, cat.key, dan.key])
-    ada.post_private(channel, "before")
+    channel = ada.private.create("core-team", [bob.key, cat.key, dan.key])
+    ada.private.post(channel, "before")
     share(ada, bob, cat, dan)
-    ada.remove_private_member(channel, dan.key)  # out of the channel
-    ada.remove_member(cat.key)  # out of the workspace: a new key for the channel too
-    ada.post_private(channel, MARKER)
+    ada.private.remove_member(channel, dan.key)  # out of the channel
+    ada.members.remove(cat.key)  # out of the workspace: a new key for the channel too
+    ada.private.post(channel, MARKER)
     share(ada, bob, cat, dan)  # even if they get every object (a bundle someone handed them)
-    assert [m.text for m in bob.read_private(channel)] == ["before", MARKER]
+    assert [m.text for m in bob.private.read(channel)] == ["before", MARKER]
     for gone in (cat, dan):
-        assert gone.resolve_private("core-team") is None
+        assert gone.private.resolve("core-team") is None
         gone.replica.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     assert _files_hold(tmp_path / "cat", MARKER) == []
     assert _files_hold(tmp_path / "dan", MARKER) == []
     with pytest.raises(WorkspaceError, match="only the channel's creator or an admin"):
-        bob.add_private_member(channel, dan.key)
+        bob.private.add_member(channel, dan.key)
 
 
 def test_the_view_is_the_same_whatever_the_order(team, tmp_path):
     ada, bob, cat, dan = team
-    channel = ada.create_private_channel("ops", [bob.key])
-    ada.post_private(channel, "one")
+    channel = ada.private.create("ops", [bob.key])
+    ada.private.post(channel, "one")
     share(ada, bob)
-    bob.post_private(channel, "two")
-    ada.add_private_member(channel, cat.key)
+    bob.private.post(channel, "two")
+    ada.private.add_member(channel, cat.key)
     share(bob, ada)
-    ada.post_private(channel, "three")
-    ada.remove_private_member(channel, bob.key)
+    ada.private.post(channel, "three")
+    ada.private.remove_member(channel, bob.key)
     everything = sorted(set(_raws(ada)) | set(_raws(bob)))
     rng = random.Random(5)
     seen = None
@@ -118,5 +118,5 @@ def test_the_view_is_the_same_whatever_the_order(team, tmp_path):
         assert now == seen
     assert seen[0] == {ada.key, cat.key} and len(seen[4]) == 3 and max(seen[2]) == 1
     share(ada, cat)
-    assert [m.text for m in cat.read_private(channel)] == ["one", "two", "three"]  # history
-    assert bob.key not in cat.private_view(channel).current
+    assert [m.text for m in cat.private.read(channel)] == ["one", "two", "three"]  # history
+    assert bob.key not in cat.private.view(channel).current

@@ -20,39 +20,39 @@ def team(tmp_path):
 
 def test_others_messages_count_until_read_and_mine_never(team):
     ada, bob, cat = team
-    launch = ada.create_private_channel("launch", [bob.key])
-    ada.post_private(launch, "first")
+    launch = ada.private.create("launch", [bob.key])
+    ada.private.post(launch, "first")
     share(ada, bob, cat)
-    assert bob.private_unread() == {launch: (1, False)}
-    assert ada.private_unread() == {launch: (0, False)}  # my own message is read
-    assert cat.private_unread() == {}  # not in it: nothing of it is hers to count
-    bob.mark_private_read(launch)
-    assert bob.private_unread() == {launch: (0, False)}
-    ada.post_private(launch, "second")
-    ada.post_private(launch, "third")
+    assert bob.private.unread() == {launch: (1, False)}
+    assert ada.private.unread() == {launch: (0, False)}  # my own message is read
+    assert cat.private.unread() == {}  # not in it: nothing of it is hers to count
+    bob.private.mark_read(launch)
+    assert bob.private.unread() == {launch: (0, False)}
+    ada.private.post(launch, "second")
+    ada.private.post(launch, "third")
     share(ada, bob)
-    assert bob.private_unread() == {launch: (2, False)}
+    assert bob.private.unread() == {launch: (2, False)}
 
 
 def test_a_mention_of_me_is_found_once_the_message_is_opened(team):
     ada, bob, _ = team
-    dm = ada.direct_message(bob.key, "lunch, @bob?").body["channel"]
+    dm = ada.private.direct_message(bob.key, "lunch, @bob?").body["channel"]
     share(ada, bob)
-    assert bob.private_unread() == {dm: (1, True)}
-    ada.post_private(dm, "bobby is someone else")
+    assert bob.private.unread() == {dm: (1, True)}
+    ada.private.post(dm, "bobby is someone else")
     share(ada, bob)
-    bob.mark_private_read(dm)
-    ada.post_private(dm, "bobby is someone else")
+    bob.private.mark_read(dm)
+    ada.private.post(dm, "bobby is someone else")
     share(ada, bob)
-    assert bob.private_unread() == {dm: (1, False)}
+    assert bob.private.unread() == {dm: (1, False)}
 
 
 def test_a_private_mark_is_kept_apart_from_every_public_channel(team):
     ada, bob, _ = team
-    launch = ada.create_private_channel("launch", [bob.key])
-    ada.post_private(launch, "hello")
+    launch = ada.private.create("launch", [bob.key])
+    ada.private.post(launch, "hello")
     share(ada, bob)
-    bob.mark_private_read(launch)
+    bob.private.mark_read(launch)
     key = read_mark_key(launch)
     assert bob.replica.read_mark(key) is not None
     assert key not in bob.replica.unread(bob.key, "bob")  # no public channel reads it
@@ -61,10 +61,10 @@ def test_a_private_mark_is_kept_apart_from_every_public_channel(team):
 
 def test_only_a_member_marks_a_private_channel_read(team):
     ada, bob, cat = team
-    launch = ada.create_private_channel("launch", [bob.key])
+    launch = ada.private.create("launch", [bob.key])
     share(ada, cat)
     with pytest.raises(WorkspaceError, match="not in that private channel"):
-        cat.mark_private_read(launch)
+        cat.private.mark_read(launch)
 
 
 def test_a_mention_is_a_word_of_its_own():

@@ -44,26 +44,26 @@ def team(tmp_path):
 def test_what_a_removed_member_writes_after_counts_nowhere(team):
     a, b, c = team
     c.post("general", "carol before")
-    c_invite, _ = c.create_invite()
+    c_invite, _ = c.members.invite()
     share(c, a, b)
-    removal = a.remove_member(c.key, "left the team")
+    removal = a.members.remove(c.key, "left the team")
     c.post("general", "carol after")  # carol has not heard of it
     c.topic("general", "carol's topic after")
     share(a, b)
     share(c, b)  # carol hands bob a bundle of all she has
     assert "carol before" in _texts(b) and "carol after" not in _texts(b)
     assert b.state("general").topic != "carol's topic after"
-    assert not b.is_member(c.key) and c.key in b.membership().removed
-    assert b.membership().removed[c.key].removal == removal.id
+    assert not b.members.has(c.key) and c.key in b.members.view().removed
+    assert b.members.view().removed[c.key].removal == removal.id
     # Her invite admits no one any more.
     tag = invite_tag(Invite.decode(c_invite).seed)
-    assert b.admit(Identity.generate().public_key, tag) == (
+    assert b.members.admit(Identity.generate().public_key, tag) == (
         "this invite's maker is no longer a member")
     # The new epoch: alice and bob hold its secret, carol never got it.
-    assert b.membership().epoch == 1
-    assert b.secrets()[1] == a.secrets()[1] != a.secrets()[0]
+    assert b.members.view().epoch == 1
+    assert b.members.secrets()[1] == a.members.secrets()[1] != a.members.secrets()[0]
     share(a, c)
-    assert 1 not in c.secrets()
+    assert 1 not in c.members.secrets()
 
 
 def test_the_views_are_the_same_whatever_the_order(team, tmp_path):
@@ -72,14 +72,14 @@ def test_the_views_are_the_same_whatever_the_order(team, tmp_path):
     share(c, a)
     b.post("general", "bob, meanwhile")
     # bob invites and admits dave while the removal happens (they have not heard of it)...
-    bob_code, _ = b.create_invite()
+    bob_code, _ = b.members.invite()
     dave, erin = Identity.generate(), Identity.generate()
-    assert b.admit(dave.public_key, invite_tag(Invite.decode(bob_code).seed)) is None
-    a.remove_member(c.key)
+    assert b.members.admit(dave.public_key, invite_tag(Invite.decode(bob_code).seed)) is None
+    a.members.remove(c.key)
     # ... and carol, removed without knowing it yet, posts and admits erin.
     c.post("general", "carol, too late")
-    carol_code, _ = c.create_invite()
-    assert c.admit(erin.public_key, invite_tag(Invite.decode(carol_code).seed)) is None
+    carol_code, _ = c.members.invite()
+    assert c.members.admit(erin.public_key, invite_tag(Invite.decode(carol_code).seed)) is None
     everything = sorted(set(_raws(a)) | set(_raws(b)) | set(_raws(c)))
     shown = None
     rng = random.Random(3)
@@ -102,33 +102,33 @@ def test_the_views_are_the_same_whatever_the_order(team, tmp_path):
 def test_only_admins_remove_and_never_the_creator(team):
     a, b, c = team
     with pytest.raises(WorkspaceError, match="only admins"):
-        b.remove_member(c.key)
-    a.grant_admin(b.key)
+        b.members.remove(c.key)
+    a.members.grant_admin(b.key)
     share(a, b)
     with pytest.raises(WorkspaceError, match="creator cannot be removed"):
-        b.remove_member(a.key)
+        b.members.remove(a.key)
     with pytest.raises(WorkspaceError, match="cannot remove yourself"):
-        b.remove_member(b.key)
-    a.remove_member(c.key)
+        b.members.remove(b.key)
+    a.members.remove(c.key)
     with pytest.raises(WorkspaceError, match="removed already"):
-        a.remove_member(c.key)
+        a.members.remove(c.key)
     with pytest.raises(WorkspaceError, match="not a member"):
-        a.remove_member(Identity.generate().public_key)
+        a.members.remove(Identity.generate().public_key)
 
 
 def test_a_removal_by_someone_not_an_admin_counts_for_nothing(team, tmp_path):
     a, b, c = team
     forged = b.publish("member/remove", b.id, {"key": c.key, "reason": "not my call"})
     share(b, a)
-    assert a.is_member(c.key) and forged.id in {o.id for o in a.replica.membership.objects()}
+    assert a.members.has(c.key) and forged.id in {o.id for o in a.replica.membership.objects()}
 
 
 def test_removed_then_admitted_again_counts_again(team, tmp_path):
     a, b, c = team
-    a.remove_member(c.key)
-    code = a.invite_for(c.key)
+    a.members.remove(c.key)
+    code = a.members.invite_for(c.key)
     assert code.startswith("hearth-")
-    assert a.is_member(c.key) and c.key not in a.membership().removed
+    assert a.members.has(c.key) and c.key not in a.members.view().removed
     c.post("general", "back again")
     share(c, a)
     assert "back again" in _texts(a)
@@ -140,7 +140,7 @@ def test_a_removed_member_reads_nothing_written_after_in_a_workspace_document(te
     Documents(a).write(Documents(a).open(doc.root.id), "before the removal")
     share(a, b, c)
     assert _read(c, doc.root.id) == "before the removal"
-    a.remove_member(c.key)
+    a.members.remove(c.key)
     Documents(a).write(Documents(a).open(doc.root.id), "after the removal: secret plans")
     share(a, b, c)  # even if carol gets every object (a bundle someone handed her)
     assert _read(b, doc.root.id) == "after the removal: secret plans"

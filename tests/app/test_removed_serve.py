@@ -32,7 +32,7 @@ def test_serve_on_a_removed_computer_exits_non_zero_naming_who_when_and_why(hear
     with Workspace.open(pa) as wa, Workspace.open(pc) as wc:
         share(wa, wc)  # what bob's computer held from an earlier sync (alice's nickname)
         alice = wa.key
-        wa.remove_member(bob, "left the team")
+        wa.members.remove(bob, "left the team")
     expected = re.compile(r"hearth: removed from this workspace by alice \(" + alice.hex()[:8]
                           + r"\) on \d{4}-\d\d-\d\d \d\d:\d\d UTC: left the team$")
     with serving(hearth, pa.data) as node:

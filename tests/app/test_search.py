@@ -278,7 +278,7 @@ def test_hidden_and_deleted_messages_never_match(team) -> None:
     # Ada (the root admin) denies Bob's posts in #random, and deletes one of her own.
     team.ws.add_policy("random", _deny(team.bob))
     assert team.ws.search("holiday").empty
-    team.ws.delete(team.ws.search("set").messages[0].id)
+    team.ws.conversation.delete(team.ws.search("set").messages[0].id)
     assert team.ws.search("set").empty
     assert team.ws.search("tacos").messages == (tacos,)
 

@@ -68,7 +68,7 @@ def admitted(node: Node) -> Identity:
     """A new identity that `node`'s member admits (with a personal code's admission): a test
     peer needs one to be served, since a node serves only keys its membership view lists."""
     identity = Identity.generate()
-    node_call(node, lambda: node.workspace.invite_for(identity.public_key))
+    node_call(node, lambda: node.workspace.members.invite_for(identity.public_key))
     return identity
 
 

@@ -64,7 +64,7 @@ def sha256(path: Path) -> str:
 
 
 def attach(node: Node, path: Path, text: str = "") -> bytes:
-    return node_call(node, lambda: node.workspace.attach(CHANNEL, [path], text).id)
+    return node_call(node, lambda: node.workspace.files.attach(CHANNEL, [path], text).id)
 
 
 def has_message(node: Node, message_id: bytes) -> bool:
@@ -76,11 +76,11 @@ def save(node: Node, message_id: bytes, out: Path) -> Path:
 
 
 def list_id(node: Node, message_id: bytes) -> bytes:
-    return node_call(node, lambda: node.workspace.file_ref(message_id, 0).list)
+    return node_call(node, lambda: node.workspace.files.ref(message_id, 0).list)
 
 
 def stored_chunks(node: Node) -> list[bytes]:
-    return node_call(node, lambda: list(node.workspace.chunks.ids()))
+    return node_call(node, lambda: list(node.workspace.files.chunks.ids()))
 
 
 class Events:
@@ -135,7 +135,7 @@ def test_files_below_the_preference_are_fetched_by_themselves(cluster, tmp_path)
     wait_online(a, b)
     path, digest = write_file(tmp_path, "small.txt", 300_000)
     mid = attach(a, path)
-    wait_until(lambda: node_call(b, lambda: b.workspace.file_complete(list_id(a, mid))),
+    wait_until(lambda: node_call(b, lambda: b.workspace.files.complete(list_id(a, mid))),
                what="the file to be fetched without asking")
     assert sha256(save(b, mid, tmp_path / "out")) == digest
 
@@ -178,7 +178,7 @@ def test_killing_the_sender_midway_resumes_from_another_peer(cluster, tmp_path, 
     sent_by_c = node_call(c, lambda: sum(conn.session.files.chunks_sent for conn in
                                          node_service(c).connections.values()))
     assert sent_by_c <= total - before  # what b had was never asked again
-    assert node_call(b, lambda: b.workspace.file_complete(lst))
+    assert node_call(b, lambda: b.workspace.files.complete(lst))
 
 
 class _Liar:
@@ -222,7 +222,7 @@ def test_a_peer_sending_a_bad_chunk_is_cut_off_and_the_file_comes_from_another(c
     wait_until(lambda: has_message(b, mid), what="the message to arrive")
 
     liar, ready, result = admitted(b), threading.Event(), {}
-    honest = ChunkStore(node_call(a, lambda: a.workspace.chunks.folder))
+    honest = ChunkStore(node_call(a, lambda: a.workspace.files.chunks.folder))
     source = _Liar(honest if flipped else None)
 
     def run() -> None:
@@ -243,7 +243,7 @@ def test_a_peer_sending_a_bad_chunk_is_cut_off_and_the_file_comes_from_another(c
     assert ended[0]["refused_s"] > 0  # cut off: its identity is refused for a while
     assert sha256(save(b, mid, tmp_path / "out")) == digest
     for cid in stored_chunks(b):  # nothing the liar sent was kept
-        assert chunk_id(node_call(b, lambda c=cid: b.workspace.chunks.read(c))) == cid
+        assert chunk_id(node_call(b, lambda c=cid: b.workspace.files.chunks.read(c))) == cid
 
 
 def test_chat_posted_during_a_big_transfer_arrives_before_it_ends(cluster, tmp_path,
@@ -286,7 +286,7 @@ def test_a_download_fails_with_a_reason_when_no_peer_has_the_file(cluster, tmp_p
     path, _ = write_file(tmp_path, "gone.bin", MB)
     mid = attach(a, path)
     wait_until(lambda: has_message(b, mid), what="the message to arrive")
-    node_call(a, lambda: a.workspace.chunks.remove(list(a.workspace.chunks.ids())))
+    node_call(a, lambda: a.workspace.files.chunks.remove(list(a.workspace.files.chunks.ids())))
 
     with pytest.raises(NodeError, match="no connected peer has all of this file"):
         b.download(mid, 0).result(TIMEOUT_S)
@@ -329,7 +329,7 @@ def test_a_peer_that_asks_and_never_reads_is_dropped_when_a_send_times_out(clust
     path, _ = write_file(tmp_path, "big.bin", 24 * MB)  # more than the socket buffers hold
     mid = attach(a, path)
     lst = list_id(a, mid)
-    ids = node_call(a, lambda: a.workspace.file_chunks(lst))
+    ids = node_call(a, lambda: a.workspace.files.chunk_ids(lst))
     asked, done = threading.Event(), threading.Event()
     asker = admitted(a)
     thread = threading.Thread(target=lambda: asyncio.run(_ask_and_never_read(
@@ -353,18 +353,18 @@ def forge(node: Node, message_id: bytes, size: int, first: int | None = None) ->
         ws = node.workspace
         d = dict(ws.replica.object(message_id).body["files"][0], size=size)
         if first is not None:
-            listing = encode_list(ws.file_chunks(d["list"])[:first])
+            listing = encode_list(ws.files.chunk_ids(d["list"])[:first])
             d["list"] = chunk_id(listing)
-            ws.chunks.put(d["list"], listing)
-        channel, stream = ws._channel(CHANNEL)
+            ws.files.chunks.put(d["list"], listing)
+        channel, stream = ws.channel_stream(CHANNEL)
         return ws.publish("post/file", stream, {"channel": channel, "text": "",
                                                 "files": [d]}).id
     return node_call(node, run)
 
 
 def copy_chunks(src: Node, dst: Node, ids: list[bytes]) -> None:
-    data = node_call(src, lambda: [src.workspace.chunks.read(c) for c in ids])
-    node_call(dst, lambda: [dst.workspace.chunks.put(c, d) for c, d in zip(ids, data, strict=True)])
+    data = node_call(src, lambda: [src.workspace.files.chunks.read(c) for c in ids])
+    node_call(dst, lambda: [dst.workspace.files.chunks.put(c, d) for c, d in zip(ids, data, strict=True)])
 
 
 def cut_off(b: Node, a: Node) -> None:
@@ -411,7 +411,7 @@ def test_a_list_with_a_lying_size_fails_and_does_not_capture_the_honest_download
     lying = forge(a, mid, 3 * CHUNK_SIZE + 100)  # same list, a last chunk 90 bytes longer
     wait_until(lambda: has_message(b, mid) and has_message(b, lying), what="both messages")
     lst = list_id(a, mid)
-    last = node_call(a, lambda: a.workspace.file_chunks(lst)[-1])
+    last = node_call(a, lambda: a.workspace.files.chunk_ids(lst)[-1])
 
     with pytest.raises(NodeError, match="the file's chunk list does not match its size"):
         b.download(lying, 0).result(TIMEOUT_S)
@@ -432,14 +432,14 @@ def test_a_download_fails_with_the_reason_when_recording_it_fails(cluster, tmp_p
     a, b, _, mid, _ = two_with_a_file(cluster, tmp_path, CHUNK_SIZE + 10)
     wait_until(lambda: has_message(b, mid), what="the message to arrive")
     ws = b.workspace
-    recorded = ws.file_complete
+    recorded = ws.files.complete
 
     def full_disk(*args, **kwargs) -> bool:
         if recorded(*args, **kwargs):
             raise sqlite3.OperationalError("database or disk is full")
         return False
 
-    node_call(b, lambda: setattr(ws, "file_complete", full_disk))
+    node_call(b, lambda: setattr(ws.files, "complete", full_disk))
     with pytest.raises(NodeError, match="database or disk is full"):
         b.download(mid, 0).result(TIMEOUT_S)
 
@@ -450,8 +450,8 @@ def test_a_file_being_fetched_is_not_evicted_when_another_completes(cluster, tmp
     other = attach(a, small)
     wait_until(lambda: has_message(b, mid) and has_message(b, other), what="the messages")
     big, little = list_id(a, mid), list_id(a, other)
-    ids = node_call(a, lambda: a.workspace.file_chunks(big))
-    little_ids = node_call(a, lambda: [little, *a.workspace.file_chunks(little)])
+    ids = node_call(a, lambda: a.workspace.files.chunk_ids(big))
+    little_ids = node_call(a, lambda: [little, *a.workspace.files.chunk_ids(little)])
     cut_off(b, a)
     copy_chunks(a, b, [big, *ids[:16]])  # half the big file (4 MiB): more than the quota
     copy_chunks(a, b, little_ids)  # the small one whole
@@ -475,12 +475,12 @@ def test_a_download_request_that_fails_is_answered_and_the_next_is_taken(cluster
     def locked(*args, **kwargs):
         raise sqlite3.OperationalError("database is locked")
 
-    node_call(b, lambda: setattr(ws, "file_ref", locked))
+    node_call(b, lambda: setattr(ws.files, "ref", locked))
     status = request_download(pb, mid, 0)
     wait_until(lambda: (download_status(status) or {}).get("error"),
                what="the failed request to be answered")
     assert "database is locked" in download_status(status)["error"]
-    node_call(b, lambda: delattr(ws, "file_ref"))
+    node_call(b, lambda: delattr(ws.files, "ref"))
 
     status = request_download(pb, mid, 0)
     wait_until(lambda: (download_status(status) or {}).get("done"),

@@ -66,7 +66,7 @@ def test_a_refused_newcomer_gets_nothing_and_gives_nothing(cluster: Cluster):
     revoked = a.facade.invite().result(10)
     a.facade.revoke_invite(revoked).result(10)
     with Workspace.open(pa) as ws:
-        code, _ = ws.create_invite(expires_ms=ws.replica.now_ms() - 1)
+        code, _ = ws.members.invite(expires_ms=ws.replica.now_ms() - 1)
 
     for made, reason in ((used, "is used up"), (revoked, "was revoked"),
                          (code, "has expired")):
@@ -83,7 +83,7 @@ def test_a_refused_newcomer_gets_nothing_and_gives_nothing(cluster: Cluster):
             said = _join_over(ws, invitation.seed, LOCAL, a.port, 30)
             assert said is not None and said.endswith(f"not admitted: this invite {reason}")
             assert ws.replica.count() == 2  # carol's nickname and join: nothing of alice's
-            assert ws.my_secret() is None
+            assert ws.members.my_secret() is None
         finally:
             ws.close()
         assert ws.key not in _authors(pa)
@@ -111,7 +111,7 @@ def test_a_code_no_node_knows_is_refused_in_one_line(cluster: Cluster):
     a = cluster.start(pa)
     other = create_workspace(cluster.root, "zed", "zed")
     with Workspace.open(other) as ws:
-        foreign, _ = ws.create_invite()
+        foreign, _ = ws.members.invite()
     with pytest.raises(WorkspaceError, match="knows no such invite"):
         sharing.join_workspace(_paths(cluster.root, "bob"), foreign, nick="bob",
                                peers=[(LOCAL, a.port)], mdns=False)

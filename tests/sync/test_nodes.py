@@ -366,7 +366,7 @@ def test_deleted_post_never_comes_back_from_a_peer_that_still_has_it(cluster: Cl
 
     c.stop()  # c goes away still holding the post
     cluster.nodes.remove(c)
-    delete = node_call(a, lambda: a.workspace.delete(post).id)
+    delete = node_call(a, lambda: a.workspace.conversation.delete(post).id)
     wait_until(lambda: node_call(b, lambda: b.workspace.replica.is_deleted(post)),
                what="b to learn about the delete")
     assert "regrettable" not in texts(b)

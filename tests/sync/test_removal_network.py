@@ -33,7 +33,7 @@ def _texts(node) -> list[str]:
 
 
 def _epoch(node) -> int:
-    return node_call(node, lambda: node.workspace.membership().epoch)
+    return node_call(node, lambda: node.workspace.members.view().epoch)
 
 
 def _session_secret(node) -> bytes:

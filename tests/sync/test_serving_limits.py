@@ -61,15 +61,15 @@ def test_a_key_the_view_does_not_list_syncs_nothing_even_with_the_secret(cluster
 def one_invite_used_twice(pa, pb) -> tuple[Identity, Identity]:
     """A one-use invite of a's, admitting x at a and y at b before either heard of the other."""
     with Workspace.open(pa) as wa:
-        code, _ = wa.create_invite(uses=1)
+        code, _ = wa.members.invite(uses=1)
         tag = invite_tag(Invite.decode(code).seed)
         with Workspace.open(pb) as wb:
             share(wa, wb)
     x, y = Identity.generate(), Identity.generate()
     with Workspace.open(pa) as wa:
-        assert wa.admit(x.public_key, tag) is None
+        assert wa.members.admit(x.public_key, tag) is None
     with Workspace.open(pb) as wb:  # has not heard of x's admission
-        assert wb.admit(y.public_key, tag) is None
+        assert wb.members.admit(y.public_key, tag) is None
     return x, y
 
 
@@ -82,7 +82,7 @@ def test_the_second_person_through_a_one_use_invite_is_told_it_was_used_up(clust
     with Workspace.open(pa) as wa, Workspace.open(pb) as wb:
         share(wa, wb)
         share(wb, wa)
-        members = wa.membership().members
+        members = wa.members.view().members
     first, second = (x, y) if x.public_key in members else (y, x)
     assert second.public_key not in members
     a = cluster.start(pa)
@@ -113,7 +113,7 @@ def test_a_session_whose_admission_stops_counting_ends_when_the_other_admission_
     with Workspace.open(pa) as wa, Workspace.open(pb) as wb, Workspace.open(pc) as wc:
         share(wa, wc)
         share(wb, wc)  # who counts, once both admissions are held
-        x_counts = x.public_key in wc.membership().members
+        x_counts = x.public_key in wc.members.view().members
     loser, host, other = (y, pb, pa) if x_counts else (x, pa, pb)
     node = cluster.start(host)
 

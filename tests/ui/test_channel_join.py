@@ -105,7 +105,7 @@ def test_a_lookalike_is_asked_about_again(qtbot, ada):
 
 def test_a_private_channels_name_is_refused_and_nothing_is_made(qtbot, ada):
     node, bridge = ada
-    node_call(node, lambda: node.workspace.create_private_channel("launch-q3", []))
+    node_call(node, lambda: node.workspace.private.create("launch-q3", []))
     held = _held(node)
     person = Person(True)
     joiner = _joiner(node, bridge, person)

@@ -18,9 +18,9 @@ from PySide6.QtWidgets import QMessageBox, QPushButton  # noqa: E402
 
 from app import joining, sharing  # noqa: E402
 from app.invite import Invite  # noqa: E402
-from app.membership import MemberRecord, RemovalRecord  # noqa: E402
 from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
+from app.records import MemberRecord, RemovalRecord  # noqa: E402
 from ui.invite_dialog import BAD_KEY, InviteDialog  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 from ui.members_dialog import MembersDialog, RemoveDialog, removable, removal  # noqa: E402
