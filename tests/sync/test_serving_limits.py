@@ -177,7 +177,7 @@ MAX_SLOWDOWN = 1.3
 
 
 def _held(node) -> int:
-    return node.call(lambda: node.service_for_tests._kept_count())
+    return node.call(lambda: node.service_for_tests.history_watch.kept_count())
 
 
 def _flood_answered(node, key: bytes) -> int:
