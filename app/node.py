@@ -29,10 +29,10 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from analytics.recorder import Recorder
-from analytics.shipper import Shipper
+from analytics.shipper import Shipper, Spool
 from core import kinds
 from core.objects import Object
 from storage import Message, NotFound, start_signature_helper
@@ -62,6 +62,9 @@ from .membership import RemovalRecord, session_secrets
 from .paths import Paths
 from .records import FileProgress, HistoryProgress, Kept, NodeInfo
 from .workspace import Workspace, WorkspaceError, genesis_name, read_secret
+
+if TYPE_CHECKING:
+    from sync.fetcher import Fetcher
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +145,7 @@ class DataLock:
 
 class Node:
     def __init__(self, paths: Paths, *, port: int = 0, interfaces: list[str] | None = None,
-                 mdns: bool = True, peers: list[tuple[str, int]] = (),
+                 mdns: bool = True, peers: Iterable[tuple[str, int]] = (),
                  reconcile_interval: float | None = 30.0,
                  clock: Callable[[], float] = time.time, ui: str = "serve"):
         self.paths = paths
@@ -154,18 +157,19 @@ class Node:
         self._clock = clock
         self._ui = ui
         self.recorder = Recorder(paths.data, clock=clock)
-        self.activity: Activity | None = None
+        # Made as the Node starts, on its thread, before any work of its runs (None until).
+        self.activity: Activity = None  # type: ignore[assignment]
         self._shipper: Shipper | None = None
         self._lock = DataLock(paths.data / "node.lock", paths.workspace)
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ready = threading.Event()
-        self._stop: asyncio.Event | None = None
+        self._stop: asyncio.Event = None  # type: ignore[assignment]  # as activity
         self._start_error: BaseException | None = None
         self._subscribers: list[Callable[[NodeEvent], None]] = []
-        self._workspace: Workspace | None = None
-        self._service: SyncService | None = None
-        self._arrivals: Arrivals | None = None
+        self._workspace: Workspace = None  # type: ignore[assignment]  # as activity
+        self._service: SyncService = None  # type: ignore[assignment]  # as activity
+        self._arrivals: Arrivals = None  # type: ignore[assignment]  # as activity
         self._membership_version: tuple[int, int] = (0, 0)
         self._rotating = False
         self._keys_epoch = 0  # the epoch whose document keys this Node saw to
@@ -306,7 +310,9 @@ class Node:
                     await asyncio.wait_for(self._stop.wait(), COLLECTOR_CHECK_S)
                 continue
             changed = asyncio.Event()
-            self._shipper = Shipper(url, self.recorder, spool_in_thread=True)
+            # The recorder's batch ids are the tuples it handed out (Spool.ack takes them back).
+            spool = cast(Spool, self.recorder)
+            self._shipper = Shipper(url, spool, spool_in_thread=True)
             watch = asyncio.ensure_future(self._async_watch_collector(url, changed))
             try:
                 await self._shipper.async_run(changed)
@@ -604,17 +610,23 @@ class Node:
                 if result is not None and result.set_running_or_notify_cancel():
                     result.set_result(None)
                 return
-            fetching = self._service.fetcher.fetch(list_id, size)
+            fetching = self._fetcher.fetch(list_id, size)
         except Exception as exc:
             log.exception("a file fetch could not start")
             self._fetch_ended(list_id, size, exc, result)
             return
         fetching.add_done_callback(lambda task: self._fetched(list_id, size, task, result))
 
+    @property
+    def _fetcher(self) -> Fetcher:
+        fetcher = self._service.fetcher
+        assert fetcher is not None  # a Node's service has the workspace's chunk store
+        return fetcher
+
     def _recorded(self, list_id: bytes, size: int) -> bool:
         """Whether the file is complete here (recorded); the eviction that may follow spares
         it and every file being fetched."""
-        keep = [list_id, *(lst for lst, _ in self._service.fetcher.active)]
+        keep = [list_id, *(lst for lst, _ in self._fetcher.active)]
         return self._workspace.file_complete(list_id, size, keep=keep)
 
     def _fetched(self, list_id: bytes, size: int, task: asyncio.Future,
@@ -664,7 +676,7 @@ class Node:
         if not self._running:
             return
         limit = preferences.load(self.paths.data).auto_download_mb << 20
-        now, active = time.monotonic(), set(self._service.fetcher.active)
+        now, active = time.monotonic(), set(self._fetcher.active)
         for wanted in self._workspace.wanted_files(limit):
             key = (wanted.list, wanted.size)
             if key in active or self._auto_failed.get(key, 0.0) > now:

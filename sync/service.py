@@ -6,8 +6,9 @@ replica, from a peer, from this process or from another process writing the same
 pushed to every connected peer. What happens is told to the Node as sync.events.
 
 Its parts are owned collaborators: whom it dials (sync._dialing.Dialer), whom it lets in
-(sync._admitting.Gate), typing and presence, never stored (sync._presence.PresenceRelay),
-and how far fetching history has come (sync._history.HistoryWatch).
+(sync._admitting.Gate), what its sessions say (sync._session_events.SessionEvents), typing
+and presence, never stored (sync._presence.PresenceRelay), and how far fetching history has
+come (sync._history.HistoryWatch).
 
 Chunks of attached files (with a chunk store): every session serves the chunks held here to a
 peer that asks, and the fetcher (sync.fetcher) asks the connected peers for those of the files
@@ -28,7 +29,7 @@ import aiohttp
 from aiohttp import web
 
 from core.identity import Identity
-from storage import IngestResult, Replica, Status
+from storage import Replica
 from storage.chunks import ChunkStore
 
 from . import connection as conn_mod
@@ -36,7 +37,6 @@ from ._admitting import MAX_SESSIONS_PER_KEY as MAX_SESSIONS_PER_KEY
 from ._admitting import NOT_ADMITTED as NOT_ADMITTED
 from ._admitting import RETIRED, Gate
 from ._dialing import Dialer, duplicate_close
-from ._files import ChunkArrived, ChunksLacking, FilesReady
 from ._guard import Guard, GuardedProtocol
 from ._history import HistoryWatch
 from ._interest import EVERYTHING
@@ -48,6 +48,7 @@ from ._records import Admission as Admission
 from ._records import OnceResult as OnceResult
 from ._records import SyncFailed as SyncFailed
 from ._rounds import SyncProgress
+from ._session_events import SessionEvents, moved
 from ._storing import Storing
 from .connection import Connection
 from .discovery import Discovery
@@ -55,11 +56,8 @@ from .events import (
     Delivered,
     FileFetch,
     HistoryFetch,
-    ObjectRejected,
     ObjectsStored,
     PeerDisconnected,
-    SessionEnded,
-    Synced,
     SyncEvent,
 )
 from .fetcher import Fetcher
@@ -67,14 +65,8 @@ from .peers import Peer, PeerBook
 from .session import (
     RECONCILE_INTERVAL_S,
     Closed,
-    Connected,
     ObjectsReceived,
-    PeerReconciled,
-    Presence,
-    PresenceLeft,
-    ReconcileComplete,
     Session,
-    Typing,
 )
 from .store import ReplicaStore
 
@@ -86,13 +78,6 @@ ANNOUNCE_BATCH = 5000
 # (discovery.CLOSE_TIMEOUT_S) inside this; the Node's STOP_TIMEOUT_S covers all three.
 STOP_TIMEOUT_S = 5.0
 TAG_HEX = 32  # hex digits of an invite tag in a join path
-
-
-def _moved(connection: Connection) -> tuple[bytes | None, str, int, int]:
-    """The peer of a session, its address and the objects moved so far, for events."""
-    stats = connection.session.stats
-    return (connection.session.peer_key, connection.address, stats.objects_received,
-            stats.objects_sent)
 
 
 def join_path(tag: bytes) -> str:
@@ -114,7 +99,9 @@ class SyncService:
         self._focus: bytes | None = None
         self.on_outside_write: Callable[[], None] | None = None  # another process wrote
         # Objects received, stored on a thread of its own; events after them wait for them.
-        self._storing = Storing(replica, self._stored, self._handle_event)
+        self.session_events = SessionEvents(self)
+        self._storing = Storing(replica, self.session_events.stored,
+                                self.session_events.handle)
         self.chunks = chunks
         self.fetcher = None if chunks is None else Fetcher(
             chunks, lambda: list(self.connections.values()),
@@ -418,97 +405,6 @@ class SyncService:
         else:  # after the objects before it are stored: it may say a round is over
             self._storing.event(connection, event, urgent=not isinstance(event, SyncProgress))
 
-    def _stored(self, frames: list[tuple[Connection, list[bytes]]],
-                results: list[IngestResult]) -> None:
-        """Objects from peers were stored: a peer that sent an invalid one is cut off, and the
-        new ones go to the other peers."""
-        start = 0
-        received: dict[int, set[bytes]] = {}  # id(connection) -> the ids it sent
-        for connection, raws in frames:
-            part = results[start:start + len(raws)]
-            start += len(raws)
-            received.setdefault(id(connection), set()).update(r.id for r in part)
-            bad = [r for r in part if r.status is Status.REJECTED]
-            if bad:
-                self.on_event(ObjectRejected(str(bad[0].reason)))
-                connection.session.protocol_error(
-                    f"peer sent an invalid object ({bad[0].reason})")
-                connection.wake()
-                log.warning("cut off %s: it sent an invalid object: %s", connection.address,
-                            bad[0].message)
-        self.announce(frames[0][0], received)
-
-    def _handle_event(self, connection: Connection, event: Any) -> None:
-        session = connection.session
-        peer = connection.peer if isinstance(connection.peer, Peer) else None
-        if isinstance(event, Connected):
-            self.gate.connected(connection, event)
-        elif isinstance(event, ReconcileComplete):
-            elapsed = (time.monotonic() - connection.started) * 1000
-            stats = session.stats
-            log.debug("round %d with %s done: %d messages, %d have, %d need", event.round,
-                      connection.address, event.messages, event.have, event.need)
-            if peer is not None:
-                peer.last_sync = time.time()
-                peer.last_sync_ms = round(elapsed, 1)
-                peer.stats = {"rounds": event.round, "bytes_sent": stats.bytes_sent,
-                              "bytes_received": stats.bytes_received,
-                              "objects_sent": stats.objects_sent,
-                              "objects_received": stats.objects_received}
-                self.peers.save()
-            self._synced(connection, event.have, event.need)
-            self.dialer.round_done(connection, event)
-        elif isinstance(event, SyncProgress):
-            self.history_watch.moved(connection, event)
-        elif isinstance(event, PeerReconciled):  # a peer that dialled us has all we had
-            self._synced(connection, 0, 0)
-        elif isinstance(event, Typing | Presence | PresenceLeft):
-            self.presence_relay.heard(event)
-        elif isinstance(event, ChunkArrived):
-            if self.fetcher is not None:
-                self.fetcher.arrived(connection, event)
-        elif isinstance(event, ChunksLacking):
-            if self.fetcher is not None:
-                self.fetcher.lacking(connection, event)
-        elif isinstance(event, FilesReady):
-            if self.fetcher is not None:
-                self.fetcher.peer_ready(connection)
-        elif isinstance(event, Closed):
-            self._closed(connection, event)
-
-    def _closed(self, connection: Connection, event: Closed) -> None:
-        session = connection.session
-        self.presence_relay.ended(connection)
-        self.history_watch.moved(connection, None)
-        if self.fetcher is not None:
-            self.fetcher.peer_gone(connection)
-        if event.fault:
-            self.guard.fault(connection.address.rpartition(":")[0], session.peer_key,
-                             time.monotonic())
-        stats = session.stats
-        who = session.peer_key.hex()[:12] if session.peer_key else "?"
-        # A one-off sync says how it ended itself (SyncFailed); a node's log says it here.
-        # A duplicate connection closed by design is no problem: debug only.
-        loud = event.error and connection.address not in self.dialer.once
-        quiet = duplicate_close(event)
-        (log.debug if quiet else log.warning if loud else log.info)(
-            "sync session with %s (%s): %d rounds, %d B out, %d B in, %d objects out, "
-            "%d in, %.0f ms; ended: %s", who, connection.address, stats.rounds,
-            stats.bytes_sent, stats.bytes_received, stats.objects_sent,
-            stats.objects_received, (time.monotonic() - connection.started) * 1000,
-            event.reason)
-        if session.peer_key is not None:
-            self.on_event(SessionEnded(
-                len(self.online()) + 1, stats.rounds, stats.bytes_sent + stats.bytes_received,
-                stats.objects_sent + stats.objects_received,
-                round((time.monotonic() - connection.started) * 1000)))
-
-    def _synced(self, connection: Connection, have: int, need: int) -> None:
-        """A round with this peer finished (either side's): everything stored here so far
-        has reached it."""
-        self.on_event(Synced(have, need, *_moved(connection)))
-        self._delivered(self.replica.outbox.last_sequence())
-
     # Live pushes ------------------------------------------------------------------------------
 
     def announce(self, source: Connection | None = None,
@@ -544,11 +440,11 @@ class SyncService:
             if source is None or source.session.peer_key is None:
                 self.on_event(ObjectsStored(tuple(ids), streams))
             else:
-                self.on_event(ObjectsStored(tuple(ids), streams, *_moved(source)))
+                self.on_event(ObjectsStored(tuple(ids), streams, *moved(source)))
             if pushes:
-                self._delivered(self._announced)
+                self.delivered_up_to(self._announced)
 
-    def _delivered(self, sequence: int) -> None:
+    def delivered_up_to(self, sequence: int) -> None:
         """Objects up to `sequence` reached a peer (pushed on a live session, or reconciled)."""
         if sequence > self.delivered:
             self.delivered = sequence
