@@ -1,7 +1,8 @@
 """What a batch of stored objects changed, as the Node's events (app/events.py): read from their
 kinds and streams (storage.arrivals), on the Node's thread. A public channel is named from
 its stream (core.kinds.channel_stream of the channels held); a private channel's stream is its
-id; a document's branch stream is its doc/branch object's id, in the document's root stream."""
+id; a document is its doc/root's id, the stream of its own objects, and a branch's stream is
+its doc/branch object's id, in the document's stream."""
 
 from __future__ import annotations
 
@@ -54,6 +55,8 @@ class Arrivals:
                 shown.setdefault(self._channel(stream), []).append(object_id)
             elif kind in STATE_KINDS:
                 states[self._channel(stream)] = None
+            elif kind == "doc/root":  # in the workspace's stream: the document is its id
+                documents[(object_id, None)] = None
             elif kind.startswith("doc/"):
                 documents[self._document(stream)] = None
             elif kind == "post/info":
