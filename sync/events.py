@@ -55,11 +55,9 @@ class Synced:
 @dataclass(frozen=True)
 class ObjectsStored:
     """Objects new in the replica (from a peer, made here, or written by another process), in
-    the order stored, each with its stream. `peer` (with its session's counts) when they came
-    from one."""
+    the order stored. `peer` (with its session's counts) when they came from one."""
 
     ids: tuple[bytes, ...]
-    streams: tuple[bytes, ...]
     peer: bytes | None = None
     address: str | None = None
     objects_in: int = 0

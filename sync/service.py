@@ -436,11 +436,10 @@ class SyncService:
                 if sent:
                     connection.push([raws[rows[n][0]] for n in sent], [ids[n] for n in sent],
                                     [(rows[n][2], rows[n][3]) for n in sent])
-            streams = tuple(row[2] for row in rows)
             if source is None or source.session.peer_key is None:
-                self.on_event(ObjectsStored(tuple(ids), streams))
+                self.on_event(ObjectsStored(tuple(ids)))
             else:
-                self.on_event(ObjectsStored(tuple(ids), streams, *moved(source)))
+                self.on_event(ObjectsStored(tuple(ids), *moved(source)))
             if pushes:
                 self.delivered_up_to(self._announced)
 

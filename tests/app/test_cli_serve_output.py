@@ -57,9 +57,9 @@ def test_serve_lines_name_peers_and_say_what_moved():
         _synced(BOB, "192.168.1.20:-", 4, 2),
         _synced(BOB, "192.168.1.20:-", 4, 2),  # a later round that moved nothing: quiet
         _synced(BOB, "192.168.1.20:-", 5, 2),
-        ObjectsStored((b"x" * 32,), (b"s" * 32,)),  # written here: no line
-        ObjectsStored((b"y" * 32, b"z" * 32), (b"s" * 32,) * 2, peer=BOB,
-                      address="192.168.1.20:-", objects_in=7, objects_out=2),
+        ObjectsStored((b"x" * 32,)),  # written here: no line
+        ObjectsStored((b"y" * 32, b"z" * 32), peer=BOB, address="192.168.1.20:-",
+                      objects_in=7, objects_out=2),
         _synced(BOB, "192.168.1.20:-", 7, 3),
         _closed(BOB, "192.168.1.20:-", "peer closed: shutting down"),
     ) == [f"connected to {bob} at 192.168.1.20",

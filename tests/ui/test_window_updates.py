@@ -30,10 +30,12 @@ class FacadeCalls:
     """Counts the calls the GUI thread makes through the Node's one door for facade work
     (Node._submit, which every facade method's future comes from)."""
 
+    DOOR = "_submit"
+
     def __init__(self, node: Node):
         self.count = 0
         self.last = time.monotonic()
-        submit = node._submit
+        submit = getattr(node, self.DOOR)
 
         def counted(fn: Callable[..., Any], *args: Any) -> Future:
             if threading.current_thread() is threading.main_thread():
@@ -41,7 +43,7 @@ class FacadeCalls:
                 self.last = time.monotonic()
             return submit(fn, *args)
 
-        node._submit = counted  # type: ignore[method-assign]
+        setattr(node, self.DOOR, counted)
 
     def settle(self, qtbot) -> int:
         """Wait until the window stops asking; how many calls it made since the last reset."""
