@@ -65,18 +65,20 @@ class WindowUpdates(QObject):
         read = None if not w.isVisible() else w.channel if shown.kind == "channel" \
             else private if shown.kind in ("private", "dm") else None
         names = changes.nicknames
-        if changes.arrived_in(w.messages.channel) or names:
+        # Who is in, whose objects count and what their names are: every list reads again.
+        again = names or changes.membership
+        if again or changes.arrived_in(w.messages.channel) or changes.changed(w.messages.channel):
             w.messages.reload()
-        if private is not None and changes.arrived_in(private):
+        if private is not None and (again or changes.arrived_in(private)
+                                    or changes.changed(private)):  # a key: readable now
             w.private.model.reload()
-        if not w.thread_pane.isHidden() and (changes.arrived_in(w.thread_pane.channel) or names):
+        if not w.thread_pane.isHidden() and (again or changes.arrived_in(w.thread_pane.channel)):
             w.thread_pane.reload()
         if changes.arrived_elsewhere(read) or changes.channels or changes.membership:
             w.channels.refresh()
-        if changes.membership or names or any(isinstance(c.channel, bytes)
-                                              for c in changes.channels):
+        if again or any(isinstance(c.channel, bytes) for c in changes.channels):
             w.private.refresh()
-        if changes.membership or names or changes.changed(w.channel):
+        if again or changes.changed(w.channel):
             w._load_state()
         if names:
             w._load_nicknames()
