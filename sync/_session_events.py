@@ -138,5 +138,5 @@ class SessionEvents:
         has reached it."""
         service = self.service
         service.on_event(Synced(have, need, *moved(connection)))
-        service.delivered_up_to(service.replica.outbox.last_sequence())
+        service.pushes.delivered_up_to(service.replica.outbox.last_sequence())
 

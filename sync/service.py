@@ -6,9 +6,10 @@ replica, from a peer, from this process or from another process writing the same
 pushed to every connected peer. What happens is told to the Node as sync.events.
 
 Its parts are owned collaborators: whom it dials (sync._dialing.Dialer), whom it lets in
-(sync._admitting.Gate), what its sessions say (sync._session_events.SessionEvents), typing
-and presence, never stored (sync._presence.PresenceRelay), and how far fetching history has
-come (sync._history.HistoryWatch).
+(sync._admitting.Gate), what its sessions say (sync._session_events.SessionEvents), what it
+pushes live (sync._pushing.Pushes), typing and presence, never stored
+(sync._presence.PresenceRelay), and how far fetching history has come
+(sync._history.HistoryWatch).
 
 Chunks of attached files (with a chunk store): every session serves the chunks held here to a
 peer that asks, and the fetcher (sync.fetcher) asks the connected peers for those of the files
@@ -44,19 +45,18 @@ from ._interest import Interest as Interest
 from ._presence import PRESENCE_TTL_S as PRESENCE_TTL_S
 from ._presence import TYPING_TTL_S as TYPING_TTL_S
 from ._presence import PresenceRelay
+from ._pushing import Pushes
 from ._records import Admission as Admission
 from ._records import OnceResult as OnceResult
 from ._records import SyncFailed as SyncFailed
 from ._rounds import SyncProgress
-from ._session_events import SessionEvents, moved
+from ._session_events import SessionEvents
 from ._storing import Storing
 from .connection import Connection
 from .discovery import Discovery
 from .events import (
-    Delivered,
     FileFetch,
     HistoryFetch,
-    ObjectsStored,
     PeerDisconnected,
     SyncEvent,
 )
@@ -72,8 +72,6 @@ from .store import ReplicaStore
 
 log = logging.getLogger(__name__)
 
-WATCH_INTERVAL_S = 0.2  # how often another process's writes are looked for
-ANNOUNCE_BATCH = 5000
 # Stopping: connections get their close (connection.CLOSE_TIMEOUT_S) and the mDNS goodbye
 # (discovery.CLOSE_TIMEOUT_S) inside this; the Node's STOP_TIMEOUT_S covers all three.
 STOP_TIMEOUT_S = 5.0
@@ -100,7 +98,7 @@ class SyncService:
         self.on_outside_write: Callable[[], None] | None = None  # another process wrote
         # Objects received, stored on a thread of its own; events after them wait for them.
         self.session_events = SessionEvents(self)
-        self._storing = Storing(replica, self.session_events.stored,
+        self.storing = Storing(replica, self.session_events.stored,
                                 self.session_events.handle)
         self.chunks = chunks
         self.fetcher = None if chunks is None else Fetcher(
@@ -128,9 +126,6 @@ class SyncService:
         self._unupgraded: dict[asyncio.BaseTransport, GuardedProtocol] = {}
         self.http: aiohttp.ClientSession | None = None
         self._discovery: Discovery | None = None
-        self._announced = self.replica.outbox.last_sequence()
-        self.delivered = self.replica.outbox.delivered_sequence()
-        self._data_version = self.replica.data_version()
         self.stopped = False  # async_stop has begun
         self.announced_connections: set[int] = set()  # ids of connections told as connected
         self.retired = False  # this computer was removed: it dials no one (`retire`)
@@ -138,6 +133,7 @@ class SyncService:
         self.gate = Gate(self)
         self.presence_relay = PresenceRelay(self)
         self.history_watch = HistoryWatch(self)
+        self.pushes = Pushes(self)
 
     @property
     def blocked(self) -> set[bytes]:
@@ -164,13 +160,13 @@ class SyncService:
                                         interfaces=self.interfaces)
             await self._discovery.async_start()
         self.spawn(self.dialer.loop())
-        self.spawn(self._watch_loop())
+        self.spawn(self.pushes.watch_loop())
         log.info("sync listening on port %d%s", self.port, "" if self.mdns else " (no mDNS)")
 
     def stopping(self) -> None:
         """Stopping is near (from any thread): what arrives from now on is not stored, so the
         loop, which may be waiting for the writer, comes to `async_stop` soon."""
-        self._storing.closing = True
+        self.storing.closing = True
 
     async def async_stop(self) -> None:
         """Close every connection and stop serving (idempotent, bounded)."""
@@ -182,7 +178,7 @@ class SyncService:
             self._server.close()  # no new connections from here on
         for connection in list(self.connections.values()):
             connection.close("shutting down")
-        await self._storing.async_drain()  # what peers sent is stored before anything stops
+        await self.storing.async_drain()  # what peers sent is stored before anything stops
         if self.fetcher is not None:
             await self.fetcher.close()
         if self._discovery is not None:
@@ -200,8 +196,8 @@ class SyncService:
         if self._server is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._server.wait_closed(), STOP_TIMEOUT_S)
-        await self._storing.async_drain()
-        self._storing.close()
+        await self.storing.async_drain()
+        self.storing.close()
         self.peers.save()
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task:
@@ -382,7 +378,7 @@ class SyncService:
         closed = Closed("connection ended", True)
         try:
             closed = await connection.run()
-            await self._storing.async_settled(connection)  # its objects, then Closed
+            await self.storing.async_settled(connection)  # its objects, then Closed
             return closed
         finally:
             del self.connections[id(connection)]
@@ -401,65 +397,14 @@ class SyncService:
 
     def _on_session_event(self, connection: Connection, event: Any) -> None:
         if isinstance(event, ObjectsReceived):
-            self._storing.objects(connection, event.raws)
+            self.storing.objects(connection, event.raws)
         else:  # after the objects before it are stored: it may say a round is over
-            self._storing.event(connection, event, urgent=not isinstance(event, SyncProgress))
+            self.storing.event(connection, event, urgent=not isinstance(event, SyncProgress))
 
     # Live pushes ------------------------------------------------------------------------------
 
     def announce(self, source: Connection | None = None,
                  received: dict[int, set[bytes]] | None = None) -> None:
-        """Push every object stored since the last announcement to every connected peer;
-        `source`: the connection they just arrived on (the event names its peer);
-        `received`: the ids each connection sent, never pushed back to it (its session's
-        memory of what it received may have moved on while they waited to be stored)."""
-        while True:
-            rows = self.replica.outbox.stored_since(self._announced, ANNOUNCE_BATCH)
-            if not rows:
-                return
-            self._announced = rows[-1][0]
-            ids = [row[1] for row in rows]
-            # Per connected peer, what it gets: a joiner's catch-up came from its one peer, so
-            # no raw object is read back for it.
-            pushes = []
-            for connection in self.connections.values():
-                if not connection.session.connected:
-                    continue
-                theirs = received.get(id(connection)) if received else None
-                keep = [n for n, oid in enumerate(ids) if oid not in theirs] if theirs \
-                    else range(len(ids))
-                pushes.append((connection, keep))
-            wanted = sorted({rows[n][0] for _, keep in pushes for n in keep})
-            raws = self.replica.outbox.raws(wanted) if wanted else {}
-            for connection, keep in pushes:
-                sent = [n for n in keep if rows[n][0] in raws]
-                if sent:
-                    connection.push([raws[rows[n][0]] for n in sent], [ids[n] for n in sent],
-                                    [(rows[n][2], rows[n][3]) for n in sent])
-            if source is None or source.session.peer_key is None:
-                self.on_event(ObjectsStored(tuple(ids)))
-            else:
-                self.on_event(ObjectsStored(tuple(ids), *moved(source)))
-            if pushes:
-                self.delivered_up_to(self._announced)
-
-    def delivered_up_to(self, sequence: int) -> None:
-        """Objects up to `sequence` reached a peer (pushed on a live session, or reconciled)."""
-        if sequence > self.delivered:
-            self.delivered = sequence
-            self.replica.outbox.set_delivered(sequence)
-            self.on_event(Delivered(sequence))
-
-    async def _watch_loop(self) -> None:
-        """Notice objects another process wrote to the replica (PRAGMA data_version)."""
-        while not self.stopped:
-            await asyncio.sleep(WATCH_INTERVAL_S)
-            if self._storing.busy:
-                continue  # the writer holds the replica; it announces what it stored
-            with contextlib.suppress(Exception):
-                version = self.replica.data_version()
-                if version != self._data_version:
-                    self._data_version = version
-                    self.announce()
-                    if self.on_outside_write is not None:
-                        self.on_outside_write()
+        """Push every object stored since the last announcement to every connected peer
+        (sync._pushing.Pushes.announce)."""
+        self.pushes.announce(source, received)
