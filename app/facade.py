@@ -13,9 +13,8 @@ app/analytics_commands.py), so the three read the same: `facade.topic(channel, t
 A few things answer without a future, because they never wait: `info` (who and where, fixed
 once the Node started), `key`, `pending()` and `history()` (snapshots swapped whole), and
 `focus` (which channel the window shows, so its history comes first). Events come by
-`subscribe` (NodeEvent: objects, peers, synced, delivered, typing, presence, presence-left,
-files: app.records.FileProgress, history: app.records.HistoryProgress), on
-the Node's thread. `typing`, `presence` and `presence-left` send live signals and return
+`subscribe` (app/events.py: one dataclass per kind, saying what changed), on the Node's
+thread. `typing`, `presence` and `presence-left` send live signals and return
 nothing: they never wait either.
 
 The records handed back are frozen values from app/records.py. `run(fn)` runs any other library
@@ -62,7 +61,8 @@ from .workspace import Workspace, export_identity, import_identity
 from .workspaces import workspace_entries
 
 if TYPE_CHECKING:
-    from .node import Node, NodeEvent
+    from .events import NodeEvent
+    from .node import Node
 
 T = TypeVar("T")
 U = TypeVar("U")

@@ -4,7 +4,7 @@ This module is the Node's lifecycle: the data-folder lock, the thread and its lo
 service and the analytics shipper, and the events it emits. What others may ask of a running
 Node is its facade (`Node.facade`, app/facade.py): named methods that run on the Node's thread
 (one writer) and return concurrent.futures.Futures, which is all the window uses. Subscribers
-get NodeEvents on the Node's thread (the window's Qt bridge re-emits them as signals).
+get its events (app/events.py) on the Node's thread (the window's Qt bridge hands them on).
 
 `run(fn)` runs any library call on the Node's thread: fn gets the Workspace, the caller a
 Future (the facade's named methods are built on it; tests and scripts use it directly).
@@ -28,34 +28,49 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from analytics.recorder import Recorder
-from analytics.shipper import Shipper
+from analytics.shipper import Shipper, Spool
 from core import kinds
 from core.objects import Object
 from storage import NotFound, start_signature_helper
+from sync.events import (
+    Delivered,
+    FileFetch,
+    HistoryFetch,
+    ObjectRejected,
+    ObjectsStored,
+    PeerConnected,
+    SessionEnded,
+    SyncEvent,
+)
 from sync.peers import PeerBook
 from sync.service import PRESENCE_TTL_S as PRESENCE_TTL_S  # for the window's cursors
 from sync.service import TYPING_TTL_S as TYPING_TTL_S  # for the window's indicator
-from sync.service import Admission, Interest, SyncEvent, SyncService
+from sync.service import Admission, Interest, SyncService
 from sync.session import PRESENCE_REFRESH_S as PRESENCE_REFRESH_S  # how often a window repeats
 
 from . import keeping, preferences, sync_status
 from .activity import Activity
-from .documents import Documents
+from .arrivals import Arrivals
 from .download_requests import DOWNLOADS, DownloadRequests
 from .errors import NodeError as NodeError
 from .errors import NodeLocked as NodeLocked
 from .errors import NodeStopped as NodeStopped
+from .events import FileProgressed, HistoryProgressed, KeptChanged, NodeEvent, Removed
 from .facade import NodeFacade
 from .membership import RemovalRecord, session_secrets
 from .paths import Paths
 from .records import FileProgress, HistoryProgress, Kept, NodeInfo
 from .version import app_version
 from .workspace import Workspace, WorkspaceError, genesis_name, read_secret
+
+if TYPE_CHECKING:
+    from sync.fetcher import Fetcher
+
+    from .documents import Documents
 
 log = logging.getLogger(__name__)
 
@@ -70,28 +85,6 @@ AUTO_RETRY_S = 60.0  # a file that could not be fetched by itself is tried again
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class NodeEvent:
-    """kind: objects (new objects stored: detail["ids"]), peers (detail["online"]),
-    synced (a reconciliation round finished), delivered (my objects reached a peer:
-    Node.pending() shrank), typing (a connected peer's person is typing: detail["key"],
-    detail["channel"], detail["expires"], a time.monotonic() deadline TYPING_TTL_S after the
-    frame; nothing is stored, and it is gone once that passes), presence (a connected peer's
-    person has a document open: detail["key"], detail["doc"] (the id, bytes), detail["branch"],
-    detail["heads"] (commit ids, bytes, that its positions refer to), detail["anchor"] and
-    detail["at"] (its selection, in codepoints), detail["expires"] (PRESENCE_TTL_S after the
-    frame; the window repeats it every PRESENCE_REFRESH_S)), presence-left (they closed the
-    document or went away: detail["key"], detail["doc"]). Nothing of either is stored.
-    files (an attached file is being fetched: detail["progress"], a FileProgress; at most a
-    few a second per file, and always one at the end, done or with an error). history (objects
-    of the channels and documents kept here are arriving from peers: detail["progress"], a
-    HistoryProgress; at most four a second, and one with done True when none are). removed
-    (this computer's own replica says its key was removed, by the signed removal it holds:
-    detail["by"] (key), detail["at_ms"], detail["reason"], detail["nick"] (the remover's
-    nickname or None); the Node then dials no one, and the replica stays readable)."""
-
-    kind: str
-    detail: dict
 
 
 def _pass_failure(started: Future, result: Future) -> None:
@@ -139,7 +132,7 @@ class DataLock:
 
 class Node:
     def __init__(self, paths: Paths, *, port: int = 0, interfaces: list[str] | None = None,
-                 mdns: bool = True, peers: list[tuple[str, int]] = (),
+                 mdns: bool = True, peers: Iterable[tuple[str, int]] = (),
                  reconcile_interval: float | None = 30.0,
                  clock: Callable[[], float] = time.time, ui: str = "serve"):
         self.paths = paths
@@ -151,17 +144,19 @@ class Node:
         self._clock = clock
         self._ui = ui
         self.recorder = Recorder(paths.data, clock=clock)
-        self.activity: Activity | None = None
+        # Made as the Node starts, on its thread, before any work of its runs (None until).
+        self.activity: Activity = None  # type: ignore[assignment]
         self._shipper: Shipper | None = None
         self._lock = DataLock(paths.data / "node.lock", paths.workspace)
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ready = threading.Event()
-        self._stop: asyncio.Event | None = None
+        self._stop: asyncio.Event = None  # type: ignore[assignment]  # as activity
         self._start_error: BaseException | None = None
         self._subscribers: list[Callable[[NodeEvent], None]] = []
-        self._workspace: Workspace | None = None
-        self._service: SyncService | None = None
+        self._workspace: Workspace = None  # type: ignore[assignment]  # as activity
+        self._service: SyncService = None  # type: ignore[assignment]  # as activity
+        self._arrivals: Arrivals = None  # type: ignore[assignment]  # as activity
         self._membership_version: tuple[int, int] = (0, 0)
         self._rotating = False
         self._keys_epoch = 0  # the epoch whose document keys this Node saw to
@@ -262,6 +257,7 @@ class Node:
             self.activity = Activity(self.recorder, self._types_and_times)
             ws.on_created = self._created
             ws.on_merged = self.activity.merged_document
+            self._arrivals = Arrivals(ws)
             start_signature_helper()  # a catch-up's first large batch need not wait for it
             await self._service.async_start()
         except BaseException as exc:  # reported to start()'s caller
@@ -299,7 +295,9 @@ class Node:
                     await asyncio.wait_for(self._stop.wait(), COLLECTOR_CHECK_S)
                 continue
             changed = asyncio.Event()
-            self._shipper = Shipper(url, self.recorder, spool_in_thread=True)
+            # The recorder's batch ids are the tuples it handed out (Spool.ack takes them back).
+            spool = cast(Spool, self.recorder)
+            self._shipper = Shipper(url, spool, spool_in_thread=True)
             watch = asyncio.ensure_future(self._async_watch_collector(url, changed))
             try:
                 await self._shipper.async_run(changed)
@@ -405,8 +403,7 @@ class Node:
         self._service.retire()
         nick = self._workspace.replica.nicknames().get(removal.by)
         log.info("this computer was removed from the workspace by %s", removal.by.hex()[:8])
-        self._emit(NodeEvent("removed", {"by": removal.by, "at_ms": removal.at_ms,
-                                         "reason": removal.reason, "nick": nick}))
+        self._emit(Removed(removal.by, removal.at_ms, removal.reason, nick))
 
     def _admit(self, key: bytes, tag: bytes) -> str | None:
         """A newcomer proved an invite's code in a join session (on the Node's thread)."""
@@ -519,12 +516,13 @@ class Node:
         if kept != self._kept_seen:
             self._kept_seen = kept
             self.activity.kept_changed(kept)
+            self._emit(KeptChanged(kept))
 
-    def _history_moved(self, detail: dict) -> HistoryProgress:
+    def _history_moved(self, fetch: HistoryFetch) -> HistoryProgress:
         names = {self._channel_stream(info.name): kinds.channel_key(info.name)
-                 for info in self._workspace.channels()} if detail["pending"] else {}
-        progress = HistoryProgress(detail["here"], detail["total"], detail["done"], frozenset(
-            names[s] for s in detail["pending"] if s in names))
+                 for info in self._workspace.channels()} if fetch.pending else {}
+        progress = HistoryProgress(fetch.here, fetch.total, fetch.done, frozenset(
+            names[s] for s in fetch.pending if s in names))
         self._history = None if progress.done else progress
         if not progress.done and self._history_began is None:
             self._history_began = (time.monotonic(), progress.here)
@@ -604,17 +602,23 @@ class Node:
                 if result is not None and result.set_running_or_notify_cancel():
                     result.set_result(None)
                 return
-            fetching = self._service.fetcher.fetch(list_id, size)
+            fetching = self._fetcher.fetch(list_id, size)
         except Exception as exc:
             log.exception("a file fetch could not start")
             self._fetch_ended(list_id, size, exc, result)
             return
         fetching.add_done_callback(lambda task: self._fetched(list_id, size, task, result))
 
+    @property
+    def _fetcher(self) -> Fetcher:
+        fetcher = self._service.fetcher
+        assert fetcher is not None  # a Node's service has the workspace's chunk store
+        return fetcher
+
     def _recorded(self, list_id: bytes, size: int) -> bool:
         """Whether the file is complete here (recorded); the eviction that may follow spares
         it and every file being fetched."""
-        keep = [list_id, *(lst for lst, _ in self._service.fetcher.active)]
+        keep = [list_id, *(lst for lst, _ in self._fetcher.active)]
         return self._workspace.files.complete(list_id, size, keep=keep)
 
     def _fetched(self, list_id: bytes, size: int, task: asyncio.Future,
@@ -647,8 +651,8 @@ class Node:
                        ) -> Callable[[], None]:
         """Call `report(have, size)` as the file `list_id` arrives; returns the unsubscribe."""
         def progress(event: NodeEvent) -> None:
-            if event.kind == "files" and event.detail["progress"].list == list_id:
-                report(event.detail["progress"].have, event.detail["progress"].size)
+            if isinstance(event, FileProgressed) and event.progress.list == list_id:
+                report(event.progress.have, event.progress.size)
 
         return self.subscribe(progress)
 
@@ -664,7 +668,7 @@ class Node:
         if not self._running:
             return
         limit = preferences.load(self.paths.data).auto_download_mb << 20
-        now, active = time.monotonic(), set(self._service.fetcher.active)
+        now, active = time.monotonic(), set(self._fetcher.active)
         for wanted in self._workspace.files.wanted(limit):
             key = (wanted.list, wanted.size)
             if key in active or self._auto_failed.get(key, 0.0) > now:
@@ -728,35 +732,44 @@ class Node:
         return lambda: self._subscribers.remove(callback)
 
     def _on_sync_event(self, event: SyncEvent) -> None:
-        if event.kind == "objects":
+        """Sync's events go on to the subscribers, with what changed after new objects, and the
+        Node's own readings of files' and history's progress."""
+        if isinstance(event, ObjectsStored):
             self._membership_changed()
             self._schedule_auto_fetch()
             if not self._workspace.replica.kept.get().all:
                 self._kept_changed()
-        elif event.kind == "history":
-            event = SyncEvent("history", {"progress": self._history_moved(event.detail)})
-        elif event.kind == "peers" and event.detail.get("connected"):
+            self._emit(event)
+            for change in self._arrivals.changes(event.ids):
+                self._emit(change)
+            return
+        if isinstance(event, HistoryFetch):
+            self._emit(HistoryProgressed(self._history_moved(event)))
+            return
+        if isinstance(event, FileFetch):
+            self._emit(FileProgressed(self._file_fetched(event)))
+            return
+        if isinstance(event, PeerConnected):
             self._auto_failed.clear()  # a new peer may have what the others lacked
             self._schedule_auto_fetch()
-        elif event.kind == "files":
-            detail = event.detail
-            done, error = detail["done"], detail["error"]
-            if done:  # recorded before anyone hears of it
-                try:
-                    self._recorded(detail["list"], detail["size"])
-                except Exception as exc:  # the fetch's future says so too (_fetched)
-                    log.exception("a fetched file could not be recorded")
-                    done, error = False, str(exc)
-            event = SyncEvent("files", {"progress": FileProgress(
-                detail["list"], detail["have"], detail["size"], done, error)})
-        if event.kind == "delivered":
+        elif isinstance(event, Delivered):
             ws = self._workspace
             self._pending = frozenset(ws.replica.outbox.undelivered(ws.key))
-        elif event.kind == "session":
-            self.activity.session(event.detail)
-        elif event.kind == "rejected":
-            self.activity.rejected(event.detail["reason"])
-        self._emit(NodeEvent(event.kind, event.detail))
+        elif isinstance(event, SessionEnded):
+            self.activity.session(event)
+        elif isinstance(event, ObjectRejected):
+            self.activity.rejected(event.reason)
+        self._emit(event)
+
+    def _file_fetched(self, fetch: FileFetch) -> FileProgress:
+        done, error = fetch.done, fetch.error
+        if done:  # recorded before anyone hears of it
+            try:
+                self._recorded(fetch.list, fetch.size)
+            except Exception as exc:  # the fetch's future says so too (_fetched)
+                log.exception("a fetched file could not be recorded")
+                done, error = False, str(exc)
+        return FileProgress(fetch.list, fetch.have, fetch.size, done, error)
 
     def _emit(self, node_event: NodeEvent) -> None:
         for callback in list(self._subscribers):
