@@ -1,0 +1,123 @@
+"""Sealed envelopes for relays: what a member hands a relay instead of an object.
+
+A relay (relay/) stores and forwards envelopes it cannot open. Every key here is derived from
+one epoch's workspace secret (core/membership.py "Epochs"), which the relay never sees:
+
+- `box`: the object's signed bytes in a SecretBox (XSalsa20-Poly1305) under the epoch's box key.
+  The nonce is the first 24 bytes of the opaque id, which no other object shares under that key,
+  so it travels in no field of its own.
+- `opaque`: a keyed BLAKE2b of the object's id under the epoch's id key: the relay cannot tell
+  which object, author, channel or stream an envelope holds, nor link two envelopes of a stream.
+- `bucket`: the object's time, coarsened to BUCKET_MS, so members reconcile newest first.
+- the token: an Ed25519 key pair seeded by the epoch secret. The relay holds only its public
+  half (an admin registers it, and moves it at each rotation), and a member proves it by signing
+  the relay session's handshake hash: a removed member, who lacks the new epoch's secret, is
+  refused once the workspace has moved.
+
+Opening checks the box and that the opaque id is the one its content's id gives, so a relay
+cannot pass one envelope off as another; what opens is then an object like any other, checked
+(signature and all) on the one ingest path: a relay can drop or withhold, never forge.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import nacl.exceptions
+import nacl.secret
+
+from .encoding import object_id
+from .identity import Identity, verify
+
+KEY_SIZE = 32
+OPAQUE_SIZE = 32
+BUCKET_MS = 3_600_000  # one hour: coarse enough that timing within it is hidden
+MAX_BUCKET = (1 << 48) - 1
+OVERHEAD = nacl.secret.SecretBox.MACBYTES  # bytes a box adds to the object
+SPACE_SIZE = 32
+
+_BOX_PERSON = b"hearth-rly-box"
+_ID_PERSON = b"hearth-rly-id"
+_TOKEN_PERSON = b"hearth-rly-token"
+_SPACE_PERSON = b"hearth-rly-space"
+TOKEN_CONTEXT = b"hearth-relay-token/1"  # signed with the handshake hash: a proof for one session
+
+
+class SealError(ValueError):
+    """An envelope that does not open under these keys (or was tampered with)."""
+
+
+class Envelope(NamedTuple):
+    """What a relay stores: an opaque id, a coarse time and a box."""
+
+    opaque: bytes
+    bucket: int
+    box: bytes
+
+
+def _derive(secret: bytes, person: bytes) -> bytes:
+    if len(secret) != KEY_SIZE:
+        raise ValueError("an epoch secret is 32 bytes")
+    return hashlib.blake2b(secret, digest_size=KEY_SIZE, person=person).digest()
+
+
+def space_id(workspace: bytes) -> bytes:
+    """What names a workspace on a relay (its id is not told: only that it exists)."""
+    return hashlib.blake2b(workspace, digest_size=SPACE_SIZE, person=_SPACE_PERSON).digest()
+
+
+def bucket_of(ts_ms: int) -> int:
+    return min(max(ts_ms, 0) // BUCKET_MS, MAX_BUCKET)
+
+
+@dataclass(frozen=True)
+class EpochKeys:
+    """The relay keys of one epoch, derived from its workspace secret."""
+
+    epoch: int
+    box_key: bytes
+    id_key: bytes
+    token: Identity
+
+    @classmethod
+    def derive(cls, epoch: int, secret: bytes) -> EpochKeys:
+        return cls(epoch, _derive(secret, _BOX_PERSON), _derive(secret, _ID_PERSON),
+                   Identity.from_seed(_derive(secret, _TOKEN_PERSON)))
+
+    def __repr__(self) -> str:  # never print a key
+        return f"EpochKeys(epoch={self.epoch})"
+
+    @property
+    def token_key(self) -> bytes:
+        """The public half of the token: what an admin registers with a relay."""
+        return self.token.public_key
+
+    def opaque(self, oid: bytes) -> bytes:
+        return hashlib.blake2b(oid, digest_size=OPAQUE_SIZE, key=self.id_key).digest()
+
+    def seal(self, raw: bytes, ts_ms: int) -> Envelope:
+        opaque = self.opaque(object_id(raw))
+        box = nacl.secret.SecretBox(self.box_key).encrypt(raw, opaque[:24]).ciphertext
+        return Envelope(opaque, bucket_of(ts_ms), box)
+
+    def open(self, envelope: Envelope) -> bytes:
+        """The object's bytes (not yet checked as an object: ingest does that)."""
+        try:
+            raw = nacl.secret.SecretBox(self.box_key).decrypt(
+                envelope.box, envelope.opaque[:24])
+        except (nacl.exceptions.CryptoError, ValueError, TypeError):
+            raise SealError("an envelope that does not open under this epoch's key") from None
+        if self.opaque(object_id(raw)) != envelope.opaque:
+            raise SealError("an envelope whose opaque id is not its content's")
+        return raw
+
+    def prove(self, handshake_hash: bytes) -> bytes:
+        """The token's signature for one session (bound to its Noise handshake)."""
+        return self.token.sign(TOKEN_CONTEXT + handshake_hash)
+
+
+def token_valid(token_key: bytes, handshake_hash: bytes, proof: bytes) -> bool:
+    """Whether `proof` is the token's signature for the session with `handshake_hash`."""
+    return verify(token_key, TOKEN_CONTEXT + handshake_hash, proof)

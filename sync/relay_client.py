@@ -1,0 +1,290 @@
+"""The thin asyncio layer over sync.relay_member: a Node's links to the workspace's relays.
+
+`RelayLink` is the one class a Node's sync service owns (docs/ARCHITECTURE.md "Relays"):
+
+    link = RelayLink(replica, identity, secrets, on_objects, relays=..., registration=...)
+    await link.start()         # one task per relay: dial, prove, reconcile, stay for pushes
+    link.offer(raws, ids)      # objects just stored here (typed, or from a LAN peer): put live
+    await link.close()
+
+- `secrets()` answers the newest epoch whose secret this computer holds, and that secret
+  (app.membership's `newest_secret`); a link whose epoch is no longer the newest reconnects
+  under the new one.
+- `on_objects(raws)` takes what opened to the one ingest path (the service's storing path, or
+  `Replica.ingest`); signatures are checked there as for any peer's objects.
+- `relays()` answers the relays to dial (app.relays' `active_relays` of the workspace
+  objects); read again at each dial, so one added or removed by sync is taken up.
+- `registration()` answers, on an admin's computer, the admins' keys (the space's owners):
+  the link then registers the space, or moves it to the newest epoch; None elsewhere.
+
+Every wait has a timeout; a relay that refuses, drops or lies costs a reconnection with
+backoff, never an object: nothing reaches the replica but through `on_objects`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import aiohttp
+from aiohttp import WSMsgType
+
+from core.identity import Identity
+from core.objects import decode_trusted
+from core.relay_seal import Envelope, EpochKeys, bucket_of, space_id
+from storage import Replica
+from storage.items import ItemReader
+
+from .relay_member import Authorized, Ended, Opened, Reconciled, Registration, RelayMember
+from .relay_wire import MAX_MESSAGE, PATH
+
+log = logging.getLogger(__name__)
+
+CONNECT_TIMEOUT_S = 5.0
+SEND_TIMEOUT_S = 30.0
+IDLE_TIMEOUT_S = 90.0
+PING_INTERVAL_S = 30.0
+RECONCILE_INTERVAL_S = 60.0
+BACKOFF_S = (1.0, 5.0, 15.0, 60.0, 300.0)
+
+
+@dataclass(frozen=True)
+class RelayAddress:
+    host: str
+    port: int
+    key: bytes  # the relay's static key, pinned
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"ws://{host}:{self.port}{PATH}"
+
+
+@dataclass
+class RelayState:
+    """What the window and `hearth sync status` may show of one relay."""
+
+    address: RelayAddress
+    connected: bool = False
+    last_sync: float | None = None  # time.time() of the last finished round
+    error: str | None = None
+    uploaded: int = 0
+    downloaded: int = 0
+    rounds: int = field(default=0)
+
+
+class HeldEnvelopes:
+    """The replica's objects as one epoch names them to a relay: opaque id -> (id, bucket).
+    Recomputed only when the replica changed (the reconciliation index, storage.items)."""
+
+    def __init__(self, replica: Replica, keys: EpochKeys):
+        self._replica = replica
+        self.keys = keys
+        self._version: tuple[int, int] | None = None
+        self._held: dict[bytes, tuple[bytes, int]] = {}
+
+    def items(self) -> dict[bytes, int]:
+        version = ItemReader(self._replica.conn).version()
+        if version != self._version:
+            rows = self._replica.conn.execute("SELECT ts, id FROM items").fetchall()
+            self._held = {self.keys.opaque(oid): (oid, bucket_of(ts)) for ts, oid in rows}
+            self._version = version
+        return {opaque: bucket for opaque, (_, bucket) in self._held.items()}
+
+    def seal(self, opaques: list[bytes]) -> list[Envelope]:
+        out = []
+        for opaque in opaques:
+            held = self._held.get(opaque)
+            raw = self._replica.get(held[0]) if held else None
+            if raw is not None:
+                out.append(self.keys.seal(raw, decode_trusted(raw).ts))
+        return out
+
+
+class _Connection:
+    """One relay session: the socket, the member state machine and the lock that keeps its
+    Noise messages in order."""
+
+    def __init__(self, ws: aiohttp.ClientWebSocketResponse, member: RelayMember,
+                 held: HeldEnvelopes):
+        self.ws = ws
+        self.member = member
+        self.held = held
+        self.lock = asyncio.Lock()
+        self.round_at = 0.0  # time.monotonic() of the last round begun
+
+    async def flush(self) -> None:
+        async with self.lock:
+            for data in self.member.data_to_send():
+                await asyncio.wait_for(self.ws.send_bytes(data), SEND_TIMEOUT_S)
+
+
+class RelayLink:
+    def __init__(self, replica: Replica, identity: Identity,
+                 secrets: Callable[[], tuple[int, bytes]],
+                 on_objects: Callable[[list[bytes]], None], *,
+                 relays: Callable[[], list[RelayAddress]],
+                 registration: Callable[[], tuple[bytes, ...] | None] = lambda: None,
+                 reconcile_interval: float = RECONCILE_INTERVAL_S):
+        self.replica = replica
+        self.identity = identity
+        self._secrets = secrets
+        self._on_objects = on_objects
+        self._relays = relays
+        self._registration = registration
+        self._interval = reconcile_interval
+        self.space = space_id(replica.workspace.id)
+        self.states: dict[RelayAddress, RelayState] = {}
+        self._connections: dict[RelayAddress, _Connection] = {}
+        self._tasks: dict[RelayAddress, asyncio.Task] = {}
+        self._http: aiohttp.ClientSession | None = None
+        self._watcher: asyncio.Task | None = None
+        self._synced = asyncio.Condition()
+
+    async def start(self) -> None:
+        self._http = aiohttp.ClientSession()
+        self._watcher = asyncio.ensure_future(self._watch())
+
+    async def close(self) -> None:
+        tasks = [t for t in (self._watcher, *self._tasks.values()) if t is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks.clear()
+        if self._http is not None:
+            await self._http.close()
+
+    def offer(self, raws: list[bytes]) -> None:
+        """Objects just stored here: sealed and put to every relay connected now (the others
+        get them at their next round)."""
+        for conn in list(self._connections.values()):
+            if conn.member.authorized and not conn.member.closed:
+                conn.member.upload([conn.held.keys.seal(raw, decode_trusted(raw).ts)
+                                    for raw in raws])
+                asyncio.ensure_future(self._flush(conn))
+
+    async def wait_synced(self, address: RelayAddress, after: float, timeout: float) -> bool:
+        """Wait until a round with `address` finished after `after` (time.time())."""
+        def done() -> bool:
+            state = self.states.get(address)
+            return bool(state and state.last_sync and state.last_sync > after)
+        async with self._synced:
+            try:
+                await asyncio.wait_for(self._synced.wait_for(done), timeout)
+            except TimeoutError:
+                return False
+        return True
+
+    # The relays ---------------------------------------------------------------------------------
+
+    async def _watch(self) -> None:
+        """Dial each relay listed; stop the links to relays no longer listed."""
+        while True:
+            wanted = set(self._relays())
+            for address in wanted - self._tasks.keys():
+                self.states.setdefault(address, RelayState(address))
+                self._tasks[address] = asyncio.ensure_future(self._run(address))
+            for address in self._tasks.keys() - wanted:
+                self._tasks.pop(address).cancel()
+                self.states.pop(address, None)
+            await asyncio.sleep(5.0)
+
+    async def _run(self, address: RelayAddress) -> None:
+        failures = 0
+        while True:
+            state = self.states[address]
+            try:
+                if await self._session(address):
+                    failures = 0
+            except (OSError, aiohttp.ClientError, TimeoutError) as exc:
+                state.error = f"cannot reach the relay: {exc!r}"
+            finally:
+                state.connected = False
+                self._connections.pop(address, None)
+            if state.error:
+                log.info("relay %s:%d: %s", address.host, address.port, state.error)
+            await asyncio.sleep(BACKOFF_S[min(failures, len(BACKOFF_S) - 1)])
+            failures += 1
+
+    async def _session(self, address: RelayAddress) -> bool:
+        """One connection, until it ends; whether the relay took our token."""
+        assert self._http is not None
+        epoch, secret = self._secrets()
+        keys = EpochKeys.derive(epoch, secret)
+        held = HeldEnvelopes(self.replica, keys)
+        owners = self._registration()
+        registration = Registration(self.identity, owners) if owners is not None else None
+        member = RelayMember(address.key, keys, self.space, held.seal, registration=registration)
+        ws = await asyncio.wait_for(self._http.ws_connect(
+            address.url, max_msg_size=MAX_MESSAGE, compress=0, autoping=True,
+            timeout=aiohttp.ClientWSTimeout(ws_close=2.0)), CONNECT_TIMEOUT_S)
+        conn = _Connection(ws, member, held)
+        self._connections[address] = conn
+        ticker = asyncio.ensure_future(self._tick(conn, address))
+        try:
+            await conn.flush()
+            while not member.closed:
+                msg = await ws.receive(timeout=IDLE_TIMEOUT_S)
+                if msg.type != WSMsgType.BINARY:
+                    member.close("the relay closed the connection")
+                    break
+                member.receive(msg.data)
+                await self._events(conn, address)
+                await conn.flush()
+        finally:
+            ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await ticker
+            await self._events(conn, address)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(ws.close(), 2.0)
+        return member.authorized
+
+    async def _tick(self, conn: _Connection, address: RelayAddress) -> None:
+        """Ping, reconcile every interval, and leave once a newer epoch is held."""
+        while not conn.member.closed:
+            await asyncio.sleep(min(PING_INTERVAL_S, self._interval))
+            if self._secrets()[0] != conn.member.keys.epoch:
+                conn.member.close("a new epoch")
+                await conn.ws.close()
+                return
+            conn.member.ping()
+            if time.monotonic() - conn.round_at >= self._interval:
+                conn.round_at = time.monotonic()
+                conn.member.reconcile(conn.held.items())
+            await self._flush(conn)
+
+    async def _flush(self, conn: _Connection) -> None:
+        try:
+            await conn.flush()
+        except (OSError, aiohttp.ClientError, TimeoutError, ConnectionError):
+            conn.member.close("connection lost")
+            with contextlib.suppress(Exception):
+                await conn.ws.close()
+
+    async def _events(self, conn: _Connection, address: RelayAddress) -> None:
+        state = self.states[address]
+        while (event := conn.member.next_event()) is not None:
+            if isinstance(event, Authorized):
+                state.connected, state.error = True, None
+                conn.round_at = time.monotonic()
+                conn.member.reconcile(conn.held.items())
+            elif isinstance(event, Opened):
+                self._on_objects(list(event.raws))
+            elif isinstance(event, Reconciled):
+                state.last_sync = time.time()
+                state.rounds += 1
+                state.uploaded += event.uploaded
+                state.downloaded += event.downloaded
+                async with self._synced:
+                    self._synced.notify_all()
+            elif isinstance(event, Ended):
+                state.connected = False
+                if event.refused or event.reason != "closing":
+                    state.error = event.reason

@@ -1,0 +1,248 @@
+"""A member's side of a relay connection, as a pure state machine (sync.relay_wire's protocol).
+
+Bytes go in (`receive`); bytes and events come out (`data_to_send`, `next_event`); the host
+(sync.relay_client) moves them, hands it the items it holds (`reconcile`), a `sealer` that
+reads the objects the relay lacks from the replica and seals them (as sync.session reads its
+store), and takes the objects that open (`Opened`) to the one ingest path. Envelopes that do not open under the epoch's keys, or
+whose opaque id is not their content's, are dropped and counted (`unopened`): what a relay
+hands over is never more than a candidate object, which ingest checks like any other.
+
+One round: negentropy over (bucket, opaque) items newest first; what the relay lacks (not
+below its floor) is sealed and put as each step names it, `get`s ask for what this member lacks, at most GET_WINDOW
+in flight, and `Reconciled` comes once every get is answered and every put acknowledged.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from core.encoding import dumps
+from core.identity import Identity
+from core.relay_seal import Envelope, EpochKeys, SealError
+
+from .negentropy import Negentropy, NegentropyError, VectorStorage
+from .relay_wire import (
+    MAX_IDS,
+    NEG_FRAME_LIMIT,
+    NEG_MAX_RANGES,
+    REGISTER_CONTEXT,
+    Channel,
+    WireError,
+    batches,
+    envelopes_in,
+    item_of,
+    require,
+)
+
+GET_WINDOW = 2
+
+
+@dataclass(frozen=True)
+class Authorized:
+    """The relay took the token: reconcile now. `floor`: buckets it no longer takes."""
+
+    epoch: int
+    floor: int
+
+
+@dataclass(frozen=True)
+class Opened:
+    """Objects that came sealed (an answer, or `live`: pushed as another member stored them)."""
+
+    raws: tuple[bytes, ...]
+    live: bool
+
+
+@dataclass(frozen=True)
+class Reconciled:
+    uploaded: int
+    downloaded: int
+    unopened: int
+
+
+@dataclass(frozen=True)
+class Ended:
+    reason: str
+    refused: bool  # the relay refused us (unknown space, stale token): no fault of the link
+
+
+Event = Authorized | Opened | Reconciled | Ended
+
+
+@dataclass(frozen=True)
+class Registration:
+    """An admin's registration: their identity signs it; `owners` may move the space later."""
+
+    identity: Identity
+    owners: tuple[bytes, ...]
+
+
+class RelayMember:
+    def __init__(self, relay_key: bytes, keys: EpochKeys, space: bytes,
+                 sealer: Callable[[list[bytes]], list[Envelope]], *,
+                 registration: Registration | None = None):
+        self.keys = keys
+        self._sealer = sealer  # opaque ids -> the envelopes of the objects held
+        self.space = space
+        self._registration = registration
+        self.channel = Channel(initiator=True, remote_key=relay_key)
+        self._out: deque[bytes] = deque([self.channel.first_message()])
+        self._events: deque[Event] = deque()
+        self.authorized = False
+        self.closed = False
+        self.floor = 0
+        self._neg: Negentropy | None = None
+        self._buckets: dict[bytes, int] = {}
+        self._need: list[bytes] = []
+        self._wanted: deque[list[bytes]] = deque()
+        self._gets = 0
+        self._puts = 0
+        self._round = False
+        self._counts = [0, 0, 0]  # uploaded, downloaded, unopened (this round)
+
+    def data_to_send(self) -> list[bytes]:
+        out = list(self._out)
+        self._out.clear()
+        return out
+
+    def next_event(self) -> Event | None:
+        return self._events.popleft() if self._events else None
+
+    @property
+    def busy(self) -> bool:
+        """A round is going on."""
+        return self._round
+
+    def close(self, reason: str = "closing") -> None:
+        if not self.closed:
+            self.closed = True
+            self._events.append(Ended(reason, False))
+
+    def receive(self, data: bytes) -> None:
+        if self.closed:
+            return
+        try:
+            if not self.channel.ready:
+                self.channel.handshake(data)
+                self._send(self._introduction())
+                return
+            frame = self.channel.decode(data)
+            if frame is not None:
+                self._frame(frame)
+        except (WireError, NegentropyError) as exc:
+            self._end(f"the relay broke the protocol: {exc}")
+
+    def reconcile(self, items: dict[bytes, int]) -> None:
+        """Start a round over the items held: opaque id -> bucket."""
+        if not self.authorized or self.closed or self._round:
+            return
+        self._round, self._counts = True, [0, 0, 0]
+        self._buckets, self._need = items, []
+        storage = VectorStorage()
+        for opaque, bucket in items.items():
+            storage.insert(*item_of(bucket, opaque))
+        storage.seal()
+        self._neg = Negentropy(storage, NEG_FRAME_LIMIT, max_ranges=NEG_MAX_RANGES)
+        self._send({"t": "neg", "m": self._neg.initiate()})
+
+    def upload(self, envelopes: list[Envelope]) -> None:
+        """Put envelopes (in a round: what the relay lacks; else live, as objects arrive)."""
+        if not self.authorized or self.closed:
+            return
+        for batch in batches([e for e in envelopes if e.bucket >= self.floor]):
+            self._send({"t": "put", "envs": batch})
+            self._puts += 1
+            self._counts[0] += len(batch)
+
+    def ping(self) -> None:
+        if self.authorized and not self.closed:
+            self._send({"t": "ping"})
+
+    # Frames -------------------------------------------------------------------------------------
+
+    def _send(self, frame: dict) -> None:
+        self._out.extend(self.channel.encode(frame))
+
+    def _end(self, reason: str, refused: bool = False) -> None:
+        if not self.closed:
+            self.closed = True
+            self._events.append(Ended(reason, refused))
+
+    def _introduction(self) -> dict:
+        hh = self.channel.handshake_hash
+        proof = self.keys.prove(hh)
+        reg = self._registration
+        if reg is None:
+            return {"t": "auth", "space": self.space, "proof": proof}
+        owners = sorted(set(reg.owners) | {reg.identity.public_key})
+        token = self.keys.token_key
+        signed = REGISTER_CONTEXT + hh + dumps([self.space, token, self.keys.epoch, owners])
+        return {"t": "register", "space": self.space, "token": token, "epoch": self.keys.epoch,
+                "owners": owners, "by": reg.identity.public_key, "proof": proof,
+                "sig": reg.identity.sign(signed)}
+
+    def _frame(self, frame: dict) -> None:
+        kind = frame["t"]
+        if kind == "bye":
+            reason = frame.get("reason")
+            self._end(f"the relay said: {reason}" if isinstance(reason, str) else "bye",
+                      refused=not self.authorized)
+            return
+        if not self.authorized:
+            require(kind == "ok" and frame.keys() == {"t", "epoch", "floor"}
+                    and type(frame["floor"]) is int and type(frame["epoch"]) is int, "ok")
+            self.authorized, self.floor = True, frame["floor"]
+            self._events.append(Authorized(frame["epoch"], self.floor))
+            return
+        if kind == "neg":
+            require(frame.keys() == {"t", "m"} and isinstance(frame["m"], bytes)
+                    and self._neg is not None, "neg")
+            assert self._neg is not None
+            step = self._neg.reconcile_client(frame["m"])
+            self._need += step.need
+            lacking = [o for o in step.have if self._buckets.get(o, -1) >= self.floor]
+            if lacking:
+                self.upload(self._sealer(lacking))
+            if step.next_message is not None:
+                self._send({"t": "neg", "m": step.next_message})
+            else:
+                self._neg = None
+                self._wanted.extend(self._need[i:i + MAX_IDS]
+                                    for i in range(0, len(self._need), MAX_IDS))
+                self._need = []
+                self._ask()
+        elif kind == "envs":
+            require(frame.keys() == {"t", "envs", "live"} and type(frame["live"]) is bool, "envs")
+            self._opened(envelopes_in(frame["envs"], "envs"), frame["live"])
+        elif kind == "done":
+            require(self._gets > 0, "done (no get)")
+            self._gets -= 1
+            self._ask()
+        elif kind == "stored":
+            require(self._puts > 0 and type(frame.get("n")) is int, "stored")
+            self._puts -= 1
+            self._ask()
+        elif kind != "pong":
+            raise WireError(f"frame {kind!r}")
+
+    def _opened(self, envelopes: list[Envelope], live: bool) -> None:
+        raws = []
+        for env in envelopes:
+            try:
+                raws.append(self.keys.open(env))
+            except SealError:
+                self._counts[2] += 1
+        self._counts[1] += len(raws)
+        if raws:
+            self._events.append(Opened(tuple(raws), live))
+
+    def _ask(self) -> None:
+        while self._wanted and self._gets < GET_WINDOW:
+            self._send({"t": "get", "ids": self._wanted.popleft()})
+            self._gets += 1
+        if self._round and self._neg is None and not self._wanted and not self._gets \
+                and not self._puts:
+            self._round = False
+            self._events.append(Reconciled(*self._counts))
