@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import time
@@ -32,6 +33,7 @@ log = logging.getLogger(__name__)
 
 KEY_FILE = "relay.key"
 DB_FILE = "relay.db"
+CONNECTED_FILE = "connected.json"  # members connected per space, for `hearth relay status`
 AUTH_TIMEOUT_S = 10.0
 IDLE_TIMEOUT_S = 120.0
 SEND_TIMEOUT_S = 30.0
@@ -112,6 +114,8 @@ class RelayServer:
                 await self._pruner
         if self._runner is not None:
             await self._runner.cleanup()
+        self._members.clear()
+        self._write_connected()
         self.store.close()
 
     async def _prune_forever(self) -> None:
@@ -148,6 +152,7 @@ class RelayServer:
                 self._members[peer.space].discard(peer)
                 if not self._members[peer.space]:
                     del self._members[peer.space]
+                self._write_connected()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(ws.close(), 2.0)
         return ws
@@ -194,6 +199,7 @@ class RelayServer:
         while (event := peer.next_event()) is not None:
             if isinstance(event, Joined):
                 self._members[event.space].add(peer)
+                self._write_connected()
             elif isinstance(event, Stored):
                 for other in list(self._members.get(event.space, ())):
                     if other is not peer:
@@ -201,6 +207,15 @@ class RelayServer:
                         asyncio.ensure_future(self._push(other))
             elif isinstance(event, Ended) and event.fault:
                 log.info("a connection ended: %s", event.reason)
+
+    def _write_connected(self) -> None:
+        counts = {space.hex(): len(peers) for space, peers in self._members.items()}
+        tmp = self.folder / (CONNECTED_FILE + ".tmp")
+        try:
+            tmp.write_text(json.dumps(counts))
+            tmp.replace(self.folder / CONNECTED_FILE)
+        except OSError as exc:
+            log.warning("cannot write %s: %s", CONNECTED_FILE, exc)
 
     async def _push(self, peer: RelayPeer) -> None:
         # The other connection's own loop may be waiting for a read: its pushes go from here.

@@ -1,0 +1,128 @@
+"""The relays a workspace syncs through (relay/; docs/ARCHITECTURE.md "Relays").
+
+An admin names a relay in a signed `workspace/relay` object in the workspace stream (host,
+port, the relay's static key, `active`), so every member learns it by sync; taking it back is
+the same kind with `active` false. Per relay key, the latest (ts, id) such object by a current
+admin counts (an admin's grant that ends takes their relays with it, as it takes their other
+powers). Nothing is stored beyond the objects: the list is computed from them on each call.
+
+`link_relays` and `registration` are what a Node hands sync.relay_client.RelayLink.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from core.objects import Object
+from core.workspace_kinds import RELAY_KEY_SIZE
+from storage import Replica
+from sync.peers import parse_address
+from sync.relay_client import RelayAddress
+
+from .workspace import WorkspaceError
+
+KIND = "workspace/relay"
+
+
+class _Writer(Protocol):
+    """What this module needs of a workspace (app.workspace.Workspace)."""
+
+    replica: Replica
+
+    @property
+    def id(self) -> bytes: ...
+
+    @property
+    def key(self) -> bytes: ...
+
+    def publish(self, kind: str, stream: bytes, body: dict) -> Object: ...
+
+
+@dataclass(frozen=True)
+class Relay:
+    host: str
+    port: int
+    key: bytes
+    by: bytes  # the admin who named it
+    at_ms: int
+
+    @property
+    def address(self) -> RelayAddress:
+        return RelayAddress(self.host, self.port, self.key)
+
+    @property
+    def hostport(self) -> str:
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
+
+def relays(replica: Replica) -> list[Relay]:
+    """The relays named now, in the order they were named."""
+    latest: dict[bytes, Object] = {}
+    for admin in replica.admins():
+        for oid in replica.posts_by(admin, KIND):
+            obj = replica.object(oid)
+            if obj.stream != replica.workspace.id:
+                continue
+            key = obj.body["key"]
+            held = latest.get(key)
+            if held is None or (obj.ts, obj.id) > (held.ts, held.id):
+                latest[key] = obj
+    named = [Relay(o.body["host"], o.body["port"], o.body["key"], o.author, o.ts)
+             for o in latest.values() if o.body["active"]]
+    return sorted(named, key=lambda r: (r.at_ms, r.key))
+
+
+def parse_key(text: str) -> bytes:
+    """A relay's key as `hearth relay serve` prints it: 64 hex digits."""
+    try:
+        key = bytes.fromhex(text.strip())
+    except ValueError:
+        key = b""
+    if len(key) != RELAY_KEY_SIZE:
+        raise WorkspaceError(f"a relay's key is {RELAY_KEY_SIZE * 2} hex digits, as "
+                             "`hearth relay serve` prints it")
+    return key
+
+
+def _must_be_admin(ws: _Writer) -> None:
+    if not ws.replica.is_admin(ws.key):
+        raise WorkspaceError("only admins name the workspace's relays")
+
+
+def add_relay(ws: _Writer, address: str, key: str) -> Relay:
+    """Name the relay at `address` (HOST:PORT) with static key `key` (hex) for everyone."""
+    _must_be_admin(ws)
+    host, port = parse_address(address)
+    relay_key = parse_key(key)
+    obj = ws.publish(KIND, ws.id, {"host": host, "port": port, "key": relay_key,
+                                   "active": True})
+    return Relay(host, port, relay_key, ws.key, obj.ts)
+
+
+def remove_relay(ws: _Writer, which: str) -> Relay:
+    """Take back a relay, named by its key (hex, or a unique prefix) or its HOST:PORT."""
+    _must_be_admin(ws)
+    text = which.strip().lower()
+    found = [r for r in relays(ws.replica)
+             if r.key.hex().startswith(text) or r.hostport.lower() == text
+             or f"{r.host}:{r.port}".lower() == text]
+    if len(found) != 1:
+        raise WorkspaceError(f"no relay {which!r} is named in this workspace (see `hearth relay "
+                             "list`)" if not found else f"{which!r} names several relays: "
+                             "give more of the key")
+    relay = found[0]
+    ws.publish(KIND, ws.id, {"host": relay.host, "port": relay.port, "key": relay.key,
+                             "active": False})
+    return relay
+
+
+def link_relays(replica: Replica) -> list[RelayAddress]:
+    """What RelayLink dials (its `relays` callable)."""
+    return [relay.address for relay in relays(replica)]
+
+
+def registration(replica: Replica, me: bytes) -> tuple[bytes, ...] | None:
+    """RelayLink's `registration`: on an admin's computer, the admins (the space's owners)."""
+    admins = replica.admins()
+    return tuple(sorted(admins)) if me in admins else None
