@@ -12,6 +12,7 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from relay.server import CONNECTED_FILE, DB_FILE, RelayServer
 from relay.store import DEFAULT_RETENTION_S, RelayStore
@@ -72,7 +73,7 @@ def cmd_status(args: argparse.Namespace) -> None:
         connected = json.loads((folder / CONNECTED_FILE).read_text())
     except (OSError, ValueError):
         connected = {}
-    rows = [{"space": s.space.hex(), "epoch": s.epoch, "envelopes": s.count, "bytes": s.bytes,
+    rows: list[dict[str, Any]] = [{"space": s.space.hex(), "epoch": s.epoch, "envelopes": s.count, "bytes": s.bytes,
              "quota": s.quota, "connected": int(connected.get(s.space.hex(), 0))}
             for s in spaces]
     if args.json:
