@@ -187,7 +187,8 @@ class RelayPeer:
             envelopes = envelopes_in(frame["envs"], "put")
             require(sum(len(e.box) for e in envelopes) <= MAX_ENVS_BYTES + 65536, "put size")
             added = self.store.put(self.space or b"", envelopes)
-            self._send({"t": "stored", "n": len(added)})
+            held = self.store.space(self.space or b"")
+            self._send({"t": "stored", "n": len(added), "floor": held.floor if held else 0})
             if added:
                 self._events.append(Stored(self.space or b"", tuple(added)))
         elif kind == "get":

@@ -221,8 +221,10 @@ class RelayMember:
             self._gets -= 1
             self._ask()
         elif kind == "stored":
-            require(self._puts > 0 and type(frame.get("n")) is int, "stored")
+            require(self._puts > 0 and frame.keys() == {"t", "n", "floor"}
+                    and type(frame["n"]) is int and type(frame["floor"]) is int, "stored")
             self._puts -= 1
+            self.floor = max(self.floor, frame["floor"])
             self._ask()
         elif kind != "pong":
             raise WireError(f"frame {kind!r}")

@@ -25,7 +25,7 @@ Frames (member -> relay, then relay -> member):
     envs     {envs, live}             envelopes asked for (`live` false, closed by `done`) or
                                       pushed as another member stored them (`live` true)
     done     {}                       the end of one answer to a `get`
-    stored   {n}                      a put was stored (n envelopes new)
+    stored   {n, floor}               a put was stored (n envelopes new; the floor now)
     bye      {reason}                 the relay refuses or closes
 """
 

@@ -1,0 +1,197 @@
+"""The relay protocol in memory: sync.relay_member against relay.peer, no sockets."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from core import kinds
+from core.identity import Identity
+from core.objects import build, decode
+from core.relay_seal import Envelope, EpochKeys, bucket_of, space_id
+from relay.peer import REFUSED, Ended, RelayPeer, Snapshots, Stored
+from relay.store import RelayStore
+from sync.relay_member import Authorized, Opened, Reconciled, Registration, RelayMember
+from sync.relay_wire import relay_public_key
+
+WS = bytes([9]) * 32
+SPACE = space_id(WS)
+ADMIN = Identity.from_seed(bytes([1]) * 32)
+AUTHOR = Identity.from_seed(bytes([2]) * 32)
+SECRET0, SECRET1 = bytes([3]) * 32, bytes([4]) * 32
+RELAY_KEY = bytes([5]) * 32
+
+
+def posts(count: int, prefix: str = "m", start: int = 1_700_000_000_000) -> list[bytes]:
+    return [build(AUTHOR, "post/text", stream=kinds.channel_stream(WS, "general"),
+                  body={"channel": "general", "text": f"{prefix}{n}"},
+                  ts=start + n * 600_000).raw for n in range(count)]
+
+
+class Side:
+    """A member's objects, as RelayLink holds them (without a replica)."""
+
+    def __init__(self, keys: EpochKeys, raws: list[bytes]):
+        self.keys = keys
+        self.raws: dict[bytes, bytes] = {}
+        self.opened: list[bytes] = []
+        self.add(raws)
+
+    def add(self, raws: list[bytes]) -> None:
+        for raw in raws:
+            self.raws[self.keys.opaque(decode(raw).id)] = raw
+
+    def items(self) -> dict[bytes, int]:
+        return {o: bucket_of(decode(r).ts) for o, r in self.raws.items()}
+
+    def seal(self, opaques: list[bytes]) -> list[Envelope]:
+        return [self.keys.seal(self.raws[o], decode(self.raws[o]).ts) for o in opaques]
+
+
+class Relay:
+    def __init__(self, tmp: Path, **store_args: int):
+        self.store = RelayStore(tmp / "relay.db", **store_args)
+        self.snapshots = Snapshots(self.store)
+        self.key = relay_public_key(RELAY_KEY)
+        self.peers: list[RelayPeer] = []
+
+    def connect(self, side: Side, registration: Registration | None = None
+                ) -> tuple[RelayMember, RelayPeer]:
+        member = RelayMember(self.key, side.keys, SPACE, side.seal, registration=registration)
+        peer = RelayPeer(self.store, self.snapshots, RELAY_KEY, max_spaces=10)
+        self.peers.append(peer)
+        self.pump(member, peer, side)
+        return member, peer
+
+    def pump(self, member: RelayMember, peer: RelayPeer, side: Side) -> list:
+        events: list = []
+        moved = True
+        while moved:
+            moved = False
+            for data in member.data_to_send():
+                peer.receive(data)
+                moved = True
+            while (event := peer.next_event()) is not None:
+                events.append(event)
+                if isinstance(event, Stored):
+                    for other in self.peers:
+                        if other is not peer:
+                            other.deliver(list(event.envelopes))
+            while True:
+                for data in peer.data_to_send():
+                    member.receive(data)
+                    moved = True
+                if not peer.has_output:
+                    break
+            while (event := member.next_event()) is not None:
+                events.append(event)
+                if isinstance(event, Authorized):
+                    member.reconcile(side.items())
+                elif isinstance(event, Opened):
+                    side.opened += event.raws
+        return events
+
+
+def test_register_upload_then_another_member_downloads(tmp_path: Path) -> None:
+    relay = Relay(tmp_path)
+    keys = EpochKeys.derive(0, SECRET0)
+    a, b = Side(keys, posts(300)), Side(keys, posts(5, "b"))
+    ma, pa = relay.connect(a, Registration(ADMIN, (ADMIN.public_key,)))
+    assert ma.authorized and not ma.busy and pa.joined
+    held = relay.store.space(SPACE)
+    assert held is not None and held.count == 300 and held.owners == {ADMIN.public_key}
+    mb, _ = relay.connect(b)
+    assert mb.authorized and not mb.busy
+    assert set(b.opened) == set(a.raws.values())
+    assert relay.store.space(SPACE).count == 305  # type: ignore[union-attr]
+    # Live: a's link puts a new object; b, connected, has it pushed.
+    new = posts(1, "live", start=1_800_000_000_000)
+    a.add(new)
+    ma.upload([keys.seal(new[0], 1_800_000_000_000)])
+    relay.pump(ma, pa, a)
+    relay.pump(mb, relay.peers[1], b)
+    assert new[0] in b.opened
+
+
+def test_an_outsider_and_a_stale_token_get_only_a_refusal(tmp_path: Path) -> None:
+    relay = Relay(tmp_path)
+    old, new = EpochKeys.derive(0, SECRET0), EpochKeys.derive(1, SECRET1)
+    outsider = Side(EpochKeys.derive(0, os.urandom(32)), posts(3))
+    m, p = relay.connect(outsider)  # no space yet
+    assert not m.authorized and m.closed and p.closed
+    relay.connect(Side(old, []), Registration(ADMIN, ()))
+    for keys in (EpochKeys.derive(0, os.urandom(32)), new):
+        m, p = relay.connect(Side(keys, posts(3)))
+        assert not m.authorized and p.closed and relay.store.items(SPACE) == []
+    # The admin moves the space to epoch 1: the epoch-0 token (a removed member's) is refused.
+    admin, _ = relay.connect(Side(new, posts(2)), Registration(ADMIN, ()))
+    assert admin.authorized
+    removed = Side(old, posts(4, "r"))
+    m, p = relay.connect(removed)
+    events = relay.pump(m, p, removed)
+    assert not m.authorized and m.closed
+    assert relay.store.space(SPACE).epoch == 1  # type: ignore[union-attr]
+    assert len(relay.store.items(SPACE)) == 2
+    assert not any(isinstance(e, Opened) for e in events)
+
+
+def test_only_an_owner_moves_a_space_and_never_backwards(tmp_path: Path) -> None:
+    relay = Relay(tmp_path)
+    old, new = EpochKeys.derive(0, SECRET0), EpochKeys.derive(1, SECRET1)
+    relay.connect(Side(new, []), Registration(ADMIN, ()))
+    stranger = Identity.from_seed(bytes([8]) * 32)
+    for keys, who in ((EpochKeys.derive(2, os.urandom(32)), stranger), (old, ADMIN)):
+        m, p = relay.connect(Side(keys, []), Registration(who, ()))
+        assert not m.authorized and p.closed
+    assert relay.store.space(SPACE).epoch == 1  # type: ignore[union-attr]
+
+
+def test_a_member_reconciles_newest_first_and_skips_below_the_floor(tmp_path: Path) -> None:
+    relay = Relay(tmp_path, quota=60 * 400)
+    keys = EpochKeys.derive(0, SECRET0)
+    a = Side(keys, posts(200))
+    m, p = relay.connect(a, Registration(ADMIN, ()))
+    held = relay.store.space(SPACE)
+    assert held is not None and 0 < held.count < 200 and held.floor > 0
+    newest = max(bucket for bucket, _ in relay.store.items(SPACE))
+    assert newest == max(a.items().values())
+    count = held.count
+    m.reconcile(a.items())
+    events = relay.pump(m, p, a)
+    done = [e for e in events if isinstance(e, Reconciled)]
+    assert done and done[0].uploaded == 0  # nothing below the floor is sent again
+    assert relay.store.space(SPACE).count == count  # type: ignore[union-attr]
+
+
+def test_junk_from_a_relay_is_dropped_not_opened(tmp_path: Path) -> None:
+    relay = Relay(tmp_path)
+    keys = EpochKeys.derive(0, SECRET0)
+    a = Side(keys, posts(3))
+    relay.connect(a, Registration(ADMIN, ()))
+    # What a hostile relay could hand out: random boxes, an envelope under another opaque id.
+    real = keys.seal(a.raws[next(iter(a.raws))], 0)
+    relay.store.put(SPACE, [Envelope(os.urandom(32), 5, os.urandom(200)),
+                            Envelope(os.urandom(32), 5, real.box)])
+    b = Side(keys, [])
+    m, p = relay.connect(b)
+    assert set(b.opened) == set(a.raws.values())
+    assert not any(isinstance(e, Ended) for e in relay.pump(m, p, b))
+
+
+@pytest.mark.parametrize("frame", [{"t": "neg", "m": b"\x61"}, {"t": "get", "ids": []},
+                                   {"t": "put", "envs": []}])
+def test_frames_before_the_proof_are_refused(tmp_path: Path, frame: dict) -> None:
+    relay = Relay(tmp_path)
+    member = RelayMember(relay.key, EpochKeys.derive(0, SECRET0), SPACE, lambda ids: [])
+    peer = RelayPeer(relay.store, relay.snapshots, RELAY_KEY, max_spaces=10)
+    for data in member.data_to_send():
+        peer.receive(data)
+    for data in peer.data_to_send():
+        member.channel.handshake(data)
+    for data in member.channel.encode(frame):
+        peer.receive(data)
+    assert peer.closed
+    event = peer.next_event()
+    assert isinstance(event, Ended) and event.reason == REFUSED and event.fault
