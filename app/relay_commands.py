@@ -16,9 +16,20 @@ from typing import Any
 
 from relay.server import CONNECTED_FILE, DB_FILE, RelayServer
 from relay.store import DEFAULT_RETENTION_S, RelayStore
+from sync.peers import AddressError, parse_address
+from sync.relay_client import RelayAddress
 
 from . import _text, relays
-from ._command import LOG_FORMAT, CLIError, command, open_workspace, print_json, when
+from ._command import (
+    LOG_FORMAT,
+    CLIError,
+    command,
+    errors,
+    open_workspace,
+    print_json,
+    seconds,
+    when,
+)
 from .file_commands import size_arg
 from .paths import default_data_dir
 from .units import quota_label, size_label
@@ -99,6 +110,28 @@ def cmd_remove(args: argparse.Namespace) -> None:
     print(f"relay {_text.line(relay.hostport)} removed")
 
 
+def cmd_sync(args: argparse.Namespace) -> None:
+    """One round with each relay the workspace names (or the one given), then exit."""
+    given = None
+    if args.address is not None:
+        if args.key is None:
+            raise CLIError("give the relay's KEY after HOST:PORT")
+        host, port = parse_address(args.address)
+        given = [RelayAddress(host, port, relays.parse_key(args.key))]
+    with open_workspace(args) as ws:
+        states = relays.sync_once(ws, given, timeout=args.timeout)
+    failed = 0
+    for state in states:
+        where = _text.line(state.address.hostport)
+        if state.last_sync:
+            print(f"{where}: synced ({state.uploaded} up, {state.downloaded} down)")
+        else:
+            failed += 1
+            print(f"{where}: {_text.line(state.error or 'no answer')}")
+    if failed:
+        raise CLIError(f"{failed} of {len(states)} relays did not sync")
+
+
 def cmd_list(args: argparse.Namespace) -> None:
     with open_workspace(args) as ws:
         named = relays.relays(ws.replica)
@@ -140,3 +173,10 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
     p.add_argument("relay", metavar="RELAY", help="its key (or a prefix) or HOST:PORT")
     command(inner, common, "list", cmd_list, "the relays this workspace syncs through",
             json_flag=True)
+    p = command(inner, common, "sync", cmd_sync,
+                "sync once through the workspace's relays (or the one given), then exit")
+    p.set_defaults(handler=errors(cmd_sync, AddressError))
+    p.add_argument("address", nargs="?", metavar="HOST:PORT")
+    p.add_argument("key", nargs="?", metavar="KEY")
+    p.add_argument("--timeout", type=seconds(600), default=30.0,
+                   help="seconds to wait for each relay (default 30)")

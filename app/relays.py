@@ -11,16 +11,22 @@ powers). Nothing is stored beyond the objects: the list is computed from them on
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from core.objects import Object
 from core.workspace_kinds import RELAY_KEY_SIZE
 from storage import Replica
 from sync.peers import parse_address
-from sync.relay_client import RelayAddress
+from sync.relay_client import RelayAddress, RelayLink, RelayState
 
 from .workspace import WorkspaceError
+
+if TYPE_CHECKING:
+    from .workspace import Workspace
 
 KIND = "workspace/relay"
 
@@ -53,7 +59,7 @@ class Relay:
 
     @property
     def hostport(self) -> str:
-        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+        return self.address.hostport
 
 
 def relays(replica: Replica) -> list[Relay]:
@@ -126,3 +132,48 @@ def registration(replica: Replica, me: bytes) -> tuple[bytes, ...] | None:
     """RelayLink's `registration`: on an admin's computer, the admins (the space's owners)."""
     admins = replica.admins()
     return tuple(sorted(admins)) if me in admins else None
+
+
+def link_for(ws: Workspace, addresses: Callable[[], list[RelayAddress]] | None = None,
+             on_objects: Callable[[list[bytes]], None] | None = None) -> RelayLink:
+    """The RelayLink a Node owns for `ws`: the relays its workspace objects name (or
+    `addresses`), its newest epoch's secret, the one ingest path (or `on_objects`); on an
+    admin's computer it registers the space and moves it to each new epoch."""
+    replica = ws.replica
+
+    def ingest(raws: list[bytes]) -> None:
+        replica.ingest(raws)
+
+    return RelayLink(replica, ws.identity, ws.newest_secret, on_objects or ingest,
+                     relays=addresses or (lambda: link_relays(replica)),
+                     registration=lambda: registration(replica, ws.key))
+
+
+def sync_once(ws: Workspace, addresses: list[RelayAddress] | None = None, *,
+              timeout: float = 30.0) -> list[RelayState]:
+    """One round with each relay (the workspace's, or `addresses`): upload what each lacks,
+    download and ingest what this replica lacks; how each went (a refusal or an unreachable
+    relay ends its wait early)."""
+    wanted = addresses if addresses is not None else link_relays(ws.replica)
+    if not wanted:
+        raise WorkspaceError("no relays: an admin adds one with `hearth relay add HOST:PORT KEY`")
+
+    async def run() -> list[RelayState]:
+        link = link_for(ws, lambda: wanted)
+        start = time.time()
+        await link.start()
+        try:
+            deadline = time.monotonic() + timeout
+            pending = set(wanted)
+            while pending and time.monotonic() < deadline:
+                for address in list(pending):
+                    state = link.states.get(address)
+                    if state is not None and (state.last_sync or 0) > start or (
+                            state is not None and state.error and not state.connected):
+                        pending.discard(address)
+                if pending:
+                    await asyncio.sleep(0.05)
+            return [link.states.get(a) or RelayState(a, error="timed out") for a in wanted]
+        finally:
+            await link.close()
+    return asyncio.run(run())

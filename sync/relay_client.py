@@ -59,9 +59,12 @@ class RelayAddress:
     key: bytes  # the relay's static key, pinned
 
     @property
+    def hostport(self) -> str:
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
+    @property
     def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"ws://{host}:{self.port}{PATH}"
+        return f"ws://{self.hostport}{PATH}"
 
 
 @dataclass

@@ -3,20 +3,18 @@ RelayLink run until it has finished a round (sync.relay_client)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from app import relays
 from app.workspace import Workspace
-from sync.relay_client import RelayAddress, RelayLink, RelayState
+from sync.relay_client import RelayAddress, RelayState
 
 ROOT = Path(__file__).resolve().parents[2]
 LOG_FILE = "relay.log"
@@ -68,40 +66,12 @@ def relay_process(folder: Path, *, host: str = "127.0.0.1", port: int = 0,
         log.close()
 
 
-def link_for(ws: Workspace, addresses: Callable[[], list[RelayAddress]] | None = None,
-             on_objects: Callable[[list[bytes]], None] | None = None) -> RelayLink:
-    """The RelayLink a Node would own for `ws`: the relays its workspace objects name (or
-    `addresses`), its newest epoch's secret, the one ingest path; an admin registers."""
-    replica = ws.replica
-
-    def ingest(raws: list[bytes]) -> None:
-        replica.ingest(raws)
-
-    return RelayLink(
-        replica, ws.identity, ws.newest_secret, on_objects or ingest,
-        relays=addresses or (lambda: relays.link_relays(replica)),
-        registration=lambda: relays.registration(replica, ws.key))
-
-
 def sync_through(ws: Workspace, address: RelayAddress, *, timeout: float = 30.0,
                  addresses: Callable[[], list[RelayAddress]] | None = None) -> RelayState:
-    """Start `ws`'s link, wait for one finished round with `address` (or its refusal), stop."""
-    async def run() -> RelayState:
-        link = link_for(ws, addresses)
-        start = time.time()
-        await link.start()
-        try:
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline:
-                if await link.wait_synced(address, start, 0.2):
-                    break
-                state = link.states.get(address)
-                if state is not None and state.error and "refused" in state.error:
-                    break
-            return link.states.get(address) or RelayState(address, error="never dialled")
-        finally:
-            await link.close()
-    return asyncio.run(run())
+    """One round of `ws` with `address` (dialled among the workspace's relays, or
+    `addresses`): how it went."""
+    states = relays.sync_once(ws, addresses() if addresses else None, timeout=timeout)
+    return next(state for state in states if state.address == address)
 
 
 def relay_files_contain(folder: Path, needle: bytes) -> list[str]:

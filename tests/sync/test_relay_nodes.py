@@ -26,7 +26,7 @@ from storage import Status
 from sync.relay_client import RelayAddress
 from tests.support import channels, two_members
 
-from .relaying import link_for, relay_files_contain, relay_process, sync_through
+from .relaying import relay_files_contain, relay_process, sync_through
 
 MARKER = "quokka-marker-5c1e"
 
@@ -127,7 +127,7 @@ def test_a_relay_that_drops_and_replays_cannot_make_a_member_accept_anything(
         hostile.extra = [keys.seal(unsigned, 0), Envelope(os.urandom(32), 1, os.urandom(90))]
         results: list = []
         try:
-            link_a = link_for(a, lambda: [address])
+            link_a = relays.link_for(a, lambda: [address])
             await link_a.start()
             assert await link_a.wait_synced(address, 0, 30)
             await link_a.close()
@@ -135,7 +135,7 @@ def test_a_relay_that_drops_and_replays_cannot_make_a_member_accept_anything(
             def ingest(raws: list[bytes]) -> None:
                 results.extend(b.replica.ingest(raws))
             for _ in range(6):  # each round asks again for what was dropped
-                link_b = link_for(b, lambda: [address], on_objects=ingest)
+                link_b = relays.link_for(b, lambda: [address], on_objects=ingest)
                 start = time.time()
                 await link_b.start()
                 assert await link_b.wait_synced(address, start, 30)
