@@ -22,6 +22,7 @@ from sync.relay_client import RelayAddress
 from . import _text, relays
 from ._command import (
     LOG_FORMAT,
+    PORT,
     CLIError,
     command,
     errors,
@@ -29,6 +30,7 @@ from ._command import (
     print_json,
     seconds,
     when,
+    whole_number,
 )
 from .file_commands import size_arg
 from .paths import default_data_dir
@@ -47,7 +49,7 @@ def cmd_serve(args: argparse.Namespace) -> None:
     folder = relay_folder(args)
     try:
         asyncio.run(_serve(folder, args.host, args.port, args.quota << 20,
-                           int(args.retention_days * 86400)))
+                           args.retention_days * 86400))
     except OSError as exc:
         raise CLIError(f"cannot serve: {exc}") from None
     except KeyboardInterrupt:
@@ -155,12 +157,13 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
     inner = parser.add_subparsers(dest="relay_command", metavar="COMMAND", required=True)
     p = command(inner, common, "serve", cmd_serve,
                 "run a relay here (--data is the relay's folder); prints its address and key")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"default {DEFAULT_PORT}; "
+    p.add_argument("--port", type=PORT, default=DEFAULT_PORT, help=f"default {DEFAULT_PORT}; "
                    "0 picks a free one")
     p.add_argument("--host", default="0.0.0.0", help="address to listen on")  # noqa: S104
     p.add_argument("--quota", type=size_arg, default=1024, metavar="SIZE",
                    help="space per workspace, like 500M or 10G (default 1G)")
-    p.add_argument("--retention-days", type=float, default=DEFAULT_RETENTION_S / 86400,
+    p.add_argument("--retention-days", type=whole_number(1, 36500),
+                   default=DEFAULT_RETENTION_S // 86400,
                    help="envelopes older than this go (default 90)")
     command(inner, common, "status", cmd_status,
             "the relay in --data: workspaces, envelopes, bytes, members connected",
