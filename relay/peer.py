@@ -41,9 +41,11 @@ MAX_QUEUED_BYTES = 32 << 20  # live pushes waiting for a member that does not re
 
 @dataclass(frozen=True)
 class Joined:
-    """The member proved the token of `space` (its live pushes start)."""
+    """The member proved the token of `space` at `epoch` (its live pushes start; members
+    of an older epoch are cut off)."""
 
     space: bytes
+    epoch: int
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,7 @@ class RelayPeer:
         self._max_spaces = max_spaces
         self.channel = Channel(initiator=False, static_private=static_private)
         self.space: bytes | None = None
+        self.epoch = -1  # the space's epoch when the member joined
         self._out: deque[bytes] = deque()
         self._events: deque[Event] = deque()
         self._gets: deque[list[bytes]] = deque()
@@ -128,7 +131,7 @@ class RelayPeer:
 
     def deliver(self, envelopes: list[Envelope]) -> None:
         """Another member of this space stored these: push them."""
-        if self.joined and not self.closed:
+        if self.joined and not self.closed and self._current():
             for batch in batches(envelopes):
                 self._send({"t": "envs", "envs": batch, "live": True})
             if sum(map(len, self._out)) > MAX_QUEUED_BYTES:
@@ -176,6 +179,8 @@ class RelayPeer:
                 self._register(frame)
             else:
                 self.close(REFUSED, fault=True)
+            return
+        if not self._current():
             return
         if kind == "neg":
             require(frame.keys() == {"t", "m"} and isinstance(frame["m"], bytes), "neg")
@@ -239,6 +244,15 @@ class RelayPeer:
         self._join(record.space, record.epoch, record.floor)
 
     def _join(self, space: bytes, epoch: int, floor: int) -> None:
-        self.space = space
+        self.space, self.epoch = space, epoch
         self._send({"t": "ok", "epoch": epoch, "floor": floor})
-        self._events.append(Joined(space))
+        self._events.append(Joined(space, epoch))
+
+    def _current(self) -> bool:
+        """Whether the space is still at the epoch whose token the member proved; if not
+        (an admin moved it since: perhaps the member was removed), the member is cut off."""
+        held = self.store.space(self.space or b"")
+        if held is not None and held.epoch == self.epoch:
+            return True
+        self.close(REFUSED)
+        return False

@@ -88,6 +88,7 @@ class RelayServer:
         self._connections = 0
         self._runner: web.AppRunner | None = None
         self._pruner: asyncio.Task | None = None
+        self._pushes: set[asyncio.Task] = set()  # held until done (the loop keeps weak refs)
         self.port = 0
 
     def connected(self, space: bytes) -> int:
@@ -198,13 +199,17 @@ class RelayServer:
     def _events(self, peer: RelayPeer) -> None:
         while (event := peer.next_event()) is not None:
             if isinstance(event, Joined):
+                for other in list(self._members.get(event.space, ())):
+                    if other.epoch < event.epoch:  # moved on: a removed member is cut off now
+                        other.close("refused")
+                        self._schedule_push(other)
                 self._members[event.space].add(peer)
                 self._write_connected()
             elif isinstance(event, Stored):
                 for other in list(self._members.get(event.space, ())):
                     if other is not peer:
                         other.deliver(list(event.envelopes))
-                        asyncio.ensure_future(self._push(other))
+                        self._schedule_push(other)
             elif isinstance(event, Ended) and event.fault:
                 log.info("a connection ended: %s", event.reason)
 
@@ -217,6 +222,11 @@ class RelayServer:
         except OSError as exc:
             log.warning("cannot write %s: %s", CONNECTED_FILE, exc)
 
+    def _schedule_push(self, peer: RelayPeer) -> None:
+        task = asyncio.ensure_future(self._push(peer))
+        self._pushes.add(task)
+        task.add_done_callback(self._pushes.discard)
+
     async def _push(self, peer: RelayPeer) -> None:
         # The other connection's own loop may be waiting for a read: its pushes go from here.
         held = self._sockets.get(peer)
@@ -224,5 +234,7 @@ class RelayServer:
             return
         try:
             await self._flush(held[0], peer)
+            if peer.closed:
+                await held[0].close()
         except (TimeoutError, ConnectionError) as exc:
             peer.close(f"connection lost: {exc!r}", tell=False)

@@ -146,6 +146,7 @@ class RelayLink:
         self._tasks: dict[RelayAddress, asyncio.Task] = {}
         self._http: aiohttp.ClientSession | None = None
         self._watcher: asyncio.Task | None = None
+        self._flushes: set[asyncio.Task] = set()  # held until done (the loop keeps weak refs)
         self._synced = asyncio.Condition()
 
     async def start(self) -> None:
@@ -153,7 +154,8 @@ class RelayLink:
         self._watcher = asyncio.ensure_future(self._watch())
 
     async def close(self) -> None:
-        tasks = [t for t in (self._watcher, *self._tasks.values()) if t is not None]
+        tasks = [t for t in (self._watcher, *self._tasks.values(), *self._flushes)
+                 if t is not None]
         for task in tasks:
             task.cancel()
         for task in tasks:
@@ -170,7 +172,9 @@ class RelayLink:
             if conn.member.authorized and not conn.member.closed:
                 conn.member.upload([conn.held.keys.seal(raw, decode_trusted(raw).ts)
                                     for raw in raws])
-                asyncio.ensure_future(self._flush(conn))
+                task = asyncio.ensure_future(self._flush(conn))
+                self._flushes.add(task)
+                task.add_done_callback(self._flushes.discard)
 
     async def wait_synced(self, address: RelayAddress, after: float, timeout: float) -> bool:
         """Wait until a round with `address` finished after `after` (time.time())."""
@@ -207,6 +211,9 @@ class RelayLink:
                     failures = 0
             except (OSError, aiohttp.ClientError, TimeoutError) as exc:
                 state.error = f"cannot reach the relay: {exc!r}"
+            except Exception as exc:  # a bug (in on_objects, say) must not end the link for good
+                log.exception("the link to relay %s failed", address.hostport)
+                state.error = f"internal error: {exc!r}"
             finally:
                 state.connected = False
                 self._connections.pop(address, None)

@@ -195,3 +195,19 @@ def test_frames_before_the_proof_are_refused(tmp_path: Path, frame: dict) -> Non
     assert peer.closed
     event = peer.next_event()
     assert isinstance(event, Ended) and event.reason == REFUSED and event.fault
+
+
+def test_a_member_connected_across_the_move_is_cut_off(tmp_path: Path) -> None:
+    relay = Relay(tmp_path)
+    old, new = EpochKeys.derive(0, SECRET0), EpochKeys.derive(1, SECRET1)
+    relay.connect(Side(old, posts(2)), Registration(ADMIN, ()))
+    removed = Side(old, [])
+    m, p = relay.connect(removed)
+    assert m.authorized and not p.closed and len(removed.opened) == 2
+    admin, _ = relay.connect(Side(new, posts(3, "n")), Registration(ADMIN, ()))
+    assert admin.authorized
+    p.deliver([new.seal(posts(1, "x")[0], 0)])  # nothing more reaches the removed member
+    m.upload([old.seal(posts(1, "late")[0], 0)])
+    relay.pump(m, p, removed)
+    assert p.closed and m.closed and len(removed.opened) == 2
+    assert len(relay.store.items(SPACE)) == 3

@@ -155,3 +155,42 @@ def test_a_relay_that_drops_and_replays_cannot_make_a_member_accept_anything(
         asyncio.run(run(a, b))
         assert all(b.replica.has(decode(r).id) for r in sent)
         assert items(a) <= items(b)  # nothing of A's is missing once the rounds are over
+
+
+def test_new_objects_are_pushed_live_to_connected_members(tmp_path: Path) -> None:
+    pa, pb = two_members(tmp_path)
+
+    async def run(a: Workspace, b: Workspace) -> float:
+        server = RelayServer(tmp_path / "relay")
+        port = await server.start("127.0.0.1", 0)
+        address = RelayAddress("127.0.0.1", port, server.key)
+        arrived = asyncio.Event()
+        posted: list[bytes] = []
+
+        def ingest(raws: list[bytes]) -> None:
+            b.replica.ingest(raws)
+            if posted and b.replica.has(posted[0]):
+                arrived.set()
+        link_a = relays.link_for(a, lambda: [address])
+        link_b = relays.link_for(b, lambda: [address], on_objects=ingest)
+        try:
+            await link_a.start()
+            assert await link_a.wait_synced(address, 0, 30)
+            await link_b.start()
+            assert await link_b.wait_synced(address, 0, 30)
+            assert server.connected(space_id(a.id)) == 2
+            obj = a.post("general", "live through the relay")
+            posted.append(obj.id)
+            start = time.monotonic()
+            link_a.offer([obj.raw])
+            await asyncio.wait_for(arrived.wait(), 10)
+            return time.monotonic() - start
+        finally:
+            await link_a.close()
+            await link_b.close()
+            await server.close()
+
+    with Workspace.open(pa) as a, Workspace.open(pb) as b:
+        channels(a, "general")
+        took = asyncio.run(run(a, b))
+        assert took < 5.0  # pushed, not waiting for the next round (RECONCILE_INTERVAL_S)
