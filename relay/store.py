@@ -139,14 +139,13 @@ class RelayStore:
             held = self.space(space)
             if held is None:
                 return []
-            for env in envelopes:
-                if env.bucket < held.floor:
-                    continue
-                cursor = self.conn.execute(
-                    "INSERT OR IGNORE INTO envelopes (space, opaque, bucket, stored, box) "
-                    "VALUES (?, ?, ?, ?, ?)", (space, env.opaque, env.bucket, now, env.box))
-                if cursor.rowcount:
-                    added.append(env)
+            fresh = {env.opaque: env for env in envelopes if env.bucket >= held.floor}
+            for held_opaque in self._held(space, list(fresh)):
+                del fresh[held_opaque]
+            added = list(fresh.values())
+            self.conn.executemany(
+                "INSERT INTO envelopes (space, opaque, bucket, stored, box) VALUES (?, ?, ?, ?, ?)",
+                [(space, env.opaque, env.bucket, now, env.box) for env in added])
             if added:
                 size = sum(len(env.box) + ROW_OVERHEAD for env in added)
                 self.conn.execute("UPDATE spaces SET count = count + ?, bytes = bytes + ? "
@@ -155,6 +154,16 @@ class RelayStore:
                 floor = self._evict(space)
                 added = [env for env in added if env.bucket >= floor]
         return added
+
+    def _held(self, space: bytes, opaques: list[bytes]) -> list[bytes]:
+        out: list[bytes] = []
+        for start in range(0, len(opaques), 500):
+            part = opaques[start:start + 500]
+            marks = ", ".join("?" * len(part))
+            out += [row[0] for row in self.conn.execute(
+                f"SELECT opaque FROM envelopes WHERE space = ? AND opaque IN ({marks})",
+                (space, *part))]
+        return out
 
     def _evict(self, space: bytes) -> int:
         """The oldest envelopes past the quota go; the new floor."""

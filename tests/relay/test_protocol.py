@@ -9,7 +9,7 @@ import pytest
 
 from core import kinds
 from core.identity import Identity
-from core.objects import build, decode
+from core.objects import build, decode_trusted
 from core.relay_seal import Envelope, EpochKeys, bucket_of, space_id
 from relay.peer import REFUSED, Ended, RelayPeer, Snapshots, Stored
 from relay.store import RelayStore
@@ -41,13 +41,13 @@ class Side:
 
     def add(self, raws: list[bytes]) -> None:
         for raw in raws:
-            self.raws[self.keys.opaque(decode(raw).id)] = raw
+            self.raws[self.keys.opaque(decode_trusted(raw).id)] = raw
 
     def items(self) -> dict[bytes, int]:
-        return {o: bucket_of(decode(r).ts) for o, r in self.raws.items()}
+        return {o: bucket_of(decode_trusted(r).ts) for o, r in self.raws.items()}
 
     def seal(self, opaques: list[bytes]) -> list[Envelope]:
-        return [self.keys.seal(self.raws[o], decode(self.raws[o]).ts) for o in opaques]
+        return [self.keys.seal(self.raws[o], decode_trusted(self.raws[o]).ts) for o in opaques]
 
 
 class Relay:
