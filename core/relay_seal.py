@@ -9,6 +9,8 @@ one epoch's workspace secret (core/membership.py "Epochs"), which the relay neve
 - `opaque`: a keyed BLAKE2b of the object's id under the epoch's id key: the relay cannot tell
   which object, author, channel or stream an envelope holds, nor link two envelopes of a stream.
 - `bucket`: the object's time, coarsened to BUCKET_MS, so members reconcile newest first.
+- signals (typing, presence): a sender-signed body in a box under the epoch's signal key,
+  forwarded to the members connected now and never stored.
 - the token: an Ed25519 key pair seeded by the epoch secret. The relay holds only its public
   half (an admin registers it, and moves it at each rotation), and a member proves it by signing
   the relay session's handshake hash: a removed member, who lacks the new epoch's secret, is
@@ -22,13 +24,14 @@ cannot pass one envelope off as another; what opens is then an object like any o
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import nacl.exceptions
 import nacl.secret
 
-from .encoding import object_id
+from .encoding import EncodingError, dumps, loads, object_id
 from .identity import Identity, verify
 
 KEY_SIZE = 32
@@ -42,6 +45,9 @@ _BOX_PERSON = b"hearth-rly-box"
 _ID_PERSON = b"hearth-rly-id"
 _TOKEN_PERSON = b"hearth-rly-token"
 _SPACE_PERSON = b"hearth-rly-space"
+_SIGNAL_PERSON = b"hearth-rly-sig"
+SIGNAL_CONTEXT = b"hearth-relay-signal/1"
+MAX_SIGNAL = 1024  # a signal's body (typing, a cursor): what members pass through, never stored
 TOKEN_CONTEXT = b"hearth-relay-token/1"  # signed with the handshake hash: a proof for one session
 
 
@@ -80,11 +86,13 @@ class EpochKeys:
     box_key: bytes
     id_key: bytes
     token: Identity
+    signal_key: bytes
 
     @classmethod
     def derive(cls, epoch: int, secret: bytes) -> EpochKeys:
         return cls(epoch, _derive(secret, _BOX_PERSON), _derive(secret, _ID_PERSON),
-                   Identity.from_seed(_derive(secret, _TOKEN_PERSON)))
+                   Identity.from_seed(_derive(secret, _TOKEN_PERSON)),
+                   _derive(secret, _SIGNAL_PERSON))
 
     def __repr__(self) -> str:  # never print a key
         return f"EpochKeys(epoch={self.epoch})"
@@ -112,6 +120,26 @@ class EpochKeys:
         if self.opaque(object_id(raw)) != envelope.opaque:
             raise SealError("an envelope whose opaque id is not its content's")
         return raw
+
+    def seal_signal(self, sender: Identity, body: bytes) -> bytes:
+        """A signal for the members connected now (typing, presence), signed by `sender` so
+        the receivers know whose it is, in a box under the epoch's signal key."""
+        if len(body) > MAX_SIGNAL:
+            raise ValueError(f"a signal is at most {MAX_SIGNAL} bytes")
+        signed = dumps([sender.public_key, sender.sign(SIGNAL_CONTEXT + body), body])
+        return bytes(nacl.secret.SecretBox(self.signal_key).encrypt(signed, os.urandom(24)))
+
+    def open_signal(self, blob: bytes) -> tuple[bytes, bytes]:
+        """(sender's key, body) of a signal; SealError for anything not sealed and signed so."""
+        try:
+            fields = loads(nacl.secret.SecretBox(self.signal_key).decrypt(blob))
+        except (nacl.exceptions.CryptoError, ValueError, TypeError, EncodingError):
+            raise SealError("a signal that does not open under this epoch's key") from None
+        if not (isinstance(fields, list) and len(fields) == 3
+                and all(isinstance(f, bytes) for f in fields) and len(fields[2]) <= MAX_SIGNAL
+                and verify(fields[0], SIGNAL_CONTEXT + fields[2], fields[1])):
+            raise SealError("a signal not signed by its sender")
+        return fields[0], fields[2]
 
     def prove(self, handshake_hash: bytes) -> bytes:
         """The token's signature for one session (bound to its Noise handshake)."""

@@ -8,7 +8,9 @@ registration all end with the same one-word refusal, so an outsider learns nothi
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict, deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.encoding import dumps
@@ -19,6 +21,7 @@ from sync.relay_wire import (
     KEY_SIZE,
     MAX_ENVS_BYTES,
     MAX_OWNERS,
+    MAX_SIGNAL_BLOB,
     NEG_FRAME_LIMIT,
     NEG_MAX_RANGES,
     REGISTER_CONTEXT,
@@ -37,6 +40,7 @@ REFUSED = "refused"
 MAX_QUEUED_GETS = 4  # gets a member may send before reading the answers; more is a fault
 MAX_CACHED = 16  # spaces whose negentropy snapshot is kept between messages
 MAX_QUEUED_BYTES = 32 << 20  # live pushes waiting for a member that does not read: then cut off
+SIGNALS_PER_S = 20  # signals taken from one connection per second; the rest are dropped
 
 
 @dataclass(frozen=True)
@@ -57,12 +61,20 @@ class Stored:
 
 
 @dataclass(frozen=True)
+class Signalled:
+    """The member sent a signal: forward it to the space's other members (never stored)."""
+
+    space: bytes
+    blob: bytes
+
+
+@dataclass(frozen=True)
 class Ended:
     reason: str
     fault: bool
 
 
-Event = Joined | Stored | Ended
+Event = Joined | Stored | Signalled | Ended
 
 
 class Snapshots:
@@ -89,8 +101,10 @@ class Snapshots:
 
 class RelayPeer:
     def __init__(self, store: RelayStore, snapshots: Snapshots, static_private: bytes, *,
-                 max_spaces: int):
+                 max_spaces: int, clock: Callable[[], float] = time.monotonic):
         self.store = store
+        self._clock = clock
+        self._signal_window = (0.0, 0)  # (second it began, signals taken in it)
         self._snapshots = snapshots
         self._max_spaces = max_spaces
         self.channel = Channel(initiator=False, static_private=static_private)
@@ -137,6 +151,11 @@ class RelayPeer:
             if sum(map(len, self._out)) > MAX_QUEUED_BYTES:
                 self._out.clear()
                 self.close("too slow", tell=False)
+
+    def forward_signal(self, blob: bytes) -> None:
+        """Another member's signal: passed on if this member is still of the space's epoch."""
+        if self.joined and not self.closed and self._current():
+            self._send({"t": "signal", "blob": blob})
 
     def close(self, reason: str, *, fault: bool = False, tell: bool = True) -> None:
         if self.closed:
@@ -200,6 +219,17 @@ class RelayPeer:
             require(frame.keys() == {"t", "ids"}, "get")
             require(len(self._gets) < MAX_QUEUED_GETS, "get (too many unanswered)")
             self._gets.append(opaque_ids(frame["ids"], "get"))
+        elif kind == "signal":
+            blob = frame.get("blob")
+            require(frame.keys() == {"t", "blob"} and isinstance(blob, bytes)
+                    and len(blob) <= MAX_SIGNAL_BLOB, "signal")
+            assert isinstance(blob, bytes)
+            now = int(self._clock())
+            began, taken = self._signal_window
+            taken = taken + 1 if began == now else 1
+            self._signal_window = (now, taken)
+            if taken <= SIGNALS_PER_S:
+                self._events.append(Signalled(self.space or b"", blob))
         elif kind == "ping":
             self._send({"t": "pong"})
         else:

@@ -26,7 +26,7 @@ from aiohttp import WSMsgType, web
 
 from sync.relay_wire import MAX_MESSAGE, PATH, relay_public_key
 
-from .peer import Ended, Joined, RelayPeer, Snapshots, Stored
+from .peer import Ended, Joined, RelayPeer, Signalled, Snapshots, Stored
 from .store import DEFAULT_QUOTA, DEFAULT_RETENTION_S, RelayStore
 
 log = logging.getLogger(__name__)
@@ -209,6 +209,11 @@ class RelayServer:
                 for other in list(self._members.get(event.space, ())):
                     if other is not peer:
                         other.deliver(list(event.envelopes))
+                        self._schedule_push(other)
+            elif isinstance(event, Signalled):
+                for other in list(self._members.get(event.space, ())):
+                    if other is not peer:
+                        other.forward_signal(event.blob)
                         self._schedule_push(other)
             elif isinstance(event, Ended) and event.fault:
                 log.info("a connection ended: %s", event.reason)

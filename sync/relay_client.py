@@ -4,7 +4,8 @@
 
     link = RelayLink(replica, identity, secrets, on_objects, relays=..., registration=...)
     await link.start()         # one task per relay: dial, prove, reconcile, stay for pushes
-    link.offer(raws, ids)      # objects just stored here (typed, or from a LAN peer): put live
+    link.offer(raws)           # objects just stored here (typed, or from a LAN peer): put live
+    link.send_signal(body)     # typing/presence to members connected now (never stored)
     await link.close()
 
 - `secrets()` answers the newest epoch whose secret this computer holds, and that secret
@@ -14,6 +15,7 @@
   `Replica.ingest`); signatures are checked there as for any peer's objects.
 - `relays()` answers the relays to dial (app.relays' `active_relays` of the workspace
   objects); read again at each dial, so one added or removed by sync is taken up.
+- `on_signal(sender, body)` (optional) takes other members' typing and presence.
 - `registration()` answers, on an admin's computer, the admins' keys (the space's owners):
   the link then registers the space, or moves it to the newest epoch; None elsewhere.
 
@@ -39,7 +41,15 @@ from core.relay_seal import Envelope, EpochKeys, bucket_of, space_id
 from storage import Replica
 from storage.items import ItemReader
 
-from .relay_member import Authorized, Ended, Opened, Reconciled, Registration, RelayMember
+from .relay_member import (
+    Authorized,
+    Ended,
+    Opened,
+    Reconciled,
+    Registration,
+    RelayMember,
+    SignalReceived,
+)
 from .relay_wire import MAX_MESSAGE, PATH
 
 log = logging.getLogger(__name__)
@@ -132,6 +142,7 @@ class RelayLink:
                  on_objects: Callable[[list[bytes]], None], *,
                  relays: Callable[[], list[RelayAddress]],
                  registration: Callable[[], tuple[bytes, ...] | None] = lambda: None,
+                 on_signal: Callable[[bytes, bytes], None] | None = None,
                  reconcile_interval: float = RECONCILE_INTERVAL_S):
         self.replica = replica
         self.identity = identity
@@ -140,6 +151,7 @@ class RelayLink:
         self._relays = relays
         self._registration = registration
         self._interval = reconcile_interval
+        self._on_signal = on_signal
         self.space = space_id(replica.workspace.id)
         self.states: dict[RelayAddress, RelayState] = {}
         self._connections: dict[RelayAddress, _Connection] = {}
@@ -172,6 +184,16 @@ class RelayLink:
             if conn.member.authorized and not conn.member.closed:
                 conn.member.upload([conn.held.keys.seal(raw, decode_trusted(raw).ts)
                                     for raw in raws])
+                task = asyncio.ensure_future(self._flush(conn))
+                self._flushes.add(task)
+                task.add_done_callback(self._flushes.discard)
+
+    def send_signal(self, body: bytes) -> None:
+        """Typing or presence (the body is the service's to define) to the members connected
+        to any relay now; they get `on_signal(sender_key, body)`. Never stored."""
+        for conn in list(self._connections.values()):
+            if conn.member.authorized and not conn.member.closed:
+                conn.member.signal(self.identity, body)
                 task = asyncio.ensure_future(self._flush(conn))
                 self._flushes.add(task)
                 task.add_done_callback(self._flushes.discard)
@@ -287,6 +309,9 @@ class RelayLink:
                 conn.member.reconcile(conn.held.items())
             elif isinstance(event, Opened):
                 self._on_objects(list(event.raws))
+            elif isinstance(event, SignalReceived):
+                if self._on_signal is not None and event.sender != self.identity.public_key:
+                    self._on_signal(event.sender, event.body)
             elif isinstance(event, Reconciled):
                 state.last_sync = time.time()
                 state.rounds += 1

@@ -56,6 +56,14 @@ class Opened:
 
 
 @dataclass(frozen=True)
+class SignalReceived:
+    """Another member's signal (typing, presence), with the key that signed it."""
+
+    sender: bytes
+    body: bytes
+
+
+@dataclass(frozen=True)
 class Reconciled:
     uploaded: int
     downloaded: int
@@ -68,7 +76,7 @@ class Ended:
     refused: bool  # the relay refused us (unknown space, stale token): no fault of the link
 
 
-Event = Authorized | Opened | Reconciled | Ended
+Event = Authorized | Opened | SignalReceived | Reconciled | Ended
 
 
 @dataclass(frozen=True)
@@ -156,6 +164,11 @@ class RelayMember:
             self._puts += 1
             self._counts[0] += len(batch)
 
+    def signal(self, sender: Identity, body: bytes) -> None:
+        """Typing or presence for the members connected now (never stored by the relay)."""
+        if self.authorized and not self.closed:
+            self._send({"t": "signal", "blob": self.keys.seal_signal(sender, body)})
+
     def ping(self) -> None:
         if self.authorized and not self.closed:
             self._send({"t": "ping"})
@@ -226,6 +239,13 @@ class RelayMember:
             self._puts -= 1
             self.floor = max(self.floor, frame["floor"])
             self._ask()
+        elif kind == "signal":
+            require(frame.keys() == {"t", "blob"} and isinstance(frame["blob"], bytes), "signal")
+            try:
+                sender, body = self.keys.open_signal(frame["blob"])
+            except SealError:
+                return  # not a member's: dropped
+            self._events.append(SignalReceived(sender, body))
         elif kind != "pong":
             raise WireError(f"frame {kind!r}")
 

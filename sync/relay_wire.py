@@ -19,6 +19,8 @@ Frames (member -> relay, then relay -> member):
     neg      {m}                      negentropy over (FLIP - bucket, opaque) items: newest first
     put      {envs}                   envelopes [opaque, bucket, box] the relay lacks
     get      {ids}                    opaque ids the member lacks
+    signal   {blob}                   typing or presence (core.relay_seal.seal_signal), for
+                                      the members connected now: forwarded, never stored
     ok       {epoch, floor}           authorised; `floor`: buckets older than this were evicted
                                       for space (the member uploads none of them)
     neg      {m}                      the relay's negentropy answer
@@ -26,6 +28,7 @@ Frames (member -> relay, then relay -> member):
                                       pushed as another member stored them (`live` true)
     done     {}                       the end of one answer to a `get`
     stored   {n, floor}               a put was stored (n envelopes new; the floor now)
+    signal   {blob}                   another member's signal
     bye      {reason}                 the relay refuses or closes
 """
 
@@ -56,6 +59,7 @@ MAX_BOX = MAX_OBJECT_SIZE + 16  # an object's box: the object and the MAC
 MAX_ENVS_BYTES = 512 * 1024  # envelopes per `envs` or `put` frame, by their boxes' bytes
 MAX_IDS = 4096  # opaque ids per `get`
 MAX_OWNERS = 64
+MAX_SIGNAL_BLOB = 2048  # a sealed signal: its body, the sender's key and signature, the box
 NEG_FRAME_LIMIT = 256 * 1024
 NEG_MAX_RANGES = 2048
 FLIP = MAX_TIMESTAMP - 1  # newest first: a bucket b takes part as FLIP - b (see sync.store)

@@ -104,3 +104,17 @@ def test_workspace_relay_bodies() -> None:
     with pytest.raises(InvalidObject):
         build(AUTHOR, "workspace/relay", stream=WS, body=body, ts=1)
     assert kinds.stream_class("workspace/relay", WS, WS) == kinds.WORKSPACE_CLASS
+
+
+def test_signals_are_signed_by_their_sender_and_sealed_for_the_epoch() -> None:
+    keys = EpochKeys.derive(0, SECRET)
+    blob = keys.seal_signal(AUTHOR, b"typing in #general")
+    assert b"general" not in blob and AUTHOR.public_key not in blob
+    assert keys.open_signal(blob) == (AUTHOR.public_key, b"typing in #general")
+    assert keys.seal_signal(AUTHOR, b"x") != keys.seal_signal(AUTHOR, b"x")  # fresh nonces
+    with pytest.raises(SealError):
+        EpochKeys.derive(1, os.urandom(32)).open_signal(blob)
+    with pytest.raises(SealError):
+        keys.open_signal(blob[:-1] + bytes([blob[-1] ^ 1]))
+    with pytest.raises(ValueError):
+        keys.seal_signal(AUTHOR, b"x" * 1025)

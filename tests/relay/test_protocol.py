@@ -11,9 +11,16 @@ from core import kinds
 from core.identity import Identity
 from core.objects import build, decode_trusted
 from core.relay_seal import Envelope, EpochKeys, bucket_of, space_id
-from relay.peer import REFUSED, Ended, RelayPeer, Snapshots, Stored
+from relay.peer import REFUSED, SIGNALS_PER_S, Ended, RelayPeer, Signalled, Snapshots, Stored
 from relay.store import RelayStore
-from sync.relay_member import Authorized, Opened, Reconciled, Registration, RelayMember
+from sync.relay_member import (
+    Authorized,
+    Opened,
+    Reconciled,
+    Registration,
+    RelayMember,
+    SignalReceived,
+)
 from sync.relay_wire import relay_public_key
 
 WS = bytes([9]) * 32
@@ -60,7 +67,8 @@ class Relay:
     def connect(self, side: Side, registration: Registration | None = None
                 ) -> tuple[RelayMember, RelayPeer]:
         member = RelayMember(self.key, side.keys, SPACE, side.seal, registration=registration)
-        peer = RelayPeer(self.store, self.snapshots, RELAY_KEY, max_spaces=10)
+        peer = RelayPeer(self.store, self.snapshots, RELAY_KEY, max_spaces=10,
+                         clock=lambda: 100.0)  # one second: the signal limit is exact
         self.peers.append(peer)
         self.pump(member, peer, side)
         return member, peer
@@ -75,10 +83,11 @@ class Relay:
                 moved = True
             while (event := peer.next_event()) is not None:
                 events.append(event)
-                if isinstance(event, Stored):
-                    for other in self.peers:
-                        if other is not peer:
-                            other.deliver(list(event.envelopes))
+                for other in self.peers:
+                    if other is not peer and isinstance(event, Stored):
+                        other.deliver(list(event.envelopes))
+                    elif other is not peer and isinstance(event, Signalled):
+                        other.forward_signal(event.blob)
             while True:
                 for data in peer.data_to_send():
                     member.receive(data)
@@ -211,3 +220,23 @@ def test_a_member_connected_across_the_move_is_cut_off(tmp_path: Path) -> None:
     relay.pump(m, p, removed)
     assert p.closed and m.closed and len(removed.opened) == 2
     assert len(relay.store.items(SPACE)) == 3
+
+
+def test_signals_pass_to_connected_members_within_a_limit_and_are_never_stored(
+        tmp_path: Path) -> None:
+    relay = Relay(tmp_path)
+    keys = EpochKeys.derive(0, SECRET0)
+    ma, pa = relay.connect(Side(keys, []), Registration(ADMIN, ()))
+    b = Side(keys, [])
+    mb, pb = relay.connect(b)
+    for n in range(SIGNALS_PER_S + 5):
+        ma.signal(AUTHOR, f"typing {n}".encode())
+    ma.signal(AUTHOR, b"x")
+    sent = relay.pump(ma, pa, Side(keys, []))
+    assert sum(isinstance(e, Signalled) for e in sent) <= SIGNALS_PER_S
+    got = [e for e in relay.pump(mb, pb, b) if isinstance(e, SignalReceived)]
+    assert got and all(e.sender == AUTHOR.public_key for e in got)
+    assert got[0].body == b"typing 0"
+    assert relay.store.items(SPACE) == []
+    files = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
+    assert b"typing" not in files
