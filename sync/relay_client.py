@@ -108,6 +108,11 @@ class HeldEnvelopes:
             self._version = version
         return {opaque: bucket for opaque, (_, bucket) in self._held.items()}
 
+    def deleted(self) -> frozenset[bytes]:
+        """The opaque ids of objects deleted here (not to be fetched again each round)."""
+        rows = self._replica.conn.execute("SELECT id FROM tombstones").fetchall()
+        return frozenset(self.keys.opaque(oid) for (oid,) in rows)
+
     def seal(self, opaques: list[bytes]) -> list[Envelope]:
         out = []
         for opaque in opaques:
@@ -289,7 +294,7 @@ class RelayLink:
             conn.member.ping()
             if time.monotonic() - conn.round_at >= self._interval:
                 conn.round_at = time.monotonic()
-                conn.member.reconcile(conn.held.items())
+                conn.member.reconcile(conn.held.items(), conn.held.deleted())
             await self._flush(conn)
 
     async def _flush(self, conn: _Connection) -> None:
@@ -306,7 +311,7 @@ class RelayLink:
             if isinstance(event, Authorized):
                 state.connected, state.error = True, None
                 conn.round_at = time.monotonic()
-                conn.member.reconcile(conn.held.items())
+                conn.member.reconcile(conn.held.items(), conn.held.deleted())
             elif isinstance(event, Opened):
                 self._on_objects(list(event.raws))
             elif isinstance(event, SignalReceived):

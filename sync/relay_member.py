@@ -104,6 +104,7 @@ class RelayMember:
         self._neg: Negentropy | None = None
         self._buckets: dict[bytes, int] = {}
         self._need: list[bytes] = []
+        self._ignore: frozenset[bytes] = frozenset()
         self._wanted: deque[list[bytes]] = deque()
         self._gets = 0
         self._puts = 0
@@ -142,12 +143,14 @@ class RelayMember:
         except (WireError, NegentropyError) as exc:
             self._end(f"the relay broke the protocol: {exc}")
 
-    def reconcile(self, items: dict[bytes, int]) -> None:
-        """Start a round over the items held: opaque id -> bucket."""
+    def reconcile(self, items: dict[bytes, int], ignore: frozenset[bytes] = frozenset()
+                  ) -> None:
+        """Start a round over the items held (opaque id -> bucket); the relay's envelopes
+        named in `ignore` (objects deleted here) are not fetched."""
         if not self.authorized or self.closed or self._round:
             return
         self._round, self._counts = True, [0, 0, 0]
-        self._buckets, self._need = items, []
+        self._buckets, self._need, self._ignore = items, [], ignore
         storage = VectorStorage()
         for opaque, bucket in items.items():
             storage.insert(*item_of(bucket, opaque))
@@ -214,7 +217,7 @@ class RelayMember:
                     and self._neg is not None, "neg")
             assert self._neg is not None
             step = self._neg.reconcile_client(frame["m"])
-            self._need += step.need
+            self._need += [o for o in step.need if o not in self._ignore]
             lacking = [o for o in step.have if self._buckets.get(o, -1) >= self.floor]
             if lacking:
                 self.upload(self._sealer(lacking))

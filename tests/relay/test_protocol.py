@@ -44,6 +44,7 @@ class Side:
         self.keys = keys
         self.raws: dict[bytes, bytes] = {}
         self.opened: list[bytes] = []
+        self.ignore: frozenset[bytes] = frozenset()  # deleted here
         self.add(raws)
 
     def add(self, raws: list[bytes]) -> None:
@@ -97,7 +98,7 @@ class Relay:
             while (event := member.next_event()) is not None:
                 events.append(event)
                 if isinstance(event, Authorized):
-                    member.reconcile(side.items())
+                    member.reconcile(side.items(), side.ignore)
                 elif isinstance(event, Opened):
                     side.opened += event.raws
         return events
@@ -240,3 +241,14 @@ def test_signals_pass_to_connected_members_within_a_limit_and_are_never_stored(
     assert relay.store.items(SPACE) == []
     files = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
     assert b"typing" not in files
+
+
+def test_what_was_deleted_here_is_not_fetched_again(tmp_path: Path) -> None:
+    relay = Relay(tmp_path)
+    keys = EpochKeys.derive(0, SECRET0)
+    raws = posts(3)
+    relay.connect(Side(keys, raws), Registration(ADMIN, ()))
+    b = Side(keys, [])
+    b.ignore = frozenset({keys.opaque(decode_trusted(raws[0]).id)})
+    m, _ = relay.connect(b)
+    assert m.authorized and sorted(b.opened) == sorted(raws[1:])
