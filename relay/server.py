@@ -101,9 +101,8 @@ class RelayServer:
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port)
         await site.start()
-        server = site._server
-        sockets = getattr(server, "sockets", None) or []
-        self.port = sockets[0].getsockname()[1] if sockets else port
+        addresses = self._runner.addresses
+        self.port = addresses[0][1] if addresses else port
         self.store.prune()
         self._pruner = asyncio.ensure_future(self._prune_forever())
         return self.port
