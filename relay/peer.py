@@ -23,7 +23,7 @@ from sync.relay_wire import (
     MAX_OWNERS,
     MAX_SIGNAL_BLOB,
     NEG_FRAME_LIMIT,
-    NEG_MAX_RANGES,
+    NEG_PARAMS,
     REGISTER_CONTEXT,
     Channel,
     WireError,
@@ -204,7 +204,7 @@ class RelayPeer:
         if kind == "neg":
             require(frame.keys() == {"t", "m"} and isinstance(frame["m"], bytes), "neg")
             server = Negentropy(self._snapshots.get(self.space or b""), NEG_FRAME_LIMIT,
-                                max_ranges=NEG_MAX_RANGES)
+                                **NEG_PARAMS)
             self._send({"t": "neg", "m": server.reconcile_server(frame["m"])})
         elif kind == "put":
             require(frame.keys() == {"t", "envs"}, "put")

@@ -30,7 +30,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import aiohttp
 from aiohttp import WSMsgType
@@ -87,7 +87,9 @@ class RelayState:
     error: str | None = None
     uploaded: int = 0
     downloaded: int = 0
-    rounds: int = field(default=0)
+    rounds: int = 0
+    bytes_sent: int = 0  # WebSocket payload bytes, both ways, over every connection
+    bytes_received: int = 0
 
 
 class HeldEnvelopes:
@@ -128,8 +130,9 @@ class _Connection:
     Noise messages in order."""
 
     def __init__(self, ws: aiohttp.ClientWebSocketResponse, member: RelayMember,
-                 held: HeldEnvelopes):
+                 held: HeldEnvelopes, state: RelayState):
         self.ws = ws
+        self.state = state
         self.member = member
         self.held = held
         self.lock = asyncio.Lock()
@@ -139,6 +142,7 @@ class _Connection:
         async with self.lock:
             for data in self.member.data_to_send():
                 await asyncio.wait_for(self.ws.send_bytes(data), SEND_TIMEOUT_S)
+                self.state.bytes_sent += len(data)
 
 
 class RelayLink:
@@ -261,7 +265,7 @@ class RelayLink:
         ws = await asyncio.wait_for(self._http.ws_connect(
             address.url, max_msg_size=MAX_MESSAGE, compress=0, autoping=True,
             timeout=aiohttp.ClientWSTimeout(ws_close=2.0)), CONNECT_TIMEOUT_S)
-        conn = _Connection(ws, member, held)
+        conn = _Connection(ws, member, held, self.states[address])
         self._connections[address] = conn
         ticker = asyncio.ensure_future(self._tick(conn, address))
         try:
@@ -271,6 +275,7 @@ class RelayLink:
                 if msg.type != WSMsgType.BINARY:
                     member.close("the relay closed the connection")
                     break
+                conn.state.bytes_received += len(msg.data)
                 member.receive(msg.data)
                 await self._events(conn, address)
                 await conn.flush()

@@ -26,7 +26,7 @@ from .negentropy import Negentropy, NegentropyError, VectorStorage
 from .relay_wire import (
     MAX_IDS,
     NEG_FRAME_LIMIT,
-    NEG_MAX_RANGES,
+    NEG_PARAMS,
     REGISTER_CONTEXT,
     Channel,
     WireError,
@@ -155,7 +155,7 @@ class RelayMember:
         for opaque, bucket in items.items():
             storage.insert(*item_of(bucket, opaque))
         storage.seal()
-        self._neg = Negentropy(storage, NEG_FRAME_LIMIT, max_ranges=NEG_MAX_RANGES)
+        self._neg = Negentropy(storage, NEG_FRAME_LIMIT, **NEG_PARAMS)
         self._send({"t": "neg", "m": self._neg.initiate()})
 
     def upload(self, envelopes: list[Envelope]) -> None:
