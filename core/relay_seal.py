@@ -4,9 +4,9 @@ A relay (relay/) stores and forwards envelopes it cannot open. Every key here is
 one epoch's workspace secret (core/membership.py "Epochs"), which the relay never sees:
 
 - `box`: the object's signed bytes in a SecretBox (XSalsa20-Poly1305) under the epoch's box key.
-  The nonce is the first 24 bytes of the opaque id, which no other object shares under that key,
-  so it travels in no field of its own.
-- `opaque`: a keyed BLAKE2b of the object's id under the epoch's id key: the relay cannot tell
+  The nonce is the opaque id (zero-padded to 24 bytes), which no other object shares under that
+  key, so it travels in no field of its own.
+- `opaque`: a keyed BLAKE2b (128 bits) of the object's id under the epoch's id key: the relay cannot tell
   which object, author, channel or stream an envelope holds, nor link two envelopes of a stream.
 - `bucket`: the object's time, coarsened to BUCKET_MS, so members reconcile newest first.
 - signals (typing, presence): a sender-signed body in a box under the epoch's signal key,
@@ -35,7 +35,7 @@ from .encoding import EncodingError, dumps, loads, object_id
 from .identity import Identity, verify
 
 KEY_SIZE = 32
-OPAQUE_SIZE = 32
+OPAQUE_SIZE = 16  # 128 bits: no two of a workspace's objects share one (birthday bound 2^64)
 BUCKET_MS = 3_600_000  # one hour: coarse enough that timing within it is hidden
 MAX_BUCKET = (1 << 48) - 1
 OVERHEAD = nacl.secret.SecretBox.MACBYTES  # bytes a box adds to the object
@@ -67,6 +67,10 @@ def _derive(secret: bytes, person: bytes) -> bytes:
     if len(secret) != KEY_SIZE:
         raise ValueError("an epoch secret is 32 bytes")
     return hashlib.blake2b(secret, digest_size=KEY_SIZE, person=person).digest()
+
+
+def _nonce(opaque: bytes) -> bytes:
+    return opaque + bytes(24 - len(opaque))
 
 
 def space_id(workspace: bytes) -> bytes:
@@ -107,14 +111,14 @@ class EpochKeys:
 
     def seal(self, raw: bytes, ts_ms: int) -> Envelope:
         opaque = self.opaque(object_id(raw))
-        box = nacl.secret.SecretBox(self.box_key).encrypt(raw, opaque[:24]).ciphertext
+        box = nacl.secret.SecretBox(self.box_key).encrypt(raw, _nonce(opaque)).ciphertext
         return Envelope(opaque, bucket_of(ts_ms), box)
 
     def open(self, envelope: Envelope) -> bytes:
         """The object's bytes (not yet checked as an object: ingest does that)."""
         try:
             raw = nacl.secret.SecretBox(self.box_key).decrypt(
-                envelope.box, envelope.opaque[:24])
+                envelope.box, _nonce(envelope.opaque))
         except (nacl.exceptions.CryptoError, ValueError, TypeError):
             raise SealError("an envelope that does not open under this epoch's key") from None
         if self.opaque(object_id(raw)) != envelope.opaque:

@@ -33,6 +33,7 @@ from .relay_wire import (
     batches,
     envelopes_in,
     item_of,
+    opaque_of,
     require,
 )
 
@@ -217,8 +218,9 @@ class RelayMember:
                     and self._neg is not None, "neg")
             assert self._neg is not None
             step = self._neg.reconcile_client(frame["m"])
-            self._need += [o for o in step.need if o not in self._ignore]
-            lacking = [o for o in step.have if self._buckets.get(o, -1) >= self.floor]
+            self._need += [o for o in map(opaque_of, step.need) if o not in self._ignore]
+            lacking = [o for o in map(opaque_of, step.have)
+                       if self._buckets.get(o, -1) >= self.floor]
             if lacking:
                 self.upload(self._sealer(lacking))
             if step.next_message is not None:

@@ -43,7 +43,7 @@ from core.encoding import EncodingError, dumps, loads
 from core.objects import MAX_OBJECT_SIZE
 from core.relay_seal import MAX_BUCKET, OPAQUE_SIZE, Envelope
 
-from .negentropy import MAX_TIMESTAMP
+from .negentropy import ID_SIZE, MAX_TIMESTAMP
 
 PATH = "/hearth-relay/1"
 NOISE_PROTOCOL = b"Noise_NK_25519_ChaChaPoly_BLAKE2b"
@@ -78,9 +78,18 @@ def require(condition: bool, what: str) -> None:
         raise WireError(f"malformed {what}")
 
 
+_PAD = bytes(ID_SIZE - OPAQUE_SIZE)
+
+
 def item_of(bucket: int, opaque: bytes) -> tuple[int, bytes]:
-    """The negentropy item of an envelope: newest first."""
-    return FLIP - bucket, opaque
+    """The negentropy item of an envelope: newest first, its id the opaque id zero-padded to
+    negentropy's 32 bytes."""
+    return FLIP - bucket, opaque + _PAD
+
+
+def opaque_of(item_id: bytes) -> bytes:
+    """The opaque id of a negentropy item id (as `item_of` made it)."""
+    return item_id[:OPAQUE_SIZE]
 
 
 def envelopes_in(value: Any, what: str) -> list[Envelope]:

@@ -182,8 +182,8 @@ def test_junk_from_a_relay_is_dropped_not_opened(tmp_path: Path) -> None:
     relay.connect(a, Registration(ADMIN, ()))
     # What a hostile relay could hand out: random boxes, an envelope under another opaque id.
     real = keys.seal(a.raws[next(iter(a.raws))], 0)
-    relay.store.put(SPACE, [Envelope(os.urandom(32), 5, os.urandom(200)),
-                            Envelope(os.urandom(32), 5, real.box)])
+    relay.store.put(SPACE, [Envelope(os.urandom(16), 5, os.urandom(200)),
+                            Envelope(os.urandom(16), 5, real.box)])
     b = Side(keys, [])
     m, p = relay.connect(b)
     assert set(b.opened) == set(a.raws.values())

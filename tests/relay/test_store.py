@@ -15,7 +15,7 @@ ADMIN = bytes([5]) * 32
 
 
 def env(bucket: int, size: int = 100) -> Envelope:
-    return Envelope(os.urandom(32), bucket, os.urandom(size))
+    return Envelope(os.urandom(16), bucket, os.urandom(size))
 
 
 def test_spaces_hold_their_own_envelopes_and_a_move_drops_the_old_epoch(tmp_path: Path) -> None:

@@ -124,7 +124,7 @@ def test_a_relay_that_drops_and_replays_cannot_make_a_member_accept_anything(
                        body={"channel": "general", "text": "forged"}, ts=decode(public_raw).ts)
         at = forged.raw.index(b"\x63sig\x58\x40") + 6
         unsigned = forged.raw[:at] + bytes(64) + forged.raw[at + 64:]  # a signature of zeros
-        hostile.extra = [keys.seal(unsigned, 0), Envelope(os.urandom(32), 1, os.urandom(90))]
+        hostile.extra = [keys.seal(unsigned, 0), Envelope(os.urandom(16), 1, os.urandom(90))]
         results: list = []
         try:
             link_a = relays.link_for(a, lambda: [address])
