@@ -144,7 +144,13 @@ def link_for(ws: Workspace, addresses: Callable[[], list[RelayAddress]] | None =
     def ingest(raws: list[bytes]) -> None:
         replica.ingest(raws)
 
-    return RelayLink(replica, ws.identity, ws.newest_secret, on_objects or ingest,
+    def secrets() -> tuple[int, bytes] | None:
+        try:
+            return ws.newest_secret()
+        except WorkspaceError:  # joining: the secret has not arrived yet
+            return None
+
+    return RelayLink(replica, ws.identity, secrets, on_objects or ingest,
                      relays=addresses or (lambda: link_relays(replica)),
                      registration=lambda: registration(replica, ws.key))
 

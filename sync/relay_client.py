@@ -9,8 +9,8 @@
     await link.close()
 
 - `secrets()` answers the newest epoch whose secret this computer holds, and that secret
-  (app.membership's `newest_secret`); a link whose epoch is no longer the newest reconnects
-  under the new one.
+  (app.membership's `newest_secret`), or None while it holds none (joining); a link whose
+  epoch is no longer the newest reconnects under the new one.
 - `on_objects(raws)` takes what opened to the one ingest path (the service's storing path, or
   `Replica.ingest`); signatures are checked there as for any peer's objects.
 - `relays()` answers the relays to dial (app.relays' `active_relays` of the workspace
@@ -147,7 +147,7 @@ class _Connection:
 
 class RelayLink:
     def __init__(self, replica: Replica, identity: Identity,
-                 secrets: Callable[[], tuple[int, bytes]],
+                 secrets: Callable[[], tuple[int, bytes] | None],
                  on_objects: Callable[[list[bytes]], None], *,
                  relays: Callable[[], list[RelayAddress]],
                  registration: Callable[[], tuple[bytes, ...] | None] = lambda: None,
@@ -256,16 +256,20 @@ class RelayLink:
     async def _session(self, address: RelayAddress) -> bool:
         """One connection, until it ends; whether the relay took our token."""
         assert self._http is not None
-        epoch, secret = self._secrets()
-        keys = EpochKeys.derive(epoch, secret)
-        held = HeldEnvelopes(self.replica, keys)
+        held = self._secrets()
+        if held is None:
+            self.states[address].error = "this computer does not hold the workspace secret yet"
+            return False
+        keys = EpochKeys.derive(*held)
+        envelopes = HeldEnvelopes(self.replica, keys)
         owners = self._registration()
         registration = Registration(self.identity, owners) if owners is not None else None
-        member = RelayMember(address.key, keys, self.space, held.seal, registration=registration)
+        member = RelayMember(address.key, keys, self.space, envelopes.seal,
+                             registration=registration)
         ws = await asyncio.wait_for(self._http.ws_connect(
             address.url, max_msg_size=MAX_MESSAGE, compress=0, autoping=True,
             timeout=aiohttp.ClientWSTimeout(ws_close=2.0)), CONNECT_TIMEOUT_S)
-        conn = _Connection(ws, member, held, self.states[address])
+        conn = _Connection(ws, member, envelopes, self.states[address])
         self._connections[address] = conn
         ticker = asyncio.ensure_future(self._tick(conn, address))
         try:
@@ -292,7 +296,8 @@ class RelayLink:
         """Ping, reconcile every interval, and leave once a newer epoch is held."""
         while not conn.member.closed:
             await asyncio.sleep(min(PING_INTERVAL_S, self._interval))
-            if self._secrets()[0] != conn.member.keys.epoch:
+            held = self._secrets()
+            if held is None or held[0] != conn.member.keys.epoch:
                 conn.member.close("a new epoch")
                 await conn.ws.close()
                 return
