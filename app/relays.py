@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 from core.objects import Object
 from core.workspace_kinds import RELAY_KEY_SIZE
 from storage import Replica
-from sync.peers import parse_address
+from sync.peers import AddressError, parse_address
 from sync.relay_client import RelayAddress, RelayLink, RelayState
 
 from .workspace import WorkspaceError
@@ -99,7 +99,10 @@ def _must_be_admin(ws: _Writer) -> None:
 def add_relay(ws: _Writer, address: str, key: str) -> Relay:
     """Name the relay at `address` (HOST:PORT) with static key `key` (hex) for everyone."""
     _must_be_admin(ws)
-    host, port = parse_address(address)
+    try:
+        host, port = parse_address(address)
+    except AddressError as exc:
+        raise WorkspaceError(str(exc)) from None
     relay_key = parse_key(key)
     obj = ws.publish(KIND, ws.id, {"host": host, "port": port, "key": relay_key,
                                    "active": True})
