@@ -224,7 +224,11 @@ class RelayLink:
     async def _watch(self) -> None:
         """Dial each relay listed; stop the links to relays no longer listed."""
         while True:
-            wanted = set(self._relays())
+            try:
+                wanted = set(self._relays())
+            except Exception:  # the list is read from the replica: keep the links as they are
+                log.exception("reading the workspace's relays failed")
+                wanted = set(self._tasks)
             for address in wanted - self._tasks.keys():
                 self.states.setdefault(address, RelayState(address))
                 self._tasks[address] = asyncio.ensure_future(self._run(address))
@@ -264,8 +268,12 @@ class RelayLink:
         envelopes = HeldEnvelopes(self.replica, keys)
         owners = self._registration()
         registration = Registration(self.identity, owners) if owners is not None else None
-        member = RelayMember(address.key, keys, self.space, envelopes.seal,
-                             registration=registration)
+        try:
+            member = RelayMember(address.key, keys, self.space, envelopes.seal,
+                                 registration=registration)
+        except ValueError as exc:
+            self.states[address].error = str(exc)
+            return False
         ws = await asyncio.wait_for(self._http.ws_connect(
             address.url, max_msg_size=MAX_MESSAGE, compress=0, autoping=True,
             timeout=aiohttp.ClientWSTimeout(ws_close=2.0)), CONNECT_TIMEOUT_S)

@@ -159,8 +159,12 @@ class Channel:
         return bytes(self._noise.get_handshake_hash())
 
     def first_message(self) -> bytes:
-        """The member's first handshake message."""
-        return bytes(self._noise.write_message())
+        """The member's first handshake message; ValueError when the pinned key is no usable
+        X25519 key (a low-order point such as all zeros)."""
+        try:
+            return bytes(self._noise.write_message())
+        except Exception as exc:  # noise raises ValueError, cryptography its own
+            raise ValueError(f"not a usable relay key: {exc}") from None
 
     def handshake(self, data: bytes) -> bytes | None:
         """Read a handshake message; the relay's answer (the member's: None)."""

@@ -194,3 +194,20 @@ def test_new_objects_are_pushed_live_to_connected_members(tmp_path: Path) -> Non
         channels(a, "general")
         took = asyncio.run(run(a, b))
         assert took < 5.0  # pushed, not waiting for the next round (RECONCILE_INTERVAL_S)
+
+
+def test_with_two_relays_losing_one_loses_nothing(tmp_path: Path) -> None:
+    pa, pb = two_members(tmp_path)
+
+    with relay_process(tmp_path / "relay") as relay, Workspace.open(pa) as a, \
+            Workspace.open(pb) as b:
+        down = RelayAddress("127.0.0.1", 9, relay.key)  # nothing listens there
+        channels(a, "general")
+        obj = a.post("general", "through whichever relay is up")
+        states = relays.sync_once(a, [down, relay.address], timeout=20)
+        assert [bool(s.last_sync) for s in states] == [False, True]
+        assert states[0].error and "reach" in states[0].error
+        unusable = RelayAddress(relay.host, relay.port, bytes(32))  # a key no relay can have
+        states = relays.sync_once(b, [relay.address, down, unusable], timeout=20)
+        assert states[0].last_sync and b.replica.has(obj.id)
+        assert states[2].error and "not a usable relay key" in states[2].error
