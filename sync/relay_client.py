@@ -29,12 +29,14 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import aiohttp
 from aiohttp import WSMsgType
 
+from core.encoding import object_id
 from core.identity import Identity
 from core.objects import decode_trusted
 from core.relay_seal import Envelope, EpochKeys, bucket_of, space_id
@@ -60,6 +62,7 @@ IDLE_TIMEOUT_S = 90.0
 PING_INTERVAL_S = 30.0
 RECONCILE_INTERVAL_S = 60.0
 BACKOFF_S = (1.0, 5.0, 15.0, 60.0, 300.0)
+KNOWN_MEMORY = 50_000  # object ids remembered per connection as held by the relay
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,19 @@ class _Connection:
         self.held = held
         self.lock = asyncio.Lock()
         self.round_at = 0.0  # time.monotonic() of the last round begun
+        # Ids of objects this relay is known to hold (it handed them over, or took them), so
+        # what came from it is not offered back when the service stores it.
+        self._known: OrderedDict[bytes, None] = OrderedDict()
+
+    def knows(self, oids: list[bytes]) -> None:
+        for oid in oids:
+            self._known[oid] = None
+            self._known.move_to_end(oid)
+        while len(self._known) > KNOWN_MEMORY:
+            self._known.popitem(last=False)
+
+    def unknown(self, raws: list[bytes]) -> list[bytes]:
+        return [raw for raw in raws if object_id(raw) not in self._known]
 
     async def flush(self) -> None:
         async with self.lock:
@@ -190,9 +206,11 @@ class RelayLink:
         """Objects just stored here: sealed and put to every relay connected now (the others
         get them at their next round)."""
         for conn in list(self._connections.values()):
-            if conn.member.authorized and not conn.member.closed:
+            fresh = conn.unknown(raws)
+            if fresh and conn.member.authorized and not conn.member.closed:
                 conn.member.upload([conn.held.keys.seal(raw, decode_trusted(raw).ts)
-                                    for raw in raws])
+                                    for raw in fresh])
+                conn.knows([object_id(raw) for raw in fresh])
                 task = asyncio.ensure_future(self._flush(conn))
                 self._flushes.add(task)
                 task.add_done_callback(self._flushes.discard)
@@ -331,6 +349,7 @@ class RelayLink:
                 conn.round_at = time.monotonic()
                 conn.member.reconcile(conn.held.items(), conn.held.deleted())
             elif isinstance(event, Opened):
+                conn.knows([object_id(raw) for raw in event.raws])
                 self._on_objects(list(event.raws))
             elif isinstance(event, SignalReceived):
                 if self._on_signal is not None and event.sender != self.identity.public_key:
