@@ -13,8 +13,8 @@ Frames (member -> relay, then relay -> member):
                                       handshake hash); answered by `ok` or a `bye`
     register {space, token, epoch, owners, by, sig}
                                       an admin registers a space with token `token` of
-                                      `epoch`, or moves it to a newer epoch (then `by` must be
-                                      an owner); `sig` is `by`'s Ed25519 signature of
+                                      `epoch`, or moves it to a newer epoch or another token
+                                      of its epoch (then `by` must be an owner); `sig` is `by`'s Ed25519 signature of
                                       REGISTER_CONTEXT + handshake hash + the fields' CBOR
     neg      {m}                      negentropy over (FLIP - bucket, opaque) items: newest first
     put      {envs}                   envelopes [opaque, bucket, box] the relay lacks

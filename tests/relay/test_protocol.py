@@ -156,6 +156,12 @@ def test_only_an_owner_moves_a_space_and_never_backwards(tmp_path: Path) -> None
         m, p = relay.connect(Side(keys, []), Registration(who, ()))
         assert not m.authorized and p.closed
     assert relay.store.space(SPACE).epoch == 1  # type: ignore[union-attr]
+    # Two admins rotated to epoch 1 at once: the loser's computer moves to the winner's token.
+    winner = EpochKeys.derive(1, os.urandom(32))
+    m, _ = relay.connect(Side(winner, []), Registration(ADMIN, ()))
+    assert m.authorized
+    held = relay.store.space(SPACE)
+    assert held is not None and (held.epoch, held.token) == (1, winner.token_key)
 
 
 def test_a_member_reconciles_newest_first_and_skips_below_the_floor(tmp_path: Path) -> None:
