@@ -9,6 +9,8 @@ one epoch's workspace secret (core/membership.py "Epochs"), which the relay neve
 - `opaque`: a keyed BLAKE2b (128 bits) of the object's id under the epoch's id key: the relay cannot tell
   which object, author, channel or stream an envelope holds, nor link two envelopes of a stream.
 - `bucket`: the object's time, coarsened to BUCKET_MS, so members reconcile newest first.
+- chunks of attached files: named by a keyed hash of the chunk id; their bytes are already
+  ciphertext under the file's key.
 - signals (typing, presence): a sender-signed body in a box under the epoch's signal key,
   forwarded to the members connected now and never stored.
 - the token: an Ed25519 key pair seeded by the epoch secret. The relay holds only its public
@@ -47,6 +49,7 @@ _TOKEN_PERSON = b"hearth-rly-token"
 _SPACE_PERSON = b"hearth-rly-space"
 _SIGNAL_PERSON = b"hearth-rly-sig"
 SIGNAL_CONTEXT = b"hearth-relay-signal/1"
+_CHUNK_LABEL = b"chunk:"  # chunk names and opaque ids never collide (object ids are 32 bytes)
 MAX_SIGNAL = 1024  # a signal's body (typing, a cursor): what members pass through, never stored
 TOKEN_CONTEXT = b"hearth-relay-token/1"  # signed with the handshake hash: a proof for one session
 
@@ -108,6 +111,13 @@ class EpochKeys:
 
     def opaque(self, oid: bytes) -> bytes:
         return hashlib.blake2b(oid, digest_size=OPAQUE_SIZE, key=self.id_key).digest()
+
+    def chunk_name(self, cid: bytes) -> bytes:
+        """What names a chunk of an attached file on the relay. The chunk's bytes go as they
+        are: ciphertext under its file's key already (core.attachments), checked against
+        its id by whoever fetches it."""
+        return hashlib.blake2b(_CHUNK_LABEL + cid, digest_size=OPAQUE_SIZE,
+                               key=self.id_key).digest()
 
     def seal(self, raw: bytes, ts_ms: int) -> Envelope:
         opaque = self.opaque(object_id(raw))

@@ -13,12 +13,14 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from core.attachments import MAX_CHUNK
 from core.encoding import dumps
 from core.identity import verify
 from core.relay_seal import SPACE_SIZE, Envelope, token_valid
 from sync.negentropy import Negentropy, NegentropyError, VectorStorage
 from sync.relay_wire import (
     KEY_SIZE,
+    MAX_CHUNK_NAMES,
     MAX_ENVS_BYTES,
     MAX_OWNERS,
     MAX_SIGNAL_BLOB,
@@ -112,7 +114,8 @@ class RelayPeer:
         self.epoch = -1  # the space's epoch when the member joined
         self._out: deque[bytes] = deque()
         self._events: deque[Event] = deque()
-        self._gets: deque[list[bytes]] = deque()
+        # Gets not answered yet: ("envs", opaque ids) or ("chunks", chunk names).
+        self._gets: deque[tuple[str, list[bytes]]] = deque()
         self.closed = False
         self.bytes_in = 0
 
@@ -124,17 +127,31 @@ class RelayPeer:
         """Messages to send now; answers to gets are read from the store as they go (at most
         about MAX_ENVS_BYTES a call: call again while `has_output`)."""
         if self._gets and not self.closed and self.space is not None:
-            ids = self._gets.popleft()
-            found = self.store.get(self.space, ids[:256])
-            if ids[256:]:
-                self._gets.appendleft(ids[256:])
-            for batch in batches(found):
-                self._send({"t": "envs", "envs": batch, "live": False})
-            if not ids[256:]:
-                self._send({"t": "done"})
+            what, ids = self._gets.popleft()
+            if what == "chunks":
+                self._answer_chunks(self.space, ids)
+            else:
+                found = self.store.get(self.space, ids[:256])
+                if ids[256:]:
+                    self._gets.appendleft((what, ids[256:]))
+                for batch in batches(found):
+                    self._send({"t": "envs", "envs": batch, "live": False})
+                if not ids[256:]:
+                    self._send({"t": "done"})
         out = list(self._out)
         self._out.clear()
         return out
+
+    def _answer_chunks(self, space: bytes, names: list[bytes]) -> None:
+        lacking = []
+        for name in names:
+            data = self.store.chunk(space, name)
+            if data is None:
+                lacking.append(name)
+            else:
+                self._send({"t": "chunk", "name": name, "data": data})
+        if lacking:
+            self._send({"t": "nochunk", "names": lacking})
 
     @property
     def has_output(self) -> bool:
@@ -218,7 +235,21 @@ class RelayPeer:
         elif kind == "get":
             require(frame.keys() == {"t", "ids"}, "get")
             require(len(self._gets) < MAX_QUEUED_GETS, "get (too many unanswered)")
-            self._gets.append(opaque_ids(frame["ids"], "get"))
+            self._gets.append(("envs", opaque_ids(frame["ids"], "get")))
+        elif kind == "getchunk":
+            require(frame.keys() == {"t", "names"}, "getchunk")
+            require(len(self._gets) < MAX_QUEUED_GETS, "getchunk (too many unanswered)")
+            names = opaque_ids(frame["names"], "getchunk", MAX_CHUNK_NAMES)
+            require(bool(names), "getchunk")
+            self._gets.append(("chunks", names))
+        elif kind == "putchunk":
+            require(frame.keys() == {"t", "name", "data"}, "putchunk")
+            [name] = opaque_ids([frame["name"]], "putchunk")
+            data = frame["data"]
+            require(isinstance(data, bytes) and 0 < len(data) <= MAX_CHUNK, "putchunk data")
+            new = self.store.put_chunk(self.space or b"", name, data)
+            held = self.store.space(self.space or b"")
+            self._send({"t": "stored", "n": int(new), "floor": held.floor if held else 0})
         elif kind == "signal":
             blob = frame.get("blob")
             require(frame.keys() == {"t", "blob"} and isinstance(blob, bytes)

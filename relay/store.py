@@ -6,9 +6,13 @@ Envelopes are opaque to the relay (core.relay_seal): (opaque id, hour bucket, bo
 relay's own time of storing. Only the current epoch's envelopes are kept: moving a space to a
 new epoch drops the old ones (members hold every object and upload again under the new key).
 
-Retention: an envelope stored more than `retention_s` ago goes; past the quota the oldest
-buckets go, and the space's `floor` (the bucket below which nothing is taken any more) rises,
-so members do not upload again what would be evicted at once.
+Chunks of attached files are held beside the envelopes (named by core.relay_seal's
+`chunk_name`, their bytes ciphertext already) and count towards the same quota.
+
+Retention: an envelope or chunk stored more than `retention_s` ago goes; past the quota the
+oldest chunks go first (a file is big, and its poster still holds it), then the oldest
+buckets, and the space's `floor` (the bucket below which nothing is taken any more) rises, so
+members do not upload again what would be evicted at once.
 """
 
 from __future__ import annotations
@@ -38,6 +42,11 @@ CREATE TABLE IF NOT EXISTS envelopes (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS envelopes_by_bucket ON envelopes (space, bucket, stored);
 CREATE INDEX IF NOT EXISTS envelopes_by_time ON envelopes (stored);
+CREATE TABLE IF NOT EXISTS chunks (
+    space BLOB NOT NULL, name BLOB NOT NULL, stored INTEGER NOT NULL, data BLOB NOT NULL,
+    PRIMARY KEY (space, name)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS chunks_by_time ON chunks (space, stored);
 """
 
 
@@ -103,6 +112,7 @@ class RelayStore:
             else:
                 if epoch != old.epoch or token != old.token:
                     self.conn.execute("DELETE FROM envelopes WHERE space = ?", (space,))
+                    self.conn.execute("DELETE FROM chunks WHERE space = ?", (space,))
                     self.conn.execute("UPDATE spaces SET count = 0, bytes = 0, floor = 0 "
                                       "WHERE space = ?", (space,))
                     self.version += 1
@@ -155,6 +165,28 @@ class RelayStore:
                 added = [env for env in added if env.bucket >= floor]
         return added
 
+    def put_chunk(self, space: bytes, name: bytes, data: bytes) -> bool:
+        """Store a chunk (whether it is new), then keep the space within its quota."""
+        with self.conn:
+            self.conn.execute("BEGIN IMMEDIATE")
+            if self.space(space) is None:
+                return False
+            cursor = self.conn.execute(
+                "INSERT OR IGNORE INTO chunks (space, name, stored, data) VALUES (?, ?, ?, ?)",
+                (space, name, self._now(), data))
+            if not cursor.rowcount:
+                return False
+            self.conn.execute("UPDATE spaces SET count = count + 1, bytes = bytes + ? "
+                              "WHERE space = ?", (len(data) + ROW_OVERHEAD, space))
+            self._evict(space)
+        return self.conn.execute("SELECT 1 FROM chunks WHERE space = ? AND name = ?",
+                                 (space, name)).fetchone() is not None
+
+    def chunk(self, space: bytes, name: bytes) -> bytes | None:
+        row = self.conn.execute("SELECT data FROM chunks WHERE space = ? AND name = ?",
+                                (space, name)).fetchone()
+        return row[0] if row else None
+
     def _held(self, space: bytes, opaques: list[bytes]) -> list[bytes]:
         out: list[bytes] = []
         for start in range(0, len(opaques), 500):
@@ -166,30 +198,39 @@ class RelayStore:
         return out
 
     def _evict(self, space: bytes) -> int:
-        """The oldest envelopes past the quota go; the new floor."""
+        """The oldest chunks, then the oldest envelopes, past the quota go; the new floor."""
         held = self.space(space)
         assert held is not None
-        over = held.bytes - held.quota
-        floor = held.floor
+        over, floor = held.bytes - held.quota, held.floor
         if over <= 0:
             return floor
         gone = count = 0
-        rows = self.conn.execute(
-            "SELECT opaque, bucket, length(box) FROM envelopes WHERE space = ? "
-            "ORDER BY bucket, stored, opaque", (space,))
         doomed: list[bytes] = []
-        for opaque, bucket, size in rows:
+        for name, size in self.conn.execute(
+                "SELECT name, length(data) FROM chunks WHERE space = ? ORDER BY stored, name",
+                (space,)):
+            if gone >= over:
+                break
+            doomed.append(name)
+            gone, count = gone + size + ROW_OVERHEAD, count + 1
+        self.conn.executemany("DELETE FROM chunks WHERE space = ? AND name = ?",
+                              [(space, name) for name in doomed])
+        doomed = []
+        for opaque, bucket, size in self.conn.execute(
+                "SELECT opaque, bucket, length(box) FROM envelopes WHERE space = ? "
+                "ORDER BY bucket, stored, opaque", (space,)):
             if gone >= over:
                 break
             doomed.append(opaque)
-            gone += size + ROW_OVERHEAD
-            count += 1
+            gone, count = gone + size + ROW_OVERHEAD, count + 1
             floor = max(floor, bucket + 1)
         self.conn.executemany("DELETE FROM envelopes WHERE space = ? AND opaque = ?",
                               [(space, opaque) for opaque in doomed])
         # Whatever remains below the new floor stays until retention takes it.
         self.conn.execute("UPDATE spaces SET count = count - ?, bytes = bytes - ?, floor = ? "
                           "WHERE space = ?", (count, gone, floor, space))
+        if doomed:
+            self.version += 1
         return floor
 
     def prune(self) -> int:
@@ -204,6 +245,13 @@ class RelayStore:
                 self.conn.execute("UPDATE spaces SET count = count - ?, bytes = bytes - ? "
                                   "WHERE space = ?", (count, size + count * ROW_OVERHEAD, space))
             self.conn.execute("DELETE FROM envelopes WHERE stored < ?", (cutoff,))
+            chunks = self.conn.execute(
+                "SELECT space, count(*), sum(length(data)) FROM chunks WHERE stored < ? "
+                "GROUP BY space", (cutoff,)).fetchall()
+            for space, count, size in chunks:
+                self.conn.execute("UPDATE spaces SET count = count - ?, bytes = bytes - ? "
+                                  "WHERE space = ?", (count, size + count * ROW_OVERHEAD, space))
+            self.conn.execute("DELETE FROM chunks WHERE stored < ?", (cutoff,))
         if rows:
             self.version += 1
-        return sum(row[1] for row in rows)
+        return sum(row[1] for row in rows) + sum(row[1] for row in chunks)

@@ -6,6 +6,8 @@
     await link.start()         # one task per relay: dial, prove, reconcile, stay for pushes
     link.offer(raws)           # objects just stored here (typed, or from a LAN peer): put live
     link.send_signal(body)     # typing/presence to members connected now (never stored)
+    link.offer_chunks(chunks)  # a file attached here: its chunks, for members elsewhere
+    await link.fetch_chunks(ids)  # chunks no LAN peer had, from the relays
     await link.close()
 
 - `secrets()` answers the newest epoch whose secret this computer holds, and that secret
@@ -45,6 +47,8 @@ from storage.items import ItemReader
 
 from .relay_member import (
     Authorized,
+    ChunkArrived,
+    ChunksLacking,
     Ended,
     Opened,
     Reconciled,
@@ -185,6 +189,8 @@ class RelayLink:
         self._watcher: asyncio.Task | None = None
         self._flushes: set[asyncio.Task] = set()  # held until done (the loop keeps weak refs)
         self._synced = asyncio.Condition()
+        # Chunk id -> the futures of fetches waiting for it (None: the relay lacks it).
+        self._chunk_waiters: dict[bytes, list[asyncio.Future[bytes | None]]] = {}
 
     async def start(self) -> None:
         self._http = aiohttp.ClientSession()
@@ -211,9 +217,7 @@ class RelayLink:
                 conn.member.upload([conn.held.keys.seal(raw, decode_trusted(raw).ts)
                                     for raw in fresh])
                 conn.knows([object_id(raw) for raw in fresh])
-                task = asyncio.ensure_future(self._flush(conn))
-                self._flushes.add(task)
-                task.add_done_callback(self._flushes.discard)
+                self._spawn_flush(conn)
 
     def send_signal(self, body: bytes) -> None:
         """Typing or presence (the body is the service's to define) to the members connected
@@ -221,9 +225,56 @@ class RelayLink:
         for conn in list(self._connections.values()):
             if conn.member.authorized and not conn.member.closed:
                 conn.member.signal(self.identity, body)
-                task = asyncio.ensure_future(self._flush(conn))
-                self._flushes.add(task)
-                task.add_done_callback(self._flushes.discard)
+                self._spawn_flush(conn)
+
+    def offer_chunks(self, chunks: list[tuple[bytes, bytes]]) -> None:
+        """Chunks of a file attached here, (id, bytes): put to every relay connected now, so
+        members elsewhere can fetch them (`fetch_chunks`) within the relay's quota."""
+        for conn in list(self._connections.values()):
+            if conn.member.authorized and not conn.member.closed:
+                for cid, data in chunks:
+                    conn.member.put_chunk(cid, data)
+                self._spawn_flush(conn)
+
+    async def fetch_chunks(self, cids: list[bytes], timeout: float = 30.0
+                           ) -> dict[bytes, bytes]:
+        """Chunks from the relays connected now, each relay in turn asked for what the ones
+        before lacked; what arrived (checked against its id), by id."""
+        found: dict[bytes, bytes] = {}
+        loop = asyncio.get_running_loop()
+        for conn in list(self._connections.values()):
+            wanted = [cid for cid in dict.fromkeys(cids) if cid not in found]
+            if not wanted:
+                break
+            if not conn.member.authorized or conn.member.closed:
+                continue
+            futures = {cid: loop.create_future() for cid in wanted}
+            for cid, future in futures.items():
+                self._chunk_waiters.setdefault(cid, []).append(future)
+            conn.member.get_chunks(wanted)
+            self._spawn_flush(conn)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.gather(*futures.values()), timeout)
+            for cid, future in futures.items():
+                data = future.result() if future.done() else None
+                if data is not None:
+                    found[cid] = data
+                waiting = self._chunk_waiters.get(cid, [])
+                if future in waiting:
+                    waiting.remove(future)
+                if not waiting:
+                    self._chunk_waiters.pop(cid, None)
+        return found
+
+    def _spawn_flush(self, conn: _Connection) -> None:
+        task = asyncio.ensure_future(self._flush(conn))
+        self._flushes.add(task)
+        task.add_done_callback(self._flushes.discard)
+
+    def _chunk_answer(self, cid: bytes, data: bytes | None) -> None:
+        for future in self._chunk_waiters.pop(cid, []):
+            if not future.done():
+                future.set_result(data)
 
     async def wait_synced(self, address: RelayAddress, after: float, timeout: float) -> bool:
         """Wait until a round with `address` finished after `after` (time.time())."""
@@ -351,6 +402,11 @@ class RelayLink:
             elif isinstance(event, Opened):
                 conn.knows([object_id(raw) for raw in event.raws])
                 self._on_objects(list(event.raws))
+            elif isinstance(event, ChunkArrived):
+                self._chunk_answer(event.cid, event.data)
+            elif isinstance(event, ChunksLacking):
+                for cid in event.cids:
+                    self._chunk_answer(cid, None)
             elif isinstance(event, SignalReceived):
                 if self._on_signal is not None and event.sender != self.identity.public_key:
                     self._on_signal(event.sender, event.body)

@@ -18,12 +18,14 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from core.attachments import chunk_id
 from core.encoding import dumps
 from core.identity import Identity
 from core.relay_seal import Envelope, EpochKeys, SealError
 
 from .negentropy import Negentropy, NegentropyError, VectorStorage
 from .relay_wire import (
+    MAX_CHUNK_NAMES,
     MAX_IDS,
     NEG_FRAME_LIMIT,
     NEG_PARAMS,
@@ -33,11 +35,12 @@ from .relay_wire import (
     batches,
     envelopes_in,
     item_of,
+    opaque_ids,
     opaque_of,
     require,
 )
 
-GET_WINDOW = 2
+GET_WINDOW = 2  # gets in flight, and as many chunk gets (the relay takes 4 unanswered)
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,21 @@ class SignalReceived:
 
 
 @dataclass(frozen=True)
+class ChunkArrived:
+    """A chunk of an attached file asked for (its bytes hash to its id)."""
+
+    cid: bytes
+    data: bytes
+
+
+@dataclass(frozen=True)
+class ChunksLacking:
+    """Chunks asked for that the relay does not hold."""
+
+    cids: tuple[bytes, ...]
+
+
+@dataclass(frozen=True)
 class Reconciled:
     uploaded: int
     downloaded: int
@@ -77,7 +95,8 @@ class Ended:
     refused: bool  # the relay refused us (unknown space, stale token): no fault of the link
 
 
-Event = Authorized | Opened | SignalReceived | Reconciled | Ended
+Event = (Authorized | Opened | SignalReceived | ChunkArrived | ChunksLacking | Reconciled
+         | Ended)
 
 
 @dataclass(frozen=True)
@@ -108,6 +127,9 @@ class RelayMember:
         self._ignore: frozenset[bytes] = frozenset()
         self._wanted: deque[list[bytes]] = deque()
         self._gets = 0
+        self._chunk_wanted: deque[list[bytes]] = deque()  # chunk ids not asked for yet
+        self._chunk_batches: list[set[bytes]] = []  # names asked for, per getchunk in flight
+        self._asked: dict[bytes, bytes] = {}  # chunk name -> chunk id
         self._puts = 0
         self._round = False
         self._counts = [0, 0, 0]  # uploaded, downloaded, unopened (this round)
@@ -172,6 +194,34 @@ class RelayMember:
         """Typing or presence for the members connected now (never stored by the relay)."""
         if self.authorized and not self.closed:
             self._send({"t": "signal", "blob": self.keys.seal_signal(sender, body)})
+
+    def put_chunk(self, cid: bytes, data: bytes) -> None:
+        """Put a chunk of an attached file (ciphertext under its file's key already)."""
+        if self.authorized and not self.closed:
+            self._send({"t": "putchunk", "name": self.keys.chunk_name(cid), "data": data})
+            self._puts += 1
+
+    def get_chunks(self, cids: list[bytes]) -> None:
+        """Ask for chunks: each ends as a ChunkArrived or in a ChunksLacking."""
+        if self.authorized and not self.closed:
+            self._chunk_wanted.extend(cids[i:i + MAX_CHUNK_NAMES]
+                                      for i in range(0, len(cids), MAX_CHUNK_NAMES))
+            self._ask_chunks()
+
+    def _ask_chunks(self) -> None:
+        while self._chunk_wanted and len(self._chunk_batches) < GET_WINDOW:
+            names = {self.keys.chunk_name(cid): cid for cid in self._chunk_wanted.popleft()}
+            self._asked.update(names)
+            self._chunk_batches.append(set(names))
+            self._send({"t": "getchunk", "names": list(names)})
+
+    def _chunk_answered(self, name: bytes) -> bytes:
+        require(name in self._asked, "chunk (not asked for)")
+        for batch in self._chunk_batches:
+            batch.discard(name)
+        self._chunk_batches = [batch for batch in self._chunk_batches if batch]
+        self._ask_chunks()
+        return self._asked.pop(name)
 
     def ping(self) -> None:
         if self.authorized and not self.closed:
@@ -244,6 +294,18 @@ class RelayMember:
             self._puts -= 1
             self.floor = max(self.floor, frame["floor"])
             self._ask()
+        elif kind == "chunk":
+            require(frame.keys() == {"t", "name", "data"} and isinstance(frame["data"], bytes)
+                    and isinstance(frame["name"], bytes), "chunk")
+            cid = self._chunk_answered(frame["name"])
+            if chunk_id(frame["data"]) != cid:
+                self._events.append(ChunksLacking((cid,)))
+                raise WireError("a chunk that is not the one asked for")
+            self._events.append(ChunkArrived(cid, frame["data"]))
+        elif kind == "nochunk":
+            require(frame.keys() == {"t", "names"} and isinstance(frame["names"], list), "nochunk")
+            self._events.append(ChunksLacking(tuple(
+                self._chunk_answered(name) for name in opaque_ids(frame["names"], "nochunk"))))
         elif kind == "signal":
             require(frame.keys() == {"t", "blob"} and isinstance(frame["blob"], bytes), "signal")
             try:

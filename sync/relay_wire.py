@@ -21,6 +21,8 @@ Frames (member -> relay, then relay -> member):
     get      {ids}                    opaque ids the member lacks
     signal   {blob}                   typing or presence (core.relay_seal.seal_signal), for
                                       the members connected now: forwarded, never stored
+    putchunk {name, data}             a chunk of an attached file (answered by `stored`)
+    getchunk {names}                  chunks asked for (1..MAX_CHUNK_NAMES)
     ok       {epoch, floor}           authorised; `floor`: buckets older than this were evicted
                                       for space (the member uploads none of them)
     neg      {m}                      the relay's negentropy answer
@@ -29,6 +31,8 @@ Frames (member -> relay, then relay -> member):
     done     {}                       the end of one answer to a `get`
     stored   {n, floor}               a put was stored (n envelopes new; the floor now)
     signal   {blob}                   another member's signal
+    chunk    {name, data}             a chunk asked for
+    nochunk  {names}                  chunks asked for that the relay does not hold
     bye      {reason}                 the relay refuses or closes
 """
 
@@ -59,6 +63,7 @@ MAX_BOX = MAX_OBJECT_SIZE + 16  # an object's box: the object and the MAC
 MAX_ENVS_BYTES = 512 * 1024  # envelopes per `envs` or `put` frame, by their boxes' bytes
 MAX_IDS = 4096  # opaque ids per `get`
 MAX_OWNERS = 64
+MAX_CHUNK_NAMES = 16  # chunks per `getchunk` (each up to core.attachments.MAX_CHUNK bytes)
 MAX_SIGNAL_BLOB = 2048  # a sealed signal: its body, the sender's key and signature, the box
 NEG_FRAME_LIMIT = 256 * 1024
 NEG_MAX_RANGES = 2048

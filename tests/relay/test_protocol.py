@@ -258,3 +258,43 @@ def test_what_was_deleted_here_is_not_fetched_again(tmp_path: Path) -> None:
     b.ignore = frozenset({keys.opaque(decode_trusted(raws[0]).id)})
     m, _ = relay.connect(b)
     assert m.authorized and sorted(b.opened) == sorted(raws[1:])
+
+
+def test_chunks_of_attached_files_go_through_within_the_quota(tmp_path: Path) -> None:
+    from core.attachments import chunk_id
+    from sync.relay_member import ChunkArrived, ChunksLacking
+
+    relay = Relay(tmp_path, quota=3 * (1000 + 80))
+    keys = EpochKeys.derive(0, SECRET0)
+    ma, pa = relay.connect(Side(keys, []), Registration(ADMIN, ()))
+    chunks = [os.urandom(1000) for _ in range(4)]
+    for data in chunks:
+        ma.put_chunk(chunk_id(data), data)
+    relay.pump(ma, pa, Side(keys, []))
+    held = relay.store.space(SPACE)
+    assert held is not None and held.count == 3 and held.bytes <= held.quota  # the oldest went
+    files = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
+    assert chunk_id(chunks[1]) not in files  # named by a keyed hash
+    b = Side(keys, [])
+    mb, pb = relay.connect(b)
+    mb.get_chunks([chunk_id(data) for data in chunks] + [bytes(32)])
+    events = relay.pump(mb, pb, b)
+    arrived = {e.cid: e.data for e in events if isinstance(e, ChunkArrived)}
+    lacking = {cid for e in events if isinstance(e, ChunksLacking) for cid in e.cids}
+    assert arrived == {chunk_id(d): d for d in chunks[1:]}
+    assert lacking == {chunk_id(chunks[0]), bytes(32)} and not mb.closed
+
+
+def test_a_relay_that_hands_over_a_wrong_chunk_is_left(tmp_path: Path) -> None:
+    from core.attachments import chunk_id
+
+    relay = Relay(tmp_path)
+    keys = EpochKeys.derive(0, SECRET0)
+    relay.connect(Side(keys, []), Registration(ADMIN, ()))
+    real, fake = os.urandom(500), os.urandom(500)
+    relay.store.put_chunk(SPACE, keys.chunk_name(chunk_id(real)), fake)
+    b = Side(keys, [])
+    m, p = relay.connect(b)
+    m.get_chunks([chunk_id(real)])
+    relay.pump(m, p, b)
+    assert m.closed

@@ -216,3 +216,46 @@ def test_with_two_relays_losing_one_loses_nothing(tmp_path: Path) -> None:
         states = relays.sync_once(b, [relay.address, down, unusable], timeout=20)
         assert states[0].last_sync and b.replica.has(obj.id)
         assert states[2].error and "not a usable relay key" in states[2].error
+
+
+def test_an_attached_file_arrives_through_the_relay_identical(tmp_path: Path) -> None:
+    import hashlib
+
+    pa, pb = two_members(tmp_path)
+    source = tmp_path / "report.bin"
+    source.write_bytes(os.urandom(700_000))  # three chunks and a list
+
+    async def run(a: Workspace, b: Workspace, message: bytes, chunk_ids: list[bytes]) -> None:
+        server = RelayServer(tmp_path / "relay")
+        port = await server.start("127.0.0.1", 0)
+        address = RelayAddress("127.0.0.1", port, server.key)
+        link_a = relays.link_for(a, lambda: [address])
+        link_b = relays.link_for(b, lambda: [address])
+        try:
+            await link_a.start()
+            assert await link_a.wait_synced(address, 0, 30)
+            link_a.offer_chunks([(cid, a.chunks.read(cid) or b"") for cid in chunk_ids])
+            await asyncio.sleep(0.5)
+            await link_a.close()  # A goes offline
+            await link_b.start()
+            assert await link_b.wait_synced(address, 0, 30)
+            assert b.replica.has(message)
+            got = await link_b.fetch_chunks(chunk_ids, timeout=10)
+            assert set(got) == set(chunk_ids)
+            for cid, data in got.items():
+                b.chunks.put(cid, data)
+            assert await link_b.fetch_chunks([bytes(32)], timeout=5) == {}
+        finally:
+            await link_b.close()
+            await server.close()
+
+    with Workspace.open(pa) as a, Workspace.open(pb) as b:
+        channels(a, "general")
+        post = a.attach("general", [source], "the report")
+        list_id = post.body["files"][0]["list"]
+        chunk_ids = [list_id, *(a.file_chunks(list_id) or [])]
+        assert len(chunk_ids) == 4
+        asyncio.run(run(a, b, post.id, chunk_ids))
+        saved = b.save_attachment(post.id, 0, tmp_path / "out")
+    assert hashlib.sha256(saved.read_bytes()).digest() == \
+        hashlib.sha256(source.read_bytes()).digest()
