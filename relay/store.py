@@ -43,10 +43,11 @@ CREATE TABLE IF NOT EXISTS envelopes (
 CREATE INDEX IF NOT EXISTS envelopes_by_bucket ON envelopes (space, bucket, stored);
 CREATE INDEX IF NOT EXISTS envelopes_by_time ON envelopes (stored);
 CREATE TABLE IF NOT EXISTS chunks (
-    space BLOB NOT NULL, name BLOB NOT NULL, stored INTEGER NOT NULL, data BLOB NOT NULL,
-    PRIMARY KEY (space, name)
+    space BLOB NOT NULL, name BLOB NOT NULL, seq INTEGER NOT NULL, stored INTEGER NOT NULL,
+    data BLOB NOT NULL, PRIMARY KEY (space, name)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS chunks_by_time ON chunks (space, stored);
+CREATE INDEX IF NOT EXISTS chunks_by_age ON chunks (space, seq);
+CREATE INDEX IF NOT EXISTS chunks_by_time ON chunks (stored);
 """
 
 
@@ -172,8 +173,9 @@ class RelayStore:
             if self.space(space) is None:
                 return False
             cursor = self.conn.execute(
-                "INSERT OR IGNORE INTO chunks (space, name, stored, data) VALUES (?, ?, ?, ?)",
-                (space, name, self._now(), data))
+                "INSERT OR IGNORE INTO chunks (space, name, seq, stored, data) VALUES (?, ?, "
+                "(SELECT coalesce(max(seq), 0) + 1 FROM chunks WHERE space = ?), ?, ?)",
+                (space, name, space, self._now(), data))
             if not cursor.rowcount:
                 return False
             self.conn.execute("UPDATE spaces SET count = count + 1, bytes = bytes + ? "
@@ -207,7 +209,7 @@ class RelayStore:
         gone = count = 0
         doomed: list[bytes] = []
         for name, size in self.conn.execute(
-                "SELECT name, length(data) FROM chunks WHERE space = ? ORDER BY stored, name",
+                "SELECT name, length(data) FROM chunks WHERE space = ? ORDER BY seq",
                 (space,)):
             if gone >= over:
                 break
