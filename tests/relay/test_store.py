@@ -63,13 +63,17 @@ def test_retention_takes_what_was_stored_long_ago(tmp_path: Path) -> None:
     store.register(SPACE, TOKEN, 0, [ADMIN])
     old = [env(1), env(2)]
     store.put(SPACE, old)
+    assert store.put_chunk(SPACE, bytes(16), b"c" * 50) and not store.put_chunk(
+        SPACE, bytes(16), b"c" * 50)
+    assert store.chunk(SPACE, bytes(16)) == b"c" * 50 and store.chunk(OTHER, bytes(16)) is None
     clock.now += 60
     new = [env(0)]
     store.put(SPACE, new)
     version = store.version
     assert store.prune() == 0
     clock.now += 50
-    assert store.prune() == 2 and store.version != version
+    assert store.prune() == 3 and store.version != version
+    assert store.chunk(SPACE, bytes(16)) is None
     assert store.items(SPACE) == [(0, new[0].opaque)]
     held = store.space(SPACE)
     assert held is not None and held.count == 1 and held.bytes == 100 + ROW_OVERHEAD
