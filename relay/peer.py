@@ -102,6 +102,9 @@ class Snapshots:
 
 
 class RelayPeer:
+    """The relay's side of one connection: the Noise responder, the proof or registration,
+    then reconciliation, puts, gets, chunks and signals for the space it joined."""
+
     def __init__(self, store: RelayStore, snapshots: Snapshots, static_private: bytes, *,
                  max_spaces: int, clock: Callable[[], float] = time.monotonic):
         self.store = store

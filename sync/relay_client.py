@@ -166,6 +166,8 @@ class _Connection:
 
 
 class RelayLink:
+    """A Node's links to its workspace's relays (see the module's docstring)."""
+
     def __init__(self, replica: Replica, identity: Identity,
                  secrets: Callable[[], tuple[int, bytes] | None],
                  on_objects: Callable[[list[bytes]], None], *,

@@ -108,6 +108,9 @@ class Registration:
 
 
 class RelayMember:
+    """A member's side of one relay connection: the Noise initiator pinning the relay's key,
+    the proof (or an admin's registration), rounds, live puts, chunks and signals."""
+
     def __init__(self, relay_key: bytes, keys: EpochKeys, space: bytes,
                  sealer: Callable[[list[bytes]], list[Envelope]], *,
                  registration: Registration | None = None):
