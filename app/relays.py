@@ -23,6 +23,7 @@ from storage import Replica
 from sync.peers import AddressError, parse_address
 from sync.relay_client import RelayAddress, RelayLink, RelayState
 
+from . import preferences
 from .workspace import WorkspaceError
 
 if TYPE_CHECKING:
@@ -158,11 +159,36 @@ def link_for(ws: Workspace, addresses: Callable[[], list[RelayAddress]] | None =
                      registration=lambda: registration(replica, ws.key))
 
 
+async def move_files(ws: Workspace, link: RelayLink, *, timeout: float = 30.0
+                     ) -> tuple[int, int]:
+    """Share the chunks of files attached here that the connected relays lack, and fetch the
+    files this computer would download by itself (the auto-download preference), as from a
+    peer: (chunks sent, files completed)."""
+    mine: list[bytes] = []
+    for state in ws.replica.files.all():
+        if state.mine and state.complete:
+            mine += [state.list, *(ws.file_chunks(state.list, state.size) or [])]
+    sent = await link.share_chunks(mine, ws.chunks.read, timeout) if mine else 0
+    completed = 0
+    limit = preferences.load(ws.paths.data).auto_download_mb << 20
+    for wanted in ws.wanted_files(limit):
+        if not ws.chunks.has(wanted.list):
+            for cid, data in (await link.fetch_chunks([wanted.list], timeout)).items():
+                ws.chunks.put(cid, data)
+        ids = ws.file_chunks(wanted.list, wanted.size)
+        if ids is None:
+            continue
+        for cid, data in (await link.fetch_chunks(ws.chunks.missing(ids), timeout)).items():
+            ws.chunks.put(cid, data)
+        completed += ws.file_complete(wanted.list, wanted.size)
+    return sent, completed
+
+
 def sync_once(ws: Workspace, addresses: list[RelayAddress] | None = None, *,
               timeout: float = 30.0) -> list[RelayState]:
     """One round with each relay (the workspace's, or `addresses`): upload what each lacks,
-    download and ingest what this replica lacks; how each went (a refusal or an unreachable
-    relay ends its wait early)."""
+    download and ingest what this replica lacks, then move attached files (`move_files`);
+    how each went (a refusal or an unreachable relay ends its wait early)."""
     wanted = addresses if addresses is not None else link_relays(ws.replica)
     if not wanted:
         raise WorkspaceError("no relays: an admin adds one with `hearth relay add HOST:PORT KEY`")
@@ -182,6 +208,7 @@ def sync_once(ws: Workspace, addresses: list[RelayAddress] | None = None, *,
                         pending.discard(address)
                 if pending:
                     await asyncio.sleep(0.05)
+            await move_files(ws, link, timeout=timeout)
             return [link.states.get(a) or RelayState(a, error="timed out") for a in wanted]
         finally:
             await link.close()

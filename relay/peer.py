@@ -245,6 +245,10 @@ class RelayPeer:
             names = opaque_ids(frame["names"], "getchunk", MAX_CHUNK_NAMES)
             require(bool(names), "getchunk")
             self._gets.append(("chunks", names))
+        elif kind == "hold":
+            require(frame.keys() == {"t", "names"}, "hold")
+            names = opaque_ids(frame["names"], "hold")
+            self._send({"t": "held", "names": self.store.chunks_held(self.space or b"", names)})
         elif kind == "putchunk":
             require(frame.keys() == {"t", "name", "data"}, "putchunk")
             [name] = opaque_ids([frame["name"]], "putchunk")

@@ -184,6 +184,16 @@ class RelayStore:
         return self.conn.execute("SELECT 1 FROM chunks WHERE space = ? AND name = ?",
                                  (space, name)).fetchone() is not None
 
+    def chunks_held(self, space: bytes, names: list[bytes]) -> list[bytes]:
+        out: list[bytes] = []
+        for start in range(0, len(names), 500):
+            part = names[start:start + 500]
+            marks = ", ".join("?" * len(part))
+            out += [row[0] for row in self.conn.execute(
+                f"SELECT name FROM chunks WHERE space = ? AND name IN ({marks})",
+                (space, *part))]
+        return out
+
     def chunk(self, space: bytes, name: bytes) -> bytes | None:
         row = self.conn.execute("SELECT data FROM chunks WHERE space = ? AND name = ?",
                                 (space, name)).fetchone()

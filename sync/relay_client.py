@@ -48,6 +48,7 @@ from storage.items import ItemReader
 from .relay_member import (
     Authorized,
     ChunkArrived,
+    ChunksHeld,
     ChunksLacking,
     Ended,
     Opened,
@@ -144,6 +145,8 @@ class _Connection:
         self.held = held
         self.lock = asyncio.Lock()
         self.round_at = 0.0  # time.monotonic() of the last round begun
+        self.held_waiters: list[asyncio.Future[frozenset[bytes]]] = []  # share_chunks'
+        self._held_parts: set[bytes] = set()
         # Ids of objects this relay is known to hold (it handed them over, or took them), so
         # what came from it is not offered back when the service stores it.
         self._known: OrderedDict[bytes, None] = OrderedDict()
@@ -154,6 +157,16 @@ class _Connection:
             self._known.move_to_end(oid)
         while len(self._known) > KNOWN_MEMORY:
             self._known.popitem(last=False)
+
+    def chunks_held(self, event: ChunksHeld) -> None:
+        """One `held` answer; once none is pending, every waiter gets what was held of all
+        that was asked (each keeps what it asked about)."""
+        self._held_parts |= event.held
+        if self.member.held_pending == 0:
+            for waiter in self.held_waiters:
+                if not waiter.done():
+                    waiter.set_result(frozenset(self._held_parts))
+            self.held_waiters, self._held_parts = [], set()
 
     def unknown(self, raws: list[bytes]) -> list[bytes]:
         return [raw for raw in raws if object_id(raw) not in self._known]
@@ -237,6 +250,35 @@ class RelayLink:
                 for cid, data in chunks:
                     conn.member.put_chunk(cid, data)
                 self._spawn_flush(conn)
+
+    async def share_chunks(self, cids: list[bytes], read: Callable[[bytes], bytes | None],
+                           timeout: float = 30.0) -> int:
+        """Put to each relay connected now the chunks of `cids` it lacks (`read` gives their
+        bytes), and wait for each relay to acknowledge them; how many were sent."""
+        sent = 0
+        loop = asyncio.get_running_loop()
+        for conn in list(self._connections.values()):
+            if not conn.member.authorized or conn.member.closed or not cids:
+                continue
+            answer: asyncio.Future[frozenset[bytes]] = loop.create_future()
+            conn.held_waiters.append(answer)
+            conn.member.ask_held(list(dict.fromkeys(cids)))
+            self._spawn_flush(conn)
+            try:
+                held = await asyncio.wait_for(answer, timeout)
+            except TimeoutError:
+                continue
+            for cid in dict.fromkeys(cids):
+                data = None if cid in held else read(cid)
+                if data is not None:
+                    conn.member.put_chunk(cid, data)
+                    sent += 1
+                    await self._flush(conn)  # one chunk at a time: bounded memory
+            deadline = loop.time() + timeout
+            while conn.member.puts_pending and not conn.member.closed \
+                    and loop.time() < deadline:
+                await asyncio.sleep(0.02)
+        return sent
 
     async def fetch_chunks(self, cids: list[bytes], timeout: float = 30.0
                            ) -> dict[bytes, bytes]:
@@ -406,6 +448,8 @@ class RelayLink:
                 self._on_objects(list(event.raws))
             elif isinstance(event, ChunkArrived):
                 self._chunk_answer(event.cid, event.data)
+            elif isinstance(event, ChunksHeld):
+                conn.chunks_held(event)
             elif isinstance(event, ChunksLacking):
                 for cid in event.cids:
                     self._chunk_answer(cid, None)

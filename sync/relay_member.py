@@ -83,6 +83,14 @@ class ChunksLacking:
 
 
 @dataclass(frozen=True)
+class ChunksHeld:
+    """The answer to `ask_held`: which of the chunks asked about the relay holds."""
+
+    asked: tuple[bytes, ...]
+    held: frozenset[bytes]
+
+
+@dataclass(frozen=True)
 class Reconciled:
     uploaded: int
     downloaded: int
@@ -95,8 +103,8 @@ class Ended:
     refused: bool  # the relay refused us (unknown space, stale token): no fault of the link
 
 
-Event = (Authorized | Opened | SignalReceived | ChunkArrived | ChunksLacking | Reconciled
-         | Ended)
+Event = (Authorized | Opened | SignalReceived | ChunkArrived | ChunksLacking | ChunksHeld
+         | Reconciled | Ended)
 
 
 @dataclass(frozen=True)
@@ -133,6 +141,7 @@ class RelayMember:
         self._chunk_wanted: deque[list[bytes]] = deque()  # chunk ids not asked for yet
         self._chunk_batches: list[set[bytes]] = []  # names asked for, per getchunk in flight
         self._asked: dict[bytes, bytes] = {}  # chunk name -> chunk id
+        self._holds: deque[dict[bytes, bytes]] = deque()  # per `hold` in flight: name -> id
         self._puts = 0
         self._round = False
         self._counts = [0, 0, 0]  # uploaded, downloaded, unopened (this round)
@@ -210,6 +219,24 @@ class RelayMember:
             self._chunk_wanted.extend(cids[i:i + MAX_CHUNK_NAMES]
                                       for i in range(0, len(cids), MAX_CHUNK_NAMES))
             self._ask_chunks()
+
+    @property
+    def puts_pending(self) -> int:
+        """Puts (of envelopes or chunks) the relay has not acknowledged yet."""
+        return self._puts
+
+    @property
+    def held_pending(self) -> int:
+        """`hold` questions not answered yet."""
+        return len(self._holds)
+
+    def ask_held(self, cids: list[bytes]) -> None:
+        """Ask which of these chunks the relay holds: a ChunksHeld per MAX_IDS of them."""
+        if self.authorized and not self.closed:
+            for i in range(0, len(cids), MAX_IDS):
+                names = {self.keys.chunk_name(cid): cid for cid in cids[i:i + MAX_IDS]}
+                self._holds.append(names)
+                self._send({"t": "hold", "names": list(names)})
 
     def _ask_chunks(self) -> None:
         while self._chunk_wanted and len(self._chunk_batches) < GET_WINDOW:
@@ -305,6 +332,13 @@ class RelayMember:
                 self._events.append(ChunksLacking((cid,)))
                 raise WireError("a chunk that is not the one asked for")
             self._events.append(ChunkArrived(cid, frame["data"]))
+        elif kind == "held":
+            require(frame.keys() == {"t", "names"} and bool(self._holds), "held")
+            names = self._holds.popleft()
+            held = opaque_ids(frame["names"], "held")
+            require(all(name in names for name in held), "held (not asked about)")
+            self._events.append(ChunksHeld(tuple(names.values()),
+                                           frozenset(names[name] for name in held)))
         elif kind == "nochunk":
             require(frame.keys() == {"t", "names"} and isinstance(frame["names"], list), "nochunk")
             self._events.append(ChunksLacking(tuple(

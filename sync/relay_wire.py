@@ -23,6 +23,7 @@ Frames (member -> relay, then relay -> member):
                                       the members connected now: forwarded, never stored
     putchunk {name, data}             a chunk of an attached file (answered by `stored`)
     getchunk {names}                  chunks asked for (1..MAX_CHUNK_NAMES)
+    hold     {names}                  which of these chunks the relay holds (1..MAX_IDS)
     ok       {epoch, floor}           authorised; `floor`: buckets older than this were evicted
                                       for space (the member uploads none of them)
     neg      {m}                      the relay's negentropy answer
@@ -33,6 +34,7 @@ Frames (member -> relay, then relay -> member):
     signal   {blob}                   another member's signal
     chunk    {name, data}             a chunk asked for
     nochunk  {names}                  chunks asked for that the relay does not hold
+    held     {names}                  the answer to `hold`: those it holds
     bye      {reason}                 the relay refuses or closes
 """
 

@@ -262,7 +262,7 @@ def test_what_was_deleted_here_is_not_fetched_again(tmp_path: Path) -> None:
 
 def test_chunks_of_attached_files_go_through_within_the_quota(tmp_path: Path) -> None:
     from core.attachments import chunk_id
-    from sync.relay_member import ChunkArrived, ChunksLacking
+    from sync.relay_member import ChunkArrived, ChunksHeld, ChunksLacking
 
     relay = Relay(tmp_path, quota=3 * (1000 + 80))
     keys = EpochKeys.derive(0, SECRET0)
@@ -283,6 +283,10 @@ def test_chunks_of_attached_files_go_through_within_the_quota(tmp_path: Path) ->
     lacking = {cid for e in events if isinstance(e, ChunksLacking) for cid in e.cids}
     assert arrived == {chunk_id(d): d for d in chunks[1:]}
     assert lacking == {chunk_id(chunks[0]), bytes(32)} and not mb.closed
+    mb.ask_held([chunk_id(d) for d in chunks])
+    [held] = [e for e in relay.pump(mb, pb, b) if isinstance(e, ChunksHeld)]
+    assert held.held == {chunk_id(d) for d in chunks[1:]} and len(held.asked) == 4
+    assert mb.held_pending == 0
 
 
 def test_a_relay_that_hands_over_a_wrong_chunk_is_left(tmp_path: Path) -> None:

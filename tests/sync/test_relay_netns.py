@@ -9,6 +9,7 @@ multicast crosses. Every namespace is deleted at the end.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -78,11 +79,14 @@ def test_members_with_no_route_between_them_sync_through_the_relay(
     with relay_process(tmp_path / "relay", host="0.0.0.0",  # noqa: S104
                        prefix=["ip", "netns", "exec", networks["relay"]]) as relay:
         key = relay.key.hex()
+        source = tmp_path / "plan.bin"
+        source.write_bytes(os.urandom(600_000) + MARKER.encode())
         with Workspace.open(pa) as a, Workspace.open(pb) as b:
             channels(a, "general")
             public = a.post("general", f"open {MARKER}")
             private = a.post_private(a.create_private_channel("inner", [b.key]),
                                      f"private {MARKER}")
+            attached = a.attach("general", [source], "the plan")
         hearth(networks["a"], pa.data, "relay", "add", f"{RELAY_IP}:{relay.port}", key)
         out = hearth(networks["a"], pa.data, "relay", "sync").stdout
         assert "synced" in out, out
@@ -92,6 +96,9 @@ def test_members_with_no_route_between_them_sync_through_the_relay(
         assert "synced" in out, out
         with Workspace.open(pb) as b:
             assert b.replica.has(public.id) and b.replica.has(private.id)
+            saved = b.save_attachment(attached.id, 0, tmp_path / "saved")
+            assert hashlib.sha256(saved.read_bytes()).digest() == \
+                hashlib.sha256(source.read_bytes()).digest()
             assert [r.hostport for r in relays.relays(b.replica)] == [
                 f"{RELAY_IP}:{relay.port}"]
         assert relay_files_contain(relay.folder, MARKER.encode()) == []
