@@ -234,7 +234,7 @@ def test_an_attached_file_arrives_through_the_relay_identical(tmp_path: Path) ->
         try:
             await link_a.start()
             assert await link_a.wait_synced(address, 0, 30)
-            link_a.offer_chunks([(cid, a.chunks.read(cid) or b"") for cid in chunk_ids])
+            link_a.offer_chunks([(cid, a.files.chunks.read(cid) or b"") for cid in chunk_ids])
             await asyncio.sleep(0.5)
             await link_a.close()  # A goes offline
             await link_b.start()
@@ -243,7 +243,7 @@ def test_an_attached_file_arrives_through_the_relay_identical(tmp_path: Path) ->
             got = await link_b.fetch_chunks(chunk_ids, timeout=10)
             assert set(got) == set(chunk_ids)
             for cid, data in got.items():
-                b.chunks.put(cid, data)
+                b.files.chunks.put(cid, data)
             assert await link_b.fetch_chunks([bytes(32)], timeout=5) == {}
         finally:
             await link_b.close()
