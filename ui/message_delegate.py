@@ -37,6 +37,7 @@ from PySide6.QtGui import (
     QFont,
     QFontDatabase,
     QFontMetrics,
+    QFontMetricsF,
     QGuiApplication,
     QPainter,
     QPalette,
@@ -174,6 +175,11 @@ class MessageDelegate(QStyledItemDelegate):
         day = QFontMetrics(self.day_font)
         self._replies_metrics = QFontMetrics(self.replies_font)
         self._line_height = QFontMetrics(base).height()
+        self._body_metrics = QFontMetricsF(base)
+        self._emote_metrics = QFontMetricsF(self.emote_font)
+        # A one-line plain body's height (BodyLayouter.plain), not emote and emote.
+        self._one_line = tuple(max(self._line_height, math.ceil(m.ascent() + m.descent()))
+                               for m in (self._body_metrics, self._emote_metrics))
         self._header_height = max(self._name_metrics.height(), small.height())
         self.avatar_size = self._header_height + HEADER_GAP + self._line_height
         # The gutter holds the avatar, or a continuation row's time on hover.
@@ -265,17 +271,31 @@ class MessageDelegate(QStyledItemDelegate):
             key = (message.id, message.text, name if emote else None)
             measured = self._heights.get(key)
             if measured is None:
-                body = self.body(message, name, width)
-                measured = self._heights[key] = (body.height, self._right(body))
+                measured = self._heights[key] = self._extent(message, name, width)
             height, right = measured
             return height, self._fits(right, self._trail(message, pending), width)
         key = (message.id, name) if emote else message.id
         packed = self._heights.get(key)
         if packed is None:
-            body = self.body(message, name, width)
-            packed = self._heights[key] = body.height * 2 + self._fits(
-                self._right(body), self._mark_width, width)
+            height, right = self._extent(message, name, width)
+            packed = self._heights[key] = height * 2 + self._fits(right, self._mark_width,
+                                                                  width)
         return packed >> 1, not pending or bool(packed & 1)
+
+    def _extent(self, message: Message, name: str, width: int) -> tuple[int, int]:
+        """(text height, its last line's right edge) of a row. One line of plain printable
+        ASCII, most chat lines, is measured by its advance (what its layout would give)
+        rather than laid out: scrolling back through a long channel measures every row."""
+        if message.text and not _markdown.has_markup(message.text):
+            text = _rows.body_text(message, name)
+            if text.isascii() and text.isprintable():
+                emote = _rows.is_emote(message)
+                advance = (self._emote_metrics if emote else self._body_metrics
+                           ).horizontalAdvance(text)
+                if advance <= width - 1:
+                    return self._one_line[emote], math.ceil(advance)
+        body = self.body(message, name, width)
+        return body.height, self._right(body)
 
     @staticmethod
     def _right(body: Body) -> int:

@@ -24,6 +24,9 @@ from . import _files, _rows
 from .bridge import NodeBridge
 
 PAGE = 100
+# Older pages grow with what is loaded, up to this: scrolling through a long history takes
+# dozens of reads and relayouts, not thousands.
+MAX_PAGE = 3200
 NOT_KEPT_TIP = "Not kept on this computer"
 
 
@@ -451,9 +454,10 @@ class MessageListModel(QAbstractListModel):
         self._loading = True
         generation, channel = self._generation, self.channel
         before = self.messages[0].cursor
-        self.bridge.then(self.bridge.facade.read(channel, limit=PAGE, before=before,
+        page = min(MAX_PAGE, max(PAGE, len(self.messages)))
+        self.bridge.then(self.bridge.facade.read(channel, limit=page, before=before,
                                                  hidden=True),
-                         done=lambda older: self._fetched(generation, older),
+                         done=lambda older: self._fetched(generation, older, page),
                          failed=lambda message: self._fetch_failed(generation, message))
 
     def _fetch_failed(self, generation: int, message: str) -> None:
@@ -461,11 +465,11 @@ class MessageListModel(QAbstractListModel):
         if generation == self._generation:
             self.bridge.failed.emit(message)
 
-    def _fetched(self, generation: int, older: list[Message]) -> None:
+    def _fetched(self, generation: int, older: list[Message], page: int = PAGE) -> None:
         self._loading = False
         if generation != self._generation:
             return
-        self._more = len(older) >= PAGE
+        self._more = len(older) >= page
         if older:
             self.beginInsertRows(QModelIndex(), 0, len(older) - 1)
             starts = _rows.group_starts(older)
