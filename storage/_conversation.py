@@ -27,6 +27,7 @@ from ._sql import chunks, placeholders
 from .records import Message, MessageVersion, Reaction
 
 T = TypeVar("T", bytes, str, None)
+LONG_READ = 1000  # messages: after a read this long the connection's page cache is let go
 
 SCHEMA = """
 ALTER TABLE messages ADD COLUMN reply_to BLOB;
@@ -234,6 +235,10 @@ def decorate(conn: sqlite3.Connection, rows: Sequence[tuple], key: str,
                 f"AND counted = 1 AND channel = ? GROUP BY target, emoji, author "
                 f"ORDER BY MIN(ts), MIN(id)", (*part, key)):
             reacted.setdefault(target, {}).setdefault(emoji, []).append(_shared(author))
+    if len(rows) >= LONG_READ:
+        # A window scrolled back through a long channel would otherwise fill the connection's
+        # page cache (64 MiB, for ingest's hot pages) with pages nothing reads again.
+        conn.execute("PRAGMA shrink_memory")
     return [Message(oid, name, _shared(author), _shared(nick), ts, text, bool(edited), reply_to,
                     replies.get(oid, 0),
                     tuple(Reaction(_shared(emoji), tuple(by))
