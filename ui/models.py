@@ -408,15 +408,15 @@ class MessageListModel(QAbstractListModel):
             self.loadedChanged.emit()
 
     def _take(self, messages: list[Message]) -> None:
-        """Show `messages`: in place when they are the rows shown, with new fields; else by a
-        reset. A nickname change resets too (same ids, new names)."""
-        if [(m.id, m.nick) for m in messages] != [(m.id, m.nick) for m in self.messages]:
-            self.beginResetModel()
-            self._set_messages(messages)
-            self.endResetModel()
-            self._update_mentions()
+        """Show `messages`: in place when they are the rows shown, with new fields, and new
+        messages after them inserted below; else by a reset. A nickname change resets too
+        (same ids, new names), and so does a newcomer whose nickname looks like a shown one."""
+        shown = len(self.messages)
+        keys = [(m.id, m.nick) for m in messages]
+        if not shown or keys[:shown] != [(m.id, m.nick) for m in self.messages]:
+            self._reset(messages)
             return
-        changed = [row for row, (old, new) in enumerate(zip(self.messages, messages,
+        changed = [row for row, (old, new) in enumerate(zip(self.messages, messages[:shown],
                                                              strict=True)) if old != new]
         if changed:
             self.rowsChanging.emit(changed)
@@ -424,7 +424,31 @@ class MessageListModel(QAbstractListModel):
             self.messages[row] = messages[row]
         for first, last in _runs(changed):
             self.dataChanged.emit(self.index(first), self.index(last), CONTENT_ROLES)
+        if len(messages) > shown:
+            self._append(messages[shown:])
         self.refresh_pending()
+
+    def _reset(self, messages: list[Message]) -> None:
+        self.beginResetModel()
+        self._set_messages(messages)
+        self.endResetModel()
+        self._update_mentions()
+
+    def _append(self, added: list[Message]) -> None:
+        """New messages below the shown ones: inserted, so nothing above is measured again."""
+        if self._names.add(added):  # a lookalike nickname renames shown rows
+            self._reset(self.messages + added)
+            return
+        last = self.messages[-1]
+        self.beginInsertRows(QModelIndex(), len(self.messages), len(self.messages) + len(added) - 1)
+        self._starts += _rows.group_starts(added, last)
+        self._days += _rows.day_starts(added, last)
+        self.messages += added
+        for message in added:
+            if message.nick:
+                self._authors.setdefault(message.author, message.nick)
+        self.endInsertRows()
+        self._update_mentions()
 
     def reload(self) -> None:
         """Re-read the loaded window (plus new messages): sync may add older ones too."""
