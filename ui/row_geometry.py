@@ -79,33 +79,37 @@ class RowHeights:
         self._delegate = delegate
         # Measured heights at one width, by message id (by (id, name) for "/me" rows, whose
         # text holds the name): height * 2 + 1 if the pending mark fits after the last line.
-        # Small ints, so 100,000 rows cost a few MB. An edited message's text may change
-        # again: its key holds the text, and its value is (height, last line's right edge).
-        self._heights: dict[bytes | tuple, int | tuple[int, int]] = {}
+        # Small ints, so 100,000 rows cost a few MB.
+        self._heights: dict[bytes | tuple[bytes, str], int] = {}
+        # An edited message's text may change again: by (id, text, name for "/me" rows),
+        # (height, last line's right edge).
+        self._edited: dict[tuple[bytes, str, str | None], tuple[int, int]] = {}
         self._width = 0
         self._chips: OrderedDict[tuple, tuple[list[QRect], int]] = OrderedDict()
 
     def clear(self) -> None:
         self._heights.clear()
+        self._edited.clear()
         self._chips.clear()
 
     def measure(self, message: Message, name: str, width: int,
                 pending: bool) -> tuple[int, bool]:
         """(text height, whether the marks after the text, "(edited)" and "sending…" when
         `pending`, fit after its last line) of a row."""
-        if width != self._width or len(self._heights) >= HEIGHT_CACHE:
+        if width != self._width or len(self._heights) + len(self._edited) >= HEIGHT_CACHE:
             self._heights.clear()
+            self._edited.clear()
             self._width = width
         emote = _rows.is_emote(message)
         marks = self._delegate.marks
         if message.edited:
-            key = (message.id, message.text, name if emote else None)
-            measured = self._heights.get(key)
+            edited = (message.id, message.text, name if emote else None)
+            measured = self._edited.get(edited)
             if measured is None:
-                measured = self._heights[key] = self._extent(message, name, width)
+                measured = self._edited[edited] = self._extent(message, name, width)
             height, right = measured
             return height, fits(right, marks.trail(message.edited, pending), width)
-        key = (message.id, name) if emote else message.id
+        key: bytes | tuple[bytes, str] = (message.id, name) if emote else message.id
         packed = self._heights.get(key)
         if packed is None:
             height, right = self._extent(message, name, width)
