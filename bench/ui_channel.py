@@ -1,28 +1,26 @@
 """The window on a channel of 100,000 messages, offscreen: ms to the first paint of the
-message list with the newest page in it (target <= 100 ms), ms to scroll to the top through lazy
-loading, peak RSS of the window's process (target <= 300 MB), and the longest GUI-thread stall (a
-10 ms timer) while 10,000 messages arrive by sync (target <= 50 ms). The peer they come from
-runs in the window's process too, and takes in the whole channel meanwhile, so the peak RSS
-before the sync (the window with every row loaded) is reported as well.
+message list with the newest page in it (target <= 100 ms), s to scroll to the top through lazy
+loading (target <= 10 s), peak RSS of the window's process (target <= 300 MB), and the longest
+GUI-thread stall (a 10 ms timer) while 10,000 messages arrive by sync (target <= 50 ms). The
+peer they come from runs in the window's process too, and takes in the whole channel meanwhile,
+so the peak RSS before the sync (the window with every row loaded) is reported as well.
 
 Two replicas are measured in one run: "plain" holds only the messages; "mix" holds the same
 messages with a conversation mix among them (bench/_corpus.Mix: reactions on 20% of messages,
 5% of messages edited, a few reactions taken back), and so do the 10,000 that arrive by sync.
-Each is measured HEARTH_BENCH_UI_ROUNDS times (default 3), alternating plain, mix, plain, mix,
-...; the report gives the medians, each round's figures, and mix/plain. The targets above hold
-for both (issue #17: the mix must not regress).
+Each is measured `--rounds` times (default HEARTH_BENCH_UI_ROUNDS or 3), alternating plain,
+mix, plain, mix, ...; the report gives the medians, each round's figures, and mix/plain. The
+targets hold for both (issue #17: the mix must not regress), and the run exits 1 when one is
+missed. They are for the full size on a quiet machine: a smaller run (`--messages 200`, or
+`--tiny`, which tests/bench runs) reports the time targets unchecked.
 
 The replicas are filled by child processes (`--fill`), and each measurement runs in a child of
 its own (`--measure`) on a fresh copy of them, so the peak RSS is that process's alone: Qt,
-the Node, every message row once scrolled to the top, and then the peer.
-
-Each figure is reported with its target (first page <= 100 ms, scroll to the top <= 10 s, peak
-RSS <= 300 MB, longest stall <= 50 ms, for plain and mix), and the run exits 1 when one is
-missed. The time targets hold for the full size on a quiet machine, so a smaller run (`--messages
-200`, or `--tiny`, which tests/bench runs) reports them unchecked. One more round per variant
-runs under cProfile; the top of each profile goes to bench/results/ui_channel-profile.txt
-(ui_channel-small-profile.txt below the full size) and
-the first lines into the report (`profile_top`), so where the time goes is there beside the figures."""
+the Node, every message row once scrolled to the top, and then the peer. One more round per
+variant runs under cProfile (the window's thread); the top of each profile goes to
+bench/results/ui_channel-profile.txt (ui_channel-small-profile.txt below the full size) and its
+first lines into the report (`profile_top`), so where the time goes is there beside the
+figures."""
 
 from __future__ import annotations
 
