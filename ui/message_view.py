@@ -193,6 +193,7 @@ class MessageView(QListView):
     def _after_reset(self) -> None:
         if self.message_model().channel != self._anchor_channel:
             self._anchor, self._anchor_channel = ("bottom",), self.message_model().channel
+            self.delegate.heights.clear()  # the rows left measured are another channel's
         self._restore()
         self._update_overlays()
 
