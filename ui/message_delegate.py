@@ -174,8 +174,9 @@ class MessageDelegate(QStyledItemDelegate):
         finder = getattr(model, "mentions", None)
         return finder, getattr(model, "mention_generation", 0), id(model)
 
-    def body(self, message: Message, name: str, width: int) -> Body:
-        """The laid-out text of a row (cached; the name only matters to `/me` rows)."""
+    def body(self, message: Message, name: str, width: int, keep: bool = True) -> Body:
+        """The laid-out text of a row (cached unless `keep` is False, for a row only measured;
+        the name only matters to `/me` rows)."""
         if not message.text and message.files:
             return self._no_text
         finder, generation, model = self._mention_finder()
@@ -197,6 +198,8 @@ class MessageDelegate(QStyledItemDelegate):
             body = self.bodies.rich(source, font, width, finder, skip, mine)
         else:
             body = self.bodies.plain(text, font, width, finder, skip, mine)
+        if not keep:
+            return body
         self._layouts[key] = body
         if len(self._layouts) > LAYOUT_CACHE:
             self._layouts.popitem(last=False)

@@ -129,7 +129,9 @@ class RowHeights:
                 advance = metrics.horizontalAdvance(text)
                 if advance <= width - 1:
                     return delegate.one_line[emote], math.ceil(advance)
-        body = delegate.body(message, name, width)
+        # Scrolling back measures thousands of rows that are never painted: their layouts
+        # are not kept.
+        body = delegate.body(message, name, width, keep=False)
         return body.height, right_edge(body)
 
     def chip_rects(self, reactions: tuple[Reaction, ...], width: int) -> tuple[list[QRect], int]:
