@@ -120,14 +120,14 @@ class MessageDelegate(QStyledItemDelegate):
         small = self.small_metrics = QFontMetrics(self.time_font)
         day = QFontMetrics(self.day_font)
         self.replies_metrics = QFontMetrics(self.replies_font)
-        self._line_height = QFontMetrics(base).height()
+        self.line_height = QFontMetrics(base).height()
         self.body_metrics = QFontMetricsF(base)
         self.emote_metrics = QFontMetricsF(self.emote_font)
         # A one-line plain body's height (BodyLayouter.plain), not emote and emote.
-        self.one_line = tuple(max(self._line_height, math.ceil(m.ascent() + m.descent()))
+        self.one_line = tuple(max(self.line_height, math.ceil(m.ascent() + m.descent()))
                                for m in (self.body_metrics, self.emote_metrics))
         self._header_height = max(self.name_metrics.height(), small.height())
-        self.avatar_size = self._header_height + HEADER_GAP + self._line_height
+        self.avatar_size = self._header_height + HEADER_GAP + self.line_height
         # The gutter holds the avatar, or a continuation row's time on hover.
         gutter = max(self.avatar_size, small.horizontalAdvance("00:00"))
         self.text_x = AVATAR_X + gutter + AVATAR_GAP
@@ -138,7 +138,7 @@ class MessageDelegate(QStyledItemDelegate):
                            small.horizontalAdvance(PENDING_MARK))
         self.hidden_note = Note(_rows.HIDDEN_NOTE, self.time_font)
         palette = self._view.palette()
-        self.bodies = BodyLayouter(palette, self._line_height, self.code_family)
+        self.bodies = BodyLayouter(palette, self.line_height, self.code_family)
         self.files.reset(self.name_font, self.time_font, self.replies_font)
         # The text of a message that has only files: no line at all.
         self._no_text = Body(QTextLayout(""), None, 0.0, 0, float(small.ascent()), None, 0.0,
@@ -169,7 +169,7 @@ class MessageDelegate(QStyledItemDelegate):
             return message.in_channel, False
         return False, message.replies > 0
 
-    def _mention_finder(self) -> tuple[_rows.MentionFinder | None, int, int]:
+    def mention_finder(self) -> tuple[_rows.MentionFinder | None, int, int]:
         model = self._view.model()
         finder = getattr(model, "mentions", None)
         return finder, getattr(model, "mention_generation", 0), id(model)
@@ -179,7 +179,7 @@ class MessageDelegate(QStyledItemDelegate):
         the name only matters to `/me` rows)."""
         if not message.text and message.files:
             return self._no_text
-        finder, generation, model = self._mention_finder()
+        finder, generation, model = self.mention_finder()
         emote = _rows.is_emote(message)
         key = (message.id, message.text, width, name if emote else None, generation, model)
         body = self._layouts.get(key)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QRect
+from PySide6.QtGui import QFont, QTextLayout, QTextOption
 
 from app.records import Message, Reaction
 
@@ -121,18 +122,30 @@ class RowHeights:
         ASCII, most chat lines, is measured by its advance (what its layout would give)
         rather than laid out: scrolling back through a long channel measures every row."""
         delegate = self._delegate
-        if message.text and not _markdown.has_markup(message.text):
-            text = _rows.body_text(message, name)
+        text = _rows.body_text(message, name)
+        emote = _rows.is_emote(message)
+        if message.text and not _markdown.has_markup(message.text) \
+                and not self._formatted(text, len(name) + 3 if emote else 0):
             if text.isascii() and text.isprintable():
-                emote = _rows.is_emote(message)
                 metrics = delegate.emote_metrics if emote else delegate.body_metrics
                 advance = metrics.horizontalAdvance(text)
                 if advance <= width - 1:
                     return delegate.one_line[emote], math.ceil(advance)
+            return plain_extent(text, delegate.emote_font if emote else delegate.body_font,
+                                width, delegate.line_height)
         # Scrolling back measures thousands of rows that are never painted: their layouts
         # are not kept.
         body = delegate.body(message, name, width, keep=False)
         return body.height, right_edge(body)
+
+    def _formatted(self, text: str, skip: int) -> bool:
+        """Whether a row's text (`skip`: its "* name " of a /me row) has links or mentions:
+        their formats split how it is shaped (a kerning pair across a mention's end), so only
+        its own layout measures it."""
+        if _rows.links(text):
+            return True
+        finder = self._delegate.mention_finder()[0]
+        return finder is not None and bool(finder.find(text, skip))
 
     def chip_rects(self, reactions: tuple[Reaction, ...], width: int) -> tuple[list[QRect], int]:
         """Where a row's reaction chips go, from the chips' top left, flowing onto more lines
@@ -180,6 +193,30 @@ class Marks:
         if pending:
             width += (MARK_GAP if width else 0) + self.pending
         return width
+
+
+_WRAP = QTextOption()
+_WRAP.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+
+
+def plain_extent(text: str, font: QFont, width: int, line_height: int) -> tuple[int, int]:
+    """The height and last line's right edge of ui/message_body.BodyLayouter.plain's layout of
+    `text`, laid out alike but without its links' and mentions' formats (colours and
+    underlines: no metric changes) or anything kept for painting."""
+    layout = QTextLayout(text.replace("\n", "\u2028").replace("\r", "\u2028"), font)
+    layout.setTextOption(_WRAP)
+    layout.beginLayout()
+    height, last = 0.0, None
+    while True:
+        line = layout.createLine()
+        if not line.isValid():
+            break
+        line.setLineWidth(width)
+        height += line.height()
+        last = line
+    layout.endLayout()
+    right = 0 if last is None else math.ceil(last.naturalTextRect().right())
+    return max(line_height, math.ceil(height)), right
 
 
 def right_edge(body: Body) -> int:
