@@ -8,9 +8,9 @@ Then a crowd: a `hearth relay serve` process holding CROWD_SHARED envelopes, and
 connected at once, each reconciling (and putting 10 envelopes of its own): the relay's RSS
 (target <= 300 MB) and its CPU per member round.
 
-Sizes: HEARTH_BENCH_RELAY_SHARED (default 100,000), HEARTH_BENCH_RELAY_BEHIND (1,000),
-HEARTH_BENCH_RELAY_LIVE (200 messages), HEARTH_BENCH_RELAY_CROWD (100 members),
-HEARTH_BENCH_RELAY_CROWD_SHARED (10,000 envelopes)."""
+Sizes: 100,000 shared objects, 1,000 behind, 200 live messages, 100 members in the crowd over
+10,000 envelopes; `--tiny`: 300, 20, 5, 5 and 200. Targets (checked at full size): live p99
+<= 50 ms, envelope overhead <= 1.15x, relay peak RSS <= 300 MB."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from app import relays  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
-from bench._common import report  # noqa: E402
+from bench._common import Target, options, report  # noqa: E402
 from bench._corpus import posts  # noqa: E402
 from bench._workspaces import two_members  # noqa: E402
 from core.encoding import dumps  # noqa: E402
@@ -43,11 +43,11 @@ from sync.relay_client import RelayAddress  # noqa: E402
 from sync.relay_member import Authorized, Reconciled, Registration, RelayMember  # noqa: E402
 from sync.relay_wire import MAX_MESSAGE  # noqa: E402
 
-SHARED = int(os.environ.get("HEARTH_BENCH_RELAY_SHARED", 100_000))
-BEHIND = int(os.environ.get("HEARTH_BENCH_RELAY_BEHIND", 1_000))
-LIVE = int(os.environ.get("HEARTH_BENCH_RELAY_LIVE", 200))
-CROWD = int(os.environ.get("HEARTH_BENCH_RELAY_CROWD", 100))
-CROWD_SHARED = int(os.environ.get("HEARTH_BENCH_RELAY_CROWD_SHARED", 10_000))
+SHARED, BEHIND, LIVE, CROWD, CROWD_SHARED = 100_000, 1_000, 200, 100, 10_000
+TINY = {"SHARED": 300, "BEHIND": 20, "LIVE": 5, "CROWD": 5, "CROWD_SHARED": 200}
+TARGETS = [Target("live_p99_ms", "<=", 50, at_scale=True),
+           Target("envelope_overhead", "<=", 1.15, at_scale=True),
+           Target("relay_peak_rss_mb", "<=", 300, at_scale=True)]
 TIMEOUT_S = 600.0
 
 
@@ -245,9 +245,11 @@ def main() -> dict:
             figures.update(crowd(a))
     figures = {"shared": SHARED, "behind": BEHIND, "live_messages": LIVE,
                "envelope_overhead": round(sealed / sum(map(len, sample)), 3), **figures}
-    report("relay", figures)
+    report("relay", figures, TARGETS)
     return figures
 
 
 if __name__ == "__main__":
+    if options(__doc__).tiny:
+        globals().update(TINY)
     main()
