@@ -10,6 +10,22 @@ import pytest
 from tests import support
 from tests.support import Cluster, TwoNodes, start_two_nodes
 
+# Fixtures whose tests run on one pytest-xdist worker (`make test` runs with --dist loadgroup):
+# the Spark session is started at most once in a run, and the standalone cluster beside it.
+SPARK_FIXTURES = {"spark", "run_report"}
+SPARK_MODULES = {"tests/analytics/test_standalone_cluster.py"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Groups for `--dist loadgroup`: every Spark test in one group; the window tests by file,
+    so a module's shared Nodes and windows are built once, on one worker."""
+    for item in items:
+        module = item.nodeid.split("::")[0]
+        if SPARK_FIXTURES & set(getattr(item, "fixturenames", ())) or module in SPARK_MODULES:
+            item.add_marker(pytest.mark.xdist_group("spark"))
+        elif module.startswith("tests/ui/"):
+            item.add_marker(pytest.mark.xdist_group(module))
+
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[Cluster]:

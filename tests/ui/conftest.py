@@ -1,4 +1,5 @@
-"""What every window test shares: Qt objects are freed on the GUI thread only.
+"""What every window test shares: Qt objects are freed on the GUI thread only; the Nodes,
+windows and views the tests run over (their helpers are in tests/ui/support.py).
 
 A test's Nodes run threads that allocate a lot, so Python's cycle collector would often run on
 one of them; freeing a window or dialog there destroys Qt widgets off the GUI thread, which can
@@ -10,10 +11,24 @@ during a test, and at its end the windows pytest-qt closed are deleted and cycle
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QCoreApplication, QEvent
+from PySide6.QtGui import QDesktopServices
+
+from app import joining, sharing
+from app.node import Node
+from app.paths import Paths
+from app.workspace import Workspace
+from tests.support import join
+from tests.ui.support import Board, UrlCatcher, result
+from ui.bridge import NodeBridge
+from ui.main_window import MainWindow
+from ui.message_view import MessageView
+from ui.models import MessageListModel
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -35,3 +50,106 @@ def collect_on_the_gui_thread() -> Iterator[None]:
         gc.collect()
         if enabled:
             gc.enable()
+
+
+# Nodes and windows -------------------------------------------------------------------------------
+
+
+def lone_node(paths: Paths, **kw) -> Node:
+    """A running Node of `paths` on 127.0.0.1: no mDNS, no periodic reconcile."""
+    return Node(paths, interfaces=["127.0.0.1"], mdns=False, reconcile_interval=None,
+                **kw).start()
+
+
+def stop_all(*nodes: Node) -> None:
+    """Stop `nodes` at once: each stop waits on its own loop, so they overlap."""
+    threads = [threading.Thread(target=node.stop) for node in nodes]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+def show(qtbot, win: MainWindow) -> MainWindow:
+    qtbot.addWidget(win)
+    win.show()
+    return win
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> Iterator[tuple[Node, Node]]:
+    """(ada's Node, bob's Node): ada made the workspace, bob joined it and dialled her."""
+    a = Paths.resolve(tmp_path / "a", "default")
+    b = Paths.resolve(tmp_path / "b", "default")
+    Workspace.init(a, "ada").close()
+    join(a, b, nick="bob")
+    node_a = lone_node(a)
+    node_b = lone_node(b, peers=[("127.0.0.1", node_a.port)])
+    yield node_a, node_b
+    stop_all(node_b, node_a)
+
+
+@pytest.fixture
+def window(qtbot, pair: tuple[Node, Node]) -> Iterator[MainWindow]:
+    """Ada's window (over `pair`'s first Node)."""
+    win = show(qtbot, MainWindow(pair[0]))
+    yield win
+    win.close()
+
+
+@pytest.fixture
+def window_b(qtbot, pair: tuple[Node, Node]) -> Iterator[MainWindow]:
+    """The window of the second node: a member, but no editor of what the first creates."""
+    win = show(qtbot, MainWindow(pair[1]))
+    yield win
+    win.close()
+
+
+@pytest.fixture
+def node_c(pair: tuple[Node, Node], tmp_path: Path) -> Iterator[Node]:
+    """A third member, carol, admitted by ada with a personal code, syncing with ada."""
+    node_a, _ = pair
+    carol = Paths.resolve(tmp_path / "c", "default")
+    code = result(node_a.facade.invite_for(joining.identity_key(carol)))
+    sharing.join_workspace(carol, code, nick="carol")
+    node = lone_node(carol, peers=[("127.0.0.1", node_a.port)])
+    yield node
+    node.stop()
+
+
+@pytest.fixture
+def bridges(qtbot, pair: tuple[Node, Node]) -> Iterator[list[NodeBridge]]:
+    """A NodeBridge over each of `pair`'s Nodes."""
+    made = [NodeBridge(node) for node in pair]
+    yield made
+    for bridge in made:
+        bridge.close()
+
+
+@pytest.fixture
+def url_catcher() -> Iterator[UrlCatcher]:
+    """The links the app asks the desktop to open, caught instead of opened."""
+    catcher = UrlCatcher()
+    for scheme in ("http", "https"):
+        QDesktopServices.setUrlHandler(scheme, catcher, "capture")
+    yield catcher
+    for scheme in ("http", "https"):
+        QDesktopServices.unsetUrlHandler(scheme)
+
+
+@pytest.fixture
+def board(qtbot, tmp_path: Path) -> Iterator[Board]:
+    """A message view (no window) over ada's Node, alone."""
+    paths = Paths.resolve(tmp_path / "lone", "default")
+    Workspace.init(paths, "ada").close()
+    node = lone_node(paths)
+    bridge = NodeBridge(node)
+    model = MessageListModel(bridge)
+    view = MessageView(model)
+    view.resize(560, 640)
+    qtbot.addWidget(view)
+    view.show()
+    yield Board(qtbot, node, model, view)
+    view.close()
+    bridge.close()
+    node.stop()

@@ -4,57 +4,15 @@ from __future__ import annotations
 
 import os
 
-import pytest
-
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QPushButton  # noqa: E402
 
 from app.node import Node  # noqa: E402
-from app.paths import Paths  # noqa: E402
-from app.workspace import Workspace  # noqa: E402
-from tests.support import join, node_channels  # noqa: E402
+from tests.support import node_channels  # noqa: E402
+from tests.ui.support import WAIT_MS, result, texts, type_and_send  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
-
-WAIT_MS = 20_000  # generous: latency belongs in the benchmarks
-
-
-def result(future):
-    """What a facade call answers (tests may wait; the window never does)."""
-    return future.result(WAIT_MS / 1000)
-
-
-@pytest.fixture
-def pair(tmp_path):
-    a = Paths.resolve(tmp_path / "a", "default")
-    b = Paths.resolve(tmp_path / "b", "default")
-    Workspace.init(a, "ada").close()
-    join(a, b, nick="bob")
-    node_a = Node(a, interfaces=["127.0.0.1"], mdns=False, reconcile_interval=None).start()
-    node_b = Node(b, interfaces=["127.0.0.1"], mdns=False, reconcile_interval=None,
-                  peers=[("127.0.0.1", node_a.port)]).start()
-    yield node_a, node_b
-    node_b.stop()
-    node_a.stop()
-
-
-@pytest.fixture
-def window(qtbot, pair):
-    win = MainWindow(pair[0])
-    qtbot.addWidget(win)
-    win.show()
-    yield win
-    win.close()
-
-
-def texts(win: MainWindow) -> list[str]:
-    return [m.text for m in win.messages.messages]
-
-
-def type_and_send(qtbot, win: MainWindow, text: str) -> None:
-    win.composer.setPlainText(text)
-    qtbot.keyClick(win.composer, Qt.Key.Key_Return)
 
 
 def test_sending_through_the_composer_stores_and_shows_it(qtbot, window, pair):

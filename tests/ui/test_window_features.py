@@ -16,12 +16,11 @@ from app.node import Node  # noqa: E402
 from app.paths import Paths, workspaces  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
 from tests.support import node_channels  # noqa: E402
+from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui.app import Controller  # noqa: E402
 from ui.invite_dialog import InviteDialog  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 from ui.single_instance import ask_running_to_raise  # noqa: E402
-
-from .test_window import WAIT_MS, pair, result, window  # noqa: E402, F401
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -149,7 +148,7 @@ def test_a_second_hearth_raises_the_running_window(qtbot, tmp_path):
     assert not ask_running_to_raise(paths.data)
 
 
-def test_quick_switcher_jumps_to_a_channel(qtbot, window, pair):  # noqa: F811
+def test_quick_switcher_jumps_to_a_channel(qtbot, window, pair):
     node_channels(pair[0], "design-review")
     window.join_channel("design-review")
     qtbot.waitUntil(lambda: any(c.name == "design-review" for c in window.channels.channels),
@@ -168,7 +167,7 @@ def test_quick_switcher_jumps_to_a_channel(qtbot, window, pair):  # noqa: F811
 
 
 def test_joining_a_channel_this_computer_does_not_know_makes_nothing(
-        qtbot, window, pair):  # noqa: F811
+        qtbot, window, pair):
     """The window's join takes a channel this computer knows, as `hearth join` does: a typo
     never becomes a channel unless the person, asked "Create it?", says yes (ui/channel_join.py;
     here they say no)."""
@@ -183,7 +182,7 @@ def test_joining_a_channel_this_computer_does_not_know_makes_nothing(
     assert pair[0].call(lambda: pair[0].workspace_for_tests.replica.count()) == held
 
 
-def test_join_and_leave_a_channel_from_the_sidebar(qtbot, window, pair):  # noqa: F811
+def test_join_and_leave_a_channel_from_the_sidebar(qtbot, window, pair):
     node_channels(pair[1], "random")  # bob made it; ada's computer knows it once it arrives
     qtbot.waitUntil(lambda: any(c.name == "random" for c in window.channels.channels),
                     timeout=WAIT_MS)
@@ -198,7 +197,7 @@ def test_join_and_leave_a_channel_from_the_sidebar(qtbot, window, pair):  # noqa
                     timeout=WAIT_MS)
 
 
-def test_a_mention_while_away_notifies_and_badges_the_title(qtbot, window, pair):  # noqa: F811
+def test_a_mention_while_away_notifies_and_badges_the_title(qtbot, window, pair):
     elsewhere = QWidget()
     qtbot.addWidget(elsewhere)
     elsewhere.show()
@@ -211,7 +210,7 @@ def test_a_mention_while_away_notifies_and_badges_the_title(qtbot, window, pair)
     qtbot.waitUntil(lambda: window.windowTitle().startswith("(1) Hearth"), timeout=WAIT_MS)
 
 
-def test_settings_analytics_checkbox_switches_the_recorder(qtbot, window, pair):  # noqa: F811
+def test_settings_analytics_checkbox_switches_the_recorder(qtbot, window, pair):
     node = pair[0]
     dialog = window.show_settings()
     box = dialog.findChild(QWidget, "analyticsOptIn")
@@ -230,7 +229,7 @@ def test_settings_analytics_checkbox_switches_the_recorder(qtbot, window, pair):
     assert "Never" in dialog.findChild(QWidget, "analyticsExplained").text()
 
 
-def test_status_bar_shows_sync_state(qtbot, window, pair):  # noqa: F811
+def test_status_bar_shows_sync_state(qtbot, window, pair):
     state = window.findChild(QWidget, "syncState")
     pair[1].post("general", "a message to sync")
     qtbot.waitUntil(lambda: state.text() == "syncing…" or state.text().startswith("last synced"),
