@@ -77,6 +77,16 @@ def show(qtbot, win: MainWindow) -> MainWindow:
 
 
 @pytest.fixture
+def ada_node(tmp_path: Path) -> Iterator[Node]:
+    """Ada's computer alone: her new workspace's Node, with no peer (for what needs no network)."""
+    paths = Paths.resolve(tmp_path / "a", "default")
+    Workspace.init(paths, "ada").close()
+    node = lone_node(paths)
+    yield node
+    node.stop()
+
+
+@pytest.fixture
 def pair(tmp_path: Path) -> Iterator[tuple[Node, Node]]:
     """(ada's Node, bob's Node): ada made the workspace, bob joined it and dialled her."""
     a = Paths.resolve(tmp_path / "a", "default")
@@ -90,9 +100,14 @@ def pair(tmp_path: Path) -> Iterator[tuple[Node, Node]]:
 
 
 @pytest.fixture
-def window(qtbot, pair: tuple[Node, Node]) -> Iterator[MainWindow]:
-    """Ada's window (over `pair`'s first Node)."""
-    win = show(qtbot, MainWindow(pair[0]))
+def window(qtbot, request: pytest.FixtureRequest) -> Iterator[MainWindow]:
+    """Ada's window: over `pair`'s first Node when the test uses `pair` (or a fixture that
+    does), else over `ada_node`, alone."""
+    if "pair" in request.fixturenames:
+        node = request.getfixturevalue("pair")[0]
+    else:
+        node = request.getfixturevalue("ada_node")
+    win = show(qtbot, MainWindow(node))
     yield win
     win.close()
 

@@ -137,7 +137,7 @@ def test_a_dropped_file_waits_as_a_chip_and_goes_with_enter_to_the_peer(
 
 
 def test_a_failed_attach_says_why_and_gives_the_files_back(
-        qtbot, window, pair, tmp_path):
+        qtbot, window, tmp_path):
     huge = tmp_path / "disk.img"
     with open(huge, "wb") as f:  # sparse: takes no room
         f.truncate((4 << 30) + 1)

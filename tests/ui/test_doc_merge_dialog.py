@@ -71,20 +71,20 @@ def test_a_branch_merged_already_says_so_and_merges_nothing(qtbot, pair, bridges
     assert result(docs.history(doc)) == history
 
 
-def test_the_pane_merging_a_branch_merged_already_says_so(qtbot, pair, window):
-    doc_id = open_written(qtbot, window, pair[0], "Plan", "step one\n")
+def test_the_pane_merging_a_branch_merged_already_says_so(qtbot, ada_node, window):
+    doc_id = open_written(qtbot, window, ada_node, "Plan", "step one\n")
     pane = window.document_pane
     pane.fork("draft")
     qtbot.waitUntil(lambda: pane.branch == "draft" and pane.merge_button.isEnabled(),
                     timeout=WAIT_MS)
     type_into(pane, "step one\nstep two\n")
-    qtbot.waitUntil(lambda: doc_text(pair[0], doc_id, "draft") == "step one\nstep two\n",
+    qtbot.waitUntil(lambda: doc_text(ada_node, doc_id, "draft") == "step one\nstep two\n",
                     timeout=WAIT_MS)
     pane.merge("draft", "main")
     qtbot.waitUntil(lambda: pane.branch == "main"
                     and pane.editor.toPlainText() == "step one\nstep two\n", timeout=WAIT_MS)
-    history = result(pair[0].facade.documents.history(bytes.fromhex(doc_id)))
+    history = result(ada_node.facade.documents.history(bytes.fromhex(doc_id)))
     pane.merge("draft", "main")
     qtbot.waitUntil(lambda: pane.sharing.status.text() == "Already merged: nothing to do",
                     timeout=WAIT_MS)
-    assert result(pair[0].facade.documents.history(bytes.fromhex(doc_id))) == history
+    assert result(ada_node.facade.documents.history(bytes.fromhex(doc_id))) == history

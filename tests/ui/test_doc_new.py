@@ -30,8 +30,8 @@ def create(qtbot, window, title: str, *, only_editors: bool) -> None:
 
 
 def test_a_new_document_is_readable_by_the_workspace_unless_only_editors_is_chosen(
-        qtbot, window, pair):
-    node_a = pair[0]
+        qtbot, window, ada_node):
+    node_a = ada_node
     pane = window.document_pane
 
     create(qtbot, window, "Open notes", only_editors=False)
@@ -44,17 +44,17 @@ def test_a_new_document_is_readable_by_the_workspace_unless_only_editors_is_chos
     qtbot.waitUntil(lambda: window.document_list.count() == 2, timeout=WAIT_MS)
 
 
-def test_cancel_creates_nothing(qtbot, window, pair):
+def test_cancel_creates_nothing(qtbot, window, ada_node):
     dialog = window.new_document_dialog()
     qtbot.keyClicks(dialog.title, "Never mind")
     dialog.buttons.rejected.emit()
     assert not dialog.isVisible()
-    assert result(pair[0].facade.documents.list()) == []
+    assert result(ada_node.facade.documents.list()) == []
 
 
 def test_everyone_in_the_workspace_edits_a_new_document_by_default(
-        qtbot, window, pair):
-    node_a = pair[0]
+        qtbot, window, ada_node):
+    node_a = ada_node
     dialog = window.new_document_dialog()
     assert dialog.everyone_edits.text() == EVERYONE_EDITS and dialog.only_added.text() == ONLY_ADDED
     assert dialog.everyone_edits.isChecked() and dialog.editing() == "workspace"

@@ -108,11 +108,11 @@ def fragments(doc):
             it += 1
 
 
-def test_the_preview_renders_headings_and_loads_nothing(qtbot, window, pair, requests):
+def test_the_preview_renders_headings_and_loads_nothing(qtbot, window, ada_node, requests):
     text = (f"# Roadmap\n\nSome *words* and a [site](https://example.org).\n\n"
             f"![logo]({requests.url}/logo.png)\n\n![chart](/etc/hostname)\n\n"
             f"<img src=\"{requests.url}/raw.png\">\n\n[run](javascript:alert(1))\n")
-    open_written(qtbot, window, pair[0], "Roadmap", text)
+    open_written(qtbot, window, ada_node, "Roadmap", text)
     pane = window.document_pane
     assert not pane.preview.isVisible()
     pane.markdown.preview_button.click()
@@ -147,10 +147,10 @@ def test_the_preview_renders_headings_and_loads_nothing(qtbot, window, pair, req
     assert not preview.isVisible()
 
 
-def test_the_outline_lists_the_headings_and_a_click_goes_there(qtbot, window, pair):
+def test_the_outline_lists_the_headings_and_a_click_goes_there(qtbot, window, ada_node):
     filler = "\n".join(f"line {n}" for n in range(200))
     text = f"# Plan\n{filler}\n## Risks ✨\n{filler}\n### Budget\nthe end"
-    open_written(qtbot, window, pair[0], "Plan", text)
+    open_written(qtbot, window, ada_node, "Plan", text)
     pane = window.document_pane
     pane.markdown.outline_button.click()
     outline = pane.outline

@@ -91,8 +91,8 @@ def test_merge_into_main_opens_the_dialog_and_merges_the_choice(qtbot, window, p
     assert result(node_a.facade.documents.show(doc)) == merged
 
 
-def test_merge_takes_in_typing_not_committed_yet(qtbot, window, pair):
-    doc_id = open_written(qtbot, window, pair[0], "Plan", "step one\n")
+def test_merge_takes_in_typing_not_committed_yet(qtbot, window, ada_node):
+    doc_id = open_written(qtbot, window, ada_node, "Plan", "step one\n")
     pane = window.document_pane
     pane.fork("draft")
     qtbot.waitUntil(lambda: pane.branch == "draft" and pane.merge_button.isEnabled(),
@@ -106,7 +106,7 @@ def test_merge_takes_in_typing_not_committed_yet(qtbot, window, pair):
     click(qtbot, dialog.merge_button)
     qtbot.waitUntil(lambda: pane.branch == "main"
                     and pane.editor.toPlainText() == "step one\nstep two\n", timeout=WAIT_MS)
-    assert doc_text(pair[0], doc_id) == "step one\nstep two\n"
+    assert doc_text(ada_node, doc_id) == "step one\nstep two\n"
 
 
 A, B, C = "The plan for the spring release\n", "ship it on Friday\n", "documents with branches\n"

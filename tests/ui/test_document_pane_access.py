@@ -47,8 +47,8 @@ def _open_in(qtbot, win, doc: bytes):
     return pane
 
 
-def test_the_creator_shares_and_makes_a_document_private(qtbot, window, pair):
-    doc_id = open_written(qtbot, window, pair[0], "Roadmap", "q1 goals")
+def test_the_creator_shares_and_makes_a_document_private(qtbot, window, ada_node):
+    doc_id = open_written(qtbot, window, ada_node, "Roadmap", "q1 goals")
     pane = window.document_pane
     qtbot.waitUntil(lambda: pane.badge.text.text() == "Workspace", timeout=WAIT_MS)
     bar = pane.sharing
@@ -66,7 +66,7 @@ def test_the_creator_shares_and_makes_a_document_private(qtbot, window, pair):
     qtbot.waitUntil(lambda: pane.badge.text.text() == "Private", timeout=WAIT_MS)
     assert pane.badge.icon.isVisible() and bar.toggle.text() == "Make visible to the workspace"
     doc = bytes.fromhex(doc_id)
-    assert result(pair[0].facade.documents.open(doc)).visibility == "private"
+    assert result(ada_node.facade.documents.open(doc)).visibility == "private"
     bar.toggle.click()
     qtbot.waitUntil(lambda: pane.badge.text.text() == "Workspace", timeout=WAIT_MS)
 
@@ -159,8 +159,8 @@ def test_editors_are_added_by_nickname_and_a_refusal_is_shown(qtbot, window, win
     assert node_a.key in result(node_b.facade.documents.editors(doc))
 
 
-def test_restore_this_version_puts_the_old_text_back(qtbot, window, pair):
-    node_a = pair[0]
+def test_restore_this_version_puts_the_old_text_back(qtbot, window, ada_node):
+    node_a = ada_node
     doc_id = open_written(qtbot, window, node_a, "Essay", "first")
     pane = window.document_pane
     type_into(pane, "first, second")

@@ -40,8 +40,8 @@ def open_written(qtbot, window, node, title: str, text: str) -> str:
     return doc_id
 
 
-def test_typing_is_committed_and_stored(qtbot, window, pair):
-    open_written(qtbot, window, pair[0], "Notes", "first draft 😀")
+def test_typing_is_committed_and_stored(qtbot, window, ada_node):
+    open_written(qtbot, window, ada_node, "Notes", "first draft 😀")
     qtbot.waitUntil(lambda: window.document_pane.history.count() == 1, timeout=WAIT_MS)
 
 
@@ -76,25 +76,25 @@ def _is_editor(node, doc_id: str) -> bool:
         return False
 
 
-def test_fork_and_merge_from_the_branch_selector(qtbot, window, pair):
-    doc_id = open_written(qtbot, window, pair[0], "Plan", "step one")
+def test_fork_and_merge_from_the_branch_selector(qtbot, window, ada_node):
+    doc_id = open_written(qtbot, window, ada_node, "Plan", "step one")
     pane = window.document_pane
     pane.fork("draft")
     qtbot.waitUntil(lambda: pane.branch == "draft"
                     and pane.branch_selector.findData("draft") >= 0, timeout=WAIT_MS)
     qtbot.waitUntil(lambda: pane.editor.toPlainText() == "step one", timeout=WAIT_MS)
     type_into(pane, "step one, step two")
-    qtbot.waitUntil(lambda: doc_text(pair[0], doc_id, "draft") == "step one, step two",
+    qtbot.waitUntil(lambda: doc_text(ada_node, doc_id, "draft") == "step one, step two",
                     timeout=WAIT_MS)
-    assert doc_text(pair[0], doc_id, "main") == "step one"
+    assert doc_text(ada_node, doc_id, "main") == "step one"
     pane.merge("draft", "main")
     qtbot.waitUntil(lambda: pane.branch == "main"
                     and pane.editor.toPlainText() == "step one, step two", timeout=WAIT_MS)
-    assert doc_text(pair[0], doc_id, "main") == "step one, step two"
+    assert doc_text(ada_node, doc_id, "main") == "step one, step two"
 
 
-def test_rename_tag_set_main_and_undo_from_the_pane(qtbot, window, pair):
-    node_a = pair[0]
+def test_rename_tag_set_main_and_undo_from_the_pane(qtbot, window, ada_node):
+    node_a = ada_node
     doc_id = open_written(qtbot, window, node_a, "Draft", "one")
     pane = window.document_pane
     pane.rename("Final")
@@ -175,8 +175,8 @@ def _pick_latest_version(qtbot, pane, text: str) -> None:
                     timeout=WAIT_MS)
 
 
-def test_the_version_view_follows_a_branch_switch_and_a_merge(qtbot, window, pair):
-    node_a = pair[0]
+def test_the_version_view_follows_a_branch_switch_and_a_merge(qtbot, window, ada_node):
+    node_a = ada_node
     doc_id = open_written(qtbot, window, node_a, "Versions", "one")
     pane = window.document_pane
     pane.fork("draft")
@@ -227,8 +227,8 @@ def _shows_whole(combo, text: str) -> bool:
     return combo.fontMetrics().horizontalAdvance(text) <= field.width()
 
 
-def test_the_branch_selector_shows_whole_names_and_marks_the_main_branch(qtbot, window, pair):
-    open_written(qtbot, window, pair[0], "Release", "notes")
+def test_the_branch_selector_shows_whole_names_and_marks_the_main_branch(qtbot, window, ada_node):
+    open_written(qtbot, window, ada_node, "Release", "notes")
     pane = window.document_pane
     pane.fork("release-candidate-2")
     selector = pane.branch_selector
@@ -285,7 +285,7 @@ def test_a_capability_reader_gets_a_read_only_pane_that_says_why(qtbot, capabili
     assert result(pair[1].facade.documents.read_only(doc)) == pane.notice.text()
 
 
-def test_a_new_document_invites_writing(qtbot, window, pair):
+def test_a_new_document_invites_writing(qtbot, window):
     open_new(qtbot, window, "Blank")
     pane = window.document_pane
     qtbot.waitUntil(lambda: pane.editor.placeholderText().startswith("Start writing."),
@@ -298,9 +298,9 @@ def test_a_new_document_invites_writing(qtbot, window, pair):
     assert all(b.isEnabled() for b in (pane.fork_button, pane.undo_button, pane.tag_button))
 
 
-def test_a_long_branch_name_does_not_widen_the_window(qtbot, window, pair):
+def test_a_long_branch_name_does_not_widen_the_window(qtbot, window, ada_node):
     """Issue 29: after search and a document, a window of 1000 px became 1052 px wide."""
-    node_a = pair[0]
+    node_a = ada_node
     doc = bytes.fromhex(result(node_a.facade.documents.new("Conference plan")))
     long_name = "release-candidate-for-the-spring-conference-2027-final-final-v2"
     result(node_a.facade.documents.fork(doc, "main", long_name))

@@ -276,8 +276,8 @@ def test_clicking_a_link_opens_it(qtbot, window, pair, url_catcher):
 
 # Drawing ---------------------------------------------------------------------------------------
 
-def test_rows_are_drawn_in_the_palette_colours(qtbot, window, pair):
-    pair[0].post("general", "drawn with the palette")
+def test_rows_are_drawn_in_the_palette_colours(qtbot, window, ada_node):
+    ada_node.post("general", "drawn with the palette")
     qtbot.waitUntil(lambda: "drawn with the palette" in texts(window), timeout=WAIT_MS)
     view = window.message_view
     palette = QPalette(view.palette())

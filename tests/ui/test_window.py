@@ -15,11 +15,11 @@ from tests.ui.support import WAIT_MS, result, texts, type_and_send  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 
 
-def test_sending_through_the_composer_stores_and_shows_it(qtbot, window, pair):
+def test_sending_through_the_composer_stores_and_shows_it(qtbot, window, ada_node):
     type_and_send(qtbot, window, "hello from the window")
     qtbot.waitUntil(lambda: "hello from the window" in texts(window), timeout=WAIT_MS)
     assert window.composer.toPlainText() == ""
-    stored = [m.text for m in result(pair[0].facade.read("general"))]
+    stored = [m.text for m in result(ada_node.facade.read("general"))]
     assert "hello from the window" in stored
 
 
@@ -36,11 +36,11 @@ def test_a_message_from_another_node_appears(qtbot, window, pair):
     qtbot.waitUntil(lambda: "hi ada, from bob's computer" in texts(window), timeout=WAIT_MS)
 
 
-def test_slash_commands(qtbot, window, pair):
+def test_slash_commands(qtbot, window, ada_node):
     type_and_send(qtbot, window, "/topic Plans for the week")
     qtbot.waitUntil(lambda: window.topic_bar.text() == "Plans for the week", timeout=WAIT_MS)
     type_and_send(qtbot, window, "/nick ada lovelace")
-    qtbot.waitUntil(lambda: result(pair[0].facade.nickname()) == "ada lovelace",
+    qtbot.waitUntil(lambda: result(ada_node.facade.nickname()) == "ada lovelace",
                     timeout=WAIT_MS)
     type_and_send(qtbot, window, "/me waves")
     qtbot.waitUntil(lambda: "/me waves" in texts(window), timeout=WAIT_MS)
@@ -111,7 +111,7 @@ def test_search_finds_and_jumps(qtbot, window, pair):
     assert "after: wants a date like" in panel.count_label.text() + panel.hint_label.text()
 
 
-def test_peer_status_shows_the_connected_peer(qtbot, window):
+def test_peer_status_shows_the_connected_peer(qtbot, window, pair):
     qtbot.waitUntil(lambda: window.peer_status.text() == "1 peer connected", timeout=WAIT_MS)
 
 

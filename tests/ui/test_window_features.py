@@ -148,8 +148,8 @@ def test_a_second_hearth_raises_the_running_window(qtbot, tmp_path):
     assert not ask_running_to_raise(paths.data)
 
 
-def test_quick_switcher_jumps_to_a_channel(qtbot, window, pair):
-    node_channels(pair[0], "design-review")
+def test_quick_switcher_jumps_to_a_channel(qtbot, window, ada_node):
+    node_channels(ada_node, "design-review")
     window.join_channel("design-review")
     qtbot.waitUntil(lambda: any(c.name == "design-review" for c in window.channels.channels),
                     timeout=WAIT_MS)
@@ -167,19 +167,19 @@ def test_quick_switcher_jumps_to_a_channel(qtbot, window, pair):
 
 
 def test_joining_a_channel_this_computer_does_not_know_makes_nothing(
-        qtbot, window, pair):
+        qtbot, window, ada_node):
     """The window's join takes a channel this computer knows, as `hearth join` does: a typo
     never becomes a channel unless the person, asked "Create it?", says yes (ui/channel_join.py;
     here they say no)."""
-    held = pair[0].call(lambda: pair[0].workspace_for_tests.replica.count())
+    held = ada_node.call(lambda: ada_node.workspace_for_tests.replica.count())
     asked: list[str] = []
     window.joining._ask = lambda title, question: asked.append(question) and False
     window.join_channel("genral")
     qtbot.waitUntil(lambda: bool(asked), timeout=WAIT_MS)
     assert "There is no channel #genral here" in asked[0]
     assert window.channel == "general"
-    assert [c.name for c in result(pair[0].facade.channels()).channels] == ["general"]
-    assert pair[0].call(lambda: pair[0].workspace_for_tests.replica.count()) == held
+    assert [c.name for c in result(ada_node.facade.channels()).channels] == ["general"]
+    assert ada_node.call(lambda: ada_node.workspace_for_tests.replica.count()) == held
 
 
 def test_join_and_leave_a_channel_from_the_sidebar(qtbot, window, pair):
@@ -210,8 +210,8 @@ def test_a_mention_while_away_notifies_and_badges_the_title(qtbot, window, pair)
     qtbot.waitUntil(lambda: window.windowTitle().startswith("(1) Hearth"), timeout=WAIT_MS)
 
 
-def test_settings_analytics_checkbox_switches_the_recorder(qtbot, window, pair):
-    node = pair[0]
+def test_settings_analytics_checkbox_switches_the_recorder(qtbot, window, ada_node):
+    node = ada_node
     dialog = window.show_settings()
     box = dialog.findChild(QWidget, "analyticsOptIn")
     assert box is not None and not box.isChecked()  # off by default
