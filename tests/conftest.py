@@ -10,20 +10,26 @@ import pytest
 from tests import support
 from tests.support import Cluster, TwoNodes, start_two_nodes
 
-# Fixtures whose tests run on one pytest-xdist worker (`make test` runs with --dist loadgroup):
-# the Spark session is started at most once in a run, and the standalone cluster beside it.
+# Tests that run on one pytest-xdist worker (`make test` runs with --dist loadgroup): the Spark
+# session is started at most once in a run, and the standalone cluster beside it; the tests that
+# advertise and browse by mDNS would see each other's Nodes on the loopback if run at once.
 SPARK_FIXTURES = {"spark", "run_report"}
 SPARK_MODULES = {"tests/analytics/test_standalone_cluster.py"}
+MDNS_MODULES = {"tests/sync/test_discovery.py", "tests/sync/test_joining.py",
+                "tests/sync/test_attacks_network.py"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Groups for `--dist loadgroup`: every Spark test in one group; the window tests by file,
-    so a module's shared Nodes and windows are built once, on one worker."""
+    """Groups for `--dist loadgroup`: the Spark tests in one, the mDNS tests in another, every
+    other test with its file's, so a module-scoped fixture is built once (each worker has its
+    own QApplication for the window tests)."""
     for item in items:
         module = item.nodeid.split("::")[0]
         if SPARK_FIXTURES & set(getattr(item, "fixturenames", ())) or module in SPARK_MODULES:
             item.add_marker(pytest.mark.xdist_group("spark"))
-        elif module.startswith("tests/ui/"):
+        elif module in MDNS_MODULES:
+            item.add_marker(pytest.mark.xdist_group("mdns"))
+        else:
             item.add_marker(pytest.mark.xdist_group(module))
 
 
