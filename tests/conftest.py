@@ -20,17 +20,17 @@ MDNS_MODULES = {"tests/sync/test_discovery.py", "tests/sync/test_joining.py",
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Groups for `--dist loadgroup`: the Spark tests in one, the mDNS tests in another, every
-    other test with its file's, so a module-scoped fixture is built once (each worker has its
-    own QApplication for the window tests)."""
+    """Groups for `--dist loadgroup`: the Spark tests in one, the mDNS tests in another; every
+    other test goes to whichever worker is free (each worker has its own QApplication for the
+    window tests; a module-scoped fixture may be built on each worker that runs the module).
+    Grouping whole files instead kept a file's slowest tests on one worker (test_attacks.py's
+    two 25,000-deletion cases, ~2 min each on a loaded machine, back to back)."""
     for item in items:
         module = item.nodeid.split("::")[0]
         if SPARK_FIXTURES & set(getattr(item, "fixturenames", ())) or module in SPARK_MODULES:
             item.add_marker(pytest.mark.xdist_group("spark"))
         elif module in MDNS_MODULES:
             item.add_marker(pytest.mark.xdist_group("mdns"))
-        else:
-            item.add_marker(pytest.mark.xdist_group(module))
 
 
 @pytest.fixture

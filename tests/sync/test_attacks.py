@@ -140,7 +140,7 @@ def test_a_peer_that_asks_and_never_reads_gets_a_bounded_answer_then_is_cut_off(
     responder_store = MemoryStore(blobs)
     clock = FakeClock(T_START)
     evil, responder, wire = sessions(MemoryStore(), responder_store, clock, secret=secret,
-                                 reconcile_interval=None)
+                                     reconcile_interval=None)
     wire.pump()
     assert responder.connected
     ids = [b.id for b in blobs]

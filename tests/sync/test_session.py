@@ -157,7 +157,7 @@ def sessions(store_a, store_b, clock: FakeClock, *, secret: bytes,
 def connected(store_a=None, store_b=None, *, secret: bytes, **kw):
     clock = FakeClock(T_START)
     a, b, wire = sessions(store_a or MemoryStore(), store_b or MemoryStore(), clock, secret=secret,
-                      **kw)
+                          **kw)
     wire.pump()
     assert a.connected and b.connected
     return a, b, wire, clock
@@ -299,7 +299,7 @@ def test_random_splits_converge_to_the_union(pool, count, weights, seed, limit, 
     store_a, store_b = MemoryStore(side_a), MemoryStore(side_b)
     clock = FakeClock(T_START)
     a, b, wire = sessions(store_a, store_b, clock, secret=b"s" * 32, frame_size_limit=limit,
-                      a_initiates=a_initiates)
+                          a_initiates=a_initiates)
     wire.pump()
 
     union = ids(chosen)
@@ -325,7 +325,7 @@ def test_with_a_frame_size_limit_each_difference_is_counted_and_sent_once(pool):
     store_a, store_b = MemoryStore(side_a), MemoryStore(side_b)
     clock = FakeClock(T_START)
     a, b, wire = sessions(store_a, store_b, clock, secret=b"s" * 32, frame_size_limit=4096,
-                      a_initiates=False)
+                          a_initiates=False)
     wire.pump()
     assert held(store_a) == held(store_b) == ids(chosen)  # converges either way
     lacking = ids(side_a) - ids(side_b)
@@ -382,7 +382,7 @@ def test_identity_proof_over_another_handshake_is_refused(pool, secret, liar_ini
     honest_store, liar_store = MemoryStore(pool[:5]), MemoryStore(pool[5:10])
     clock = FakeClock(T_START)
     liar, honest, wire = sessions(liar_store, honest_store, clock, secret=secret,
-                              ident_a=LyingIdentity(MALLORY), a_initiates=liar_initiates)
+                                  ident_a=LyingIdentity(MALLORY), a_initiates=liar_initiates)
     wire.pump()
     verdict = closed(wire, honest)
     assert verdict.error and "identity proof" in verdict.reason
@@ -689,7 +689,7 @@ def test_pings_keep_a_quiet_connection_alive(secret):
 def test_a_round_waiting_for_a_reply_times_out(pool, secret, ignored):
     clock = FakeClock(T_START)
     a, b, wire = sessions(MemoryStore(), MemoryStore(pool[:5]), clock, secret=secret,
-                      reconcile_interval=None)
+                          reconcile_interval=None)
     setattr(b, ignored, lambda frame, now: None)  # b stays alive but never answers this
     wire.pump()
     asked = clock.now
