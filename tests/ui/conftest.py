@@ -11,7 +11,6 @@ during a test, and at its end the windows pytest-qt closed are deleted and cycle
 from __future__ import annotations
 
 import gc
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from app import joining, sharing
 from app.node import Node
 from app.paths import Paths
 from app.workspace import Workspace
-from tests.support import join
+from tests.support import Cluster, join
 from tests.ui.support import Board, UrlCatcher, result
 from ui.bridge import NodeBridge
 from ui.main_window import MainWindow
@@ -58,48 +57,32 @@ def collect_on_the_gui_thread() -> Iterator[None]:
 # Nodes and windows -------------------------------------------------------------------------------
 
 
-def lone_node(paths: Paths, **kw) -> Node:
-    """A running Node of `paths` on 127.0.0.1: no mDNS, no periodic reconcile."""
-    return Node(paths, interfaces=["127.0.0.1"], mdns=False, reconcile_interval=None,
-                **kw).start()
-
-
-def stop_all(*nodes: Node) -> None:
-    """Stop `nodes` at once: each stop waits on its own loop, so they overlap."""
-    threads = [threading.Thread(target=node.stop) for node in nodes]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-
-
 def show(qtbot, win: MainWindow) -> MainWindow:
     qtbot.addWidget(win)
     win.show()
     return win
 
 
+# The Nodes run in the test's `cluster` (tests/conftest.py), which stops them all at once.
+
+
 @pytest.fixture
-def ada_node(tmp_path: Path) -> Iterator[Node]:
+def ada_node(cluster: Cluster, tmp_path: Path) -> Node:
     """Ada's computer alone: her new workspace's Node, with no peer (for what needs no network)."""
     paths = Paths.resolve(tmp_path / "a", "default")
     Workspace.init(paths, "ada").close()
-    node = lone_node(paths)
-    yield node
-    node.stop()
+    return cluster.start(paths)
 
 
 @pytest.fixture
-def pair(tmp_path: Path) -> Iterator[tuple[Node, Node]]:
+def pair(cluster: Cluster, tmp_path: Path) -> tuple[Node, Node]:
     """(ada's Node, bob's Node): ada made the workspace, bob joined it and dialled her."""
     a = Paths.resolve(tmp_path / "a", "default")
     b = Paths.resolve(tmp_path / "b", "default")
     Workspace.init(a, "ada").close()
     join(a, b, nick="bob")
-    node_a = lone_node(a)
-    node_b = lone_node(b, peers=[("127.0.0.1", node_a.port)])
-    yield node_a, node_b
-    stop_all(node_b, node_a)
+    node_a = cluster.start(a)
+    return node_a, cluster.start(b, peers=[node_a])
 
 
 @pytest.fixture
@@ -124,15 +107,13 @@ def window_b(qtbot, pair: tuple[Node, Node]) -> Iterator[MainWindow]:
 
 
 @pytest.fixture
-def node_c(pair: tuple[Node, Node], tmp_path: Path) -> Iterator[Node]:
+def node_c(cluster: Cluster, pair: tuple[Node, Node], tmp_path: Path) -> Node:
     """A third member, carol, admitted by ada with a personal code, syncing with ada."""
     node_a, _ = pair
     carol = Paths.resolve(tmp_path / "c", "default")
     code = result(node_a.facade.invite_for(joining.identity_key(carol)))
     sharing.join_workspace(carol, code, nick="carol")
-    node = lone_node(carol, peers=[("127.0.0.1", node_a.port)])
-    yield node
-    node.stop()
+    return cluster.start(carol, peers=[node_a])
 
 
 @pytest.fixture
@@ -156,11 +137,11 @@ def url_catcher() -> Iterator[UrlCatcher]:
 
 
 @pytest.fixture
-def board(qtbot, tmp_path: Path) -> Iterator[Board]:
+def board(qtbot, cluster: Cluster, tmp_path: Path) -> Iterator[Board]:
     """A message view (no window) over ada's Node, alone."""
     paths = Paths.resolve(tmp_path / "lone", "default")
     Workspace.init(paths, "ada").close()
-    node = lone_node(paths)
+    node = cluster.start(paths)
     bridge = NodeBridge(node)
     model = MessageListModel(bridge)
     view = MessageView(model)
@@ -170,4 +151,3 @@ def board(qtbot, tmp_path: Path) -> Iterator[Board]:
     yield Board(qtbot, node, model, view)
     view.close()
     bridge.close()
-    node.stop()
