@@ -27,11 +27,11 @@ run: $(VENV)/.installed-app
 	$(VENV)/bin/hearth
 
 # pytest-xdist: one worker per core (`make test WORKERS=0` runs in this process); the Spark tests
-# share one worker and its one session (tests/conftest.py groups them).
+# share one worker and its one session, the mDNS tests another (tests/conftest.py SHARED_WORKER).
 WORKERS ?= auto
 
 test: $(VENV)/.installed-dev
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n $(WORKERS)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n $(WORKERS) --dist loadgroup
 
 # ruff, then mypy over the packages [tool.mypy] names.
 lint: $(VENV)/.installed-dev

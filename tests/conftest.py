@@ -10,27 +10,35 @@ import pytest
 from tests import support
 from tests.support import Cluster, TwoNodes, start_two_nodes
 
-# Tests that run on one pytest-xdist worker (`make test` runs with --dist loadgroup): the Spark
-# session is started at most once in a run, and the standalone cluster beside it; the tests that
-# advertise and browse by mDNS would see each other's Nodes on the loopback if run at once.
-SPARK_FIXTURES = {"spark", "run_report"}
-SPARK_MODULES = {"tests/analytics/test_standalone_cluster.py"}
-MDNS_MODULES = {"tests/sync/test_discovery.py", "tests/sync/test_joining.py",
-                "tests/sync/test_attacks_network.py"}
+# Files whose tests share one pytest-xdist worker whenever tests run on several (`make test`): a
+# Spark session is started at most once in a run (and the standalone cluster runs beside no other
+# Spark test); the tests that advertise and browse by mDNS would see each other's Nodes on the
+# loopback if they ran at once. Every other test goes to whichever worker is free (each worker
+# has its own QApplication for the window tests).
+SHARED_WORKER = {
+    "tests/analytics/test_pipeline.py": "spark",
+    "tests/analytics/test_node_analytics.py": "spark",
+    "tests/analytics/test_standalone_cluster.py": "spark",
+    "tests/sync/test_discovery.py": "mdns",
+    "tests/sync/test_joining.py": "mdns",
+    "tests/sync/test_attacks_network.py": "mdns",
+}
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Groups for `--dist loadgroup`: the Spark tests in one, the mDNS tests in another; every
-    other test goes to whichever worker is free (each worker has its own QApplication for the
-    window tests; a module-scoped fixture may be built on each worker that runs the module).
-    Grouping whole files instead kept a file's slowest tests on one worker (test_attacks.py's
-    two 25,000-deletion cases, ~2 min each on a loaded machine, back to back)."""
-    for item in items:
-        module = item.nodeid.split("::")[0]
-        if SPARK_FIXTURES & set(getattr(item, "fixturenames", ())) or module in SPARK_MODULES:
-            item.add_marker(pytest.mark.xdist_group("spark"))
-        elif module in MDNS_MODULES:
-            item.add_marker(pytest.mark.xdist_group("mdns"))
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """`-n N` (--dist load, the default, or loadgroup) with the groups above, read from the
+    test's file. (xdist_group marks do not group under pytest 9.2: pytest-xdist 3.8 rewrites the
+    node id to carry the group, which no longer takes effect, pytest-dev/pytest-xdist#1386.)"""
+    if config.getvalue("dist") not in ("load", "loadgroup"):
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class FileGroups(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return SHARED_WORKER.get(nodeid.split("::")[0], nodeid)
+
+    return FileGroups(config, log)
 
 
 @pytest.fixture

@@ -180,16 +180,18 @@ def test_every_layer_is_read() -> None:
 
 
 @pytest.mark.parametrize("source, edges", [
-    ("import pkg.b\n", {"pkg.b"}),
-    ("from . import b\n", {"pkg.b"}),
-    ("from .b import thing\n", {"pkg.b"}),
-    ("from pkg import thing\n", {"pkg"}),
-    ("def f():\n    import pkg.b\n", set()),
-    ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pkg.b\n", set()),
-    ("import typing\nif typing.TYPE_CHECKING:\n    pass\nelse:\n    import pkg.b\n", {"pkg.b"}),
-    ("try:\n    import pkg.b\nexcept ImportError:\n    pass\n", {"pkg.b"}),
-    ("class C:\n    import pkg.b\n", {"pkg.b"}),
-    ("import os, json\n", set()),
+    pytest.param("import pkg.b\n", {"pkg.b"}, id="import"),
+    pytest.param("from . import b\n", {"pkg.b"}, id="relative-module"),
+    pytest.param("from .b import thing\n", {"pkg.b"}, id="relative-name"),
+    pytest.param("from pkg import thing\n", {"pkg"}, id="package-name"),
+    pytest.param("def f():\n    import pkg.b\n", set(), id="in-a-function"),
+    pytest.param("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pkg.b\n",
+                 set(), id="type-checking"),
+    pytest.param("import typing\nif typing.TYPE_CHECKING:\n    pass\nelse:\n    import pkg.b\n",
+                 {"pkg.b"}, id="type-checking-else"),
+    pytest.param("try:\n    import pkg.b\nexcept ImportError:\n    pass\n", {"pkg.b"}, id="try"),
+    pytest.param("class C:\n    import pkg.b\n", {"pkg.b"}, id="class-body"),
+    pytest.param("import os, json\n", set(), id="outside-the-layers"),
 ])
 def test_edges_are_what_runs_at_import_time(source: str, edges: set[str]) -> None:
     graph = import_graph({"pkg": ("", True), "pkg.a": (source, False), "pkg.b": ("", False)})
