@@ -26,11 +26,17 @@ $(VENV)/.installed-package: $(VENV)/bin/python pyproject.toml constraints.txt
 run: $(VENV)/.installed-app
 	$(VENV)/bin/hearth
 
-test: $(VENV)/.installed-dev
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
+# pytest-xdist: one worker per core (`make test WORKERS=0` runs in this process); the Spark tests
+# share one worker and its one session, the mDNS tests another (tests/conftest.py SHARED_WORKER).
+WORKERS ?= auto
 
+test: $(VENV)/.installed-dev
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n $(WORKERS) --dist loadgroup
+
+# ruff, then mypy over the packages [tool.mypy] names.
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 bench: $(VENV)/.installed-dev
 	@mkdir -p bench/results

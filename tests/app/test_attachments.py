@@ -39,7 +39,9 @@ from tests.support import (
 
 
 @pytest.fixture
-def pair(tmp_path):
+def workspaces(tmp_path):
+    """(alice's Workspace, bob's): two members of one workspace, each holding what the other
+    wrote (tests.support.share)."""
     pa = create_workspace(tmp_path, "a", "alice")
     pb = join_member(tmp_path, pa, "b", "bob")
     a, b = Workspace.open(pa), Workspace.open(pb)
@@ -70,8 +72,8 @@ def _png(path: Path, size=(640, 480)) -> Path:
     return path
 
 
-def test_a_file_attached_at_a_is_saved_identical_at_b(pair, tmp_path):
-    a, b = pair
+def test_a_file_attached_at_a_is_saved_identical_at_b(workspaces, tmp_path):
+    a, b = workspaces
     original = _write(tmp_path / "big.bin", os.urandom(20 * 2**20))
     obj = a.files.attach("general", [original], "the dataset")
     (mine,) = a.read("general")[-1].files
@@ -94,8 +96,8 @@ def test_a_file_attached_at_a_is_saved_identical_at_b(pair, tmp_path):
     assert [p.name for p in (tmp_path / "out").iterdir() if p.name.startswith(".")] == []
 
 
-def test_identical_files_are_stored_once(pair, tmp_path):
-    a, _ = pair
+def test_identical_files_are_stored_once(workspaces, tmp_path):
+    a, _ = workspaces
     data = os.urandom(600_000)
     a.files.attach("general", [_write(tmp_path / "one.bin", data)])
     held = sorted(a.files.chunks.ids())
@@ -143,8 +145,8 @@ def test_private_files_are_unreadable_without_the_channels_key(tmp_path):
     ("a\x00b\x1b[31mc\u202e.txt", "ab[31mc.txt"), ("..", "attachment"), ("   ", "attachment"),
     ("\x01\x02", "attachment"), ("report. ", "report"), ('what?<>|"*.pdf', "what______.pdf"),
 ])
-def test_hostile_names_are_saved_safely(pair, tmp_path, name, saved):
-    a, _ = pair
+def test_hostile_names_are_saved_safely(workspaces, tmp_path, name, saved):
+    a, _ = workspaces
     obj = a.files.attach("general", [_write(tmp_path / "f.txt", b"hello")])
     out = tmp_path / "out"
     path = a.files.save(obj.id, 0, out, name)
@@ -158,8 +160,8 @@ def test_a_long_name_keeps_its_extension(tmp_path):
     assert name.endswith(".pdf") and len(name.encode()) <= 255
 
 
-def test_quota_evicts_others_files_least_recently_opened_first(pair, tmp_path):
-    a, b = pair
+def test_quota_evicts_others_files_least_recently_opened_first(workspaces, tmp_path):
+    a, b = workspaces
     b.files.attach("general", [_write(tmp_path / "mine.bin", os.urandom(300_000))])
     ids = [a.files.attach("general", [_write(tmp_path / f"f{n}.bin", os.urandom(300_000 + n))]).id
            for n in range(4)]
@@ -184,8 +186,8 @@ def test_quota_evicts_others_files_least_recently_opened_first(pair, tmp_path):
     assert not (b.paths.workspace_dir / "opened" / lists[2].hex()[:16]).exists()
 
 
-def test_a_deleted_message_takes_its_chunks_everywhere(pair, tmp_path):
-    a, b = pair
+def test_a_deleted_message_takes_its_chunks_everywhere(workspaces, tmp_path):
+    a, b = workspaces
     obj = a.files.attach("general", [_write(tmp_path / "gone.bin", os.urandom(700_000))])
     share(a, b)
     _copy_chunks(a, b)
@@ -196,8 +198,8 @@ def test_a_deleted_message_takes_its_chunks_everywhere(pair, tmp_path):
     assert list(b.files.chunks.ids()) == [] and b.files.usage().files == 0
 
 
-def test_attach_refuses_what_cannot_travel(pair, tmp_path):
-    a, _ = pair
+def test_attach_refuses_what_cannot_travel(workspaces, tmp_path):
+    a, _ = workspaces
     with pytest.raises(WorkspaceError, match="1 to 4 files"):
         a.files.attach("general", [])
     with pytest.raises(WorkspaceError, match="1 to 4 files"):
@@ -214,8 +216,8 @@ def test_attach_refuses_what_cannot_travel(pair, tmp_path):
     assert list(a.files.chunks.ids()) == []
 
 
-def test_an_image_gets_its_size_and_a_thumbnail_that_fits(pair, tmp_path):
-    a, _ = pair
+def test_an_image_gets_its_size_and_a_thumbnail_that_fits(workspaces, tmp_path):
+    a, _ = workspaces
     obj = a.files.attach("general", [_png(tmp_path / "noise.png", (2000, 1500)),
                                _write(tmp_path / "notes.txt", b"plain")])
     image, text = a.read("general")[-1].files
@@ -246,8 +248,8 @@ def _png_header(width: int, height: int) -> bytes:
         chunk(b"IDAT", zlib.compress(b"\0" * 1024)) + chunk(b"IEND", b"")
 
 
-def test_a_decompression_bomb_is_attached_as_a_plain_file(pair, tmp_path):
-    a, _ = pair
+def test_a_decompression_bomb_is_attached_as_a_plain_file(workspaces, tmp_path):
+    a, _ = workspaces
     bomb = _write(tmp_path / "bomb.png", _png_header(100_000, 100_000))
     look = thumbnails.look(bomb)
     assert (look.media_type, look.width, look.height, look.thumb) == ("image/png", 0, 0, b"")
@@ -291,8 +293,8 @@ def _borrow(forger: Workspace, victim: Workspace, upload, k: int = 2):
 
 
 @pytest.mark.parametrize("how", ["delete", "evict"])
-def test_a_members_list_of_my_chunks_never_takes_my_upload(pair, tmp_path, how):
-    a, b = pair
+def test_a_members_list_of_my_chunks_never_takes_my_upload(workspaces, tmp_path, how):
+    a, b = workspaces
     data = os.urandom(3 * CHUNK_SIZE + 10)
     mine = b.files.attach("general", [_write(tmp_path / "mine.bin", data)])
     share(b, a)
@@ -308,8 +310,8 @@ def test_a_members_list_of_my_chunks_never_takes_my_upload(pair, tmp_path, how):
         hashlib.sha256(data).hexdigest()
 
 
-def test_a_wrong_size_named_first_does_not_decide_the_files_size(pair, tmp_path):
-    a, b = pair
+def test_a_wrong_size_named_first_does_not_decide_the_files_size(workspaces, tmp_path):
+    a, b = workspaces
     data = os.urandom(3 * CHUNK_SIZE + 10)
     real = a.files.attach("general", [_write(tmp_path / "real.bin", data)])
     d = real.body["files"][0]
@@ -346,8 +348,8 @@ def _full_disk(monkeypatch, after: int) -> None:
     monkeypatch.setattr(ChunkStore, "put", put)
 
 
-def test_a_failed_attach_leaves_only_the_chunks_held_before(pair, tmp_path, monkeypatch):
-    a, _ = pair
+def test_a_failed_attach_leaves_only_the_chunks_held_before(workspaces, tmp_path, monkeypatch):
+    a, _ = workspaces
     kept = _write(tmp_path / "kept.bin", os.urandom(2 * CHUNK_SIZE))
     a.files.attach("general", [kept])
     held = set(a.files.chunks.ids())
@@ -369,8 +371,8 @@ def test_a_failed_attach_leaves_only_the_chunks_held_before(pair, tmp_path, monk
     assert set(a.files.chunks.ids()) == held
 
 
-def test_a_file_deleted_while_it_was_fetched_leaves_nothing(pair, tmp_path):
-    a, b = pair
+def test_a_file_deleted_while_it_was_fetched_leaves_nothing(workspaces, tmp_path):
+    a, b = workspaces
     obj = a.files.attach("general", [_write(tmp_path / "gone.bin", os.urandom(3 * CHUNK_SIZE))])
     lst = obj.body["files"][0]["list"]
     in_flight = {cid: a.files.chunks.read(cid) for cid in a.files.chunks.ids()}
@@ -398,8 +400,8 @@ def test_opening_the_workspace_drops_what_a_crash_left_half_written(tmp_path):
         assert not left.exists()
 
 
-def test_the_quota_counts_only_others_files(pair, tmp_path):
-    a, b = pair
+def test_the_quota_counts_only_others_files(workspaces, tmp_path):
+    a, b = workspaces
     b.files.attach("general", [_write(tmp_path / "mine.bin", os.urandom(1_000_000))])
     theirs = a.files.attach("general", [_write(tmp_path / "theirs.bin", os.urandom(300_000))])
     share(a, b)

@@ -24,7 +24,7 @@ from sync.store import MemoryStore, ReplicaStore
 from tests.support import FakeClock
 
 from .conftest import Chat, identity
-from .test_session import T_START, connected, frame, inject, pair
+from .test_session import T_START, connected, frame, inject, sessions
 
 NOW_S = 1_900_000_000.0
 MALLORY = identity("attacker-mallory")
@@ -139,8 +139,8 @@ def test_a_peer_that_asks_and_never_reads_gets_a_bounded_answer_then_is_cut_off(
     blobs = large_objects(200)
     responder_store = MemoryStore(blobs)
     clock = FakeClock(T_START)
-    evil, responder, wire = pair(MemoryStore(), responder_store, clock, secret=secret,
-                                 reconcile_interval=None)
+    evil, responder, wire = sessions(MemoryStore(), responder_store, clock, secret=secret,
+                                     reconcile_interval=None)
     wire.pump()
     assert responder.connected
     ids = [b.id for b in blobs]

@@ -47,8 +47,8 @@ from .test_session import (
     connected,
     frame,
     inject,
-    pair,
     rewrite,
+    sessions,
     tap,
 )
 from .test_typing import stored, understood
@@ -146,7 +146,7 @@ def test_left_goes_at_once_only_where_presence_went_and_drops_what_waits(secret)
 
 def test_nothing_is_sent_before_the_session_is_open_or_for_bad_fields(secret):
     clock = FakeClock(T_START)
-    a, b, wire = pair(MemoryStore(), MemoryStore(), clock, secret=secret)
+    a, b, wire = sessions(MemoryStore(), MemoryStore(), clock, secret=secret)
     assert not a.signals.send_presence(DOC, "main", [HEAD], 0, 0, clock.now)  # still in the handshake
     wire.pump()
     seen_by_b = tap(b)
@@ -169,7 +169,7 @@ def test_a_peer_that_did_not_announce_presence_is_never_sent_any(secret):
     # A version 2 peer that knows typing but not presence: it would close on a frame it does
     # not know.
     clock = FakeClock(T_START)
-    a, old, wire = pair(MemoryStore(), MemoryStore(), clock, secret=secret)
+    a, old, wire = sessions(MemoryStore(), MemoryStore(), clock, secret=secret)
     rewrite(old, lambda f: {"t": "ping", "caps": [TYPING]} if f["t"] == "ping" else f)
     seen_by_old = tap(old)
     wire.pump()

@@ -18,7 +18,7 @@ from sync.store import MemoryStore
 from tests.support import FakeClock
 
 from .conftest import Chat
-from .test_session import ALICE, BOB, T_START, Wire, frame, inject, pair
+from .test_session import ALICE, BOB, T_START, Wire, frame, inject, sessions
 
 PER_CHANNEL = 400
 CHANNELS = ("general", "random", "dev")
@@ -44,7 +44,7 @@ def joiner(chat: Chat, objects: list[Object], *, keep: set[str] | None = None, *
     empty = MemoryStore(workspace=chat.ws)
     interest = Interest() if keep is None else Interest(frozenset(chat.channel(c) for c in keep))
     clock = FakeClock(T_START)
-    new, old, wire = pair(empty, held, clock, secret=b"s" * 32, ws=chat.ws, **kw)
+    new, old, wire = sessions(empty, held, clock, secret=b"s" * 32, ws=chat.ws, **kw)
     new.rounds.interest = interest
     return new, old, wire, empty
 
@@ -180,7 +180,7 @@ def test_a_joiner_killed_midway_resumes_without_fetching_anything_twice(world):
     new.connection_lost("killed")
     # A new session from what was stored: only the rest comes.
     clock = FakeClock(T_START + 100)
-    again, _, wire2 = pair(empty, old.store, clock, secret=b"s" * 32, ws=chat.ws)
+    again, _, wire2 = sessions(empty, old.store, clock, secret=b"s" * 32, ws=chat.ws)
     wire2.pump()
     second = wire2.received_ids(again)
     assert set(empty.objects) == {o.id for o in objects}

@@ -141,10 +141,12 @@ class Wire:
         raise AssertionError("timers kept firing")
 
 
-def pair(store_a, store_b, clock: FakeClock, *, secret: bytes, secret_b: bytes | None = None,
-         ident_a=ALICE, ident_b=BOB, ws: bytes = b"W" * 32, ws_b: bytes | None = None,
-         a_initiates: bool = True, **kw) -> tuple[Session, Session, Wire]:
-    """Session `a` over store_a and `b` over store_b; `a` dials unless told otherwise."""
+def sessions(store_a, store_b, clock: FakeClock, *, secret: bytes,
+             secret_b: bytes | None = None, ident_a=ALICE, ident_b=BOB, ws: bytes = b"W" * 32,
+             ws_b: bytes | None = None, a_initiates: bool = True,
+             **kw) -> tuple[Session, Session, Wire]:
+    """A pair of Sessions: `a` over store_a and `b` over store_b; `a` dials unless told
+    otherwise."""
     a = Session(store_a, initiator=a_initiates, secret=secret, identity=ident_a, workspace=ws,
                 now=clock.now, **kw)
     b = Session(store_b, initiator=not a_initiates, secret=secret_b or secret,
@@ -154,8 +156,8 @@ def pair(store_a, store_b, clock: FakeClock, *, secret: bytes, secret_b: bytes |
 
 def connected(store_a=None, store_b=None, *, secret: bytes, **kw):
     clock = FakeClock(T_START)
-    a, b, wire = pair(store_a or MemoryStore(), store_b or MemoryStore(), clock, secret=secret,
-                      **kw)
+    a, b, wire = sessions(store_a or MemoryStore(), store_b or MemoryStore(), clock, secret=secret,
+                          **kw)
     wire.pump()
     assert a.connected and b.connected
     return a, b, wire, clock
@@ -222,7 +224,7 @@ def test_handshake_then_initiator_reconciles_to_the_union(pool, secret):
     shared, only_a, only_b = pool[:300], pool[300:350], pool[350:420]
     store_a, store_b = MemoryStore(shared + only_a), MemoryStore(shared + only_b)
     clock = FakeClock(T_START)
-    a, b, wire = pair(store_a, store_b, clock, secret=secret)
+    a, b, wire = sessions(store_a, store_b, clock, secret=secret)
     wire.pump()
 
     assert wire.events(a, Connected) == [Connected(BOB.public_key)]
@@ -296,8 +298,8 @@ def test_random_splits_converge_to_the_union(pool, count, weights, seed, limit, 
     chosen, side_a, side_b = split(pool, count, weights, seed)
     store_a, store_b = MemoryStore(side_a), MemoryStore(side_b)
     clock = FakeClock(T_START)
-    a, b, wire = pair(store_a, store_b, clock, secret=b"s" * 32, frame_size_limit=limit,
-                      a_initiates=a_initiates)
+    a, b, wire = sessions(store_a, store_b, clock, secret=b"s" * 32, frame_size_limit=limit,
+                          a_initiates=a_initiates)
     wire.pump()
 
     union = ids(chosen)
@@ -322,8 +324,8 @@ def test_with_a_frame_size_limit_each_difference_is_counted_and_sent_once(pool):
     chosen, side_a, side_b = split(pool, 273, (1, 2, 0), 1)
     store_a, store_b = MemoryStore(side_a), MemoryStore(side_b)
     clock = FakeClock(T_START)
-    a, b, wire = pair(store_a, store_b, clock, secret=b"s" * 32, frame_size_limit=4096,
-                      a_initiates=False)
+    a, b, wire = sessions(store_a, store_b, clock, secret=b"s" * 32, frame_size_limit=4096,
+                          a_initiates=False)
     wire.pump()
     assert held(store_a) == held(store_b) == ids(chosen)  # converges either way
     lacking = ids(side_a) - ids(side_b)
@@ -338,7 +340,7 @@ def test_with_a_frame_size_limit_each_difference_is_counted_and_sent_once(pool):
 def test_wrong_secret_fails_at_the_responders_first_message(pool, secret):
     clock = FakeClock(T_START)
     store_a, store_b = MemoryStore(pool[:10]), MemoryStore(pool[10:20])
-    a, b, wire = pair(store_a, store_b, clock, secret=secret, secret_b=bytes(32))
+    a, b, wire = sessions(store_a, store_b, clock, secret=secret, secret_b=bytes(32))
     first = a.data_to_send()
     assert len(first) == 1
     b.receive(first[0], clock.now)
@@ -356,7 +358,7 @@ def test_wrong_secret_fails_at_the_responders_first_message(pool, secret):
 
 def test_wrong_secret_initiator_times_out_if_the_socket_stays_open(secret):
     clock = FakeClock(T_START)
-    a, b, wire = pair(MemoryStore(), MemoryStore(), clock, secret=secret, secret_b=b"x" * 32)
+    a, b, wire = sessions(MemoryStore(), MemoryStore(), clock, secret=secret, secret_b=b"x" * 32)
     wire.lost = False
     wire.run_until(T_START + HANDSHAKE_TIMEOUT_S - 0.001)
     assert closed(wire, b).error and not a.closed
@@ -379,8 +381,8 @@ class LyingIdentity:
 def test_identity_proof_over_another_handshake_is_refused(pool, secret, liar_initiates):
     honest_store, liar_store = MemoryStore(pool[:5]), MemoryStore(pool[5:10])
     clock = FakeClock(T_START)
-    liar, honest, wire = pair(liar_store, honest_store, clock, secret=secret,
-                              ident_a=LyingIdentity(MALLORY), a_initiates=liar_initiates)
+    liar, honest, wire = sessions(liar_store, honest_store, clock, secret=secret,
+                                  ident_a=LyingIdentity(MALLORY), a_initiates=liar_initiates)
     wire.pump()
     verdict = closed(wire, honest)
     assert verdict.error and "identity proof" in verdict.reason
@@ -394,7 +396,7 @@ def test_identity_proof_over_another_handshake_is_refused(pool, secret, liar_ini
 
 def test_hello_claiming_someone_elses_key_is_refused(secret):
     clock = FakeClock(T_START)
-    a, b, wire = pair(MemoryStore(), MemoryStore(), clock, secret=secret)
+    a, b, wire = sessions(MemoryStore(), MemoryStore(), clock, secret=secret)
 
     def claim_alice(frame: dict) -> dict:
         if frame["t"] == "hello":
@@ -412,7 +414,7 @@ def test_hello_claiming_someone_elses_key_is_refused(secret):
 def test_a_flipped_byte_closes_the_session(pool, secret, which):
     clock = FakeClock(T_START)
     store_a, store_b = MemoryStore(pool[:20]), MemoryStore(pool[20:40])
-    a, b, wire = pair(store_a, store_b, clock, secret=secret)
+    a, b, wire = sessions(store_a, store_b, clock, secret=secret)
     if which == "handshake":  # flip a byte of the responder's handshake message
         b.receive(a.data_to_send()[0], clock.now)
         msg2 = bytearray(b.data_to_send()[0])
@@ -577,7 +579,7 @@ def test_oversize_handshake_message_is_refused(secret):
 @pytest.mark.parametrize("frame_t", ["ping", "neg", "objs"])
 def test_a_frame_before_hello_is_refused(secret, frame_t):
     clock = FakeClock(T_START)
-    a, b, wire = pair(MemoryStore(), MemoryStore(), clock, secret=secret)
+    a, b, wire = sessions(MemoryStore(), MemoryStore(), clock, secret=secret)
     replacement = {"ping": {"t": "ping"}, "neg": {"t": "neg", "r": 1, "s": bytes(32), "d": 0, "l": 4096, "m": b"\x61"},
                    "objs": {"t": "objs", "raws": []}}[frame_t]
     rewrite(a, lambda f: replacement if f["t"] == "hello" else f)
@@ -602,7 +604,7 @@ HELLOS = {
 def test_a_hello_with_wrong_fields_is_refused(secret, case):
     change, expected = HELLOS[case]
     clock = FakeClock(T_START)
-    a, b, wire = pair(MemoryStore(), MemoryStore(), clock, secret=secret)
+    a, b, wire = sessions(MemoryStore(), MemoryStore(), clock, secret=secret)
     rewrite(b, lambda f: change(f) if f["t"] == "hello" else f)
     wire.pump()
     verdict = closed(wire, a)
@@ -614,7 +616,7 @@ def test_a_hello_with_wrong_fields_is_refused(secret, case):
 
 def test_a_peer_in_another_workspace_is_refused_by_both(secret):
     clock = FakeClock(T_START)
-    a, b, wire = pair(MemoryStore(), MemoryStore(), clock, secret=secret, ws_b=b"V" * 32)
+    a, b, wire = sessions(MemoryStore(), MemoryStore(), clock, secret=secret, ws_b=b"V" * 32)
     wire.pump()
     assert closed(wire, a).error and closed(wire, b).error
     assert "another workspace" in closed(wire, b).reason  # b read a's hello first
@@ -648,7 +650,7 @@ def test_responder_without_a_first_message_times_out(secret):
 
 def test_initiator_without_hello_times_out(secret):
     clock = FakeClock(T_START)
-    a, b, wire = pair(MemoryStore(), MemoryStore(), clock, secret=secret)
+    a, b, wire = sessions(MemoryStore(), MemoryStore(), clock, secret=secret)
     b.receive(a.data_to_send()[0], clock.now)
     a.receive(b.data_to_send()[0], clock.now)
     assert a.data_to_send()  # handshake done on a's side; b never hears from it again
@@ -686,7 +688,7 @@ def test_pings_keep_a_quiet_connection_alive(secret):
 @pytest.mark.parametrize("part, ignored", [("rounds", "on_neg"), ("outbox", "on_want")])
 def test_a_round_waiting_for_a_reply_times_out(pool, secret, part, ignored):
     clock = FakeClock(T_START)
-    a, b, wire = pair(MemoryStore(), MemoryStore(pool[:5]), clock, secret=secret,
+    a, b, wire = sessions(MemoryStore(), MemoryStore(pool[:5]), clock, secret=secret,
                       reconcile_interval=None)
     setattr(getattr(b, part), ignored, lambda frame, now: None)  # b never answers this
     wire.pump()
@@ -771,7 +773,7 @@ def test_objects_from_the_peer_are_not_pushed_back(chat, pool, secret):
 def test_push_before_connecting_is_dropped_but_reconcile_catches_up(pool, secret):
     clock = FakeClock(T_START)
     store_a = MemoryStore(pool[:3])
-    a, b, wire = pair(store_a, MemoryStore(), clock, secret=secret)
+    a, b, wire = sessions(store_a, MemoryStore(), clock, secret=secret)
     a.outbox.push([pool[0].raw], [pool[0].id])  # not connected yet
     wire.pump()
     assert sorted(wire.received_ids(b)) == sorted(ids(pool[:3]))  # each once
@@ -801,7 +803,7 @@ def test_a_delete_reaches_a_peer_that_never_had_the_post(tmp_path, chat, pool, s
     other = replica_store(tmp_path, chat, pool[:5], "other")
     assert target.id not in stored(holder)
     clock = FakeClock(T_START)
-    h, o, wire = pair(holder, other, clock, secret=secret, a_initiates=holder_initiates)
+    h, o, wire = sessions(holder, other, clock, secret=secret, a_initiates=holder_initiates)
     wire.pump()
     (h if holder_initiates else o).rounds.reconcile(clock.now)
     wire.pump()
@@ -849,7 +851,7 @@ def test_close_says_bye_and_is_idempotent(pool, secret):
 
 def test_close_during_the_handshake_sends_nothing(secret):
     clock = FakeClock(T_START)
-    a, b, wire = pair(MemoryStore(), MemoryStore(), clock, secret=secret)
+    a, b, wire = sessions(MemoryStore(), MemoryStore(), clock, secret=secret)
     first = a.data_to_send()
     a.close("changed my mind")
     assert a.data_to_send() == []
@@ -866,7 +868,7 @@ def test_a_long_reason_is_cut(secret):
 
 def test_connection_lost_mid_round_is_an_error(pool, secret):
     clock = FakeClock(T_START)
-    a, b, wire = pair(MemoryStore(pool[:40]), MemoryStore(), clock, secret=secret)
+    a, b, wire = sessions(MemoryStore(pool[:40]), MemoryStore(), clock, secret=secret)
     for _ in range(2):  # handshake and hellos, but the round's reply never comes
         for src, dst in ((a, b), (b, a)):
             for data in src.data_to_send():
@@ -915,7 +917,7 @@ def test_a_large_responder_can_serve_an_empty_initiator(secret):
     rng = random.Random(7)
     items = [(1_700_000_000_000 + n, rng.randbytes(32)) for n in range(40_000)]
     clock = FakeClock(T_START)
-    a, b, wire = pair(MemoryStore(), ItemsOnly(items), clock, secret=secret)
+    a, b, wire = sessions(MemoryStore(), ItemsOnly(items), clock, secret=secret)
     wire.pump()
     assert not wire.events(b, Closed), wire.events(b, Closed)
     [done] = wire.events(a, ReconcileComplete)

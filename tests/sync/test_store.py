@@ -27,7 +27,7 @@ from sync.store import FLIP, ItemSnapshot, MemoryStore, ReplicaStore
 from tests.support import FakeClock
 
 from .conftest import CHANNELS, T0_MS, Chat
-from .test_session import T_START, pair
+from .test_session import T_START, sessions
 
 BUCKET = 1 << BUCKET_SHIFT
 BASE = (T0_MS >> BUCKET_SHIFT) << BUCKET_SHIFT  # a bucket's first millisecond
@@ -531,7 +531,7 @@ def test_a_session_between_a_replica_and_a_memory_store_converges(full, corpus):
     had = set(memory.objects)
     replica_store = ReplicaStore(full)
     clock = FakeClock(T_START)
-    m, r, wire = pair(memory, replica_store, clock, secret=b"k" * 32)  # the memory side dials
+    m, r, wire = sessions(memory, replica_store, clock, secret=b"k" * 32)  # the memory side dials
     wire.pump()
     assert m.connected and r.connected
     [done] = wire.events(m, ReconcileComplete)

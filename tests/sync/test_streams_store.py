@@ -29,7 +29,7 @@ from tests.storage.test_migrations import as_version_12
 from tests.support import FakeClock
 
 from .conftest import CHANNELS, Chat, identity
-from .test_session import T_START, pair
+from .test_session import T_START, sessions
 from .test_store import NOW_S, ingest, new_replica, run_negentropy, snapshot_items, vector
 
 ELSEWHERE = derive_id("test", b"a stream of a kind this version does not know")
@@ -297,7 +297,7 @@ def test_a_session_between_two_replicas_converges_stream_by_stream(tmp_path, ws,
     a = replica_of(tmp_path / "a.sqlite", ws, objects_a)
     b = replica_of(tmp_path / "b.sqlite", ws, objects_b)
     clock = FakeClock(T_START)
-    sa, sb, wire = pair(a, b, clock, secret=secret)
+    sa, sb, wire = sessions(a, b, clock, secret=secret)
     wire.pump()
     [first] = wire.events(sa, ReconcileComplete)
     assert first.have and first.need

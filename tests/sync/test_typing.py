@@ -38,8 +38,8 @@ from .test_session import (
     connected,
     frame,
     inject,
-    pair,
     rewrite,
+    sessions,
     tap,
 )
 
@@ -86,7 +86,7 @@ def test_the_sender_sends_one_frame_per_channel_per_interval(secret):
 
 def test_nothing_is_sent_before_the_session_is_open_or_for_a_bad_name(secret):
     clock = FakeClock(T_START)
-    a, b, wire = pair(MemoryStore(), MemoryStore(), clock, secret=secret)
+    a, b, wire = sessions(MemoryStore(), MemoryStore(), clock, secret=secret)
     assert not a.signals.send_typing("general", clock.now)  # still in the handshake
     wire.pump()
     seen_by_b = tap(b)
@@ -103,7 +103,7 @@ def test_a_peer_that_did_not_say_it_understands_typing_is_never_sent_any(secret)
     # A version 2 peer from before typing: it answers the caps ping with a plain pong and
     # sends plain pings. It would close the session on a frame it does not know.
     clock = FakeClock(T_START)
-    a, old, wire = pair(MemoryStore(), MemoryStore(), clock, secret=secret)
+    a, old, wire = sessions(MemoryStore(), MemoryStore(), clock, secret=secret)
     rewrite(old, lambda f: {"t": "ping"} if f["t"] == "ping" else f)
     seen_by_old = tap(old)
     wire.pump()

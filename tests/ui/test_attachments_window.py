@@ -39,12 +39,10 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox  # noqa: E4
 
 from app import units  # noqa: E402
 from app.records import Message  # noqa: E402
+from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui import _files  # noqa: E402
 from ui.image_viewer import ImageViewer, read_image  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
-
-from .test_documents_pane import window_b  # noqa: E402, F401
-from .test_window import WAIT_MS, pair, result, window  # noqa: E402, F401
 
 
 def with_files(win: MainWindow) -> list[Message]:
@@ -93,7 +91,7 @@ def chart(width: int = 200, height: int = 120) -> QImage:
 
 
 def test_a_dropped_file_waits_as_a_chip_and_goes_with_enter_to_the_peer(
-        qtbot, window, pair, tmp_path):  # noqa: F811
+        qtbot, window, pair, tmp_path):
     notes = tmp_path / "notes.txt"
     notes.write_bytes(b"the plan, in words\n" * 200)
     extra = tmp_path / "extra.txt"
@@ -139,7 +137,7 @@ def test_a_dropped_file_waits_as_a_chip_and_goes_with_enter_to_the_peer(
 
 
 def test_a_failed_attach_says_why_and_gives_the_files_back(
-        qtbot, window, pair, tmp_path):  # noqa: F811
+        qtbot, window, tmp_path):
     huge = tmp_path / "disk.img"
     with open(huge, "wb") as f:  # sparse: takes no room
         f.truncate((4 << 30) + 1)
@@ -160,7 +158,7 @@ def test_a_failed_attach_says_why_and_gives_the_files_back(
     assert not with_files(window)
 
 
-def test_a_pasted_image_shows_inline_at_both_ends(qtbot, window, window_b, pair):  # noqa: F811
+def test_a_pasted_image_shows_inline_at_both_ends(qtbot, window, window_b, pair):
     QGuiApplication.clipboard().setImage(chart(640, 400))
     window.composer.setFocus()
     qtbot.keyClick(window.composer, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
@@ -206,7 +204,7 @@ def test_a_pasted_image_shows_inline_at_both_ends(qtbot, window, window_b, pair)
     viewer.close()
 
 
-def test_a_cards_progress_follows_the_download_to_done(qtbot, window, pair, tmp_path):  # noqa: F811
+def test_a_cards_progress_follows_the_download_to_done(qtbot, window, pair, tmp_path):
     node_a, node_b = pair
     result(node_a.facade.set_file_preferences(auto_download_mb=0))  # on click only
     data = os.urandom(3 * 2**20 + 12345)
@@ -242,7 +240,7 @@ def test_a_cards_progress_follows_the_download_to_done(qtbot, window, pair, tmp_
     assert parts.files[0][0].height() == card_height  # the row did not move
 
 
-def test_save_as_writes_the_bytes_that_were_sent(qtbot, window_b, pair, tmp_path):  # noqa: F811
+def test_save_as_writes_the_bytes_that_were_sent(qtbot, window_b, pair, tmp_path):
     data = os.urandom(700_000)
     source = tmp_path / "report.pdf"
     source.write_bytes(data)
@@ -265,7 +263,7 @@ def test_save_as_writes_the_bytes_that_were_sent(qtbot, window_b, pair, tmp_path
     assert again.args[0] == out / "report (1).pdf"
 
 
-def test_open_is_never_called_without_a_click(qtbot, window_b, pair, tmp_path):  # noqa: F811
+def test_open_is_never_called_without_a_click(qtbot, window_b, pair, tmp_path):
     opened: list[QUrl] = []
     window_b.attachments.opener = opened.append
     (tmp_path / "photo.txt").write_text("a text, fetched automatically")
@@ -293,7 +291,7 @@ def test_open_is_never_called_without_a_click(qtbot, window_b, pair, tmp_path): 
 
 
 def test_a_file_dropped_in_a_private_channel_goes_sealed(
-        qtbot, window, pair, tmp_path):  # noqa: F811
+        qtbot, window, pair, tmp_path):
     node_a, node_b = pair
     qtbot.waitUntil(lambda: node_b.key in {m.key for m in result(
         node_a.facade.workspace_members())}, timeout=WAIT_MS)

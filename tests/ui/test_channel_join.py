@@ -14,10 +14,9 @@ from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
 from tests.support import join, node_call, node_submit  # noqa: E402
+from tests.ui.support import WAIT_MS  # noqa: E402
 from ui.bridge import NodeBridge  # noqa: E402
 from ui.channel_join import ChannelJoin  # noqa: E402
-
-from .test_window import WAIT_MS  # noqa: E402
 
 FAKE_GENERAL = "g\u0435neral"  # a Cyrillic е
 

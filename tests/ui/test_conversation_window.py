@@ -14,7 +14,7 @@ from PySide6.QtCore import QPoint, Qt  # noqa: E402
 from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
 from tests.support import node_channels, node_online  # noqa: E402
-from tests.ui.test_window import WAIT_MS, pair, result, texts, window  # noqa: E402, F401
+from tests.ui.support import WAIT_MS, result, texts  # noqa: E402
 
 CHANNEL = "general"
 
@@ -30,7 +30,7 @@ def post_and_wait(qtbot, win, node, text: str) -> bytes:
     return message_id
 
 
-def test_a_reaction_from_the_other_node_shows_and_a_chip_click_adds_mine(qtbot, window, pair):  # noqa: F811
+def test_a_reaction_from_the_other_node_shows_and_a_chip_click_adds_mine(qtbot, window, pair):
     ada, bob = pair
     hello = post_and_wait(qtbot, window, ada, "hello team")
     qtbot.waitUntil(lambda: any(m.id == hello for m in result(bob.facade.read(CHANNEL))),
@@ -57,7 +57,7 @@ def test_a_reaction_from_the_other_node_shows_and_a_chip_click_adds_mine(qtbot, 
                                 for r in m.reactions), timeout=WAIT_MS)
 
 
-def test_editing_my_last_message_from_the_composer(qtbot, window, pair):  # noqa: F811
+def test_editing_my_last_message_from_the_composer(qtbot, window, pair):
     ada, _ = pair
     post_and_wait(qtbot, window, ada, "see you at 5")
     window.composer.setFocus()
@@ -73,7 +73,7 @@ def test_editing_my_last_message_from_the_composer(qtbot, window, pair):  # noqa
 
 
 def test_a_thread_opens_beside_the_channel_and_a_reply_can_go_to_the_channel_too(
-        qtbot, window, pair):  # noqa: F811
+        qtbot, window, pair):
     ada, bob = pair
     question = post_and_wait(qtbot, window, ada, "who reviews the release?")
     qtbot.waitUntil(lambda: any(m.id == question for m in result(bob.facade.read(CHANNEL))),
@@ -98,7 +98,7 @@ def test_a_thread_opens_beside_the_channel_and_a_reply_can_go_to_the_channel_too
     assert pane.isHidden() and window.member_pane.isVisible()
 
 
-def test_the_other_person_typing_shows_under_the_composer(qtbot, window, pair):  # noqa: F811
+def test_the_other_person_typing_shows_under_the_composer(qtbot, window, pair):
     ada, bob = pair
     qtbot.waitUntil(lambda: bob.key in node_online(ada), timeout=WAIT_MS)
     label = window.typing_label
@@ -114,7 +114,7 @@ def test_the_other_person_typing_shows_under_the_composer(qtbot, window, pair): 
     qtbot.waitUntil(lambda: label.text() == "", timeout=WAIT_MS)
 
 
-def test_mentions_of_me_are_listed_and_open_in_their_channel(qtbot, window, pair):  # noqa: F811
+def test_mentions_of_me_are_listed_and_open_in_their_channel(qtbot, window, pair):
     ada, bob = pair
     node_channels(bob, "random")
     result(bob.facade.post("random", "@ada can you look at this?"))
@@ -132,7 +132,7 @@ def test_mentions_of_me_are_listed_and_open_in_their_channel(qtbot, window, pair
     assert not window.sidebar.mentions.isChecked()
 
 
-def test_an_admin_deletes_someone_elses_message_from_the_context_menu(qtbot, window, pair):  # noqa: F811
+def test_an_admin_deletes_someone_elses_message_from_the_context_menu(qtbot, window, pair):
     ada, bob = pair  # ada created the workspace: she is its admin, bob is not
     qtbot.waitUntil(window.message_view.is_admin, timeout=WAIT_MS)
     spam = result(bob.facade.post(CHANNEL, "buy cheap watches"))

@@ -18,6 +18,7 @@ from PySide6.QtGui import QTextCursor  # noqa: E402
 from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QWidget  # noqa: E402
 
 from app.records import CommentInfo, CommentReply, CommentsView  # noqa: E402
+from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui.bridge import NodeBridge  # noqa: E402
 from ui.doc_comments import (  # noqa: E402
     DETACHED,
@@ -31,8 +32,6 @@ from ui.doc_comments import (  # noqa: E402
     stack,
 )
 
-from .test_window import WAIT_MS, pair, result  # noqa: E402, F401
-
 WORDS = "the brave 😀 words"
 LINES = [f"line {n} of the plan" for n in range(12)]
 TEXT = "\n".join([*LINES[:8], f"about {WORDS} here", *LINES[8:]])
@@ -43,7 +42,7 @@ def utf16(text: str, position: int) -> int:
 
 
 @pytest.fixture
-def margin(qtbot, pair):  # noqa: F811
+def margin(qtbot, pair):
     """ada's margin beside an editor, wired as the document pane wires it."""
     bridge = NodeBridge(pair[0])
     host = QWidget()
@@ -82,7 +81,7 @@ def shown(margin: CommentMargin) -> list[list[str]]:
     return [card.texts() for card in margin.comment_cards()]
 
 
-def test_comments_in_the_margin(qtbot, margin, pair) -> None:  # noqa: F811
+def test_comments_in_the_margin(qtbot, margin, pair) -> None:
     node_a, node_b = pair
     doc = bytes.fromhex(result(node_a.facade.documents.new("Plan")))
     result(node_a.facade.documents.write(doc, TEXT))
@@ -163,7 +162,7 @@ def test_comments_in_the_margin(qtbot, margin, pair) -> None:  # noqa: F811
     assert shown(margin)[0][0] == f"“{WORDS}”"
 
 
-def test_a_comment_on_typing_not_saved_yet_waits(qtbot, margin, pair) -> None:  # noqa: F811
+def test_a_comment_on_typing_not_saved_yet_waits(qtbot, margin, pair) -> None:
     doc = bytes.fromhex(result(pair[0].facade.documents.new("Draft")))
     result(pair[0].facade.documents.write(doc, "saved text"))
     margin.editor.setPlainText("saved text")

@@ -13,11 +13,10 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QPoint  # noqa: E402
 from PySide6.QtWidgets import QRadioButton, QScrollArea  # noqa: E402
 
+from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui.merge_dialog import MergeDialog  # noqa: E402
 
-from .test_doc_review import bridges  # noqa: E402, F401
 from .test_documents_pane import doc_text, open_written, type_into  # noqa: E402
-from .test_window import WAIT_MS, pair, result, window  # noqa: E402, F401
 
 
 def conflicting(node, source: str) -> bytes:
@@ -41,7 +40,7 @@ def shown_whole(dialog: MergeDialog, button: QRadioButton) -> bool:
 
 
 @pytest.mark.parametrize("source", ["draft", "a-much-longer-branch-name-for-the-spring-release"])
-def test_every_choice_shows_whole(qtbot, pair, bridges, source):  # noqa: F811
+def test_every_choice_shows_whole(qtbot, pair, bridges, source):
     doc = conflicting(pair[0], source)
     dialog = MergeDialog(bridges[0], doc, source, "main")
     qtbot.addWidget(dialog)
@@ -55,7 +54,7 @@ def test_every_choice_shows_whole(qtbot, pair, bridges, source):  # noqa: F811
                                              button.sizeHint().width())
 
 
-def test_a_branch_merged_already_says_so_and_merges_nothing(qtbot, pair, bridges):  # noqa: F811
+def test_a_branch_merged_already_says_so_and_merges_nothing(qtbot, pair, bridges):
     docs = pair[0].facade.documents
     doc = conflicting(pair[0], "draft")
     assert result(docs.merge(doc, "draft", "main", prefer="theirs")) is not None
@@ -72,20 +71,20 @@ def test_a_branch_merged_already_says_so_and_merges_nothing(qtbot, pair, bridges
     assert result(docs.history(doc)) == history
 
 
-def test_the_pane_merging_a_branch_merged_already_says_so(qtbot, pair, window):  # noqa: F811
-    doc_id = open_written(qtbot, window, pair[0], "Plan", "step one\n")
+def test_the_pane_merging_a_branch_merged_already_says_so(qtbot, ada_node, window):
+    doc_id = open_written(qtbot, window, ada_node, "Plan", "step one\n")
     pane = window.document_pane
     pane.fork("draft")
     qtbot.waitUntil(lambda: pane.branch == "draft" and pane.merge_button.isEnabled(),
                     timeout=WAIT_MS)
     type_into(pane, "step one\nstep two\n")
-    qtbot.waitUntil(lambda: doc_text(pair[0], doc_id, "draft") == "step one\nstep two\n",
+    qtbot.waitUntil(lambda: doc_text(ada_node, doc_id, "draft") == "step one\nstep two\n",
                     timeout=WAIT_MS)
     pane.merge("draft", "main")
     qtbot.waitUntil(lambda: pane.branch == "main"
                     and pane.editor.toPlainText() == "step one\nstep two\n", timeout=WAIT_MS)
-    history = result(pair[0].facade.documents.history(bytes.fromhex(doc_id)))
+    history = result(ada_node.facade.documents.history(bytes.fromhex(doc_id)))
     pane.merge("draft", "main")
     qtbot.waitUntil(lambda: pane.sharing.status.text() == "Already merged: nothing to do",
                     timeout=WAIT_MS)
-    assert result(pair[0].facade.documents.history(bytes.fromhex(doc_id))) == history
+    assert result(ada_node.facade.documents.history(bytes.fromhex(doc_id))) == history

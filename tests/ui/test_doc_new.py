@@ -9,12 +9,11 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import Qt  # noqa: E402
 
+from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui.doc_new import EVERYONE, EVERYONE_EDITS, ONLY_ADDED, ONLY_EDITORS  # noqa: E402
 
-from .test_window import WAIT_MS, pair, result, window  # noqa: E402, F401
 
-
-def create(qtbot, window, title: str, *, only_editors: bool) -> None:  # noqa: F811
+def create(qtbot, window, title: str, *, only_editors: bool) -> None:
     dialog = window.new_document_dialog()
     assert dialog.isVisible() and dialog.windowTitle() == "New document"
     assert dialog.everyone.text() == EVERYONE and dialog.only_editors.text() == ONLY_EDITORS
@@ -31,8 +30,8 @@ def create(qtbot, window, title: str, *, only_editors: bool) -> None:  # noqa: F
 
 
 def test_a_new_document_is_readable_by_the_workspace_unless_only_editors_is_chosen(
-        qtbot, window, pair):  # noqa: F811
-    node_a = pair[0]
+        qtbot, window, ada_node):
+    node_a = ada_node
     pane = window.document_pane
 
     create(qtbot, window, "Open notes", only_editors=False)
@@ -45,17 +44,17 @@ def test_a_new_document_is_readable_by_the_workspace_unless_only_editors_is_chos
     qtbot.waitUntil(lambda: window.document_list.count() == 2, timeout=WAIT_MS)
 
 
-def test_cancel_creates_nothing(qtbot, window, pair):  # noqa: F811
+def test_cancel_creates_nothing(qtbot, window, ada_node):
     dialog = window.new_document_dialog()
     qtbot.keyClicks(dialog.title, "Never mind")
     dialog.buttons.rejected.emit()
     assert not dialog.isVisible()
-    assert result(pair[0].facade.documents.list()) == []
+    assert result(ada_node.facade.documents.list()) == []
 
 
 def test_everyone_in_the_workspace_edits_a_new_document_by_default(
-        qtbot, window, pair):  # noqa: F811
-    node_a = pair[0]
+        qtbot, window, ada_node):
+    node_a = ada_node
     dialog = window.new_document_dialog()
     assert dialog.everyone_edits.text() == EVERYONE_EDITS and dialog.only_added.text() == ONLY_ADDED
     assert dialog.everyone_edits.isChecked() and dialog.editing() == "workspace"

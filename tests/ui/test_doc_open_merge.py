@@ -20,11 +20,10 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import Qt  # noqa: E402
 
 from tests.app.conftest import InProcessHearth  # noqa: E402
+from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui.document_pane import DocumentPane, utf16_offset  # noqa: E402
 
 from .test_doc_review_window import click, make_editor, open_branch  # noqa: E402
-from .test_documents_pane import window_b  # noqa: E402, F401
-from .test_window import WAIT_MS, pair, result, window  # noqa: E402, F401
 
 NOTES = "Meeting notes\n1. agenda\n2. budget\n3. hiring\n4. x\n5. next steps\n"
 DRAFT_LINE, MAIN_LINE = "4. y (draft by ada)", "4. z (main by bob)"
@@ -130,7 +129,7 @@ def settle(qtbot, panes: list[DocumentPane], nodes, doc: bytes, branch: str = "m
     qtbot.waitUntil(lambda: all(in_step(p, nodes, doc, branch) for p in panes), timeout=WAIT_MS)
 
 
-def meeting_notes(qtbot, pair, window, window_b) -> bytes:  # noqa: F811
+def meeting_notes(qtbot, pair, window, window_b) -> bytes:
     """ada's "Meeting notes" (NOTES), bob an editor, both windows showing main."""
     node_a = pair[0]
     doc = bytes.fromhex(result(node_a.facade.documents.new("Meeting notes")))
@@ -168,7 +167,7 @@ def bob_types_ok(qtbot, nodes, doc: bytes, bob: DocumentPane, panes, before) -> 
 
 
 @pytest.mark.parametrize("choice", ["theirs", "ours", "both"])
-def test_a_merge_from_the_window_reaches_an_open_editor_whole(qtbot, pair, window, window_b,  # noqa: F811
+def test_a_merge_from_the_window_reaches_an_open_editor_whole(qtbot, pair, window, window_b,
                                                               choice):
     node_a, node_b = pair
     doc = meeting_notes(qtbot, pair, window, window_b)
@@ -212,8 +211,8 @@ def test_a_merge_from_the_window_reaches_an_open_editor_whole(qtbot, pair, windo
 
 
 @pytest.mark.parametrize("choice", ["theirs", "ours", "both"])
-def test_a_merge_from_the_command_line_reaches_both_open_editors(qtbot, tmp_path, pair,  # noqa: F811
-                                                                 window, window_b, choice):  # noqa: F811
+def test_a_merge_from_the_command_line_reaches_both_open_editors(qtbot, tmp_path, pair,
+                                                                 window, window_b, choice):
     node_a, node_b = pair
     doc = meeting_notes(qtbot, pair, window, window_b)
     ada, bob = window.document_pane, window_b.document_pane
@@ -249,8 +248,8 @@ def test_a_merge_from_the_command_line_reaches_both_open_editors(qtbot, tmp_path
     bob_types_ok(qtbot, pair, doc, bob, [ada, bob], before + changes(node_a, doc)[len(before):])
 
 
-def test_ctrl_z_after_a_change_from_another_member_undoes_my_edit_not_theirs(  # noqa: F811
-        qtbot, pair, window, window_b):  # noqa: F811
+def test_ctrl_z_after_a_change_from_another_member_undoes_my_edit_not_theirs(
+        qtbot, pair, window, window_b):
     """Qt's own undo took back the last change made to the editor, which may be another
     member's commit or a merge; the pane then committed that as my typing. Ctrl+Z is the
     document's undo: my last edit goes, theirs stays, and nothing else is committed."""

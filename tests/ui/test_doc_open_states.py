@@ -37,11 +37,11 @@ from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
 from tests.support import join  # noqa: E402
+from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 
 from .test_doc_open_merge import NOTES, changes, settle, stored  # noqa: E402
 from .test_doc_review_window import make_editor, open_branch  # noqa: E402
-from .test_window import WAIT_MS, result  # noqa: E402
 
 MAX_DRAFTS = 2  # more would mostly fork, leaving fewer steps for the rest
 EXAMPLES = int(os.environ.get("DOC_STATES_EXAMPLES", "10"))

@@ -14,6 +14,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtGui import QTextCursor  # noqa: E402
 
+from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui.doc_cursors import (  # noqa: E402
     Presence,
     PresenceBook,
@@ -22,8 +23,7 @@ from ui.doc_cursors import (  # noqa: E402
     map_position,
 )
 
-from .test_documents_pane import open_written, window_b  # noqa: E402, F401
-from .test_window import WAIT_MS, pair, result, window  # noqa: E402, F401
+from .test_documents_pane import open_written  # noqa: E402
 
 SHORT_TTL_S = 0.5  # how long a silent peer's cursor stays in the test (the app's: 5 s)
 KEY_A, KEY_B = b"\x0a" * 32, b"\x0b" * 32
@@ -126,7 +126,7 @@ def put_cursor(editor, anchor: int, position: int | None = None) -> None:
     editor.setTextCursor(cursor)
 
 
-def both_open(qtbot, window, window_b, pair, text: str) -> tuple[str, object, object]:  # noqa: F811
+def both_open(qtbot, window, window_b, pair, text: str) -> tuple[str, object, object]:
     """ada writes a document, bob opens it: returns its id and both panes."""
     doc_id = open_written(qtbot, window, pair[0], "Shared plan", text)
     qtbot.waitUntil(lambda: window_b.document_list.count() == 1, timeout=WAIT_MS)
@@ -138,7 +138,7 @@ def both_open(qtbot, window, window_b, pair, text: str) -> tuple[str, object, ob
 
 
 def test_bobs_cursor_shows_with_his_name_follows_him_and_goes_when_he_closes(
-        qtbot, window, window_b, pair):  # noqa: F811
+        qtbot, window, window_b, pair):
     node_a, node_b = pair
     text = "# Plan\nhéllo 😀 world\nsecond line"
     doc_id, pane_a, pane_b = both_open(qtbot, window, window_b, pair, text)
@@ -186,7 +186,7 @@ def test_bobs_cursor_shows_with_his_name_follows_him_and_goes_when_he_closes(
 
 
 def test_typing_the_sender_has_not_committed_lands_where_it_began_then_exactly(
-        qtbot, window, window_b, pair):  # noqa: F811
+        qtbot, window, window_b, pair):
     text = "alpha beta"
     doc_id, pane_a, pane_b = both_open(qtbot, window, window_b, pair, text)
     result(pair[0].facade.documents.add_editor(bytes.fromhex(doc_id), pair[1].key.hex()))
@@ -201,7 +201,7 @@ def test_typing_the_sender_has_not_committed_lands_where_it_began_then_exactly(
 
 
 def test_a_cursor_whose_frames_stop_coming_goes_after_the_time_to_live(
-        qtbot, window, pair):  # noqa: F811
+        qtbot, window, pair):
     node_a, node_b = pair
     qtbot.waitUntil(lambda: node_b.key in result(node_a.facade.nicknames()), timeout=WAIT_MS)
     doc_id = open_written(qtbot, window, node_a, "Quiet", "some words here")
@@ -221,7 +221,7 @@ def test_a_cursor_whose_frames_stop_coming_goes_after_the_time_to_live(
     qtbot.waitUntil(lambda: node_b.key not in cursors.people(), timeout=WAIT_MS)
 
 
-def test_another_branch_or_my_own_key_shows_no_cursor(qtbot, window, pair):  # noqa: F811
+def test_another_branch_or_my_own_key_shows_no_cursor(qtbot, window, pair):
     node_a, node_b = pair
     doc_id = open_written(qtbot, window, node_a, "Branches", "text")
     pane = window.document_pane
@@ -258,7 +258,7 @@ def _text(node, doc: bytes) -> str | None:
         return None
 
 
-def test_a_name_stays_on_its_caret_as_the_editor_scrolls(qtbot, window, pair):  # noqa: F811
+def test_a_name_stays_on_its_caret_as_the_editor_scrolls(qtbot, window, pair):
     node_a, node_b = pair
     text = "\n".join(f"line {n}" for n in range(300))
     doc_id = open_written(qtbot, window, node_a, "Long", text)

@@ -15,11 +15,11 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import Qt  # noqa: E402
 
+from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui.doc_outline import Heading, headings  # noqa: E402
 from ui.doc_preview import NO_HEADINGS  # noqa: E402
 
 from .test_documents_pane import open_written  # noqa: E402
-from .test_window import WAIT_MS, pair, result, window  # noqa: E402, F401
 
 # The outline, without a display ---------------------------------------------------------------
 
@@ -108,11 +108,11 @@ def fragments(doc):
             it += 1
 
 
-def test_the_preview_renders_headings_and_loads_nothing(qtbot, window, pair, requests):  # noqa: F811
+def test_the_preview_renders_headings_and_loads_nothing(qtbot, window, ada_node, requests):
     text = (f"# Roadmap\n\nSome *words* and a [site](https://example.org).\n\n"
             f"![logo]({requests.url}/logo.png)\n\n![chart](/etc/hostname)\n\n"
             f"<img src=\"{requests.url}/raw.png\">\n\n[run](javascript:alert(1))\n")
-    open_written(qtbot, window, pair[0], "Roadmap", text)
+    open_written(qtbot, window, ada_node, "Roadmap", text)
     pane = window.document_pane
     assert not pane.preview.isVisible()
     pane.markdown.preview_button.click()
@@ -147,10 +147,10 @@ def test_the_preview_renders_headings_and_loads_nothing(qtbot, window, pair, req
     assert not preview.isVisible()
 
 
-def test_the_outline_lists_the_headings_and_a_click_goes_there(qtbot, window, pair):  # noqa: F811
+def test_the_outline_lists_the_headings_and_a_click_goes_there(qtbot, window, ada_node):
     filler = "\n".join(f"line {n}" for n in range(200))
     text = f"# Plan\n{filler}\n## Risks ✨\n{filler}\n### Budget\nthe end"
-    open_written(qtbot, window, pair[0], "Plan", text)
+    open_written(qtbot, window, ada_node, "Plan", text)
     pane = window.document_pane
     pane.markdown.outline_button.click()
     outline = pane.outline
@@ -181,7 +181,7 @@ def test_the_outline_lists_the_headings_and_a_click_goes_there(qtbot, window, pa
     assert not outline.item(0).flags() & Qt.ItemFlag.ItemIsEnabled
 
 
-def test_a_reader_gets_the_preview_and_outline_too(qtbot, window, pair):  # noqa: F811
+def test_a_reader_gets_the_preview_and_outline_too(qtbot, window, pair):
     # Made by the other member: ada reads it but may not edit it.
     node_a, node_b = pair
     doc_id = result(node_b.facade.documents.new("Theirs", editing="listed"))

@@ -6,31 +6,19 @@ from __future__ import annotations
 
 import os
 
-import pytest
-
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtGui import QColor, QPalette  # noqa: E402
 from PySide6.QtWidgets import QLabel  # noqa: E402
 
+from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui import _rows  # noqa: E402
-from ui.bridge import NodeBridge  # noqa: E402
 from ui.doc_diff import INSERT_ALPHA, DocDiffView  # noqa: E402
 from ui.merge_dialog import MergeDialog  # noqa: E402
 
-from .test_window import WAIT_MS, pair, result  # noqa: E402, F401
 
-
-@pytest.fixture
-def bridges(qtbot, pair):  # noqa: F811
-    made = [NodeBridge(node) for node in pair]
-    yield made
-    for bridge in made:
-        bridge.close()
-
-
-def shared_roadmap(qtbot, pair, main: str, alt: str, base: str = "# Roadmap\n") -> bytes:  # noqa: F811
+def shared_roadmap(qtbot, pair, main: str, alt: str, base: str = "# Roadmap\n") -> bytes:
     """A document ada wrote (`base`) and forked as alt; bob, made an editor, writes `alt` on
     alt and ada `main` on main. Ada's node holds all of it when this returns."""
     node_a, node_b = pair
@@ -60,7 +48,7 @@ def tint(key: bytes) -> QColor:
     return colour
 
 
-def test_the_diff_view_highlights_each_change_in_its_authors_colour(qtbot, pair, bridges):  # noqa: F811
+def test_the_diff_view_highlights_each_change_in_its_authors_colour(qtbot, pair, bridges):
     node_a, node_b = pair
     doc = shared_roadmap(qtbot, pair, "# Roadmap\n\nQ1: ship it\n",
                          "# Roadmap ALT\n", base="# Roadmap\n")
@@ -92,7 +80,7 @@ def test_the_diff_view_highlights_each_change_in_its_authors_colour(qtbot, pair,
     assert inserted.toolTip() == "added by bob" and removed.toolTip() == "deleted by ada"
 
 
-def test_what_changed_since_i_last_looked_at_a_branch(qtbot, pair, bridges):  # noqa: F811
+def test_what_changed_since_i_last_looked_at_a_branch(qtbot, pair, bridges):
     node_a = pair[0]
     docs = node_a.facade.documents
     doc = bytes.fromhex(result(docs.new("Notes")))
@@ -115,7 +103,7 @@ def test_what_changed_since_i_last_looked_at_a_branch(qtbot, pair, bridges):  # 
 
 
 def test_the_merge_dialog_resolves_a_conflict_per_choice_and_commits_only_then(
-        qtbot, pair, bridges):  # noqa: F811
+        qtbot, pair, bridges):
     node_a, node_b = pair
     doc = shared_roadmap(qtbot, pair, "# Roadmap MAIN\n\nQ1: editor\n",
                          "# Roadmap ALT\n\nQ1: editor\nQ2: merges\n",
@@ -156,7 +144,7 @@ def test_the_merge_dialog_resolves_a_conflict_per_choice_and_commits_only_then(
     qtbot.waitUntil(lambda: _reads(docs_b, doc, "main", expected), timeout=WAIT_MS)
 
 
-def test_the_merge_dialog_without_conflicts_merges_at_once(qtbot, pair, bridges):  # noqa: F811
+def test_the_merge_dialog_without_conflicts_merges_at_once(qtbot, pair, bridges):
     doc = shared_roadmap(qtbot, pair, "# Roadmap\n\nmain's part\n", "# Roadmap, alt\n",
                          base="# Roadmap\n")
     dialog = MergeDialog(bridges[0], doc, "alt", "main")
@@ -172,7 +160,7 @@ def test_the_merge_dialog_without_conflicts_merges_at_once(qtbot, pair, bridges)
     assert result(pair[0].facade.documents.show(doc)) == "# Roadmap, alt\n\nmain's part\n"
 
 
-def test_a_branch_that_moved_since_the_preview_is_not_merged_unseen(qtbot, pair, bridges):  # noqa: F811
+def test_a_branch_that_moved_since_the_preview_is_not_merged_unseen(qtbot, pair, bridges):
     node_a = pair[0]
     docs = node_a.facade.documents
     doc = bytes.fromhex(result(docs.new("Roadmap")))

@@ -13,6 +13,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import Qt  # noqa: E402
 
 from app.records import CommitInfo, DocumentView  # noqa: E402
+from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui.doc_review_bar import (  # noqa: E402
     LastLooked,
     authors_since,
@@ -23,8 +24,7 @@ from ui.doc_versions import COMPARE_NOW, SHOW_VERSION  # noqa: E402
 
 from .test_doc_comments import line_top  # noqa: E402
 from .test_doc_review import shared_roadmap  # noqa: E402
-from .test_documents_pane import doc_text, open_written, window_b  # noqa: E402, F401
-from .test_window import WAIT_MS, pair, result, window  # noqa: E402, F401
+from .test_documents_pane import doc_text, open_written  # noqa: E402
 
 PILCROW = "\N{PILCROW SIGN}"
 
@@ -36,7 +36,7 @@ def click(qtbot, button) -> None:
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
 
 
-def open_branch(qtbot, window, doc: bytes, branch: str) -> None:  # noqa: F811
+def open_branch(qtbot, window, doc: bytes, branch: str) -> None:
     """Open the document in the window and pick `branch` in the selector, as a person does."""
     pane = window.document_pane
     window.open_document(doc.hex())
@@ -47,7 +47,7 @@ def open_branch(qtbot, window, doc: bytes, branch: str) -> None:  # noqa: F811
                     and pane.view.branch == branch, timeout=WAIT_MS)
 
 
-def make_editor(qtbot, pair, doc: bytes) -> None:  # noqa: F811
+def make_editor(qtbot, pair, doc: bytes) -> None:
     """Ada makes bob an editor of `doc`; returns once bob's node knows it."""
     node_a, node_b = pair
     result(node_a.facade.documents.add_editor(doc, node_b.key.hex()))
@@ -61,7 +61,7 @@ def make_editor(qtbot, pair, doc: bytes) -> None:  # noqa: F811
     qtbot.waitUntil(bob_may_edit, timeout=WAIT_MS)
 
 
-def test_merge_into_main_opens_the_dialog_and_merges_the_choice(qtbot, window, pair):  # noqa: F811
+def test_merge_into_main_opens_the_dialog_and_merges_the_choice(qtbot, window, pair):
     node_a = pair[0]
     doc = shared_roadmap(qtbot, pair, "# Roadmap MAIN\n\nQ1: editor\n",
                          "# Roadmap ALT\n\nQ1: editor\nQ2: merges\n",
@@ -91,8 +91,8 @@ def test_merge_into_main_opens_the_dialog_and_merges_the_choice(qtbot, window, p
     assert result(node_a.facade.documents.show(doc)) == merged
 
 
-def test_merge_takes_in_typing_not_committed_yet(qtbot, window, pair):  # noqa: F811
-    doc_id = open_written(qtbot, window, pair[0], "Plan", "step one\n")
+def test_merge_takes_in_typing_not_committed_yet(qtbot, window, ada_node):
+    doc_id = open_written(qtbot, window, ada_node, "Plan", "step one\n")
     pane = window.document_pane
     pane.fork("draft")
     qtbot.waitUntil(lambda: pane.branch == "draft" and pane.merge_button.isEnabled(),
@@ -106,14 +106,14 @@ def test_merge_takes_in_typing_not_committed_yet(qtbot, window, pair):  # noqa: 
     click(qtbot, dialog.merge_button)
     qtbot.waitUntil(lambda: pane.branch == "main"
                     and pane.editor.toPlainText() == "step one\nstep two\n", timeout=WAIT_MS)
-    assert doc_text(pair[0], doc_id) == "step one\nstep two\n"
+    assert doc_text(ada_node, doc_id) == "step one\nstep two\n"
 
 
 A, B, C = "The plan for the spring release\n", "ship it on Friday\n", "documents with branches\n"
 D, E, Z = "comments in the margin\n", "presence\n", "Draft\n"
 
 
-def test_a_version_compared_with_now(qtbot, window, pair):  # noqa: F811
+def test_a_version_compared_with_now(qtbot, window, pair):
     node_a, node_b = pair
     ada, bob = node_a.key.hex(), node_b.key.hex()
     doc_id = open_written(qtbot, window, node_a, "Steps", A + B + C)
@@ -159,7 +159,7 @@ def test_a_version_compared_with_now(qtbot, window, pair):  # noqa: F811
     assert versions.compare_button.text() == COMPARE_NOW
 
 
-def test_changed_since_you_last_looked(qtbot, window, pair):  # noqa: F811
+def test_changed_since_you_last_looked(qtbot, window, pair):
     node_a, node_b = pair
     text = "# Plan\n\nship on Friday\n"
     doc_id = open_written(qtbot, window, node_a, "Plan", text)
@@ -203,7 +203,7 @@ def test_changed_since_you_last_looked(qtbot, window, pair):  # noqa: F811
 
 
 def test_the_comments_margin_shows_the_other_members_comment_at_its_words(
-        qtbot, window, pair):  # noqa: F811
+        qtbot, window, pair):
     node_a, node_b = pair
     lines = [f"line {n} of the plan" for n in range(10)]
     text = "\n".join([*lines[:6], "ship the brave words here", *lines[6:]])
@@ -229,7 +229,7 @@ def test_the_comments_margin_shows_the_other_members_comment_at_its_words(
     assert line_top(margin, start) > line_top(margin, 0)
 
 
-def test_a_branch_i_cannot_read_shows_no_comments(qtbot, window_b, pair):  # noqa: F811
+def test_a_branch_i_cannot_read_shows_no_comments(qtbot, window_b, pair):
     node_a = pair[0]
     doc = bytes.fromhex(result(node_a.facade.documents.new("Secret", private=True)))
     result(node_a.facade.documents.write(doc, "for editors only"))

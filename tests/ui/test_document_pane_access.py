@@ -12,12 +12,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtGui import QGuiApplication  # noqa: E402
 from PySide6.QtWidgets import QPushButton  # noqa: E402
 
-from .test_documents_pane import (  # noqa: E402
-    doc_text,
-    type_into,
-    window_b,  # noqa: E402, F401
-)
-from .test_window import WAIT_MS, pair, result, window  # noqa: E402, F401
+from tests.ui.support import WAIT_MS, result  # noqa: E402
+
+from .test_documents_pane import doc_text, type_into  # noqa: E402
 
 
 def _synced(qtbot, node, doc: bytes, commits: int) -> None:
@@ -30,7 +27,7 @@ def _synced(qtbot, node, doc: bytes, commits: int) -> None:
     qtbot.waitUntil(arrived, timeout=WAIT_MS)
 
 
-def open_written(qtbot, window, node, title: str, text: str) -> str:  # noqa: F811
+def open_written(qtbot, window, node, title: str, text: str) -> str:
     """A new document only the people its creator adds edit (what asking to edit is for;
     the window's default is every member: tests/ui/test_doc_new.py), `text` typed into it."""
     doc = bytes.fromhex(result(node.facade.documents.new(title, editing="listed")))
@@ -50,8 +47,8 @@ def _open_in(qtbot, win, doc: bytes):
     return pane
 
 
-def test_the_creator_shares_and_makes_a_document_private(qtbot, window, pair):  # noqa: F811
-    doc_id = open_written(qtbot, window, pair[0], "Roadmap", "q1 goals")
+def test_the_creator_shares_and_makes_a_document_private(qtbot, window, ada_node):
+    doc_id = open_written(qtbot, window, ada_node, "Roadmap", "q1 goals")
     pane = window.document_pane
     qtbot.waitUntil(lambda: pane.badge.text.text() == "Workspace", timeout=WAIT_MS)
     bar = pane.sharing
@@ -69,12 +66,12 @@ def test_the_creator_shares_and_makes_a_document_private(qtbot, window, pair):  
     qtbot.waitUntil(lambda: pane.badge.text.text() == "Private", timeout=WAIT_MS)
     assert pane.badge.icon.isVisible() and bar.toggle.text() == "Make visible to the workspace"
     doc = bytes.fromhex(doc_id)
-    assert result(pair[0].facade.documents.open(doc)).visibility == "private"
+    assert result(ada_node.facade.documents.open(doc)).visibility == "private"
     bar.toggle.click()
     qtbot.waitUntil(lambda: pane.badge.text.text() == "Workspace", timeout=WAIT_MS)
 
 
-def test_ask_to_edit_accept_and_the_readers_typing_commits(qtbot, window, window_b, pair):  # noqa: F811
+def test_ask_to_edit_accept_and_the_readers_typing_commits(qtbot, window, window_b, pair):
     node_a, node_b = pair
     doc = bytes.fromhex(open_written(qtbot, window, node_a, "Minutes", "agenda"))
     _synced(qtbot, node_b, doc, 1)
@@ -111,7 +108,7 @@ def test_ask_to_edit_accept_and_the_readers_typing_commits(qtbot, window, window
                     timeout=WAIT_MS)
 
 
-def test_no_key_shows_why_and_what_to_do_never_an_editable_page(qtbot, window_b, pair):  # noqa: F811
+def test_no_key_shows_why_and_what_to_do_never_an_editable_page(qtbot, window_b, pair):
     node_a, node_b = pair
     doc = bytes.fromhex(result(node_a.facade.documents.new("Salaries", private=True)))
     result(node_a.facade.documents.write(doc, "for editors only"))
@@ -135,7 +132,7 @@ def test_no_key_shows_why_and_what_to_do_never_an_editable_page(qtbot, window_b,
     assert not pane.unreadable_note.isVisible()
 
 
-def test_editors_are_added_by_nickname_and_a_refusal_is_shown(qtbot, window, window_b, pair):  # noqa: F811
+def test_editors_are_added_by_nickname_and_a_refusal_is_shown(qtbot, window, window_b, pair):
     node_a, node_b = pair
     doc = bytes.fromhex(open_written(qtbot, window, node_a, "Budget", "numbers"))
     dialog = window.document_pane.show_editors()
@@ -162,8 +159,8 @@ def test_editors_are_added_by_nickname_and_a_refusal_is_shown(qtbot, window, win
     assert node_a.key in result(node_b.facade.documents.editors(doc))
 
 
-def test_restore_this_version_puts_the_old_text_back(qtbot, window, pair):  # noqa: F811
-    node_a = pair[0]
+def test_restore_this_version_puts_the_old_text_back(qtbot, window, ada_node):
+    node_a = ada_node
     doc_id = open_written(qtbot, window, node_a, "Essay", "first")
     pane = window.document_pane
     type_into(pane, "first, second")
@@ -189,7 +186,7 @@ def test_restore_this_version_puts_the_old_text_back(qtbot, window, pair):  # no
     assert not pane.version_box.isVisible()
 
 
-def test_a_reader_cannot_restore(qtbot, window, window_b, pair):  # noqa: F811
+def test_a_reader_cannot_restore(qtbot, window, window_b, pair):
     node_a, node_b = pair
     doc = bytes.fromhex(open_written(qtbot, window, node_a, "Log", "a"))
     type_into(window.document_pane, "a b")

@@ -12,17 +12,15 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication, QStyle, QStyleOptionComboBox  # noqa: E402
 
+from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui.document_pane import utf16_offset  # noqa: E402
-from ui.main_window import MainWindow  # noqa: E402
-
-from .test_window import WAIT_MS, pair, result, window  # noqa: E402, F401
 
 
 def doc_text(node, doc_id: str, branch: str = "main") -> str:
     return result(node.facade.documents.show(bytes.fromhex(doc_id), branch))
 
 
-def open_new(qtbot, window, title: str) -> str:  # noqa: F811
+def open_new(qtbot, window, title: str) -> str:
     window.new_document(title)
     qtbot.waitUntil(lambda: window.document_list.count() == 1, timeout=WAIT_MS)
     qtbot.waitUntil(lambda: window.document_pane.title.text() == title, timeout=WAIT_MS)
@@ -34,7 +32,7 @@ def type_into(pane, text: str) -> None:
     pane.commit_now()
 
 
-def open_written(qtbot, window, node, title: str, text: str) -> str:  # noqa: F811
+def open_written(qtbot, window, node, title: str, text: str) -> str:
     """A new document, `text` typed into it and stored by `node`; returns its id."""
     doc_id = open_new(qtbot, window, title)
     type_into(window.document_pane, text)
@@ -42,12 +40,12 @@ def open_written(qtbot, window, node, title: str, text: str) -> str:  # noqa: F8
     return doc_id
 
 
-def test_typing_is_committed_and_stored(qtbot, window, pair):  # noqa: F811
-    open_written(qtbot, window, pair[0], "Notes", "first draft 😀")
+def test_typing_is_committed_and_stored(qtbot, window, ada_node):
+    open_written(qtbot, window, ada_node, "Notes", "first draft 😀")
     qtbot.waitUntil(lambda: window.document_pane.history.count() == 1, timeout=WAIT_MS)
 
 
-def test_a_remote_insert_before_my_cursor_keeps_it_on_its_character(qtbot, window, pair):  # noqa: F811
+def test_a_remote_insert_before_my_cursor_keeps_it_on_its_character(qtbot, window, pair):
     node_a, node_b = pair
     doc_id = open_written(qtbot, window, node_a, "Shared", "héllo 😀 world")
     pane = window.document_pane
@@ -78,25 +76,25 @@ def _is_editor(node, doc_id: str) -> bool:
         return False
 
 
-def test_fork_and_merge_from_the_branch_selector(qtbot, window, pair):  # noqa: F811
-    doc_id = open_written(qtbot, window, pair[0], "Plan", "step one")
+def test_fork_and_merge_from_the_branch_selector(qtbot, window, ada_node):
+    doc_id = open_written(qtbot, window, ada_node, "Plan", "step one")
     pane = window.document_pane
     pane.fork("draft")
     qtbot.waitUntil(lambda: pane.branch == "draft"
                     and pane.branch_selector.findData("draft") >= 0, timeout=WAIT_MS)
     qtbot.waitUntil(lambda: pane.editor.toPlainText() == "step one", timeout=WAIT_MS)
     type_into(pane, "step one, step two")
-    qtbot.waitUntil(lambda: doc_text(pair[0], doc_id, "draft") == "step one, step two",
+    qtbot.waitUntil(lambda: doc_text(ada_node, doc_id, "draft") == "step one, step two",
                     timeout=WAIT_MS)
-    assert doc_text(pair[0], doc_id, "main") == "step one"
+    assert doc_text(ada_node, doc_id, "main") == "step one"
     pane.merge("draft", "main")
     qtbot.waitUntil(lambda: pane.branch == "main"
                     and pane.editor.toPlainText() == "step one, step two", timeout=WAIT_MS)
-    assert doc_text(pair[0], doc_id, "main") == "step one, step two"
+    assert doc_text(ada_node, doc_id, "main") == "step one, step two"
 
 
-def test_rename_tag_set_main_and_undo_from_the_pane(qtbot, window, pair):  # noqa: F811
-    node_a = pair[0]
+def test_rename_tag_set_main_and_undo_from_the_pane(qtbot, window, ada_node):
+    node_a = ada_node
     doc_id = open_written(qtbot, window, node_a, "Draft", "one")
     pane = window.document_pane
     pane.rename("Final")
@@ -122,17 +120,7 @@ def test_rename_tag_set_main_and_undo_from_the_pane(qtbot, window, pair):  # noq
                     timeout=WAIT_MS)
 
 
-@pytest.fixture
-def window_b(qtbot, pair):  # noqa: F811
-    """The window of the second node: a member, but no editor of what the first creates."""
-    win = MainWindow(pair[1])
-    qtbot.addWidget(win)
-    win.show()
-    yield win
-    win.close()
-
-
-def test_a_document_i_hold_no_key_for_says_why_and_keeps_nothing_typed(qtbot, window_b, pair):  # noqa: F811
+def test_a_document_i_hold_no_key_for_says_why_and_keeps_nothing_typed(qtbot, window_b, pair):
     node_a, node_b = pair
     doc_id = result(node_a.facade.documents.new("Secret", private=True))
     doc = bytes.fromhex(doc_id)
@@ -187,8 +175,8 @@ def _pick_latest_version(qtbot, pane, text: str) -> None:
                     timeout=WAIT_MS)
 
 
-def test_the_version_view_follows_a_branch_switch_and_a_merge(qtbot, window, pair):  # noqa: F811
-    node_a = pair[0]
+def test_the_version_view_follows_a_branch_switch_and_a_merge(qtbot, window, ada_node):
+    node_a = ada_node
     doc_id = open_written(qtbot, window, node_a, "Versions", "one")
     pane = window.document_pane
     pane.fork("draft")
@@ -239,8 +227,8 @@ def _shows_whole(combo, text: str) -> bool:
     return combo.fontMetrics().horizontalAdvance(text) <= field.width()
 
 
-def test_the_branch_selector_shows_whole_names_and_marks_the_main_branch(qtbot, window, pair):  # noqa: F811
-    open_written(qtbot, window, pair[0], "Release", "notes")
+def test_the_branch_selector_shows_whole_names_and_marks_the_main_branch(qtbot, window, ada_node):
+    open_written(qtbot, window, ada_node, "Release", "notes")
     pane = window.document_pane
     pane.fork("release-candidate-2")
     selector = pane.branch_selector
@@ -258,7 +246,7 @@ def test_the_branch_selector_shows_whole_names_and_marks_the_main_branch(qtbot, 
 
 
 @pytest.fixture
-def capability_reader(qtbot, window_b, pair):  # noqa: F811
+def capability_reader(qtbot, window_b, pair):
     """A document by the first node that the second (a member, no editor) reads by a
     capability for its main branch, opened in the second's window: (pane, doc id)."""
     node_a, node_b = pair
@@ -276,7 +264,7 @@ def capability_reader(qtbot, window_b, pair):  # noqa: F811
 
 
 def test_a_capability_reader_gets_a_read_only_pane_that_says_why(qtbot, capability_reader,
-                                                                 pair):  # noqa: F811
+                                                                 pair):
     pane, doc = capability_reader
     qtbot.waitUntil(lambda: pane.notice.isVisible(), timeout=WAIT_MS)
     assert pane.notice.text() == "You can read this branch; only its editors can change it."
@@ -297,7 +285,7 @@ def test_a_capability_reader_gets_a_read_only_pane_that_says_why(qtbot, capabili
     assert result(pair[1].facade.documents.read_only(doc)) == pane.notice.text()
 
 
-def test_a_new_document_invites_writing(qtbot, window, pair):  # noqa: F811
+def test_a_new_document_invites_writing(qtbot, window):
     open_new(qtbot, window, "Blank")
     pane = window.document_pane
     qtbot.waitUntil(lambda: pane.editor.placeholderText().startswith("Start writing."),
@@ -310,9 +298,9 @@ def test_a_new_document_invites_writing(qtbot, window, pair):  # noqa: F811
     assert all(b.isEnabled() for b in (pane.fork_button, pane.undo_button, pane.tag_button))
 
 
-def test_a_long_branch_name_does_not_widen_the_window(qtbot, window, pair):  # noqa: F811
+def test_a_long_branch_name_does_not_widen_the_window(qtbot, window, ada_node):
     """Issue 29: after search and a document, a window of 1000 px became 1052 px wide."""
-    node_a = pair[0]
+    node_a = ada_node
     doc = bytes.fromhex(result(node_a.facade.documents.new("Conference plan")))
     long_name = "release-candidate-for-the-spring-conference-2027-final-final-v2"
     result(node_a.facade.documents.fork(doc, "main", long_name))

@@ -13,9 +13,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from app import qt_check  # noqa: E402
 from app.paths import WELCOME_PENDING, Paths, workspaces  # noqa: E402
 from app.workspaces import opening  # noqa: E402
+from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui.app import Controller  # noqa: E402
 
-from .test_window import WAIT_MS, result  # noqa: E402
 from .test_window_features import ROOT, local_node  # noqa: E402
 
 LDD = """\

@@ -18,8 +18,7 @@ from app.node import Node  # noqa: E402
 from core import kinds  # noqa: E402
 from sync.events import HistoryFetch  # noqa: E402
 from tests.support import node_call, node_channels, node_post, node_service  # noqa: E402
-from tests.ui.test_documents_pane import window_b  # noqa: E402, F401
-from tests.ui.test_window import WAIT_MS, pair, result, texts, window  # noqa: E402, F401
+from tests.ui.support import WAIT_MS, result, texts  # noqa: E402
 from ui.history_bar import LOADING_OLDER  # noqa: E402
 from ui.kept_channels import KEEP_ACTION, NOT_KEPT  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
@@ -69,7 +68,7 @@ def top(widget) -> int:
 
 
 def test_the_history_bar_follows_the_nodes_events_and_hides_when_it_is_over(
-        qtbot, window, pair):  # noqa: F811
+        qtbot, window, pair):
     node_a, _ = pair
     qtbot.waitUntil(lambda: window.peer_status.text() == "1 peer connected", timeout=WAIT_MS)
     bar = window.history_bar
@@ -87,7 +86,7 @@ def test_the_history_bar_follows_the_nodes_events_and_hides_when_it_is_over(
     assert node_a.facade.history() is None
 
 
-def test_a_window_opened_while_history_arrives_shows_it_at_once(qtbot, pair):  # noqa: F811
+def test_a_window_opened_while_history_arrives_shows_it_at_once(qtbot, pair):
     node_a, _ = pair
     arriving(node_a, 7_000, 20_500, "general")
     win = MainWindow(node_a)
@@ -102,7 +101,7 @@ def test_a_window_opened_while_history_arrives_shows_it_at_once(qtbot, pair):  #
 
 
 def test_loading_older_messages_shows_in_a_channel_whose_history_is_arriving(
-        qtbot, window, pair):  # noqa: F811
+        qtbot, window, pair):
     node_a, node_b = pair
     node_channels(node_b, "Design")
     node_post(node_b, "Design", "the newest sketch")
@@ -124,7 +123,7 @@ def test_loading_older_messages_shows_in_a_channel_whose_history_is_arriving(
     assert not note.isVisible()
 
 
-def test_the_shown_channel_is_fetched_first(qtbot, window, pair):  # noqa: F811
+def test_the_shown_channel_is_fetched_first(qtbot, window, pair):
     node_a, node_b = pair
     node_channels(node_b, "design")
     node_post(node_b, "design", "a sketch")
@@ -144,7 +143,7 @@ def test_the_shown_channel_is_fetched_first(qtbot, window, pair):  # noqa: F811
 
 
 def test_a_channel_not_kept_is_dimmed_and_says_so_until_kept_again(
-        qtbot, window, pair):  # noqa: F811
+        qtbot, window, pair):
     node_a, node_b = pair
     node_channels(node_b, "design")
     node_post(node_b, "design", "a sketch")
@@ -180,7 +179,7 @@ def test_a_channel_not_kept_is_dimmed_and_says_so_until_kept_again(
 
 
 def test_a_computer_keeping_only_some_channels_fetches_the_rest_once_kept(
-        qtbot, window_b, pair):  # noqa: F811
+        qtbot, window_b, pair):
     node_a, node_b = pair
     node_channels(node_a, "design")
     node_post(node_a, "design", "first sketch")

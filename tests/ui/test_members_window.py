@@ -8,8 +8,6 @@ from __future__ import annotations
 import os
 import time
 
-import pytest
-
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import Qt  # noqa: E402
@@ -21,27 +19,12 @@ from app.invite import Invite  # noqa: E402
 from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.records import MemberRecord, RemovalRecord  # noqa: E402
+from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui.invite_dialog import BAD_KEY, InviteDialog  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 from ui.members_dialog import MembersDialog, RemoveDialog, removable, removal  # noqa: E402
 
-from .test_documents_pane import window_b  # noqa: E402, F401
-from .test_window import WAIT_MS, pair, result, window  # noqa: E402, F401
-
 DAY_MS = 24 * 3600 * 1000
-
-
-@pytest.fixture
-def node_c(pair, tmp_path):  # noqa: F811
-    """A third member, carol, admitted by ada with a personal code, syncing with ada."""
-    node_a, _ = pair
-    carol = Paths.resolve(tmp_path / "c", "default")
-    code = result(node_a.facade.invite_for(joining.identity_key(carol)))
-    sharing.join_workspace(carol, code, nick="carol")
-    node = Node(carol, interfaces=["127.0.0.1"], mdns=False, reconcile_interval=None,
-                peers=[("127.0.0.1", node_a.port)]).start()
-    yield node
-    node.stop()
 
 
 def names_and_how(dialog: MembersDialog) -> list[str]:
@@ -73,7 +56,7 @@ def invite_dialogs(win: MainWindow) -> list[InviteDialog]:
 
 
 def test_the_member_directory_says_who_admitted_whom_and_follows_new_members(
-        qtbot, window, pair, tmp_path):  # noqa: F811
+        qtbot, window, pair, tmp_path):
     node_a, node_b = pair
     dialog = window.show_members()
     assert dialog.windowTitle() == "Members"
@@ -110,7 +93,7 @@ def test_the_member_directory_says_who_admitted_whom_and_follows_new_members(
 
 
 def test_an_admin_removes_a_member_and_every_dialog_lists_them_under_removed(
-        qtbot, window, window_b, pair, node_c):  # noqa: F811
+        qtbot, window, window_b, pair, node_c):
     node_a, node_b = pair
     adas, bobs = window.show_members(), window_b.show_members()
     three = ["ada · created the workspace", "bob · admitted by ada with a personal code",
@@ -175,7 +158,7 @@ def test_an_admin_removes_a_member_and_every_dialog_lists_them_under_removed(
 
 
 def test_the_librarys_refusal_to_remove_shows_in_the_dialog(
-        qtbot, window, pair, node_c):  # noqa: F811
+        qtbot, window, pair, node_c):
     node_a, _ = pair
     dialog = window.show_members()
     qtbot.waitUntil(lambda: names_and_how(dialog)[2:]
@@ -210,7 +193,7 @@ def test_remove_is_offered_to_admins_only_and_never_on_the_creator_and_a_removal
 
 
 def test_the_invite_dialog_makes_a_code_that_admits_once_and_revokes(
-        qtbot, window, pair, tmp_path):  # noqa: F811
+        qtbot, window, pair, tmp_path):
     node_a, _ = pair
     dialog = window.show_invite()
     qtbot.waitUntil(lambda: dialog.empty.isVisible(), timeout=WAIT_MS)
@@ -265,7 +248,7 @@ def test_the_invite_dialog_makes_a_code_that_admits_once_and_revokes(
 
 
 def test_a_member_sees_others_invites_and_the_librarys_refusal_to_revoke_them(
-        qtbot, window_b, pair, tmp_path):  # noqa: F811
+        qtbot, window_b, pair, tmp_path):
     node_a, node_b = pair
     result(node_a.facade.invite(3, 0))
     dialog = window_b.show_invite()
@@ -300,7 +283,7 @@ def test_a_member_sees_others_invites_and_the_librarys_refusal_to_revoke_them(
 
 
 def test_settings_and_the_first_run_panel_make_no_invite_until_asked(
-        qtbot, window, pair):  # noqa: F811
+        qtbot, window, pair):
     node_a, _ = pair
     settings = window.show_settings()
     qtbot.waitUntil(lambda: settings.nick.text() == "ada", timeout=WAIT_MS)

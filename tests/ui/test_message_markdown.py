@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import struct
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -29,16 +28,11 @@ from PySide6.QtGui import (  # noqa: E402
 )
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from app.node import Node  # noqa: E402
-from app.paths import Paths  # noqa: E402
 from app.records import Message  # noqa: E402
-from app.workspace import Workspace  # noqa: E402
-from tests.ui.test_message_view import url_catcher  # noqa: E402, F401
-from tests.ui.test_window import WAIT_MS, result  # noqa: E402
+from tests.ui.support import BOB, NOON, WAIT_MS, Board  # noqa: E402
 from ui._markdown import BREAK, chat_source, clamp_scroll, escape, has_markup, safe_url  # noqa: E402
-from ui.bridge import NodeBridge  # noqa: E402
 from ui.message_view import MessageView  # noqa: E402
-from ui.models import BodyRole, MessageListModel  # noqa: E402
+from ui.models import BodyRole  # noqa: E402
 
 # The pure helpers --------------------------------------------------------------------------------
 
@@ -86,68 +80,6 @@ def test_escape_and_scroll_limits():
 
 
 # Rows over a real Node -------------------------------------------------------------------------
-
-BOB = b"\xb0" * 32
-NOON = 1_709_640_000_000
-
-
-def message(text: str, n: int = 0, author: bytes = BOB, **fields) -> Message:
-    return Message(bytes([n + 1]) * 32, "general", author, "bob", NOON + n * 1000, text,
-                   **fields)
-
-
-@dataclass
-class Board:
-    """A message view (no window) on ada's computer, alone."""
-
-    qtbot: object
-    node: Node
-    model: MessageListModel
-    view: MessageView
-
-    def post(self, *texts: str) -> list:
-        """Post `texts` to #general and show them; the indexes of their rows."""
-        for text in texts:
-            result(self.node.facade.post("general", text))
-        self.model.show_channel("general")
-        self.qtbot.waitUntil(lambda: [m.text for m in self.model.messages][-len(texts):]
-                             == list(texts) and self.laid_out(), timeout=WAIT_MS)
-        return [self.model.index(self.model.rowCount() - len(texts) + i)
-                for i in range(len(texts))]
-
-    def show(self, messages: list[Message]) -> list:
-        """Show these records (not the channel's); the indexes of their rows."""
-        self.model.set_messages(messages, "general")
-        self.qtbot.waitUntil(self.laid_out, timeout=WAIT_MS)
-        return [self.model.index(i) for i in range(len(messages))]
-
-    def show_texts(self, *texts: str, author: bytes = BOB) -> list:
-        """Show messages of these texts by `author` (delivered: drawn at full strength)."""
-        return self.show([message(text, n, author) for n, text in enumerate(texts)])
-
-    def laid_out(self) -> bool:
-        count = self.model.rowCount()
-        return count == 0 or self.view.visualRect(self.model.index(count - 1)).isValid()
-
-    def image(self) -> QImage:
-        return self.view.viewport().grab().toImage()
-
-
-@pytest.fixture
-def board(qtbot, tmp_path):
-    paths = Paths.resolve(tmp_path / "lone", "default")
-    Workspace.init(paths, "ada").close()
-    node = Node(paths, interfaces=["127.0.0.1"], mdns=False, reconcile_interval=None).start()
-    bridge = NodeBridge(node)
-    model = MessageListModel(bridge)
-    view = MessageView(model)
-    view.resize(560, 640)
-    qtbot.addWidget(view)
-    view.show()
-    yield Board(qtbot, node, model, view)
-    view.close()
-    bridge.close()
-    node.stop()
 
 
 def fragments(doc: QTextDocument) -> list[tuple[str, object]]:
@@ -366,7 +298,7 @@ def test_typed_line_breaks_stay_lines_and_headings_keep_the_body_size(qtbot, boa
         [r.height() for r in delegate.line_rects(plain)]
 
 
-def test_markdown_links_open_and_others_are_text(qtbot, board, url_catcher):  # noqa: F811
+def test_markdown_links_open_and_others_are_text(qtbot, board, url_catcher):
     (index,) = board.post("[the site](https://example.org/a) or [bad](javascript:alert(1)) "
                           "or [file](file:///etc/passwd) or <https://example.org/b> *now*")
     view = board.view

@@ -17,15 +17,9 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QToolTip  # noqa: E402
 
 from app.records import MessageVersion, Reaction  # noqa: E402
 from tests.support import node_post  # noqa: E402
-from tests.ui.test_message_markdown import (  # noqa: E402, F401
-    BOB,
-    board,
-    message,
-    painted,
-    rgb,
-)
+from tests.ui.support import BOB, WAIT_MS, message, result, texts  # noqa: E402
+from tests.ui.test_message_markdown import painted, rgb  # noqa: E402
 from tests.ui.test_message_view import menu_texts  # noqa: E402
-from tests.ui.test_window import WAIT_MS, pair, result, texts, window  # noqa: E402, F401
 from ui._rows import MentionFinder, join_names, reaction_tooltip, replies_label  # noqa: E402
 from ui.message_versions import MessageVersionsDialog  # noqa: E402
 from ui.models import (  # noqa: E402
@@ -84,7 +78,7 @@ def tooltip_at(view, pos: QPoint) -> str:
     return QToolTip.text()
 
 
-def test_reaction_chips_show_counts_mine_highlighted_and_who_reacted(qtbot, board):  # noqa: F811
+def test_reaction_chips_show_counts_mine_highlighted_and_who_reacted(qtbot, board):
     me = board.model.me
     board.model.set_nicknames({me: "ada", BOB: "bob", CY: "cy"})
     reactions = (Reaction("👍", (BOB, me)), Reaction("🎉", (CY,)))
@@ -122,7 +116,7 @@ def test_reaction_chips_show_counts_mine_highlighted_and_who_reacted(qtbot, boar
     assert distance(edge(mine), highlight) < 40 < distance(edge(other), highlight)
 
 
-def test_clicking_a_chip_toggles_it_and_plus_asks_for_an_emoji(qtbot, board):  # noqa: F811
+def test_clicking_a_chip_toggles_it_and_plus_asks_for_an_emoji(qtbot, board):
     (index,) = board.show([message("react to me", reactions=(Reaction("🎉", (CY,)),))])
     view = board.view
     parts = view.delegate.parts(index)
@@ -144,7 +138,7 @@ def test_clicking_a_chip_toggles_it_and_plus_asks_for_an_emoji(qtbot, board):  #
 
 
 def test_a_reaction_made_on_one_computer_shows_as_a_chip_on_the_other(
-        qtbot, window, pair):  # noqa: F811
+        qtbot, window, pair):
     node_a, node_b = pair
     node_post(node_a, "general", "who is in for lunch?")
     qtbot.waitUntil(lambda: "who is in for lunch?" in [
@@ -167,7 +161,7 @@ def test_a_reaction_made_on_one_computer_shows_as_a_chip_on_the_other(
 
 # Replies and threads -------------------------------------------------------------------------
 
-def test_reply_counts_and_replied_to_a_thread_open_the_thread(qtbot, board):  # noqa: F811
+def test_reply_counts_and_replied_to_a_thread_open_the_thread(qtbot, board):
     root, one, reply = board.show([
         message("where do we meet?", 0, replies=3),
         message("another question", 1, replies=1),
@@ -202,7 +196,7 @@ def test_reply_counts_and_replied_to_a_thread_open_the_thread(qtbot, board):  # 
 
 # Edits -------------------------------------------------------------------------------------------
 
-def test_edited_shows_after_the_text_and_opens_the_versions(qtbot, board):  # noqa: F811
+def test_edited_shows_after_the_text_and_opens_the_versions(qtbot, board):
     plain, edited = board.show([message("as first written", 0),
                                 message("changed *since*", 1, edited=True)])
     view, delegate = board.view, board.view.delegate
@@ -231,7 +225,7 @@ def test_edited_shows_after_the_text_and_opens_the_versions(qtbot, board):  # no
     assert asked.args == [bytes([2]) * 32]
 
 
-def test_an_edit_updates_its_row_in_place_and_the_versions_dialog_lists_both(qtbot, board):  # noqa: F811
+def test_an_edit_updates_its_row_in_place_and_the_versions_dialog_lists_both(qtbot, board):
     (index,) = board.post("teh first version")
     model, view = board.model, board.view
     posted = model.messages[index.row()]
@@ -272,7 +266,7 @@ def test_the_versions_dialog_shows_texts_as_typed_oldest_first():
 
 # Menu and deleting -----------------------------------------------------------------------------
 
-def test_the_menu_offers_what_i_may_do(qtbot, board):  # noqa: F811
+def test_the_menu_offers_what_i_may_do(qtbot, board):
     me = board.model.me
     mine, theirs, edited = board.show([message("mine", 0, author=me),
                                        message("theirs", 1),
@@ -287,7 +281,7 @@ def test_the_menu_offers_what_i_may_do(qtbot, board):  # noqa: F811
         ["Copy text", "Reply in thread", "Add reaction…", "Show earlier versions", "Delete"]
 
 
-def test_an_admin_deletes_anothers_message_after_saying_yes(qtbot, window, pair):  # noqa: F811
+def test_an_admin_deletes_anothers_message_after_saying_yes(qtbot, window, pair):
     node_a, node_b = pair  # ada created the workspace: she is its admin
     assert result(node_a.facade.is_admin())
     node_post(node_b, "general", "spam, to remove")
@@ -322,7 +316,7 @@ def test_an_admin_deletes_anothers_message_after_saying_yes(qtbot, window, pair)
 
 # Mentions ----------------------------------------------------------------------------------------
 
-def test_mentions_are_highlighted_and_a_mention_of_me_marks_the_row(qtbot, board):  # noqa: F811
+def test_mentions_are_highlighted_and_a_mention_of_me_marks_the_row(qtbot, board):
     me = board.model.me
     board.model.set_nicknames({me: "ada", BOB: "bob", CY: "cy"})
     rows = board.show([message("lunch at noon", 0),
@@ -363,7 +357,7 @@ def test_mentions_are_highlighted_and_a_mention_of_me_marks_the_row(qtbot, board
 
 # Rows in place ---------------------------------------------------------------------------------
 
-def test_rows_update_in_place_and_the_view_keeps_its_place(qtbot, board):  # noqa: F811
+def test_rows_update_in_place_and_the_view_keeps_its_place(qtbot, board):
     texts_ = [f"message {n} " + "with a few more words " * (n % 3) for n in range(60)]
     board.show([message(text, n) for n, text in enumerate(texts_)])
     model, view = board.model, board.view

@@ -14,10 +14,9 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QModelIndex, QObject, QPoint, QRect, Qt, QUrl, Slot  # noqa: E402
+from PySide6.QtCore import QModelIndex, QPoint, QRect, Qt  # noqa: E402
 from PySide6.QtGui import (  # noqa: E402
     QColor,
-    QDesktopServices,
     QFontMetrics,
     QGuiApplication,
     QImage,
@@ -37,14 +36,7 @@ from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
 from tests.support import FakeClock, channels, join, node_channels, node_post  # noqa: E402
-from tests.ui.test_window import (  # noqa: E402, F401
-    WAIT_MS,
-    pair,
-    result,
-    texts,
-    type_and_send,
-    window,
-)
+from tests.ui.support import WAIT_MS, result, texts, type_and_send  # noqa: E402
 from ui import _rows, avatars  # noqa: E402
 from ui.bridge import NodeBridge  # noqa: E402
 from ui.composer import Composer  # noqa: E402
@@ -80,7 +72,7 @@ def start_node(paths: Paths, peers=()) -> Node:
 
 # Grouping and names ----------------------------------------------------------------------------
 
-def test_a_burst_shows_one_header_and_unique_nicks_show_bare(qtbot, window, pair):  # noqa: F811
+def test_a_burst_shows_one_header_and_unique_nicks_show_bare(qtbot, window, pair):
     node_a, node_b = pair
     for text in ("one", "two", "three"):
         node_post(node_a, "general", text)
@@ -188,7 +180,7 @@ def shown(qtbot, win, nodes, mine: str, theirs: str):
     return win.message_view, win.messages
 
 
-def test_context_menu_deletes_my_message_and_only_mine(qtbot, window, pair):  # noqa: F811
+def test_context_menu_deletes_my_message_and_only_mine(qtbot, window, pair):
     node_a, node_b = pair
     view, model = shown(qtbot, window, pair, "mine, to delete", "bob's, to keep")
     qtbot.waitUntil(view.is_admin, timeout=WAIT_MS)  # ada created the workspace
@@ -224,7 +216,7 @@ def answer(qtbot, view, button: str) -> str:
     return question
 
 
-def test_the_delete_key_deletes_a_selected_message_of_mine(qtbot, window, pair):  # noqa: F811
+def test_the_delete_key_deletes_a_selected_message_of_mine(qtbot, window, pair):
     view, model = shown(qtbot, window, pair, "delete me by key", "not yours")
     view.set_admin(False)  # as a member who is not an admin: another's message stays
     view.setCurrentIndex(model.index(row_of(window, "not yours")))
@@ -237,7 +229,7 @@ def test_the_delete_key_deletes_a_selected_message_of_mine(qtbot, window, pair):
     assert "not yours" in texts(window)
 
 
-def test_deleting_my_message_asks_first_and_cancel_keeps_it(qtbot, window, pair):  # noqa: F811
+def test_deleting_my_message_asks_first_and_cancel_keeps_it(qtbot, window, pair):
     node_a, node_b = pair
     view, model = shown(qtbot, window, pair, "think twice", "theirs")
     menu = view.context_menu(model.index(row_of(window, "think twice")))
@@ -259,27 +251,8 @@ def test_deleting_my_message_asks_first_and_cancel_keeps_it(qtbot, window, pair)
 
 # Links -----------------------------------------------------------------------------------------
 
-class UrlCatcher(QObject):
-    def __init__(self):
-        super().__init__()
-        self.urls: list[str] = []
 
-    @Slot(QUrl)
-    def capture(self, url: QUrl) -> None:
-        self.urls.append(url.toString())
-
-
-@pytest.fixture
-def url_catcher():
-    catcher = UrlCatcher()
-    for scheme in ("http", "https"):
-        QDesktopServices.setUrlHandler(scheme, catcher, "capture")
-    yield catcher
-    for scheme in ("http", "https"):
-        QDesktopServices.unsetUrlHandler(scheme)
-
-
-def test_clicking_a_link_opens_it(qtbot, window, pair, url_catcher):  # noqa: F811
+def test_clicking_a_link_opens_it(qtbot, window, pair, url_catcher):
     text = "😀 the notes are at https://example.org/notes?x=1, and www.hearth.chat too"
     node_post(pair[1], "general", text)
     qtbot.waitUntil(lambda: text in texts(window), timeout=WAIT_MS)
@@ -304,8 +277,8 @@ def test_clicking_a_link_opens_it(qtbot, window, pair, url_catcher):  # noqa: F8
 
 # Drawing ---------------------------------------------------------------------------------------
 
-def test_rows_are_drawn_in_the_palette_colours(qtbot, window, pair):  # noqa: F811
-    node_post(pair[0], "general", "drawn with the palette")
+def test_rows_are_drawn_in_the_palette_colours(qtbot, window, ada_node):
+    node_post(ada_node, "general", "drawn with the palette")
     qtbot.waitUntil(lambda: "drawn with the palette" in texts(window), timeout=WAIT_MS)
     view = window.message_view
     palette = QPalette(view.palette())
@@ -683,7 +656,7 @@ def test_the_sticky_day_label_never_covers_a_rows_text(qtbot, views, tmp_path):
 
 # The empty state -------------------------------------------------------------------------------
 
-def test_an_empty_channel_says_so_once_its_first_read_is_back(qtbot, window, pair):  # noqa: F811
+def test_an_empty_channel_says_so_once_its_first_read_is_back(qtbot, window, pair):
     view = window.message_view
     empty = view.findChild(QWidget, "emptyState")
     assert empty is not None
@@ -776,7 +749,7 @@ def test_the_sending_mark_sits_after_the_text_or_below_it_and_only_while_pending
 
 # Type and fit ----------------------------------------------------------------------------------
 
-def test_type_reads_at_the_applications_size(qtbot, window):  # noqa: F811
+def test_type_reads_at_the_applications_size(qtbot, window):
     delegate = window.message_view.delegate
     body = delegate.body_font.pointSizeF()
     assert body >= QApplication.font().pointSizeF() > 0  # never smaller than the default
@@ -938,7 +911,7 @@ def test_enter_sends_and_up_brings_the_last_message_back(qtbot, composer):
     assert composer.toPlainText() == "first\nsecond line"
 
 
-def test_the_view_needs_no_index_for_an_empty_model(qtbot, window):  # noqa: F811
+def test_the_view_needs_no_index_for_an_empty_model(qtbot, window):
     view = window.message_view
     assert view.link_at(QPoint(5, 5)) is None
     assert view.link_rects(QModelIndex()) == []

@@ -21,7 +21,7 @@ from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.records import Message, ModAction  # noqa: E402
 from tests.support import join  # noqa: E402
-from tests.ui.test_window import WAIT_MS, pair, result, texts, window  # noqa: E402, F401
+from tests.ui.support import WAIT_MS, result, texts  # noqa: E402
 from ui import _rows, models, theme  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 from ui.moderation import ModerationLogDialog, ReasonDialog, describe  # noqa: E402
@@ -31,7 +31,7 @@ ADA, BOB, POST = bytes([1]) * 32, bytes([2]) * 32, bytes([3]) * 32
 
 
 @pytest.fixture
-def carol(tmp_path, pair):  # noqa: F811
+def carol(tmp_path, pair):
     """A third member, carol, who moderates nothing, syncing with ada."""
     paths = Paths.resolve(tmp_path / "c", "default")
     join(pair[0].paths, paths, nick="carol")
@@ -86,7 +86,7 @@ def give_reason(qtbot, parent, reason: str) -> None:
     dialog.ok.click()
 
 
-def test_a_moderator_hides_a_message_and_shows_it_again_from_the_log(qtbot, window, pair):  # noqa: F811
+def test_a_moderator_hides_a_message_and_shows_it_again_from_the_log(qtbot, window, pair):
     ada, bob = pair
     result(ada.facade.post(CHANNEL, "welcome, everyone"))
     spam = result(bob.facade.post(CHANNEL, "cheap watches here"))
@@ -126,7 +126,7 @@ def test_a_moderator_hides_a_message_and_shows_it_again_from_the_log(qtbot, wind
 
 
 def test_a_moderator_sees_a_hidden_post_marked_and_shows_it_again_from_its_row(
-        qtbot, window, pair, carol):  # noqa: F811
+        qtbot, window, pair, carol):
     ada, bob = pair
     carols = MainWindow(carol)
     qtbot.addWidget(carols)
@@ -197,7 +197,7 @@ def test_a_moderator_sees_a_hidden_post_marked_and_shows_it_again_from_its_row(
         carols.close()
 
 
-def test_blocking_hides_everything_of_theirs_until_unblocked(qtbot, window, pair):  # noqa: F811
+def test_blocking_hides_everything_of_theirs_until_unblocked(qtbot, window, pair):
     ada, bob = pair
     result(bob.facade.post(CHANNEL, "first from bob"))
     result(ada.facade.post(CHANNEL, "from ada"))
@@ -222,7 +222,7 @@ def test_blocking_hides_everything_of_theirs_until_unblocked(qtbot, window, pair
     log.close()
 
 
-def test_a_member_is_offered_no_hide_and_the_member_pane_has_its_entries(qtbot, window, pair):  # noqa: F811
+def test_a_member_is_offered_no_hide_and_the_member_pane_has_its_entries(qtbot, window, pair):
     ada, bob = pair
     result(ada.facade.post(CHANNEL, "from ada"))
     result(bob.facade.post(CHANNEL, "from bob"))

@@ -13,11 +13,11 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from app.records import Attachment, Message  # noqa: E402
 from tests.support import node_post  # noqa: E402
+from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui.file_boxes import file_tip, kept_label  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 
 from .test_attachments_window import row_parts, with_files  # noqa: E402
-from .test_window import WAIT_MS, pair, result, window  # noqa: E402, F401
 
 
 def message_of(win: MainWindow, message_id: bytes) -> Message:
@@ -53,7 +53,7 @@ def arrived(qtbot, win: MainWindow, message_id: bytes, count: int = 1) -> None:
 
 
 def test_keeping_a_peers_file_pins_it_and_its_card_says_so(
-        qtbot, window, pair, tmp_path):  # noqa: F811
+        qtbot, window, pair, tmp_path):
     node_a, node_b = pair
     (tmp_path / "handbook.pdf").write_bytes(os.urandom(300_000))
     sent = result(node_b.facade.attach("general", [tmp_path / "handbook.pdf"], "the handbook"))
@@ -89,7 +89,7 @@ def test_keeping_a_peers_file_pins_it_and_its_card_says_so(
 
 
 def test_each_of_several_files_is_kept_by_name_and_the_quota_takes_only_the_other(
-        qtbot, window, pair, tmp_path):  # noqa: F811
+        qtbot, window, pair, tmp_path):
     node_a, node_b = pair
     (tmp_path / "budget & plan.xlsx").write_bytes(os.urandom(200_000))
     (tmp_path / "notes.txt").write_bytes(b"minutes\n" * 5000)
@@ -123,7 +123,7 @@ def test_each_of_several_files_is_kept_by_name_and_the_quota_takes_only_the_othe
     assert kept_label(dataclasses.replace(notes, complete=False)) == "Kept here once downloaded"
 
 
-def test_my_own_uploads_have_no_keep_entry(qtbot, window, pair, tmp_path):  # noqa: F811
+def test_my_own_uploads_have_no_keep_entry(qtbot, window, pair, tmp_path):
     node_a, node_b = pair
     (tmp_path / "mine.pdf").write_bytes(os.urandom(50_000))
     (tmp_path / "theirs.pdf").write_bytes(os.urandom(50_000))

@@ -16,18 +16,15 @@ from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
 from tests.support import node_call, node_post  # noqa: E402
+from tests.ui.support import WAIT_MS, result, type_and_send  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 from ui.message_menu import PRIVATE_NOTE  # noqa: E402
 from ui.private_dialog import NewPrivateChannelDialog  # noqa: E402
 from ui.sidebar import NameRole  # noqa: E402
 
-from .test_documents_pane import window_b  # noqa: E402, F401
-from .test_members_window import node_c  # noqa: E402, F401
-from .test_window import WAIT_MS, pair, result, type_and_send, window  # noqa: E402, F401
-
 
 @pytest.fixture
-def window_c(qtbot, node_c):  # noqa: F811
+def window_c(qtbot, node_c):
     """carol's window: a member of the workspace, in no private channel."""
     win = MainWindow(node_c)
     qtbot.addWidget(win)
@@ -78,7 +75,7 @@ def member_action(win: MainWindow, name: str, text: str):
 
 
 def test_a_private_channel_made_in_the_dialog_reaches_its_members_only(
-        qtbot, window, window_b, window_c, pair, node_c):  # noqa: F811
+        qtbot, window, window_b, window_c, pair, node_c):
     node_a, node_b = pair
     qtbot.waitUntil(lambda: window_c.peer_status.text().startswith("1 peer"), timeout=WAIT_MS)
     channel = make_channel(qtbot, window, "launch", ["bob"])
@@ -129,7 +126,7 @@ def test_a_private_channel_made_in_the_dialog_reaches_its_members_only(
 
 
 def test_a_direct_message_shows_under_direct_messages_by_the_senders_name(
-        qtbot, window, window_b, pair):  # noqa: F811
+        qtbot, window, window_b, pair):
     node_a, node_b = pair
     # bob messages ada from the member pane of a channel they share.
     result(node_a.facade.join("general"))
@@ -168,7 +165,7 @@ def test_a_direct_message_shows_under_direct_messages_by_the_senders_name(
 
 
 def test_a_private_message_offers_no_thread_reaction_edit_or_delete(
-        qtbot, window, pair):  # noqa: F811
+        qtbot, window, pair):
     node_a, node_b = pair
     # A public message of mine, which Up would edit in #general.
     node_post(node_a, "general", "hello everyone")
@@ -214,7 +211,7 @@ def test_a_private_message_offers_no_thread_reaction_edit_or_delete(
 
 
 def test_the_creator_takes_someone_out_and_their_window_closes_it(
-        qtbot, window, window_b, pair):  # noqa: F811
+        qtbot, window, window_b, pair):
     node_a, node_b = pair
     channel = result(node_a.facade.create_private_channel("ops", [node_b.key]))
     qtbot.waitUntil(lambda: listed(window_b.sidebar.private_list) == ["ops"], timeout=WAIT_MS)

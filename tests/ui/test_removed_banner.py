@@ -10,13 +10,12 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from tests.support import node_post  # noqa: E402
+from tests.ui.support import WAIT_MS, result, texts  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
-
-from .test_window import WAIT_MS, pair, result, texts  # noqa: E402, F401
 
 
 def test_a_removed_members_window_says_who_when_and_why_and_stops_composing(
-        qtbot, pair):  # noqa: F811
+        qtbot, pair):
     node_a, node_b = pair
     node_post(node_a, "general", "before the removal")
     win = MainWindow(node_b)
@@ -38,7 +37,7 @@ def test_a_removed_members_window_says_who_when_and_why_and_stops_composing(
 
 
 def test_after_the_removal_the_window_keeps_saying_so_and_names_the_dm_after_bob(
-        qtbot, pair):  # noqa: F811
+        qtbot, pair):
     """Two lies the window model found (issue #29): switching channel put "Message #random"
     back in a removed member's closed composer, and ada's direct message with the removed bob
     was listed under her own name."""

@@ -13,11 +13,11 @@ from PySide6.QtGui import QPalette  # noqa: E402
 
 from app.names import suffixed  # noqa: E402
 from app.records import BranchInfo, CommitInfo, DocumentView  # noqa: E402
+from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui._rows import name_rgb  # noqa: E402
 from ui.timeline import Timeline, timeline_entries  # noqa: E402
 
 from .test_documents_pane import doc_text, open_written, type_into  # noqa: E402
-from .test_window import WAIT_MS, pair, result, window  # noqa: E402, F401
 
 ADA, BOB, EVE = b"\xaa" * 32, b"\xbb" * 32, b"\xee" * 32
 MAIN, DRAFT = "01" * 32, "02" * 32
@@ -68,7 +68,7 @@ def test_authors_whose_nicknames_look_alike_are_told_apart():
     assert {e.name for e in entries} == {suffixed("ada", ADA), suffixed("аda", BOB)}
 
 
-def _merged_draft(qtbot, window, node, branch: str = "draft") -> str:  # noqa: F811
+def _merged_draft(qtbot, window, node, branch: str = "draft") -> str:
     """A document written, tagged v1, forked to `branch`, edited there and merged into main;
     the pane shows main again. Returns the document's id."""
     doc_id = open_written(qtbot, window, node, "Plan", "step one")
@@ -95,8 +95,8 @@ def _painted(pane, row: int) -> dict[str, list[str]]:
     return pieces
 
 
-def test_the_timeline_shows_author_tag_chips_and_the_merged_branch(qtbot, window, pair):  # noqa: F811
-    doc_id = _merged_draft(qtbot, window, pair[0])
+def test_the_timeline_shows_author_tag_chips_and_the_merged_branch(qtbot, window, ada_node):
+    doc_id = _merged_draft(qtbot, window, ada_node)
     pane = window.document_pane
     merge, first = pane.history.entries()
     assert (merge.name, merge.what, merge.tags) == ("ada", "merged from draft", ())
@@ -109,14 +109,14 @@ def test_the_timeline_shows_author_tag_chips_and_the_merged_branch(qtbot, window
     # The name in the colour of ada's key, as the message list shows it.
     base = pane.history.palette().color(QPalette.ColorRole.Base)
     assert pane.history.author_color(0).getRgb()[:3] == \
-        name_rgb(pair[0].key, (base.red(), base.green(), base.blue()))
-    history = result(pair[0].facade.documents.history(bytes.fromhex(doc_id)))
+        name_rgb(ada_node.key, (base.red(), base.green(), base.blue()))
+    history = result(ada_node.facade.documents.history(bytes.fromhex(doc_id)))
     assert pane.history.commits() == [c.id for c in reversed(history)]
 
 
-def test_the_timeline_fits_a_narrow_pane_with_no_sideways_scrolling(qtbot, window, pair):  # noqa: F811
+def test_the_timeline_fits_a_narrow_pane_with_no_sideways_scrolling(qtbot, window, ada_node):
     long_name = "release-candidate-2-for-the-spring-with-everything-in-it"
-    _merged_draft(qtbot, window, pair[0], long_name)
+    _merged_draft(qtbot, window, ada_node, long_name)
     pane = window.document_pane
     timeline = pane.history
     timeline.setFixedWidth(260)

@@ -14,10 +14,9 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget  # noqa: E402
 
 from sync.session import TYPING  # noqa: E402
 from tests.support import node_call, node_service  # noqa: E402
+from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui.bridge import NodeBridge  # noqa: E402
 from ui.typing_label import SEVERAL, TypingLabel, typing_text  # noqa: E402
-
-from .test_window import WAIT_MS, pair, result  # noqa: E402, F401
 
 ME, ADA, BOB, CY, DAN = (bytes([n]) * 32 for n in range(5))
 NICKS = {ME: "me", ADA: "ada", BOB: "bob", CY: "cy", DAN: "dan"}
@@ -145,7 +144,7 @@ def test_its_height_stays_and_long_names_do_not_widen_the_window(qtbot):
     assert label.toolTip() == label.text()  # the whole sentence, when it does not fit
 
 
-def test_a_typing_peer_shows_through_the_bridge(qtbot, pair):  # noqa: F811
+def test_a_typing_peer_shows_through_the_bridge(qtbot, pair):
     node_a, node_b = pair
 
     def understood() -> bool:

@@ -4,64 +4,22 @@ from __future__ import annotations
 
 import os
 
-import pytest
-
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QPushButton  # noqa: E402
 
 from app.node import Node  # noqa: E402
-from app.paths import Paths  # noqa: E402
-from app.workspace import Workspace  # noqa: E402
-from tests.support import join, node_channels, node_post  # noqa: E402
+from tests.support import node_channels, node_post  # noqa: E402
+from tests.ui.support import WAIT_MS, result, texts, type_and_send  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 
-WAIT_MS = 20_000  # generous: latency belongs in the benchmarks
 
-
-def result(future):
-    """What a facade call answers (tests may wait; the window never does)."""
-    return future.result(WAIT_MS / 1000)
-
-
-@pytest.fixture
-def pair(tmp_path):
-    a = Paths.resolve(tmp_path / "a", "default")
-    b = Paths.resolve(tmp_path / "b", "default")
-    Workspace.init(a, "ada").close()
-    join(a, b, nick="bob")
-    node_a = Node(a, interfaces=["127.0.0.1"], mdns=False, reconcile_interval=None).start()
-    node_b = Node(b, interfaces=["127.0.0.1"], mdns=False, reconcile_interval=None,
-                  peers=[("127.0.0.1", node_a.port)]).start()
-    yield node_a, node_b
-    node_b.stop()
-    node_a.stop()
-
-
-@pytest.fixture
-def window(qtbot, pair):
-    win = MainWindow(pair[0])
-    qtbot.addWidget(win)
-    win.show()
-    yield win
-    win.close()
-
-
-def texts(win: MainWindow) -> list[str]:
-    return [m.text for m in win.messages.messages]
-
-
-def type_and_send(qtbot, win: MainWindow, text: str) -> None:
-    win.composer.setPlainText(text)
-    qtbot.keyClick(win.composer, Qt.Key.Key_Return)
-
-
-def test_sending_through_the_composer_stores_and_shows_it(qtbot, window, pair):
+def test_sending_through_the_composer_stores_and_shows_it(qtbot, window, ada_node):
     type_and_send(qtbot, window, "hello from the window")
     qtbot.waitUntil(lambda: "hello from the window" in texts(window), timeout=WAIT_MS)
     assert window.composer.toPlainText() == ""
-    stored = [m.text for m in result(pair[0].facade.read("general"))]
+    stored = [m.text for m in result(ada_node.facade.read("general"))]
     assert "hello from the window" in stored
 
 
@@ -78,11 +36,11 @@ def test_a_message_from_another_node_appears(qtbot, window, pair):
     qtbot.waitUntil(lambda: "hi ada, from bob's computer" in texts(window), timeout=WAIT_MS)
 
 
-def test_slash_commands(qtbot, window, pair):
+def test_slash_commands(qtbot, window, ada_node):
     type_and_send(qtbot, window, "/topic Plans for the week")
     qtbot.waitUntil(lambda: window.topic_bar.text() == "Plans for the week", timeout=WAIT_MS)
     type_and_send(qtbot, window, "/nick ada lovelace")
-    qtbot.waitUntil(lambda: result(pair[0].facade.nickname()) == "ada lovelace",
+    qtbot.waitUntil(lambda: result(ada_node.facade.nickname()) == "ada lovelace",
                     timeout=WAIT_MS)
     type_and_send(qtbot, window, "/me waves")
     qtbot.waitUntil(lambda: "/me waves" in texts(window), timeout=WAIT_MS)
@@ -153,7 +111,7 @@ def test_search_finds_and_jumps(qtbot, window, pair):
     assert "after: wants a date like" in panel.count_label.text() + panel.hint_label.text()
 
 
-def test_peer_status_shows_the_connected_peer(qtbot, window):
+def test_peer_status_shows_the_connected_peer(qtbot, window, pair):
     qtbot.waitUntil(lambda: window.peer_status.text() == "1 peer connected", timeout=WAIT_MS)
 
 

@@ -16,12 +16,11 @@ from app.node import Node  # noqa: E402
 from app.paths import Paths, workspaces  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
 from tests.support import node_call, node_channels, node_post  # noqa: E402
+from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui.app import Controller  # noqa: E402
 from ui.invite_dialog import InviteDialog  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 from ui.single_instance import ask_running_to_raise  # noqa: E402
-
-from .test_window import WAIT_MS, pair, result, window  # noqa: E402, F401
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -149,8 +148,8 @@ def test_a_second_hearth_raises_the_running_window(qtbot, tmp_path):
     assert not ask_running_to_raise(paths.data)
 
 
-def test_quick_switcher_jumps_to_a_channel(qtbot, window, pair):  # noqa: F811
-    node_channels(pair[0], "design-review")
+def test_quick_switcher_jumps_to_a_channel(qtbot, window, ada_node):
+    node_channels(ada_node, "design-review")
     window.join_channel("design-review")
     qtbot.waitUntil(lambda: any(c.name == "design-review" for c in window.channels.channels),
                     timeout=WAIT_MS)
@@ -168,22 +167,22 @@ def test_quick_switcher_jumps_to_a_channel(qtbot, window, pair):  # noqa: F811
 
 
 def test_joining_a_channel_this_computer_does_not_know_makes_nothing(
-        qtbot, window, pair):  # noqa: F811
+        qtbot, window, ada_node):
     """The window's join takes a channel this computer knows, as `hearth join` does: a typo
     never becomes a channel unless the person, asked "Create it?", says yes (ui/channel_join.py;
     here they say no)."""
-    held = node_call(pair[0], lambda: pair[0].workspace.replica.count())
+    held = node_call(ada_node, lambda: ada_node.workspace.replica.count())
     asked: list[str] = []
     window.joining._ask = lambda title, question: asked.append(question) and False
     window.join_channel("genral")
     qtbot.waitUntil(lambda: bool(asked), timeout=WAIT_MS)
     assert "There is no channel #genral here" in asked[0]
     assert window.channel == "general"
-    assert [c.name for c in result(pair[0].facade.channels()).channels] == ["general"]
-    assert node_call(pair[0], lambda: pair[0].workspace.replica.count()) == held
+    assert [c.name for c in result(ada_node.facade.channels()).channels] == ["general"]
+    assert node_call(ada_node, lambda: ada_node.workspace.replica.count()) == held
 
 
-def test_join_and_leave_a_channel_from_the_sidebar(qtbot, window, pair):  # noqa: F811
+def test_join_and_leave_a_channel_from_the_sidebar(qtbot, window, pair):
     node_channels(pair[1], "random")  # bob made it; ada's computer knows it once it arrives
     qtbot.waitUntil(lambda: any(c.name == "random" for c in window.channels.channels),
                     timeout=WAIT_MS)
@@ -198,7 +197,7 @@ def test_join_and_leave_a_channel_from_the_sidebar(qtbot, window, pair):  # noqa
                     timeout=WAIT_MS)
 
 
-def test_a_mention_while_away_notifies_and_badges_the_title(qtbot, window, pair):  # noqa: F811
+def test_a_mention_while_away_notifies_and_badges_the_title(qtbot, window, pair):
     elsewhere = QWidget()
     qtbot.addWidget(elsewhere)
     elsewhere.show()
@@ -211,8 +210,8 @@ def test_a_mention_while_away_notifies_and_badges_the_title(qtbot, window, pair)
     qtbot.waitUntil(lambda: window.windowTitle().startswith("(1) Hearth"), timeout=WAIT_MS)
 
 
-def test_settings_analytics_checkbox_switches_the_recorder(qtbot, window, pair):  # noqa: F811
-    node = pair[0]
+def test_settings_analytics_checkbox_switches_the_recorder(qtbot, window, ada_node):
+    node = ada_node
     dialog = window.show_settings()
     box = dialog.findChild(QWidget, "analyticsOptIn")
     assert box is not None and not box.isChecked()  # off by default
@@ -230,7 +229,7 @@ def test_settings_analytics_checkbox_switches_the_recorder(qtbot, window, pair):
     assert "Never" in dialog.findChild(QWidget, "analyticsExplained").text()
 
 
-def test_status_bar_shows_sync_state(qtbot, window, pair):  # noqa: F811
+def test_status_bar_shows_sync_state(qtbot, window, pair):
     state = window.findChild(QWidget, "syncState")
     node_post(pair[1], "general", "a message to sync")
     qtbot.waitUntil(lambda: state.text() == "syncing…" or state.text().startswith("last synced"),

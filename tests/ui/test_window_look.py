@@ -20,10 +20,9 @@ from app.paths import Paths  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
 from core.policy import Policy  # noqa: E402
 from tests.support import node_call, node_channels  # noqa: E402
+from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui import theme  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
-
-from .test_window import WAIT_MS, pair, result, window  # noqa: E402, F401
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -111,7 +110,7 @@ def test_the_sidebar_shows_the_workspaces_real_name_and_highlights_where_i_am(qt
 
 
 def test_the_member_pane_has_a_heading_collapses_and_hides_beside_documents(
-        qtbot, window, pair):  # noqa: F811
+        qtbot, window, pair):
     node_a, node_b = pair
     result(node_b.facade.join("general"))
     result(node_a.facade.join("general"))

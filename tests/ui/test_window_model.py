@@ -46,11 +46,11 @@ from app.paths import Paths  # noqa: E402
 from app.records import ChannelList  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
 from tests.support import join  # noqa: E402
+from tests.ui.support import WAIT_MS, result, type_and_send  # noqa: E402
 from ui import conversation_target  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 from ui.sidebar import PrivateRole  # noqa: E402
 
-from .test_window import WAIT_MS, result, type_and_send  # noqa: E402
 from .test_window_truth import settle, shows_what_it_says, title_count  # noqa: E402
 
 EXAMPLES = int(os.environ.get("MODEL_EXAMPLES", "8"))

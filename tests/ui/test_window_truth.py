@@ -12,10 +12,9 @@ from PySide6.QtCore import QPoint, Qt  # noqa: E402
 from PySide6.QtGui import QImage  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
+from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 from ui.sidebar import PrivateRole  # noqa: E402
-
-from .test_window import WAIT_MS, pair, result, window  # noqa: E402, F401
 
 
 def on_screen(widget: QWidget) -> QImage:
@@ -38,7 +37,7 @@ def shows_what_it_says(widget: QWidget) -> bool:
     return on_screen(widget) == fresh_paint(widget)
 
 
-def test_the_composer_under_general_names_general_as_painted(qtbot, window, pair):  # noqa: F811
+def test_the_composer_under_general_names_general_as_painted(qtbot, window, pair):
     node_a, node_b = pair
     dm = result(node_a.facade.create_private_channel("", [node_b.key], dm=True))
     launch = result(node_a.facade.create_private_channel("launch", [node_b.key]))
@@ -92,7 +91,7 @@ def title_count(win: MainWindow) -> int:
 
 
 def test_unread_direct_messages_and_private_channels_show_and_count(
-        qtbot, window, pair):  # noqa: F811
+        qtbot, window, pair):
     node_a, node_b = pair
     launch = result(node_b.facade.create_private_channel("launch", [node_a.key]))
     result(node_b.facade.post_private(launch, "@ada the date moved"))
@@ -116,7 +115,7 @@ def test_unread_direct_messages_and_private_channels_show_and_count(
     assert result(node_a.facade.channels()).private_unread == {launch: (1, True), dm: (0, False)}
 
 
-def test_mentions_is_no_channel_and_alone_selected(qtbot, window, pair):  # noqa: F811
+def test_mentions_is_no_channel_and_alone_selected(qtbot, window, pair):
     node_a, _ = pair
     result(node_a.facade.topic("general", "the general topic"))
     window._reload()
@@ -145,7 +144,7 @@ def test_mentions_is_no_channel_and_alone_selected(qtbot, window, pair):  # noqa
     assert window.header.editable and selected_in_sidebar(window) == ["#general"]
 
 
-def test_joining_a_channel_by_name_asks_then_creates_it(qtbot, window, pair):  # noqa: F811
+def test_joining_a_channel_by_name_asks_then_creates_it(qtbot, window, pair):
     node_a, _ = pair
     asked: list[str] = []
     window.joining._ask = lambda title, question: asked.append(question) or True
@@ -158,7 +157,7 @@ def test_joining_a_channel_by_name_asks_then_creates_it(qtbot, window, pair):  #
     assert "planning" in [c.name for c in result(node_a.facade.channels()).channels]
 
 
-def test_a_private_channels_name_is_refused_in_the_status_bar(qtbot, window, pair):  # noqa: F811
+def test_a_private_channels_name_is_refused_in_the_status_bar(qtbot, window, pair):
     node_a, node_b = pair
     result(node_a.facade.create_private_channel("launch", [node_b.key]))
     window.joining._ask = lambda title, question: True
@@ -169,7 +168,7 @@ def test_a_private_channels_name_is_refused_in_the_status_bar(qtbot, window, pai
 
 
 def test_mentions_over_direct_messages_stays_named_mentions_after_a_send(
-        qtbot, window, pair):  # noqa: F811
+        qtbot, window, pair):
     """Found by the model-based test: a message sent from the composer under Mentions (it goes
     to the direct messages behind, as the composer says) re-read the private channel's state,
     and the header then read "bob" over the Mentions results."""
