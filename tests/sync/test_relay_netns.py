@@ -84,9 +84,9 @@ def test_members_with_no_route_between_them_sync_through_the_relay(
         with Workspace.open(pa) as a, Workspace.open(pb) as b:
             channels(a, "general")
             public = a.post("general", f"open {MARKER}")
-            private = a.post_private(a.create_private_channel("inner", [b.key]),
+            private = a.private.post(a.private.create("inner", [b.key]),
                                      f"private {MARKER}")
-            attached = a.attach("general", [source], "the plan")
+            attached = a.files.attach("general", [source], "the plan")
         hearth(networks["a"], pa.data, "relay", "add", f"{RELAY_IP}:{relay.port}", key)
         out = hearth(networks["a"], pa.data, "relay", "sync").stdout
         assert "synced" in out, out
@@ -96,7 +96,7 @@ def test_members_with_no_route_between_them_sync_through_the_relay(
         assert "synced" in out, out
         with Workspace.open(pb) as b:
             assert b.replica.has(public.id) and b.replica.has(private.id)
-            saved = b.save_attachment(attached.id, 0, tmp_path / "saved")
+            saved = b.files.save(attached.id, 0, tmp_path / "saved")
             assert hashlib.sha256(saved.read_bytes()).digest() == \
                 hashlib.sha256(source.read_bytes()).digest()
             assert [r.hostport for r in relays.relays(b.replica)] == [
@@ -104,7 +104,7 @@ def test_members_with_no_route_between_them_sync_through_the_relay(
         assert relay_files_contain(relay.folder, MARKER.encode()) == []
         # A removes B and rotates; A's next sync moves the relay's space to the new epoch.
         with Workspace.open(pa) as a, Workspace.open(pb) as b:
-            a.remove_member(b.key, "moved on")
+            a.members.remove(b.key, "moved on")
         hearth(networks["a"], pa.data, "relay", "sync")
         refused = hearth(networks["b"], pb.data, "relay", "sync", "--timeout", "10", ok=False)
         assert refused.returncode != 0 and "refused" in refused.stdout, refused.stdout
