@@ -13,12 +13,14 @@ from pathlib import Path
 import pytest
 
 from app import joining, sharing
+from app.channel_list import channel_list
 from app.invite import Invite
 from app.node import Node, NodeEvent, NodeStopped
 from app.paths import Paths, workspaces
 from app.records import ChannelList, DocumentView, WorkspaceEntry
 from app.workspace import Workspace, WorkspaceError
 from app.workspaces import (
+    folder_entries,
     join_by_invite,
     joined_folder,
     leave_workspace,
@@ -49,7 +51,7 @@ def test_a_post_through_one_facade_is_read_and_heard_through_the_other(cluster: 
     b = cluster.start(pb, peers=[a])
     heard: queue.SimpleQueue[NodeEvent] = queue.SimpleQueue()
     unsubscribe = b.facade.subscribe(heard.put)
-    posted = a.facade.post(CHANNEL, "hello through the facade")
+    posted = a.facade.run(lambda ws: ws.post(CHANNEL, "hello through the facade").id)
     post_id = result(posted)
     assert isinstance(post_id, bytes) and len(post_id) == 32
 
@@ -62,12 +64,12 @@ def test_a_post_through_one_facade_is_read_and_heard_through_the_other(cluster: 
 
     wait_until(heard_it, what="b's facade to hear of the post")
     unsubscribe()
-    page = result(b.facade.read(CHANNEL, limit=1))
+    page = result(b.facade.run(lambda ws: ws.read(CHANNEL, limit=1)))
     assert [(m.id, m.text, m.author) for m in page] == [
         (post_id, "hello through the facade", a.key)]
-    older = result(b.facade.read(CHANNEL, limit=50, before=page[0].cursor))
+    older = result(b.facade.run(lambda ws: ws.read(CHANNEL, limit=50, before=page[0].cursor)))
     assert post_id not in [m.id for m in older]
-    assert [m.id for m in result(b.facade.search("facade")).messages] == [post_id]
+    assert [m.id for m in result(b.facade.run(lambda ws: ws.search("facade"))).messages] == [post_id]
     # The blocking convenience of the CLI and tests reads the same.
     assert [m.id for m in node_read(b, CHANNEL, limit=1)] == [post_id]
 
@@ -78,20 +80,20 @@ def test_mark_read_clears_what_channels_counts_as_unread(cluster: Cluster):
         channels(bob, "design")
     a = cluster.start(pa)
     b = cluster.start(pb, peers=[a])
-    result(b.facade.post("design", "first"))
-    result(b.facade.post("design", "alice, a second one"))
+    result(b.facade.run(lambda ws: ws.post("design", "first").id))
+    result(b.facade.run(lambda ws: ws.post("design", "alice, a second one").id))
 
     def unread() -> tuple[int, bool] | None:
-        return result(a.facade.channels()).unread.get("design")
+        return result(a.facade.run(channel_list)).unread.get("design")
 
     wait_until(lambda: unread() == (2, True), what="alice's unread count of #design")
-    listed = result(a.facade.channels())
+    listed = result(a.facade.run(channel_list))
     assert isinstance(listed, ChannelList)
     assert "design" in [c.name for c in listed.channels]
     assert listed.names["design"].label == "design"
-    assert result(a.facade.mark_read("design")) is None
+    assert result(a.facade.run(lambda ws: ws.mark_read("design"))) is None
     assert unread() == (0, False)
-    result(b.facade.post("design", "third"))
+    result(b.facade.run(lambda ws: ws.post("design", "third").id))
     wait_until(lambda: unread() == (1, False), what="the next message to count")
 
 
@@ -99,25 +101,25 @@ def test_private_unread_counts_are_in_the_channel_list_and_marked_read(cluster: 
     pa, pb = cluster.members(2)  # alice and bob
     a = cluster.start(pa)
     b = cluster.start(pb, peers=[a])
-    dm = result(b.facade.create_private_channel("", [a.key], dm=True))
-    result(b.facade.post_private(dm, "alice, lunch?"))
+    dm = result(b.facade.run(lambda ws: ws.private.create("", [a.key], dm=True)))
+    result(b.facade.run(lambda ws: ws.private.post(dm, "alice, lunch?").id))
 
     def counted() -> ChannelList:
-        return result(a.facade.channels())
+        return result(a.facade.run(channel_list))
 
     wait_until(lambda: counted().private_unread.get(dm) == (1, True),
                what="alice's unread count of the direct messages")
     assert counted().total_unread == 1
-    assert result(a.facade.mark_private_read(dm)) is None
+    assert result(a.facade.run(lambda ws: ws.private.mark_read(dm))) is None
     assert counted().private_unread[dm] == (0, False) and counted().total_unread == 0
 
 
 def test_create_channel_makes_a_public_channel_on_the_nodes_thread(cluster: Cluster):
     (pa,) = cluster.members(1)
     a = cluster.start(pa)
-    made = result(a.facade.create_channel("planning", public=True))
+    made = result(a.facade.run(lambda ws: ws.create_channel("planning", public=True).id))
     assert isinstance(made, bytes) and len(made) == 32
-    assert "planning" in [c.name for c in result(a.facade.channels()).channels]
+    assert "planning" in [c.name for c in result(a.facade.run(channel_list)).channels]
 
 
 def test_channel_state_topic_members_and_nicknames(cluster: Cluster):
@@ -126,37 +128,37 @@ def test_channel_state_topic_members_and_nicknames(cluster: Cluster):
         channels(alice, "design")
     a = cluster.start(pa)
     facade = a.facade
-    assert isinstance(result(facade.topic("design", "Sketches")), bytes)
-    result(facade.join("design"))
-    result(facade.nick("alice l."))
-    state = result(facade.state("design"))
+    assert isinstance(result(facade.run(lambda ws: ws.topic("design", "Sketches").id)), bytes)
+    result(facade.run(lambda ws: ws.join("design").id))
+    result(facade.run(lambda ws: ws.nick("alice l.").id))
+    state = result(facade.run(lambda ws: ws.state("design")))
     assert state.topic == "Sketches" and [m.key for m in state.members] == [a.key]
-    assert [m.key for m in result(facade.members("design"))] == [a.key]
-    assert result(facade.nickname()) == "alice l."
-    assert result(facade.nicknames()) == {a.key: "alice l."}
+    assert [m.key for m in result(facade.run(lambda ws: ws.channel_members("design")))] == [a.key]
+    assert result(facade.run(lambda ws: ws.nickname())) == "alice l."
+    assert result(facade.run(lambda ws: ws.nicknames())) == {a.key: "alice l."}
     channel, note = result(facade.slash("design", "/me waves"))
     assert (channel, note) == ("design", None)
-    mine = result(facade.read("design"))[-1]
-    result(facade.delete(mine.id))
-    assert mine.id not in [m.id for m in result(facade.read("design"))]
-    result(facade.leave("design"))
-    assert result(facade.members("design")) == []
+    mine = result(facade.run(lambda ws: ws.read("design")))[-1]
+    result(facade.run(lambda ws: ws.conversation.delete(mine.id).id))
+    assert mine.id not in [m.id for m in result(facade.run(lambda ws: ws.read("design")))]
+    result(facade.run(lambda ws: ws.leave("design").id))
+    assert result(facade.run(lambda ws: ws.channel_members("design"))) == []
     with pytest.raises(WorkspaceError):
-        result(facade.state("nobody-posted-here"))
+        result(facade.run(lambda ws: ws.state("nobody-posted-here")))
     assert facade.info.key == a.key == facade.key
     assert facade.info.folder == pa.workspace and facade.info.data == pa.data
-    code = result(facade.invite(uses=2))
+    code = result(facade.run(lambda ws: ws.members.invite(uses=2)[0]))
     assert Invite.decode(code).workspace == facade.info.workspace_id
-    (listed,) = result(facade.invites())
+    (listed,) = result(facade.run(lambda ws: ws.members.invites()))
     assert (listed.uses, listed.used, listed.creator) == (2, 0, a.key)
-    assert [(m.key, m.nick, m.admin) for m in result(facade.workspace_members())] == [
+    assert [(m.key, m.nick, m.admin) for m in result(facade.run(lambda ws: ws.members.all()))] == [
         (a.key, "alice l.", True)]
 
 
 def test_my_posts_are_pending_until_a_peer_has_them(cluster: Cluster):
     pa, pb = cluster.members(2)
     a = cluster.start(pa)
-    post_id = result(a.facade.post(CHANNEL, "nobody has this yet"))
+    post_id = result(a.facade.run(lambda ws: ws.post(CHANNEL, "nobody has this yet").id))
     assert post_id in a.facade.pending()
     delivered: queue.SimpleQueue[NodeEvent] = queue.SimpleQueue()
     a.facade.subscribe(lambda e: e.kind == "delivered" and delivered.put(e))
@@ -186,11 +188,11 @@ def test_a_node_that_is_not_running_answers_with_nodestopped(cluster: Cluster):
     (pa,) = cluster.members(1)
     node = Node(pa, interfaces=["127.0.0.1"], mdns=False)
     with pytest.raises(NodeStopped):  # not started: a failed future, never a raise
-        result(node.facade.post(CHANNEL, "too early"))
+        result(node.facade.run(lambda ws: ws.post(CHANNEL, "too early").id))
     node.start()
     node.stop()
-    for future in (node.facade.post(CHANNEL, "too late"), node.facade.channels(),
-                   node.facade.documents.list()):
+    for future in (node.facade.run(lambda ws: ws.post(CHANNEL, "too late").id), node.facade.run(channel_list),
+                   node.facade.run(lambda ws: ws.documents.all())):
         with pytest.raises(NodeStopped):
             result(future)
 
@@ -242,7 +244,7 @@ def test_leave_workspace_refuses_the_running_one_and_removes_a_stopped_one(clust
     with pytest.raises(WorkspaceError, match="running Hearth"):
         leave_workspace(pa.data, pa.workspace)
     assert pa.replica.exists()
-    assert result(node.facade.post(CHANNEL, "still here"))
+    assert result(node.facade.run(lambda ws: ws.post(CHANNEL, "still here").id))
     leave_workspace(pa.data, "second")  # the running Node holds another one
     assert workspaces(pa.data) == [pa.workspace]
     with pytest.raises(WorkspaceError, match="no workspace"):
@@ -270,7 +272,7 @@ def test_a_joined_workspace_is_named_once_its_genesis_arrives(cluster: Cluster, 
     assert me.facade.info.name == folder  # no genesis yet at start
 
     def listed() -> list[WorkspaceEntry]:
-        return result(me.facade.workspaces())
+        return result(me.facade.run(folder_entries))
 
     wait_until(lambda: [(e.folder, e.name, e.current) for e in listed()] == [
         ("default", "Home", False), (folder, "default", True)], what="the genesis")
@@ -323,9 +325,9 @@ def test_may_answers_what_the_channel_policies_let_me_post(cluster: Cluster):
 
     (pa,) = cluster.members(1)
     a = cluster.start(pa)
-    assert result(a.facade.may("design", "post/topic")) is True
+    assert result(a.facade.run(lambda ws: ws.may("design", "post/topic"))) is True
     deny = Policy("deny", frozenset({a.key.hex()}), frozenset({"post/topic"}),
                   frozenset({"append"}))
     node_call(a, lambda: a.workspace.set_policies("design", [deny]))
-    assert result(a.facade.may("design", "post/topic")) is False
-    assert result(a.facade.may("design", "post/text")) is True
+    assert result(a.facade.run(lambda ws: ws.may("design", "post/topic"))) is False
+    assert result(a.facade.run(lambda ws: ws.may("design", "post/text"))) is True

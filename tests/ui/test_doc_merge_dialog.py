@@ -13,6 +13,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QPoint  # noqa: E402
 from PySide6.QtWidgets import QRadioButton, QScrollArea  # noqa: E402
 
+from app.documents import on_document  # noqa: E402
 from ui.merge_dialog import MergeDialog  # noqa: E402
 
 from .test_doc_review import bridges  # noqa: E402, F401
@@ -84,8 +85,8 @@ def test_the_pane_merging_a_branch_merged_already_says_so(qtbot, pair, window): 
     pane.merge("draft", "main")
     qtbot.waitUntil(lambda: pane.branch == "main"
                     and pane.editor.toPlainText() == "step one\nstep two\n", timeout=WAIT_MS)
-    history = result(pair[0].facade.documents.history(bytes.fromhex(doc_id)))
+    history = result(pair[0].facade.run(on_document(bytes.fromhex(doc_id), lambda docs, d: d.history("main"))))
     pane.merge("draft", "main")
     qtbot.waitUntil(lambda: pane.sharing.status.text() == "Already merged: nothing to do",
                     timeout=WAIT_MS)
-    assert result(pair[0].facade.documents.history(bytes.fromhex(doc_id))) == history
+    assert result(pair[0].facade.run(on_document(bytes.fromhex(doc_id), lambda docs, d: d.history("main")))) == history

@@ -33,6 +33,7 @@ from hypothesis.stateful import (  # noqa: E402
     run_state_machine_as_test,
 )
 
+from app.documents import on_document
 from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
@@ -70,8 +71,8 @@ def test_two_open_editors_take_in_every_change_and_write_back_nothing(qtbot, tmp
             self.windows = [MainWindow(node) for node in self.nodes]
             for window in self.windows:
                 window.show()
-            self.doc = bytes.fromhex(result(node_a.facade.documents.new("Meeting notes")))
-            result(node_a.facade.documents.write(self.doc, NOTES))
+            self.doc = bytes.fromhex(result(node_a.facade.run(lambda ws: ws.documents.new("Meeting notes").id)))
+            result(node_a.facade.run(on_document(self.doc, lambda docs, d: docs.write(d, NOTES))))
             make_editor(qtbot, self.nodes, self.doc)
             for window in self.windows:
                 open_branch(qtbot, window, self.doc, "main")
@@ -129,7 +130,7 @@ def test_two_open_editors_take_in_every_change_and_write_back_nothing(qtbot, tmp
             lines[line % len(lines)] = f"{line % len(lines)}. from {NAMES[1 - who]} {self.writes}"
             note(f"{NAMES[who]} types {typed!r} at {start} while {NAMES[1 - who]} writes line "
                  f"{line % len(lines)}")
-            result(other.facade.documents.write(self.doc, "\n".join(lines)))
+            result(other.facade.run(on_document(self.doc, lambda docs, d: docs.write(d, "\n".join(lines)))))
             settle(qtbot, self.panes, self.nodes, self.doc)
             self.expected += [(self.nodes[who].key, "edit"), (other.key, "edit")]
 
@@ -138,7 +139,7 @@ def test_two_open_editors_take_in_every_change_and_write_back_nothing(qtbot, tmp
         def fork(self) -> None:
             name = f"draft{len(self.drafts)}"
             note(f"ada forks {name}")
-            result(self.nodes[0].facade.documents.fork(self.doc, "main", name))
+            result(self.nodes[0].facade.run(on_document(self.doc, lambda docs, d: docs.fork(d, "main", name))))
             self.drafts.append(name)
             settle(qtbot, self.panes, self.nodes, self.doc)
 
@@ -162,7 +163,7 @@ def test_two_open_editors_take_in_every_change_and_write_back_nothing(qtbot, tmp
             # What the merging node holds of main is what the other one shows: in step.
             settle(qtbot, self.panes, self.nodes, self.doc)
             before = stored(node, self.doc)
-            commit = result(node.facade.documents.merge(self.doc, draft, "main", prefer=prefer))
+            commit = result(node.facade.run(on_document(self.doc, lambda docs, d: docs.merge(d, draft, "main", prefer=prefer))))
             note(f"{NAMES[who]} merges {draft} ({prefer}): {commit}")
             self._changed_by(who, "merge", before)
 
