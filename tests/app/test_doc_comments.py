@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from app.doc_comments import find_quote
-from app.doc_views import comments_view
+from app.doc_views import comments_view, document_view
 from app.documents import on_document
 from app.paths import Paths
 from app.workspace import WorkspaceError
@@ -239,20 +239,19 @@ def test_the_facade_comments_on_a_selection_at_the_heads_the_editor_showed(tmp_p
     with Cluster(tmp_path) as cluster:
         [pa] = cluster.members(1)
         a = cluster.start(pa)
-        docs = a.facade.documents
-        doc = bytes.fromhex(result(docs.new("Notes")))
-        result(docs.write(doc, "one two three"))
-        seen = result(docs.open(doc)).heads
-        result(docs.write(doc, "zero one two three"))  # the branch moved on meanwhile
-        comment = result(docs.comment_at(doc, 4, 7, "on two", heads=seen))  # "two" back then
-        view = result(docs.comments(doc))
+        doc = bytes.fromhex(result(a.facade.run(lambda ws: ws.documents.new("Notes").id)))
+        result(a.facade.run(on_document(doc, lambda docs, d: docs.write(d, "one two three"))))
+        seen = result(a.facade.run(on_document(doc, lambda docs, d: document_view(docs, d)))).heads
+        result(a.facade.run(on_document(doc, lambda docs, d: docs.write(d, "zero one two three"))))  # the branch moved on meanwhile
+        comment = result(a.facade.run(on_document(doc, lambda docs, d: docs.comment_at(d, 4, 7, "on two", heads=seen))))  # "two" back then
+        view = result(a.facade.run(on_document(doc, lambda docs, d: comments_view(docs, d))))
         [info] = view.comments
         assert info.id == comment and view.text[info.start:info.end] == "two"
         assert (view.heads, view.unreadable, view.editors) == (
-            result(docs.open(doc)).heads, None, (a.key,))
-        result(docs.reply(doc, comment, "yes"))
-        result(docs.resolve_comment(doc, comment))
-        [info] = result(docs.comments(doc)).comments
+            result(a.facade.run(on_document(doc, lambda docs, d: document_view(docs, d)))).heads, None, (a.key,))
+        result(a.facade.run(on_document(doc, lambda docs, d: docs.reply(d, comment, "yes"))))
+        result(a.facade.run(on_document(doc, lambda docs, d: docs.resolve_comment(d, comment))))
+        [info] = result(a.facade.run(on_document(doc, lambda docs, d: comments_view(docs, d)))).comments
         assert info.resolved and [r.text for r in info.replies] == ["yes"]
 
 

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from app import joining, sharing
+from app import joining, sharing, slash
 from app.channel_list import channel_list
+from app.doc_views import commit_typed, document_view
+from app.documents import on_document
 from app.invite import Invite
 from app.node import Node, NodeEvent, NodeStopped
 from app.paths import Paths, workspaces
@@ -136,7 +138,7 @@ def test_channel_state_topic_members_and_nicknames(cluster: Cluster):
     assert [m.key for m in result(facade.run(lambda ws: ws.channel_members("design")))] == [a.key]
     assert result(facade.run(lambda ws: ws.nickname())) == "alice l."
     assert result(facade.run(lambda ws: ws.nicknames())) == {a.key: "alice l."}
-    channel, note = result(facade.slash("design", "/me waves"))
+    channel, note = result(facade.run(lambda ws: slash.apply(ws, "design", "/me waves")))
     assert (channel, note) == ("design", None)
     mine = result(facade.run(lambda ws: ws.read("design")))[-1]
     result(facade.run(lambda ws: ws.conversation.delete(mine.id).id))
@@ -202,36 +204,35 @@ def test_a_node_that_is_not_running_answers_with_nodestopped(cluster: Cluster):
 def test_the_documents_facade_edits_forks_merges_tags_and_undoes(cluster: Cluster):
     (pa,) = cluster.members(1)
     node = cluster.start(pa)
-    docs = node.facade.documents
-    doc = bytes.fromhex(result(docs.new("Plan")))
-    view = result(docs.open(doc))
+    doc = bytes.fromhex(result(node.facade.run(lambda ws: ws.documents.new("Plan").id)))
+    view = result(node.facade.run(on_document(doc, lambda docs, d: document_view(docs, d))))
     assert isinstance(view, DocumentView)
     assert (view.title, view.text, [b.name for b in view.branches]) == ("Plan", "", ["main"])
-    committed = result(docs.edit(doc, view.heads, "", "step one 😀"))
+    committed = result(node.facade.run(on_document(doc, lambda docs, d: commit_typed(docs, d, list(view.heads), "", "step one 😀"))))
     assert committed.text == "step one 😀" and committed.heads == [committed.commit]
-    assert result(docs.fork(doc, "main", "draft"))
-    assert result(docs.write(doc, "step one 😀, step two", branch="draft"))
-    assert result(docs.show(doc)) == "step one 😀"
-    result(docs.merge(doc, "draft", "main"))
-    assert result(docs.show(doc)) == "step one 😀, step two"
-    tagged = result(docs.tag(doc, "v1"))
-    assert result(docs.tags(doc)) == {"v1": tagged}
-    result(docs.write(doc, "step one 😀, step two, three"))
-    result(docs.undo(doc))
-    assert result(docs.show(doc)) == "step one 😀, step two"
-    result(docs.redo(doc))
-    assert result(docs.show(doc)) == "step one 😀, step two, three"
-    assert result(docs.show(doc, at=committed.commit)) == "step one 😀"
-    history = result(docs.history(doc))
+    assert result(node.facade.run(on_document(doc, lambda docs, d: docs.fork(d, "main", "draft"))))
+    assert result(node.facade.run(on_document(doc, lambda docs, d: docs.write(d, "step one 😀, step two", branch="draft"))))
+    assert result(node.facade.run(on_document(doc, lambda docs, d: d.text(d.heads("main"))))) == "step one 😀"
+    result(node.facade.run(on_document(doc, lambda docs, d: docs.merge(d, "draft", "main"))))
+    assert result(node.facade.run(on_document(doc, lambda docs, d: d.text(d.heads("main"))))) == "step one 😀, step two"
+    tagged = result(node.facade.run(on_document(doc, lambda docs, d: docs.tag(d, "v1", None, "main"))))
+    assert result(node.facade.run(on_document(doc, lambda docs, d: d.tags()))) == {"v1": tagged}
+    result(node.facade.run(on_document(doc, lambda docs, d: docs.write(d, "step one 😀, step two, three"))))
+    result(node.facade.run(on_document(doc, lambda docs, d: docs.undo(d))))
+    assert result(node.facade.run(on_document(doc, lambda docs, d: d.text(d.heads("main"))))) == "step one 😀, step two"
+    result(node.facade.run(on_document(doc, lambda docs, d: docs.redo(d))))
+    assert result(node.facade.run(on_document(doc, lambda docs, d: d.text(d.heads("main"))))) == "step one 😀, step two, three"
+    assert result(node.facade.run(on_document(doc, lambda docs, d: d.text([committed.commit])))) == "step one 😀"
+    history = result(node.facade.run(on_document(doc, lambda docs, d: d.history("main"))))
     assert committed.commit in [c.id for c in history]
     assert {c.author for c in history} == {node.key}
-    result(docs.set_main(doc, "draft"))
-    assert [b.name for b in result(docs.branches(doc)) if b.main] == ["draft"]
-    result(docs.rename(doc, "Final plan"))
-    assert [s.title for s in result(docs.list())] == ["Final plan"]
-    assert result(docs.editors("Final plan")) == [node.key]  # named as the CLI names it
-    assert result(docs.share(doc)).startswith("hearthcap1-")
-    view = result(docs.open(doc, "main"))
+    result(node.facade.run(on_document(doc, lambda docs, d: docs.set_main(d, "draft"))))
+    assert [b.name for b in result(node.facade.run(on_document(doc, lambda docs, d: d.branches()))) if b.main] == ["draft"]
+    result(node.facade.run(on_document(doc, lambda docs, d: docs.rename(d, "Final plan"))))
+    assert [s.title for s in result(node.facade.run(lambda ws: ws.documents.all()))] == ["Final plan"]
+    assert result(node.facade.run(on_document("Final plan", lambda docs, d: sorted(d.editors())))) == [node.key]  # named as the CLI names it
+    assert result(node.facade.run(on_document(doc, lambda docs, d: d.share("main").encode()))).startswith("hearthcap1-")
+    view = result(node.facade.run(on_document(doc, lambda docs, d: document_view(docs, d, "main"))))
     assert view.names == {node.key: "alice"} and view.branch == "main"
 
 

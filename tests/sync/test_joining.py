@@ -64,7 +64,7 @@ def test_a_refused_newcomer_gets_nothing_and_gives_nothing(cluster: Cluster):
     sharing.join_workspace(_paths(cluster.root, "bob"), used, nick="bob",
                            peers=[(LOCAL, a.port)], mdns=False)
     revoked = a.facade.run(lambda ws: ws.members.invite()[0]).result(10)
-    a.facade.revoke_invite(revoked).result(10)
+    a.facade.run(lambda ws: ws.members.revoke_invite(revoked)).result(10)
     with Workspace.open(pa) as ws:
         code, _ = ws.members.invite(expires_ms=ws.replica.now_ms() - 1)
 

@@ -23,12 +23,11 @@ from .test_window import WAIT_MS, pair, result, window  # noqa: E402, F401
 
 def conflicting(node, source: str) -> bytes:
     """A document whose main and `source` changed its one line apart."""
-    docs = node.facade.documents
-    doc = bytes.fromhex(result(docs.new("Notes")))
-    result(docs.write(doc, "4. x\n"))
-    result(docs.fork(doc, "main", source))
-    result(docs.write(doc, "4. z (main by bob)\n"))
-    result(docs.write(doc, "4. y (draft by ada)\n", branch=source))
+    doc = bytes.fromhex(result(node.facade.run(lambda ws: ws.documents.new("Notes").id)))
+    result(node.facade.run(on_document(doc, lambda docs, d: docs.write(d, "4. x\n"))))
+    result(node.facade.run(on_document(doc, lambda docs, d: docs.fork(d, "main", source))))
+    result(node.facade.run(on_document(doc, lambda docs, d: docs.write(d, "4. z (main by bob)\n"))))
+    result(node.facade.run(on_document(doc, lambda docs, d: docs.write(d, "4. y (draft by ada)\n", branch=source))))
     return doc
 
 
@@ -57,10 +56,9 @@ def test_every_choice_shows_whole(qtbot, pair, bridges, source):  # noqa: F811
 
 
 def test_a_branch_merged_already_says_so_and_merges_nothing(qtbot, pair, bridges):  # noqa: F811
-    docs = pair[0].facade.documents
     doc = conflicting(pair[0], "draft")
-    assert result(docs.merge(doc, "draft", "main", prefer="theirs")) is not None
-    history = result(docs.history(doc))
+    assert result(pair[0].facade.run(on_document(doc, lambda docs, d: docs.merge(d, "draft", "main", prefer="theirs")))) is not None
+    history = result(pair[0].facade.run(on_document(doc, lambda docs, d: d.history("main"))))
     dialog = MergeDialog(bridges[0], doc, "draft", "main")
     qtbot.addWidget(dialog)
     with qtbot.waitSignal(dialog.previewed, timeout=WAIT_MS):
@@ -69,8 +67,8 @@ def test_a_branch_merged_already_says_so_and_merges_nothing(qtbot, pair, bridges
                                      "there is nothing to do.")
     assert not dialog.merge_button.isEnabled()
     assert dialog.merge_button.toolTip() == "Already merged: nothing to do"
-    assert result(docs.merge(doc, "draft", "main")) is None  # the library: nothing to do
-    assert result(docs.history(doc)) == history
+    assert result(pair[0].facade.run(on_document(doc, lambda docs, d: docs.merge(d, "draft", "main")))) is None  # the library: nothing to do
+    assert result(pair[0].facade.run(on_document(doc, lambda docs, d: d.history("main")))) == history
 
 
 def test_the_pane_merging_a_branch_merged_already_says_so(qtbot, pair, window):  # noqa: F811

@@ -92,10 +92,10 @@ def changes(node, doc: bytes, branch: str = "main") -> list[tuple[bytes, str]]:
     """(author, kind) of each commit on `branch` that changed the text (oldest first): an
     edit someone typed or wrote, a merge, a restore. Commits that change nothing (a fork's
     copy, one joining two heads) are left out."""
-    docs = node.facade.documents
     out = []
-    for commit in result(docs.history(doc, branch)):
-        diff = result(docs.diff(doc, list(commit.parents), [commit.id]))
+    for commit in result(node.facade.run(on_document(doc, lambda docs, d: d.history(branch)))):
+        diff = result(node.facade.run(on_document(
+            doc, lambda docs, d, commit=commit: docs.diff(d, list(commit.parents), [commit.id]))))
         if diff.old_text != diff.new_text:
             out.append((commit.author, commit.kind))
     return out

@@ -148,11 +148,10 @@ def test_two_open_editors_take_in_every_change_and_write_back_nothing(qtbot, tmp
             ["y (draft by ada)", "w", "😀 draft"]))
         def write_on_a_draft(self, pick: int, line: int, word: str) -> None:
             draft = self.drafts[pick % len(self.drafts)]
-            docs = self.nodes[0].facade.documents
-            lines = result(docs.show(self.doc, draft)).split("\n")
+            lines = result(self.nodes[0].facade.run(on_document(self.doc, lambda docs, d: d.text(d.heads(draft))))).split("\n")
             lines[line % len(lines)] = f"{line % len(lines)}. {word}"
             note(f"ada writes line {line % len(lines)} of {draft}: {word!r}")
-            result(docs.write(self.doc, "\n".join(lines), branch=draft))
+            result(self.nodes[0].facade.run(on_document(self.doc, lambda docs, d: docs.write(d, "\n".join(lines), branch=draft))))
 
         @precondition(lambda self: self.drafts)
         @rule(who=WHO, pick=st.integers(0, 100),
@@ -170,15 +169,14 @@ def test_two_open_editors_take_in_every_change_and_write_back_nothing(qtbot, tmp
         @rule(who=WHO, pick=st.integers(0, 100))
         def restore_an_older_version(self, who: int, pick: int) -> None:
             node = self.nodes[who]
-            docs = node.facade.documents
             settle(qtbot, self.panes, self.nodes, self.doc)
-            history = result(docs.history(self.doc))
+            history = result(node.facade.run(on_document(self.doc, lambda docs, d: d.history("main"))))
             commit = history[pick % len(history)].id
             before = stored(node, self.doc)
-            if result(docs.show(self.doc, "main", commit)) == before:
+            if result(node.facade.run(on_document(self.doc, lambda docs, d: d.text([commit] if commit else d.heads("main"))))) == before:
                 return  # it reads like that already: nothing to restore
             note(f"{NAMES[who]} restores {commit[:8]}")
-            result(docs.restore(self.doc, commit))
+            result(node.facade.run(on_document(self.doc, lambda docs, d: docs.restore(d, commit))))
             self._changed_by(who, "restore", before)
 
         @invariant()

@@ -71,10 +71,9 @@ def test_a_remote_insert_before_my_cursor_keeps_it_on_its_character(qtbot, windo
 
 def _is_editor(node, doc_id: str) -> bool:
     """The node can read the document and has learned that it may edit it."""
-    documents = node.facade.documents
     try:
-        result(documents.show(bytes.fromhex(doc_id)))
-        return node.key in result(documents.editors(bytes.fromhex(doc_id)))
+        result(node.facade.run(on_document(bytes.fromhex(doc_id), lambda docs, d: d.text(d.heads("main")))))
+        return node.key in result(node.facade.run(on_document(bytes.fromhex(doc_id), lambda docs, d: sorted(d.editors()))))
     except Exception:
         return False
 

@@ -36,7 +36,8 @@ def node_c(pair, tmp_path):  # noqa: F811
     """A third member, carol, admitted by ada with a personal code, syncing with ada."""
     node_a, _ = pair
     carol = Paths.resolve(tmp_path / "c", "default")
-    code = result(node_a.facade.invite_for(joining.identity_key(carol)))
+    key = joining.identity_key(carol)
+    code = result(node_a.facade.run(lambda ws: ws.members.invite_for(key)))
     sharing.join_workspace(carol, code, nick="carol")
     node = Node(carol, interfaces=["127.0.0.1"], mdns=False, reconcile_interval=None,
                 peers=[("127.0.0.1", node_a.port)]).start()
