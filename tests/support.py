@@ -224,7 +224,8 @@ def node_post(node: Node, channel: str, text: str) -> bytes:
 
 def node_read(node: Node, channel: str, *, limit: int = 50,
               before: str | None = None) -> list[Message]:
-    return node.facade.run(lambda ws: ws.read(channel, limit=limit, before=before)).result(CALL_TIMEOUT_S)
+    return node.facade.run(
+        lambda ws: ws.read(channel, limit=limit, before=before)).result(CALL_TIMEOUT_S)
 
 
 def node_online(node: Node) -> set[bytes]:
