@@ -191,7 +191,10 @@ def test_join_and_leave_a_channel_from_the_sidebar(qtbot, window, pair):  # noqa
     window.join_channel("random")
     qtbot.waitUntil(lambda: window.channel == "random", timeout=WAIT_MS)
     key = pair[0].key
-    members = pair[0].facade.members
+
+    def members(channel: str):
+        return pair[0].facade.run(lambda ws: ws.channel_members(channel))
+
     qtbot.waitUntil(lambda: any(m.key == key for m in result(members("random"))),
                     timeout=WAIT_MS)
     window.leave_channel("random")
