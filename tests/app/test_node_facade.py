@@ -201,38 +201,47 @@ def test_a_node_that_is_not_running_answers_with_nodestopped(cluster: Cluster):
 
 # Documents -------------------------------------------------------------------------------------
 
-def test_the_documents_facade_edits_forks_merges_tags_and_undoes(cluster: Cluster):
+def test_documents_through_run_edit_fork_merge_tag_and_undo(cluster: Cluster):
     (pa,) = cluster.members(1)
     node = cluster.start(pa)
+
+    def on(doc: bytes | str, action):
+        """action(the library's documents, the document) on the Node's thread, waited for."""
+        return result(node.facade.run(on_document(doc, action)))
+
+    def text(d) -> str:
+        return d.text(d.heads("main"))
+
     doc = bytes.fromhex(result(node.facade.run(lambda ws: ws.documents.new("Plan").id)))
-    view = result(node.facade.run(on_document(doc, lambda docs, d: document_view(docs, d))))
+    view = on(doc, document_view)
     assert isinstance(view, DocumentView)
     assert (view.title, view.text, [b.name for b in view.branches]) == ("Plan", "", ["main"])
-    committed = result(node.facade.run(on_document(doc, lambda docs, d: commit_typed(docs, d, list(view.heads), "", "step one 😀"))))
+    committed = on(doc, lambda docs, d: commit_typed(docs, d, list(view.heads), "", "step one 😀"))
     assert committed.text == "step one 😀" and committed.heads == [committed.commit]
-    assert result(node.facade.run(on_document(doc, lambda docs, d: docs.fork(d, "main", "draft"))))
-    assert result(node.facade.run(on_document(doc, lambda docs, d: docs.write(d, "step one 😀, step two", branch="draft"))))
-    assert result(node.facade.run(on_document(doc, lambda docs, d: d.text(d.heads("main"))))) == "step one 😀"
-    result(node.facade.run(on_document(doc, lambda docs, d: docs.merge(d, "draft", "main"))))
-    assert result(node.facade.run(on_document(doc, lambda docs, d: d.text(d.heads("main"))))) == "step one 😀, step two"
-    tagged = result(node.facade.run(on_document(doc, lambda docs, d: docs.tag(d, "v1", None, "main"))))
-    assert result(node.facade.run(on_document(doc, lambda docs, d: d.tags()))) == {"v1": tagged}
-    result(node.facade.run(on_document(doc, lambda docs, d: docs.write(d, "step one 😀, step two, three"))))
-    result(node.facade.run(on_document(doc, lambda docs, d: docs.undo(d))))
-    assert result(node.facade.run(on_document(doc, lambda docs, d: d.text(d.heads("main"))))) == "step one 😀, step two"
-    result(node.facade.run(on_document(doc, lambda docs, d: docs.redo(d))))
-    assert result(node.facade.run(on_document(doc, lambda docs, d: d.text(d.heads("main"))))) == "step one 😀, step two, three"
-    assert result(node.facade.run(on_document(doc, lambda docs, d: d.text([committed.commit])))) == "step one 😀"
-    history = result(node.facade.run(on_document(doc, lambda docs, d: d.history("main"))))
+    assert on(doc, lambda docs, d: docs.fork(d, "main", "draft"))
+    assert on(doc, lambda docs, d: docs.write(d, "step one 😀, step two", branch="draft"))
+    assert on(doc, lambda _, d: text(d)) == "step one 😀"
+    on(doc, lambda docs, d: docs.merge(d, "draft", "main"))
+    assert on(doc, lambda _, d: text(d)) == "step one 😀, step two"
+    tagged = on(doc, lambda docs, d: docs.tag(d, "v1", None, "main"))
+    assert on(doc, lambda _, d: d.tags()) == {"v1": tagged}
+    on(doc, lambda docs, d: docs.write(d, "step one 😀, step two, three"))
+    on(doc, lambda docs, d: docs.undo(d))
+    assert on(doc, lambda _, d: text(d)) == "step one 😀, step two"
+    on(doc, lambda docs, d: docs.redo(d))
+    assert on(doc, lambda _, d: text(d)) == "step one 😀, step two, three"
+    assert on(doc, lambda _, d: d.text([committed.commit])) == "step one 😀"
+    history = on(doc, lambda _, d: d.history("main"))
     assert committed.commit in [c.id for c in history]
     assert {c.author for c in history} == {node.key}
-    result(node.facade.run(on_document(doc, lambda docs, d: docs.set_main(d, "draft"))))
-    assert [b.name for b in result(node.facade.run(on_document(doc, lambda docs, d: d.branches()))) if b.main] == ["draft"]
-    result(node.facade.run(on_document(doc, lambda docs, d: docs.rename(d, "Final plan"))))
-    assert [s.title for s in result(node.facade.run(lambda ws: ws.documents.all()))] == ["Final plan"]
-    assert result(node.facade.run(on_document("Final plan", lambda docs, d: sorted(d.editors())))) == [node.key]  # named as the CLI names it
-    assert result(node.facade.run(on_document(doc, lambda docs, d: d.share("main").encode()))).startswith("hearthcap1-")
-    view = result(node.facade.run(on_document(doc, lambda docs, d: document_view(docs, d, "main"))))
+    on(doc, lambda docs, d: docs.set_main(d, "draft"))
+    assert [b.name for b in on(doc, lambda _, d: d.branches()) if b.main] == ["draft"]
+    on(doc, lambda docs, d: docs.rename(d, "Final plan"))
+    assert [s.title for s in result(node.facade.run(lambda ws: ws.documents.all()))] \
+        == ["Final plan"]
+    assert on("Final plan", lambda _, d: sorted(d.editors())) == [node.key]  # as the CLI names it
+    assert on(doc, lambda _, d: d.share("main").encode()).startswith("hearthcap1-")
+    view = on(doc, lambda docs, d: document_view(docs, d, "main"))
     assert view.names == {node.key: "alice"} and view.branch == "main"
 
 
