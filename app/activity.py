@@ -45,6 +45,7 @@ from analytics.recorder import Recorder
 from core.errors import Reason
 from core.objects import Object
 from storage import Kept
+from sync.events import SessionEnded
 
 log = logging.getLogger(__name__)
 
@@ -138,11 +139,10 @@ class Activity:
         for _ in range(conflicts):
             self.recorder.record("conflict", kind="concurrent_doc_edit", heads=2, stream=stream)
 
-    def session(self, detail: dict) -> None:
-        self.recorder.record("sync_session", peers=max(1, int(detail["peers"])),
-                             rounds=int(detail["rounds"]), bytes=pow2(int(detail["bytes"])),
-                             objects=int(detail["objects"]),
-                             duration_ms=max(0, int(detail["duration_ms"])))
+    def session(self, ended: SessionEnded) -> None:
+        self.recorder.record("sync_session", peers=max(1, ended.peers), rounds=ended.rounds,
+                             bytes=pow2(ended.bytes), objects=ended.objects,
+                             duration_ms=max(0, ended.duration_ms))
 
     def kept_changed(self, kept: Kept) -> None:
         """This computer's kept set changed to `kept` (call it once per change)."""

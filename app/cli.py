@@ -19,6 +19,7 @@ from . import (
     member_commands,
     moderation_commands,
     private_commands,
+    relay_commands,
     sync_commands,
 )
 from ._command import PORT, CLIError, Parser, common_options, errors, seconds, whole_number
@@ -30,7 +31,7 @@ __all__ = ["PORT", "CLIError", "Parser", "build_parser", "main", "seconds", "who
 # `register(subparsers, common_options)`. A new module is added here, or its commands do not exist.
 COMMAND_MODULES = (chat_commands, file_commands, conversation_commands, moderation_commands,
                    doc_commands, sync_commands, keep_commands, download_commands, member_commands,
-                   private_commands, analytics_commands, gui_command)
+                   private_commands, analytics_commands, relay_commands, gui_command)
 
 
 Handler = Callable[[argparse.Namespace], Any]

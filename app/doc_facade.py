@@ -1,5 +1,5 @@
 """The documents of a running Node (`node.facade.documents`): what remains of the documents'
-facade while ui/main_window.py calls it. Every other caller runs the library itself,
+facade while ui/window_documents.py calls it. Every other caller runs the library itself,
 `facade.run(on_document(doc, lambda docs, d: docs.undo(d, branch)))` (app.documents)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 class DocumentsFacade:
-    """Forwarding only, kept while ui/main_window.py calls it (`list`, `new`)."""
+    """Forwarding only, kept while ui/window_documents.py calls it (`list`, `new`)."""
 
     def __init__(self, node: Node):
         self._node = node

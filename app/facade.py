@@ -19,9 +19,8 @@ and recording), so sync keeps serving meanwhile.
 A few things answer without a future, because they never wait: `info` (who and where, fixed
 once the Node started), `key`, `pending()` and `history()` (snapshots swapped whole), and
 `focus` (which channel the window shows, so its history comes first). Events come by
-`subscribe` (NodeEvent: objects, peers, synced, delivered, typing, presence, presence-left,
-files: app.records.FileProgress, history: app.records.HistoryProgress), on the Node's thread.
-The records handed back are frozen values from app/records.py.
+`subscribe` (app/events.py: one dataclass per kind, saying what changed), on the Node's
+thread. The records handed back are frozen values from app/records.py.
 """
 
 from __future__ import annotations
@@ -51,7 +50,8 @@ from .workspace import Workspace
 from .workspaces import folder_entries
 
 if TYPE_CHECKING:
-    from .node import Node, NodeEvent
+    from .events import NodeEvent
+    from .node import Node
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -274,7 +274,7 @@ class NodeFacade:
 
     def download(self, message_id: bytes, index: int) -> Future[None]:
         """Fetch file `index` of a message from peers; done when it is complete here (progress
-        comes as NodeEvent "files" with FileProgress)."""
+        comes as events with FileProgress)."""
         return self._node.download(message_id, index)
 
     def save_attachment(self, message_id: bytes, index: int, out_dir: str | Path,
@@ -313,8 +313,9 @@ class NodeFacade:
         """Stop recording, delete the spool, and ask the collector to delete the rest."""
         return self._run(self._node.recorder.disable)
 
-    # Forwarding only, kept while ui/main_window.py, ui/models.py and ui/message_view.py call
-    # them; every other caller runs the library call itself (`run`) ---------------------------
+    # Forwarding only, kept while ui/main_window.py and its window_*.py, ui/models.py,
+    # ui/message_view.py and ui/message_menu.py call them; every other caller runs the library
+    # call itself (`run`) ---------------------------------------------------------------------
 
     def read(self, channel: str, *, limit: int = 50, before: str | None = None,
              hidden: bool = False) -> Future[list[Message]]:

@@ -1,145 +1,85 @@
 """The Node: one workspace's replica and its sync, on its own thread with an asyncio loop.
 
-This module is the Node's lifecycle: the data-folder lock, the thread and its loop, the sync
-service and the analytics shipper, and the events it emits. What others may ask of a running
-Node is its facade (`Node.facade`, app/facade.py): named methods that run on the Node's thread
-(one writer) and return concurrent.futures.Futures, which is all the window uses. Subscribers
-get NodeEvents on the Node's thread (the window's Qt bridge re-emits them as signals).
+This module is the Node's lifecycle: the data-folder lock (app/data_lock.py), the thread and
+its loop, the sync service and the analytics shipper, and the events it emits (app/events.py,
+to subscribers on the Node's thread; the window's Qt bridge hands them on). `run(fn)` runs any
+library call on the Node's thread (one writer): fn gets the Workspace, the caller a Future.
+The facade (`Node.facade`, app/facade.py) adds what needs thread work or events of its own.
 
-`run(fn)` runs any library call on the Node's thread: fn gets the Workspace, the caller a
-Future (the facade's named methods are built on it; tests and scripts use it directly).
-
-Attached files travel through the sync service's fetcher (sync.fetcher): `download` fetches one
-on request, and files of at most the `auto_download_mb` preference in the person's channels are
-fetched by themselves when objects arrive and when a peer connects (`_auto_fetch`). Another
-process on the same data folder (`hearth download` beside a running Node) asks by leaving a
-request file in `<workspace dir>/downloads/`; the Node answers in a status file beside it
-(app/download_requests.py).
+Its parts: `node.files` (app/node_files.py) fetches attached files, on request and by
+themselves; `node.members` (app/node_members.py) does what membership changes call for.
+Another process on the same data folder (`hearth download` beside a running Node) asks for a
+file by leaving a request in `<workspace dir>/downloads/` (app/download_requests.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from analytics.recorder import Recorder
-from analytics.shipper import Shipper
+from analytics.shipper import Shipper, Spool
 from core import kinds
 from core.objects import Object
 from storage import NotFound, start_signature_helper
+from sync.events import (
+    Delivered,
+    FileFetch,
+    HistoryFetch,
+    ObjectRejected,
+    ObjectsStored,
+    PeerConnected,
+    SessionEnded,
+    SyncEvent,
+)
 from sync.peers import PeerBook
 from sync.service import PRESENCE_TTL_S as PRESENCE_TTL_S  # for the window's cursors
 from sync.service import TYPING_TTL_S as TYPING_TTL_S  # for the window's indicator
-from sync.service import Admission, Interest, SyncEvent, SyncService
+from sync.service import Admission, Interest, SyncService
 from sync.session import PRESENCE_REFRESH_S as PRESENCE_REFRESH_S  # how often a window repeats
 
-from . import keeping, preferences, sync_status
+from . import keeping, sync_status
 from .activity import Activity
-from .documents import Documents
+from .arrivals import Arrivals
+from .data_lock import DataLock
 from .download_requests import DOWNLOADS, DownloadRequests
 from .errors import NodeError as NodeError
 from .errors import NodeLocked as NodeLocked
 from .errors import NodeStopped as NodeStopped
+from .events import FileProgressed, HistoryProgressed, KeptChanged, NodeEvent
 from .facade import NodeFacade
 from .membership import RemovalRecord, session_secrets
+from .node_files import NodeFiles
+from .node_members import KINDS as member_kinds
+from .node_members import NodeMembers
 from .paths import Paths
-from .records import FileProgress, HistoryProgress, Kept, NodeInfo
+from .records import HistoryProgress, Kept, NodeInfo
 from .version import app_version
 from .workspace import Workspace, WorkspaceError, genesis_name, read_secret
+
+if TYPE_CHECKING:
+
+    from .documents import Documents
 
 log = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
-MAX_TOLD_CACHED = 16  # removed members whose removal objects are kept at hand (_tell)
-MEMBERSHIP_KINDS = frozenset({"member/admit", "member/remove", "member/kept", "workspace/key",
-                              "invite/create", "invite/revoke"})
 COLLECTOR_CHECK_S = 5.0  # how soon a collector URL set in the settings is used
-AUTO_FETCH_DELAY_S = 0.5  # arrivals within this are looked at together for files to fetch
-AUTO_RETRY_S = 60.0  # a file that could not be fetched by itself is tried again after this
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class NodeEvent:
-    """kind: objects (new objects stored: detail["ids"]), peers (detail["online"]),
-    synced (a reconciliation round finished), delivered (my objects reached a peer:
-    Node.pending() shrank), typing (a connected peer's person is typing: detail["key"],
-    detail["channel"], detail["expires"], a time.monotonic() deadline TYPING_TTL_S after the
-    frame; nothing is stored, and it is gone once that passes), presence (a connected peer's
-    person has a document open: detail["key"], detail["doc"] (the id, bytes), detail["branch"],
-    detail["heads"] (commit ids, bytes, that its positions refer to), detail["anchor"] and
-    detail["at"] (its selection, in codepoints), detail["expires"] (PRESENCE_TTL_S after the
-    frame; the window repeats it every PRESENCE_REFRESH_S)), presence-left (they closed the
-    document or went away: detail["key"], detail["doc"]). Nothing of either is stored.
-    files (an attached file is being fetched: detail["progress"], a FileProgress; at most a
-    few a second per file, and always one at the end, done or with an error). history (objects
-    of the channels and documents kept here are arriving from peers: detail["progress"], a
-    HistoryProgress; at most four a second, and one with done True when none are). removed
-    (this computer's own replica says its key was removed, by the signed removal it holds:
-    detail["by"] (key), detail["at_ms"], detail["reason"], detail["nick"] (the remover's
-    nickname or None); the Node then dials no one, and the replica stays readable)."""
-
-    kind: str
-    detail: dict
-
-
-def _pass_failure(started: Future, result: Future) -> None:
-    """A download that could not start (no such file, a stopped Node) fails with its reason."""
-    error = started.exception()
-    if error is not None and result.set_running_or_notify_cancel():
-        result.set_exception(error)
-
-
-class DataLock:
-    """An exclusive lock on a data folder (flock; released if the process dies). The file
-    says who holds it: the pid, and on a second line the workspace it is held for."""
-
-    def __init__(self, path: Path, workspace: str = ""):
-        self.path = path
-        self.workspace = workspace
-        self._fd: int | None = None
-
-    def acquire(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            lines = os.read(fd, 256).decode(errors="replace").splitlines()
-            os.close(fd)
-            pid = lines[0].strip() if lines and lines[0].strip() else "?"
-            workspace = lines[1].strip() if len(lines) > 1 else ""
-            raise NodeLocked(
-                f"another Hearth (pid {pid}) is running on {self.path.parent}; "
-                "commands like `hearth post` still work beside it",
-                pid=pid, workspace=workspace) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n{self.workspace}\n".encode())
-        self._fd = fd
-
-    def release(self) -> None:
-        if self._fd is not None:
-            with contextlib.suppress(OSError):
-                os.ftruncate(self._fd, 0)
-                fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
-            self._fd = None
 
 
 class Node:
     def __init__(self, paths: Paths, *, port: int = 0, interfaces: list[str] | None = None,
-                 mdns: bool = True, peers: list[tuple[str, int]] = (),
+                 mdns: bool = True, peers: Iterable[tuple[str, int]] = (),
                  reconcile_interval: float | None = 30.0,
                  clock: Callable[[], float] = time.time, ui: str = "serve"):
         self.paths = paths
@@ -151,33 +91,30 @@ class Node:
         self._clock = clock
         self._ui = ui
         self.recorder = Recorder(paths.data, clock=clock)
-        self.activity: Activity | None = None
+        # Made as the Node starts, on its thread, before any work of its runs (None until).
+        self.activity: Activity = None  # type: ignore[assignment]
         self._shipper: Shipper | None = None
         self._lock = DataLock(paths.data / "node.lock", paths.workspace)
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ready = threading.Event()
-        self._stop: asyncio.Event | None = None
+        self._stop: asyncio.Event = None  # type: ignore[assignment]  # as activity
         self._start_error: BaseException | None = None
         self._subscribers: list[Callable[[NodeEvent], None]] = []
-        self._workspace: Workspace | None = None
-        self._service: SyncService | None = None
-        self._membership_version: tuple[int, int] = (0, 0)
-        self._rotating = False
-        self._keys_epoch = 0  # the epoch whose document keys this Node saw to
+        self._workspace: Workspace = None  # type: ignore[assignment]  # as activity
+        self._service: SyncService = None  # type: ignore[assignment]  # as activity
+        self._arrivals: Arrivals = None  # type: ignore[assignment]  # as activity
         self._info: NodeInfo | None = None
         self._pending: frozenset[bytes] = frozenset()
         self._history: HistoryProgress | None = None
         self._history_began: tuple[float, int] | None = None  # monotonic, objects here then
         self._kept_seen: Kept | None = None  # the kept set last told to analytics
         self._stopped = False
-        self._removal: RemovalRecord | None = None  # this computer's key was removed
-        self._told: tuple[object, dict[bytes, list[bytes]]] | None = None  # see _tell
         self._running = False  # the facade takes work: started, and not stopping
         self._outstanding: set[Future] = set()  # facade futures not yet run
         self._outstanding_lock = threading.Lock()
-        self._auto_pending = False
-        self._auto_failed: dict[tuple[bytes, int], float] = {}  # (list, size) -> when to retry
+        self.files = NodeFiles(self)
+        self.members = NodeMembers(self)
         self.facade = NodeFacade(self)
 
     # Lifecycle ------------------------------------------------------------------------------
@@ -245,14 +182,14 @@ class Node:
                 ws.replica, ws.identity, newest, older_secrets=older,
                 port=self._port, interfaces=self._interfaces, mdns=self._mdns, peers=book,
                 on_event=self._on_sync_event, reconcile_interval=self._reconcile_interval,
-                admission=Admission(ws.members.join_key_for, self._admit, self._allow, self._tell),
+                admission=Admission(ws.members.join_key_for, self.members.admit,
+                                    self.members.allow, self.members.tell),
                 chunks=ws.files.chunks, interest=Interest(keeping.streams(ws)))
             self._service.on_outside_write = self._kept_changed  # `hearth keep` meanwhile
-            self._removal = ws.members.view().removed.get(ws.key)
-            if self._removal is not None:  # removed while this computer was away
+            self.members.started()
+            if self.members.removal is not None:  # removed while this computer was away
                 self._service.retired = True
             self._kept_seen = ws.replica.kept.get()
-            self._membership_version = ws.replica.membership.version()
             for host, port in self._initial_peers:
                 self._service.add_peer(host, port)
             self._pending = frozenset(ws.replica.outbox.undelivered(ws.key))
@@ -262,6 +199,7 @@ class Node:
             self.activity = Activity(self.recorder, self._types_and_times)
             ws.on_created = self._created
             ws.on_merged = self.activity.merged_document
+            self._arrivals = Arrivals(ws)
             start_signature_helper()  # a catch-up's first large batch need not wait for it
             await self._service.async_start()
         except BaseException as exc:  # reported to start()'s caller
@@ -276,8 +214,8 @@ class Node:
         requests = asyncio.ensure_future(DownloadRequests(
             self.paths.workspace_dir / DOWNLOADS,
             lambda message_id, index: self._workspace.files.ref(message_id, index).attachment,
-            self._fetch_file, self._file_progress).async_run(self._stop))
-        self._schedule_auto_fetch()
+            self.files.fetch, self.files.progress).async_run(self._stop))
+        self.files.schedule_auto()
         await self._stop.wait()
         for task in (shipping, requests):
             task.cancel()
@@ -299,7 +237,9 @@ class Node:
                     await asyncio.wait_for(self._stop.wait(), COLLECTOR_CHECK_S)
                 continue
             changed = asyncio.Event()
-            self._shipper = Shipper(url, self.recorder, spool_in_thread=True)
+            # The recorder's batch ids are the tuples it handed out (Spool.ack takes them back).
+            spool = cast(Spool, self.recorder)
+            self._shipper = Shipper(url, spool, spool_in_thread=True)
             watch = asyncio.ensure_future(self._async_watch_collector(url, changed))
             try:
                 await self._shipper.async_run(changed)
@@ -327,93 +267,6 @@ class Node:
         if self._workspace is not None:
             self._workspace.close()
         self.recorder.close()
-
-    def _allow(self, key: bytes, old_epoch: bool) -> str | None:
-        """Whether a peer whose identity a session's hello proved may stay (on the Node's
-        thread): the library's rule (app.membership.Membership.refusal)."""
-        return self._workspace.members.refusal(key, old_epoch=old_epoch)
-
-    def _tell(self, key: bytes) -> list[bytes]:
-        """What a refused peer is handed first (on the Node's thread): for a removed member,
-        the signed removal and its kept lists, so their computer learns it from the objects
-        themselves (never from the close's words); nothing for anyone else."""
-        view = self._workspace.members.view()
-        removal = view.removed.get(key)
-        if removal is None:
-            return []
-        if self._told is not None and self._told[0] is view and key in self._told[1]:
-            return self._told[1][key]
-        replica = self._workspace.replica
-        kept = [obj.raw for obj in replica.membership.objects(frozenset({"member/kept"}))
-                if obj.body["removal"] == removal.removal and obj.author == removal.by]
-        raw = replica.get(removal.removal)
-        told = ([raw] if raw is not None else []) + kept
-        if self._told is None or self._told[0] is not view:
-            self._told = (view, {})
-        if len(self._told[1]) < MAX_TOLD_CACHED:
-            self._told[1][key] = told
-        return told
-
-    def removal(self) -> RemovalRecord | None:
-        """This computer's key was removed from the workspace (who, when, why), as its own
-        replica's membership view says; None while it is a member."""
-        return self._removal
-
-    def _membership_changed(self) -> None:
-        """Membership objects arrived or were made: a repair rotation (admins), the secrets
-        sessions use, and the end of the sessions of anyone removed."""
-        ws, service = self._workspace, self._service
-        version = ws.replica.membership.version()
-        if (service is None or version == self._membership_version or self._rotating
-                or ws.members.busy):
-            return
-        self._membership_version = version
-        self._rotating = True
-        try:
-            if ws.members.rotate_if_stale():
-                log.info("started a new epoch: the last one reached someone removed since")
-        finally:
-            self._rotating = False
-        view = ws.members.view()
-        removal = view.removed.get(ws.key)
-        if removal is not None and self._removal is None:
-            self._removed(removal)
-            return
-        service.set_secrets(*session_secrets(ws.members))
-        # Sessions of keys that are no longer let in end: the removed (handed their removal),
-        # and admissions that stopped counting (an invite used at two computers at once).
-        for key in service.online():
-            reason = self._allow(key, False)
-            if reason is not None:
-                service.end_sessions({key}, reason)
-        if ws.private.after_removal():
-            log.info("new keys for private channels someone left")
-        epoch = ws.members.view().epoch
-        # Documents I edit get keys the removed never had, published under the new secret
-        # (so not before mine has arrived: a rotation's seals may come in one by one).
-        if epoch > self._keys_epoch and epoch in ws.members.secrets():
-            self._keys_epoch = epoch
-            made = self.documents().refresh_for_epoch()
-            if made:
-                log.info("new keys for %d document branches after a removal", made)
-
-    def _removed(self, removal: RemovalRecord) -> None:
-        """My own replica says my key was removed: stop dialing, end every session, and tell
-        the window and `hearth serve` (a "removed" event: `by`, `at_ms`, `reason`, `nick`:
-        the remover's nickname, or None)."""
-        self._removal = removal
-        self._service.retire()
-        nick = self._workspace.replica.nicknames().get(removal.by)
-        log.info("this computer was removed from the workspace by %s", removal.by.hex()[:8])
-        self._emit(NodeEvent("removed", {"by": removal.by, "at_ms": removal.at_ms,
-                                         "reason": removal.reason, "nick": nick}))
-
-    def _admit(self, key: bytes, tag: bytes) -> str | None:
-        """A newcomer proved an invite's code in a join session (on the Node's thread)."""
-        reason = self._workspace.members.admit(key, tag)
-        if reason is None:
-            log.info("admitted %s with an invite", key.hex()[:8])
-        return reason
 
     # Running work on the Node's thread ------------------------------------------------------
 
@@ -519,12 +372,13 @@ class Node:
         if kept != self._kept_seen:
             self._kept_seen = kept
             self.activity.kept_changed(kept)
+            self._emit(KeptChanged(kept))
 
-    def _history_moved(self, detail: dict) -> HistoryProgress:
+    def _history_moved(self, fetch: HistoryFetch) -> HistoryProgress:
         names = {self._channel_stream(info.name): kinds.channel_key(info.name)
-                 for info in self._workspace.channels()} if detail["pending"] else {}
-        progress = HistoryProgress(detail["here"], detail["total"], detail["done"], frozenset(
-            names[s] for s in detail["pending"] if s in names))
+                 for info in self._workspace.channels()} if fetch.pending else {}
+        progress = HistoryProgress(fetch.here, fetch.total, fetch.done, frozenset(
+            names[s] for s in fetch.pending if s in names))
         self._history = None if progress.done else progress
         if not progress.done and self._history_began is None:
             self._history_began = (time.monotonic(), progress.here)
@@ -579,97 +433,18 @@ class Node:
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(service.presence_left, doc)
 
-    # Attached files ---------------------------------------------------------------------------
+    # Attached files (node.files: app/node_files.py) ---------------------------------------
 
     def download(self, message_id: bytes, index: int) -> Future[None]:
-        """Fetch file `index` of message `message_id` from the connected peers; the future is
-        done when every chunk is here (ws.files.complete), or fails with a one-line
-        reason: no such file, no connected peer has it, the disk refused it (what was stored
-        stays). Progress comes as "files" events. From any thread, never waits."""
-        result: Future[None] = Future()
+        """Fetch a message's file from the connected peers (NodeFiles.download)."""
+        return self.files.download(message_id, index)
 
-        def start() -> None:
-            ref = self._workspace.files.ref(message_id, index)
-            self._fetch_file(ref.attachment.list, ref.attachment.size, result)
+    # Membership (node.members: app/node_members.py) ------------------------------------------
 
-        started = self._submit(start)
-        started.add_done_callback(lambda f: _pass_failure(f, result))
-        return result
-
-    def _fetch_file(self, list_id: bytes, size: int, result: Future[None] | None) -> None:
-        """Start (or join) the fetch of a file (its list and the size its message says), on the
-        Node's thread; whatever fails ends `result` with the reason."""
-        try:
-            if self._recorded(list_id, size):
-                if result is not None and result.set_running_or_notify_cancel():
-                    result.set_result(None)
-                return
-            fetching = self._service.fetcher.fetch(list_id, size)
-        except Exception as exc:
-            log.exception("a file fetch could not start")
-            self._fetch_ended(list_id, size, exc, result)
-            return
-        fetching.add_done_callback(lambda task: self._fetched(list_id, size, task, result))
-
-    def _recorded(self, list_id: bytes, size: int) -> bool:
-        """Whether the file is complete here (recorded); the eviction that may follow spares
-        it and every file being fetched."""
-        keep = [list_id, *(lst for lst, _ in self._service.fetcher.active)]
-        return self._workspace.files.complete(list_id, size, keep=keep)
-
-    def _fetched(self, list_id: bytes, size: int, task: asyncio.Future,
-                 result: Future[None] | None) -> None:
-        error = (NodeStopped("the node stopped") if task.cancelled()
-                 else task.exception())
-        if error is None:
-            try:
-                if not self._recorded(list_id, size):
-                    error = NodeError("the file is still incomplete here")
-            except Exception as exc:  # a full disk's sqlite error, say
-                log.exception("a fetched file could not be recorded")
-                error = exc
-        self._fetch_ended(list_id, size, error, result)
-
-    def _fetch_ended(self, list_id: bytes, size: int, error: BaseException | None,
-                     result: Future[None] | None) -> None:
-        if result is None:  # fetched by itself: a failure is tried again later
-            if error is not None:
-                self._auto_failed[(list_id, size)] = time.monotonic() + AUTO_RETRY_S
-            return
-        if not result.set_running_or_notify_cancel():
-            return
-        if error is None:
-            result.set_result(None)
-        else:
-            result.set_exception(error if isinstance(error, NodeError) else NodeError(str(error)))
-
-    def _file_progress(self, list_id: bytes, report: Callable[[int, int], None]
-                       ) -> Callable[[], None]:
-        """Call `report(have, size)` as the file `list_id` arrives; returns the unsubscribe."""
-        def progress(event: NodeEvent) -> None:
-            if event.kind == "files" and event.detail["progress"].list == list_id:
-                report(event.detail["progress"].have, event.detail["progress"].size)
-
-        return self.subscribe(progress)
-
-    def _schedule_auto_fetch(self) -> None:
-        if self._auto_pending or self._loop is None or self._service is None:
-            return
-        self._auto_pending = True
-        self._loop.call_later(AUTO_FETCH_DELAY_S, self._auto_fetch)
-
-    def _auto_fetch(self) -> None:
-        """Fetch the files of my channels no larger than the auto_download_mb preference."""
-        self._auto_pending = False
-        if not self._running:
-            return
-        limit = preferences.load(self.paths.data).auto_download_mb << 20
-        now, active = time.monotonic(), set(self._service.fetcher.active)
-        for wanted in self._workspace.files.wanted(limit):
-            key = (wanted.list, wanted.size)
-            if key in active or self._auto_failed.get(key, 0.0) > now:
-                continue
-            self._fetch_file(wanted.list, wanted.size, None)
+    def removal(self) -> RemovalRecord | None:
+        """This computer's key was removed from the workspace (who, when, why), as its own
+        replica's membership view says; None while it is a member."""
+        return self.members.removal
 
     # Peers (the facade's `peers`, `online`, `add_peer`; from any thread) -------------------
 
@@ -699,11 +474,30 @@ class Node:
 
     def membership_changed(self) -> None:
         """On the Node's thread: a membership change of mine is complete (a removal)."""
-        self._membership_changed()
+        if self._service is not None:
+            self.members.changed()
 
     def _sync(self) -> SyncService:
         assert self._service is not None  # set before the Node runs anything
         return self._service
+
+    @property
+    def service(self) -> SyncService:
+        """The sync service (on the Node's thread; the Node's parts use it)."""
+        return self._sync()
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        return self._loop
+
+    @property
+    def running(self) -> bool:
+        """Started, and not stopping: the Node takes work."""
+        return self._running
+
+    def emit(self, node_event: NodeEvent) -> None:
+        """Hand an event to every subscriber (on the Node's thread)."""
+        self._emit(node_event)
 
     # The Node's own thread ------------------------------------------------------------------
 
@@ -711,8 +505,8 @@ class Node:
         self._pending = self._pending | {obj.id}
         self._service.announce()
         self.activity.created(obj)
-        if obj.type in MEMBERSHIP_KINDS:
-            self._membership_changed()
+        if obj.type in member_kinds:
+            self.members.changed()
 
     def _types_and_times(self, ids: list[bytes]) -> list[tuple[str, int]]:
         out = []
@@ -728,35 +522,33 @@ class Node:
         return lambda: self._subscribers.remove(callback)
 
     def _on_sync_event(self, event: SyncEvent) -> None:
-        if event.kind == "objects":
-            self._membership_changed()
-            self._schedule_auto_fetch()
+        """Sync's events go on to the subscribers, with what changed after new objects, and the
+        Node's own readings of files' and history's progress."""
+        if isinstance(event, ObjectsStored):
+            self.members.changed()
+            self.files.schedule_auto()
             if not self._workspace.replica.kept.get().all:
                 self._kept_changed()
-        elif event.kind == "history":
-            event = SyncEvent("history", {"progress": self._history_moved(event.detail)})
-        elif event.kind == "peers" and event.detail.get("connected"):
-            self._auto_failed.clear()  # a new peer may have what the others lacked
-            self._schedule_auto_fetch()
-        elif event.kind == "files":
-            detail = event.detail
-            done, error = detail["done"], detail["error"]
-            if done:  # recorded before anyone hears of it
-                try:
-                    self._recorded(detail["list"], detail["size"])
-                except Exception as exc:  # the fetch's future says so too (_fetched)
-                    log.exception("a fetched file could not be recorded")
-                    done, error = False, str(exc)
-            event = SyncEvent("files", {"progress": FileProgress(
-                detail["list"], detail["have"], detail["size"], done, error)})
-        if event.kind == "delivered":
+            self._emit(event)
+            for change in self._arrivals.changes(event.ids):
+                self._emit(change)
+            return
+        if isinstance(event, HistoryFetch):
+            self._emit(HistoryProgressed(self._history_moved(event)))
+            return
+        if isinstance(event, FileFetch):
+            self._emit(FileProgressed(self.files.fetched(event)))
+            return
+        if isinstance(event, PeerConnected):
+            self.files.peer_connected()
+        elif isinstance(event, Delivered):
             ws = self._workspace
             self._pending = frozenset(ws.replica.outbox.undelivered(ws.key))
-        elif event.kind == "session":
-            self.activity.session(event.detail)
-        elif event.kind == "rejected":
-            self.activity.rejected(event.detail["reason"])
-        self._emit(NodeEvent(event.kind, event.detail))
+        elif isinstance(event, SessionEnded):
+            self.activity.session(event)
+        elif isinstance(event, ObjectRejected):
+            self.activity.rejected(event.reason)
+        self._emit(event)
 
     def _emit(self, node_event: NodeEvent) -> None:
         for callback in list(self._subscribers):

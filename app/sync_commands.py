@@ -34,12 +34,21 @@ from ._command import (
     seconds,
 )
 from .durations import ago
+from .events import (
+    HistoryProgressed,
+    ObjectsStored,
+    PeerConnected,
+    PeerDisconnected,
+    PeerUnreachable,
+    Removed,
+    Synced,
+)
 from .keep_commands import kept_json, kept_text
 from .names import NickBook
 from .records import HistoryProgress
 
 if TYPE_CHECKING:
-    from .node import NodeEvent
+    from .events import NodeEvent
 
 MAX_SYNC_S = 24 * 3600.0  # the longest `hearth sync --timeout`
 
@@ -84,9 +93,8 @@ def cmd_serve(args: argparse.Namespace) -> None:
             with contextlib.suppress(queue.Empty):
                 event = events.get(timeout=0.2)
                 shown.event(event)
-                if event.kind == "removed":
-                    d = event.detail
-                    removed = removed_line(d["by"], d["at_ms"], d["reason"], d["nick"])
+                if isinstance(event, Removed):
+                    removed = removed_line(event.by, event.at_ms, event.reason, event.nick)
     finally:
         node.stop()
         unsubscribe()
@@ -148,22 +156,20 @@ class ServeLog:
         self._history_told = False  # a "Syncing history" line was printed for this fetch
 
     def event(self, event: NodeEvent) -> None:
-        detail = event.detail
-        if event.kind == "peers" and detail.get("connected") is True:
-            self._connected(detail["peer"], detail["address"])
-        elif event.kind == "peers" and detail.get("connected") is False:
-            self._closed(detail)
-        elif event.kind == "synced" and detail.get("peer") and "objects_in" in detail:
-            self._synced(detail["peer"], detail["address"], detail["objects_in"],
-                         detail["objects_out"])
-        elif event.kind == "objects" and detail.get("peer"):
-            self._arrived(detail["peer"], detail["address"], len(detail["ids"]),
-                          detail["objects_in"])
-        elif event.kind == "history":
-            self._history(detail["progress"])
-        elif event.kind == "unreachable":
-            self._say(f"cannot reach {detail['address']}: {_text.line(detail['reason'])} "
-                      f"(trying again in {detail['retry_s']} s)")
+        match event:
+            case PeerConnected(peer=key, address=address):
+                self._connected(key, address)
+            case PeerDisconnected():
+                self._closed(event)
+            case Synced(peer=bytes() as key, address=address, objects_in=got, objects_out=sent):
+                self._synced(key, address, got, sent)
+            case ObjectsStored(peer=bytes() as key, address=str() as address):
+                self._arrived(key, address, len(event.ids), event.objects_in)
+            case HistoryProgressed(progress=progress):
+                self._history(progress)
+            case PeerUnreachable(address=address, reason=reason, retry_s=retry_s):
+                self._say(f"cannot reach {address}: {_text.line(reason)} "
+                          f"(trying again in {retry_s} s)")
 
     def _say(self, text: str) -> None:
         self._out(time.strftime("%H:%M:%S", time.localtime(self._clock())) + "  " + text)
@@ -217,23 +223,23 @@ class ServeLog:
             self._history_at, self._history_told = now, True
             self._say(history_line(progress))
 
-    def _closed(self, detail: dict) -> None:
-        key, address = detail.get("peer"), detail.get("address", "?")
-        reason = _text.line(detail.get("reason", ""))
+    def _closed(self, closed: PeerDisconnected) -> None:
+        key, address = closed.peer, closed.address
+        reason = _text.line(closed.reason)
         if key is not None:
             self._moved.pop((key, address), None)
-        if detail.get("was_connected") and key is not None:
+        if closed.was_connected and key is not None:
             self._open[key] = self._open.get(key, 1) - 1
             if self._open[key] <= 0:
                 del self._open[key]
                 self._in_sync.discard(key)
-        if detail.get("duplicate"):
+        if closed.duplicate:
             return  # closed by design: the other connection to this peer carries on
-        refused = detail.get("refused_s") or 0
-        if detail.get("fault") or (not detail.get("was_connected") and key is not None):
+        refused = closed.refused_s
+        if closed.fault or (not closed.was_connected and key is not None):
             whom = f"{self.who(key, 'an unknown peer')} at {_host(address)}" if key \
                 else _host(address)
-            why = f"protocol fault: {reason}" if detail.get("fault") else reason
+            why = f"protocol fault: {reason}" if closed.fault else reason
             self._say(f"refused {whom}: {why}"
                       + (f" (identity refused for {refused} s)" if refused else ""))
         elif key is None:

@@ -98,8 +98,8 @@ def join_by_invite(data: Path, code: str, nick: str | None = None, *,
 def leave_workspace(data: Path, name: str) -> None:
     """Remove this computer's replica of workspace `name` (its messages, documents, secret
     and peers; the other members keep theirs). Refuses the one a running Node holds."""
+    from .data_lock import DataLock
     from .errors import NodeLocked
-    from .node import DataLock
 
     try:
         paths = Paths.resolve(data, name)

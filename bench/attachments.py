@@ -62,6 +62,7 @@ def _peak_rss_mb() -> float:
 
 def child(data: str, peers: list[str]) -> None:
     from app import preferences
+    from app.events import ObjectsStored
     from app.node import Node
     from app.paths import Paths
 
@@ -74,10 +75,10 @@ def child(data: str, peers: list[str]) -> None:
     lock = threading.Lock()
 
     def seen(event) -> None:
-        if event.kind == "objects":
+        if isinstance(event, ObjectsStored):
             now = time.time()
             with lock:
-                for oid in event.detail["ids"]:
+                for oid in event.ids:
                     arrived.setdefault(oid, now)
 
     node.subscribe(seen)

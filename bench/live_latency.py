@@ -13,6 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from app.events import ObjectsStored, Synced  # noqa: E402
 from app.node import Node  # noqa: E402
 from bench._common import Target, options, report  # noqa: E402
 from bench._workspaces import two_members  # noqa: E402
@@ -30,7 +31,7 @@ def main() -> None:
         node_a = Node(a, interfaces=loopback, mdns=True, reconcile_interval=None).start()
         synced = threading.Event()
         node_b = Node(b, interfaces=loopback, mdns=True, reconcile_interval=None)
-        node_b.subscribe(lambda e: e.kind == "synced" and synced.set())
+        node_b.subscribe(lambda e: isinstance(e, Synced) and synced.set())
         started = time.perf_counter()
         node_b.start()
         if not synced.wait(TIMEOUT_S):
@@ -41,10 +42,10 @@ def main() -> None:
         cond = threading.Condition()
 
         def on_event(event) -> None:
-            if event.kind == "objects":
+            if isinstance(event, ObjectsStored):
                 now = time.perf_counter()
                 with cond:
-                    for oid in event.detail["ids"]:
+                    for oid in event.ids:
                         arrived.setdefault(oid, now)
                     cond.notify_all()
 

@@ -1,5 +1,5 @@
 """Workspace kinds: the workspace's genesis and admins, invites, members and their removal,
-the workspace secret, and private channels and direct messages (core.membership and
+the workspace secret, the relays members sync through, and private channels and direct messages (core.membership and
 core.private give them meaning; core.kinds lists them)."""
 
 from __future__ import annotations
@@ -62,6 +62,26 @@ def _workspace_key(body: dict) -> None:
         raise bad(f"sealed must be at most {MAX_SEALED} bytes")
 
 
+MAX_HOST = 253  # a DNS name's longest; an IPv6 address is shorter
+RELAY_KEY_SIZE = 32  # a relay's static Noise key (X25519)
+
+
+def _workspace_relay(body: dict) -> None:
+    """workspace/relay {host: str 1..253 printable ASCII, no spaces; port: 1..65535; key:
+    bytes 32 (the relay's static key, which members pin); active: bool} in the workspace
+    stream: an admin names a relay members sync through (relay/), or, active false, takes it
+    back; per key the latest by a current admin counts (app/relays.py)."""
+    host = body["host"]
+    if not isinstance(host, str) or not 1 <= len(host) <= MAX_HOST or not host.isascii() \
+            or not host.isprintable() or " " in host or "/" in host:
+        raise bad(f"host must be 1 to {MAX_HOST} printable ASCII characters, no spaces")
+    if type(body["port"]) is not int or not 1 <= body["port"] <= 65535:
+        raise bad("port must be a whole number from 1 to 65535")
+    check_id(body["key"], "key", RELAY_KEY_SIZE)
+    if type(body["active"]) is not bool:
+        raise bad("active must be true or false")
+
+
 def _channel_private(body: dict) -> None:
     check_id(body["nonce"], "nonce", NONCE_SIZE)
     if type(body["dm"]) is not bool:
@@ -100,6 +120,7 @@ BODIES: dict[str, tuple[frozenset[str], Callable[[dict], None]]] = {
     "member/remove": (frozenset({"key", "reason"}), _member_remove),
     "member/kept": (frozenset({"removal", "ids"}), _member_kept),
     "workspace/key": (frozenset({"epoch", "check", "recipient", "sealed"}), _workspace_key),
+    "workspace/relay": (frozenset({"host", "port", "key", "active"}), _workspace_relay),
     "channel/private": (frozenset({"nonce", "dm"}), _channel_private),
     "channel/members": (frozenset({"channel", "add", "remove"}), _channel_members),
     "channel/key": (frozenset({"channel", "epoch", "check", "recipient", "sealed"}),

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
+from typing import TypeVar
 
 from core.kinds import MAX_EMOJI_PER_MEMBER
 from core.objects import Object, decode_trusted
@@ -24,6 +25,9 @@ from core.objects import Object, decode_trusted
 from . import _files
 from ._sql import chunks, placeholders
 from .records import Message, MessageVersion, Reaction
+
+T = TypeVar("T", bytes, str, None)
+LONG_READ = 1000  # messages: after a read this long the connection's page cache is let go
 
 SCHEMA = """
 ALTER TABLE messages ADD COLUMN reply_to BLOB;
@@ -230,10 +234,31 @@ def decorate(conn: sqlite3.Connection, rows: Sequence[tuple], key: str,
                 f"WHERE target IN ({marks}) "
                 f"AND counted = 1 AND channel = ? GROUP BY target, emoji, author "
                 f"ORDER BY MIN(ts), MIN(id)", (*part, key)):
-            reacted.setdefault(target, {}).setdefault(emoji, []).append(author)
-    return [Message(oid, name, author, nick, ts, text, bool(edited), reply_to,
+            reacted.setdefault(target, {}).setdefault(emoji, []).append(_shared(author))
+    if len(rows) >= LONG_READ:
+        # A window scrolled back through a long channel would otherwise fill the connection's
+        # page cache (64 MiB, for ingest's hot pages) with pages nothing reads again.
+        conn.execute("PRAGMA shrink_memory")
+    return [Message(oid, name, _shared(author), _shared(nick), ts, text, bool(edited), reply_to,
                     replies.get(oid, 0),
-                    tuple(Reaction(emoji, tuple(by))
+                    tuple(Reaction(_shared(emoji), tuple(by))
                           for emoji, by in reacted.get(oid, {}).items()),
                     bool(in_channel), False, files.get(oid, ()))
             for oid, author, nick, ts, text, edited, reply_to, in_channel in rows]
+
+
+_SHARED: dict = {}  # authors' keys, nicknames and emoji, one object each across reads
+_SHARED_MOST = 50_000
+
+
+def _shared(value: T) -> T:
+    """One object for equal keys, nicknames and emoji: a window scrolled back through a long
+    channel holds 100,000 messages by a few dozen authors, not 100,000 copies of each."""
+    if value is None:
+        return value
+    found = _SHARED.get(value)
+    if found is None:
+        if len(_SHARED) >= _SHARED_MOST:
+            _SHARED.clear()
+        found = _SHARED[value] = value
+    return found

@@ -1,5 +1,5 @@
-"""What the sync service reports to the Node and the command line, and what it asks of them
-(re-exported by sync.service)."""
+"""What a one-off sync returns and raises, and what the sync service asks of the Node
+(re-exported by sync.service; its events are sync.events)."""
 
 from __future__ import annotations
 
@@ -28,43 +28,9 @@ def unreachable(exc: BaseException) -> str:
         return "timed out"
     if isinstance(cause, OSError) and (cause.errno or cause.strerror):
         # asyncio's strerror is "Connect call failed (...)"; the errno says what happened.
-        text = os.strerror(cause.errno) if cause.errno else cause.strerror
+        text = os.strerror(cause.errno) if cause.errno else cause.strerror or ""
         return text[:1].lower() + text[1:]
     return type(cause).__name__
-
-
-@dataclass(frozen=True)
-class SyncEvent:
-    """What the service tells the Node: `kind` is peers | synced | objects | delivered, and
-    for usage analytics session (a sync session ended: its counts) | rejected (a peer's object
-    was refused: detail["reason"]).
-
-    unreachable: a peer we dial did not answer (`address`, `reason` as a person says it,
-    `retry_s`): told once, when it stops answering, not on every retry.
-
-    peers (`online`: how many peers are connected) also says what changed, for `hearth serve`:
-    a session opened (`connected`: True, `peer` key, `address` "host:port", port "-" when the
-    peer dialled us) or ended (`connected`: False, `peer` (None if the handshake failed),
-    `address`, `reason`, `error`, `fault`, `refused_s`: how long the peer's identity is now
-    refused for, `was_connected`: whether it had been announced as connected, `duplicate`:
-    closed by design, as the second connection between two peers). synced also carries
-    `address` and the session's `objects_in` and `objects_out` so far; so does objects, with
-    `peer`, when the objects came from a peer.
-
-    files: progress of a fetch (sync.fetcher): `list` (the list chunk's id), `have` and `size`
-    (bytes of the file), `done`, `error` (a one-line reason, or None).
-
-    typing: a connected peer's person is typing (`key`: the peer's identity, `channel` as the
-    peer named it, `expires`: the time.monotonic() after which to stop showing it, unless
-    another comes). Never stored, never relayed.
-
-    presence: a connected peer's person has a document open (`key`, `doc` id, `branch`,
-    `heads` the commit ids its positions refer to, `anchor` and `at` the selection in
-    codepoints, `expires` as for typing, PRESENCE_TTL_S on). presence-left: they closed it, or
-    their session ended (`key`, `doc`). Never stored, never relayed."""
-
-    kind: str
-    detail: dict
 
 
 @dataclass(frozen=True)

@@ -21,15 +21,18 @@ CORE = {"core", "nacl", "cbor2", "pycrdt"}
 STORAGE = {"storage", "core", "cbor2"}  # cbor2 frames the verify helper's pipe
 SYNC = {"sync", "core", "storage", "aiohttp", "zeroconf", "noise", "ifaddr"}
 ANALYTICS = {"analytics", "core", "aiohttp", "jsonschema", "pyspark", "matplotlib", "numpy"}
+# The relay holds no replica: core's envelope checks and sync's wire pieces, never storage's.
+RELAY = {"relay", "core", "sync", "aiohttp", "noise"}
 ALLOWED = {
     "core": CORE,
     "storage": STORAGE,
     "sync": SYNC,
     "analytics": ANALYTICS,
+    "relay": RELAY,
     # everything above and what it uses, and where the platform keeps data
     # PIL: thumbnails of attached images (app/thumbnails.py)
     "app": {"app", "platformdirs", "emoji", "fast_diff_match_patch", "PIL"}
-    | CORE | STORAGE | SYNC | ANALYTICS,
+    | CORE | STORAGE | SYNC | ANALYTICS | RELAY,
     "ui": {"ui", "app", "PySide6", "shiboken6"},  # shiboken6 ships with PySide6
     # the `hearth` command: app's command line, and the window's commands (hearth/launcher.py)
     "hearth": {"hearth", "app", "ui"},
@@ -121,3 +124,17 @@ def test_imports_are_resolved_wherever_they_stand() -> None:
     assert imported("from . import x", ("ui",), is_package=True) == {"ui"}
     with pytest.raises(ValueError):
         imported("from ... import x", ("sync", "store"), is_package=False)
+
+
+def test_the_relay_imports_no_storage_even_through_sync() -> None:
+    """relay/ may use sync's wire pieces, which must not pull in a replica."""
+    for file, names in imports_of("relay").items():
+        for name in names & {"sync"}:
+            source = (ROOT / file).read_text(encoding="utf-8")
+            used = {node.module for node in ast.walk(ast.parse(source))
+                    if isinstance(node, ast.ImportFrom) and node.module
+                    and node.module.startswith("sync")}
+            assert used <= {"sync.negentropy", "sync.relay_wire"}, (file, name, used)
+    for module in ("sync/relay_wire.py", "sync/negentropy.py"):
+        assert "storage" not in imported((ROOT / module).read_text(encoding="utf-8"),
+                                          tuple(module[:-3].split("/")), False)

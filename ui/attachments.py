@@ -8,7 +8,7 @@ the desktop to open it, asking first for names that could run a program (.exe, .
 on this computer pins someone else's file (ws.files.pin: the storage quota never evicts it) and
 Let storage limits remove it unpins it; the rows then re-read, so its card shows "Kept here".
 
-Progress comes from the bridge's fileProgress (NodeEvent "files"), for downloads asked here and
+Progress comes from the bridge's fileProgress (app.events.FileProgressed), for downloads asked here and
 for the Node's own automatic fetches; the cards read it from the views' `file_progress`, and a
 file that completes makes the window re-read its messages (`on_complete`)."""
 

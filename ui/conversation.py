@@ -4,7 +4,8 @@
 the Node's facade; the window makes one per view. Its `moderation` (ui.moderation) adds Hide,
 Block and the moderation log to the view's menu. Nothing here reads the replica: each action
 is a facade call whose answer comes back through the bridge, and the rows change when the new
-object comes back as an `objectsAdded` event, as every other change does.
+object comes back as a change the bridge hands on (NodeBridge.changed), as every other
+change does.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """History arriving from peers, as the window shows it (docs/ARCHITECTURE.md "Sync": progress).
 
 A computer joining a big workspace gets each channel's newest messages first while the rest
-streams in behind. NodeEvent "history" (re-emitted by ui/bridge.py as
+streams in behind. app.events.HistoryProgressed (re-emitted by ui/bridge.py as
 `NodeBridge.historyProgress`) says how far it has come, at most a few times a second and once
 more when it is over: `HistoryBar` shows "Syncing history: 412,000 of 1,000,000" with a bar
 while the last word is not done, and hides at done. `LoadingOlder` is the line at the top of a

@@ -142,7 +142,7 @@ class InviteDialog(WhileOpen, QDialog):
 
         self._reload = QTimer(self, singleShot=True, interval=RELOAD_MS)
         self._reload.timeout.connect(self.reload)
-        bridge.objectsAdded.connect(self._reload.start)  # admissions, revocations, invites
+        bridge.membershipChanged.connect(self._reload.start)  # admissions, revocations, invites
         self.reload()
 
     def _invite_list(self) -> QTreeWidget:

@@ -18,32 +18,23 @@ those not kept are dimmed and say so above their messages (ui/kept_channels.py).
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
-from PySide6.QtGui import QFont, QKeySequence, QShortcut
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
     QFrame,
-    QHBoxLayout,
     QInputDialog,
     QLabel,
-    QListWidgetItem,
     QMainWindow,
     QMenu,
-    QMessageBox,
     QPushButton,
-    QSplitter,
     QStackedWidget,
-    QVBoxLayout,
-    QWidget,
 )
 
-from app import _text
 from app.node import Node
-from app.records import ChannelState, DocumentSummary, HistoryProgress, Message, WorkspaceEntry
+from app.records import ChannelState, HistoryProgress
 
-from . import _rows, conversation_target, theme
+from . import _rows, conversation_target, theme, window_layout
 from .attachments import AttachmentActions
 from .bridge import NodeBridge
 from .channel_join import ChannelJoin
@@ -71,16 +62,13 @@ from .sidebar import Sidebar
 from .switcher import QuickSwitcher, channel_place, document_place, visited
 from .thread_pane import ThreadPane
 from .typing_label import TypingLabel
+from .window_documents import WindowDocuments
+from .window_search import WindowSearch
+from .window_updates import WindowUpdates
+from .window_workspaces import WindowWorkspaces
 
 DEFAULT_CHANNEL = "general"
-QUIET_MS = 1000  # "syncing…" until objects stop arriving for this long
 TOPIC_KIND = "post/topic"
-
-
-def _bold() -> QFont:
-    font = QFont()
-    font.setBold(True)
-    return font
 
 
 class MainWindow(QMainWindow):
@@ -104,7 +92,6 @@ class MainWindow(QMainWindow):
         self._recent: list[tuple[str, str]] = []  # places visited, the latest first (Ctrl+K)
         self._switcher: QuickSwitcher | None = None
         self._online: set[bytes] = set()  # keys of connected peers
-        self._jump_to: bytes | None = None  # a search result to select once it is loaded
 
         self.sidebar = Sidebar()
         self.sidebar.set_workspace_name(self._workspace_name)
@@ -122,32 +109,23 @@ class MainWindow(QMainWindow):
         self.channels.kept = self.kept.is_kept
         self.kept.changed.connect(self._kept_loaded)
         self.document_list = self.sidebar.document_list
-        self.document_list.itemClicked.connect(self._document_clicked)
         self.workspace_list = self.sidebar.workspace_list
-        self.workspace_list.itemActivated.connect(self._workspace_chosen)
-        self.workspace_list.itemClicked.connect(self._workspace_chosen)
-        self._show_workspaces([WorkspaceEntry(self.facade.info.folder, None, True,
-                                              self._workspace_name)])
+        self.workspaces = WindowWorkspaces(self)
 
         self.header = ChannelHeader()
         self.topic_bar = self.header.topic_bar
         self.search_box = self.header.search_box
         self.header.topicEdited.connect(self._set_topic)
-        self.header.searchRequested.connect(self._search)
         self.header.membersToggled.connect(self._members_toggled)
         self.search_results = SearchPanel(self.bridge)
         self.search_results.keys_from(self.search_box)
-        self.search_results.messageChosen.connect(self._jump)
         self.search_results.channelChosen.connect(self.show_channel)
         self.search_results.documentChosen.connect(self.open_document)
-        self.search_results.closed.connect(self._close_search)
-        self.search_results.queryTyped.connect(self._search)  # search as one types
 
         self.messages = MessageListModel(self.bridge)
         self.messages.me = self.facade.key
         self.message_view = MessageView(self.messages)
         self.message_view.setFrameShape(QFrame.Shape.NoFrame)
-        self.messages.modelReset.connect(self._select_jump)
         self.messages.modelReset.connect(self._mark_read)
         self.channels.modelReset.connect(self._title_badge)
         self.channels.modelReset.connect(
@@ -201,7 +179,7 @@ class MainWindow(QMainWindow):
         # Private channels and direct messages: their page in `reading`, their sidebar lists.
         self.private = PrivatePane(self)
         self.private.model.modelReset.connect(self._mark_private_read)
-        self.private.shown.connect(self._keep_place)  # its header, over Mentions or search
+        self.search = WindowSearch(self)
         self.joining = ChannelJoin(self.bridge, self.facade.join,
                                    lambda n, p, f: self.facade.create_channel(n, public=p, force=f),
                                    parent=self)
@@ -225,16 +203,9 @@ class MainWindow(QMainWindow):
             button.clicked.connect(action)
             self.statusBar().addPermanentWidget(button)
         self.sync_state = QLabel("idle", objectName="syncState")
-        self._last_synced: str | None = None
-        self._quiet = QTimer(self, singleShot=True, interval=QUIET_MS)
-        self._quiet.timeout.connect(self._sync_quiet)
         self.statusBar().addPermanentWidget(self.sync_state)
         self.statusBar().addPermanentWidget(self.peer_status)
 
-        center = QWidget()
-        column = QVBoxLayout(center)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.setSpacing(0)
         # Above the messages: history still arriving in this channel, or that it is not kept.
         self.loading_older = LoadingOlder()
         self.not_kept = NotKeptNotice()
@@ -247,53 +218,14 @@ class MainWindow(QMainWindow):
             self.first_run.joinRequested.connect(self.joinRequested)
             self.first_run.inviteRequested.connect(self.show_invite)
             self.first_run.nicknameSaved.connect(lambda _: self._reload())
-            column.addWidget(self.first_run)
-        column.addWidget(self.not_kept)
-        column.addWidget(self.loading_older)
-        column.addWidget(self.reading, 1)
-        composing = QWidget()
-        composing_layout = QVBoxLayout(composing)
-        composing_layout.setContentsMargins(12, 6, 12, 4)
-        composing_layout.setSpacing(2)
-        composing_layout.addWidget(self.pending_files)
-        composer_row = QHBoxLayout()
-        composer_row.setSpacing(4)
-        composer_row.addWidget(self.composer, 1)
-        buttons = QVBoxLayout()
-        buttons.setSpacing(0)
-        buttons.addWidget(self.emoji_button)
-        buttons.addWidget(self.attach_button)
-        buttons.addStretch(1)
-        composer_row.addLayout(buttons)
-        composing_layout.addLayout(composer_row)
-        composing_layout.addWidget(self.typing_label)
-        column.addWidget(composing)
-        self.pages = QStackedWidget()
-        self.pages.addWidget(center)
-        self.pages.addWidget(self.document_pane)
-        main = QWidget()
-        main_column = QVBoxLayout(main)
-        main_column.setContentsMargins(0, 0, 0, 0)
-        main_column.setSpacing(0)
-        main_column.addWidget(self.header)
         # This computer was removed from the workspace: who, when, why (the replica stays
         # readable; composing is off). Shown once the Node's own replica says so.
         self.removed_banner = QLabel(objectName="removedBanner", wordWrap=True)
         self.removed_banner.setContentsMargins(12, 6, 12, 6)
         self.removed_banner.hide()
-        main_column.addWidget(self.removed_banner)
-        main_column.addWidget(self.history_bar)
-        main_column.addWidget(self.pages, 1)
-        splitter = QSplitter(handleWidth=1)
-        splitter.addWidget(self.sidebar)
-        splitter.addWidget(main)
-        splitter.addWidget(self.member_pane)
-        splitter.addWidget(self.thread_pane)
-        splitter.setStretchFactor(1, 1)
-        splitter.setCollapsible(1, False)
-        splitter.setSizes([220, 640, 210, 320])
-        self.setCentralWidget(splitter)
-        self.document_pane.changed.connect(self._document_changed)
+        self.pages = QStackedWidget()
+        self.setCentralWidget(window_layout.laid_out(self))
+        self.documents = WindowDocuments(self)
 
         self.notifier = Notifier(self, self.windowIcon())
         self._title_badge()
@@ -302,10 +234,7 @@ class MainWindow(QMainWindow):
         QShortcut(QKeySequence("Ctrl+K"), self, self.show_switcher)
         QShortcut(QKeySequence("Ctrl+F"), self, self.search_box.setFocus)
 
-        self.bridge.objectsAdded.connect(self._objects_added)
-        self.bridge.peersChanged.connect(self._peers_changed)
-        self.bridge.synced.connect(lambda _: self._peers_changed(None))
-        self.bridge.synced.connect(self._synced)
+        self.updates = WindowUpdates(self)
         self.bridge.failed.connect(lambda message: self.statusBar().showMessage(message, 8000))
         self.bridge.historyProgress.connect(self._history_moved)
         self.pages.currentChanged.connect(self._shown_changed)
@@ -317,11 +246,11 @@ class MainWindow(QMainWindow):
         self.show_channel(DEFAULT_CHANNEL)
         self.channels.refresh()
         self.private.refresh()
-        self._load_documents()
-        self._peers_changed(None)
-        self._check_removal()
+        self.documents.load()
+        self.updates.ask_online()
+        self.updates.check_removal()
         # After the channel asked for next (the first page is what the person waits for).
-        QTimer.singleShot(0, self, self._load_workspaces)
+        QTimer.singleShot(0, self, self.workspaces.load)
 
     # Actions -----------------------------------------------------------------------------------
 
@@ -424,35 +353,8 @@ class MainWindow(QMainWindow):
             return  # a topic belongs to a public channel shown, never to what is behind
         self.bridge.then(self.facade.topic(self.channel, topic), done=lambda _: self._reload())
 
-    def _search(self, query: str) -> None:
-        """Results (grouped by channel, matched words marked) in place of the messages."""
-        if not query.strip():
-            self._close_search()
-            return
-        if self.pages.currentIndex() != 0:  # searching from a document
-            self.show_channel(self.channel)
-        self.member_pane.hide()
-        self.search_results.run(query)
-        self.reading.setCurrentWidget(self.search_results)
-        self.header.show_place("Search")
-        self._highlight()
-
     def show_mentions(self) -> None:
-        """The messages that mention me, in place of the messages (like search results)."""
-        if self.pages.currentIndex() != 0:
-            self.show_channel(self.channel)
-        self.member_pane.hide()
-        self.header.show_place("Mentions")
-        self.search_results.show_mentions()
-        self.reading.setCurrentWidget(self.search_results)
-        self._highlight()
-
-    def _keep_place(self) -> None:
-        """Mentions or search results shown: the header names them, whatever the private
-        channel behind them just loaded."""
-        kind = conversation_target.shown(self).kind
-        if kind in ("mentions", "search"):
-            self.header.show_place("Mentions" if kind == "mentions" else "Search")
+        self.search.show_mentions()
 
     def open_thread(self, message_id: bytes) -> None:
         """The thread of `message_id` beside the channel, in the member pane's place."""
@@ -481,35 +383,19 @@ class MainWindow(QMainWindow):
         self.member_pane.setVisible(self._members_shown and
                                     self.reading.currentWidget() is self.message_view)
 
-    def _close_search(self) -> None:
-        self.search_results.clear()
-        if self.reading.currentWidget() is self.search_results:
-            if self.private.is_open:
-                self.private.show_again()
-            else:
-                self.show_channel(self.channel)
-
-    def _jump(self, message: Message) -> None:
-        self._jump_to = message.id
-        self.show_channel(message.channel)
-        self._select_jump()
-
-    def _select_jump(self) -> None:
-        """Select the search result once its channel's messages are in (they arrive later)."""
-        for row, shown in enumerate(self.messages.messages):
-            if shown.id == self._jump_to:
-                index = self.messages.index(row)
-                self.message_view.setCurrentIndex(index)
-                self.message_view.scrollTo(index)
-                self._jump_to = None
-
     def _mark_read(self) -> None:
         """What the open channel shows is read (unread counts survive a restart)."""
         shown = conversation_target.shown(self)
         if shown.kind != "channel" or not self.isVisible():  # not behind Mentions or search
             return
-        self.bridge.then(self.facade.mark_read(self.channel),
-                         done=lambda _: self.channels.refresh())
+        channel = self.channel
+        self.bridge.then(self.facade.mark_read(channel), done=lambda _: self._read(channel))
+
+    def _read(self, channel: str) -> None:
+        """A channel was marked read: the list's counts follow, unless it counted none there
+        (messages arriving in the channel shown)."""
+        if self.channels.unread.get(channel, (1, False))[0]:
+            self.channels.refresh()
 
     def _mark_private_read(self) -> None:
         """What the open private channel shows is read (as _mark_read for a channel)."""
@@ -596,27 +482,6 @@ class MainWindow(QMainWindow):
         self.loading_older.setVisible(on_channel and self.history_bar.arriving(self.channel))
         self.not_kept.setVisible(on_channel and not self.kept.is_kept(self.channel))
 
-    def _load_workspaces(self) -> None:
-        self.bridge.then(self.facade.workspaces(), done=self._show_workspaces)
-
-    def _show_workspaces(self, entries: list[WorkspaceEntry]) -> None:
-        """The data folder's workspaces by their creators' names (the folder's until a joined
-        one's genesis arrives); the one open in bold."""
-        self.workspace_list.clear()
-        for entry in entries:
-            item = QListWidgetItem(entry.label)
-            item.setData(Qt.ItemDataRole.UserRole, entry.folder)
-            if entry.current:
-                item.setFont(_bold())
-                if entry.name and entry.name != self._workspace_name:
-                    self._workspace_name = entry.name
-                    self.sidebar.set_workspace_name(entry.name)
-                    self._title_badge()
-            self.workspace_list.addItem(item)
-        self._unnamed = any(entry.current and entry.name is None for entry in entries)
-        self.workspace_list.setMaximumHeight(
-            self.workspace_list.sizeHintForRow(0) * min(4, self.workspace_list.count()) + 6)
-
     def _highlight(self) -> None:
         """Select in the sidebar what is shown, nothing else (ui/conversation_target.py)."""
         conversation_target.select(self)
@@ -625,18 +490,8 @@ class MainWindow(QMainWindow):
         self._members_shown = shown
         self.member_pane.setVisible(shown and self.pages.currentIndex() == 0)
 
-    def _workspace_chosen(self, item: QListWidgetItem) -> None:
-        folder = item.data(Qt.ItemDataRole.UserRole)
-        if folder != self.facade.info.folder:
-            self.switchRequested.emit(folder)
-
     def confirm_leave(self) -> None:
-        answer = QMessageBox.question(
-            self, "Leave workspace",
-            f"Leave the workspace “{self._workspace_name}”? Its messages and documents are "
-            "removed from this computer (the other members keep theirs).")
-        if answer == QMessageBox.StandardButton.Yes:
-            self.leaveRequested.emit(self.facade.info.folder)
+        self.workspaces.confirm_leave()
 
     def show_switcher(self) -> QuickSwitcher:
         """Ctrl+K: every channel and document, recent places first, matched fuzzily."""
@@ -658,126 +513,32 @@ class MainWindow(QMainWindow):
 
     # Updates -----------------------------------------------------------------------------------
 
-    def _synced(self, detail: dict) -> None:
-        self._last_synced = datetime.now().strftime("%H:%M:%S")
-        if not self._quiet.isActive():
-            self._sync_quiet()
-
-    def _sync_quiet(self) -> None:
-        if self.sync_state.text() == "syncing…":  # what arrived is in: we are in step again
-            self._last_synced = datetime.now().strftime("%H:%M:%S")
-        self.sync_state.setText(f"last synced {self._last_synced}" if self._last_synced
-                                else "idle")
-
-    def _check_removal(self) -> None:
-        """Ask whether this computer's key was removed (at the start, and as objects arrive:
-        the removal comes as a signed object like any other)."""
-        if self.removed_banner.isHidden():
-            self.bridge.then(self.facade.removal(), self._show_removal)
-
-    def _show_removal(self, removal) -> None:
-        if removal is None or not self.removed_banner.isHidden():
-            return
-        who = _text.line(removal.nick) if removal.nick else removal.by.hex()[:8]
-        when = datetime.fromtimestamp(removal.at_ms / 1000).strftime("%Y-%m-%d %H:%M")
-        why = f": {_text.line(removal.reason)}" if removal.reason else " (no reason given)"
-        self.removed_banner.setText(
-            f"You were removed from this workspace by {who} ({removal.by.hex()[:8]}) on "
-            f"{when}{why}. What is here stays readable; you can no longer post.")
-        self.removed_banner.show()
-        for widget in (self.attach_button, self.emoji_button):
-            widget.setEnabled(False)
-        self.composer.close_for_good("You were removed from this workspace")
-
-    def _objects_added(self, ids: list) -> None:
-        self._check_removal()
-        if any(i not in self.facade.pending() for i in ids[:50]):  # others' objects arriving
-            self.sync_state.setText("syncing…")
-            self._quiet.start()
-        self._refresh.start()  # coalesce a burst of arrivals into one reload
-
     def _reload(self) -> None:
+        """Read again everything the window shows (after an action of its own that changes
+        more than one part; what arrives updates only its parts: ui.window_updates)."""
         self.messages.reload()
         self.private.reload()
         self.thread_pane.reload()
         self._load_nicknames()
         self.bridge.then(self.facade.is_admin(), done=self._admin_known)
         self.channels.refresh()
-        self.kept.load()  # `hearth keep` may have changed it meanwhile
+        self.kept.load()
         self._load_state()
-        self._load_documents()
+        self.documents.load()
         if self.pages.currentWidget() is self.document_pane:
             self.document_pane.reload()
-        if self._unnamed:  # a joined workspace: its name comes with its genesis
-            self._load_workspaces()
-
-    # Documents ---------------------------------------------------------------------------------
-
-    def _load_documents(self) -> None:
-        self.bridge.then(self.facade.documents.list(), done=self._documents_loaded)
-
-    def _documents_loaded(self, summaries: list[DocumentSummary]) -> None:
-        shown = [(self.document_list.item(i).data(Qt.ItemDataRole.UserRole),
-                  self.document_list.item(i).text()) for i in range(self.document_list.count())]
-        self.sidebar.show_documents_empty(not summaries)
-        if shown == [(s.id, s.title) for s in summaries]:
-            return
-        self.document_list.clear()
-        for summary in summaries:
-            self.document_list.addItem(summary.title)
-            self.document_list.item(self.document_list.count() - 1).setData(
-                Qt.ItemDataRole.UserRole, summary.id)
-        self._highlight()
+        if self.workspaces.unnamed:  # a joined workspace: its name comes with its genesis
+            self.workspaces.load()
 
     def open_document(self, doc_id: str, title: str | None = None) -> None:
-        """Show a document (`title` when the caller knows it: a new one is not listed yet)."""
-        self._recent = visited(self._recent, "document", doc_id)
-        self.private.clear()
-        self.pages.setCurrentWidget(self.document_pane)
-        self.member_pane.hide()
-        self.document_pane.open(bytes.fromhex(doc_id))
-        titles = {self.document_list.item(i).data(Qt.ItemDataRole.UserRole):
-                  self.document_list.item(i).text() for i in range(self.document_list.count())}
-        self.header.show_document(title or titles.get(doc_id, "Document"))
-        self._highlight()
-
-    def _document_changed(self) -> None:
-        if self.pages.currentWidget() is self.document_pane and self.document_pane.title.text():
-            self.header.show_document(self.document_pane.title.text())
-
-    def _document_clicked(self, item) -> None:
-        self.open_document(item.data(Qt.ItemDataRole.UserRole))
+        self.documents.open(doc_id, title)
 
     def new_document(self, title: str, *, private: bool = False,
                      editing: str | None = None) -> None:
-        """Create a document (every member reads it unless `private`, and edits it unless
-        `editing` is "listed") and open it."""
-        self.bridge.then(self.facade.documents.new(title, private=private, editing=editing),
-                         done=lambda doc_id: (self._load_documents(),
-                                              self.open_document(doc_id, title)))
+        self.documents.new(title, private=private, editing=editing)
 
     def new_document_dialog(self) -> NewDocumentDialog:
-        """The New document dialog (a title, who can read it and who can edit it); creates on
-        "Create"."""
-        dialog = NewDocumentDialog(self)
-
-        def create() -> None:
-            title, private = dialog.choice()
-            self.new_document(title, private=private, editing=dialog.editing())
-
-        dialog.accepted.connect(create)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.open()
-        return dialog
-
-    def _peers_changed(self, count: int | None) -> None:
-        self.bridge.then(self.facade.online(), done=self._show_peers)
-
-    def _show_peers(self, online: set[bytes]) -> None:
-        self._online = online
-        self.peer_status.setText(f"{len(online)} peer{'s' if len(online) != 1 else ''} "
-                                 "connected" if online else "no peers connected")
-        self._load_state()
+        return self.documents.new_dialog()
 
     def set_appearance(self, appearance: str) -> None:
         """Light, dark or the system's: restyles every window of the application now."""

@@ -218,7 +218,8 @@ class MembersDialog(WhileOpen, QDialog):
 
         self._reload = QTimer(self, singleShot=True, interval=RELOAD_MS)
         self._reload.timeout.connect(self.reload)
-        bridge.objectsAdded.connect(self._reload.start)  # admissions, removals, nicknames
+        bridge.membershipChanged.connect(self._reload.start)  # admissions, removals
+        bridge.nicknamesChanged.connect(self._reload.start)
         self.reload()
 
     @staticmethod

@@ -1,5 +1,6 @@
-"""How one row of the message list is drawn and hit-tested (ui/message_view.py holds the view):
-the avatar and the author's name in their key's colour on a group's header, the clock time, a
+"""How one row of the message list is laid out and hit-tested (ui/message_view.py holds the
+view; its owned RowPainter, ui/row_paint.py, paints it, and its RowHeights, ui/row_geometry.py,
+measures it): the avatar and the author's name in their key's colour on a group's header, the clock time, a
 day separator above the first row of each local day, the text, links and mentions, the inline
 "(edited)" and "sending…" marks, reaction chips, the reply count or a "replied to a thread"
 line, a continuation row's time in the avatar gutter on hover, on a post a moderator hid
@@ -7,7 +8,8 @@ line, a continuation row's time in the avatar gutter on hover, on a post a moder
 message's files under its text (ui/file_boxes.py: thumbnails and file cards). A message with
 files and no text has no text line.
 
-Text is laid out once per (message, text, width) and cached; ui/message_body.py lays it out
+Text is laid out once per (message, text, width) and cached (a height needs no layout when the
+text is one plain line); ui/message_body.py lays it out
 (plain text on the fast path, Markdown through Qt's md4c, made safe). Code blocks are drawn on
 a tinted box and never wrap: a wide one scrolls sideways (Shift+wheel, a sideways wheel or a
 drag over it; a thin bar at its foot shows there is more). Block quotes get a bar at their
@@ -19,7 +21,6 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import (
@@ -27,106 +28,58 @@ from PySide6.QtCore import (
     QPoint,
     QPointF,
     QRect,
-    QRectF,
     QSize,
     Qt,
 )
 from PySide6.QtGui import (
-    QAbstractTextDocumentLayout,
     QColor,
     QFont,
     QFontDatabase,
     QFontMetrics,
+    QFontMetricsF,
     QGuiApplication,
     QPainter,
-    QPalette,
-    QRegion,
     QTextDocument,
     QTextLayout,
 )
 from PySide6.QtWidgets import (
-    QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
     QToolTip,
 )
 
-from app.records import Message, Reaction
+from app.records import Message
 
-from . import _markdown, _rows, avatars
+from . import _markdown, _rows
 from .file_boxes import FileBoxes, file_tip
-from .message_body import CODE_PAD, HIDDEN_OPACITY, Body, BodyLayouter, Code, Note, alpha
+from .message_body import Body, BodyLayouter, Code, Note
 from .models import MessageListModel
+from .row_geometry import (
+    AVATAR_GAP,
+    AVATAR_X,
+    DAY_PAD,
+    EDITED_MARK,
+    EXTRA_GAP,
+    GROUP_TOP,
+    HEADER_GAP,
+    LAYOUT_CACHE,
+    MARK_GAP,
+    NAME_GAP,
+    PENDING_MARK,
+    PILL_PAD,
+    RIGHT_PAD,
+    ROW_PAD,
+    SMALL,
+    THREAD_LINE,
+    Marks,
+    RowHeights,
+    RowParts,
+)
+from .row_paint import RowPainter
 from .theme import scaled
 
 if TYPE_CHECKING:
     from .message_view import MessageView
-
-AVATAR_X = 16  # avatars (and continuation rows' hover times) start here
-BAR_X, BAR_WIDTH = 5, 3  # my messages' accent bar, in the margin left of the avatars
-AVATAR_GAP = 10  # between the avatar gutter and the text column
-RIGHT_PAD = 16
-GROUP_TOP = 10  # space above a row that starts a group
-ROW_PAD = 3  # space above (inside a group) and below every row
-HEADER_GAP = 2  # between the header line and the text
-NAME_GAP = 8  # between the name, "(you)" and the time
-DAY_PAD = 10  # above and below a day separator's label
-PILL_PAD = 10  # left and right of a day label, inside its pill
-SMALL = 0.88  # times and marks, of the body size (never below 85%)
-PENDING_MARK = "sending…"
-EDITED_MARK = "(edited)"
-THREAD_LINE = "replied to a thread"
-MARK_GAP = 8  # between a row's last word and its marks, and between the marks
-PENDING_OPACITY = 0.55
-EXTRA_GAP = 5  # above the reaction chips and above the reply count
-CHIP_PAD_X, CHIP_PAD_Y, CHIP_GAP = 7, 2, 5  # inside a reaction chip, and between chips
-ADD_CHIP = "+"  # the chip after the reactions that adds one
-SCROLL_BAR = 3  # the thin bar under a code block that is wider than the row
-MENTIONED_ROW_ALPHA = 30
-LAYOUT_CACHE = 800  # laid-out rows kept for painting and hit-testing (a few screens' worth)
-HEIGHT_CACHE = 250_000  # measured heights kept (cheap); cleared whole when it grows past this
-CHIP_CACHE = 2_000
-NO_ROOM = 1 << 30  # the "right edge" of text that ends in a code block: marks go below
-
-
-@dataclass(frozen=True, slots=True)
-class RowParts:
-    """Where a row's pieces are drawn, in viewport coordinates: what painting uses and what
-    tests read. None (or empty) for the parts this row does not show."""
-
-    row: QRect
-    day: QRect | None  # the day separator band above the row
-    avatar: QRect | None  # header rows
-    name: QRect | None  # header rows: the author's name (elided to fit)
-    shown_name: str | None  # the name as drawn there
-    time: QRect | None  # header rows: the clock time
-    body: QRect  # the text's box
-    mark: QRect | None  # "sending…", while pending
-    gutter: QRect | None  # where a continuation row's time shows on hover
-    edited: QRect | None = None  # "(edited)"
-    chips: tuple[tuple[QRect, str | None], ...] = ()  # reaction chips (emoji; None: add one)
-    replies: QRect | None = None  # "3 replies"
-    thread: QRect | None = None  # "replied to a thread", above the text
-    hidden: QRect | None = None  # "Hidden by a moderator", just above the text
-    files: tuple[tuple[QRect, int], ...] = ()  # each file's thumbnail or card, and its index
-    # What a click on a file acts on: (where, the file's index, "view", "download", "open" or
-    # "save").
-    file_actions: tuple[tuple[QRect, int, str], ...] = ()
-
-
-def paint_pill(painter: QPainter, rect: QRectF, text: str, font: QFont,
-                palette: QPalette) -> None:
-    """A day label: a rounded pill in Base with a quiet border, the text in Text."""
-    border = QColor(palette.color(QPalette.ColorRole.PlaceholderText))
-    border.setAlpha(110)
-    painter.setPen(border)
-    painter.setBrush(palette.color(QPalette.ColorRole.Base))
-    radius = rect.height() / 2
-    painter.drawRoundedRect(rect.adjusted(0.5, 0.5, -0.5, -0.5), radius, radius)
-    painter.setFont(font)
-    painter.setPen(palette.color(QPalette.ColorRole.Text))
-    painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
-
 
 class MessageDelegate(QStyledItemDelegate):
     """Draws one message row; sizes and layouts are cached per message, width and name."""
@@ -135,13 +88,8 @@ class MessageDelegate(QStyledItemDelegate):
         super().__init__(view)
         self._view = view
         self._layouts: OrderedDict[tuple, Body] = OrderedDict()
-        # Measured heights at one width, by message id (by (id, name) for "/me" rows, whose
-        # text holds the name): height * 2 + 1 if the pending mark fits after the last line.
-        # Small ints, so 100,000 rows cost a few MB. An edited message's text may change
-        # again: its key holds the text, and its value is (height, last line's right edge).
-        self._heights: dict[bytes | tuple, int | tuple[int, int]] = {}
-        self._heights_width = 0
-        self._chips: OrderedDict[tuple, tuple[list[QRect], int]] = OrderedDict()
+        self.heights = RowHeights(self)
+        self.painting = RowPainter(self)
         self._name_colors: dict[tuple[bytes, int], QColor] = {}
         # How far each code block is scrolled sideways: (message id, block) -> pixels.
         self.code_offsets: dict[tuple[bytes, int], float] = {}
@@ -151,8 +99,7 @@ class MessageDelegate(QStyledItemDelegate):
     def reset(self) -> None:
         """Forget layouts and measures (the font, palette or style changed)."""
         self._layouts.clear()
-        self._heights.clear()
-        self._chips.clear()
+        self.heights.clear()
         self._name_colors.clear()
         base = QFont(self._view.font())
         default = QGuiApplication.font().pointSizeF()
@@ -169,25 +116,29 @@ class MessageDelegate(QStyledItemDelegate):
         self.replies_font = QFont(self.time_font)
         self.replies_font.setBold(True)
         self.code_family = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont).family()
-        self._name_metrics = QFontMetrics(self.name_font)
-        small = self._small_metrics = QFontMetrics(self.time_font)
+        self.name_metrics = QFontMetrics(self.name_font)
+        small = self.small_metrics = QFontMetrics(self.time_font)
         day = QFontMetrics(self.day_font)
-        self._replies_metrics = QFontMetrics(self.replies_font)
-        self._line_height = QFontMetrics(base).height()
-        self._header_height = max(self._name_metrics.height(), small.height())
-        self.avatar_size = self._header_height + HEADER_GAP + self._line_height
+        self.replies_metrics = QFontMetrics(self.replies_font)
+        self.line_height = QFontMetrics(base).height()
+        self.body_metrics = QFontMetricsF(base)
+        self.emote_metrics = QFontMetricsF(self.emote_font)
+        # A one-line plain body's height (BodyLayouter.plain), not emote and emote.
+        self.one_line = tuple(max(self.line_height, math.ceil(m.ascent() + m.descent()))
+                               for m in (self.body_metrics, self.emote_metrics))
+        self._header_height = max(self.name_metrics.height(), small.height())
+        self.avatar_size = self._header_height + HEADER_GAP + self.line_height
         # The gutter holds the avatar, or a continuation row's time on hover.
         gutter = max(self.avatar_size, small.horizontalAdvance("00:00"))
         self.text_x = AVATAR_X + gutter + AVATAR_GAP
         self.day_height = day.height() + 2 * DAY_PAD
         self.pill_height = day.height() + DAY_PAD
         self._day_metrics = day
-        self._mark_width = small.horizontalAdvance(PENDING_MARK)
-        self._edited_width = small.horizontalAdvance(EDITED_MARK)
-        self._chip_height = small.height() + 2 * CHIP_PAD_Y
+        self.marks = Marks(small.horizontalAdvance(EDITED_MARK),
+                           small.horizontalAdvance(PENDING_MARK))
         self.hidden_note = Note(_rows.HIDDEN_NOTE, self.time_font)
         palette = self._view.palette()
-        self.bodies = BodyLayouter(palette, self._line_height, self.code_family)
+        self.bodies = BodyLayouter(palette, self.line_height, self.code_family)
         self.files.reset(self.name_font, self.time_font, self.replies_font)
         # The text of a message that has only files: no line at all.
         self._no_text = Body(QTextLayout(""), None, 0.0, 0, float(small.ascent()), None, 0.0,
@@ -208,9 +159,9 @@ class MessageDelegate(QStyledItemDelegate):
         top = self.day_height if day else 0
         top += GROUP_TOP + self._header_height + HEADER_GAP if header else ROW_PAD
         top += self.hidden_note.size.height() + HEADER_GAP if hidden else 0
-        return top + (self._small_metrics.height() + HEADER_GAP if thread else 0)
+        return top + (self.small_metrics.height() + HEADER_GAP if thread else 0)
 
-    def _lines(self, message: Message) -> tuple[bool, bool]:
+    def lines(self, message: Message) -> tuple[bool, bool]:
         """(shows "replied to a thread" above the text, shows the reply count below it)."""
         if not getattr(self._view, "show_reply_counts", True):
             return False, False
@@ -218,16 +169,17 @@ class MessageDelegate(QStyledItemDelegate):
             return message.in_channel, False
         return False, message.replies > 0
 
-    def _mention_finder(self) -> tuple[_rows.MentionFinder | None, int, int]:
+    def mention_finder(self) -> tuple[_rows.MentionFinder | None, int, int]:
         model = self._view.model()
         finder = getattr(model, "mentions", None)
         return finder, getattr(model, "mention_generation", 0), id(model)
 
-    def body(self, message: Message, name: str, width: int) -> Body:
-        """The laid-out text of a row (cached; the name only matters to `/me` rows)."""
+    def body(self, message: Message, name: str, width: int, keep: bool = True) -> Body:
+        """The laid-out text of a row (cached unless `keep` is False, for a row only measured;
+        the name only matters to `/me` rows)."""
         if not message.text and message.files:
             return self._no_text
-        finder, generation, model = self._mention_finder()
+        finder, generation, model = self.mention_finder()
         emote = _rows.is_emote(message)
         key = (message.id, message.text, width, name if emote else None, generation, model)
         body = self._layouts.get(key)
@@ -246,6 +198,8 @@ class MessageDelegate(QStyledItemDelegate):
             body = self.bodies.rich(source, font, width, finder, skip, mine)
         else:
             body = self.bodies.plain(text, font, width, finder, skip, mine)
+        if not keep:
+            return body
         self._layouts[key] = body
         if len(self._layouts) > LAYOUT_CACHE:
             self._layouts.popitem(last=False)
@@ -253,92 +207,23 @@ class MessageDelegate(QStyledItemDelegate):
 
     # Heights -----------------------------------------------------------------------------------
 
-    def _measure(self, message: Message, name: str, width: int,
-                 pending: bool) -> tuple[int, bool]:
-        """(text height, whether the marks after the text, "(edited)" and "sending…" when
-        `pending`, fit after its last line) of a row."""
-        if width != self._heights_width or len(self._heights) >= HEIGHT_CACHE:
-            self._heights.clear()
-            self._heights_width = width
-        emote = _rows.is_emote(message)
-        if message.edited:
-            key = (message.id, message.text, name if emote else None)
-            measured = self._heights.get(key)
-            if measured is None:
-                body = self.body(message, name, width)
-                measured = self._heights[key] = (body.height, self._right(body))
-            height, right = measured
-            return height, self._fits(right, self._trail(message, pending), width)
-        key = (message.id, name) if emote else message.id
-        packed = self._heights.get(key)
-        if packed is None:
-            body = self.body(message, name, width)
-            packed = self._heights[key] = body.height * 2 + self._fits(
-                self._right(body), self._mark_width, width)
-        return packed >> 1, not pending or bool(packed & 1)
-
-    @staticmethod
-    def _right(body: Body) -> int:
-        return NO_ROOM if body.last_line is None else math.ceil(body.last_line.right())
-
-    def _trail(self, message: Message, pending: bool) -> int:
-        """How wide the marks after the text are: "(edited)", "sending…", or both."""
-        width = self._edited_width if message.edited else 0
-        if pending:
-            width += (MARK_GAP if width else 0) + self._mark_width
-        return width
-
-    @staticmethod
-    def _fits(right: int, trail: int, width: int) -> bool:
-        return right + MARK_GAP + trail <= width
-
     def mark_fits(self, index: QModelIndex) -> bool:
         """Whether row `index`'s marks ("(edited)", "sending…") go after its last line (else
         below it, on a line of their own)."""
         message, _, name, _, _ = index.model().row(index.row())
-        return self._measure(message, name, self.text_width(), True)[1]
+        return self.heights.measure(message, name, self.text_width(), True)[1]
 
     def pending_moves_rows(self, index: QModelIndex) -> bool:
         """Whether the pending mark coming or going changes row `index`'s height."""
         message, _, name, _, _ = index.model().row(index.row())
         width = self.text_width()
-        with_mark = self._measure(message, name, width, True)[1]
-        return with_mark != (not message.edited or self._measure(message, name, width,
+        with_mark = self.heights.measure(message, name, width, True)[1]
+        return with_mark != (not message.edited or self.heights.measure(message, name, width,
                                                                  False)[1])
 
     def _mark_height(self) -> int:
-        return self._small_metrics.height()
+        return self.small_metrics.height()
 
-    def chip_rects(self, reactions: tuple[Reaction, ...], width: int) -> tuple[list[QRect], int]:
-        """Where a row's reaction chips go, from the chips' top left, flowing onto more lines
-        when they do not fit; the last one adds a reaction. Also the height they take."""
-        # By what the chips show, not who reacted: few kinds of chip rows, many reactions.
-        key = (tuple((r.emoji, len(r.by)) for r in reactions), width)
-        cached = self._chips.get(key)
-        if cached is not None:
-            return cached
-        metrics = self._small_metrics
-        rects: list[QRect] = []
-        x = y = 0
-        for label in [_rows.chip_label(r) for r in reactions] + [ADD_CHIP]:
-            chip_width = metrics.horizontalAdvance(label) + 2 * CHIP_PAD_X
-            if x and x + chip_width > width:
-                x, y = 0, y + self._chip_height + CHIP_GAP
-            rects.append(QRect(x, y, chip_width, self._chip_height))
-            x += chip_width + CHIP_GAP
-        cached = self._chips[key] = (rects, y + self._chip_height)
-        if len(self._chips) > CHIP_CACHE:
-            self._chips.popitem(last=False)
-        return cached
-
-    def _below_height(self, message: Message, replies: bool, width: int) -> int:
-        """What goes under the text: the reaction chips and the reply count."""
-        height = 0
-        if message.reactions:
-            height += EXTRA_GAP + self.chip_rects(message.reactions, width)[1]
-        if replies:
-            height += EXTRA_GAP + self._replies_metrics.height()
-        return height
 
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:
         model = index.model()
@@ -347,15 +232,15 @@ class MessageDelegate(QStyledItemDelegate):
         row = index.row()
         message, header, name, _, pending = model.row(row)
         width = self.text_width()
-        height, fits = self._measure(message, name, width, pending)
+        height, fits = self.heights.measure(message, name, width, pending)
         if not fits:
             height += self._mark_height()
         if message.files:
             height += self.files.height(message.files, width)
         thread = False
         if message.reactions or message.replies or message.reply_to is not None:
-            thread, replies = self._lines(message)
-            height += self._below_height(message, replies, width)
+            thread, replies = self.lines(message)
+            height += self.heights.below(message, replies, width)
         return QSize(AVATAR_X, self.body_top(header, model.starts_day(row), thread,
                                              message.hidden) + height + ROW_PAD)
 
@@ -380,14 +265,14 @@ class MessageDelegate(QStyledItemDelegate):
 
     # Where things go ---------------------------------------------------------------------------
 
-    def _parts(self, rect: QRect, message: Message, name: str, mine: bool, header: bool,
+    def place(self, rect: QRect, message: Message, name: str, mine: bool, header: bool,
                day: bool, pending: bool, body: Body) -> RowParts:
         left, top = rect.left(), rect.top()
         x = left + self.text_x
         width = self.text_width()
-        thread, replies = self._lines(message)
+        thread, replies = self.lines(message)
         body_top = top + self.body_top(header, day, thread, message.hidden)
-        small = self._small_metrics
+        small = self.small_metrics
         band = QRect(left, top, rect.width(), self.day_height) if day else None
         avatar = name_rect = time_rect = gutter = shown = None
         if header:
@@ -397,9 +282,9 @@ class MessageDelegate(QStyledItemDelegate):
             tail = NAME_GAP + small.horizontalAdvance(when)
             if mine:
                 tail += NAME_GAP + small.horizontalAdvance("(you)")
-            shown = self._name_metrics.elidedText(name, Qt.TextElideMode.ElideRight,
+            shown = self.name_metrics.elidedText(name, Qt.TextElideMode.ElideRight,
                                                   max(24, width - tail))
-            name_width = self._name_metrics.horizontalAdvance(shown)
+            name_width = self.name_metrics.horizontalAdvance(shown)
             name_rect = QRect(x, head, name_width, self._header_height)
             time_x = x + name_width + tail - small.horizontalAdvance(when)
             time_rect = QRect(time_x, head, small.horizontalAdvance(when), self._header_height)
@@ -416,7 +301,7 @@ class MessageDelegate(QStyledItemDelegate):
         if thread:
             thread_rect = QRect(x, above - small.height() - HEADER_GAP,
                                 small.horizontalAdvance(THREAD_LINE), small.height())
-        height, fits = self._measure(message, name, width, pending)
+        height, fits = self.heights.measure(message, name, width, pending)
         mark = edited = None
         below = body_top + height
         if message.edited or pending:
@@ -428,10 +313,10 @@ class MessageDelegate(QStyledItemDelegate):
                 at, y = x, below
                 below += small.height()
             if message.edited:
-                edited = QRect(at, y, self._edited_width, small.height())
-                at += self._edited_width + MARK_GAP
+                edited = QRect(at, y, self.marks.edited, small.height())
+                at += self.marks.edited + MARK_GAP
             if pending:
-                mark = QRect(at, y, self._mark_width, small.height())
+                mark = QRect(at, y, self.marks.pending, small.height())
         files: tuple[tuple[QRect, int], ...] = ()
         actions: tuple[tuple[QRect, int, str], ...] = ()
         if message.files:
@@ -439,7 +324,7 @@ class MessageDelegate(QStyledItemDelegate):
         chips: tuple[tuple[QRect, str | None], ...] = ()
         if message.reactions:
             below += EXTRA_GAP
-            rects, chips_height = self.chip_rects(message.reactions, width)
+            rects, chips_height = self.heights.chip_rects(message.reactions, width)
             emoji = [r.emoji for r in message.reactions] + [None]
             chips = tuple((r.translated(x, below), e) for r, e in zip(rects, emoji,
                                                                         strict=True))
@@ -448,8 +333,8 @@ class MessageDelegate(QStyledItemDelegate):
         if replies:
             below += EXTRA_GAP
             label = _rows.replies_label(message.replies)
-            replies_rect = QRect(x, below, self._replies_metrics.horizontalAdvance(label),
-                                 self._replies_metrics.height())
+            replies_rect = QRect(x, below, self.replies_metrics.horizontalAdvance(label),
+                                 self.replies_metrics.height())
         return RowParts(rect, band, avatar, name_rect, shown, time_rect,
                         QRect(x, body_top, width, height), mark, gutter, edited, chips,
                         replies_rect, thread_rect, hidden_rect, files, actions)
@@ -464,7 +349,7 @@ class MessageDelegate(QStyledItemDelegate):
             return None
         message, header, name, mine, pending = model.row(index.row())
         body = self.body(message, name, self.text_width())
-        return self._parts(rect, message, name, mine, header, model.starts_day(index.row()),
+        return self.place(rect, message, name, mine, header, model.starts_day(index.row()),
                            pending, body)
 
     def _row_body(self, index: QModelIndex) -> tuple[Message, Body] | None:
@@ -525,186 +410,7 @@ class MessageDelegate(QStyledItemDelegate):
     # Painting ----------------------------------------------------------------------------------
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
-        model = index.model()
-        if not isinstance(model, MessageListModel) or index.row() >= len(model.messages):
-            return
-        row = index.row()
-        message, header, name, mine, pending = model.row(row)
-        day = model.starts_day(row)
-        body = self.body(message, name, self.text_width())
-        parts = self._parts(option.rect, message, name, mine, header, day, pending, body)
-        palette = option.palette
-        state = option.state
-        group = (QPalette.ColorGroup.Disabled if not state & QStyle.StateFlag.State_Enabled
-                 else QPalette.ColorGroup.Active if state & QStyle.StateFlag.State_Active
-                 else QPalette.ColorGroup.Inactive)
-        selected = bool(state & QStyle.StateFlag.State_Selected)
-        hovered = bool(state & QStyle.StateFlag.State_MouseOver)
-        rect = QRect(option.rect)
-        painter.save()
-        if parts.day is not None:
-            self._paint_day(painter, parts.day, model.day_label(row), palette, group)
-            rect.setTop(parts.day.bottom() + 1)
-        if body.mentions_me:
-            painter.fillRect(rect, alpha(palette.color(group, QPalette.ColorRole.Link),
-                                          MENTIONED_ROW_ALPHA))
-        if selected or hovered:
-            shade = QColor(palette.color(group, QPalette.ColorRole.Highlight))
-            shade.setAlpha(70 if selected else 24)
-            painter.fillRect(rect, shade)
-        text_color = palette.color(group, QPalette.ColorRole.Text)
-        quiet = palette.color(group, QPalette.ColorRole.PlaceholderText)
-        if mine:
-            top = rect.top() + (GROUP_TOP // 2 if header else 0)
-            painter.fillRect(QRect(rect.left() + BAR_X, top, BAR_WIDTH, rect.bottom() - top + 1),
-                             palette.color(group, QPalette.ColorRole.Highlight))
-        if header:
-            self._paint_header(painter, message, mine, parts,
-                               palette.color(group, QPalette.ColorRole.Base), quiet)
-        if parts.thread is not None:
-            painter.setFont(self.time_font)
-            painter.setPen(quiet)
-            painter.drawText(parts.thread, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop,
-                             THREAD_LINE)
-        if parts.hidden is not None:
-            self.hidden_note.paint(painter, parts.hidden, palette, group)
-        painter.setPen(text_color)
-        if pending or message.hidden:
-            painter.setOpacity(HIDDEN_OPACITY if message.hidden else PENDING_OPACITY)
-        if body.layout is not None:
-            body.layout.draw(painter, QPointF(parts.body.topLeft()))
-        else:
-            self._paint_rich(painter, body, parts.body.topLeft(), palette, group, message.id)
-        painter.setOpacity(1.0)
-        if parts.files:
-            self.files.paint(painter, message, parts.files, parts.file_actions, palette, group,
-                             HIDDEN_OPACITY if message.hidden
-                             else PENDING_OPACITY if pending else 1.0)
-        painter.setFont(self.time_font)
-        painter.setPen(quiet)
-        flags = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop
-        if parts.edited is not None:
-            painter.drawText(parts.edited, flags, EDITED_MARK)
-        if parts.mark is not None:
-            painter.drawText(parts.mark, flags, PENDING_MARK)
-        if parts.chips:
-            self._paint_chips(painter, message, parts, model.me, palette, group)
-        if parts.replies is not None:
-            painter.setFont(self.replies_font)
-            painter.setPen(palette.color(group, QPalette.ColorRole.Link))
-            painter.drawText(parts.replies, flags, _rows.replies_label(message.replies))
-        if parts.gutter is not None and hovered:
-            painter.setFont(self.time_font)
-            painter.setPen(quiet)
-            painter.drawText(parts.gutter, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop,
-                             _rows.clock(message.ts))
-        painter.restore()
-
-    def _paint_rich(self, painter: QPainter, body: Body, origin: QPoint, palette: QPalette,
-                    group: QPalette.ColorGroup, message_id: bytes) -> None:
-        doc = body.doc
-        context = QAbstractTextDocumentLayout.PaintContext()
-        colours = QPalette(palette)
-        colours.setColor(QPalette.ColorRole.Text, palette.color(group, QPalette.ColorRole.Text))
-        context.palette = colours
-        width = doc.textWidth()
-        painter.save()
-        painter.translate(origin)
-        bar = alpha(palette.color(group, QPalette.ColorRole.PlaceholderText), 150)
-        for quote in body.quotes:
-            painter.fillRect(quote, bar)
-        whole = QRectF(0, 0, width, body.height)
-        if body.codes:
-            region = QRegion(whole.toAlignedRect())
-            for code in body.codes:
-                region -= QRegion(code.box.toAlignedRect())
-            painter.setClipRegion(region, Qt.ClipOperation.IntersectClip)
-        painter.translate(0, body.shift)
-        context.clip = whole.translated(0, -body.shift)
-        doc.documentLayout().draw(painter, context)
-        painter.restore()
-        if not body.codes:
-            return
-        tint = palette.color(group, QPalette.ColorRole.AlternateBase)
-        border = alpha(palette.color(group, QPalette.ColorRole.Mid), 160)
-        for i, code in enumerate(body.codes):
-            box = code.box.translated(QPointF(origin))
-            painter.save()
-            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-            painter.setPen(border)
-            painter.setBrush(tint)
-            painter.drawRoundedRect(box.adjusted(0.5, 0.5, -0.5, -0.5), 4, 4)
-            painter.restore()
-            offset = self._offset(message_id, i, code)
-            painter.save()
-            painter.setClipRect(box.adjusted(CODE_PAD, 0, -CODE_PAD, 0),
-                                Qt.ClipOperation.IntersectClip)
-            painter.translate(QPointF(origin) + QPointF(-offset, body.shift))
-            context.clip = code.box.translated(offset, -body.shift)
-            doc.documentLayout().draw(painter, context)
-            painter.restore()
-            if code.content > code.box.width():
-                track = box.width() - 2 * CODE_PAD
-                thumb = max(12.0, track * code.box.width() / code.content)
-                travel = (offset / (code.content - code.box.width())) * (track - thumb)
-                painter.fillRect(QRectF(box.left() + CODE_PAD + travel,
-                                        box.bottom() - SCROLL_BAR - 1, thumb, SCROLL_BAR),
-                                 alpha(palette.color(group, QPalette.ColorRole.PlaceholderText),
-                                        170))
-
-    def _paint_chips(self, painter: QPainter, message: Message, parts: RowParts, me: bytes,
-                     palette: QPalette, group: QPalette.ColorGroup) -> None:
-        highlight = palette.color(group, QPalette.ColorRole.Highlight)
-        text = palette.color(group, QPalette.ColorRole.Text)
-        painter.save()
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setFont(self.time_font)
-        labels = [(_rows.chip_label(r), me in r.by) for r in message.reactions]
-        labels.append((ADD_CHIP, False))
-        for (rect, _), (label, mine) in zip(parts.chips, labels, strict=True):
-            box = QRectF(rect).adjusted(0.5, 0.5, -0.5, -0.5)
-            if mine:
-                painter.setPen(highlight)
-                painter.setBrush(alpha(highlight, 50))
-            else:
-                painter.setPen(alpha(palette.color(group, QPalette.ColorRole.Mid), 200))
-                painter.setBrush(palette.color(group, QPalette.ColorRole.AlternateBase))
-            radius = box.height() / 2
-            painter.drawRoundedRect(box, radius, radius)
-            painter.setPen(text if label != ADD_CHIP
-                           else palette.color(group, QPalette.ColorRole.PlaceholderText))
-            painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, label)
-        painter.restore()
-
-    def _paint_day(self, painter: QPainter, band: QRect, label: str, palette: QPalette,
-                   group: QPalette.ColorGroup) -> None:
-        line = QColor(palette.color(group, QPalette.ColorRole.PlaceholderText))
-        line.setAlpha(80)
-        middle = band.top() + band.height() // 2
-        painter.fillRect(QRect(band.left() + AVATAR_X, middle, band.width() - AVATAR_X
-                               - RIGHT_PAD, 1), line)
-        width = self.pill_width(label)
-        pill = QRectF(band.left() + (band.width() - width) / 2,
-                      middle - self.pill_height / 2, width, self.pill_height)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        paint_pill(painter, pill, label, self.day_font, palette)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
-
-    def _paint_header(self, painter: QPainter, message: Message, mine: bool, parts: RowParts,
-                      base: QColor, quiet: QColor) -> None:
-        ratio = painter.device().devicePixelRatioF() if painter.device() else 1.0
-        painter.drawPixmap(parts.avatar.topLeft(),
-                           avatars.avatar(message.author, self.avatar_size, ratio))
-        baseline = parts.name.top() + max(self._name_metrics.ascent(),
-                                          self._small_metrics.ascent())
-        painter.setFont(self.name_font)
-        painter.setPen(self.name_color(message.author, base))
-        painter.drawText(QPointF(parts.name.left(), baseline), parts.shown_name)
-        painter.setFont(self.time_font)
-        painter.setPen(quiet)
-        if mine:
-            painter.drawText(QPointF(parts.name.right() + 1 + NAME_GAP, baseline), "(you)")
-        painter.drawText(QPointF(parts.time.left(), baseline), _rows.clock(message.ts))
+        self.painting.paint(painter, option, index)
 
     # Hit-testing -------------------------------------------------------------------------------
 
@@ -716,14 +422,14 @@ class MessageDelegate(QStyledItemDelegate):
         rect = self._view.visualRect(index)
         if not rect.isValid():
             return None
-        thread = self._lines(message)[0]
+        thread = self.lines(message)[0]
         body = self.body(message, name, self.text_width())
         return message, body, QPoint(rect.left() + self.text_x,
                                      rect.top() + self.body_top(
                                          header, model.starts_day(index.row()), thread,
                                          message.hidden))
 
-    def _offset(self, message_id: bytes, block: int, code: Code) -> float:
+    def code_offset(self, message_id: bytes, block: int, code: Code) -> float:
         """How far a code block is scrolled, within what it can scroll now (an edit or a
         wider window may have made it narrower)."""
         return _markdown.clamp_scroll(self.code_offsets.get((message_id, block), 0.0),
@@ -733,7 +439,7 @@ class MessageDelegate(QStyledItemDelegate):
         """A point in the body as a point in its document, through a scrolled code block."""
         for i, code in enumerate(body.codes):
             if code.box.contains(QPointF(x, y)):
-                x += self._offset(message.id, i, code)
+                x += self.code_offset(message.id, i, code)
                 break
         return QPointF(x, y - body.shift)
 

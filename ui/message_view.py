@@ -2,7 +2,8 @@
 header, a day separator above each local day with a sticky day label at the top while it is
 scrolled away, an empty state for a new channel, links, a context menu and keys, and lazy
 loading of older messages when scrolled to the top, keeping the place like a chat. How each row
-is drawn and hit-tested is ui/message_delegate.py's.
+is drawn and hit-tested is ui/message_delegate.py's; the menu ui/message_menu.py's; the day label
+and the empty state ui/message_overlays.py's.
 
 The view acts on nothing itself beyond links, copying and deleting: a reaction chip, "(edited)",
 a reply count and the menu's conversation items emit signals (reactionToggled, reactRequested,
@@ -28,114 +29,38 @@ from PySide6.QtCore import (
     QModelIndex,
     QPoint,
     QRect,
-    QRectF,
     Qt,
     QUrl,
     Signal,
 )
 from PySide6.QtGui import (
     QDesktopServices,
-    QFont,
     QGuiApplication,
     QKeySequence,
-    QPainter,
-    QPalette,
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QLabel,
     QListView,
     QMenu,
     QMessageBox,
     QStyleOptionViewItem,
-    QVBoxLayout,
-    QWidget,
 )
 
 from app.records import Message
 
 from . import _rows
-from .message_delegate import AVATAR_X, MessageDelegate, paint_pill
+from .message_delegate import MessageDelegate
+from .message_menu import MessageMenu
+from .message_overlays import DayHeader, EmptyState
 from .models import CONTENT_ROLES, MessageListModel, PendingRole
-from .theme import scaled
+from .row_geometry import AVATAR_X
 
 if TYPE_CHECKING:
     from .moderation import ModerationActions
 
-EMPTY_TITLE_SCALE = 1.5
-EMPTY_HINT = ("Write the first message below. People you invite will see everything "
-              "posted here.")
-PRIVATE_EMPTY_HINT = ("Write the first message below. Only the people in it can read it: it "
-                      "is encrypted for them.")
-PRIVATE_NOTE = "Replies, reactions, edits and deleting are not available in private channels yet"
 LAYOUT_BATCH = 200
 CODE_WHEEL_STEP = 60  # pixels a code block scrolls sideways per wheel notch
-MENU_NAME_MOST = 40  # characters of a file's name in a menu entry
 BAND_PAD = 3  # above and below the sticky day label, in its band over the rows
-DELETE_MINE = "Delete this message for everyone?"
-DELETE_THEIRS = "Delete {name}'s message for everyone?"
-DELETE_PERMANENT = "This cannot be undone: it is removed from every computer in the workspace."
-
-
-class DayHeader(QLabel):
-    """The band above the list's rows, in the list's Base colour, with the sticky day label
-    centred in it: the topmost row's day while that day's separator is scrolled out of sight,
-    drawn as the separators' pill. The band is the list's top viewport margin (MessageView
-    `band`), so the label never covers a row's text."""
-
-    def __init__(self, parent: QWidget):
-        super().__init__(parent, objectName="dayHeader")
-        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
-        self.pill = QRect()  # where the label's pill is (in the band); empty: no label
-
-    def show_day(self, label: str, pill: QRect) -> None:
-        if (label, pill) != (self.text(), self.pill):
-            self.setText(label)
-            self.pill = pill
-            self.update()
-
-    def paintEvent(self, event) -> None:  # noqa: N802 (Qt's name)
-        painter = QPainter(self)
-        painter.fillRect(self.rect(), self.palette().color(QPalette.ColorRole.Base))
-        if self.text() and not self.pill.isEmpty():
-            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-            paint_pill(painter, QRectF(self.pill), self.text(), self.font(), self.palette())
-        painter.end()
-
-
-class EmptyState(QWidget):
-    """What an empty channel shows instead of a blank box: whose start this is, and what to
-    do."""
-
-    def __init__(self, parent: QWidget):
-        super().__init__(parent, objectName="emptyState")
-        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
-        self.title = QLabel(objectName="emptyTitle", alignment=Qt.AlignmentFlag.AlignCenter,
-                            wordWrap=True)
-        self.hint = QLabel(EMPTY_HINT, objectName="emptyHint", wordWrap=True,
-                           alignment=Qt.AlignmentFlag.AlignCenter)
-        self.title.setForegroundRole(QPalette.ColorRole.Text)  # it sits on the list's Base
-        self.hint.setForegroundRole(QPalette.ColorRole.PlaceholderText)
-        column = QVBoxLayout(self)
-        column.setContentsMargins(24, 24, 24, 24)
-        column.addStretch(1)
-        column.addWidget(self.title)
-        column.addWidget(self.hint)
-        column.addStretch(1)
-        self.restyle(parent.font())
-        self.hide()
-
-    def restyle(self, font: QFont) -> None:
-        title = scaled(font, EMPTY_TITLE_SCALE)
-        title.setBold(True)
-        self.title.setFont(title)
-        self.hint.setFont(font)
-
-    def show_channel(self, channel: str, *, private: bool = False) -> None:
-        """A channel's start, or (`private`) a private channel's, named as it is."""
-        self.title.setText(f"This is the start of {channel}" if private
-                           else f"This is the start of #{channel}")
-        self.hint.setText(PRIVATE_EMPTY_HINT if private else EMPTY_HINT)
 
 
 class MessageView(QListView):
@@ -176,6 +101,7 @@ class MessageView(QListView):
         self._vetoing = False  # inside Qt's own fetch-when-the-last-row-shows
         self._stale = True  # rows changed and are not laid out yet: the scroll range is old
         self.delegate = MessageDelegate(self)
+        self.menu = MessageMenu(self)
         self.setItemDelegate(self.delegate)
         self.day_header = DayHeader(self)
         self.empty_state = EmptyState(self)
@@ -267,6 +193,7 @@ class MessageView(QListView):
     def _after_reset(self) -> None:
         if self.message_model().channel != self._anchor_channel:
             self._anchor, self._anchor_channel = ("bottom",), self.message_model().channel
+            self.delegate.heights.clear()  # the rows left measured are another channel's
         self._restore()
         self._update_overlays()
 
@@ -560,74 +487,9 @@ class MessageView(QListView):
         super().wheelEvent(event)
 
     def context_menu(self, index: QModelIndex, pos: QPoint | None = None) -> QMenu:
-        """The menu for row `index`: the link's actions when `pos` is on a link, Copy text,
-        Reply in thread, Add reaction…, Edit on mine, Show earlier versions when edited,
-        keeping or letting go of someone else's files (none of these on a post a moderator
-        hid), the moderation entries when `moderation` is set, and Delete on mine (on anyone's
-        for an admin, who is asked first). In a private
-        channel's list only the link's actions and Copy text, and PRIVATE_NOTE, disabled."""
-        model = self.message_model()
-        message = model.messages[index.row()]
-        mine = message.author == model.me
-        menu = QMenu(self)
-        link = self.delegate.link_at(index, pos) if pos is not None else None
-        if link:
-            menu.addAction("Open link", lambda: self.open_link(link))
-            menu.addAction("Copy link", lambda: QGuiApplication.clipboard().setText(link))
-            menu.addSeparator()
-        menu.addAction("Copy text", lambda: self.copy_text(message))
-        menu.addSeparator()
-        if self.private:
-            note = menu.addAction(PRIVATE_NOTE)
-            note.setObjectName("privateNote")
-            note.setEnabled(False)
-            return menu
-        if _rows.converses(message):
-            self._conversation_entries(menu, index, message, mine, pos)
-            if not mine:
-                self._keep_entries(menu, message)
-        if self.moderation is not None:
-            menu.addSeparator()
-            row = model.row_of(message.id)
-            self.moderation.add_to_menu(menu, message, model.display_name(row)
-                                        if row is not None else _rows.nick_of(message))
-        if mine or self._admin:
-            menu.addSeparator()
-            delete = menu.addAction("Delete", lambda: self.delete_message(message))
-            delete.setObjectName("deleteMessage")
-        return menu
-
-    def _conversation_entries(self, menu: QMenu, index: QModelIndex, message: Message,
-                              mine: bool, pos: QPoint | None) -> None:
-        if self.show_reply_counts:
-            menu.addAction("Reply in thread",
-                           lambda: self.replyRequested.emit(message.reply_to or message.id))
-        where = self.viewport().mapToGlobal(pos if pos is not None
-                                            else self.visualRect(index).center())
-        menu.addAction("Add reaction…", lambda: self.reactRequested.emit(message.id, where))
-        if mine:
-            menu.addAction("Edit", lambda: self.editRequested.emit(message))
-        if message.edited:
-            menu.addAction("Show earlier versions",
-                           lambda: self.versionsRequested.emit(message.id))
-
-    def _keep_entries(self, menu: QMenu, message: Message) -> None:
-        """Keep on this computer (or let storage limits remove it) for each of someone
-        else's files; a file I attached myself is always kept."""
-        files = [(i, f) for i, f in enumerate(message.files) if not f.mine]
-        if not files:
-            return
-        menu.addSeparator()
-        for i, attachment in files:
-            name = "" if len(message.files) == 1 else _menu_name(attachment.name)
-            if attachment.pinned:
-                label = f"Let storage limits remove {name or 'it'}"
-            else:
-                label = f"Keep {name} on this computer" if name else "Keep on this computer"
-            action = menu.addAction(label, lambda i=i, pinned=attachment.pinned:
-                                    self.fileRequested.emit(message.id, i,
-                                                            "unpin" if pinned else "pin"))
-            action.setObjectName("unpinFile" if attachment.pinned else "pinFile")
+        """The menu for row `index` (`pos`: where it was asked for, in the viewport; on a link
+        it has the link's actions too): ui/message_menu.py's MessageMenu makes it."""
+        return self.menu.build(index, pos)
 
     def contextMenuEvent(self, event) -> None:  # noqa: N802 (Qt's name)
         index = self.indexAt(event.pos())
@@ -650,33 +512,7 @@ class MessageView(QListView):
         an admin. Returns the box (None when I may not delete it)."""
         if message.author != self.message_model().me and not self._admin:
             return None
-        return self.confirm_delete(message)
-
-    def confirm_delete(self, message: Message) -> QMessageBox:
-        """Ask before deleting; the box is window-modal (`open`), never a blocking `exec`, and
-        Delete or Cancel answers it (`finished` says it was answered)."""
-        model = self.message_model()
-        if message.author == model.me:
-            question = DELETE_MINE
-        else:
-            row = model.row_of(message.id)
-            name = model.display_name(row) if row is not None else _rows.nick_of(message)
-            question = DELETE_THEIRS.format(name=name)
-        box = QMessageBox(QMessageBox.Icon.Warning, "Delete message", question, parent=self,
-                          objectName="confirmDelete")
-        box.setInformativeText(DELETE_PERMANENT)
-        delete = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
-        box.addButton(QMessageBox.StandardButton.Cancel)
-        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.buttonClicked.connect(lambda button: self._delete(message)
-                                  if button is delete else None)
-        box.open()
-        return box
-
-    def _delete(self, message: Message) -> None:
-        model = self.message_model()
-        model.bridge.then(model.bridge.facade.delete(message.id), done=lambda _: model.reload())
+        return self.menu.confirm_delete(message)
 
     def _selected(self) -> Message | None:
         index = self.currentIndex()
@@ -714,10 +550,3 @@ class MessageView(QListView):
                 self._style_overlays()
                 self.scheduleDelayedItemsLayout()
         super().changeEvent(event)
-
-
-def _menu_name(name: str, most: int = MENU_NAME_MOST) -> str:
-    """A file's name for a menu entry: shortened in the middle, its "&" not a shortcut."""
-    if len(name) > most:
-        name = f"{name[:most // 2 - 1]}…{name[-(most - most // 2):]}"
-    return name.replace("&", "&&")

@@ -24,6 +24,9 @@ from . import _files, _rows
 from .bridge import NodeBridge
 
 PAGE = 100
+# Older pages grow with what is loaded, up to this: scrolling through a long history takes
+# dozens of reads and relayouts, not thousands.
+MAX_PAGE = 3200
 NOT_KEPT_TIP = "Not kept on this computer"
 
 
@@ -405,15 +408,15 @@ class MessageListModel(QAbstractListModel):
             self.loadedChanged.emit()
 
     def _take(self, messages: list[Message]) -> None:
-        """Show `messages`: in place when they are the rows shown, with new fields; else by a
-        reset. A nickname change resets too (same ids, new names)."""
-        if [(m.id, m.nick) for m in messages] != [(m.id, m.nick) for m in self.messages]:
-            self.beginResetModel()
-            self._set_messages(messages)
-            self.endResetModel()
-            self._update_mentions()
+        """Show `messages`: in place when they are the rows shown, with new fields, and new
+        messages after them inserted below; else by a reset. A nickname change resets too
+        (same ids, new names), and so does a newcomer whose nickname looks like a shown one."""
+        shown = len(self.messages)
+        keys = [(m.id, m.nick) for m in messages]
+        if not shown or keys[:shown] != [(m.id, m.nick) for m in self.messages]:
+            self._reset(messages)
             return
-        changed = [row for row, (old, new) in enumerate(zip(self.messages, messages,
+        changed = [row for row, (old, new) in enumerate(zip(self.messages, messages[:shown],
                                                              strict=True)) if old != new]
         if changed:
             self.rowsChanging.emit(changed)
@@ -421,7 +424,31 @@ class MessageListModel(QAbstractListModel):
             self.messages[row] = messages[row]
         for first, last in _runs(changed):
             self.dataChanged.emit(self.index(first), self.index(last), CONTENT_ROLES)
+        if len(messages) > shown:
+            self._append(messages[shown:])
         self.refresh_pending()
+
+    def _reset(self, messages: list[Message]) -> None:
+        self.beginResetModel()
+        self._set_messages(messages)
+        self.endResetModel()
+        self._update_mentions()
+
+    def _append(self, added: list[Message]) -> None:
+        """New messages below the shown ones: inserted, so nothing above is measured again."""
+        if self._names.add(added):  # a lookalike nickname renames shown rows
+            self._reset(self.messages + added)
+            return
+        last = self.messages[-1]
+        self.beginInsertRows(QModelIndex(), len(self.messages), len(self.messages) + len(added) - 1)
+        self._starts += _rows.group_starts(added, last)
+        self._days += _rows.day_starts(added, last)
+        self.messages += added
+        for message in added:
+            if message.nick:
+                self._authors.setdefault(message.author, message.nick)
+        self.endInsertRows()
+        self._update_mentions()
 
     def reload(self) -> None:
         """Re-read the loaded window (plus new messages): sync may add older ones too."""
@@ -451,9 +478,10 @@ class MessageListModel(QAbstractListModel):
         self._loading = True
         generation, channel = self._generation, self.channel
         before = self.messages[0].cursor
-        self.bridge.then(self.bridge.facade.read(channel, limit=PAGE, before=before,
+        page = min(MAX_PAGE, max(PAGE, len(self.messages)))
+        self.bridge.then(self.bridge.facade.read(channel, limit=page, before=before,
                                                  hidden=True),
-                         done=lambda older: self._fetched(generation, older),
+                         done=lambda older: self._fetched(generation, older, page),
                          failed=lambda message: self._fetch_failed(generation, message))
 
     def _fetch_failed(self, generation: int, message: str) -> None:
@@ -461,11 +489,11 @@ class MessageListModel(QAbstractListModel):
         if generation == self._generation:
             self.bridge.failed.emit(message)
 
-    def _fetched(self, generation: int, older: list[Message]) -> None:
+    def _fetched(self, generation: int, older: list[Message], page: int = PAGE) -> None:
         self._loading = False
         if generation != self._generation:
             return
-        self._more = len(older) >= PAGE
+        self._more = len(older) >= page
         if older:
             self.beginInsertRows(QModelIndex(), 0, len(older) - 1)
             starts = _rows.group_starts(older)

@@ -239,7 +239,7 @@ class ModerationActions(QObject):
     """What a message list (and a member pane) offers for moderation, for one window."""
 
     # A block, an unblock or a show again changed what the views show (a block adds no
-    # object, so no objectsAdded follows): what lists members or counts should reload.
+    # object, so no change event follows): what lists members or counts should reload.
     viewsChanged = Signal()
 
     def __init__(self, bridge: NodeBridge, model: MessageListModel, parent: QWidget):
@@ -247,7 +247,7 @@ class ModerationActions(QObject):
         self.bridge, self.model, self.window = bridge, model, parent
         self._moderated: dict[str, bool] = {}  # channel -> I moderate it (as last asked)
         model.modelReset.connect(self._ask)
-        bridge.objectsAdded.connect(lambda _: self._ask(again=True))  # roles may change
+        bridge.membershipChanged.connect(lambda: self._ask(again=True))  # roles may change
 
     # Who moderates what ---------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 """The typing indicator below the composer: who else is typing in the open channel.
 
-Typing is a live signal from connected peers, never stored (NodeEvent "typing", which
+Typing is a live signal from connected peers, never stored (app.events.PeerTyping, which
 ui/bridge.py re-emits on the GUI thread as `NodeBridge.typing(key, channel)`). A person shows
 for TYPING_TTL_S after their last signal (one single-shot QTimer each, restarted by the next),
 and stops showing when they post in the channel (`posted`) or when the channel changes. My own

@@ -10,7 +10,7 @@ import socket
 import time
 from pathlib import Path
 
-from app.node import NodeEvent
+from app.events import NodeEvent, ObjectsStored, PeerConnected, PeerDisconnected, Synced
 from sync.peers import PeerBook
 from tests.support import wait_until
 
@@ -22,30 +22,31 @@ DUPLICATE_S = 3.0  # dial retry (peers.BACKOFF_MIN_S, +20 %) and the dial loop's
 TIME = re.compile(r"^\d\d:\d\d:\d\d  ")
 
 
-def _printed(names: dict[bytes, str], *events: tuple[str, dict]) -> list[str]:
+def _printed(names: dict[bytes, str], *events: NodeEvent) -> list[str]:
     from app.sync_commands import ServeLog  # here: the tests below run against any version
 
     out: list[str] = []
     shown = ServeLog(lambda: names, out=out.append)
-    for kind, detail in events:
-        shown.event(NodeEvent(kind, detail))
+    for event in events:
+        shown.event(event)
     assert all(TIME.match(text) for text in out), out
     return [TIME.sub("", text) for text in out]
 
 
-def _connected(key: bytes, address: str) -> tuple[str, dict]:
-    return "peers", {"online": 1, "connected": True, "peer": key, "address": address}
+def _connected(key: bytes, address: str) -> PeerConnected:
+    return PeerConnected(online=1, peer=key, address=address)
 
 
-def _closed(key: bytes | None, address: str, reason: str, **more) -> tuple[str, dict]:
-    return "peers", {"online": 0, "connected": False, "peer": key, "address": address,
-                     "reason": reason, "error": False, "fault": False, "refused_s": 0,
-                     "was_connected": True, "duplicate": False} | more
+def _closed(key: bytes | None, address: str, reason: str, **more) -> PeerDisconnected:
+    return PeerDisconnected(**{"online": 0, "peer": key, "address": address,
+                               "reason": reason, "error": False, "fault": False,
+                               "refused_s": 0, "was_connected": True,
+                               "duplicate": False} | more)
 
 
-def _synced(key: bytes, address: str, got: int, sent: int) -> tuple[str, dict]:
-    return "synced", {"peer": key, "have": 0, "need": 0, "address": address,
-                      "objects_in": got, "objects_out": sent}
+def _synced(key: bytes, address: str, got: int, sent: int) -> Synced:
+    return Synced(peer=key, have=0, need=0, address=address, objects_in=got,
+                  objects_out=sent)
 
 
 def test_serve_lines_name_peers_and_say_what_moved():
@@ -56,9 +57,9 @@ def test_serve_lines_name_peers_and_say_what_moved():
         _synced(BOB, "192.168.1.20:-", 4, 2),
         _synced(BOB, "192.168.1.20:-", 4, 2),  # a later round that moved nothing: quiet
         _synced(BOB, "192.168.1.20:-", 5, 2),
-        ("objects", {"ids": [b"x" * 32]}),  # written here: no line
-        ("objects", {"ids": [b"y" * 32, b"z" * 32], "peer": BOB, "address": "192.168.1.20:-",
-                     "objects_in": 7, "objects_out": 2}),
+        ObjectsStored((b"x" * 32,)),  # written here: no line
+        ObjectsStored((b"y" * 32, b"z" * 32), peer=BOB, address="192.168.1.20:-",
+                      objects_in=7, objects_out=2),
         _synced(BOB, "192.168.1.20:-", 7, 3),
         _closed(BOB, "192.168.1.20:-", "peer closed: shutting down"),
     ) == [f"connected to {bob} at 192.168.1.20",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from concurrent.futures import Future
 
+from app.events import Synced
 from core import kinds
 from tests.support import TIMEOUT_S, Cluster, node_call, node_online, wait_converged, wait_until
 
@@ -81,9 +82,9 @@ def test_a_blocked_members_new_posts_are_neither_shown_nor_stored(cluster: Clust
     # Refusing is not a fault: b keeps its sessions with both.
     assert node_online(b) == {a.key, c.key}
     # And the refused post is not offered again and again: b's rounds find nothing to move.
-    rounds: list[dict] = []
-    b.subscribe(lambda e: e.kind == "synced" and rounds.append(e.detail))
-    wait_until(lambda: any(r["have"] == 0 and r["need"] == 0 for r in rounds),
+    rounds: list[Synced] = []
+    b.subscribe(lambda e: isinstance(e, Synced) and rounds.append(e))
+    wait_until(lambda: any(r.have == 0 and r.need == 0 for r in rounds),
                what="a round of b's with nothing to move")
 
     result(b.facade.run(lambda ws: ws.moderation.unblock(c.key)))

@@ -16,8 +16,9 @@ from app import joining, sharing, slash
 from app.channel_list import channel_list
 from app.doc_views import commit_typed, document_view
 from app.documents import on_document
+from app.events import Delivered, NodeEvent, ObjectsStored
 from app.invite import Invite
-from app.node import Node, NodeEvent, NodeStopped
+from app.node import Node, NodeStopped
 from app.paths import Paths, workspaces
 from app.records import ChannelList, DocumentView, WorkspaceEntry
 from app.workspace import Workspace, WorkspaceError
@@ -60,7 +61,7 @@ def test_a_post_through_one_facade_is_read_and_heard_through_the_other(cluster: 
     def heard_it() -> bool:
         while not heard.empty():
             event = heard.get()
-            if event.kind == "objects" and post_id in event.detail["ids"]:
+            if isinstance(event, ObjectsStored) and post_id in event.ids:
                 return True
         return False
 
@@ -163,7 +164,7 @@ def test_my_posts_are_pending_until_a_peer_has_them(cluster: Cluster):
     post_id = result(a.facade.run(lambda ws: ws.post(CHANNEL, "nobody has this yet").id))
     assert post_id in a.facade.pending()
     delivered: queue.SimpleQueue[NodeEvent] = queue.SimpleQueue()
-    a.facade.subscribe(lambda e: e.kind == "delivered" and delivered.put(e))
+    a.facade.subscribe(lambda e: isinstance(e, Delivered) and delivered.put(e))
     cluster.start(pb, peers=[a])
     wait_until(lambda: post_id not in a.facade.pending(), what="a peer to receive the post")
     assert not delivered.empty()

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from app import sync_status
-from app.node import NodeEvent
+from app.events import HistoryProgressed
 from app.paths import Paths
 from app.records import HistoryProgress
 
@@ -93,7 +93,7 @@ def _serve_lines(*events: tuple[float, HistoryProgress]) -> list[str]:
     shown = ServeLog(lambda: {}, out=out.append, clock=lambda: now[0])
     for at, progress in events:
         now[0] = 1_000_000.0 + at
-        shown.event(NodeEvent("history", {"progress": progress}))
+        shown.event(HistoryProgressed(progress))
     return [re.sub(r"^\d\d:\d\d:\d\d  ", "", text) for text in out]
 
 

@@ -38,6 +38,7 @@ POSITIVE = {
     "queries": ["messages", "channel_page_200.p50_ms", "search.p50_ms"],
     "reconcile": ["summary.d0_bytes", "summary.bytes_per_difference_uniform",
                   "summary.reference_bytes_per_difference_uniform"],
+    "relay": ["envelopes", "envelope_overhead", "live_p99_ms", "relay_peak_rss_mb"],
     "removal": ["removed_members_posts.200.remove_ms", "removed_members_posts.200.sync_after_ms"],
     "sync_end_to_end": ["wire_bytes", "moved_object_bytes", "wire_to_object_bytes_ratio"],
     "ui_channel": ["first_page_ms", "peak_rss_mb", "longest_gui_stall_ms"],
@@ -71,7 +72,7 @@ def test_every_benchmark_is_listed():
     scripts = {p.stem for p in BENCH.glob("*.py") if not p.name.startswith("_")}
     assert scripts == set(POSITIVE)
     lacking = {name for name in scripts if not _takes_tiny(name)}
-    assert lacking <= {"ui_channel"}  # engineer "view" adds its --tiny (issue 30)
+    assert lacking == set()
 
 
 @pytest.mark.slow

@@ -255,6 +255,11 @@ BODIES = {
         {"epoch": epochs, "check": st.binary(min_size=16, max_size=16), "recipient": ids,
          "sealed": st.binary(max_size=256)}
     ),
+    "workspace/relay": st.fixed_dictionaries(
+        {"host": st.text(st.characters(min_codepoint=33, max_codepoint=126,
+                                       exclude_characters="/"), min_size=1, max_size=253),
+         "port": st.integers(1, 65535), "key": ids, "active": st.booleans()}
+    ),
 }
 
 unknown_kinds = st.just(UNKNOWN) | st.text(
@@ -681,6 +686,7 @@ VALID = {
     "post/sealed": {"channel": ID1, "epoch": 0, "nonce": ID1[:24], "box": b"p" * 40},
     "member/kept": {"removal": ID1, "ids": [ID1]},
     "workspace/key": {"epoch": 0, "check": ID1[:16], "recipient": ID1, "sealed": b"s" * 80},
+    "workspace/relay": {"host": "relay.example.org", "port": 7655, "key": ID1, "active": True},
 }
 MANY = [bytes([i]) * 32 for i in range(65)]
 
@@ -910,6 +916,10 @@ OUT_OF_LIMITS = [
     ("workspace/key", "sealed", b"s" * 257),
     ("workspace/key", "check", ID1),
     ("member/remove", "reason", "a\nb"),
+    ("workspace/relay", "port", 0),
+    ("workspace/relay", "host", "a b"),
+    ("workspace/relay", "key", ID1[:31]),
+    ("workspace/relay", "active", None),
     ("member/remove", "key", None),
     ("member/kept", "ids", []),
     ("member/kept", "ids", [ID1, ID1]),

@@ -25,7 +25,7 @@ class LeftOut(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, LeftOut())
 skipped = set(excluded["SPARK_ONLY"]) | {"storage._verify_worker"}
 failed = []
-for package in ("hearth", "app", "core", "storage", "sync", "ui", "analytics"):
+for package in ("hearth", "app", "core", "storage", "sync", "ui", "analytics", "relay"):
     names = [package] + [m.name for m in pkgutil.walk_packages(
         importlib.import_module(package).__path__, package + ".")]
     for name in names:

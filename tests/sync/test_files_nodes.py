@@ -16,7 +16,8 @@ import pytest
 
 from app import preferences
 from app.download_requests import download_status, request_download
-from app.node import Node, NodeError, NodeEvent
+from app.events import FileProgressed, NodeEvent, ObjectsStored, PeerDisconnected
+from app.node import Node, NodeError
 from core.attachments import CHUNK_SIZE, chunk_id, encode_list
 from core.identity import Identity
 from storage.chunks import ChunkStore
@@ -97,8 +98,8 @@ class Events:
 
     def progress(self, lst: bytes) -> list:
         with self.lock:
-            return [e.detail["progress"] for e in self.seen
-                    if e.kind == "files" and e.detail["progress"].list == lst]
+            return [e.progress for e in self.seen
+                    if isinstance(e, FileProgressed) and e.progress.list == lst]
 
 
 def no_auto_download(*paths) -> None:
@@ -157,7 +158,7 @@ def test_killing_the_sender_midway_resumes_from_another_peer(cluster, tmp_path, 
     cut = threading.Event()
 
     def kill_a_after_some(event: NodeEvent) -> None:  # on b's thread: nothing more from a
-        if (event.kind == "files" and event.detail["progress"].have > 0
+        if (isinstance(event, FileProgressed) and event.progress.have > 0
                 and not cut.is_set()):
             cut.set()
             node_service(b).block({a.key})
@@ -237,10 +238,10 @@ def test_a_peer_sending_a_bad_chunk_is_cut_off_and_the_file_comes_from_another(c
     thread.join(TIMEOUT_S)
 
     assert isinstance(result["peer"].closed_event, Closed)  # b hung up on it
-    ended = [e.detail for e in events.seen if e.kind == "peers"
-             and e.detail.get("connected") is False and e.detail.get("peer") == liar.public_key]
-    assert ended and ended[0]["fault"] and "does not hash" in ended[0]["reason"]
-    assert ended[0]["refused_s"] > 0  # cut off: its identity is refused for a while
+    ended = [e for e in events.seen
+             if isinstance(e, PeerDisconnected) and e.peer == liar.public_key]
+    assert ended and ended[0].fault and "does not hash" in ended[0].reason
+    assert ended[0].refused_s > 0  # cut off: its identity is refused for a while
     assert sha256(save(b, mid, tmp_path / "out")) == digest
     for cid in stored_chunks(b):  # nothing the liar sent was kept
         assert chunk_id(node_call(b, lambda c=cid: b.workspace.files.chunks.read(c))) == cid
@@ -268,10 +269,10 @@ def test_chat_posted_during_a_big_transfer_arrives_before_it_ends(cluster, tmp_p
 
     with events.lock:
         order = list(events.seen)
-    done_at = next(i for i, e in enumerate(order) if e.kind == "files"
-                   and e.detail["progress"].list == lst and e.detail["progress"].done)
-    arrived_at = {oid: i for i, e in enumerate(order) if e.kind == "objects"
-                  for oid in e.detail["ids"]}
+    done_at = next(i for i, e in enumerate(order) if isinstance(e, FileProgressed)
+                   and e.progress.list == lst and e.progress.done)
+    arrived_at = {oid: i for i, e in enumerate(order) if isinstance(e, ObjectsStored)
+                  for oid in e.ids}
     assert ids <= set(arrived_at)
     assert max(arrived_at[oid] for oid in ids) < done_at  # chat did not wait for the file
 

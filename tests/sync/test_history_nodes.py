@@ -8,7 +8,8 @@ import json
 
 from analytics.recorder import Recorder
 from app import keeping, sync_status
-from app.node import Node, NodeEvent
+from app.events import HistoryProgressed
+from app.node import Node
 from app.workspace import Workspace
 from core import kinds
 from sync.store import ReplicaStore
@@ -34,10 +35,10 @@ def _objects(node: Node) -> int:
         info.count for info in ReplicaStore(node.workspace.replica).streams().values()))
 
 
-def _start(cluster: Cluster, paths, peer: Node, events: list[NodeEvent]) -> Node:
+def _start(cluster: Cluster, paths, peer: Node, events: list[HistoryProgressed]) -> Node:
     node = Node(paths, port=0, interfaces=[LOCAL], mdns=False, peers=[(LOCAL, peer.port)],
                 reconcile_interval=None)
-    node.subscribe(lambda e: events.append(e) if e.kind == "history" else None)
+    node.subscribe(lambda e: events.append(e) if isinstance(e, HistoryProgressed) else None)
     cluster.nodes.append(node)
     node.start()
     return node
@@ -47,12 +48,12 @@ def test_history_events_count_what_really_arrives(cluster: Cluster):
     pa, pb = cluster.members(2)
     _fill(pa, ("general", "random"))
     a = cluster.start(pa)
-    events: list[NodeEvent] = []
+    events: list[HistoryProgressed] = []
     b = _start(cluster, pb, a, events)
-    wait_until(lambda: events and events[-1].detail["progress"].done, what="history to arrive")
+    wait_until(lambda: events and events[-1].progress.done, what="history to arrive")
     held = _objects(b)
     assert held == _objects(a)
-    progress = [e.detail["progress"] for e in events]
+    progress = [e.progress for e in events]
     moving, final = progress[:-1], progress[-1]
     assert moving and not any(p.done for p in moving)
     assert final.here == final.total == held
@@ -75,11 +76,11 @@ def test_a_member_keeping_one_channel_fetches_only_it_until_it_keeps_another(
         make_channels(ws, "random")  # b's computer holds nothing of it yet: made, so joined
         keeping.keep_only(ws, ["general"])
     a = cluster.start(pa)
-    events: list[NodeEvent] = []
+    events: list[HistoryProgressed] = []
     b = _start(cluster, pb, a, events)
     wait_until(lambda: len(node_read(b, "general", limit=1000)) >= PER_CHANNEL,
                what="general's history")
-    wait_until(lambda: events and events[-1].detail["progress"].done, what="the round's end")
+    wait_until(lambda: events and events[-1].progress.done, what="the round's end")
     assert [m for m in node_read(b, "random", limit=1000) if m.text.startswith("random ")] == []
     b.facade.keep(["random"]).result(timeout=10)
     wait_until(lambda: len([m for m in node_read(b, "random", limit=1000)
@@ -101,9 +102,9 @@ def test_analytics_count_one_fetch_and_each_change_of_what_is_kept(cluster: Clus
         ws.join("general")
     Recorder(pb.data).enable()
     a = cluster.start(pa)
-    events: list[NodeEvent] = []
+    events: list[HistoryProgressed] = []
     b = _start(cluster, pb, a, events)
-    wait_until(lambda: events and events[-1].detail["progress"].done, what="history to arrive")
+    wait_until(lambda: events and events[-1].progress.done, what="history to arrive")
     [fetched] = _events(b, "history_fetched")
     # 600 posts and a join arrived: the 100-999 bucket, in some bucket of seconds.
     assert fetched.keys() == {"event", "schema", "objects", "seconds", "kept_all"}

@@ -19,6 +19,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from app.events import ObjectsStored, Synced
 from app.node import Node, NodeError, NodeLocked
 from app.paths import Paths
 from app.workspace import Workspace
@@ -169,10 +170,10 @@ def test_live_push_needs_no_reconciliation_round(two_nodes: TwoNodes):
     from_b = node_post(b, CHANNEL, "pushed from b")  # b dialled a
     wait_until(lambda: "pushed from b" in texts(a), what="b's post to reach a")
 
-    wait_until(lambda: any(e.kind == "objects" and from_a in e.detail["ids"]
+    wait_until(lambda: any(isinstance(e, ObjectsStored) and from_a in e.ids
                            for e in seen["b"]), what="b's objects event")
-    assert any(e.kind == "objects" and from_b in e.detail["ids"] for e in seen["a"])
-    assert not [e for e in seen["a"] + seen["b"] if e.kind == "synced"]
+    assert any(isinstance(e, ObjectsStored) and from_b in e.ids for e in seen["a"])
+    assert not [e for e in seen["a"] + seen["b"] if isinstance(e, Synced)]
     assert _rounds(a) == _rounds(b) == rounds == 1
     assert digest(a) == digest(b)
 

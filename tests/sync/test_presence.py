@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import asdict
 
 import pytest
 
-from app.node import Node, NodeEvent
+from app.events import NodeEvent, PeerPresence, PeerPresenceLeft
+from app.node import Node
 from sync.service import PRESENCE_TTL_S
 from sync.session import (
     MAX_PRESENCE_DOCS,
@@ -263,9 +265,12 @@ class Heard:
         node.subscribe(self._on_event)
 
     def _on_event(self, event: NodeEvent) -> None:
-        if event.kind in ("presence", "presence-left"):
+        if isinstance(event, PeerPresence):
             with self._lock:
-                self.events.append((event.kind, dict(event.detail)))
+                self.events.append(("presence", asdict(event) | {"heads": list(event.heads)}))
+        elif isinstance(event, PeerPresenceLeft):
+            with self._lock:
+                self.events.append(("presence-left", asdict(event)))
 
     def kinds(self) -> list[str]:
         with self._lock:

@@ -7,6 +7,7 @@ responder still takes from members) and moves to the new epoch."""
 from __future__ import annotations
 
 from app import sharing
+from app.events import PeerDisconnected
 from app.workspace import Workspace
 from core import kinds
 from core.objects import authored
@@ -53,8 +54,7 @@ def test_a_removed_member_is_refused_and_what_they_write_after_counts_nowhere(
     assert [m.text for m in c.facade.run(lambda ws: ws.private.read(team)).result(10)] == ["private before"]
     old = _session_secret(a)
     ended: list[str] = []
-    c.subscribe(lambda e: e.kind == "peers" and not e.detail["connected"]
-                and ended.append(str(e.detail.get("reason"))))
+    c.subscribe(lambda e: isinstance(e, PeerDisconnected) and ended.append(str(e.reason)))
 
     a.facade.remove_member(c.key, "left the team").result(10)
     wait_until(lambda: c.key not in node_online(a) and c.key not in node_online(b),

@@ -6,6 +6,7 @@ dialing, and still reads what it held. Before, it redialed about once a second f
 
 from __future__ import annotations
 
+from app.events import PeerDisconnected, Removed, Synced
 from app.membership import REMOVED
 from tests.support import (
     Cluster,
@@ -33,23 +34,23 @@ def test_a_removed_computer_is_handed_its_removal_and_stops_dialing(cluster: Clu
     carol = c.key
     c.stop()  # offline while she is removed: no live push tells her
     a.facade.remove_member(carol, "left the team").result(10)
-    sessions: list[dict] = []  # how each of carol's sessions with ada ended
-    a.subscribe(lambda e: e.kind == "peers" and e.detail.get("peer") == carol
-                and not e.detail["connected"] and sessions.append(e.detail))
+    sessions: list[PeerDisconnected] = []  # how each of carol's sessions with ada ended
+    a.subscribe(lambda e: isinstance(e, PeerDisconnected) and e.peer == carol
+                and sessions.append(e))
 
     c = cluster.start(pc, peers=[a])
     told: list = []
-    c.subscribe(lambda e: e.kind == "removed" and told.append(e.detail))
+    c.subscribe(lambda e: isinstance(e, Removed) and told.append(e))
     wait_until(lambda: c.removal() is not None, what="carol's computer to hold its removal")
     removal = c.removal()
     assert (removal.by, removal.reason) == (a.key, "left the team")
-    assert sessions and sessions[0]["reason"] == REMOVED
-    assert told == [] or told[0]["by"] == a.key  # subscribed after start: may have passed
+    assert sessions and sessions[0].reason == REMOVED
+    assert told == [] or told[0].by == a.key  # subscribed after start: may have passed
 
     # It stops dialing: while bob and ada finish several rounds, ada sees no new session.
     seen = len(sessions)
     rounds: list = []
-    b.subscribe(lambda e: e.kind == "synced" and rounds.append(e))
+    b.subscribe(lambda e: isinstance(e, Synced) and rounds.append(e))
     wait_until(lambda: len(rounds) >= ROUNDS_WATCHED, what="bob's rounds with ada")
     assert len(sessions) == seen
     assert node_call(c, lambda: node_service(c).retired)

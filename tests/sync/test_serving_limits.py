@@ -177,7 +177,7 @@ MAX_SLOWDOWN = 1.3
 
 
 def _held(node) -> int:
-    return node_call(node, lambda: node_service(node)._kept_count())
+    return node_call(node, lambda: node_service(node).history_watch.kept_count())
 
 
 def _flood_answered(node, key: bytes) -> int:

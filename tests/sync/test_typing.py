@@ -14,7 +14,8 @@ import time
 
 import pytest
 
-from app.node import Node, NodeEvent
+from app.events import NodeEvent, PeerTyping
+from app.node import Node
 from sync.service import TYPING_TTL_S
 from sync.session import (
     TYPING,
@@ -189,10 +190,9 @@ class Heard:
         node.subscribe(self._on_event)
 
     def _on_event(self, event: NodeEvent) -> None:
-        if event.kind == "typing":
+        if isinstance(event, PeerTyping):
             with self._lock:
-                self.events.append((event.detail["key"], event.detail["channel"],
-                                    event.detail["expires"]))
+                self.events.append((event.key, event.channel, event.expires))
 
     def pairs(self) -> list[tuple[bytes, str]]:
         with self._lock:

@@ -54,7 +54,7 @@ def margin(qtbot, pair):  # noqa: F811
     row = QHBoxLayout(host)
     row.addWidget(editor, 3)
     row.addWidget(view, 1)
-    bridge.objectsAdded.connect(lambda _: view.reload())
+    bridge.changed.connect(lambda _: view.reload())
     host.resize(1000, 700)
     qtbot.addWidget(host)
     host.show()

@@ -17,7 +17,7 @@ from PySide6.QtGui import QGuiApplication  # noqa: E402
 from app import keeping
 from app.node import Node  # noqa: E402
 from core import kinds  # noqa: E402
-from sync.service import SyncEvent  # noqa: E402
+from sync.events import HistoryFetch  # noqa: E402
 from tests.support import node_call, node_channels, node_post, node_service  # noqa: E402
 from tests.ui.test_documents_pane import window_b  # noqa: E402, F401
 from tests.ui.test_window import WAIT_MS, pair, result, texts, window  # noqa: E402, F401
@@ -30,14 +30,12 @@ def arriving(node: Node, here: int, total: int, *channels: str) -> None:
     """The sync service says history is arriving (`channels` still fetching), as it does."""
     workspace = node.info.workspace_id
     pending = frozenset(kinds.channel_stream(workspace, name) for name in channels)
-    event = SyncEvent("history", {"here": here, "total": total, "pending": pending,
-                                  "done": False})
+    event = HistoryFetch(here=here, total=total, pending=pending, done=False)
     node_call(node, node_service(node).on_event, event)
 
 
 def over(node: Node, here: int) -> None:
-    event = SyncEvent("history", {"here": here, "total": here, "pending": frozenset(),
-                                  "done": True})
+    event = HistoryFetch(here=here, total=here, pending=frozenset(), done=True)
     node_call(node, node_service(node).on_event, event)
 
 

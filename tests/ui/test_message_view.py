@@ -49,8 +49,8 @@ from ui import _rows, avatars  # noqa: E402
 from ui.bridge import NodeBridge  # noqa: E402
 from ui.composer import Composer  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
-from ui.message_delegate import AVATAR_X, BAR_WIDTH, BAR_X  # noqa: E402
-from ui.message_view import EMPTY_HINT, MessageView  # noqa: E402
+from ui.message_overlays import EMPTY_HINT  # noqa: E402
+from ui.message_view import MessageView  # noqa: E402
 from ui.models import (  # noqa: E402
     PAGE,
     DayRole,
@@ -60,6 +60,7 @@ from ui.models import (  # noqa: E402
     PendingRole,
     TimeRole,
 )
+from ui.row_geometry import AVATAR_X, BAR_WIDTH, BAR_X  # noqa: E402
 
 
 def row_of(win: MainWindow, text: str) -> int:

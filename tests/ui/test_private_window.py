@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
 from tests.support import node_call, node_post  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
-from ui.message_view import PRIVATE_NOTE  # noqa: E402
+from ui.message_menu import PRIVATE_NOTE  # noqa: E402
 from ui.private_dialog import NewPrivateChannelDialog  # noqa: E402
 from ui.sidebar import NameRole  # noqa: E402
 

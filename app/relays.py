@@ -1,0 +1,215 @@
+"""The relays a workspace syncs through (relay/; docs/ARCHITECTURE.md "Relays").
+
+An admin names a relay in a signed `workspace/relay` object in the workspace stream (host,
+port, the relay's static key, `active`), so every member learns it by sync; taking it back is
+the same kind with `active` false. Per relay key, the latest (ts, id) such object by a current
+admin counts (an admin's grant that ends takes their relays with it, as it takes their other
+powers). Nothing is stored beyond the objects: the list is computed from them on each call.
+
+`link_relays` and `registration` are what a Node hands sync.relay_client.RelayLink.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from core.objects import Object
+from core.workspace_kinds import RELAY_KEY_SIZE
+from storage import Replica
+from sync.peers import AddressError, parse_address
+from sync.relay_client import RelayAddress, RelayLink, RelayState
+
+from . import preferences
+from .workspace import WorkspaceError
+
+if TYPE_CHECKING:
+    from .workspace import Workspace
+
+KIND = "workspace/relay"
+
+
+class _Writer(Protocol):
+    """What this module needs of a workspace (app.workspace.Workspace)."""
+
+    replica: Replica
+
+    @property
+    def id(self) -> bytes: ...
+
+    @property
+    def key(self) -> bytes: ...
+
+    def publish(self, kind: str, stream: bytes, body: dict) -> Object: ...
+
+
+@dataclass(frozen=True)
+class Relay:
+    host: str
+    port: int
+    key: bytes
+    by: bytes  # the admin who named it
+    at_ms: int
+
+    @property
+    def address(self) -> RelayAddress:
+        return RelayAddress(self.host, self.port, self.key)
+
+    @property
+    def hostport(self) -> str:
+        return self.address.hostport
+
+
+def relays(replica: Replica) -> list[Relay]:
+    """The relays named now, in the order they were named."""
+    latest: dict[bytes, Object] = {}
+    for admin in replica.admins():
+        for oid in replica.posts_by(admin, KIND):
+            obj = replica.object(oid)
+            if obj.stream != replica.workspace.id:
+                continue
+            key = obj.body["key"]
+            held = latest.get(key)
+            if held is None or (obj.ts, obj.id) > (held.ts, held.id):
+                latest[key] = obj
+    named = [Relay(o.body["host"], o.body["port"], o.body["key"], o.author, o.ts)
+             for o in latest.values() if o.body["active"]]
+    return sorted(named, key=lambda r: (r.at_ms, r.key))
+
+
+def parse_key(text: str) -> bytes:
+    """A relay's key as `hearth relay serve` prints it: 64 hex digits."""
+    try:
+        key = bytes.fromhex(text.strip())
+    except ValueError:
+        key = b""
+    if len(key) != RELAY_KEY_SIZE:
+        raise WorkspaceError(f"a relay's key is {RELAY_KEY_SIZE * 2} hex digits, as "
+                             "`hearth relay serve` prints it")
+    return key
+
+
+def _must_be_admin(ws: _Writer) -> None:
+    if not ws.replica.is_admin(ws.key):
+        raise WorkspaceError("only admins name the workspace's relays")
+
+
+def add_relay(ws: _Writer, address: str, key: str) -> Relay:
+    """Name the relay at `address` (HOST:PORT) with static key `key` (hex) for everyone."""
+    _must_be_admin(ws)
+    try:
+        host, port = parse_address(address)
+    except AddressError as exc:
+        raise WorkspaceError(str(exc)) from None
+    relay_key = parse_key(key)
+    obj = ws.publish(KIND, ws.id, {"host": host, "port": port, "key": relay_key,
+                                   "active": True})
+    return Relay(host, port, relay_key, ws.key, obj.ts)
+
+
+def remove_relay(ws: _Writer, which: str) -> Relay:
+    """Take back a relay, named by its key (hex, or a unique prefix) or its HOST:PORT."""
+    _must_be_admin(ws)
+    text = which.strip().lower()
+    found = [r for r in relays(ws.replica)
+             if r.key.hex().startswith(text) or r.hostport.lower() == text
+             or f"{r.host}:{r.port}".lower() == text]
+    if len(found) != 1:
+        raise WorkspaceError(f"no relay {which!r} is named in this workspace (see `hearth relay "
+                             "list`)" if not found else f"{which!r} names several relays: "
+                             "give more of the key")
+    relay = found[0]
+    ws.publish(KIND, ws.id, {"host": relay.host, "port": relay.port, "key": relay.key,
+                             "active": False})
+    return relay
+
+
+def link_relays(replica: Replica) -> list[RelayAddress]:
+    """What RelayLink dials (its `relays` callable)."""
+    return [relay.address for relay in relays(replica)]
+
+
+def registration(replica: Replica, me: bytes) -> tuple[bytes, ...] | None:
+    """RelayLink's `registration`: on an admin's computer, the admins (the space's owners)."""
+    admins = replica.admins()
+    return tuple(sorted(admins)) if me in admins else None
+
+
+def link_for(ws: Workspace, addresses: Callable[[], list[RelayAddress]] | None = None,
+             on_objects: Callable[[list[bytes]], None] | None = None) -> RelayLink:
+    """The RelayLink a Node owns for `ws`: the relays its workspace objects name (or
+    `addresses`), its newest epoch's secret, the one ingest path (or `on_objects`); on an
+    admin's computer it registers the space and moves it to each new epoch."""
+    replica = ws.replica
+
+    def ingest(raws: list[bytes]) -> None:
+        replica.ingest(raws)
+
+    def secrets() -> tuple[int, bytes] | None:
+        try:
+            return ws.members.newest_secret()
+        except WorkspaceError:  # joining: the secret has not arrived yet
+            return None
+
+    return RelayLink(replica, ws.identity, secrets, on_objects or ingest,
+                     relays=addresses or (lambda: link_relays(replica)),
+                     registration=lambda: registration(replica, ws.key))
+
+
+async def move_files(ws: Workspace, link: RelayLink, *, timeout: float = 30.0
+                     ) -> tuple[int, int]:
+    """Share the chunks of files attached here that the connected relays lack, and fetch the
+    files this computer would download by itself (the auto-download preference), as from a
+    peer: (chunks sent, files completed)."""
+    mine: list[bytes] = []
+    for state in ws.replica.files.all():
+        if state.mine and state.complete:
+            mine += [state.list, *(ws.files.chunk_ids(state.list, state.size) or [])]
+    sent = await link.share_chunks(mine, ws.files.chunks.read, timeout) if mine else 0
+    completed = 0
+    limit = preferences.load(ws.paths.data).auto_download_mb << 20
+    for wanted in ws.files.wanted(limit):
+        if not ws.files.chunks.has(wanted.list):
+            for cid, data in (await link.fetch_chunks([wanted.list], timeout)).items():
+                ws.files.chunks.put(cid, data)
+        ids = ws.files.chunk_ids(wanted.list, wanted.size)
+        if ids is None:
+            continue
+        for cid, data in (await link.fetch_chunks(ws.files.chunks.missing(ids), timeout)).items():
+            ws.files.chunks.put(cid, data)
+        completed += ws.files.complete(wanted.list, wanted.size)
+    return sent, completed
+
+
+def sync_once(ws: Workspace, addresses: list[RelayAddress] | None = None, *,
+              timeout: float = 30.0) -> list[RelayState]:
+    """One round with each relay (the workspace's, or `addresses`): upload what each lacks,
+    download and ingest what this replica lacks, then move attached files (`move_files`);
+    how each went (a refusal or an unreachable relay ends its wait early)."""
+    wanted = addresses if addresses is not None else link_relays(ws.replica)
+    if not wanted:
+        raise WorkspaceError("no relays: an admin adds one with `hearth relay add HOST:PORT KEY`")
+
+    async def run() -> list[RelayState]:
+        link = link_for(ws, lambda: wanted)
+        start = time.time()
+        await link.start()
+        try:
+            deadline = time.monotonic() + timeout
+            pending = set(wanted)
+            while pending and time.monotonic() < deadline:
+                for address in list(pending):
+                    state = link.states.get(address)
+                    if state is not None and (state.last_sync or 0) > start or (
+                            state is not None and state.error and not state.connected):
+                        pending.discard(address)
+                if pending:
+                    await asyncio.sleep(0.05)
+            await move_files(ws, link, timeout=timeout)
+            return [link.states.get(a) or RelayState(a, error="timed out") for a in wanted]
+        finally:
+            await link.close()
+    return asyncio.run(run())
