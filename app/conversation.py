@@ -1,7 +1,7 @@
 """A workspace's conversation (`ws.conversation`): edit, reply and threads, reactions, mentions,
 deleting.
 
-`hearth edit ID TEXT` is `ws.conversation.edit` is `facade.edit`. Each writes one signed object
+`hearth edit ID TEXT` and the window both call `ws.conversation.edit`. Each writes one signed object
 (core/kinds.py: post/edit, post/reply, post/react; a reaction is taken back by a post/delete
 of it) through the one path; storage._conversation turns the set held into what is shown.
 """

@@ -24,8 +24,8 @@ conflict has no resolution, else commits the CRDT merge and the resolutions toge
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 from core.causal import HORIZON_MS
 from core.documents import (
@@ -62,6 +62,15 @@ from .text_edits import minimal_edits
 
 if TYPE_CHECKING:
     from .workspace import Workspace
+
+T = TypeVar("T")
+
+
+def on_document(doc: bytes | str, action: Callable[[Documents, Document], T]
+                ) -> Callable[[Workspace], T]:
+    """A call for Node.run (`facade.run(on_document(doc, lambda docs, d: docs.undo(d)))`):
+    action(the workspace's documents, document `doc` as Documents.current holds it)."""
+    return lambda ws: action(ws.documents, ws.documents.current(doc))
 
 
 class Documents(DocComments):
@@ -163,9 +172,11 @@ class Documents(DocComments):
         self._open[doc_id], self._read_to[doc_id] = document, read_to
         return document
 
-    def current(self, doc_id: bytes) -> Document:
-        """The document as opened before, taking in what arrived since; else opened now. A
-        removal that left objects out since (a removed member's, not kept) opens it anew."""
+    def current(self, ref: bytes | str) -> Document:
+        """The document (its id, or a hex id, unique prefix or exact title) as opened before,
+        taking in what arrived since; else opened now. A removal that left objects out since
+        (a removed member's, not kept) opens it anew."""
+        doc_id = ref if isinstance(ref, bytes) else self.resolve(ref)
         # A removal (objects left out since, or a new epoch's secret) opens documents anew.
         changed = (self.ws.replica.documents.left_out(), self.ws.replica.membership.version())
         if changed != self._left_out:

@@ -1,7 +1,7 @@
 """Moderation, a workspace's `ws.moderation`: moderator roles, hiding posts and members, the moderation
 log, and blocking people on this computer.
 
-`hearth mod hide CHANNEL ID|NICK --reason TEXT` is `ws.moderation.hide` is `facade.mod_hide`.
+`hearth mod hide CHANNEL ID|NICK --reason TEXT` and the window both call `ws.moderation.hide`.
 Roles and hides are signed objects (core/kinds.py: mod/role by admins, in the workspace stream;
 mod/hide by moderators and admins, in the channel's stream) through the one path, and
 storage._moderation turns the set held into what is shown: a hidden post is hidden for

@@ -74,18 +74,18 @@ def cmd_serve(args: argparse.Namespace) -> None:
         node.start()
     except NodeError as exc:
         raise CLIError(str(exc)) from None
-    shown = ServeLog(lambda: node.facade.nicknames().result(NAMES_TIMEOUT_S))
+    shown = ServeLog(lambda: node.run(lambda ws: ws.nicknames()).result(NAMES_TIMEOUT_S))
     removal = node.removal()
     removed = None
     if removal is not None:  # removed while this computer was away: it serves no one
         names: dict[bytes, str] = {}
         with contextlib.suppress(Exception):
-            names = node.facade.nicknames().result(NAMES_TIMEOUT_S)
+            names = node.run(lambda ws: ws.nicknames()).result(NAMES_TIMEOUT_S)
         removed = removed_line(removal.by, removal.at_ms, removal.reason,
                                names.get(removal.by))
     try:
         if removed is None:
-            me = _text.line(node.facade.nickname().result(NAMES_TIMEOUT_S) or "") or "you"
+            me = _text.line(node.run(lambda ws: ws.nickname()).result(NAMES_TIMEOUT_S) or "") or "you"
             print(f"serving workspace {_text.line(node.info.name)} "
                   f"({node.workspace_id.hex()[:8]}) as {me} ({node.key.hex()[:8]}) on port "
                   f"{node.port}", flush=True)

@@ -524,6 +524,17 @@ class Workspace:
     def nickname(self, key: bytes | None = None) -> str | None:
         return self.replica.nickname(key or self.key)
 
+    def nicknames(self) -> dict[bytes, str]:
+        return self.replica.nicknames()
+
+    def is_admin(self, key: bytes | None = None) -> bool:
+        """Whether `key` (default: mine) is an admin of the workspace."""
+        return self.replica.is_admin(key or self.key)
+
+    def mark_read(self, channel: str) -> None:
+        """Everything `channel` shows now counts as read (stored: it survives a restart)."""
+        self.replica.mark_read(channel)
+
     # Identity ---------------------------------------------------------------------------------
 
     def export_identity(self, path: Path, passphrase: str) -> None:

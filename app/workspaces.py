@@ -68,6 +68,11 @@ def workspace_entries(data: Path, *, current: str | None = None,
     return entries
 
 
+def folder_entries(ws: Workspace) -> list[WorkspaceEntry]:
+    """The workspaces of `ws`'s data folder (workspace_entries), `ws` read as it is open."""
+    return workspace_entries(ws.paths.data, current=ws.paths.workspace, replica=ws.replica)
+
+
 def joined_folder(workspace_id: bytes) -> str:
     """The folder a workspace joined by invite gets in the data folder."""
     return f"{JOINED_PREFIX}{workspace_id.hex()[:8]}"

@@ -110,8 +110,9 @@ def child(data: str, peers: list[str]) -> None:
             answer["seconds"] = time.perf_counter() - started
         elif op == "post":
             answer["start"] = time.time()
-            answer["ids"] = [node.facade.post(CHANNEL, f"chat {n} while a file moves").result(WAIT_S).hex()
-                             for n in range(cmd["count"])]
+            texts = [f"chat {n} while a file moves" for n in range(cmd["count"])]
+            answer["ids"] = [node.facade.run(lambda ws, t=t: ws.post(CHANNEL, t).id)
+                             .result(WAIT_S).hex() for t in texts]
         elif op == "arrived":
             ids = [bytes.fromhex(i) for i in cmd["ids"]]
             deadline = time.monotonic() + WAIT_S

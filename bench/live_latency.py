@@ -53,7 +53,8 @@ def main() -> None:
         latencies = []
         for n in range(count):
             sent = time.perf_counter()
-            oid = node_a.facade.post("general", f"latency probe {n}").result(TIMEOUT_S)
+            text = f"latency probe {n}"
+            oid = node_a.facade.run(lambda ws, t=text: ws.post("general", t).id).result(TIMEOUT_S)
             with cond:
                 if not cond.wait_for(lambda oid=oid: oid in arrived, TIMEOUT_S):
                     raise RuntimeError("a post never arrived")

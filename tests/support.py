@@ -219,12 +219,13 @@ def node_service(node: Node) -> SyncService:
 
 
 def node_post(node: Node, channel: str, text: str) -> bytes:
-    return node.facade.post(channel, text).result(CALL_TIMEOUT_S)
+    return node.facade.run(lambda ws: ws.post(channel, text).id).result(CALL_TIMEOUT_S)
 
 
 def node_read(node: Node, channel: str, *, limit: int = 50,
               before: str | None = None) -> list[Message]:
-    return node.facade.read(channel, limit=limit, before=before).result(CALL_TIMEOUT_S)
+    return node.facade.run(
+        lambda ws: ws.read(channel, limit=limit, before=before)).result(CALL_TIMEOUT_S)
 
 
 def node_online(node: Node) -> set[bytes]:

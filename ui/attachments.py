@@ -5,7 +5,7 @@ progress, Open asks the facade for the file decrypted (facade.open_attachment) a
 the desktop to open it, asking first for names that could run a program (.exe, .sh, .desktop,
 .app, .bat, ...), and Save as… asks where (a file dialog) and writes it there
 (facade.save_attachment). Nothing here opens a file without a click. The message menu's Keep
-on this computer pins someone else's file (facade.pin: the storage quota never evicts it) and
+on this computer pins someone else's file (ws.files.pin: the storage quota never evicts it) and
 Let storage limits remove it unpins it; the rows then re-read, so its card shows "Kept here".
 
 Progress comes from the bridge's fileProgress (app.events.FileProgressed), for downloads asked here and
@@ -146,7 +146,7 @@ class AttachmentActions(QObject):
     # Keeping -----------------------------------------------------------------------------------
 
     def pin(self, message_id: bytes, index: int, attachment: Attachment, pinned: bool) -> None:
-        """Keep the file on this computer whatever the storage limit (facade.pin), fetching it
+        """Keep the file on this computer whatever the storage limit (ws.files.pin), fetching it
         if it is not here, or let the limit remove it again; then the rows re-read, and its
         card says so."""
         def done(_) -> None:
@@ -157,7 +157,7 @@ class AttachmentActions(QObject):
             if pinned and not attachment.complete and attachment.list not in self.progress:
                 self.download(message_id, index, attachment)  # kept here: so bring it here
 
-        self.bridge.then(self.facade.pin(message_id, index, pinned), done=done,
+        self.bridge.then(self.facade.run(lambda ws: ws.files.pin(message_id, index, pinned)), done=done,
                          failed=lambda message: self.say(f"Cannot change it: {message}"))
 
     # Opening, saving, viewing ------------------------------------------------------------------

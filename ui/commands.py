@@ -1,9 +1,11 @@
-"""The composer's text goes to the facade's `slash` (app.slash on the Node's thread); the window
+"""The composer's text goes to app.slash (run on the Node's thread: facade.run); the window
 shows the outcome."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from app import slash
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
@@ -20,4 +22,4 @@ def run_command(window: MainWindow, text: str) -> None:
             window.show_channel(target)
         window._reload()
 
-    window.bridge.then(window.facade.slash(channel, text), done=done)
+    window.bridge.then(window.facade.run(lambda ws: slash.apply(ws, channel, text)), done=done)

@@ -55,14 +55,16 @@ class ConversationActions(QObject):
         message = self.model.messages[row] if row is not None else None
         mine = message is not None and any(
             r.emoji == emoji and self.bridge.facade.key in r.by for r in message.reactions)
-        facade = self.bridge.facade
-        future = facade.unreact(message_id, emoji) if mine else facade.react(message_id, emoji)
+        run = self.bridge.facade.run
+        future = (run(lambda ws: ws.conversation.unreact(message_id, emoji).id) if mine
+                  else run(lambda ws: ws.conversation.react(message_id, emoji).id))
         self.bridge.then(future, done=lambda _: None, failed=self._failed)
 
     def pick_reaction(self, message_id: bytes, where: QPoint) -> None:
         """The emoji picker at `where`; the emoji picked is my reaction."""
         self.picker.open_at(where, on_pick=lambda emoji: self.bridge.then(
-            self.bridge.facade.react(message_id, emoji), done=lambda _: None,
+            self.bridge.facade.run(lambda ws: ws.conversation.react(message_id, emoji).id),
+            done=lambda _: None,
             failed=self._failed))
 
     def begin_edit(self, message: Message) -> None:
@@ -70,8 +72,9 @@ class ConversationActions(QObject):
         self.composer.setFocus()
 
     def edit(self, message_id: bytes, text: str) -> None:
-        self.bridge.then(self.bridge.facade.edit(message_id, text), done=lambda _: None,
-                         failed=self._failed)
+        self.bridge.then(self.bridge.facade.run(
+            lambda ws: ws.conversation.edit(message_id, text).id), done=lambda _: None,
+            failed=self._failed)
 
     def edit_last(self) -> None:
         """Up in an empty composer: edit my newest message shown (not one a moderator hid)."""
@@ -82,6 +85,6 @@ class ConversationActions(QObject):
                 return
 
     def show_versions(self, message_id: bytes) -> None:
-        self.bridge.then(self.bridge.facade.versions(message_id),
+        self.bridge.then(self.bridge.facade.run(lambda ws: ws.conversation.versions(message_id)),
                          done=lambda versions: MessageVersionsDialog(versions, self.window).open(),
                          failed=self._failed)

@@ -1,9 +1,10 @@
-"""Settings and peers dialogs. Non-modal; every read and change is a facade call (on the
-Node's thread). Settings opens the Members and Invite people dialogs through the window."""
+"""Settings and peers dialogs. Non-modal; every read and change runs on the Node's thread (a
+facade call). Settings opens the Members and Invite people dialogs through the window."""
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
@@ -23,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.durations import ago
+from app.identity_files import import_identity
 from app.records import WHAT_IS_COLLECTED, AddressError, AnalyticsStatus, parse_address
 
 from .bridge import NodeBridge
@@ -96,7 +98,8 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.analytics_error)
         layout.addWidget(close_buttons(self))
         bridge.then(facade.analytics_status(), done=self._analytics_loaded)
-        bridge.then(facade.nickname(), done=lambda nick: self.nick.setText(nick or ""))
+        bridge.then(facade.run(lambda ws: ws.nickname()),
+                    done=lambda nick: self.nick.setText(nick or ""))
         bridge.then(facade.appearance(), done=self._appearance_loaded)
 
     def _appearance_loaded(self, appearance: str) -> None:
@@ -128,10 +131,11 @@ class SettingsDialog(QDialog):
 
     def save_nick(self) -> None:
         name = self.nick.text().strip()
-        self.bridge.then(self.facade.nick(name), done=lambda _: self.saved.emit("nickname"))
+        self.bridge.then(self.facade.run(lambda ws: ws.nick(name).id),
+                         done=lambda _: self.saved.emit("nickname"))
 
     def export_to(self, path: str, passphrase: str) -> None:
-        self.bridge.then(self.facade.export_identity(path, passphrase),
+        self.bridge.then(self.facade.run(lambda ws: ws.export_identity(Path(path), passphrase)),
                          done=lambda _: self.saved.emit("identity"))
 
     def _export(self) -> None:
@@ -145,7 +149,8 @@ class SettingsDialog(QDialog):
 
 
     def import_from(self, path: str, passphrase: str) -> None:
-        self.bridge.then(self.facade.import_identity(path, passphrase),
+        self.bridge.then(self.facade.run(lambda ws: import_identity(ws.paths, Path(path), passphrase,
+                                                                replace=True)),
                          done=lambda _: (self.saved.emit("identity imported"),
                                          self.identityReplaced.emit()))
 
@@ -206,7 +211,7 @@ class PeersDialog(QDialog):
 
     def refresh(self) -> None:
         facade = self.bridge.facade
-        self.bridge.then(facade.nicknames(), done=lambda names: self.bridge.then(
+        self.bridge.then(facade.run(lambda ws: ws.nicknames()), done=lambda names: self.bridge.then(
             facade.peers(), done=lambda records: self._show(records, names)))
 
     def _show(self, records: list[dict], names: dict[bytes, str]) -> None:

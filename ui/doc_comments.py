@@ -2,9 +2,10 @@
 with its words in the editor, with its replies, Reply and Resolve; "Comment…" comments on the
 words selected in the editor.
 
-The margin reads a branch's comments with the facade's `documents.comments` (a CommentsView:
+The margin reads a branch's comments with app.doc_views' `comments_view` (a CommentsView:
 the comments, anchored in the text at the branch's heads, read together with that text) and
-writes with `comment_at`, `reply` and `resolve_comment`, all through the bridge. Positions are
+writes with Documents' `comment_at`, `reply` and `resolve_comment`, each run on the Node's
+thread (facade.run) and answered through the bridge. Positions are
 codepoints of the view's text. The editor may show other text for a moment (typing not
 committed yet, or commits the pane has not stepped to), so positions are carried across the
 smallest edits between the two texts (`follow`) and converted to Qt's UTF-16 units; a card sits
@@ -40,6 +41,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.doc_views import comments_view
+from app.documents import on_document
 from app.records import CommentInfo, CommentsView
 from app.text_edits import minimal_edits
 
@@ -276,7 +279,6 @@ class CommentMargin(QWidget):
                  parent: QWidget | None = None):
         super().__init__(parent, objectName="commentMargin")
         self.bridge = bridge
-        self.docs = bridge.facade.documents
         self.editor = editor
         self.doc_id: bytes | None = None
         self.branch = "main"
@@ -385,8 +387,9 @@ class CommentMargin(QWidget):
         """Read the branch's comments again (after commits or comments arrive)."""
         if self.doc_id is None:
             return
-        generation = self._generation
-        self.bridge.then(self.docs.comments(self.doc_id, self.branch),
+        generation, branch = self._generation, self.branch
+        self.bridge.then(self.bridge.facade.run(on_document(
+                             self.doc_id, lambda docs, d: comments_view(docs, d, branch))),
                          done=lambda view: self._show(generation, view),
                          failed=self.say)
 
@@ -570,8 +573,10 @@ class CommentMargin(QWidget):
             self.post_button.setEnabled(True)
             action(value)
 
-        self.bridge.then(self.docs.comment_at(self.doc_id, start, end, body, branch=self.branch,
-                                              heads=view.heads),
+        branch, heads = self.branch, list(view.heads)
+        self.bridge.then(self.bridge.facade.run(on_document(
+                             self.doc_id, lambda docs, d: docs.comment_at(
+                                 d, start, end, body, branch=branch, heads=heads))),
                          done=lambda result: settled(done, result),
                          failed=lambda message: settled(self.say, message))
 
@@ -585,10 +590,12 @@ class CommentMargin(QWidget):
                 widget.replied()
             self.reload()
 
-        self.bridge.then(self.docs.reply(self.doc_id, comment_id, text), done=done,
-                         failed=self.say)
+        self.bridge.then(self.bridge.facade.run(on_document(
+                             self.doc_id, lambda docs, d: docs.reply(d, comment_id, text))),
+                         done=done, failed=self.say)
 
     def resolve(self, comment_id: str) -> None:
         if self.doc_id is not None:
-            self.bridge.then(self.docs.resolve_comment(self.doc_id, comment_id),
+            self.bridge.then(self.bridge.facade.run(on_document(
+                                 self.doc_id, lambda docs, d: docs.resolve_comment(d, comment_id))),
                              done=lambda _: self.reload(), failed=self.say)

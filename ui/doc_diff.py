@@ -17,6 +17,7 @@ from PySide6.QtCore import QEvent, Signal
 from PySide6.QtGui import QColor, QPalette, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QLabel, QTextEdit, QVBoxLayout, QWidget
 
+from app.documents import on_document
 from app.records import DocDiff, Segment
 
 from ._rows import ANONYMOUS, avatar_rgb, member_names, name_rgb
@@ -46,7 +47,6 @@ class DocDiffView(QWidget):
     def __init__(self, bridge: NodeBridge, parent: QWidget | None = None):
         super().__init__(parent)
         self.bridge = bridge
-        self.docs = bridge.facade.documents
         self.diff: DocDiff | None = None
         self._runs: list[tuple[str, int, int, str]] = []
         self._generation = 0  # a diff asked for before the latest is dropped when it arrives
@@ -66,7 +66,8 @@ class DocDiffView(QWidget):
         self._generation += 1
         generation = self._generation
         self.heading.setText("Comparing…")
-        self.bridge.then(self.docs.diff(doc_id, old, new),
+        self.bridge.then(self.bridge.facade.run(
+                             on_document(doc_id, lambda docs, d: docs.diff(d, old, new))),
                          done=lambda diff: self._display(generation, diff, heading),
                          failed=lambda message: self._failed(generation, message))
 

@@ -84,6 +84,6 @@ class NewDocumentDialog(QDialog):
 
     def editing(self) -> str:
         """Who edits it: "workspace" (every member) or "listed" (the people the creator adds),
-        as `facade.documents.new(..., editing=)` takes it."""
+        as `Documents.new(..., editing=)` takes it."""
         return "listed" if self.only_added.isChecked() or self.only_editors.isChecked() \
             else "workspace"

@@ -5,7 +5,7 @@ someone who holds no key sees instead of a page.
 
 `sharing_state` decides all of it from a DocumentView and my key without Qt (tested without a
 display); `SharingBar`, `RequestsBar`, `LockedNote` and `EditorsDialog` show it. Every change is
-a call of the facade's `documents`, made by the pane (ui/document_pane.py) through the bridge;
+a call of the library's documents (app.documents), made by the pane (ui/document_pane.py) through the bridge;
 a refusal (the library says who may do what) is shown where it was asked for.
 """
 

@@ -25,6 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.documents import on_document
+
 from .bridge import NodeBridge
 from .doc_diff import DocDiffView
 from .timeline import Timeline
@@ -53,7 +55,6 @@ class VersionBox(QWidget):
     def __init__(self, bridge: NodeBridge, history: Timeline, parent: QWidget | None = None):
         super().__init__(parent, objectName="versionBox")
         self.bridge = bridge
-        self.docs = bridge.facade.documents
         self.history = history
         self.doc_id: bytes | None = None
         self.branch = "main"
@@ -115,7 +116,8 @@ class VersionBox(QWidget):
                 self.text.setPlainText(text)
                 self._present()
 
-        self.bridge.then(self.docs.show(self.doc_id, at=commit), done=done)
+        self.bridge.then(self.bridge.facade.run(on_document(
+            self.doc_id, lambda _, d: d.text([commit] if commit else d.heads("main")))), done=done)
 
     def compare(self, commit: str, heads: list[str]) -> None:
         """What changed on the branch from the version at `commit` to now (its `heads`)."""

@@ -29,9 +29,14 @@ Who may read and change it shows too (ui/doc_sharing.py): the visibility in the 
 creator's Make private / Make visible to the workspace, and the open requests to edit, accepted
 in one click; for a reader "Ask to edit" ("Asked to edit" once asked). A version picked in the
 history can be restored by an editor (a new commit that reads as it did then). Every document
-operation is a call of the facade's `documents` (on the Node's thread)."""
+operation is a call of the library's documents (app.documents), run on the Node's thread
+(`_on_doc`)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, TypeVar
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QKeySequence, QTextCursor
@@ -48,6 +53,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.doc_views import commit_typed, document_view
+from app.documents import on_document
 from app.records import READ_ONLY, BranchInfo, Committed, DocumentView
 from app.text_edits import minimal_edits
 
@@ -75,6 +82,11 @@ from .doc_versions import HistoryColumn, tool
 from .flow_row import FlowRow
 from .merge_dialog import NOTHING_TO_MERGE, MergeDialog
 from .timeline import timeline_entries
+
+if TYPE_CHECKING:
+    from app.documents import Document, Documents
+
+T = TypeVar("T")
 
 PAUSE_MS = 600  # keystrokes within a pause make one commit
 TITLE_SCALE = 1.5  # the title's size against the window's
@@ -106,7 +118,6 @@ class DocumentPane(QWidget):
     def __init__(self, bridge: NodeBridge):
         super().__init__()
         self.bridge = bridge
-        self.docs = bridge.facade.documents
         self.doc_id: bytes | None = None
         self.branch = "main"
         self.committed = ""  # the text at `seen`, the heads the editor was last in step with
@@ -285,6 +296,10 @@ class DocumentPane(QWidget):
         self.sharing.say("")
         self.reload()
 
+    def _on_doc(self, action: Callable[[Documents, Document], T]) -> Future[T]:
+        """action(the library's documents, the shown document) on the Node's thread."""
+        return self.bridge.facade.run(on_document(self.doc_id, action))
+
     def reload(self) -> None:
         """Bring the editor in step with the branch's heads (after remote commits)."""
         if self.doc_id is None:
@@ -295,8 +310,8 @@ class DocumentPane(QWidget):
         if self.editor.toPlainText() != self.committed:  # my typing goes first
             self.commit_now(then=self.reload)
             return
-        generation = self._generation
-        self.bridge.then(self.docs.open(self.doc_id, self.branch),
+        generation, branch = self._generation, self.branch
+        self.bridge.then(self._on_doc(lambda docs, d: document_view(docs, d, branch)),
                          done=lambda view: self._show(generation, view))
 
     def _show(self, generation: int, view: DocumentView) -> None:
@@ -495,7 +510,8 @@ class DocumentPane(QWidget):
 
         # The edits are against the text at the heads I saw; if the branch moved on meanwhile
         # (remote commits), a merge commit acknowledges both.
-        self.bridge.then(self.docs.edit(self.doc_id, seen, base, text, branch=branch),
+        self.bridge.then(self._on_doc(lambda docs, d: commit_typed(docs, d, list(seen), base,
+                                                                   text, branch)),
                          done=done, failed=failed)
 
     def undo(self) -> None:
@@ -507,9 +523,10 @@ class DocumentPane(QWidget):
     def _undo_redo(self, *, redo: bool) -> None:
         if not self.writable:
             return
-        branch, step = self.branch, (self.docs.redo if redo else self.docs.undo)
-        self.commit_now(then=lambda: self.bridge.then(step(self.doc_id, branch),
-                                                      done=lambda _: self.reload()))
+        branch = self.branch
+        self.commit_now(then=lambda: self.bridge.then(
+            self._on_doc(lambda docs, d: docs.redo(d, branch) if redo else docs.undo(d, branch)),
+            done=lambda _: self.reload()))
 
     def _branch_chosen(self, index: int) -> None:
         self.commit_now(then=lambda: self.open(self.doc_id, self.branch_selector.itemData(index)))
@@ -517,7 +534,7 @@ class DocumentPane(QWidget):
     def fork(self, name: str) -> None:
         source = self.branch
         self.commit_now(then=lambda: self.bridge.then(
-            self.docs.fork(self.doc_id, source, name),
+            self._on_doc(lambda docs, d: docs.fork(d, source, name, None)),
             done=lambda _: self.open(self.doc_id, name)))
 
     def _fork(self) -> None:
@@ -535,14 +552,16 @@ class DocumentPane(QWidget):
                 self.open(self.doc_id, target)
 
         self.commit_now(then=lambda: self.bridge.then(
-            self.docs.merge(self.doc_id, source, target), done=done,
+            self._on_doc(lambda docs, d: docs.merge(d, source, target)), done=done,
             failed=self.sharing.say))
 
     def set_main(self, branch: str) -> None:
-        self.bridge.then(self.docs.set_main(self.doc_id, branch), done=lambda _: self.reload())
+        self.bridge.then(self._on_doc(lambda docs, d: docs.set_main(d, branch)),
+                         done=lambda _: self.reload())
 
     def rename(self, title: str) -> None:
-        self.bridge.then(self.docs.rename(self.doc_id, title), done=lambda _: self.reload())
+        self.bridge.then(self._on_doc(lambda docs, d: docs.rename(d, title)),
+                         done=lambda _: self.reload())
 
     def _rename(self) -> None:
         title, ok = QInputDialog.getText(self, "Rename", "Title:", text=self.title.text())
@@ -553,7 +572,7 @@ class DocumentPane(QWidget):
         """Tag `commit` (default: the branch's latest) once my typing is committed."""
         branch = self.branch
         self.commit_now(then=lambda: self.bridge.then(
-            self.docs.tag(self.doc_id, name, commit, branch=branch),
+            self._on_doc(lambda docs, d: docs.tag(d, name, commit, branch)),
             done=lambda _: self.reload()))
 
     def _tag(self) -> None:
@@ -567,7 +586,8 @@ class DocumentPane(QWidget):
 
     def share(self) -> None:
         """Copy a capability to read the shown branch, and say so."""
-        self.bridge.then(self.docs.share(self.doc_id, self.branch), done=self._copied,
+        branch = self.branch
+        self.bridge.then(self._on_doc(lambda _, d: d.share(branch).encode()), done=self._copied,
                          failed=self.sharing.say)
 
     def _copied(self, capability: str) -> None:
@@ -581,20 +601,20 @@ class DocumentPane(QWidget):
             self.sharing.ask.setEnabled(True)
             self.sharing.say(message)
 
-        self.bridge.then(self.docs.ask_edit(self.doc_id), done=lambda _: self.reload(),
-                         failed=failed)
+        self.bridge.then(self._on_doc(lambda docs, d: docs.ask_edit(d)),
+                         done=lambda _: self.reload(), failed=failed)
 
     def accept(self, key: bytes) -> None:
         """Make the person who asked an editor."""
-        self.bridge.then(self.docs.accept(self.doc_id, key.hex()), done=lambda _: self.reload(),
-                         failed=self._refused)
+        self.bridge.then(self._on_doc(lambda docs, d: docs.accept(d, key.hex())),
+                         done=lambda _: self.reload(), failed=self._refused)
 
     def _refused(self, message: str) -> None:
         self.sharing.say(message)
         self.reload()
 
     def set_visibility(self, visibility: str) -> None:
-        self.bridge.then(self.docs.set_visibility(self.doc_id, visibility),
+        self.bridge.then(self._on_doc(lambda docs, d: docs.set_visibility(d, visibility)),
                          done=lambda _: self.reload(), failed=self._refused)
 
     def toggle_visibility(self) -> None:
@@ -624,11 +644,11 @@ class DocumentPane(QWidget):
             self.editors_dialog.say(message)
 
     def add_editor(self, key: bytes) -> None:
-        self.bridge.then(self.docs.add_editor(self.doc_id, key.hex()),
+        self.bridge.then(self._on_doc(lambda docs, d: docs.add_editor(d, key.hex())),
                          done=self._editors_changed, failed=self._editors_refused)
 
     def remove_editor(self, key: bytes) -> None:
-        self.bridge.then(self.docs.remove_editor(self.doc_id, key.hex()),
+        self.bridge.then(self._on_doc(lambda docs, d: docs.remove_editor(d, key.hex())),
                          done=self._editors_changed, failed=self._editors_refused)
 
     def open_link(self, capability: str) -> None:
@@ -640,7 +660,9 @@ class DocumentPane(QWidget):
             else:
                 self.open(doc_id)
 
-        self.bridge.then(self.docs.open_cap(capability.strip()), done=done,
+        capability = capability.strip()
+        self.bridge.then(self.bridge.facade.run(
+                             lambda ws: ws.documents.open_capability(capability).id), done=done,
                          failed=self.sharing.say)
 
     def _open_link(self) -> None:
@@ -657,7 +679,7 @@ class DocumentPane(QWidget):
             self.reload()
 
         self.commit_now(then=lambda: self.bridge.then(
-            self.docs.restore(self.doc_id, commit, branch=branch), done=done,
+            self._on_doc(lambda docs, d: docs.restore(d, commit, branch)), done=done,
             failed=self.sharing.say))
 
     # Versions, changes and merges (ui/doc_versions.py, ui/doc_review_bar.py) ----------------

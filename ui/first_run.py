@@ -68,7 +68,7 @@ class FirstRunPanel(QFrame):
         layout.addWidget(self.error)
         layout.addWidget(done)
 
-        bridge.then(bridge.facade.nickname(), done=self._nick_loaded)
+        bridge.then(bridge.facade.run(lambda ws: ws.nickname()), done=self._nick_loaded)
 
     def _nick_loaded(self, nick: str | None) -> None:
         if not self.nick.text():
@@ -79,7 +79,7 @@ class FirstRunPanel(QFrame):
         if not name:
             self.error.setText("A nickname needs at least one character.")
             return
-        self.bridge.then(self.bridge.facade.nick(name),
+        self.bridge.then(self.bridge.facade.run(lambda ws: ws.nick(name).id),
                          done=lambda _: self.nicknameSaved.emit(name), failed=self.error.setText)
 
     def _join(self) -> None:

@@ -3,7 +3,7 @@ or a personal code for one person's key; below, the workspace's invites and what
 them, with Revoke for the open ones.
 
 An invite is a signed object (app/membership.py), so a code is made only when the person
-clicks Create; the list and its states come from the library (facade.invites) and are read
+clicks Create; the list and its states come from the library (ws.members.invites) and are read
 again whenever objects arrive. The dialog is deleted when it closes: answers that come back
 later are dropped."""
 
@@ -178,7 +178,7 @@ class InviteDialog(WhileOpen, QDialog):
         uses, expires_ms = self.choice()
         self._say("")
         self.create.setEnabled(False)
-        self._then(self.facade.invite(uses, expires_ms),
+        self._then(self.facade.run(lambda ws: ws.members.invite(uses=uses, expires_ms=expires_ms)[0]),
                    done=lambda code: self._show_code(code, INVITE_NOTE),
                    failed=self._create_failed)
 
@@ -197,7 +197,7 @@ class InviteDialog(WhileOpen, QDialog):
             self._say(BAD_KEY)
             return
         self._say("")
-        self._then(self.facade.invite_for(key),
+        self._then(self.facade.run(lambda ws: ws.members.invite_for(key)),
                    done=lambda code: self._show_code(code, PERSONAL_NOTE))
 
     def _show_code(self, code: str, note: str) -> None:
@@ -215,11 +215,11 @@ class InviteDialog(WhileOpen, QDialog):
     # The invites ----------------------------------------------------------------------------
 
     def reload(self) -> None:
-        self._then(self.facade.nicknames(), done=self._named)
+        self._then(self.facade.run(lambda ws: ws.nicknames()), done=self._named)
 
     def _named(self, names: dict[bytes, str]) -> None:
         self._names = names
-        self._then(self.facade.invites(), done=self._show_invites)
+        self._then(self.facade.run(lambda ws: ws.members.invites()), done=self._show_invites)
 
     def _made_by(self, invite: InviteRecord) -> str:
         who = ("you" if invite.creator == self.facade.key
@@ -281,5 +281,6 @@ class InviteDialog(WhileOpen, QDialog):
     def revoke(self, invite: InviteRecord) -> None:
         """Revoke `invite` (its creator or an admin may; the library's refusal is shown)."""
         self._say("")
-        self._then(self.facade.revoke_invite(invite.id.hex()),
+        ref = invite.id.hex()
+        self._then(self.facade.run(lambda ws: ws.members.revoke_invite(ref)),
                    done=lambda _: (self.revoked.emit(), self.reload()))

@@ -2,7 +2,7 @@
 docs/ARCHITECTURE.md "Sync": interests).
 
 A member may keep only some channels on a computer (default: all); nothing new of the others
-is fetched here. `KeptChannels` holds the set as stored (facade.kept(), read at the start and
+is fetched here. `KeptChannels` holds the set as stored (app.keeping.kept, read at the start and
 again after each change) and changes it (facade.keep). The sidebar dims the channels not kept
 (ui/models.py, ChannelListModel.kept), a channel's menu has "Keep on this computer" (checkable),
 and a channel not kept shows `NotKeptNotice` above its messages, with "Keep it".
@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
 
+from app import keeping
 from app.records import Kept
 
 from . import theme
@@ -44,7 +45,7 @@ class KeptChannels(QObject):
         self.kept: Kept | None = None  # None until the first read comes back
 
     def load(self) -> None:
-        self.bridge.then(self.bridge.facade.kept(), done=self._loaded)
+        self.bridge.then(self.bridge.facade.run(keeping.kept), done=self._loaded)
 
     def is_kept(self, channel: str) -> bool:
         """Whether `channel` (by name) is kept here; all are until the set is read."""

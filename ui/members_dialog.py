@@ -240,9 +240,10 @@ class MembersDialog(WhileOpen, QDialog):
     # The lists --------------------------------------------------------------------------------
 
     def reload(self) -> None:
-        self._then(self.bridge.facade.workspace_members(),
+        run = self.bridge.facade.run
+        self._then(run(lambda ws: ws.members.all()),
                    done=lambda members: self._then(
-                       self.bridge.facade.removed_members(),
+                       run(lambda ws: ws.members.removed()),
                        done=lambda removed: self._show(members, removed)))
 
     def _show(self, members: list[MemberRecord], removed: list[RemovalRecord]) -> None:

@@ -1,6 +1,6 @@
 """The merge dialog: merging one branch into another, previewed before anything is committed.
 
-It asks the facade for `documents.merge_preview` (app/review.MergePreview) and shows the result:
+It asks the library for `Documents.merge_preview` (app/review.MergePreview) and shows the result:
 the text both branches' changes make, each conflict highlighted where it is. A conflict is a
 place both branches changed since their common past; for each, a row shows both sides' text and
 who wrote it, with a choice: keep the target's ("ours"), take the source's ("theirs"), or both
@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.documents import on_document
 from app.records import ALREADY_MERGED, RESOLUTIONS, Conflict, MergePreview
 
 from ._rows import ANONYMOUS, member_names, name_rgb
@@ -62,7 +63,6 @@ class MergeDialog(QDialog):
                  parent: QWidget | None = None):
         super().__init__(parent)
         self.bridge = bridge
-        self.docs = bridge.facade.documents
         self.doc_id, self.source, self.target = doc_id, source, target
         self.preview: MergePreview | None = None
         self.choices: list[str | None] = []
@@ -112,7 +112,9 @@ class MergeDialog(QDialog):
     def reload(self) -> None:
         """Read the preview again (choices made are dropped: the conflicts may differ)."""
         self.merge_button.setEnabled(False)
-        self.bridge.then(self.docs.merge_preview(self.doc_id, self.source, self.target),
+        source, target = self.source, self.target
+        self.bridge.then(self.bridge.facade.run(on_document(
+                             self.doc_id, lambda docs, d: docs.merge_preview(d, source, target))),
                          done=self._show, failed=self._failed)
 
     def _failed(self, message: str) -> None:
@@ -261,10 +263,12 @@ class MergeDialog(QDialog):
             return
         self.merge_button.setEnabled(False)
         self.error.setVisible(False)
+        source, target, choices = self.source, self.target, list(self.choices)
+        expect = (list(preview.source_heads), list(preview.target_heads))
         self.bridge.then(
-            self.docs.merge(self.doc_id, self.source, self.target,
-                            resolutions=list(self.choices),  # type: ignore[arg-type]
-                            expect=(list(preview.source_heads), list(preview.target_heads))),
+            self.bridge.facade.run(on_document(self.doc_id, lambda docs, d: docs.merge(
+                d, source, target, resolutions=choices,  # type: ignore[arg-type]
+                expect=expect))),
             done=self._done, failed=self._merge_failed)
 
     def _merge_failed(self, message: str) -> None:

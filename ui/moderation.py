@@ -6,9 +6,9 @@ this computer.
 for its entries when it builds a message's menu (`add_to_menu`), and a MemberPane asks it for a
 member's (`watch_members`). A moderator's message list has the posts moderators hid, marked
 (ui/models.py reads with hidden=True); their menu offers Show again… instead of Hide. Nothing
-here reads the replica: whether I moderate a channel, hiding, blocking and the log are facade
-calls (app/moderation.py) answered through the bridge; after a block, which adds no object,
-the list is read again. How a log entry reads is decided without Qt (`describe`).
+here reads the replica: whether I moderate a channel, hiding, blocking and the log are
+ws.moderation's (app/moderation.py), run on the Node's thread (facade.run) and answered
+through the bridge; after a block, which adds no object, the list is read again. How a log entry reads is decided without Qt (`describe`).
 """
 
 from __future__ import annotations
@@ -158,11 +158,11 @@ class ModerationLogDialog(WhileOpen, QDialog):
         self.reload()
 
     def reload(self) -> None:
-        facade = self.bridge.facade
-        self._then(facade.mod_log(self.channel), self._logged)
-        self._then(facade.moderates(self.channel), self._moderates)
-        self._then(facade.blocked(), self._blocked)
-        self._then(facade.nicknames(), self._named)
+        run, channel = self.bridge.facade.run, self.channel
+        self._then(run(lambda ws: ws.moderation.log(channel)), self._logged)
+        self._then(run(lambda ws: ws.moderation.moderates(channel)), self._moderates)
+        self._then(run(lambda ws: ws.moderation.blocked()), self._blocked)
+        self._then(run(lambda ws: ws.nicknames()), self._named)
 
     def _moderates(self, moderator: bool) -> None:
         self.moderator = moderator
@@ -215,8 +215,10 @@ class ModerationLogDialog(WhileOpen, QDialog):
         if action is None:
             return None
         dialog = ReasonDialog("Show again", "Show this again to everyone?", self)
+        channel = self.channel
         dialog.reasoned.connect(lambda reason: self._then(
-            self.bridge.facade.mod_unhide(self.channel, action.target, reason),
+            self.bridge.facade.run(
+                lambda ws: ws.moderation.unhide(channel, action.target, reason).id),
             lambda _: self._done()))
         dialog.open()
         return dialog
@@ -224,7 +226,8 @@ class ModerationLogDialog(WhileOpen, QDialog):
     def _unblock(self) -> None:
         items = self.blocked.selectedItems()
         if items:
-            self._then(self.bridge.facade.unblock(items[0].data(KeyRole)),
+            key = items[0].data(KeyRole)
+            self._then(self.bridge.facade.run(lambda ws: ws.moderation.unblock(key)),
                        lambda _: self._done())
 
     def _done(self) -> None:
@@ -257,7 +260,8 @@ class ModerationActions(QObject):
     def _ask(self, again: bool = False) -> None:
         for channel in self._channels():
             if again or channel not in self._moderated:
-                self.bridge.then(self.bridge.facade.moderates(channel),
+                self.bridge.then(self.bridge.facade.run(
+                                     lambda ws, c=channel: ws.moderation.moderates(c)),
                                  done=lambda yes, c=channel: self._moderated.__setitem__(c, yes),
                                  failed=lambda _: None)  # a channel with a name it refuses
 
@@ -303,7 +307,8 @@ class ModerationActions(QObject):
         dialog = ReasonDialog("Hide", f"Hide {name}'s message in #{message.channel} for "
                               "everyone but the channel's moderators?", self.window)
         dialog.reasoned.connect(lambda reason: self._then(
-            self.bridge.facade.mod_hide(message.channel, message.id, reason)))
+            self.bridge.facade.run(
+                lambda ws: ws.moderation.hide(message.channel, message.id, reason).id)))
         dialog.open()
         return dialog
 
@@ -312,7 +317,8 @@ class ModerationActions(QObject):
         dialog = ReasonDialog("Show again", f"Show {name}'s message in #{message.channel} to "
                               "everyone again?", self.window)
         dialog.reasoned.connect(lambda reason: self._then(
-            self.bridge.facade.mod_unhide(message.channel, message.id, reason)))
+            self.bridge.facade.run(
+                lambda ws: ws.moderation.unhide(message.channel, message.id, reason).id)))
         dialog.open()
         return dialog
 
@@ -320,7 +326,7 @@ class ModerationActions(QObject):
         dialog = ReasonDialog("Hide", f"Hide everything {name} posts in #{channel} for "
                               "everyone but the channel's moderators?", self.window)
         dialog.reasoned.connect(lambda reason: self._then(
-            self.bridge.facade.mod_hide(channel, key, reason)))
+            self.bridge.facade.run(lambda ws: ws.moderation.hide(channel, key, reason).id)))
         dialog.open()
         return dialog
 
@@ -336,7 +342,8 @@ class ModerationActions(QObject):
         box.addButton(QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.buttonClicked.connect(lambda button: self._then(self.bridge.facade.block(key))
+        box.buttonClicked.connect(lambda button: self._then(
+            self.bridge.facade.run(lambda ws: ws.moderation.block(key)))
                                   if button is block else None)
         box.open()
         return box

@@ -1,6 +1,6 @@
 """The dialogs of private channels (issue #18): "New private channel…" (a name, and the
 workspace's members to let in) and the member picker behind "Add people…" and "Message
-someone…". Both list facade.workspace_members() (everyone admitted, by nickname, lookalikes
+someone…". Both list ws.members.all() (everyone admitted, by nickname, lookalikes
 told apart as in the member pane); neither reads the replica. The library's refusals (a name
 it does not take, say) are shown in the dialog, which stays open."""
 
@@ -139,7 +139,7 @@ class NewPrivateChannelDialog(_Dialog):
         layout.addWidget(self.error)
         layout.addWidget(self.buttons)
         me = bridge.facade.key
-        self._then(bridge.facade.workspace_members(),
+        self._then(bridge.facade.run(lambda ws: ws.members.all()),
                    done=lambda members: self.members.set_members(members, me))
 
     def _confirmed(self) -> None:
@@ -149,7 +149,8 @@ class NewPrivateChannelDialog(_Dialog):
         self.say("")
         self.ok.setEnabled(False)
         keys = [key for key, _ in self.members.chosen()]
-        self._then(self.bridge.facade.create_private_channel(name, keys), done=self._created)
+        self._then(self.bridge.facade.run(lambda ws: ws.private.create(name, keys)),
+                   done=self._created)
 
     def say(self, message: str) -> None:
         super().say(message)
@@ -184,7 +185,7 @@ class PickMembersDialog(_Dialog):
         if single:
             self.members.itemDoubleClicked.connect(lambda _: self._confirmed())
         me = bridge.facade.key
-        self._then(bridge.facade.workspace_members(),
+        self._then(bridge.facade.run(lambda ws: ws.members.all()),
                    done=lambda members: self._listed(members, me, exclude))
 
     def _listed(self, members: list[MemberRecord], me: bytes, exclude: Collection[bytes]) -> None:

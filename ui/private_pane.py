@@ -19,6 +19,7 @@ taken out of closes, with a word in the status bar."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
@@ -34,11 +35,18 @@ from .models import MessageListModel
 from .private_dialog import NewPrivateChannelDialog, PickMembersDialog
 
 if TYPE_CHECKING:
+    from app.workspace import Workspace
+
     from .main_window import MainWindow
 
 READ_LIMIT = 500  # messages read at once (a private channel has no pages yet)
 SAY_MS = 8000
 COMMANDS = ("me", "nick")  # the slash commands a private channel takes
+
+
+def add_member(channel: bytes, key: bytes) -> Callable[[Workspace], None]:
+    """Add `key` to private channel `channel` (a call for facade.run)."""
+    return lambda ws: ws.private.add_member(channel, key)
 
 
 class PrivateMessages(MessageListModel):
@@ -64,8 +72,9 @@ class PrivateMessages(MessageListModel):
         if self.channel_id is None:
             self.set_messages([], self.channel)
             return
-        asked = self._asked
-        self.bridge.then(self.bridge.facade.read_private(self.channel_id, limit=READ_LIMIT),
+        asked, channel = self._asked, self.channel_id
+        self.bridge.then(self.bridge.facade.run(
+                             lambda ws: ws.private.read(channel, limit=READ_LIMIT)),
                          done=lambda messages: self._read(asked, messages),
                          failed=lambda message: self._failed(asked, message))
 
@@ -161,7 +170,7 @@ class PrivatePane(QWidget):
         page whose first message starts them."""
         if key == self.me:
             return
-        self.bridge.then(self.facade.dm_channel(key),
+        self.bridge.then(self.facade.run(lambda ws: ws.private.dm_channel(key)),
                          done=lambda channel: self.open(channel) if channel is not None
                          else self._open_new_dm(key, name))
 
@@ -209,9 +218,10 @@ class PrivatePane(QWidget):
 
     def refresh(self) -> None:
         """Read the list of my private channels (with nicknames, and whether I am an admin)."""
-        self.bridge.then(self.facade.is_admin(), done=lambda admin: self.bridge.then(
-            self.facade.nicknames(), done=lambda names: self.bridge.then(
-                self.facade.private_channels(),
+        run = self.facade.run
+        self.bridge.then(run(lambda ws: ws.is_admin()), done=lambda admin: self.bridge.then(
+            run(lambda ws: ws.nicknames()), done=lambda names: self.bridge.then(
+                run(lambda ws: ws.private.channels()),
                 done=lambda channels: self._listed(channels, names, admin))))
 
     def reload(self) -> None:
@@ -281,7 +291,8 @@ class PrivatePane(QWidget):
         if text.startswith("/") and not text.startswith("//"):
             name, _, arg = text[1:].partition(" ")
             if name == "nick" and arg.strip():
-                self.bridge.then(self.facade.nick(arg.strip()),
+                nick = arg.strip()
+                self.bridge.then(self.facade.run(lambda ws: ws.nick(nick).id),
                                  done=lambda _: self.window._reload(),
                                  failed=lambda message: self._refused(text, message))
                 return
@@ -292,11 +303,13 @@ class PrivatePane(QWidget):
         elif text.startswith("//"):
             text = text[1:]
         if self.current is not None:
-            self.bridge.then(self.facade.post_private(self.current.id, text),
+            channel = self.current.id
+            self.bridge.then(self.facade.run(lambda ws: ws.private.post(channel, text).id),
                              done=lambda _: self.model.reload(),
                              failed=lambda message: self._refused(text, message))
         elif self.dm_to is not None:
-            self.bridge.then(self.facade.direct_message(self.dm_to[0], text),
+            key = self.dm_to[0]
+            self.bridge.then(self.facade.run(lambda ws: ws.private.direct_message(key, text).id),
                              done=lambda _: self.refresh(),
                              failed=lambda message: self._refused(text, message))
 
@@ -345,7 +358,7 @@ class PrivatePane(QWidget):
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.buttonClicked.connect(lambda button: self.bridge.then(
-            self.facade.remove_private_member(channel.id, key),
+            self.facade.run(lambda ws: ws.private.remove_member(channel.id, key)),
             done=lambda _: self.reload(), failed=self._say) if button is remove else None)
         box.open()
         return box
@@ -362,7 +375,7 @@ class PrivatePane(QWidget):
 
         def add(picked: list[tuple[bytes, str]]) -> None:
             for key, _ in picked:
-                self.bridge.then(self.facade.add_private_member(channel.id, key),
+                self.bridge.then(self.facade.run(add_member(channel.id, key)),
                                  done=lambda _: self.reload(), failed=self._say)
 
         dialog.chosen.connect(add)

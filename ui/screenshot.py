@@ -23,6 +23,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -42,6 +43,8 @@ from PySide6.QtGui import (  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
 from app import joining, sharing  # noqa: E402
+from app.doc_views import comments_view, document_view  # noqa: E402
+from app.documents import on_document  # noqa: E402
 from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.records import HistoryProgress  # noqa: E402
@@ -50,6 +53,9 @@ from app.workspace import Workspace, load_or_create_identity  # noqa: E402
 from . import emoji_font, theme  # noqa: E402
 from .collector import GuiThreadCollector  # noqa: E402
 from .main_window import MainWindow  # noqa: E402
+
+if TYPE_CHECKING:
+    from app.documents import Document, Documents
 
 SETTLE_MS = 1500
 TIMEOUT_MS = 20_000
@@ -201,45 +207,63 @@ def _demo(root: Path) -> tuple[Paths, Paths, Paths, dict[str, bytes]]:
                              "roadmap": bytes.fromhex(roadmap.id)}
 
 
-def _done(future: Future) -> object:
+def _done(future: Future) -> Any:
     return future.result(TIMEOUT_MS / 1000)
+
+
+def _on(node: Node, doc: bytes, action: Callable[[Documents, Document], Any]) -> Any:
+    """action(the node's documents, document `doc`) on its thread, waited for."""
+    return _done(node.facade.run(on_document(doc, action)))
+
+
+def _react(node: Node, message: bytes, emoji: str) -> None:
+    _done(node.facade.run(lambda ws: ws.conversation.react(message, emoji)))
+
+
+def _reply(node: Node, message: bytes, text: str) -> None:
+    _done(node.facade.run(lambda ws: ws.conversation.reply(message, text)))
 
 
 def _converse(ada: Node, bob: Node, carol: Node, ids: dict[str, bytes]) -> None:
     """What bob and carol add once the three are connected: reactions and a thread."""
     morning, welcome = ids["morning"], ids["welcome"]
     for node in (bob, carol):
-        _wait(lambda n=node: {morning, welcome} <= {m.id for m in _done(n.facade.read("general"))})
-    _done(bob.facade.react(morning, "👍"))
-    _done(bob.facade.react(morning, "🎉"))
-    _done(carol.facade.react(morning, "👍"))
-    _done(bob.facade.reply(welcome, "I'll take the new sidebar."))
-    _done(ada.facade.reply(welcome, "Lunch at **12:30**? The usual place."))
-    _done(carol.facade.reply(welcome, "12:30 works for me."))
-    _done(ada.facade.react(welcome, "❤️"))
+        _wait(lambda n=node: {morning, welcome} <= {
+            m.id for m in _done(n.facade.run(lambda ws: ws.read("general")))})
+    _react(bob, morning, "👍")
+    _react(bob, morning, "🎉")
+    _react(carol, morning, "👍")
+    _reply(bob, welcome, "I'll take the new sidebar.")
+    _reply(ada, welcome, "Lunch at **12:30**? The usual place.")
+    _reply(carol, welcome, "12:30 works for me.")
+    _react(ada, welcome, "❤️")
 
 
 def _private(ada: Node, bob: Node, carol: Node) -> bytes:
     """A private channel of ada's with bob, where both wrote, and carol's direct message to
     ada; the channel's id."""
-    channel = _done(ada.facade.create_private_channel("launch-plans", [bob.key]))
-    _done(ada.facade.post_private(channel, "Only the two of us read this: the launch date "
-                                           "stays here until Friday."))
-    _must(lambda: any(c.id == channel for c in _done(bob.facade.private_channels())),
+    channel = _done(ada.facade.run(lambda ws: ws.private.create("launch-plans", [bob.key])))
+    _done(ada.facade.run(lambda ws: ws.private.post(
+        channel, "Only the two of us read this: the launch date stays here until Friday.")))
+    _must(lambda: any(c.id == channel
+                      for c in _done(bob.facade.run(lambda ws: ws.private.channels()))),
           "the private channel at bob's")
-    _done(bob.facade.post_private(channel, "Agreed. I'll draft the announcement here first."))
-    _must(lambda: carol.key in {m.key for m in _done(carol.facade.workspace_members())}
-          and ada.key in {m.key for m in _done(carol.facade.workspace_members())},
+    _done(bob.facade.run(lambda ws: ws.private.post(
+        channel, "Agreed. I'll draft the announcement here first.")))
+    _must(lambda: {carol.key, ada.key} <= {
+        m.key for m in _done(carol.facade.run(lambda ws: ws.members.all()))},
           "the members at carol's")
-    _done(carol.facade.direct_message(ada.key, "Can we talk about the sidebar later?"))
-    _must(lambda: len(_done(ada.facade.private_channels())) == 2
-          and len(_done(ada.facade.read_private(channel))) == 2, "the private messages at ada's")
+    _done(carol.facade.run(lambda ws: ws.private.direct_message(
+        ada.key, "Can we talk about the sidebar later?")))
+    _must(lambda: len(_done(ada.facade.run(lambda ws: ws.private.channels()))) == 2
+          and len(_done(ada.facade.run(lambda ws: ws.private.read(channel)))) == 2,
+          "the private messages at ada's")
     return channel
 
 
 def _reads(node: Node, doc: bytes, branch: str, text: str) -> bool:
     try:
-        return _done(node.facade.documents.show(doc, branch)) == text
+        return _on(node, doc, lambda _, d: d.text(d.heads(branch))) == text
     except Exception:  # not arrived yet
         return False
 
@@ -247,24 +271,28 @@ def _reads(node: Node, doc: bytes, branch: str, text: str) -> bool:
 def _review(ada: Node, bob: Node, carol: Node, doc: bytes) -> None:
     """What bob and carol do to the roadmap: bob writes on alt while ada changes the same line
     on main; bob replies to ada's comment and resolves one, carol comments."""
-    docs_a, docs_b, docs_c = (n.facade.documents for n in (ada, bob, carol))
+    def comments(node: Node) -> list:
+        return list(_on(node, doc, lambda docs, d: comments_view(docs, d)).comments)
+
     _must(lambda: _reads(bob, doc, "alt", ROADMAP) and _reads(carol, doc, "main", ROADMAP)
-          and bob.key in _done(docs_b.editors(doc))
-          and len(_done(docs_b.comments(doc)).comments) == 2, "the roadmap at bob's and carol's")
-    _done(docs_b.write(doc, ROADMAP_ALT, branch="alt"))
-    _done(docs_a.write(doc, ROADMAP_MAIN))
-    tables, presence = _done(docs_b.comments(doc)).comments
-    _done(docs_b.reply(doc, tables.id, "Tables too: GitHub's dialect, as in chat."))
-    _done(docs_b.resolve_comment(doc, presence.id))
+          and bob.key in _on(bob, doc, lambda _, d: sorted(d.editors()))
+          and len(comments(bob)) == 2, "the roadmap at bob's and carol's")
+    _on(bob, doc, lambda docs, d: docs.write(d, ROADMAP_ALT, branch="alt"))
+    _on(ada, doc, lambda docs, d: docs.write(d, ROADMAP_MAIN))
+    tables, presence = comments(bob)
+    _on(bob, doc, lambda docs, d: docs.reply(d, tables.id,
+                                             "Tables too: GitHub's dialect, as in chat."))
+    _on(bob, doc, lambda docs, d: docs.resolve_comment(d, presence.id))
     _must(lambda: _reads(carol, doc, "main", ROADMAP_MAIN), "ada's change at carol's")
-    _done(docs_c.comment(doc, "search across documents", "And across the chat?"))
-    _must(lambda: _reads(ada, doc, "alt", ROADMAP_ALT)
-          and len(_done(docs_a.comments(doc)).comments) == 3, "bob's branch and comments")
+    _on(carol, doc, lambda docs, d: docs.comment(d, "search across documents",
+                                                 "And across the chat?"))
+    _must(lambda: _reads(ada, doc, "alt", ROADMAP_ALT) and len(comments(ada)) == 3,
+          "bob's branch and comments")
 
 
 def _cursor(bob: Node, doc: bytes, word: str) -> None:
     """Bob's selection of `word` in main, shown live in ada's editor."""
-    view = _done(bob.facade.documents.open(doc))
+    view = _on(bob, doc, lambda docs, d: document_view(docs, d))
     start = view.text.index(word)
     bob.facade.presence(doc, "main", view.heads, start, start + len(word))
 
@@ -327,7 +355,7 @@ def _documents(window: MainWindow, ada: Node, bob: Node, doc: bytes, out: Path,
     _save(window, out / "doc-comments.png", written)
 
     window.show_channel("general")
-    _done(bob.facade.documents.write(doc, ROADMAP_LATER))
+    _on(bob, doc, lambda docs, d: docs.write(d, ROADMAP_LATER))
     _must(lambda: _reads(ada, doc, "main", ROADMAP_LATER), "bob's change at ada's")
     window.open_document(doc.hex())
     _must(lambda: pane.changed_notice.isVisible(), "changed since you last looked")
@@ -382,7 +410,7 @@ def _files(window: MainWindow, ada: Node, bob: Node, root: Path) -> None:
         return len(files) == 2 and all(f.complete for f in files)
 
     _must(shown, "the chart and the fetched PDF in #design")
-    _done(ada.facade.pin(plan, 0))
+    _done(ada.facade.run(lambda ws: ws.files.pin(plan, 0)))
     window.messages.reload()
     _must(lambda: any(f.pinned for m in window.messages.messages for f in m.files),
           "the PDF kept on ada's computer")
@@ -403,7 +431,8 @@ def render(out: Path) -> list[Path]:
             third = Node(carol, interfaces=["127.0.0.1"], mdns=False, peers=peers).start()
             peer = Node(bob, interfaces=["127.0.0.1"], mdns=False, peers=peers).start()
             try:
-                _done(peer.facade.post("general", "Hi ada, bob here: your messages reached my laptop."))
+                _done(peer.facade.run(lambda ws: ws.post(
+                    "general", "Hi ada, bob here: your messages reached my laptop.")))
                 _converse(node, peer, third, ids)
                 _review(node, peer, third, ids["roadmap"])
                 private = _private(node, peer, third)

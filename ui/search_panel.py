@@ -1,6 +1,6 @@
 """Search results: messages grouped by channel, matching channels and documents.
 
-`SearchPanel(bridge).run(query)` asks the Node's facade (`facade.search`, app/search.py's
+`SearchPanel(bridge).run(query)` asks the library on the Node's thread (`ws.search`, app/search.py's
 syntax: words, "phrases", in:#channel from:nick before:/after:YYYY-MM-DD) and shows the answer
 when it arrives on the GUI thread; an answer to an older query than the latest is dropped. It
 shows a count line, then under a "#channel" heading each matching message as author, time and
@@ -238,15 +238,15 @@ class SearchPanel(QWidget):
         if not query.strip():
             self.clear()
             return
-        asked = self._asked
+        asked, limit = self._asked, self.limit
         self.count_label.setText("Searching…")
-        self.bridge.then(self.bridge.facade.search(query, limit=self.limit),
+        self.bridge.then(self.bridge.facade.run(lambda ws: ws.search(query, limit=limit)),
                          done=lambda results: self._answered(asked, results),
                          failed=lambda message: self._refused(asked, message))
 
     def show_mentions(self) -> None:
         """Show the messages that mention me, newest first, grouped by channel as results are
-        (facade.mentions); choosing one opens it in its channel."""
+        (ws.conversation.mentions); choosing one opens it in its channel."""
         self._asked += 1
         asked = self._asked
         self.query = ""
@@ -262,9 +262,10 @@ class SearchPanel(QWidget):
                     (nick or "yournickname") + ", it shows here.")
                 self.hint_label.hide()
 
-        facade = self.bridge.facade
-        self.bridge.then(facade.nickname(), done=lambda nick: self.bridge.then(
-            facade.mentions(limit=self.limit), done=lambda messages: shown(messages, nick)))
+        run, limit = self.bridge.facade.run, self.limit
+        self.bridge.then(run(lambda ws: ws.nickname()), done=lambda nick: self.bridge.then(
+            run(lambda ws: ws.conversation.mentions(limit=limit)),
+            done=lambda messages: shown(messages, nick)))
 
     def clear(self) -> None:
         self.results = None

@@ -90,7 +90,7 @@ class ThreadPane(QFrame):
         if self.root is None or self.isHidden():
             return
         root = self.root
-        self.bridge.then(self.bridge.facade.thread(root),
+        self.bridge.then(self.bridge.facade.run(lambda ws: ws.conversation.thread(root)),
                          done=lambda messages: self._loaded(root, messages),
                          failed=lambda message: self._gone(root, message))
 
@@ -119,7 +119,8 @@ class ThreadPane(QFrame):
     def reply(self, text: str) -> None:
         if self.root is None or not text.strip():
             return
-        broadcast = self.also.isChecked()
-        self.bridge.then(self.bridge.facade.reply(self.root, text, broadcast=broadcast),
+        root, broadcast = self.root, self.also.isChecked()
+        self.bridge.then(self.bridge.facade.run(
+                             lambda ws: ws.conversation.reply(root, text, broadcast=broadcast).id),
                          done=lambda _: self.reload())
         self.also.setChecked(False)

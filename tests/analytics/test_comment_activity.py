@@ -9,6 +9,7 @@ import json
 from analytics.events import validate
 from analytics.recorder import Recorder
 from app.activity import Activity
+from app.documents import on_document
 from core.identity import Identity
 from core.objects import build
 from tests.support import TIMEOUT_S, Cluster, create_workspace, node_call
@@ -35,14 +36,13 @@ def test_a_comment_made_through_the_facade_is_one_doc_comment_event_with_no_cont
     Recorder(paths.data).enable()
     with Cluster(tmp_path) as cluster:
         node = cluster.start(paths)
-        docs = node.facade.documents
-        doc = bytes.fromhex(done(docs.new(TITLE)))
-        done(docs.write(doc, TEXT))
+        doc = bytes.fromhex(done(node.facade.run(lambda ws: ws.documents.new(TITLE).id)))
+        done(node.facade.run(on_document(doc, lambda docs, d: docs.write(d, TEXT))))
         before = len(spooled(Recorder(paths.data)))
-        comment = done(docs.comment(doc, QUOTE, COMMENT))
+        comment = done(node.facade.run(on_document(doc, lambda docs, d: docs.comment(d, QUOTE, COMMENT))))
         after_comment = [json.loads(t) for t in spooled(Recorder(paths.data))][before:]
-        reply = done(docs.reply(doc, comment, REPLY))
-        resolve = done(docs.resolve_comment(doc, comment))
+        reply = done(node.facade.run(on_document(doc, lambda docs, d: docs.reply(d, comment, REPLY))))
+        resolve = done(node.facade.run(on_document(doc, lambda docs, d: docs.resolve_comment(d, comment))))
         ws = node.workspace
         branch = node_call(node, lambda: ws.replica.object(bytes.fromhex(comment)).stream)
         secrets = [NICK, TITLE, QUOTE, TEXT, COMMENT, REPLY, comment, reply, resolve,

@@ -40,10 +40,10 @@ def test_my_replies_edits_and_reactions_are_counted_without_their_content(tmp_pa
         ws = node.workspace
         node_channels(node, CHANNEL)
         first = node_post(node, CHANNEL, TEXT)
-        replies = [done(node.facade.reply(first, REPLY)),
-                   done(node.facade.reply(first, SHOUTED, broadcast=True))]
-        edit = done(node.facade.edit(first, EDITED))
-        reaction = done(node.facade.react(first, EMOJI))
+        replies = [done(node.facade.run(lambda ws: ws.conversation.reply(first, REPLY).id)),
+                   done(node.facade.run(lambda ws: ws.conversation.reply(first, SHOUTED, broadcast=True).id))]
+        edit = done(node.facade.run(lambda ws: ws.conversation.edit(first, EDITED).id))
+        reaction = done(node.facade.run(lambda ws: ws.conversation.react(first, EMOJI).id))
         stream = kinds.channel_stream(ws.id, CHANNEL)
         secrets = [NICK, CHANNEL, TEXT, REPLY, SHOUTED, EDITED, EMOJI, shortcode(EMOJI),
                    node.key.hex(), ws.id.hex(), stream.hex()[:32]]

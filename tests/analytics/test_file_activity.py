@@ -77,10 +77,10 @@ def test_files_and_private_channels_on_a_node_are_counted_in_buckets_and_name_no
                                                 "files": files})
         node_call(node, post, "post/file", {"channel": CHANNEL, "text": "", "files": [voice]})
         node_post(node, CHANNEL, "no files in this one")
-        done(node.facade.invite_for(carol))  # a member now, whom a private channel may hold
-        channel = done(node.facade.create_private_channel(PRIVATE, [carol]))
-        done(node.facade.direct_message(carol, TEXT))
-        dm = done(node.facade.dm_channel(carol))
+        done(node.facade.run(lambda ws: ws.members.invite_for(carol)))  # a member now, whom a private channel may hold
+        channel = done(node.facade.run(lambda ws: ws.private.create(PRIVATE, [carol])))
+        done(node.facade.run(lambda ws: ws.private.direct_message(carol, TEXT).id))
+        dm = done(node.facade.run(lambda ws: ws.private.dm_channel(carol)))
         secrets = [NICK, CHANNEL, PRIVATE, TEXT, node.key.hex(), carol.hex(), ws.id.hex(),
                    stream.hex()[:32], message.id.hex()[:32], channel.hex(), channel.hex()[:32],
                    dm.hex()[:32], "image/png", "application/pdf", "gzip", "ogg", "opus"]

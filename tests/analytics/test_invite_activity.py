@@ -53,16 +53,18 @@ def test_invites_and_admissions_on_a_node_are_counted_in_buckets_and_name_no_one
         codes = []
         for (uses, lifetime), _ in INVITES:
             expires = int(time.time() * 1000) + lifetime if lifetime else 0
-            codes.append(done(node.facade.invite(uses=uses, expires_ms=expires)))
+            codes.append(done(node.facade.run(
+                lambda ws, uses=uses, expires=expires: ws.members.invite(
+                    uses=uses, expires_ms=expires)[0])))
         invited = [json.loads(t) for t in spooled(Recorder(paths.data))]
         # A newcomer proves the one-use code in a join session with this node, which admits
         # them; then a personal code for carol's key admits her at once.
         pb = Paths.resolve(tmp_path / "b", "default")
         sharing.join_workspace(pb, codes[0], nick=NEWCOMER, peers=[(LOCAL, node.port)],
                                mdns=False)
-        personal = done(node.facade.invite_for(carol))
-        members = done(node.facade.workspace_members())
-        invites = done(node.facade.invites())
+        personal = done(node.facade.run(lambda ws: ws.members.invite_for(carol)))
+        members = done(node.facade.run(lambda ws: ws.members.all()))
+        invites = done(node.facade.run(lambda ws: ws.members.invites()))
         ws_id, my_key = node.workspace.id, node.key
 
     # Admitted here: the newcomer with the one-use invite, carol with her personal code.

@@ -421,12 +421,12 @@ def test_attaching_and_saving_leave_the_nodes_thread_free(tmp_path):
         release = threading.Event()
         busy = [facade._files.submit(release.wait, TIMEOUT_S) for _ in range(FILE_WORKERS)]
         attaching = facade.attach(CHANNEL, [_write(tmp_path / "big.bin", data)], "big")
-        assert facade.post(CHANNEL, "meanwhile").result(TIMEOUT_S)  # the loop answers
+        assert facade.run(lambda ws: ws.post(CHANNEL, "meanwhile").id).result(TIMEOUT_S)  # the loop answers
         assert not attaching.done()
         release.set()
         assert all(f.result(TIMEOUT_S) for f in busy)
         message_id = attaching.result(TIMEOUT_S)
-        shown = facade.read(CHANNEL).result(TIMEOUT_S)
+        shown = facade.run(lambda ws: ws.read(CHANNEL)).result(TIMEOUT_S)
         assert [m.text for m in shown[-2:]] == ["meanwhile", "big"] and shown[-1].files[0].mine
         saved = facade.save_attachment(message_id, 0, tmp_path / "out").result(TIMEOUT_S)
         opened = facade.open_attachment(message_id, 0).result(TIMEOUT_S)

@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from app.doc_comments import find_quote
+from app.doc_views import comments_view, document_view
+from app.documents import on_document
 from app.paths import Paths
 from app.workspace import WorkspaceError
 from tests.app.test_documents import copy_objects, opened, replica_bytes
@@ -59,16 +61,16 @@ def test_an_anchor_points_at_its_words_after_100_edits_around_them_by_the_other_
     with Cluster(tmp_path) as cluster:
         pa, pb = cluster.members(2)
         a, b = start_two_nodes(cluster, pa, pb)
-        doc = result(a.facade.documents.new("Roadmap"))
+        doc = result(a.facade.run(lambda ws: ws.documents.new("Roadmap").id))
         doc_id = bytes.fromhex(doc)
-        result(a.facade.documents.write(doc_id, f"héllo 😀 {WORDS} and the rest 日本語"))
-        result(a.facade.documents.add_editor(doc_id, b.key.hex()))
+        result(a.facade.run(on_document(doc_id, lambda docs, d: docs.write(d, f"héllo 😀 {WORDS} and the rest 日本語"))))
+        result(a.facade.run(on_document(doc_id, lambda docs, d: docs.add_editor(d, b.key.hex()))))
         comment = hearth("doc", "comment", doc, "--quote", WORDS, "is this right?",
                          data=data(pa)).line
 
         def bob_sees_it() -> bool:
             try:
-                view = result(b.facade.documents.comments(doc_id))
+                view = result(b.facade.run(on_document(doc_id, lambda docs, d: comments_view(docs, d))))
             except Exception:  # the document has not arrived yet
                 return False
             return b.key in view.editors and [c.id for c in view.comments] == [comment]
@@ -76,7 +78,7 @@ def test_an_anchor_points_at_its_words_after_100_edits_around_them_by_the_other_
 
         rng = random.Random(16)
         for n in range(100):  # before the words, then after them, and so on
-            text = result(b.facade.documents.show(doc_id))
+            text = result(b.facade.run(on_document(doc_id, lambda docs, d: d.text(d.heads("main")))))
             at = text.index(WORDS)
             lo, hi = (0, at) if n % 2 == 0 else (at + len(WORDS), len(text))
             spot = rng.randint(lo, hi)
@@ -85,17 +87,18 @@ def test_an_anchor_points_at_its_words_after_100_edits_around_them_by_the_other_
                 edited = text[:spot] + text[spot + 1:]
             else:
                 edited = text[:spot] + rng.choice(["x", "😀 ", "日本", " é"]) + text[spot:]
-            assert result(b.facade.documents.write(doc_id, edited)) is not None
-        final = result(b.facade.documents.show(doc_id))
+            assert result(b.facade.run(on_document(
+                doc_id, lambda docs, d, edited=edited: docs.write(d, edited)))) is not None
+        final = result(b.facade.run(on_document(doc_id, lambda docs, d: d.text(d.heads("main")))))
         assert final.index(WORDS) > 0 and final != f"héllo 😀 {WORDS} and the rest 日本語"
 
-        wait_until(lambda: result(a.facade.documents.show(doc_id)) == final,
+        wait_until(lambda: result(a.facade.run(on_document(doc_id, lambda docs, d: d.text(d.heads("main"))))) == final,
                    what="alice to read bob's 100 edits")
         [listed] = comments(hearth, data(pa), doc)
         assert (listed["id"], listed["quote"], listed["text"]) == (comment, WORDS,
                                                                     "is this right?")
         assert shown(listed, final) == WORDS
-        [at_b] = result(b.facade.documents.comments(doc_id)).comments
+        [at_b] = result(b.facade.run(on_document(doc_id, lambda docs, d: comments_view(docs, d)))).comments
         assert (at_b.start, at_b.end) == (listed["start"], listed["end"])
         assert "is this right?" in hearth("doc", "comments", doc, data=data(pa)).stdout
 
@@ -236,20 +239,19 @@ def test_the_facade_comments_on_a_selection_at_the_heads_the_editor_showed(tmp_p
     with Cluster(tmp_path) as cluster:
         [pa] = cluster.members(1)
         a = cluster.start(pa)
-        docs = a.facade.documents
-        doc = bytes.fromhex(result(docs.new("Notes")))
-        result(docs.write(doc, "one two three"))
-        seen = result(docs.open(doc)).heads
-        result(docs.write(doc, "zero one two three"))  # the branch moved on meanwhile
-        comment = result(docs.comment_at(doc, 4, 7, "on two", heads=seen))  # "two" back then
-        view = result(docs.comments(doc))
+        doc = bytes.fromhex(result(a.facade.run(lambda ws: ws.documents.new("Notes").id)))
+        result(a.facade.run(on_document(doc, lambda docs, d: docs.write(d, "one two three"))))
+        seen = result(a.facade.run(on_document(doc, lambda docs, d: document_view(docs, d)))).heads
+        result(a.facade.run(on_document(doc, lambda docs, d: docs.write(d, "zero one two three"))))  # the branch moved on meanwhile
+        comment = result(a.facade.run(on_document(doc, lambda docs, d: docs.comment_at(d, 4, 7, "on two", heads=seen))))  # "two" back then
+        view = result(a.facade.run(on_document(doc, lambda docs, d: comments_view(docs, d))))
         [info] = view.comments
         assert info.id == comment and view.text[info.start:info.end] == "two"
         assert (view.heads, view.unreadable, view.editors) == (
-            result(docs.open(doc)).heads, None, (a.key,))
-        result(docs.reply(doc, comment, "yes"))
-        result(docs.resolve_comment(doc, comment))
-        [info] = result(docs.comments(doc)).comments
+            result(a.facade.run(on_document(doc, lambda docs, d: document_view(docs, d)))).heads, None, (a.key,))
+        result(a.facade.run(on_document(doc, lambda docs, d: docs.reply(d, comment, "yes"))))
+        result(a.facade.run(on_document(doc, lambda docs, d: docs.resolve_comment(d, comment))))
+        [info] = result(a.facade.run(on_document(doc, lambda docs, d: comments_view(docs, d)))).comments
         assert info.resolved and [r.text for r in info.replies] == ["yes"]
 
 

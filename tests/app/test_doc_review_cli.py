@@ -16,7 +16,7 @@ import pytest
 from analytics.events import validate
 from analytics.recorder import Recorder
 from app import doc_records, review, unified_diff
-from app.documents import Documents, MergeConflicts
+from app.documents import Documents, MergeConflicts, on_document
 from app.workspace import Workspace, WorkspaceError
 from tests.support import TIMEOUT_S, Cluster, create_workspace
 
@@ -360,19 +360,17 @@ def test_a_merge_through_the_facade_counts_its_conflicts_for_analytics(tmp_path:
     Recorder(paths.data).enable()
     with Cluster(tmp_path) as cluster:
         node = cluster.start(paths)
-        docs = node.facade.documents
-        doc = docs.new("Roadmap").result(TIMEOUT_S)
-        docs.write(doc, "intro\n# Roadmap\nend\n").result(TIMEOUT_S)
-        docs.fork(doc, "main", "alt").result(TIMEOUT_S)
-        docs.write(doc, "INTRO\n# Roadmap MAIN\nend\n").result(TIMEOUT_S)
-        docs.write(doc, "Intro\n# Roadmap ALT\nend\n", branch="alt").result(TIMEOUT_S)
-        preview = docs.merge_preview(doc, "alt", "main").result(TIMEOUT_S)
+        doc = node.facade.run(lambda ws: ws.documents.new("Roadmap").id).result(TIMEOUT_S)
+        node.facade.run(on_document(doc, lambda docs, d: docs.write(d, "intro\n# Roadmap\nend\n"))).result(TIMEOUT_S)
+        node.facade.run(on_document(doc, lambda docs, d: docs.fork(d, "main", "alt"))).result(TIMEOUT_S)
+        node.facade.run(on_document(doc, lambda docs, d: docs.write(d, "INTRO\n# Roadmap MAIN\nend\n"))).result(TIMEOUT_S)
+        node.facade.run(on_document(doc, lambda docs, d: docs.write(d, "Intro\n# Roadmap ALT\nend\n", branch="alt"))).result(TIMEOUT_S)
+        preview = node.facade.run(on_document(doc, lambda docs, d: docs.merge_preview(d, "alt", "main"))).result(TIMEOUT_S)
         assert len(preview.conflicts) == 2
         with pytest.raises(MergeConflicts):
-            docs.merge(doc, "alt", "main").result(TIMEOUT_S)
-        docs.merge(doc, "alt", "main", resolutions=["ours", "theirs"],
-                   expect=(preview.source_heads, preview.target_heads)).result(TIMEOUT_S)
-        assert docs.show(doc).result(TIMEOUT_S) == "INTRO\n# Roadmap ALT\nend\n"
+            node.facade.run(on_document(doc, lambda docs, d: docs.merge(d, "alt", "main"))).result(TIMEOUT_S)
+        node.facade.run(on_document(doc, lambda docs, d: docs.merge(d, "alt", "main", resolutions=["ours", "theirs"], expect=(preview.source_heads, preview.target_heads)))).result(TIMEOUT_S)
+        assert node.facade.run(on_document(doc, lambda docs, d: d.text(d.heads("main")))).result(TIMEOUT_S) == "INTRO\n# Roadmap ALT\nend\n"
     taken = Recorder(paths.data).take_batch(1000)
     events = [json.loads(line) for line in (taken[1] if taken else [])]
     for event in events:

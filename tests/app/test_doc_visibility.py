@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.documents import ALREADY, KEY_NOT_HERE, ONLY_EDITORS, READ_ONLY
+from app.doc_views import document_view, edit_requests
+from app.documents import ALREADY, KEY_NOT_HERE, ONLY_EDITORS, READ_ONLY, on_document
 from app.paths import Paths
 from app.workspace import WorkspaceError
 from core.documents import DocumentError
@@ -242,45 +243,45 @@ def test_the_view_shows_visibility_editors_requests_and_accepting_lets_them_edit
     with Cluster(tmp_path) as cluster:
         pa, pb = cluster.members(2)
         a, b = start_two_nodes(cluster, pa, pb)
-        workspace_doc = bytes.fromhex(result(a.facade.documents.new("Plan", editing="listed")))
-        private_doc = bytes.fromhex(result(a.facade.documents.new("Pay", private=True)))
-        first = result(a.facade.documents.write(workspace_doc, "plan text"))
-        result(a.facade.documents.write(private_doc, f"pay {MARKER}"))
+        workspace_doc = bytes.fromhex(result(a.facade.run(lambda ws: ws.documents.new("Plan", editing="listed").id)))
+        private_doc = bytes.fromhex(result(a.facade.run(lambda ws: ws.documents.new("Pay", private=True).id)))
+        first = result(a.facade.run(on_document(workspace_doc, lambda docs, d: docs.write(d, "plan text"))))
+        result(a.facade.run(on_document(private_doc, lambda docs, d: docs.write(d, f"pay {MARKER}"))))
 
         def text_at_b() -> str | None:
-            if workspace_doc.hex() not in {s.id for s in result(b.facade.documents.list())}:
+            if workspace_doc.hex() not in {s.id for s in result(b.facade.run(lambda ws: ws.documents.all()))}:
                 return None
-            return result(b.facade.documents.open(workspace_doc)).text or None
+            return result(b.facade.run(on_document(workspace_doc, lambda docs, d: document_view(docs, d)))).text or None
         wait_until(text_at_b, what="bob to read the workspace document")
-        view = result(b.facade.documents.open(workspace_doc))
+        view = result(b.facade.run(on_document(workspace_doc, lambda docs, d: document_view(docs, d))))
         assert (view.visibility, view.editors, view.creator) == ("workspace", (a.key,), a.key)
         assert (view.writable, view.why_readonly, view.asked) == (False, READ_ONLY, False)
         assert view.requests == ()  # requests are for editors to act on
 
         wait_until(lambda: any(s.id == private_doc.hex()
-                               for s in result(b.facade.documents.list())),
+                               for s in result(b.facade.run(lambda ws: ws.documents.all()))),
                    what="the private document to reach bob")
-        closed = result(b.facade.documents.open(private_doc))
+        closed = result(b.facade.run(on_document(private_doc, lambda docs, d: document_view(docs, d))))
         assert (closed.visibility, closed.text, closed.unreadable) == ("private", "",
                                                                         ONLY_EDITORS)
 
-        result(b.facade.documents.ask_edit(workspace_doc))
-        assert result(b.facade.documents.open(workspace_doc)).asked
-        wait_until(lambda: result(a.facade.documents.requests(workspace_doc)),
+        result(b.facade.run(on_document(workspace_doc, lambda docs, d: docs.ask_edit(d))))
+        assert result(b.facade.run(on_document(workspace_doc, lambda docs, d: document_view(docs, d)))).asked
+        wait_until(lambda: result(a.facade.run(on_document(workspace_doc, lambda docs, d: list(edit_requests(d, docs.ws.nicknames()))))),
                    what="alice to see bob's request")
-        [request] = result(a.facade.documents.open(workspace_doc)).requests
+        [request] = result(a.facade.run(on_document(workspace_doc, lambda docs, d: document_view(docs, d)))).requests
         assert (request.key, request.nick) == (b.key, "bob")
-        result(a.facade.documents.accept(workspace_doc, "bob"))
-        assert result(a.facade.documents.requests(workspace_doc)) == []
+        result(a.facade.run(on_document(workspace_doc, lambda docs, d: docs.accept(d, docs.ws.resolve_person("bob").hex()))))
+        assert result(a.facade.run(on_document(workspace_doc, lambda docs, d: list(edit_requests(d, docs.ws.nicknames()))))) == []
 
-        wait_until(lambda: result(b.facade.documents.open(workspace_doc)).writable,
+        wait_until(lambda: result(b.facade.run(on_document(workspace_doc, lambda docs, d: document_view(docs, d)))).writable,
                    what="bob to become an editor")
-        mine = result(b.facade.documents.write(workspace_doc, "plan text, and bob's"))
-        wait_until(lambda: result(a.facade.documents.show(workspace_doc))
+        mine = result(b.facade.run(on_document(workspace_doc, lambda docs, d: docs.write(d, "plan text, and bob's"))))
+        wait_until(lambda: result(a.facade.run(on_document(workspace_doc, lambda docs, d: d.text(d.heads("main")))))
                    == "plan text, and bob's", what="alice to read bob's commit")
-        assert mine in result(a.facade.documents.open(workspace_doc)).heads
+        assert mine in result(a.facade.run(on_document(workspace_doc, lambda docs, d: document_view(docs, d)))).heads
 
-        restored = result(a.facade.documents.restore(workspace_doc, first[:16]))
-        view = result(a.facade.documents.open(workspace_doc))
+        restored = result(a.facade.run(on_document(workspace_doc, lambda docs, d: docs.restore(d, first[:16]))))
+        view = result(a.facade.run(on_document(workspace_doc, lambda docs, d: document_view(docs, d))))
         assert (view.text, view.heads) == ("plan text", [restored])
         assert (view.history[-1].id, view.history[-1].kind) == (restored, "restore")

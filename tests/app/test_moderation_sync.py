@@ -18,7 +18,7 @@ def result(future: Future):
 
 def shown(node, *, hidden: bool = False) -> list[tuple[str, bool]]:
     """(text, marked hidden) of what `node`'s person sees in #general."""
-    return [(m.text, m.hidden) for m in result(node.facade.read(CHANNEL, hidden=hidden))]
+    return [(m.text, m.hidden) for m in result(node.facade.run(lambda ws: ws.read(CHANNEL, hidden=hidden)))]
 
 
 def holds(node, object_id: bytes) -> bool:
@@ -30,13 +30,13 @@ def test_a_hidden_post_is_hidden_for_everyone_but_the_moderators(cluster: Cluste
     pa, pb, pc = cluster.members(3)
     a, b, c = cluster.mesh([pa, pb, pc])
     wait_until(lambda: len(node_online(a)) == 2 and len(node_online(c)) == 2, what="a mesh")
-    result(a.facade.mod_role(CHANNEL, b.key, "moderator", "keeps #general tidy"))
-    spam = result(c.facade.post(CHANNEL, "cheap watches, click here"))
-    result(c.facade.post(CHANNEL, "good morning"))
+    result(a.facade.run(lambda ws: ws.moderation.set_role(CHANNEL, b.key, "moderator", "keeps #general tidy").id))
+    spam = result(c.facade.run(lambda ws: ws.post(CHANNEL, "cheap watches, click here").id))
+    result(c.facade.run(lambda ws: ws.post(CHANNEL, "good morning").id))
     wait_converged([a, b, c])
-    assert result(b.facade.moderates(CHANNEL)) and not result(c.facade.moderates(CHANNEL))
+    assert result(b.facade.run(lambda ws: ws.moderation.moderates(CHANNEL))) and not result(c.facade.run(lambda ws: ws.moderation.moderates(CHANNEL)))
 
-    result(b.facade.mod_hide(CHANNEL, spam, "advertising"))
+    result(b.facade.run(lambda ws: ws.moderation.hide(CHANNEL, spam, "advertising").id))
     wait_converged([a, b, c])
     for node in (a, b, c):
         assert shown(node) == [("good morning", False)]
@@ -44,7 +44,7 @@ def test_a_hidden_post_is_hidden_for_everyone_but_the_moderators(cluster: Cluste
     assert shown(b, hidden=True) == marked  # the moderator
     assert shown(a, hidden=True) == marked  # an admin moderates every channel
     assert shown(c, hidden=True) == [("good morning", False)]  # not a moderator
-    log = result(c.facade.mod_log(CHANNEL))
+    log = result(c.facade.run(lambda ws: ws.moderation.log(CHANNEL)))
     assert [(e.action, e.author, e.reason, e.counts) for e in log.actions] == [
         ("moderator", a.key, "keeps #general tidy", True), ("hide", b.key, "advertising", True)]
     assert log.excerpts[spam] == "cheap watches, click here"
@@ -52,7 +52,7 @@ def test_a_hidden_post_is_hidden_for_everyone_but_the_moderators(cluster: Cluste
     # A non-moderator's hide (made past the app's refusal) is stored and relayed, and counts
     # for nothing anywhere.
     ws = c.workspace
-    morning = result(a.facade.read(CHANNEL))[0].id
+    morning = result(a.facade.run(lambda ws: ws.read(CHANNEL)))[0].id
     body = {"channel": CHANNEL, "target": morning, "hidden": True, "reason": "mine"}
     forged = node_call(c, lambda: ws.publish("mod/hide", kinds.channel_stream(ws.id, CHANNEL),
                                        body).id)
@@ -65,16 +65,16 @@ def test_a_blocked_members_new_posts_are_neither_shown_nor_stored(cluster: Clust
     pa, pb, pc = cluster.members(3)
     a, b, c = cluster.mesh([pa, pb, pc], reconcile_interval=0.5)
     wait_until(lambda: len(node_online(a)) == 2 and len(node_online(c)) == 2, what="a mesh")
-    before = result(c.facade.post(CHANNEL, "before the block"))
+    before = result(c.facade.run(lambda ws: ws.post(CHANNEL, "before the block").id))
     wait_until(lambda: holds(b, before), what="c's post on b")
-    result(b.facade.block(c.key))
+    result(b.facade.run(lambda ws: ws.moderation.block(c.key)))
     assert shown(b) == []
-    assert [k.key for k in result(b.facade.blocked())] == [c.key]
+    assert [k.key for k in result(b.facade.run(lambda ws: ws.moderation.blocked()))] == [c.key]
 
-    after = result(c.facade.post(CHANNEL, "after the block"))
+    after = result(c.facade.run(lambda ws: ws.post(CHANNEL, "after the block").id))
     wait_until(lambda: holds(a, after), what="c's new post on a")
     # a relays it to b (and c sends it itself); a's next post reaches b after it.
-    marker = result(a.facade.post(CHANNEL, "marker"))
+    marker = result(a.facade.run(lambda ws: ws.post(CHANNEL, "marker").id))
     wait_until(lambda: holds(b, marker), what="a's marker on b")
     assert not holds(b, after)
     assert shown(b) == [("marker", False)]
@@ -87,7 +87,7 @@ def test_a_blocked_members_new_posts_are_neither_shown_nor_stored(cluster: Clust
     wait_until(lambda: any(r.have == 0 and r.need == 0 for r in rounds),
                what="a round of b's with nothing to move")
 
-    result(b.facade.unblock(c.key))
+    result(b.facade.run(lambda ws: ws.moderation.unblock(c.key)))
     assert [t for t, _ in shown(b)] == ["before the block", "marker"]
     wait_until(lambda: holds(b, after), what="the refused post to arrive once unblocked")
     wait_converged([a, b, c])

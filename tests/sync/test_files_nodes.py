@@ -262,7 +262,8 @@ def test_chat_posted_during_a_big_transfer_arrives_before_it_ends(cluster, tmp_p
     lst = list_id(a, mid)
     fetching = b.download(mid, 0)
     wait_until(lambda: any(p.have for p in events.progress(lst)), what="the transfer to start")
-    posted = [a.facade.post(CHANNEL, f"chat {n} during the transfer") for n in range(5)]
+    posted = [a.facade.run(lambda ws, n=n: ws.post(CHANNEL, f"chat {n} during the transfer").id)
+              for n in range(5)]
     ids = {f.result(TIMEOUT_S) for f in posted}
     fetching.result(TIMEOUT_S)
 

@@ -42,7 +42,7 @@ def test_a_newcomer_is_admitted_keeps_the_secret_and_syncs_as_a_member(cluster: 
     pa = create_workspace(cluster.root, "alice", "alice")
     a = cluster.start(pa)
     node_post(a, "general", "before bob")
-    code = a.facade.invite(uses=1).result(10)
+    code = a.facade.run(lambda ws: ws.members.invite(uses=1)[0]).result(10)
     pb = _paths(cluster.root, "bob")
     sharing.join_workspace(pb, code, nick="bob", peers=[(LOCAL, a.port)], mdns=False)
     assert pb.secret.read_bytes() == pa.secret.read_bytes()
@@ -50,21 +50,21 @@ def test_a_newcomer_is_admitted_keeps_the_secret_and_syncs_as_a_member(cluster: 
     b = cluster.start(pb, peers=[a])
     wait_converged([a, b])
     assert "before bob" in [m.text for m in node_read(b, "general")]
-    members = a.facade.workspace_members().result(10)
+    members = a.facade.run(lambda ws: ws.members.all()).result(10)
     assert [(m.nick, m.admitted_by) for m in members] == [("alice", None), ("bob", a.key)]
     # bob, a member now, invites in turn.
-    assert b.facade.invite().result(10).startswith("hearth-")
+    assert b.facade.run(lambda ws: ws.members.invite()[0]).result(10).startswith("hearth-")
 
 
 def test_a_refused_newcomer_gets_nothing_and_gives_nothing(cluster: Cluster):
     pa = create_workspace(cluster.root, "alice", "alice")
     a = cluster.start(pa)
     node_post(a, "general", "members only")
-    used = a.facade.invite(uses=1).result(10)
+    used = a.facade.run(lambda ws: ws.members.invite(uses=1)[0]).result(10)
     sharing.join_workspace(_paths(cluster.root, "bob"), used, nick="bob",
                            peers=[(LOCAL, a.port)], mdns=False)
-    revoked = a.facade.invite().result(10)
-    a.facade.revoke_invite(revoked).result(10)
+    revoked = a.facade.run(lambda ws: ws.members.invite()[0]).result(10)
+    a.facade.run(lambda ws: ws.members.revoke_invite(revoked)).result(10)
     with Workspace.open(pa) as ws:
         code, _ = ws.members.invite(expires_ms=ws.replica.now_ms() - 1)
 
@@ -87,13 +87,13 @@ def test_a_refused_newcomer_gets_nothing_and_gives_nothing(cluster: Cluster):
         finally:
             ws.close()
         assert ws.key not in _authors(pa)
-    assert len(a.facade.workspace_members().result(10)) == 2
+    assert len(a.facade.run(lambda ws: ws.members.all()).result(10)) == 2
 
 
 def test_any_member_admits_with_an_invite_while_its_maker_is_away(cluster: Cluster):
     pa = create_workspace(cluster.root, "alice", "alice")
     a = cluster.start(pa)
-    code = a.facade.invite().result(10)
+    code = a.facade.run(lambda ws: ws.members.invite()[0]).result(10)
     pb = _paths(cluster.root, "bob")
     sharing.join_workspace(pb, code, nick="bob", peers=[(LOCAL, a.port)], mdns=False)
     b = cluster.start(pb, peers=[a])
@@ -101,7 +101,7 @@ def test_any_member_admits_with_an_invite_while_its_maker_is_away(cluster: Clust
     a.stop()  # alice's laptop is closed
     pc = _paths(cluster.root, "carol")
     sharing.join_workspace(pc, code, nick="carol", peers=[(LOCAL, b.port)], mdns=False)
-    members = b.facade.workspace_members().result(10)
+    members = b.facade.run(lambda ws: ws.members.all()).result(10)
     carol = next(m for m in members if m.nick == "carol")
     assert carol.admitted_by == b.key and carol.invite is not None
 
@@ -125,10 +125,10 @@ def test_mdns_finds_a_member_to_join_through(cluster: Cluster):
     outsider = create_workspace(cluster.root, "zed", "zed")  # another workspace, advertising
     cluster.start(outsider, mdns=True)
     a = cluster.start(pa, mdns=True)
-    code = a.facade.invite().result(10)
+    code = a.facade.run(lambda ws: ws.members.invite()[0]).result(10)
     pb = _paths(cluster.root, "bob")
     sharing.join_workspace(pb, code, nick="bob", mdns=True, interfaces=[LOCAL])
-    wait_until(lambda: len(a.facade.workspace_members().result(10)) == 2,
+    wait_until(lambda: len(a.facade.run(lambda ws: ws.members.all()).result(10)) == 2,
                what="bob's admission on alice's node")
 
 
@@ -141,7 +141,7 @@ def test_a_one_off_sync_with_objects_to_send_needs_no_timer_to_finish(
     monkeypatch.setattr(sync.session, "PING_INTERVAL_S", 3600.0)
     pa = create_workspace(cluster.root, "alice", "alice")
     a = cluster.start(pa)
-    code = a.facade.invite().result(10)
+    code = a.facade.run(lambda ws: ws.members.invite()[0]).result(10)
     pb = _paths(cluster.root, "bob")
     sharing.join_workspace(pb, code, nick="bob", peers=[(LOCAL, a.port)], mdns=False)
     with Workspace.open(pb) as ws:

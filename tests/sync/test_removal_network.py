@@ -48,10 +48,10 @@ def test_a_removed_member_is_refused_and_what_they_write_after_counts_nowhere(
     b = cluster.start(pb, peers=[a])
     c = cluster.start(pc, peers=[a, b])
     node_post(c, "general", "carol before")
-    team = a.facade.create_private_channel("core-team", [b.key, c.key]).result(10)
-    a.facade.post_private(team, "private before").result(10)
+    team = a.facade.run(lambda ws: ws.private.create("core-team", [b.key, c.key])).result(10)
+    a.facade.run(lambda ws: ws.private.post(team, "private before").id).result(10)
     wait_converged([a, b, c])
-    assert [m.text for m in c.facade.read_private(team).result(10)] == ["private before"]
+    assert [m.text for m in c.facade.run(lambda ws: ws.private.read(team)).result(10)] == ["private before"]
     old = _session_secret(a)
     ended: list[str] = []
     c.subscribe(lambda e: isinstance(e, PeerDisconnected) and ended.append(str(e.reason)))
@@ -63,8 +63,8 @@ def test_a_removed_member_is_refused_and_what_they_write_after_counts_nowhere(
                what="bob to move to the new epoch")
     node_post(b, "general", "bob after")
     wait_until(lambda: "bob after" in _texts(a), what="a and b to keep syncing")
-    a.facade.post_private(team, MARKER).result(10)  # under a key carol never gets
-    wait_until(lambda: MARKER in [m.text for m in b.facade.read_private(team).result(10)],
+    a.facade.run(lambda ws: ws.private.post(team, MARKER).id).result(10)  # under a key carol never gets
+    wait_until(lambda: MARKER in [m.text for m in b.facade.run(lambda ws: ws.private.read(team)).result(10)],
                what="bob to read the private channel after the removal")
     # carol's computer is handed the signed removal, learns of it, and stops trying.
     wait_until(lambda: c.removal() is not None, what="carol's computer to hold the removal")

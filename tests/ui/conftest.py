@@ -111,7 +111,7 @@ def node_c(cluster: Cluster, pair: tuple[Node, Node], tmp_path: Path) -> Node:
     """A third member, carol, admitted by ada with a personal code, syncing with ada."""
     node_a, _ = pair
     carol = Paths.resolve(tmp_path / "c", "default")
-    code = result(node_a.facade.invite_for(joining.identity_key(carol)))
+    code = result(node_a.facade.run(lambda ws: ws.members.invite_for(joining.identity_key(carol))))
     sharing.join_workspace(carol, code, nick="carol")
     return cluster.start(carol, peers=[node_a])
 

@@ -68,7 +68,7 @@ class Board:
     def post(self, *texts: str) -> list:
         """Post `texts` to #general and show them; the indexes of their rows."""
         for text in texts:
-            result(self.node.facade.post("general", text))
+            result(self.node.facade.run(lambda ws, text=text: ws.post("general", text).id))
         self.model.show_channel("general")
         self.qtbot.waitUntil(lambda: [m.text for m in self.model.messages][-len(texts):]
                              == list(texts) and self.laid_out(), timeout=WAIT_MS)

@@ -125,9 +125,9 @@ def test_a_dropped_file_waits_as_a_chip_and_goes_with_enter_to_the_peer(
     qtbot.waitUntil(lambda: not strip.isVisible(), timeout=WAIT_MS)
     # bob's computer has the message, with the file, and fetches it by itself (small).
     qtbot.waitUntil(lambda: any(m.id == sent.id and m.files and m.files[0].complete
-                                for m in result(pair[1].facade.read("general"))),
+                                for m in result(pair[1].facade.run(lambda ws: ws.read("general")))),
                     timeout=WAIT_MS)
-    at_bob = next(m for m in result(pair[1].facade.read("general")) if m.id == sent.id)
+    at_bob = next(m for m in result(pair[1].facade.run(lambda ws: ws.read("general"))) if m.id == sent.id)
     assert (at_bob.text, at_bob.files[0].name, at_bob.files[0].size) == \
         ("the plan for friday", "notes.txt", 3800)
     # Its card: the name, Open and Save as… (it is here), under the text.
@@ -206,7 +206,7 @@ def test_a_pasted_image_shows_inline_at_both_ends(qtbot, window, window_b, pair)
 
 def test_a_cards_progress_follows_the_download_to_done(qtbot, window, pair, tmp_path):
     node_a, node_b = pair
-    result(node_a.facade.set_file_preferences(auto_download_mb=0))  # on click only
+    result(node_a.facade.run(lambda ws: ws.files.set_preferences(auto_download_mb=0)))  # on click only
     data = os.urandom(3 * 2**20 + 12345)
     (tmp_path / "recording.wav").write_bytes(data)
     sent = result(node_b.facade.attach("general", [tmp_path / "recording.wav"], "listen"))
@@ -294,8 +294,8 @@ def test_a_file_dropped_in_a_private_channel_goes_sealed(
         qtbot, window, pair, tmp_path):
     node_a, node_b = pair
     qtbot.waitUntil(lambda: node_b.key in {m.key for m in result(
-        node_a.facade.workspace_members())}, timeout=WAIT_MS)
-    channel = result(node_a.facade.create_private_channel("plans", [node_b.key]))
+        node_a.facade.run(lambda ws: ws.members.all()))}, timeout=WAIT_MS)
+    channel = result(node_a.facade.run(lambda ws: ws.private.create("plans", [node_b.key])))
     window.private.open(channel)
     qtbot.waitUntil(lambda: window.private.is_open, timeout=WAIT_MS)
     (tmp_path / "secret.txt").write_text("only for the two of us")
@@ -306,7 +306,7 @@ def test_a_file_dropped_in_a_private_channel_goes_sealed(
                     timeout=WAIT_MS)
     assert not with_files(window)  # nothing public
     qtbot.waitUntil(lambda: any(m.files and m.files[0].name == "secret.txt"
-                                for m in result(node_b.facade.read_private(channel))),
+                                for m in result(node_b.facade.run(lambda ws: ws.private.read(channel)))),
                     timeout=WAIT_MS)
 
 

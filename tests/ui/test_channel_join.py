@@ -10,6 +10,7 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+from app.channel_list import channel_list  # noqa: E402
 from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
@@ -47,7 +48,7 @@ def _create(node: Node):
 
 
 def _channels(node: Node) -> list[str]:
-    return sorted(c.name for c in node.facade.channels().result(WAIT_MS / 1000).channels)
+    return sorted(c.name for c in node.facade.run(channel_list).result(WAIT_MS / 1000).channels)
 
 
 def _held(node: Node) -> int:

@@ -25,7 +25,7 @@ def shown(win, text: str):
 
 
 def post_and_wait(qtbot, win, node, text: str) -> bytes:
-    message_id = result(node.facade.post(CHANNEL, text))
+    message_id = result(node.facade.run(lambda ws: ws.post(CHANNEL, text).id))
     qtbot.waitUntil(lambda: shown(win, text) is not None, timeout=WAIT_MS)
     return message_id
 
@@ -33,9 +33,9 @@ def post_and_wait(qtbot, win, node, text: str) -> bytes:
 def test_a_reaction_from_the_other_node_shows_and_a_chip_click_adds_mine(qtbot, window, pair):
     ada, bob = pair
     hello = post_and_wait(qtbot, window, ada, "hello team")
-    qtbot.waitUntil(lambda: any(m.id == hello for m in result(bob.facade.read(CHANNEL))),
+    qtbot.waitUntil(lambda: any(m.id == hello for m in result(bob.facade.run(lambda ws: ws.read(CHANNEL)))),
                     timeout=WAIT_MS)
-    result(bob.facade.react(hello, "👍"))
+    result(bob.facade.run(lambda ws: ws.conversation.react(hello, "👍").id))
     qtbot.waitUntil(lambda: [(r.emoji, r.by) for r in shown(window, "hello").reactions] ==
                     [("👍", (bob.key,))], timeout=WAIT_MS)
     window.message_view.reactionToggled.emit(hello, "👍")  # what a click on the chip sends
@@ -53,7 +53,7 @@ def test_a_reaction_from_the_other_node_shows_and_a_chip_click_adds_mine(qtbot, 
     assert not picker.isVisible()
     qtbot.waitUntil(lambda: [r.emoji for r in shown(window, "hello").reactions] == ["👍", "🎉"],
                     timeout=WAIT_MS)
-    qtbot.waitUntil(lambda: any(r.emoji == "🎉" for m in result(bob.facade.read(CHANNEL))
+    qtbot.waitUntil(lambda: any(r.emoji == "🎉" for m in result(bob.facade.run(lambda ws: ws.read(CHANNEL)))
                                 for r in m.reactions), timeout=WAIT_MS)
 
 
@@ -76,9 +76,9 @@ def test_a_thread_opens_beside_the_channel_and_a_reply_can_go_to_the_channel_too
         qtbot, window, pair):
     ada, bob = pair
     question = post_and_wait(qtbot, window, ada, "who reviews the release?")
-    qtbot.waitUntil(lambda: any(m.id == question for m in result(bob.facade.read(CHANNEL))),
+    qtbot.waitUntil(lambda: any(m.id == question for m in result(bob.facade.run(lambda ws: ws.read(CHANNEL)))),
                     timeout=WAIT_MS)
-    result(bob.facade.reply(question, "I can"))
+    result(bob.facade.run(lambda ws: ws.conversation.reply(question, "I can").id))
     qtbot.waitUntil(lambda: shown(window, "who reviews").replies == 1, timeout=WAIT_MS)
     assert "I can" not in texts(window)  # a reply stays in its thread
     window.message_view.threadRequested.emit(question)  # the "1 reply" link
@@ -103,23 +103,23 @@ def test_the_other_person_typing_shows_under_the_composer(qtbot, window, pair):
     qtbot.waitUntil(lambda: bob.key in node_online(ada), timeout=WAIT_MS)
     label = window.typing_label
     # The window learns nicknames from the channel's state; bob's join brings his.
-    qtbot.waitUntil(lambda: bob.key in result(ada.facade.nicknames()), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: bob.key in result(ada.facade.run(lambda ws: ws.nicknames())), timeout=WAIT_MS)
     window._load_state()
 
     def typing_shown() -> bool:
         bob.facade.typing(CHANNEL)  # a person keeps typing; frames are rate-limited
         return label.text() == "bob is typing…"
     qtbot.waitUntil(typing_shown, timeout=WAIT_MS)
-    result(bob.facade.post(CHANNEL, "done typing"))
+    result(bob.facade.run(lambda ws: ws.post(CHANNEL, "done typing").id))
     qtbot.waitUntil(lambda: label.text() == "", timeout=WAIT_MS)
 
 
 def test_mentions_of_me_are_listed_and_open_in_their_channel(qtbot, window, pair):
     ada, bob = pair
     node_channels(bob, "random")
-    result(bob.facade.post("random", "@ada can you look at this?"))
-    result(bob.facade.post("random", "nothing for anyone"))
-    qtbot.waitUntil(lambda: len(result(ada.facade.mentions())) == 1, timeout=WAIT_MS)
+    result(bob.facade.run(lambda ws: ws.post("random", "@ada can you look at this?").id))
+    result(bob.facade.run(lambda ws: ws.post("random", "nothing for anyone").id))
+    qtbot.waitUntil(lambda: len(result(ada.facade.run(lambda ws: ws.conversation.mentions()))) == 1, timeout=WAIT_MS)
     qtbot.mouseClick(window.sidebar.mentions, Qt.MouseButton.LeftButton)
     panel = window.search_results
     qtbot.waitUntil(lambda: panel.count_label.text() == "1 mention of you", timeout=WAIT_MS)
@@ -135,7 +135,7 @@ def test_mentions_of_me_are_listed_and_open_in_their_channel(qtbot, window, pair
 def test_an_admin_deletes_someone_elses_message_from_the_context_menu(qtbot, window, pair):
     ada, bob = pair  # ada created the workspace: she is its admin, bob is not
     qtbot.waitUntil(window.message_view.is_admin, timeout=WAIT_MS)
-    spam = result(bob.facade.post(CHANNEL, "buy cheap watches"))
+    spam = result(bob.facade.run(lambda ws: ws.post(CHANNEL, "buy cheap watches").id))
     qtbot.waitUntil(lambda: shown(window, "buy cheap") is not None, timeout=WAIT_MS)
     index = window.messages.index(window.messages.row_of(spam))
     menu = window.message_view.context_menu(index)
@@ -146,5 +146,5 @@ def test_an_admin_deletes_someone_elses_message_from_the_context_menu(qtbot, win
     [confirm] = [b for b in box.buttons() if b.text() == "Delete"]
     confirm.click()
     qtbot.waitUntil(lambda: shown(window, "buy cheap") is None, timeout=WAIT_MS)
-    qtbot.waitUntil(lambda: all(m.id != spam for m in result(bob.facade.read(CHANNEL))),
+    qtbot.waitUntil(lambda: all(m.id != spam for m in result(bob.facade.run(lambda ws: ws.read(CHANNEL)))),
                     timeout=WAIT_MS)  # gone on bob's computer too

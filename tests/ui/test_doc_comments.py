@@ -17,6 +17,8 @@ from PySide6.QtCore import QPoint, Qt  # noqa: E402
 from PySide6.QtGui import QTextCursor  # noqa: E402
 from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QWidget  # noqa: E402
 
+from app.doc_views import comments_view  # noqa: E402
+from app.documents import on_document  # noqa: E402
 from app.records import CommentInfo, CommentReply, CommentsView  # noqa: E402
 from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui.bridge import NodeBridge  # noqa: E402
@@ -83,9 +85,9 @@ def shown(margin: CommentMargin) -> list[list[str]]:
 
 def test_comments_in_the_margin(qtbot, margin, pair) -> None:
     node_a, node_b = pair
-    doc = bytes.fromhex(result(node_a.facade.documents.new("Plan")))
-    result(node_a.facade.documents.write(doc, TEXT))
-    result(node_a.facade.documents.add_editor(doc, node_b.key.hex()))
+    doc = bytes.fromhex(result(node_a.facade.run(lambda ws: ws.documents.new("Plan").id)))
+    result(node_a.facade.run(on_document(doc, lambda docs, d: docs.write(d, TEXT))))
+    result(node_a.facade.run(on_document(doc, lambda docs, d: docs.add_editor(d, node_b.key.hex()))))
     margin.editor.setPlainText(TEXT)  # what the pane shows
     with qtbot.waitSignal(margin.changed, timeout=WAIT_MS):
         margin.show_branch(doc)
@@ -109,24 +111,24 @@ def test_comments_in_the_margin(qtbot, margin, pair) -> None:
     # Level with its words (once the margin is laid out without the composer).
     qtbot.waitUntil(lambda: card.geometry().top() == line_top(margin, start) > 0,
                     timeout=WAIT_MS)
-    [stored] = result(node_a.facade.documents.comments(doc)).comments
+    [stored] = result(node_a.facade.run(on_document(doc, lambda docs, d: comments_view(docs, d)))).comments
     assert TEXT[stored.start:stored.end] == WORDS
 
     # Bob, the other member, replies; the reply arrives in the card.
     def bob_reads_it() -> bool:
         try:
-            return len(result(node_b.facade.documents.comments(doc)).comments) == 1
+            return len(result(node_b.facade.run(on_document(doc, lambda docs, d: comments_view(docs, d)))).comments) == 1
         except Exception:
             return False
     qtbot.waitUntil(bob_reads_it, timeout=WAIT_MS)
-    result(node_b.facade.documents.reply(doc, stored.id, "Yes, it is"))
+    result(node_b.facade.run(on_document(doc, lambda docs, d: docs.reply(d, stored.id, "Yes, it is"))))
     qtbot.waitUntil(lambda: "Yes, it is" in shown(margin)[0], timeout=WAIT_MS)
     assert shown(margin)[0][3].startswith("bob · ")
 
     # Bob types lines above the words: once the editor shows them, the card is level with
     # the words' new line (before the margin has read the comments again, and after).
     moved = "new first line\nand another 😀\n" + TEXT
-    result(node_b.facade.documents.write(doc, moved))
+    result(node_b.facade.run(on_document(doc, lambda docs, d: docs.write(d, moved))))
     margin.editor.setPlainText(moved)  # the pane steps the editor to the remote commits
     qtbot.waitUntil(lambda: card.geometry().top() == line_top(margin, moved.index(WORDS)),
                     timeout=WAIT_MS)
@@ -154,7 +156,7 @@ def test_comments_in_the_margin(qtbot, margin, pair) -> None:
 
     # Once its words are deleted, it is listed below, on deleted text.
     gone = moved.replace(WORDS, "")
-    result(node_a.facade.documents.write(doc, gone))
+    result(node_a.facade.run(on_document(doc, lambda docs, d: docs.write(d, gone))))
     margin.editor.setPlainText(gone)
     qtbot.waitUntil(lambda: margin.detached_box.isVisible(), timeout=WAIT_MS)
     assert card.parent() is margin.detached_box
@@ -163,8 +165,8 @@ def test_comments_in_the_margin(qtbot, margin, pair) -> None:
 
 
 def test_a_comment_on_typing_not_saved_yet_waits(qtbot, margin, pair) -> None:
-    doc = bytes.fromhex(result(pair[0].facade.documents.new("Draft")))
-    result(pair[0].facade.documents.write(doc, "saved text"))
+    doc = bytes.fromhex(result(pair[0].facade.run(lambda ws: ws.documents.new("Draft").id)))
+    result(pair[0].facade.run(on_document(doc, lambda docs, d: docs.write(d, "saved text"))))
     margin.editor.setPlainText("saved text")
     with qtbot.waitSignal(margin.changed, timeout=WAIT_MS):
         margin.show_branch(doc)
@@ -180,7 +182,7 @@ def test_a_comment_on_typing_not_saved_yet_waits(qtbot, margin, pair) -> None:
     margin.composer_body.setPlainText("on saved words")
     qtbot.mouseClick(margin.post_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: len(margin.comment_cards()) == 1, timeout=WAIT_MS)
-    [stored] = result(pair[0].facade.documents.comments(doc)).comments
+    [stored] = result(pair[0].facade.run(on_document(doc, lambda docs, d: comments_view(docs, d)))).comments
     assert (stored.start, stored.end, stored.text) == (0, 5, "on saved words")
 
 

@@ -13,6 +13,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QPoint  # noqa: E402
 from PySide6.QtWidgets import QRadioButton, QScrollArea  # noqa: E402
 
+from app.documents import on_document  # noqa: E402
 from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui.merge_dialog import MergeDialog  # noqa: E402
 
@@ -21,12 +22,11 @@ from .test_documents_pane import doc_text, open_written, type_into  # noqa: E402
 
 def conflicting(node, source: str) -> bytes:
     """A document whose main and `source` changed its one line apart."""
-    docs = node.facade.documents
-    doc = bytes.fromhex(result(docs.new("Notes")))
-    result(docs.write(doc, "4. x\n"))
-    result(docs.fork(doc, "main", source))
-    result(docs.write(doc, "4. z (main by bob)\n"))
-    result(docs.write(doc, "4. y (draft by ada)\n", branch=source))
+    doc = bytes.fromhex(result(node.facade.run(lambda ws: ws.documents.new("Notes").id)))
+    result(node.facade.run(on_document(doc, lambda docs, d: docs.write(d, "4. x\n"))))
+    result(node.facade.run(on_document(doc, lambda docs, d: docs.fork(d, "main", source))))
+    result(node.facade.run(on_document(doc, lambda docs, d: docs.write(d, "4. z (main by bob)\n"))))
+    result(node.facade.run(on_document(doc, lambda docs, d: docs.write(d, "4. y (draft by ada)\n", branch=source))))
     return doc
 
 
@@ -55,10 +55,9 @@ def test_every_choice_shows_whole(qtbot, pair, bridges, source):
 
 
 def test_a_branch_merged_already_says_so_and_merges_nothing(qtbot, pair, bridges):
-    docs = pair[0].facade.documents
     doc = conflicting(pair[0], "draft")
-    assert result(docs.merge(doc, "draft", "main", prefer="theirs")) is not None
-    history = result(docs.history(doc))
+    assert result(pair[0].facade.run(on_document(doc, lambda docs, d: docs.merge(d, "draft", "main", prefer="theirs")))) is not None
+    history = result(pair[0].facade.run(on_document(doc, lambda docs, d: d.history("main"))))
     dialog = MergeDialog(bridges[0], doc, "draft", "main")
     qtbot.addWidget(dialog)
     with qtbot.waitSignal(dialog.previewed, timeout=WAIT_MS):
@@ -67,8 +66,8 @@ def test_a_branch_merged_already_says_so_and_merges_nothing(qtbot, pair, bridges
                                      "there is nothing to do.")
     assert not dialog.merge_button.isEnabled()
     assert dialog.merge_button.toolTip() == "Already merged: nothing to do"
-    assert result(docs.merge(doc, "draft", "main")) is None  # the library: nothing to do
-    assert result(docs.history(doc)) == history
+    assert result(pair[0].facade.run(on_document(doc, lambda docs, d: docs.merge(d, "draft", "main")))) is None  # the library: nothing to do
+    assert result(pair[0].facade.run(on_document(doc, lambda docs, d: d.history("main")))) == history
 
 
 def test_the_pane_merging_a_branch_merged_already_says_so(qtbot, ada_node, window):
@@ -83,8 +82,8 @@ def test_the_pane_merging_a_branch_merged_already_says_so(qtbot, ada_node, windo
     pane.merge("draft", "main")
     qtbot.waitUntil(lambda: pane.branch == "main"
                     and pane.editor.toPlainText() == "step one\nstep two\n", timeout=WAIT_MS)
-    history = result(ada_node.facade.documents.history(bytes.fromhex(doc_id)))
+    history = result(ada_node.facade.run(on_document(bytes.fromhex(doc_id), lambda docs, d: d.history("main"))))
     pane.merge("draft", "main")
     qtbot.waitUntil(lambda: pane.sharing.status.text() == "Already merged: nothing to do",
                     timeout=WAIT_MS)
-    assert result(ada_node.facade.documents.history(bytes.fromhex(doc_id))) == history
+    assert result(ada_node.facade.run(on_document(bytes.fromhex(doc_id), lambda docs, d: d.history("main")))) == history

@@ -9,6 +9,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import Qt  # noqa: E402
 
+from app.doc_views import document_view  # noqa: E402
+from app.documents import on_document  # noqa: E402
 from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui.doc_new import EVERYONE, EVERYONE_EDITS, ONLY_ADDED, ONLY_EDITORS  # noqa: E402
 
@@ -36,11 +38,11 @@ def test_a_new_document_is_readable_by_the_workspace_unless_only_editors_is_chos
 
     create(qtbot, window, "Open notes", only_editors=False)
     qtbot.waitUntil(lambda: pane.badge.text.text() == "Workspace", timeout=WAIT_MS)
-    assert result(node_a.facade.documents.open(pane.doc_id)).visibility == "workspace"
+    assert result(node_a.facade.run(on_document(pane.doc_id, lambda docs, d: document_view(docs, d)))).visibility == "workspace"
 
     create(qtbot, window, "Secret notes", only_editors=True)
     qtbot.waitUntil(lambda: pane.badge.text.text() == "Private", timeout=WAIT_MS)
-    assert result(node_a.facade.documents.open(pane.doc_id)).visibility == "private"
+    assert result(node_a.facade.run(on_document(pane.doc_id, lambda docs, d: document_view(docs, d)))).visibility == "private"
     qtbot.waitUntil(lambda: window.document_list.count() == 2, timeout=WAIT_MS)
 
 
@@ -49,7 +51,7 @@ def test_cancel_creates_nothing(qtbot, window, ada_node):
     qtbot.keyClicks(dialog.title, "Never mind")
     dialog.buttons.rejected.emit()
     assert not dialog.isVisible()
-    assert result(ada_node.facade.documents.list()) == []
+    assert result(ada_node.facade.run(lambda ws: ws.documents.all())) == []
 
 
 def test_everyone_in_the_workspace_edits_a_new_document_by_default(
@@ -69,10 +71,10 @@ def test_everyone_in_the_workspace_edits_a_new_document_by_default(
     dialog.buttons.rejected.emit()
 
     create(qtbot, window, "Team notes", only_editors=False)
-    view = result(node_a.facade.documents.open(window.document_pane.doc_id))
+    view = result(node_a.facade.run(on_document(window.document_pane.doc_id, lambda docs, d: document_view(docs, d))))
     assert view.editing == "workspace"
-    listed = result(node_a.facade.documents.new("Mine", editing="listed"))
-    assert result(node_a.facade.documents.open(listed)).editing == "listed"
+    listed = result(node_a.facade.run(lambda ws: ws.documents.new("Mine", editing="listed").id))
+    assert result(node_a.facade.run(on_document(listed, lambda docs, d: document_view(docs, d)))).editing == "listed"
     # The window passes the dialog's choice on: only the people I add.
     dialog = window.new_document_dialog()
     qtbot.keyClicks(dialog.title, "Board minutes")
@@ -80,5 +82,5 @@ def test_everyone_in_the_workspace_edits_a_new_document_by_default(
     qtbot.mouseClick(dialog.create_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.document_pane.title.text() == "Board minutes",
                     timeout=WAIT_MS)
-    view = result(node_a.facade.documents.open(window.document_pane.doc_id))
+    view = result(node_a.facade.run(on_document(window.document_pane.doc_id, lambda docs, d: document_view(docs, d))))
     assert view.editing == "listed"

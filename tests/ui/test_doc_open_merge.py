@@ -19,6 +19,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import Qt  # noqa: E402
 
+from app.documents import on_document  # noqa: E402
 from tests.app.conftest import InProcessHearth  # noqa: E402
 from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui.document_pane import DocumentPane, utf16_offset  # noqa: E402
@@ -78,11 +79,11 @@ def selected(pane: DocumentPane) -> str:
 # What the nodes hold --------------------------------------------------------------------------
 
 def stored(node, doc: bytes, branch: str = "main") -> str:
-    return result(node.facade.documents.show(doc, branch))
+    return result(node.facade.run(on_document(doc, lambda docs, d: d.text(d.heads(branch)))))
 
 
 def heads(node, doc: bytes, branch: str = "main") -> set[str]:
-    return next(set(b.heads) for b in result(node.facade.documents.branches(doc))
+    return next(set(b.heads) for b in result(node.facade.run(on_document(doc, lambda docs, d: d.branches())))
                 if b.name == branch)
 
 
@@ -90,10 +91,10 @@ def changes(node, doc: bytes, branch: str = "main") -> list[tuple[bytes, str]]:
     """(author, kind) of each commit on `branch` that changed the text (oldest first): an
     edit someone typed or wrote, a merge, a restore. Commits that change nothing (a fork's
     copy, one joining two heads) are left out."""
-    docs = node.facade.documents
     out = []
-    for commit in result(docs.history(doc, branch)):
-        diff = result(docs.diff(doc, list(commit.parents), [commit.id]))
+    for commit in result(node.facade.run(on_document(doc, lambda docs, d: d.history(branch)))):
+        diff = result(node.facade.run(on_document(
+            doc, lambda docs, d, commit=commit: docs.diff(d, list(commit.parents), [commit.id]))))
         if diff.old_text != diff.new_text:
             out.append((commit.author, commit.kind))
     return out
@@ -101,7 +102,7 @@ def changes(node, doc: bytes, branch: str = "main") -> list[tuple[bytes, str]]:
 
 def commits(node, doc: bytes, branch: str = "main") -> list[tuple[bytes, str]]:
     """(author, kind) of every commit on `branch`, oldest first."""
-    return [(c.author, c.kind) for c in result(node.facade.documents.history(doc, branch))]
+    return [(c.author, c.kind) for c in result(node.facade.run(on_document(doc, lambda docs, d: d.history(branch))))]
 
 
 def in_step(pane: DocumentPane, nodes, doc: bytes, branch: str = "main") -> bool:
@@ -132,8 +133,8 @@ def settle(qtbot, panes: list[DocumentPane], nodes, doc: bytes, branch: str = "m
 def meeting_notes(qtbot, pair, window, window_b) -> bytes:
     """ada's "Meeting notes" (NOTES), bob an editor, both windows showing main."""
     node_a = pair[0]
-    doc = bytes.fromhex(result(node_a.facade.documents.new("Meeting notes")))
-    result(node_a.facade.documents.write(doc, NOTES))
+    doc = bytes.fromhex(result(node_a.facade.run(lambda ws: ws.documents.new("Meeting notes").id)))
+    result(node_a.facade.run(on_document(doc, lambda docs, d: docs.write(d, NOTES))))
     make_editor(qtbot, pair, doc)
     for win in (window, window_b):
         open_branch(qtbot, win, doc, "main")
@@ -260,7 +261,7 @@ def test_ctrl_z_after_a_change_from_another_member_undoes_my_edit_not_theirs(
     ada.commit_now()
     mine = NOTES.replace("2. budget", "2. budget (ada)")
     qtbot.waitUntil(lambda: stored(node_b, doc) == mine, timeout=WAIT_MS)
-    result(node_b.facade.documents.write(doc, mine.replace("3. hiring", "3. hiring (bob)")))
+    result(node_b.facade.run(on_document(doc, lambda docs, d: docs.write(d, mine.replace("3. hiring", "3. hiring (bob)")))))
     theirs = mine.replace("3. hiring", "3. hiring (bob)")
     settle(qtbot, [ada, window_b.document_pane], pair, doc)
     assert ada.editor.toPlainText() == theirs

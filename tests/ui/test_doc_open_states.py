@@ -33,6 +33,7 @@ from hypothesis.stateful import (  # noqa: E402
     run_state_machine_as_test,
 )
 
+from app.documents import on_document
 from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
@@ -70,8 +71,8 @@ def test_two_open_editors_take_in_every_change_and_write_back_nothing(qtbot, tmp
             self.windows = [MainWindow(node) for node in self.nodes]
             for window in self.windows:
                 window.show()
-            self.doc = bytes.fromhex(result(node_a.facade.documents.new("Meeting notes")))
-            result(node_a.facade.documents.write(self.doc, NOTES))
+            self.doc = bytes.fromhex(result(node_a.facade.run(lambda ws: ws.documents.new("Meeting notes").id)))
+            result(node_a.facade.run(on_document(self.doc, lambda docs, d: docs.write(d, NOTES))))
             make_editor(qtbot, self.nodes, self.doc)
             for window in self.windows:
                 open_branch(qtbot, window, self.doc, "main")
@@ -129,7 +130,7 @@ def test_two_open_editors_take_in_every_change_and_write_back_nothing(qtbot, tmp
             lines[line % len(lines)] = f"{line % len(lines)}. from {NAMES[1 - who]} {self.writes}"
             note(f"{NAMES[who]} types {typed!r} at {start} while {NAMES[1 - who]} writes line "
                  f"{line % len(lines)}")
-            result(other.facade.documents.write(self.doc, "\n".join(lines)))
+            result(other.facade.run(on_document(self.doc, lambda docs, d: docs.write(d, "\n".join(lines)))))
             settle(qtbot, self.panes, self.nodes, self.doc)
             self.expected += [(self.nodes[who].key, "edit"), (other.key, "edit")]
 
@@ -138,7 +139,7 @@ def test_two_open_editors_take_in_every_change_and_write_back_nothing(qtbot, tmp
         def fork(self) -> None:
             name = f"draft{len(self.drafts)}"
             note(f"ada forks {name}")
-            result(self.nodes[0].facade.documents.fork(self.doc, "main", name))
+            result(self.nodes[0].facade.run(on_document(self.doc, lambda docs, d: docs.fork(d, "main", name))))
             self.drafts.append(name)
             settle(qtbot, self.panes, self.nodes, self.doc)
 
@@ -147,11 +148,10 @@ def test_two_open_editors_take_in_every_change_and_write_back_nothing(qtbot, tmp
             ["y (draft by ada)", "w", "😀 draft"]))
         def write_on_a_draft(self, pick: int, line: int, word: str) -> None:
             draft = self.drafts[pick % len(self.drafts)]
-            docs = self.nodes[0].facade.documents
-            lines = result(docs.show(self.doc, draft)).split("\n")
+            lines = result(self.nodes[0].facade.run(on_document(self.doc, lambda docs, d: d.text(d.heads(draft))))).split("\n")
             lines[line % len(lines)] = f"{line % len(lines)}. {word}"
             note(f"ada writes line {line % len(lines)} of {draft}: {word!r}")
-            result(docs.write(self.doc, "\n".join(lines), branch=draft))
+            result(self.nodes[0].facade.run(on_document(self.doc, lambda docs, d: docs.write(d, "\n".join(lines), branch=draft))))
 
         @precondition(lambda self: self.drafts)
         @rule(who=WHO, pick=st.integers(0, 100),
@@ -162,22 +162,21 @@ def test_two_open_editors_take_in_every_change_and_write_back_nothing(qtbot, tmp
             # What the merging node holds of main is what the other one shows: in step.
             settle(qtbot, self.panes, self.nodes, self.doc)
             before = stored(node, self.doc)
-            commit = result(node.facade.documents.merge(self.doc, draft, "main", prefer=prefer))
+            commit = result(node.facade.run(on_document(self.doc, lambda docs, d: docs.merge(d, draft, "main", prefer=prefer))))
             note(f"{NAMES[who]} merges {draft} ({prefer}): {commit}")
             self._changed_by(who, "merge", before)
 
         @rule(who=WHO, pick=st.integers(0, 100))
         def restore_an_older_version(self, who: int, pick: int) -> None:
             node = self.nodes[who]
-            docs = node.facade.documents
             settle(qtbot, self.panes, self.nodes, self.doc)
-            history = result(docs.history(self.doc))
+            history = result(node.facade.run(on_document(self.doc, lambda docs, d: d.history("main"))))
             commit = history[pick % len(history)].id
             before = stored(node, self.doc)
-            if result(docs.show(self.doc, "main", commit)) == before:
+            if result(node.facade.run(on_document(self.doc, lambda docs, d: d.text([commit] if commit else d.heads("main"))))) == before:
                 return  # it reads like that already: nothing to restore
             note(f"{NAMES[who]} restores {commit[:8]}")
-            result(docs.restore(self.doc, commit))
+            result(node.facade.run(on_document(self.doc, lambda docs, d: docs.restore(d, commit))))
             self._changed_by(who, "restore", before)
 
         @invariant()

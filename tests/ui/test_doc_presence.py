@@ -14,6 +14,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtGui import QTextCursor  # noqa: E402
 
+from app.doc_views import document_view  # noqa: E402
+from app.documents import on_document  # noqa: E402
 from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui.doc_cursors import (  # noqa: E402
     Presence,
@@ -133,7 +135,7 @@ def both_open(qtbot, window, window_b, pair, text: str) -> tuple[str, object, ob
     window_b.open_document(doc_id)
     pane_a, pane_b = window.document_pane, window_b.document_pane
     qtbot.waitUntil(lambda: pane_b.editor.toPlainText() == text, timeout=WAIT_MS)
-    qtbot.waitUntil(lambda: pair[1].key in result(pair[0].facade.nicknames()), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: pair[1].key in result(pair[0].facade.run(lambda ws: ws.nicknames())), timeout=WAIT_MS)
     return doc_id, pane_a, pane_b
 
 
@@ -189,7 +191,7 @@ def test_typing_the_sender_has_not_committed_lands_where_it_began_then_exactly(
         qtbot, window, window_b, pair):
     text = "alpha beta"
     doc_id, pane_a, pane_b = both_open(qtbot, window, window_b, pair, text)
-    result(pair[0].facade.documents.add_editor(bytes.fromhex(doc_id), pair[1].key.hex()))
+    result(pair[0].facade.run(on_document(bytes.fromhex(doc_id), lambda docs, d: docs.add_editor(d, pair[1].key.hex()))))
     qtbot.waitUntil(lambda: not pane_b.editor.isReadOnly(), timeout=WAIT_MS)
     cursors, bob = pane_a.presence.overlay, pair[1].key
 
@@ -203,14 +205,14 @@ def test_typing_the_sender_has_not_committed_lands_where_it_began_then_exactly(
 def test_a_cursor_whose_frames_stop_coming_goes_after_the_time_to_live(
         qtbot, window, pair):
     node_a, node_b = pair
-    qtbot.waitUntil(lambda: node_b.key in result(node_a.facade.nicknames()), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: node_b.key in result(node_a.facade.run(lambda ws: ws.nicknames())), timeout=WAIT_MS)
     doc_id = open_written(qtbot, window, node_a, "Quiet", "some words here")
     pane = window.document_pane
     pane.presence.ttl_s = SHORT_TTL_S
     cursors = pane.presence.overlay
     doc = bytes.fromhex(doc_id)
     qtbot.waitUntil(lambda: _text(node_b, doc) == "some words here", timeout=WAIT_MS)
-    heads = result(node_b.facade.documents.open(doc)).heads
+    heads = result(node_b.facade.run(on_document(doc, lambda docs, d: document_view(docs, d)))).heads
     qtbot.waitUntil(lambda: sorted(pane.seen) == sorted(heads), timeout=WAIT_MS)
 
     with qtbot.waitSignal(window.bridge.presence, timeout=WAIT_MS):
@@ -253,7 +255,7 @@ def _at(editor, position: int) -> QTextCursor:
 def _text(node, doc: bytes) -> str | None:
     """The document's text as `node` reads it, None while it cannot."""
     try:
-        return result(node.facade.documents.show(doc))
+        return result(node.facade.run(on_document(doc, lambda docs, d: d.text(d.heads("main")))))
     except Exception:
         return None
 

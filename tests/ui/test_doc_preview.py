@@ -15,6 +15,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import Qt  # noqa: E402
 
+from app.documents import on_document  # noqa: E402
 from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui.doc_outline import Heading, headings  # noqa: E402
 from ui.doc_preview import NO_HEADINGS  # noqa: E402
@@ -184,8 +185,8 @@ def test_the_outline_lists_the_headings_and_a_click_goes_there(qtbot, window, ad
 def test_a_reader_gets_the_preview_and_outline_too(qtbot, window, pair):
     # Made by the other member: ada reads it but may not edit it.
     node_a, node_b = pair
-    doc_id = result(node_b.facade.documents.new("Theirs", editing="listed"))
-    result(node_b.facade.documents.write(bytes.fromhex(doc_id), "# Theirs\n\nread only"))
+    doc_id = result(node_b.facade.run(lambda ws: ws.documents.new("Theirs", editing="listed").id))
+    result(node_b.facade.run(on_document(bytes.fromhex(doc_id), lambda docs, d: docs.write(d, "# Theirs\n\nread only"))))
     qtbot.waitUntil(lambda: window.document_list.count() == 1, timeout=WAIT_MS)
     window.open_document(doc_id)
     pane = window.document_pane
@@ -198,4 +199,4 @@ def test_a_reader_gets_the_preview_and_outline_too(qtbot, window, pair):
     assert pane.preview.document().begin().blockFormat().headingLevel() == 1
     pane.outline.jumpRequested.emit(0)
     assert pane.editor.textCursor().position() == 0
-    assert node_a.key not in result(node_a.facade.documents.editors(bytes.fromhex(doc_id)))
+    assert node_a.key not in result(node_a.facade.run(on_document(bytes.fromhex(doc_id), lambda docs, d: sorted(d.editors()))))

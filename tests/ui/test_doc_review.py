@@ -12,6 +12,8 @@ from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtGui import QColor, QPalette  # noqa: E402
 from PySide6.QtWidgets import QLabel  # noqa: E402
 
+from app.doc_views import document_view  # noqa: E402
+from app.documents import on_document  # noqa: E402
 from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui import _rows  # noqa: E402
 from ui.doc_diff import INSERT_ALPHA, DocDiffView  # noqa: E402
@@ -22,22 +24,21 @@ def shared_roadmap(qtbot, pair, main: str, alt: str, base: str = "# Roadmap\n") 
     """A document ada wrote (`base`) and forked as alt; bob, made an editor, writes `alt` on
     alt and ada `main` on main. Ada's node holds all of it when this returns."""
     node_a, node_b = pair
-    docs_a, docs_b = node_a.facade.documents, node_b.facade.documents
-    doc = bytes.fromhex(result(docs_a.new("Roadmap")))
-    result(docs_a.write(doc, base))
-    result(docs_a.fork(doc, "main", "alt"))
-    result(docs_a.add_editor(doc, node_b.key.hex()))
-    qtbot.waitUntil(lambda: _reads(docs_b, doc, "alt", base)
-                    and node_b.key in result(docs_b.editors(doc)), timeout=WAIT_MS)
-    result(docs_b.write(doc, alt, branch="alt"))
-    result(docs_a.write(doc, main))
-    qtbot.waitUntil(lambda: _reads(docs_a, doc, "alt", alt), timeout=WAIT_MS)
+    doc = bytes.fromhex(result(node_a.facade.run(lambda ws: ws.documents.new("Roadmap").id)))
+    result(node_a.facade.run(on_document(doc, lambda docs, d: docs.write(d, base))))
+    result(node_a.facade.run(on_document(doc, lambda docs, d: docs.fork(d, "main", "alt"))))
+    result(node_a.facade.run(on_document(doc, lambda docs, d: docs.add_editor(d, node_b.key.hex()))))
+    qtbot.waitUntil(lambda: _reads(node_b, doc, "alt", base)
+                    and node_b.key in result(node_b.facade.run(on_document(doc, lambda docs, d: sorted(d.editors())))), timeout=WAIT_MS)
+    result(node_b.facade.run(on_document(doc, lambda docs, d: docs.write(d, alt, branch="alt"))))
+    result(node_a.facade.run(on_document(doc, lambda docs, d: docs.write(d, main))))
+    qtbot.waitUntil(lambda: _reads(node_a, doc, "alt", alt), timeout=WAIT_MS)
     return doc
 
 
-def _reads(docs, doc: bytes, branch: str, text: str) -> bool:
+def _reads(node, doc: bytes, branch: str, text: str) -> bool:
     try:
-        return result(docs.show(doc, branch)) == text
+        return result(node.facade.run(on_document(doc, lambda docs, d: d.text(d.heads(branch))))) == text
     except Exception:  # not arrived yet
         return False
 
@@ -82,11 +83,10 @@ def test_the_diff_view_highlights_each_change_in_its_authors_colour(qtbot, pair,
 
 def test_what_changed_since_i_last_looked_at_a_branch(qtbot, pair, bridges):
     node_a = pair[0]
-    docs = node_a.facade.documents
-    doc = bytes.fromhex(result(docs.new("Notes")))
-    result(docs.write(doc, "one\ntwo\n"))
-    seen = result(docs.open(doc)).heads  # what the pane showed when I last looked
-    result(docs.write(doc, "one\ntwo\nthree\n"))
+    doc = bytes.fromhex(result(node_a.facade.run(lambda ws: ws.documents.new("Notes").id)))
+    result(node_a.facade.run(on_document(doc, lambda docs, d: docs.write(d, "one\ntwo\n"))))
+    seen = result(node_a.facade.run(on_document(doc, lambda docs, d: document_view(docs, d)))).heads  # what the pane showed when I last looked
+    result(node_a.facade.run(on_document(doc, lambda docs, d: docs.write(d, "one\ntwo\nthree\n"))))
     view = DocDiffView(bridges[0])
     qtbot.addWidget(view)
     with qtbot.waitSignal(view.shown, timeout=WAIT_MS):
@@ -108,7 +108,6 @@ def test_the_merge_dialog_resolves_a_conflict_per_choice_and_commits_only_then(
     doc = shared_roadmap(qtbot, pair, "# Roadmap MAIN\n\nQ1: editor\n",
                          "# Roadmap ALT\n\nQ1: editor\nQ2: merges\n",
                          base="# Roadmap\n\nQ1: editor\n")
-    docs_a, docs_b = node_a.facade.documents, node_b.facade.documents
     dialog = MergeDialog(bridges[0], doc, "alt", "main")
     qtbot.addWidget(dialog)
     with qtbot.waitSignal(dialog.previewed, timeout=WAIT_MS):
@@ -132,16 +131,16 @@ def test_the_merge_dialog_resolves_a_conflict_per_choice_and_commits_only_then(
     assert dialog.merge_button.isEnabled()
     dialog.choose(0, "ours")
     assert dialog.result.toPlainText() == "# Roadmap MAIN\n\nQ1: editor\nQ2: merges\n"
-    assert result(docs_a.show(doc)) == "# Roadmap MAIN\n\nQ1: editor\n"  # nothing committed
+    assert result(node_a.facade.run(on_document(doc, lambda docs, d: d.text(d.heads("main"))))) == "# Roadmap MAIN\n\nQ1: editor\n"  # nothing committed
 
     dialog.choose(0, "theirs")
     with qtbot.waitSignal(dialog.merged, timeout=WAIT_MS) as merged:
         dialog.merge_button.click()
     expected = "# Roadmap ALT\n\nQ1: editor\nQ2: merges\n"
-    assert result(docs_a.show(doc)) == expected
-    assert result(docs_a.history(doc))[-1].id == merged.args[0]
+    assert result(node_a.facade.run(on_document(doc, lambda docs, d: d.text(d.heads("main"))))) == expected
+    assert result(node_a.facade.run(on_document(doc, lambda docs, d: d.history("main"))))[-1].id == merged.args[0]
     assert not dialog.isVisible()
-    qtbot.waitUntil(lambda: _reads(docs_b, doc, "main", expected), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: _reads(node_b, doc, "main", expected), timeout=WAIT_MS)
 
 
 def test_the_merge_dialog_without_conflicts_merges_at_once(qtbot, pair, bridges):
@@ -157,27 +156,26 @@ def test_the_merge_dialog_without_conflicts_merges_at_once(qtbot, pair, bridges)
     assert dialog.merge_button.isEnabled()
     with qtbot.waitSignal(dialog.merged, timeout=WAIT_MS):
         dialog.merge_button.click()
-    assert result(pair[0].facade.documents.show(doc)) == "# Roadmap, alt\n\nmain's part\n"
+    assert result(pair[0].facade.run(on_document(doc, lambda docs, d: d.text(d.heads("main"))))) == "# Roadmap, alt\n\nmain's part\n"
 
 
 def test_a_branch_that_moved_since_the_preview_is_not_merged_unseen(qtbot, pair, bridges):
     node_a = pair[0]
-    docs = node_a.facade.documents
-    doc = bytes.fromhex(result(docs.new("Roadmap")))
-    result(docs.write(doc, "# Roadmap"))
-    result(docs.fork(doc, "main", "alt"))
-    result(docs.write(doc, "# Roadmap MAIN"))
-    result(docs.write(doc, "# Roadmap ALT", branch="alt"))
+    doc = bytes.fromhex(result(node_a.facade.run(lambda ws: ws.documents.new("Roadmap").id)))
+    result(node_a.facade.run(on_document(doc, lambda docs, d: docs.write(d, "# Roadmap"))))
+    result(node_a.facade.run(on_document(doc, lambda docs, d: docs.fork(d, "main", "alt"))))
+    result(node_a.facade.run(on_document(doc, lambda docs, d: docs.write(d, "# Roadmap MAIN"))))
+    result(node_a.facade.run(on_document(doc, lambda docs, d: docs.write(d, "# Roadmap ALT", branch="alt"))))
     dialog = MergeDialog(bridges[0], doc, "alt", "main")
     qtbot.addWidget(dialog)
     with qtbot.waitSignal(dialog.previewed, timeout=WAIT_MS):
         dialog.show()
     dialog.choose(0, "theirs")
-    result(docs.write(doc, "# Roadmap ALT, revised", branch="alt"))  # after the preview
+    result(node_a.facade.run(on_document(doc, lambda docs, d: docs.write(d, "# Roadmap ALT, revised", branch="alt"))))  # after the preview
     with qtbot.waitSignal(dialog.previewed, timeout=WAIT_MS):
         dialog.merge_button.click()
     assert dialog.error.isVisible() and "changed since" in dialog.error.text()
-    assert result(docs.show(doc)) == "# Roadmap MAIN"
+    assert result(node_a.facade.run(on_document(doc, lambda docs, d: d.text(d.heads("main"))))) == "# Roadmap MAIN"
     assert dialog.conflict_texts() == {0: "<<<<<<< main\n# Roadmap MAIN\n=======\n"
                                           "# Roadmap ALT, revised\n>>>>>>> alt"}
     assert not dialog.merge_button.isEnabled()  # the choice is made again, on what is there now

@@ -12,6 +12,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import Qt  # noqa: E402
 
+from app.documents import on_document
 from app.records import CommitInfo, DocumentView  # noqa: E402
 from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui.doc_review_bar import (  # noqa: E402
@@ -50,11 +51,11 @@ def open_branch(qtbot, window, doc: bytes, branch: str) -> None:
 def make_editor(qtbot, pair, doc: bytes) -> None:
     """Ada makes bob an editor of `doc`; returns once bob's node knows it."""
     node_a, node_b = pair
-    result(node_a.facade.documents.add_editor(doc, node_b.key.hex()))
+    result(node_a.facade.run(on_document(doc, lambda docs, d: docs.add_editor(d, node_b.key.hex()))))
 
     def bob_may_edit() -> bool:
         try:
-            return node_b.key in result(node_b.facade.documents.editors(doc))
+            return node_b.key in result(node_b.facade.run(on_document(doc, lambda docs, d: sorted(d.editors()))))
         except Exception:  # not arrived yet
             return False
 
@@ -78,7 +79,7 @@ def test_merge_into_main_opens_the_dialog_and_merges_the_choice(qtbot, window, p
     qtbot.waitUntil(lambda: dialog.preview is not None, timeout=WAIT_MS)
     assert dialog.summary.text().startswith("1 conflict")
     assert not dialog.merge_button.isEnabled()
-    assert result(node_a.facade.documents.show(doc)) == "# Roadmap MAIN\n\nQ1: editor\n"
+    assert result(node_a.facade.run(on_document(doc, lambda docs, d: d.text(d.heads("main"))))) == "# Roadmap MAIN\n\nQ1: editor\n"
 
     dialog.choose(0, "theirs")
     click(qtbot, dialog.merge_button)
@@ -88,7 +89,7 @@ def test_merge_into_main_opens_the_dialog_and_merges_the_choice(qtbot, window, p
     assert not dialog.isVisible()
     assert pane.branch_selector.currentData() == "main"
     assert pane.changed_notice.isHidden()  # main moved by my merge: nothing to tell me
-    assert result(node_a.facade.documents.show(doc)) == merged
+    assert result(node_a.facade.run(on_document(doc, lambda docs, d: d.text(d.heads("main"))))) == merged
 
 
 def test_merge_takes_in_typing_not_committed_yet(qtbot, window, ada_node):
@@ -147,7 +148,7 @@ def test_a_version_compared_with_now(qtbot, window, pair):
 
     # Now moves on with the branch: bob's edit shows in the diff, in his name.
     make_editor(qtbot, pair, doc)
-    result(node_b.facade.documents.write(doc, Z + A + C + D + E))
+    result(node_b.facade.run(on_document(doc, lambda docs, d: docs.write(d, Z + A + C + D + E))))
     qtbot.waitUntil(lambda: ("+", Z, bob) in versions.diff.changes(), timeout=WAIT_MS)
     assert "bob" in versions.diff.legend.text() and "ada" in versions.diff.legend.text()
 
@@ -170,7 +171,7 @@ def test_changed_since_you_last_looked(qtbot, window, pair):
 
     # Opened again with only my own change (from elsewhere): nothing to say.
     window.show_channel("general")
-    result(node_a.facade.documents.write(doc, text + "with notes\n"))
+    result(node_a.facade.run(on_document(doc, lambda docs, d: docs.write(d, text + "with notes\n"))))
     window.open_document(doc_id)
     qtbot.waitUntil(lambda: pane.editor.toPlainText() == text + "with notes\n", timeout=WAIT_MS)
     assert notice.isHidden()
@@ -178,7 +179,7 @@ def test_changed_since_you_last_looked(qtbot, window, pair):
     # Bob changes it while I look at a channel: opening it again says so.
     window.show_channel("general")
     changed = "# Plan\n\nship on Monday\nwith notes\n"
-    result(node_b.facade.documents.write(doc, changed))
+    result(node_b.facade.run(on_document(doc, lambda docs, d: docs.write(d, changed))))
     qtbot.waitUntil(lambda: doc_text(node_a, doc_id) == changed, timeout=WAIT_MS)
     window.open_document(doc_id)
     qtbot.waitUntil(lambda: notice.isVisible(), timeout=WAIT_MS)
@@ -219,7 +220,7 @@ def test_the_comments_margin_shows_the_other_members_comment_at_its_words(
 
     make_editor(qtbot, pair, doc)
     qtbot.waitUntil(lambda: _reads(node_b, doc, text), timeout=WAIT_MS)
-    result(node_b.facade.documents.comment(doc, "brave words", "Which words, exactly?"))
+    result(node_b.facade.run(on_document(doc, lambda docs, d: docs.comment(d, "brave words", "Which words, exactly?"))))
     qtbot.waitUntil(lambda: len(margin.comment_cards()) == 1, timeout=WAIT_MS)
     [card] = margin.comment_cards()
     assert card.texts() == ["“brave words”", "bob", "Which words, exactly?"]
@@ -231,8 +232,8 @@ def test_the_comments_margin_shows_the_other_members_comment_at_its_words(
 
 def test_a_branch_i_cannot_read_shows_no_comments(qtbot, window_b, pair):
     node_a = pair[0]
-    doc = bytes.fromhex(result(node_a.facade.documents.new("Secret", private=True)))
-    result(node_a.facade.documents.write(doc, "for editors only"))
+    doc = bytes.fromhex(result(node_a.facade.run(lambda ws: ws.documents.new("Secret", private=True).id)))
+    result(node_a.facade.run(on_document(doc, lambda docs, d: docs.write(d, "for editors only"))))
     qtbot.waitUntil(lambda: window_b.document_list.count() == 1, timeout=WAIT_MS)
     window_b.open_document(doc.hex())
     pane = window_b.document_pane
@@ -242,7 +243,7 @@ def test_a_branch_i_cannot_read_shows_no_comments(qtbot, window_b, pair):
 
 def _reads(node, doc: bytes, text: str) -> bool:
     try:
-        return result(node.facade.documents.show(doc)) == text
+        return result(node.facade.run(on_document(doc, lambda docs, d: d.text(d.heads("main"))))) == text
     except Exception:  # not arrived yet
         return False
 

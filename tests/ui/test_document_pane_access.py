@@ -12,6 +12,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtGui import QGuiApplication  # noqa: E402
 from PySide6.QtWidgets import QPushButton  # noqa: E402
 
+from app.doc_views import document_view  # noqa: E402
+from app.documents import on_document  # noqa: E402
 from tests.ui.support import WAIT_MS, result  # noqa: E402
 
 from .test_documents_pane import doc_text, type_into  # noqa: E402
@@ -21,7 +23,7 @@ def _synced(qtbot, node, doc: bytes, commits: int) -> None:
     """Wait until `node` holds the document and `commits` commits of its main branch."""
     def arrived() -> bool:
         try:
-            return len(result(node.facade.documents.history(doc))) == commits
+            return len(result(node.facade.run(on_document(doc, lambda docs, d: d.history("main"))))) == commits
         except Exception:  # the document has not arrived yet
             return False
     qtbot.waitUntil(arrived, timeout=WAIT_MS)
@@ -30,7 +32,7 @@ def _synced(qtbot, node, doc: bytes, commits: int) -> None:
 def open_written(qtbot, window, node, title: str, text: str) -> str:
     """A new document only the people its creator adds edit (what asking to edit is for;
     the window's default is every member: tests/ui/test_doc_new.py), `text` typed into it."""
-    doc = bytes.fromhex(result(node.facade.documents.new(title, editing="listed")))
+    doc = bytes.fromhex(result(node.facade.run(lambda ws: ws.documents.new(title, editing="listed").id)))
     pane = _open_in(qtbot, window, doc)
     type_into(pane, text)
     qtbot.waitUntil(lambda: doc_text(node, doc.hex()) == text, timeout=WAIT_MS)
@@ -66,7 +68,7 @@ def test_the_creator_shares_and_makes_a_document_private(qtbot, window, ada_node
     qtbot.waitUntil(lambda: pane.badge.text.text() == "Private", timeout=WAIT_MS)
     assert pane.badge.icon.isVisible() and bar.toggle.text() == "Make visible to the workspace"
     doc = bytes.fromhex(doc_id)
-    assert result(ada_node.facade.documents.open(doc)).visibility == "private"
+    assert result(ada_node.facade.run(on_document(doc, lambda docs, d: document_view(docs, d)))).visibility == "private"
     bar.toggle.click()
     qtbot.waitUntil(lambda: pane.badge.text.text() == "Workspace", timeout=WAIT_MS)
 
@@ -110,8 +112,8 @@ def test_ask_to_edit_accept_and_the_readers_typing_commits(qtbot, window, window
 
 def test_no_key_shows_why_and_what_to_do_never_an_editable_page(qtbot, window_b, pair):
     node_a, node_b = pair
-    doc = bytes.fromhex(result(node_a.facade.documents.new("Salaries", private=True)))
-    result(node_a.facade.documents.write(doc, "for editors only"))
+    doc = bytes.fromhex(result(node_a.facade.run(lambda ws: ws.documents.new("Salaries", private=True).id)))
+    result(node_a.facade.run(on_document(doc, lambda docs, d: docs.write(d, "for editors only"))))
     _synced(qtbot, node_b, doc, 1)
     pane = _open_in(qtbot, window_b, doc)
     qtbot.waitUntil(lambda: pane.unreadable_note.isVisible(), timeout=WAIT_MS)
@@ -126,7 +128,7 @@ def test_no_key_shows_why_and_what_to_do_never_an_editable_page(qtbot, window_b,
     assert pane.sharing.ask.isVisible()
 
     # A share link from an editor, opened here: the page reads, still read-only.
-    pane.open_link(result(node_a.facade.documents.share(doc)))
+    pane.open_link(result(node_a.facade.run(on_document(doc, lambda docs, d: d.share("main").encode()))))
     qtbot.waitUntil(lambda: pane.editor.toPlainText() == "for editors only", timeout=WAIT_MS)
     assert pane.editor.isVisible() and pane.editor.isReadOnly()
     assert not pane.unreadable_note.isVisible()
@@ -143,10 +145,10 @@ def test_editors_are_added_by_nickname_and_a_refusal_is_shown(qtbot, window, win
     dialog.add.click()
     qtbot.waitUntil(lambda: dialog.list.count() == 2, timeout=WAIT_MS)
     assert dialog.list.item(1).text() == "bob" and dialog.entry.text() == ""
-    assert node_b.key in result(node_a.facade.documents.editors(doc))
+    assert node_b.key in result(node_a.facade.run(on_document(doc, lambda docs, d: sorted(d.editors()))))
 
     # Bob is an editor now, not the creator: the library refuses his change, the dialog says so.
-    qtbot.waitUntil(lambda: node_b.key in result(node_b.facade.documents.editors(doc)),
+    qtbot.waitUntil(lambda: node_b.key in result(node_b.facade.run(on_document(doc, lambda docs, d: sorted(d.editors())))),
                     timeout=WAIT_MS)
     pane_b = _open_in(qtbot, window_b, doc)
     qtbot.waitUntil(lambda: not pane_b.editor.isReadOnly(), timeout=WAIT_MS)
@@ -156,7 +158,7 @@ def test_editors_are_added_by_nickname_and_a_refusal_is_shown(qtbot, window, win
     dialog_b.remove.click()
     qtbot.waitUntil(lambda: dialog_b.error.isVisible(), timeout=WAIT_MS)
     assert dialog_b.error.text() != ""
-    assert node_a.key in result(node_b.facade.documents.editors(doc))
+    assert node_a.key in result(node_b.facade.run(on_document(doc, lambda docs, d: sorted(d.editors()))))
 
 
 def test_restore_this_version_puts_the_old_text_back(qtbot, window, ada_node):

@@ -12,12 +12,13 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication, QStyle, QStyleOptionComboBox  # noqa: E402
 
+from app.documents import on_document  # noqa: E402
 from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui.document_pane import utf16_offset  # noqa: E402
 
 
 def doc_text(node, doc_id: str, branch: str = "main") -> str:
-    return result(node.facade.documents.show(bytes.fromhex(doc_id), branch))
+    return result(node.facade.run(on_document(bytes.fromhex(doc_id), lambda docs, d: d.text(d.heads(branch)))))
 
 
 def open_new(qtbot, window, title: str) -> str:
@@ -49,7 +50,7 @@ def test_a_remote_insert_before_my_cursor_keeps_it_on_its_character(qtbot, windo
     node_a, node_b = pair
     doc_id = open_written(qtbot, window, node_a, "Shared", "héllo 😀 world")
     pane = window.document_pane
-    result(node_a.facade.documents.add_editor(bytes.fromhex(doc_id), node_b.key.hex()))
+    result(node_a.facade.run(on_document(bytes.fromhex(doc_id), lambda docs, d: docs.add_editor(d, node_b.key.hex()))))
     qtbot.waitUntil(lambda: _is_editor(node_b, doc_id), timeout=WAIT_MS)
     # My cursor sits on the "w" of "world".
     text = pane.editor.toPlainText()
@@ -57,7 +58,7 @@ def test_a_remote_insert_before_my_cursor_keeps_it_on_its_character(qtbot, windo
     cursor.setPosition(utf16_offset(text, text.index("w")))
     pane.editor.setTextCursor(cursor)
 
-    result(node_b.facade.documents.write(bytes.fromhex(doc_id), "¡Hola! héllo 😀 world"))
+    result(node_b.facade.run(on_document(bytes.fromhex(doc_id), lambda docs, d: docs.write(d, "¡Hola! héllo 😀 world"))))
     expected = "¡Hola! héllo 😀 world"
     qtbot.waitUntil(lambda: pane.editor.toPlainText() == expected, timeout=WAIT_MS)
     shown = pane.editor.toPlainText()
@@ -68,10 +69,9 @@ def test_a_remote_insert_before_my_cursor_keeps_it_on_its_character(qtbot, windo
 
 def _is_editor(node, doc_id: str) -> bool:
     """The node can read the document and has learned that it may edit it."""
-    documents = node.facade.documents
     try:
-        result(documents.show(bytes.fromhex(doc_id)))
-        return node.key in result(documents.editors(bytes.fromhex(doc_id)))
+        result(node.facade.run(on_document(bytes.fromhex(doc_id), lambda docs, d: d.text(d.heads("main")))))
+        return node.key in result(node.facade.run(on_document(bytes.fromhex(doc_id), lambda docs, d: sorted(d.editors()))))
     except Exception:
         return False
 
@@ -122,11 +122,11 @@ def test_rename_tag_set_main_and_undo_from_the_pane(qtbot, window, ada_node):
 
 def test_a_document_i_hold_no_key_for_says_why_and_keeps_nothing_typed(qtbot, window_b, pair):
     node_a, node_b = pair
-    doc_id = result(node_a.facade.documents.new("Secret", private=True))
+    doc_id = result(node_a.facade.run(lambda ws: ws.documents.new("Secret", private=True).id))
     doc = bytes.fromhex(doc_id)
-    result(node_a.facade.documents.write(doc, "for editors only"))
+    result(node_a.facade.run(on_document(doc, lambda docs, d: docs.write(d, "for editors only"))))
     qtbot.waitUntil(lambda: window_b.document_list.count() == 1, timeout=WAIT_MS)
-    qtbot.waitUntil(lambda: len(result(node_b.facade.documents.history(doc))) == 1,
+    qtbot.waitUntil(lambda: len(result(node_b.facade.run(on_document(doc, lambda docs, d: d.history("main"))))) == 1,
                     timeout=WAIT_MS)
 
     window_b.open_document(doc_id)
@@ -147,10 +147,10 @@ def test_a_document_i_hold_no_key_for_says_why_and_keeps_nothing_typed(qtbot, wi
     pane.editor.setPlainText("pasted anyway")  # even text that gets in is not kept
     pane.commit_now()
     assert pane.editor.toPlainText() == ""
-    assert len(result(node_b.facade.documents.history(doc))) == 1
+    assert len(result(node_b.facade.run(on_document(doc, lambda docs, d: d.history("main"))))) == 1
 
     # Made an editor, the key arrives by sync and the pane reads the document.
-    result(node_a.facade.documents.add_editor(doc, node_b.key.hex()))
+    result(node_a.facade.run(on_document(doc, lambda docs, d: docs.add_editor(d, node_b.key.hex()))))
     qtbot.waitUntil(lambda: pane.editor.toPlainText() == "for editors only", timeout=WAIT_MS)
     assert not pane.editor.isReadOnly() and pane.editor.property("emptyState") is False
     assert not pane.notice.isVisible()
@@ -161,8 +161,7 @@ def test_a_document_i_hold_no_key_for_says_why_and_keeps_nothing_typed(qtbot, wi
 
 def _history_shows(qtbot, pane, node, doc_id: str, branch: str) -> None:
     """Wait until the pane lists the branch's history (newest first) as the node holds it."""
-    ids = [c.id for c in reversed(result(node.facade.documents.history(bytes.fromhex(doc_id),
-                                                                       branch)))]
+    ids = [c.id for c in reversed(result(node.facade.run(on_document(bytes.fromhex(doc_id), lambda docs, d: d.history(branch)))))]
     qtbot.waitUntil(lambda: pane.branch == branch and ids == [
         pane.history.item(i).data(0x0100) for i in range(pane.history.count())],
         timeout=WAIT_MS)
@@ -250,13 +249,13 @@ def capability_reader(qtbot, window_b, pair):
     """A document by the first node that the second (a member, no editor) reads by a
     capability for its main branch, opened in the second's window: (pane, doc id)."""
     node_a, node_b = pair
-    doc = bytes.fromhex(result(node_a.facade.documents.new("Handbook", editing="listed")))
-    result(node_a.facade.documents.write(doc, "read me"))
-    cap = result(node_a.facade.documents.share(doc))
+    doc = bytes.fromhex(result(node_a.facade.run(lambda ws: ws.documents.new("Handbook", editing="listed").id)))
+    result(node_a.facade.run(on_document(doc, lambda docs, d: docs.write(d, "read me"))))
+    cap = result(node_a.facade.run(on_document(doc, lambda docs, d: d.share("main").encode())))
     qtbot.waitUntil(lambda: window_b.document_list.count() == 1, timeout=WAIT_MS)
-    qtbot.waitUntil(lambda: len(result(node_b.facade.documents.history(doc))) == 1,
+    qtbot.waitUntil(lambda: len(result(node_b.facade.run(on_document(doc, lambda docs, d: d.history("main"))))) == 1,
                     timeout=WAIT_MS)
-    result(node_b.facade.documents.open_cap(cap))
+    result(node_b.facade.run(lambda ws: ws.documents.open_capability(cap).id))
     window_b.open_document(doc.hex())
     pane = window_b.document_pane
     qtbot.waitUntil(lambda: pane.editor.toPlainText() == "read me", timeout=WAIT_MS)
@@ -281,8 +280,8 @@ def test_a_capability_reader_gets_a_read_only_pane_that_says_why(qtbot, capabili
     pane.commit_now()
     assert pane.editor.toPlainText() == "read me"
     pane.undo()
-    assert len(result(pair[1].facade.documents.history(doc))) == 1
-    assert result(pair[1].facade.documents.read_only(doc)) == pane.notice.text()
+    assert len(result(pair[1].facade.run(on_document(doc, lambda docs, d: d.history("main"))))) == 1
+    assert result(pair[1].facade.run(on_document(doc, lambda docs, d: docs.read_only(d)))) == pane.notice.text()
 
 
 def test_a_new_document_invites_writing(qtbot, window):
@@ -301,9 +300,9 @@ def test_a_new_document_invites_writing(qtbot, window):
 def test_a_long_branch_name_does_not_widen_the_window(qtbot, window, ada_node):
     """Issue 29: after search and a document, a window of 1000 px became 1052 px wide."""
     node_a = ada_node
-    doc = bytes.fromhex(result(node_a.facade.documents.new("Conference plan")))
+    doc = bytes.fromhex(result(node_a.facade.run(lambda ws: ws.documents.new("Conference plan").id)))
     long_name = "release-candidate-for-the-spring-conference-2027-final-final-v2"
-    result(node_a.facade.documents.fork(doc, "main", long_name))
+    result(node_a.facade.run(on_document(doc, lambda docs, d: docs.fork(d, "main", long_name))))
     window.resize(1000, 700)
     qtbot.waitUntil(lambda: window.width() == 1000, timeout=WAIT_MS)
     window.search_box.setText("conference")

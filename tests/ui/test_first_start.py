@@ -68,7 +68,7 @@ def test_the_welcome_comes_again_until_it_is_answered(qtbot, tmp_path):
         with qtbot.waitSignal(panel.nicknameSaved, timeout=WAIT_MS):
             panel.save_nick()
         assert not (paths.data / WELCOME_PENDING).exists()
-        assert result(controller.node.facade.nickname()) == "grace"
+        assert result(controller.node.facade.run(lambda ws: ws.nickname())) == "grace"
     finally:
         controller.window and controller.window.close()
         controller.close()
@@ -82,7 +82,7 @@ def test_joining_from_the_welcome_leaves_no_stray_workspace(qtbot, tmp_path):
     ada_node = local_node(ada).start()
     mine, first_run = opening(Paths.resolve(tmp_path / "mine", "default"), default=True)
     assert first_run
-    code = result(ada_node.facade.invite(1, 0))
+    code = result(ada_node.facade.run(lambda ws: ws.members.invite(uses=1, expires_ms=0)[0]))
     controller = Controller(mine, local_node, first_run=True)
     try:
         controller.start(local_node(mine).start())

@@ -2,7 +2,7 @@
 Nodes on 127.0.0.1, offscreen: the history bar follows "history" events delivered the way the
 sync service delivers them (its `on_event`, on the Node's thread, through the Node's own
 handler) and hides when it is over; "Loading older messages…" shows above a channel whose
-history is still arriving; a channel's menu stops keeping it (facade.kept() says so, the
+history is still arriving; a channel's menu stops keeping it (facade.run(keeping.kept) says so, the
 sidebar dims it, its page says so) and "Keep it" keeps it again, fetching what it missed."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QPoint, Qt  # noqa: E402
 from PySide6.QtGui import QGuiApplication  # noqa: E402
 
+from app import keeping
 from app.node import Node  # noqa: E402
 from core import kinds  # noqa: E402
 from sync.events import HistoryFetch  # noqa: E402
@@ -135,7 +136,7 @@ def test_the_shown_channel_is_fetched_first(qtbot, window, pair):
 
     window.show_channel("design")
     qtbot.waitUntil(lambda: focus() == stream, timeout=WAIT_MS)
-    doc = result(node_a.facade.documents.new("Notes"))
+    doc = result(node_a.facade.run(lambda ws: ws.documents.new("Notes").id))
     window.open_document(doc)  # no channel is shown
     qtbot.waitUntil(lambda: focus() is None, timeout=WAIT_MS)
     window.show_channel("design")
@@ -153,7 +154,7 @@ def test_a_channel_not_kept_is_dimmed_and_says_so_until_kept_again(
     assert not dimmed(window, "design")
     action.trigger()  # unchecked: stop keeping it
     qtbot.waitUntil(lambda: dimmed(window, "design"), timeout=WAIT_MS)
-    kept = result(node_a.facade.kept())
+    kept = result(node_a.facade.run(keeping.kept))
     assert not kept.all and "design" not in kept.channels and "general" in kept.channels
     assert not dimmed(window, "general")
     assert "Not kept on this computer" in row(window, "design").data(
@@ -163,12 +164,12 @@ def test_a_channel_not_kept_is_dimmed_and_says_so_until_kept_again(
     assert not window.not_kept.isVisible()  # #general is shown, and kept
     window.show_channel("design")
     assert window.not_kept.isVisible() and window.not_kept.label.text() == NOT_KEPT
-    assert "a sketch" in [m.text for m in result(node_a.facade.read("design"))]
+    assert "a sketch" in [m.text for m in result(node_a.facade.run(lambda ws: ws.read("design")))]
     qtbot.waitUntil(lambda: texts(window) == ["a sketch"], timeout=WAIT_MS)  # held ones show
     qtbot.mouseClick(window.not_kept.keep_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not dimmed(window, "design"), timeout=WAIT_MS)
     assert not window.not_kept.isVisible()
-    assert "design" in result(node_a.facade.kept()).channels
+    assert "design" in result(node_a.facade.run(keeping.kept)).channels
     assert keep_action(window, "design").isChecked()
     # Unchecked and checked again from the menu.
     keep_action(window, "design").trigger()
@@ -190,11 +191,11 @@ def test_a_computer_keeping_only_some_channels_fetches_the_rest_once_kept(
     # longer keeps #design (frames of one session arrive in order).
     node_post(node_b, "general", "i keep general only")
     qtbot.waitUntil(lambda: "i keep general only" in
-                    [m.text for m in result(node_a.facade.read("general"))], timeout=WAIT_MS)
+                    [m.text for m in result(node_a.facade.run(lambda ws: ws.read("general")))], timeout=WAIT_MS)
     node_post(node_a, "design", "second sketch, not fetched by bob")
     node_post(node_a, "general", "after it, in general")
     qtbot.waitUntil(lambda: "after it, in general" in texts(window_b), timeout=WAIT_MS)
-    held = [m.text for m in result(node_b.facade.read("design"))]
+    held = [m.text for m in result(node_b.facade.run(lambda ws: ws.read("design")))]
     assert held == ["first sketch"]
     window_b.show_channel("design")
     assert window_b.not_kept.isVisible()

@@ -64,7 +64,7 @@ def test_the_member_directory_says_who_admitted_whom_and_follows_new_members(
                 "bob · admitted by ada with a personal code"]
     qtbot.waitUntil(lambda: names_and_how(dialog) == expected, timeout=WAIT_MS)
     # True to the records every computer holds: bob came with a code ada made for his key.
-    ada, bob = result(node_a.facade.workspace_members())
+    ada, bob = result(node_a.facade.run(lambda ws: ws.members.all()))
     assert (ada.admitted_by, bob.admitted_by, bob.invite) == (None, node_a.key, None)
     assert ada.admin and not bob.admin and bob.key == node_b.key
     assert "2 members" in dialog.count.text()
@@ -73,7 +73,7 @@ def test_the_member_directory_says_who_admitted_whom_and_follows_new_members(
     # key until her nickname arrives from her computer.
     carol = Paths.resolve(tmp_path / "c", "default")
     key = joining.identity_key(carol)
-    code = result(node_a.facade.invite_for(key))
+    code = result(node_a.facade.run(lambda ws: ws.members.invite_for(key)))
     qtbot.waitUntil(lambda: len(dialog.rows()) == 3, timeout=WAIT_MS)
     assert names_and_how(dialog)[2] == f"{key.hex()[:8]} · admitted by ada with a personal code"
     assert "3 members" in dialog.count.text()
@@ -126,8 +126,8 @@ def test_an_admin_removes_a_member_and_every_dialog_lists_them_under_removed(
     assert box.reason.maxLength() == 256 and box.reason.text() == ""
     box.cancel.click()
     assert not box.isVisible()
-    assert len(result(node_a.facade.workspace_members())) == 3
-    assert result(node_a.facade.removed_members()) == []
+    assert len(result(node_a.facade.run(lambda ws: ws.members.all()))) == 3
+    assert result(node_a.facade.run(lambda ws: ws.members.removed())) == []
 
     box = ask_to_remove(adas, node_c.key)
     qtbot.keyClicks(box.reason, "left the project")
@@ -144,11 +144,11 @@ def test_an_admin_removes_a_member_and_every_dialog_lists_them_under_removed(
 
     # The library agrees, on ada's computer and, once it syncs, on bob's; so does his dialog.
     for node in (node_a, node_b):
-        qtbot.waitUntil(lambda n=node: [r.key for r in result(n.facade.removed_members())]
+        qtbot.waitUntil(lambda n=node: [r.key for r in result(n.facade.run(lambda ws: ws.members.removed()))]
                         == [node_c.key], timeout=WAIT_MS)
-        (gone,) = result(node.facade.removed_members())
+        (gone,) = result(node.facade.run(lambda ws: ws.members.removed()))
         assert (gone.by, gone.reason, gone.nick) == (node_a.key, "left the project", "carol")
-        assert [m.key for m in result(node.facade.workspace_members())] \
+        assert [m.key for m in result(node.facade.run(lambda ws: ws.members.all()))] \
             == [node_a.key, node_b.key]
     qtbot.waitUntil(lambda: bobs.removed_rows()
                     == ["carol · removed by ada, today: left the project"], timeout=WAIT_MS)
@@ -172,7 +172,7 @@ def test_the_librarys_refusal_to_remove_shows_in_the_dialog(
     box.remove.click()
     qtbot.waitUntil(lambda: dialog.error.isVisible(), timeout=WAIT_MS)
     assert dialog.error.text() == "Could not remove carol: they are removed already"
-    assert [r.reason for r in result(node_a.facade.removed_members())] == ["spam"]
+    assert [r.reason for r in result(node_a.facade.run(lambda ws: ws.members.removed()))] == ["spam"]
     assert len(dialog.rows()) == 2 and dialog.isVisible()
 
 
@@ -212,7 +212,7 @@ def test_the_invite_dialog_makes_a_code_that_admits_once_and_revokes(
     qtbot.waitUntil(lambda: [r[:2] for r in dialog.rows()] == [("open", "used 0 of 1")],
                     timeout=WAIT_MS)
     assert dialog.rows()[0][3].startswith("you, ")
-    (made,) = result(node_a.facade.invites())
+    (made,) = result(node_a.facade.run(lambda ws: ws.members.invites()))
     assert made.uses == 1 and made.creator == node_a.key
     assert asked_at + DAY_MS - 1000 <= made.expires_ms <= time.time() * 1000 + DAY_MS
     dialog.copy.click()
@@ -236,28 +236,28 @@ def test_the_invite_dialog_makes_a_code_that_admits_once_and_revokes(
     qtbot.waitUntil(lambda: [r[:3] for r in dialog.rows()][:1]
                     == [("open", "used 0 (any number)", "never")], timeout=WAIT_MS)
     click_revoke(dialog, 0, "Cancel")
-    assert [i.state(time.time() * 1000) for i in result(node_a.facade.invites())] \
+    assert [i.state(time.time() * 1000) for i in result(node_a.facade.run(lambda ws: ws.members.invites()))] \
         == ["open", "used up"]
     with qtbot.waitSignal(dialog.revoked, timeout=WAIT_MS):
         click_revoke(dialog, 0, "Revoke")
     qtbot.waitUntil(lambda: [r[0] for r in dialog.rows()] == ["revoked", "used up"],
                     timeout=WAIT_MS)
     assert dialog.revoke_button(0) is None and dialog.error.text() == ""
-    assert [i.state(time.time() * 1000) for i in result(node_a.facade.invites())] \
+    assert [i.state(time.time() * 1000) for i in result(node_a.facade.run(lambda ws: ws.members.invites()))] \
         == ["revoked", "used up"]
 
 
 def test_a_member_sees_others_invites_and_the_librarys_refusal_to_revoke_them(
         qtbot, window_b, pair, tmp_path):
     node_a, node_b = pair
-    result(node_a.facade.invite(3, 0))
+    result(node_a.facade.run(lambda ws: ws.members.invite(uses=3, expires_ms=0)[0]))
     dialog = window_b.show_invite()
     qtbot.waitUntil(lambda: [r[:3] for r in dialog.rows()] == [("open", "used 0 of 3", "never")]
                     and dialog.rows()[0][3].startswith("ada, "), timeout=WAIT_MS)
     click_revoke(dialog, 0, "Revoke")
     qtbot.waitUntil(lambda: "only the invite's creator or an admin" in dialog.error.text(),
                     timeout=WAIT_MS)
-    assert [i.state(time.time() * 1000) for i in result(node_b.facade.invites())] == ["open"]
+    assert [i.state(time.time() * 1000) for i in result(node_b.facade.run(lambda ws: ws.members.invites()))] == ["open"]
     assert [r[0] for r in dialog.rows()] == ["open"]
 
     # A personal code for a key: a typo is refused before anything is made.
@@ -269,7 +269,7 @@ def test_a_member_sees_others_invites_and_the_librarys_refusal_to_revoke_them(
     with qtbot.waitSignal(dialog.created, timeout=WAIT_MS):
         qtbot.keyClick(dialog.key, Qt.Key.Key_Return)
     assert dialog.error.text() == ""
-    assert len(result(node_b.facade.invites())) == 1  # Enter made no invite besides
+    assert len(result(node_b.facade.run(lambda ws: ws.members.invites()))) == 1  # Enter made no invite besides
     invitation = Invite.decode(dialog.code.text())
     assert invitation.personal and invitation.workspace == node_b.workspace_id
     assert "admits only the person" in dialog.note.text()
@@ -307,5 +307,5 @@ def test_settings_and_the_first_run_panel_make_no_invite_until_asked(
         assert dialog.code.text() == ""
     for dialog in members:
         qtbot.waitUntil(lambda d=dialog: len(d.rows()) == 2, timeout=WAIT_MS)
-    assert result(node_a.facade.invites()) == []
+    assert result(node_a.facade.run(lambda ws: ws.members.invites())) == []
     welcome.close()

@@ -142,12 +142,12 @@ def test_a_reaction_made_on_one_computer_shows_as_a_chip_on_the_other(
     node_a, node_b = pair
     node_post(node_a, "general", "who is in for lunch?")
     qtbot.waitUntil(lambda: "who is in for lunch?" in [
-        m.text for m in result(node_b.facade.read("general"))], timeout=WAIT_MS)
-    posted = next(m for m in result(node_b.facade.read("general"))
+        m.text for m in result(node_b.facade.run(lambda ws: ws.read("general")))], timeout=WAIT_MS)
+    posted = next(m for m in result(node_b.facade.run(lambda ws: ws.read("general")))
                   if m.text == "who is in for lunch?")
-    result(node_b.facade.react(posted.id, "👍"))
+    result(node_b.facade.run(lambda ws: ws.conversation.react(posted.id, "👍").id))
     model = window.messages
-    model.set_nicknames(result(node_a.facade.nicknames()))  # what the window does
+    model.set_nicknames(result(node_a.facade.run(lambda ws: ws.nicknames())))  # what the window does
 
     def chips():
         row = model.row_of(posted.id)
@@ -236,13 +236,13 @@ def test_an_edit_updates_its_row_in_place_and_the_versions_dialog_lists_both(qtb
     with qtbot.waitSignal(view.editRequested, timeout=WAIT_MS) as editing:
         next(a for a in view.context_menu(index).actions() if a.text() == "Edit").trigger()
     assert editing.args[0] == posted
-    result(board.node.facade.edit(posted.id, "the **second** version"))
+    result(board.node.facade.run(lambda ws: ws.conversation.edit(posted.id, "the **second** version").id))
     model.reload()
     qtbot.waitUntil(lambda: model.messages[index.row()].edited, timeout=WAIT_MS)
     assert resets == [] and CONTENT_ROLES in changes
     assert view.delegate.shown_text(index) == "the second version"
     qtbot.waitUntil(lambda: view.delegate.parts(index).edited is not None, timeout=WAIT_MS)
-    versions = result(board.node.facade.versions(posted.id))
+    versions = result(board.node.facade.run(lambda ws: ws.conversation.versions(posted.id)))
     dialog = MessageVersionsDialog(list(reversed(versions)), view)
     qtbot.addWidget(dialog)
     dialog.show()
@@ -283,7 +283,7 @@ def test_the_menu_offers_what_i_may_do(qtbot, board):
 
 def test_an_admin_deletes_anothers_message_after_saying_yes(qtbot, window, pair):
     node_a, node_b = pair  # ada created the workspace: she is its admin
-    assert result(node_a.facade.is_admin())
+    assert result(node_a.facade.run(lambda ws: ws.is_admin()))
     node_post(node_b, "general", "spam, to remove")
     node_post(node_b, "general", "bob's, to keep")
     qtbot.waitUntil(lambda: {"spam, to remove", "bob's, to keep"} <= set(texts(window)),
@@ -311,7 +311,7 @@ def test_an_admin_deletes_anothers_message_after_saying_yes(qtbot, window, pair)
     qtbot.waitUntil(lambda: "spam, to remove" not in texts(window), timeout=WAIT_MS)
     assert "bob's, to keep" in texts(window)
     qtbot.waitUntil(lambda: "spam, to remove" not in [
-        m.text for m in result(node_b.facade.read("general"))], timeout=WAIT_MS)
+        m.text for m in result(node_b.facade.run(lambda ws: ws.read("general")))], timeout=WAIT_MS)
 
 
 # Mentions ----------------------------------------------------------------------------------------

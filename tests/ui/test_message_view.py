@@ -197,11 +197,11 @@ def test_context_menu_deletes_my_message_and_only_mine(qtbot, window, pair):
     delete.trigger()
     answer(qtbot, view, "Delete")
     qtbot.waitUntil(lambda: "mine, to delete" not in texts(window), timeout=WAIT_MS)
-    stored = [m.text for m in result(node_a.facade.read("general"))]
+    stored = [m.text for m in result(node_a.facade.run(lambda ws: ws.read("general")))]
     assert "mine, to delete" not in stored and "bob's, to keep" in stored
     # The peer's replica drops it too.
     qtbot.waitUntil(lambda: "mine, to delete" not in [
-        m.text for m in result(node_b.facade.read("general"))], timeout=WAIT_MS)
+        m.text for m in result(node_b.facade.run(lambda ws: ws.read("general")))], timeout=WAIT_MS)
 
 
 def answer(qtbot, view, button: str) -> str:
@@ -240,13 +240,13 @@ def test_deleting_my_message_asks_first_and_cancel_keeps_it(qtbot, window, pair)
     qtbot.waitUntil(lambda: view.findChild(QMessageBox, "confirmDelete") is None,
                     timeout=WAIT_MS)  # closed and deleted: nothing was sent
     assert "think twice" in texts(window)
-    assert "think twice" in [m.text for m in result(node_a.facade.read("general"))]
+    assert "think twice" in [m.text for m in result(node_a.facade.run(lambda ws: ws.read("general")))]
     view.setCurrentIndex(model.index(row_of(window, "think twice")))
     qtbot.keyClick(view, Qt.Key.Key_Delete)
     answer(qtbot, view, "Delete")
     qtbot.waitUntil(lambda: "think twice" not in texts(window), timeout=WAIT_MS)
     qtbot.waitUntil(lambda: "think twice" not in [
-        m.text for m in result(node_b.facade.read("general"))], timeout=WAIT_MS)
+        m.text for m in result(node_b.facade.run(lambda ws: ws.read("general")))], timeout=WAIT_MS)
 
 
 # Links -----------------------------------------------------------------------------------------
@@ -305,7 +305,8 @@ def long_channel(qtbot, tmp_path):
     Workspace.init(a, "ada").close()
     node = start_node(a)
 
-    posted = [node.facade.post("general", f"message {i}" + (" with more words" * (i % 4)))
+    posted = [node.facade.run(lambda ws, text=f"message {i}" + " with more words" * (i % 4):
+                              ws.post("general", text).id)
               for i in range(3 * PAGE + 20)]
     result(posted[-1])  # the Node's thread runs them in order
     bridge = NodeBridge(node)
@@ -354,14 +355,14 @@ def test_a_new_message_keeps_a_reader_in_the_history_and_follows_at_the_bottom(
     qtbot.waitUntil(lambda: model.rowCount() == PAGE and laid_out(view)
                     and bar.value() == bar.maximum() > 0, timeout=WAIT_MS)
     facade = model.bridge.facade
-    result(facade.post("general", "new at the bottom"))
+    result(facade.run(lambda ws: ws.post("general", "new at the bottom").id))
     model.reload()
     qtbot.waitUntil(lambda: model.messages[-1].text == "new at the bottom" and laid_out(view)
                     and bar.value() == bar.maximum(), timeout=WAIT_MS)
     bar.triggerAction(bar.SliderAction.SliderPageStepSub)  # read a little higher up
     top = view.indexAt(QPoint(20, 0))
     reading, offset = model.messages[top.row()].id, view.visualRect(top).top()
-    result(facade.post("general", "another one"))
+    result(facade.run(lambda ws: ws.post("general", "another one").id))
     model.reload()
     qtbot.waitUntil(lambda: model.messages[-1].text == "another one" and laid_out(view),
                     timeout=WAIT_MS)
@@ -410,7 +411,7 @@ def namesake_rows(qtbot, namesakes):
     # The other ada answers after reading the burst, so her message links it and sorts after
     # it (two unrelated posts in one millisecond would be ordered by their random ids).
     qtbot.waitUntil(lambda: "and this continues my burst" in [
-        m.text for m in result(node_b.facade.read("general"))], timeout=WAIT_MS)
+        m.text for m in result(node_b.facade.run(lambda ws: ws.read("general")))], timeout=WAIT_MS)
     node_post(node_b, "general", "and I am another ada")
     wanted = ["I am the first ada", "and this continues my burst", "and I am another ada"]
     qtbot.waitUntil(lambda: set(wanted) <= set(texts(win)) and laid_out(win.message_view),
@@ -701,7 +702,7 @@ def test_the_sending_mark_sits_after_the_text_or_below_it_and_only_while_pending
         per_line = max(n for n in range(1, 400) if metrics.horizontalAdvance("m" * n) <= width)
         full = "m" * (2 * per_line)  # two lines, the last one filled to the edge
         facade = node_a.facade
-        ids = [result(facade.post("general", "short one")), result(facade.post("general", full))]
+        ids = [result(facade.run(lambda ws: ws.post("general", "short one").id)), result(facade.run(lambda ws: ws.post("general", full).id))]
         model.reload()
         qtbot.waitUntil(lambda: [m.text for m in model.messages] == ["short one", full]
                         and laid_out(view), timeout=WAIT_MS)

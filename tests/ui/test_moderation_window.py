@@ -88,8 +88,8 @@ def give_reason(qtbot, parent, reason: str) -> None:
 
 def test_a_moderator_hides_a_message_and_shows_it_again_from_the_log(qtbot, window, pair):
     ada, bob = pair
-    result(ada.facade.post(CHANNEL, "welcome, everyone"))
-    spam = result(bob.facade.post(CHANNEL, "cheap watches here"))
+    result(ada.facade.run(lambda ws: ws.post(CHANNEL, "welcome, everyone").id))
+    spam = result(bob.facade.run(lambda ws: ws.post(CHANNEL, "cheap watches here").id))
     qtbot.waitUntil(lambda: shown(window) == [("cheap watches here", False),
                                               ("welcome, everyone", False)], timeout=WAIT_MS)
     moderation = window.actions.moderation
@@ -103,7 +103,7 @@ def test_a_moderator_hides_a_message_and_shows_it_again_from_the_log(qtbot, wind
     give_reason(qtbot, window, "advertising")
     qtbot.waitUntil(lambda: shown(window) == [("cheap watches here", True),
                                               ("welcome, everyone", False)], timeout=WAIT_MS)
-    qtbot.waitUntil(lambda: [m.text for m in result(bob.facade.read(CHANNEL))] ==
+    qtbot.waitUntil(lambda: [m.text for m in result(bob.facade.run(lambda ws: ws.read(CHANNEL)))] ==
                     ["welcome, everyone"], timeout=WAIT_MS)  # hidden on bob's computer too
 
     trigger(menu_of(window, "welcome"), "Moderation log…")
@@ -121,7 +121,7 @@ def test_a_moderator_hides_a_message_and_shows_it_again_from_the_log(qtbot, wind
                                               ("welcome, everyone", False)], timeout=WAIT_MS)
     qtbot.waitUntil(lambda: log.entries.count() == 2, timeout=WAIT_MS)
     assert "ada showed again a post" in log.entries.item(1).text()
-    assert result(ada.facade.mod_log(CHANNEL)).actions[-1].target == spam
+    assert result(ada.facade.run(lambda ws: ws.moderation.log(CHANNEL))).actions[-1].target == spam
     log.close()
 
 
@@ -132,13 +132,13 @@ def test_a_moderator_sees_a_hidden_post_marked_and_shows_it_again_from_its_row(
     qtbot.addWidget(carols)
     carols.show()
     try:
-        result(ada.facade.post(CHANNEL, "welcome, everyone"))
-        posted = result(bob.facade.post(CHANNEL, "cheap watches here"))
+        result(ada.facade.run(lambda ws: ws.post(CHANNEL, "welcome, everyone").id))
+        posted = result(bob.facade.run(lambda ws: ws.post(CHANNEL, "cheap watches here").id))
         both = [("cheap watches here", False), ("welcome, everyone", False)]
         view, model = window.message_view, window.messages
         qtbot.waitUntil(lambda: shown(window) == both and shown(carols) == both,
                         timeout=WAIT_MS)
-        result(ada.facade.react(posted, "👍"))
+        result(ada.facade.run(lambda ws: ws.conversation.react(posted, "👍").id))
         qtbot.waitUntil(lambda: bool(model.messages[row_of(window, "cheap")].reactions),
                         timeout=WAIT_MS)
         qtbot.waitUntil(lambda: window.actions.moderation.moderates(CHANNEL)
@@ -199,8 +199,8 @@ def test_a_moderator_sees_a_hidden_post_marked_and_shows_it_again_from_its_row(
 
 def test_blocking_hides_everything_of_theirs_until_unblocked(qtbot, window, pair):
     ada, bob = pair
-    result(bob.facade.post(CHANNEL, "first from bob"))
-    result(ada.facade.post(CHANNEL, "from ada"))
+    result(bob.facade.run(lambda ws: ws.post(CHANNEL, "first from bob").id))
+    result(ada.facade.run(lambda ws: ws.post(CHANNEL, "from ada").id))
     qtbot.waitUntil(lambda: shown(window) == [("first from bob", False), ("from ada", False)],
                     timeout=WAIT_MS)
     trigger(menu_of(window, "first from bob"), "Block bob…")
@@ -209,7 +209,7 @@ def test_blocking_hides_everything_of_theirs_until_unblocked(qtbot, window, pair
     assert "this computer only" in box.informativeText()
     next(b for b in box.buttons() if b.text() == "Block").click()
     qtbot.waitUntil(lambda: texts(window) == ["from ada"], timeout=WAIT_MS)
-    assert [b.key for b in result(ada.facade.blocked())] == [bob.key]
+    assert [b.key for b in result(ada.facade.run(lambda ws: ws.moderation.blocked()))] == [bob.key]
 
     log = window.actions.moderation.show_log(CHANNEL)
     qtbot.waitUntil(lambda: log.blocked.count() == 1 and "bob" in log.blocked.item(0).text(),
@@ -224,8 +224,8 @@ def test_blocking_hides_everything_of_theirs_until_unblocked(qtbot, window, pair
 
 def test_a_member_is_offered_no_hide_and_the_member_pane_has_its_entries(qtbot, window, pair):
     ada, bob = pair
-    result(ada.facade.post(CHANNEL, "from ada"))
-    result(bob.facade.post(CHANNEL, "from bob"))
+    result(ada.facade.run(lambda ws: ws.post(CHANNEL, "from ada").id))
+    result(bob.facade.run(lambda ws: ws.post(CHANNEL, "from bob").id))
     bobs = MainWindow(bob)
     qtbot.addWidget(bobs)
     bobs.show()
@@ -252,7 +252,7 @@ def test_a_member_is_offered_no_hide_and_the_member_pane_has_its_entries(qtbot, 
     give_reason(qtbot, window, "flooding")
     qtbot.waitUntil(lambda: shown(window) == [("from ada", False), ("from bob", True)],
                     timeout=WAIT_MS)  # ada moderates: she still sees them, marked
-    assert [m.text for m in result(bob.facade.read(CHANNEL))] == ["from ada"]
+    assert [m.text for m in result(bob.facade.run(lambda ws: ws.read(CHANNEL)))] == ["from ada"]
 
 
 def test_a_hidden_post_offers_no_conversation():

@@ -61,11 +61,11 @@ def test_keeping_a_peers_file_pins_it_and_its_card_says_so(
     handbook = message_of(window, sent).files[0]
     assert not handbook.pinned and not handbook.mine
     assert card_says(window, handbook) == "300 KB · PDF"
-    assert result(node_a.facade.storage_usage()).pinned == 0
+    assert result(node_a.facade.run(lambda ws: ws.files.usage())).pinned == 0
     assert entries(window, sent) == [("pinFile", "Keep on this computer")]
 
     choose(qtbot, window, sent, "Keep on this computer")
-    usage = result(node_a.facade.storage_usage())
+    usage = result(node_a.facade.run(lambda ws: ws.files.usage()))
     assert usage.pinned >= 300_000 and usage.others == 0
     assert "handbook.pdf is kept" in window.statusBar().currentMessage()
     qtbot.waitUntil(lambda: message_of(window, sent).files[0].pinned, timeout=WAIT_MS)
@@ -76,16 +76,16 @@ def test_keeping_a_peers_file_pins_it_and_its_card_says_so(
     assert [a for _, _, a in parts.file_actions] == ["save", "open"]  # the buttons stay
     assert entries(window, sent) == [("unpinFile", "Let storage limits remove it")]
     # The quota leaves it be: what the person relies on.
-    result(node_a.facade.set_file_preferences(storage_quota_mb=0))
-    assert result(node_a.facade.storage_usage()).pinned == usage.pinned
+    result(node_a.facade.run(lambda ws: ws.files.set_preferences(storage_quota_mb=0)))
+    assert result(node_a.facade.run(lambda ws: ws.files.usage())).pinned == usage.pinned
 
     choose(qtbot, window, sent, "Let storage limits remove it")
-    assert result(node_a.facade.storage_usage()).pinned == 0
+    assert result(node_a.facade.run(lambda ws: ws.files.usage())).pinned == 0
     qtbot.waitUntil(lambda: not message_of(window, sent).files[0].pinned, timeout=WAIT_MS)
     assert card_says(window, message_of(window, sent).files[0]) == "300 KB · PDF"
     assert entries(window, sent) == [("pinFile", "Keep on this computer")]
-    result(node_a.facade.set_file_preferences(storage_quota_mb=0))  # now it may go
-    assert result(node_a.facade.storage_usage()).total == 0
+    result(node_a.facade.run(lambda ws: ws.files.set_preferences(storage_quota_mb=0)))  # now it may go
+    assert result(node_a.facade.run(lambda ws: ws.files.usage())).total == 0
 
 
 def test_each_of_several_files_is_kept_by_name_and_the_quota_takes_only_the_other(
@@ -107,7 +107,7 @@ def test_each_of_several_files_is_kept_by_name_and_the_quota_takes_only_the_othe
     assert entries(window, sent) == [
         ("unpinFile", "Let storage limits remove budget && plan.xlsx"),
         ("pinFile", "Keep notes.txt on this computer")]
-    result(node_a.facade.set_file_preferences(storage_quota_mb=0))
+    result(node_a.facade.run(lambda ws: ws.files.set_preferences(storage_quota_mb=0)))
     window.messages.reload()
     qtbot.waitUntil(lambda: not message_of(window, sent).files[1].complete, timeout=WAIT_MS)
     budget, notes = message_of(window, sent).files
@@ -118,7 +118,7 @@ def test_each_of_several_files_is_kept_by_name_and_the_quota_takes_only_the_othe
     qtbot.waitUntil(lambda: message_of(window, sent).files[1].complete, timeout=WAIT_MS)
     notes = message_of(window, sent).files[1]
     assert notes.pinned and card_says(window, notes) == "40.0 KB · TXT · Kept here"
-    assert result(node_a.facade.storage_usage()).others == 0  # both kept, none evictable
+    assert result(node_a.facade.run(lambda ws: ws.files.usage())).others == 0  # both kept, none evictable
     # Had the fetch failed, the card would say that it stays once it comes.
     assert kept_label(dataclasses.replace(notes, complete=False)) == "Kept here once downloaded"
 

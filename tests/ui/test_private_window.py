@@ -109,10 +109,10 @@ def test_a_private_channel_made_in_the_dialog_reaches_its_members_only(
 
     # The library agrees, and nothing of it is in a public channel.
     for node in (node_a, node_b):
-        assert [m.text for m in result(node.facade.read_private(channel))] == \
+        assert [m.text for m in result(node.facade.run(lambda ws: ws.private.read(channel)))] == \
             ["launch on friday, keep it quiet"]
         assert "launch on friday, keep it quiet" not in \
-            [m.text for m in result(node.facade.read("general"))]
+            [m.text for m in result(node.facade.run(lambda ws: ws.read("general")))]
 
     # carol's computer holds the channel (as ciphertext) but her window lists nothing of it.
     qtbot.waitUntil(lambda: node_call(node_c,
@@ -122,14 +122,14 @@ def test_a_private_channel_made_in_the_dialog_reaches_its_members_only(
         window_c.private.refresh()
     assert listed(window_c.sidebar.private_list) == []
     assert listed(window_c.sidebar.dm_list) == []
-    assert result(node_c.facade.private_channels()) == []
+    assert result(node_c.facade.run(lambda ws: ws.private.channels())) == []
 
 
 def test_a_direct_message_shows_under_direct_messages_by_the_senders_name(
         qtbot, window, window_b, pair):
     node_a, node_b = pair
     # bob messages ada from the member pane of a channel they share.
-    result(node_a.facade.join("general"))
+    result(node_a.facade.run(lambda ws: ws.join("general").id))
     window_b.show_channel("general")
     qtbot.waitUntil(lambda: any(window_b.member_pane.list.item(i).text().startswith("ada")
                                 for i in range(window_b.member_pane.list.count())),
@@ -157,11 +157,11 @@ def test_a_direct_message_shows_under_direct_messages_by_the_senders_name(
     type_and_send(qtbot, window, "12:30?")
     qtbot.waitUntil(lambda: shown(window_b) == ["psst, ada: lunch?", "12:30?"],
                     timeout=WAIT_MS)
-    channel = result(node_a.facade.dm_channel(node_b.key))
-    assert channel is not None and channel == result(node_b.facade.dm_channel(node_a.key))
-    assert [m.text for m in result(node_a.facade.read_private(channel))] == \
+    channel = result(node_a.facade.run(lambda ws: ws.private.dm_channel(node_b.key)))
+    assert channel is not None and channel == result(node_b.facade.run(lambda ws: ws.private.dm_channel(node_a.key)))
+    assert [m.text for m in result(node_a.facade.run(lambda ws: ws.private.read(channel)))] == \
         ["psst, ada: lunch?", "12:30?"]
-    assert len(result(node_a.facade.private_channels())) == 1
+    assert len(result(node_a.facade.run(lambda ws: ws.private.channels()))) == 1
 
 
 def test_a_private_message_offers_no_thread_reaction_edit_or_delete(
@@ -171,7 +171,7 @@ def test_a_private_message_offers_no_thread_reaction_edit_or_delete(
     node_post(node_a, "general", "hello everyone")
     qtbot.waitUntil(lambda: [m.text for m in window.messages.messages] == ["hello everyone"],
                     timeout=WAIT_MS)
-    channel = result(node_a.facade.create_private_channel("plans", [node_b.key]))
+    channel = result(node_a.facade.run(lambda ws: ws.private.create("plans", [node_b.key])))
     window.private.open(channel)
     qtbot.waitUntil(lambda: window.private.channel_id == channel, timeout=WAIT_MS)
     type_and_send(qtbot, window, "the secret plan")
@@ -203,17 +203,17 @@ def test_a_private_message_offers_no_thread_reaction_edit_or_delete(
     type_and_send(qtbot, window, "/me whispers")
     qtbot.waitUntil(lambda: shown(window) == ["the secret plan", "/me whispers"],
                     timeout=WAIT_MS)
-    assert [m.text for m in result(node_a.facade.read_private(channel))] == \
+    assert [m.text for m in result(node_a.facade.run(lambda ws: ws.private.read(channel)))] == \
         ["the secret plan", "/me whispers"]
-    state = result(node_a.facade.state("general"))
+    state = result(node_a.facade.run(lambda ws: ws.state("general")))
     assert state.topic != "our secret plans"
-    assert [m.text for m in result(node_a.facade.read("general"))] == ["hello everyone"]
+    assert [m.text for m in result(node_a.facade.run(lambda ws: ws.read("general")))] == ["hello everyone"]
 
 
 def test_the_creator_takes_someone_out_and_their_window_closes_it(
         qtbot, window, window_b, pair):
     node_a, node_b = pair
-    channel = result(node_a.facade.create_private_channel("ops", [node_b.key]))
+    channel = result(node_a.facade.run(lambda ws: ws.private.create("ops", [node_b.key])))
     qtbot.waitUntil(lambda: listed(window_b.sidebar.private_list) == ["ops"], timeout=WAIT_MS)
     window_b.sidebar.private_list.itemClicked.emit(window_b.sidebar.private_list.item(0))
     qtbot.waitUntil(lambda: window_b.private.channel_id == channel, timeout=WAIT_MS)

@@ -42,8 +42,8 @@ def test_after_the_removal_the_window_keeps_saying_so_and_names_the_dm_after_bob
     back in a removed member's closed composer, and ada's direct message with the removed bob
     was listed under her own name."""
     node_a, node_b = pair
-    result(node_a.facade.create_channel("random", public=True))
-    dm = result(node_a.facade.create_private_channel("", [node_b.key], dm=True))
+    result(node_a.facade.run(lambda ws: ws.create_channel("random", public=True).id))
+    dm = result(node_a.facade.run(lambda ws: ws.private.create("", [node_b.key], dm=True)))
     ada, bob = MainWindow(node_a), MainWindow(node_b)
     for win in (ada, bob):
         qtbot.addWidget(win)

@@ -80,7 +80,7 @@ def test_new_messages_are_inserted_below_without_a_reset(qtbot, tmp_path):
     try:
         model = MessageListModel(bridge)
         model.show_channel("general")
-        node.facade.post("general", "first").result(WAIT_MS / 1000)
+        node.facade.run(lambda ws: ws.post("general", "first").id).result(WAIT_MS / 1000)
         model.reload()
         qtbot.waitUntil(lambda: [m.text for m in model.messages] == ["first"], timeout=WAIT_MS)
         resets: list[bool] = []
@@ -88,7 +88,8 @@ def test_new_messages_are_inserted_below_without_a_reset(qtbot, tmp_path):
         model.modelReset.connect(lambda: resets.append(True))
         model.rowsInserted.connect(lambda parent, first, last: inserted.append((first, last)))
         for text in ("second", "third"):
-            node.facade.post("general", text).result(WAIT_MS / 1000)
+            node.facade.run(lambda ws, text=text: ws.post("general", text).id).result(
+                WAIT_MS / 1000)
         model.reload()
         qtbot.waitUntil(lambda: len(model.messages) == 3, timeout=WAIT_MS)
         assert [m.text for m in model.messages] == ["first", "second", "third"]

@@ -37,12 +37,12 @@ def node(tmp_path):
     node_channels(running, "random", "design")
     for channel, text in [("general", "the quick brown fox"), ("random", "quick thinking"),
                           ("general", "nothing to see"), ("design", "Quick brown sketches")]:
-        result(facade.post(channel, text))
+        result(facade.run(lambda ws, channel=channel, text=text: ws.post(channel, text).id))
         posted = time.time_ns() // 1_000_000
         while time.time_ns() // 1_000_000 <= posted:  # each post in its own millisecond, so
             pass  # "newest first" has one answer (ties are ordered by random ids)
-    result(facade.topic("design", "quick mock-ups"))
-    result(facade.documents.new("Quick start guide"))
+    result(facade.run(lambda ws: ws.topic("design", "quick mock-ups").id))
+    result(facade.run(lambda ws: ws.documents.new("Quick start guide").id))
     yield running
     running.stop()
 
@@ -114,7 +114,7 @@ def test_keys_choose_a_message_and_escape_closes(qtbot, panel):
         qtbot.keyClick(panel.list, Qt.Key.Key_Return)
     message = chosen.args[0]
     assert (message.text, message.channel) == ("quick thinking", "random")
-    assert message.id in [m.id for m in result(panel.bridge.facade.read("random"))]
+    assert message.id in [m.id for m in result(panel.bridge.facade.run(lambda ws: ws.read("random")))]
     qtbot.keyClick(panel.list, Qt.Key.Key_Up)
     qtbot.keyClick(panel.list, Qt.Key.Key_Up)  # already the first: stays
     with qtbot.waitSignal(panel.messageChosen, timeout=WAIT_MS) as chosen:
@@ -133,7 +133,7 @@ def test_channels_and_documents_are_chosen_by_name_and_id(qtbot, panel):
     assert chosen.args == ["design"]
     qtbot.keyClick(panel.list, Qt.Key.Key_Down)
     qtbot.keyClick(panel.list, Qt.Key.Key_Down)  # the last row: stays
-    [doc] = result(panel.bridge.facade.documents.list())
+    [doc] = result(panel.bridge.facade.run(lambda ws: ws.documents.all()))
     with qtbot.waitSignal(panel.documentChosen, timeout=WAIT_MS) as chosen:
         qtbot.keyClick(panel.list, Qt.Key.Key_Return)
     assert chosen.args == [doc.id]
@@ -215,8 +215,7 @@ def test_search_runs_as_one_types_with_no_enter(qtbot, panel):
 
 
 def test_results_show_messages_without_markdown_and_mark_the_words_shown(qtbot, node, panel):
-    result(node.facade.post("general", "**zesty** *lemon* `tart` [recipe](https://x.example/r) "
-                                       "and ~~zesty~~ __notes__"))
+    result(node.facade.run(lambda ws: ws.post("general", "**zesty** *lemon* `tart` [recipe](https://x.example/r) "                                        "and ~~zesty~~ __notes__").id))
     run(qtbot, panel, "zesty recipe")
     [row] = panel.rows()
     text = row.text()

@@ -11,6 +11,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtGui import QPalette  # noqa: E402
 
+from app.documents import on_document
 from app.names import suffixed  # noqa: E402
 from app.records import BranchInfo, CommitInfo, DocumentView  # noqa: E402
 from tests.ui.support import WAIT_MS, result  # noqa: E402
@@ -110,7 +111,7 @@ def test_the_timeline_shows_author_tag_chips_and_the_merged_branch(qtbot, window
     base = pane.history.palette().color(QPalette.ColorRole.Base)
     assert pane.history.author_color(0).getRgb()[:3] == \
         name_rgb(ada_node.key, (base.red(), base.green(), base.blue()))
-    history = result(ada_node.facade.documents.history(bytes.fromhex(doc_id)))
+    history = result(ada_node.facade.run(on_document(bytes.fromhex(doc_id), lambda docs, d: d.history("main"))))
     assert pane.history.commits() == [c.id for c in reversed(history)]
 
 

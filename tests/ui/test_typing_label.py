@@ -153,12 +153,12 @@ def test_a_typing_peer_shows_through_the_bridge(qtbot, pair):
             for c in node_service(node_b).connections.values()))
 
     qtbot.waitUntil(understood, timeout=WAIT_MS)
-    qtbot.waitUntil(lambda: node_a.key in result(node_b.facade.nicknames()), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: node_a.key in result(node_b.facade.run(lambda ws: ws.nicknames())), timeout=WAIT_MS)
     bridge = NodeBridge(node_b)
     label = TypingLabel(node_b.key)
     qtbot.addWidget(label)
     bridge.typing.connect(label.typed)
-    label.set_nicknames(result(node_b.facade.nicknames()))
+    label.set_nicknames(result(node_b.facade.run(lambda ws: ws.nicknames())))
     label.set_channel("general")
     label.show()
     try:

@@ -19,7 +19,7 @@ def test_sending_through_the_composer_stores_and_shows_it(qtbot, window, ada_nod
     type_and_send(qtbot, window, "hello from the window")
     qtbot.waitUntil(lambda: "hello from the window" in texts(window), timeout=WAIT_MS)
     assert window.composer.toPlainText() == ""
-    stored = [m.text for m in result(ada_node.facade.read("general"))]
+    stored = [m.text for m in result(ada_node.facade.run(lambda ws: ws.read("general")))]
     assert "hello from the window" in stored
 
 
@@ -40,7 +40,7 @@ def test_slash_commands(qtbot, window, ada_node):
     type_and_send(qtbot, window, "/topic Plans for the week")
     qtbot.waitUntil(lambda: window.topic_bar.text() == "Plans for the week", timeout=WAIT_MS)
     type_and_send(qtbot, window, "/nick ada lovelace")
-    qtbot.waitUntil(lambda: result(ada_node.facade.nickname()) == "ada lovelace",
+    qtbot.waitUntil(lambda: result(ada_node.facade.run(lambda ws: ws.nickname())) == "ada lovelace",
                     timeout=WAIT_MS)
     type_and_send(qtbot, window, "/me waves")
     qtbot.waitUntil(lambda: "/me waves" in texts(window), timeout=WAIT_MS)
@@ -63,7 +63,7 @@ def test_slash_commands(qtbot, window, ada_node):
 
 def test_switching_channels_updates_topic_and_members(qtbot, window, pair):
     node_channels(pair[1], "design")
-    result(pair[1].facade.topic("design", "Sketches and mockups"))
+    result(pair[1].facade.run(lambda ws: ws.topic("design", "Sketches and mockups").id))
     node_post(pair[1], "design", "first sketch")
     qtbot.waitUntil(lambda: any(c.name == "design" for c in window.channels.channels),
                     timeout=WAIT_MS)
@@ -189,8 +189,8 @@ def test_settings_change_the_nickname(qtbot, window, pair):
     with qtbot.waitSignal(dialog.saved, timeout=WAIT_MS):
         dialog.nick.setText("ada l.")
         dialog.save_nick()
-    assert result(pair[0].facade.nickname()) == "ada l."
-    qtbot.waitUntil(lambda: result(pair[1].facade.nickname(pair[0].key)) == "ada l.",
+    assert result(pair[0].facade.run(lambda ws: ws.nickname())) == "ada l."
+    qtbot.waitUntil(lambda: result(pair[1].facade.run(lambda ws: ws.nickname(pair[0].key))) == "ada l.",
                     timeout=WAIT_MS)
     # A Close button, as every dialog whose changes apply at once has (issue #29).
     close = next(b for b in dialog.findChildren(QPushButton) if b.text().replace("&", "")

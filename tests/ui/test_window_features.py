@@ -12,6 +12,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QWidget  # noqa: E402
 
+from app.channel_list import channel_list  # noqa: E402
 from app.node import Node  # noqa: E402
 from app.paths import Paths, workspaces  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
@@ -44,7 +45,7 @@ def test_first_run_panel_sets_the_nickname_and_shows_the_invite(qtbot, tmp_path)
         dialog = win.findChild(InviteDialog)
         assert dialog is not None and dialog.isVisible()
         qtbot.waitUntil(dialog.empty.isVisible, timeout=WAIT_MS)
-        assert result(node.facade.invites()) == []
+        assert result(node.facade.run(lambda ws: ws.members.invites())) == []
         dialog.close()
         # Joining: a member's address, if given, must be HOST:PORT; it goes along.
         joins = []
@@ -60,7 +61,7 @@ def test_first_run_panel_sets_the_nickname_and_shows_the_invite(qtbot, tmp_path)
         panel.nick.setText("grace")
         with qtbot.waitSignal(panel.nicknameSaved, timeout=WAIT_MS):
             panel.save_nick()
-        assert result(node.facade.nickname()) == "grace"
+        assert result(node.facade.run(lambda ws: ws.nickname())) == "grace"
         qtbot.mouseClick(panel.findChild(QWidget, "dismissFirstRun"), Qt.MouseButton.LeftButton)
         assert not panel.isVisible()
         win.close()
@@ -74,7 +75,7 @@ def test_join_by_code_switch_and_leave_a_workspace(qtbot, tmp_path):
     Workspace.init(mine, "me").close()
     ada_node = local_node(ada).start()
     # An invite for one person: ada's computer admits whoever proves the code to it.
-    code = result(ada_node.facade.invite(1, 0))
+    code = result(ada_node.facade.run(lambda ws: ws.members.invite(uses=1, expires_ms=0)[0]))
     address = f"127.0.0.1:{ada_node.port}"
     controller = Controller(mine, lambda p: Node(p, interfaces=["127.0.0.1"], mdns=False,
                                                  reconcile_interval=None,
@@ -91,7 +92,7 @@ def test_join_by_code_switch_and_leave_a_workspace(qtbot, tmp_path):
         joined = controller.paths.workspace
         assert joined.startswith("ws-") and set(workspaces(mine.data)) == {"default", joined}
         assert controller.node.facade.info.folder == joined
-        qtbot.waitUntil(lambda: [m.nick for m in result(ada_node.facade.workspace_members())]
+        qtbot.waitUntil(lambda: [m.nick for m in result(ada_node.facade.run(lambda ws: ws.members.all()))]
                         == ["ada", "grace"], timeout=WAIT_MS)
         win = controller.window
         assert win.isEnabled()
@@ -178,7 +179,7 @@ def test_joining_a_channel_this_computer_does_not_know_makes_nothing(
     qtbot.waitUntil(lambda: bool(asked), timeout=WAIT_MS)
     assert "There is no channel #genral here" in asked[0]
     assert window.channel == "general"
-    assert [c.name for c in result(ada_node.facade.channels()).channels] == ["general"]
+    assert [c.name for c in result(ada_node.facade.run(channel_list)).channels] == ["general"]
     assert node_call(ada_node, lambda: ada_node.workspace.replica.count()) == held
 
 
@@ -189,7 +190,10 @@ def test_join_and_leave_a_channel_from_the_sidebar(qtbot, window, pair):
     window.join_channel("random")
     qtbot.waitUntil(lambda: window.channel == "random", timeout=WAIT_MS)
     key = pair[0].key
-    members = pair[0].facade.members
+
+    def members(channel: str):
+        return pair[0].facade.run(lambda ws: ws.channel_members(channel))
+
     qtbot.waitUntil(lambda: any(m.key == key for m in result(members("random"))),
                     timeout=WAIT_MS)
     window.leave_channel("random")
@@ -220,7 +224,7 @@ def test_settings_analytics_checkbox_switches_the_recorder(qtbot, window, ada_no
         box.setChecked(True)
     status = result(node.facade.analytics_status())
     assert status.enabled
-    result(node.facade.post("general", "counted, not read"))
+    result(node.facade.run(lambda ws: ws.post("general", "counted, not read").id))
     spool = status.folder / "spool.sqlite3"
     assert spool.exists()
     with qtbot.waitSignal(dialog.saved, timeout=WAIT_MS):

@@ -61,7 +61,7 @@ def test_the_header_names_the_channel_and_a_click_edits_its_topic(qtbot, alone):
     qtbot.keyClick(win.topic_bar, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: topic.isVisible() and topic.text() == "Launch moved to Friday",
                     timeout=WAIT_MS)
-    assert result(node.facade.state("general")).topic == "Launch moved to Friday"
+    assert result(node.facade.run(lambda ws: ws.state("general"))).topic == "Launch moved to Friday"
 
 
 def test_a_member_the_policies_deny_cannot_open_the_topic_editor(qtbot, alone):
@@ -112,8 +112,8 @@ def test_the_sidebar_shows_the_workspaces_real_name_and_highlights_where_i_am(qt
 def test_the_member_pane_has_a_heading_collapses_and_hides_beside_documents(
         qtbot, window, pair):
     node_a, node_b = pair
-    result(node_b.facade.join("general"))
-    result(node_a.facade.join("general"))
+    result(node_b.facade.run(lambda ws: ws.join("general").id))
+    result(node_a.facade.run(lambda ws: ws.join("general").id))
     pane = window.member_pane
     heading = window.findChild(QWidget, "memberHeading")
     qtbot.waitUntil(lambda: heading.text().startswith("Members · 2")

@@ -41,6 +41,9 @@ from hypothesis.stateful import (  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 from pytestqt.exceptions import TimeoutError as WaitTimeout  # noqa: E402
 
+from app.channel_list import channel_list
+from app.doc_views import document_view
+from app.documents import on_document
 from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.records import ChannelList  # noqa: E402
@@ -84,15 +87,15 @@ def test_two_windows_never_tell_a_lie(qtbot, tmp_path):
             node_b = Node(b, interfaces=["127.0.0.1"], mdns=False, reconcile_interval=None,
                           peers=[("127.0.0.1", node_a.port)]).start()
             self.nodes = (node_a, node_b)
-            result(node_a.facade.create_channel("random", public=True))
-            self.launch = result(node_a.facade.create_private_channel("launch", [node_b.key]))
-            self.dm = result(node_a.facade.create_private_channel("", [node_b.key], dm=True))
-            qtbot.waitUntil(lambda: len(result(node_b.facade.private_channels())) == 2
+            result(node_a.facade.run(lambda ws: ws.create_channel("random", public=True).id))
+            self.launch = result(node_a.facade.run(lambda ws: ws.private.create("launch", [node_b.key])))
+            self.dm = result(node_a.facade.run(lambda ws: ws.private.create("", [node_b.key], dm=True)))
+            qtbot.waitUntil(lambda: len(result(node_b.facade.run(lambda ws: ws.private.channels()))) == 2
                             and "random" in [c.name for c in
-                                             result(node_b.facade.channels()).channels],
+                                             result(node_b.facade.run(channel_list)).channels],
                             timeout=WAIT_MS)
-            result(node_b.facade.join("random"))
-            self.doc = result(node_a.facade.documents.new("Notes"))  # every member edits it
+            result(node_b.facade.run(lambda ws: ws.join("random").id))
+            self.doc = result(node_a.facade.run(lambda ws: ws.documents.new("Notes").id))  # every member edits it
             self.removed = False
             self.windows = [MainWindow(node) for node in self.nodes]
             for window in self.windows:
@@ -179,7 +182,7 @@ def test_two_windows_never_tell_a_lie(qtbot, tmp_path):
                             timeout=WAIT_MS)
 
         def stored(self, who: int) -> str:
-            return result(self.nodes[who].facade.documents.open(bytes.fromhex(self.doc))).text
+            return result(self.nodes[who].facade.run(on_document(bytes.fromhex(self.doc), lambda docs, d: document_view(docs, d)))).text
 
         @rule(who=WHO, mention=st.booleans())
         def send(self, who: int, mention: bool) -> None:
@@ -206,9 +209,9 @@ def test_two_windows_never_tell_a_lie(qtbot, tmp_path):
         def held(self, who: int, place: str) -> set[str]:
             facade = self.nodes[who].facade
             if place.startswith("#"):
-                return {m.text for m in result(facade.read(place[1:], limit=500))}
+                return {m.text for m in result(facade.run(lambda ws: ws.read(place[1:], limit=500)))}
             channel = self.launch if place == "launch" else self.dm
-            return {m.text for m in result(facade.read_private(channel, limit=500))}
+            return {m.text for m in result(facade.run(lambda ws: ws.private.read(channel, limit=500)))}
 
         # What must hold --------------------------------------------------------------------
 
@@ -265,7 +268,7 @@ def test_two_windows_never_tell_a_lie(qtbot, tmp_path):
             if selected != wanted:
                 out.append(f"sidebar selects {selected}, not {wanted}")
             # Badges and the title's count are the facade's.
-            fresh: ChannelList = result(self.nodes[who].facade.channels())
+            fresh: ChannelList = result(self.nodes[who].facade.run(channel_list))
             for row, channel in enumerate(window.channels.channels):
                 count, mention = fresh.unread.get(channel.name, (0, False))
                 text = window.channels.index(row).data()

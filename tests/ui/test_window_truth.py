@@ -12,6 +12,7 @@ from PySide6.QtCore import QPoint, Qt  # noqa: E402
 from PySide6.QtGui import QImage  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
+from app.channel_list import channel_list  # noqa: E402
 from tests.ui.support import WAIT_MS, result  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 from ui.sidebar import PrivateRole  # noqa: E402
@@ -39,8 +40,8 @@ def shows_what_it_says(widget: QWidget) -> bool:
 
 def test_the_composer_under_general_names_general_as_painted(qtbot, window, pair):
     node_a, node_b = pair
-    dm = result(node_a.facade.create_private_channel("", [node_b.key], dm=True))
-    launch = result(node_a.facade.create_private_channel("launch", [node_b.key]))
+    dm = result(node_a.facade.run(lambda ws: ws.private.create("", [node_b.key], dm=True)))
+    launch = result(node_a.facade.run(lambda ws: ws.private.create("launch", [node_b.key])))
     window.private.open(dm)
     qtbot.waitUntil(lambda: window.private.channel_id == dm, timeout=WAIT_MS)
     assert shows_what_it_says(window.composer.viewport())
@@ -62,7 +63,7 @@ def settle(qtbot, win: MainWindow, hops: int = 4) -> None:
         if left == 0:
             done.append(True)
         else:
-            win.bridge.then(win.facade.is_admin(), done=lambda _: hop(left - 1))
+            win.bridge.then(win.facade.run(lambda ws: ws.is_admin()), done=lambda _: hop(left - 1))
     hop(hops)
     qtbot.waitUntil(lambda: bool(done), timeout=WAIT_MS)
 
@@ -93,11 +94,11 @@ def title_count(win: MainWindow) -> int:
 def test_unread_direct_messages_and_private_channels_show_and_count(
         qtbot, window, pair):
     node_a, node_b = pair
-    launch = result(node_b.facade.create_private_channel("launch", [node_a.key]))
-    result(node_b.facade.post_private(launch, "@ada the date moved"))
-    result(node_b.facade.direct_message(node_a.key, "lunch?"))
-    dm = result(node_b.facade.dm_channel(node_a.key))
-    qtbot.waitUntil(lambda: result(node_a.facade.channels()).private_unread == {
+    launch = result(node_b.facade.run(lambda ws: ws.private.create("launch", [node_a.key])))
+    result(node_b.facade.run(lambda ws: ws.private.post(launch, "@ada the date moved").id))
+    result(node_b.facade.run(lambda ws: ws.private.direct_message(node_a.key, "lunch?").id))
+    dm = result(node_b.facade.run(lambda ws: ws.private.dm_channel(node_a.key)))
+    qtbot.waitUntil(lambda: result(node_a.facade.run(channel_list)).private_unread == {
         launch: (1, True), dm: (1, False)}, timeout=WAIT_MS)
     window._reload()
     qtbot.waitUntil(lambda: private_rows(window) == {
@@ -105,19 +106,19 @@ def test_unread_direct_messages_and_private_channels_show_and_count(
     rows = [window.sidebar.private_list.item(0), window.sidebar.dm_list.item(0)]
     assert all(item.font().bold() for item in rows)
     settle(qtbot, window)
-    assert title_count(window) == result(node_a.facade.channels()).total_unread == 2
+    assert title_count(window) == result(node_a.facade.run(channel_list)).total_unread == 2
 
     # Reading the direct messages reads them: their badge goes, the title counts one.
     window.private.open(dm)
     qtbot.waitUntil(lambda: private_rows(window)[dm] == "bob", timeout=WAIT_MS)
     qtbot.waitUntil(lambda: title_count(window) == 1, timeout=WAIT_MS)
     assert not window.sidebar.dm_list.item(0).font().bold()
-    assert result(node_a.facade.channels()).private_unread == {launch: (1, True), dm: (0, False)}
+    assert result(node_a.facade.run(channel_list)).private_unread == {launch: (1, True), dm: (0, False)}
 
 
 def test_mentions_is_no_channel_and_alone_selected(qtbot, window, pair):
     node_a, _ = pair
-    result(node_a.facade.topic("general", "the general topic"))
+    result(node_a.facade.run(lambda ws: ws.topic("general", "the general topic").id))
     window._reload()
     qtbot.waitUntil(lambda: window.header.topic == "the general topic", timeout=WAIT_MS)
     assert window.header.editable and selected_in_sidebar(window) == ["#general"]
@@ -132,7 +133,7 @@ def test_mentions_is_no_channel_and_alone_selected(qtbot, window, pair):
     assert not window.header.topic_bar.isVisible()
     window.header.topicEdited.emit("typed under Mentions")  # as if a topic were entered
     settle(qtbot, window)
-    assert result(node_a.facade.state("general")).topic == "the general topic"
+    assert result(node_a.facade.run(lambda ws: ws.state("general"))).topic == "the general topic"
 
     # Search results are no channel either, and no sidebar item stands for them.
     window.header.searchRequested.emit("anything")
@@ -154,16 +155,16 @@ def test_joining_a_channel_by_name_asks_then_creates_it(qtbot, window, pair):
                     timeout=WAIT_MS)
     assert asked and "There is no channel #planning here" in asked[0]
     assert window.header.title.text() == "#planning"
-    assert "planning" in [c.name for c in result(node_a.facade.channels()).channels]
+    assert "planning" in [c.name for c in result(node_a.facade.run(channel_list)).channels]
 
 
 def test_a_private_channels_name_is_refused_in_the_status_bar(qtbot, window, pair):
     node_a, node_b = pair
-    result(node_a.facade.create_private_channel("launch", [node_b.key]))
+    result(node_a.facade.run(lambda ws: ws.private.create("launch", [node_b.key])))
     window.joining._ask = lambda title, question: True
     window.join_channel("launch")
     qtbot.waitUntil(lambda: bool(window.statusBar().currentMessage()), timeout=WAIT_MS)
-    assert "launch" not in [c.name for c in result(node_a.facade.channels()).channels]
+    assert "launch" not in [c.name for c in result(node_a.facade.run(channel_list)).channels]
     assert window.channel == "general"
 
 
@@ -173,7 +174,7 @@ def test_mentions_over_direct_messages_stays_named_mentions_after_a_send(
     to the direct messages behind, as the composer says) re-read the private channel's state,
     and the header then read "bob" over the Mentions results."""
     node_a, node_b = pair
-    dm = result(node_a.facade.create_private_channel("", [node_b.key], dm=True))
+    dm = result(node_a.facade.run(lambda ws: ws.private.create("", [node_b.key], dm=True)))
     window.private.open(dm)
     qtbot.waitUntil(lambda: window.private.channel_id == dm, timeout=WAIT_MS)
     window.sidebar.mentions.click()
@@ -181,7 +182,7 @@ def test_mentions_over_direct_messages_stays_named_mentions_after_a_send(
     window.composer.setPlainText("sent from under Mentions")
     qtbot.keyClick(window.composer, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: "sent from under Mentions" in
-                    [m.text for m in result(node_a.facade.read_private(dm))], timeout=WAIT_MS)
+                    [m.text for m in result(node_a.facade.run(lambda ws: ws.private.read(dm)))], timeout=WAIT_MS)
     window._reload()
     settle(qtbot, window)
     assert window.header.title.text() == "Mentions" and not window.header.offers_topic

@@ -79,7 +79,7 @@ def watched(qtbot, tmp_path):
 
 
 def posted(node: Node, channel: str, text: str) -> None:
-    node.facade.post(channel, text).result(WAIT_MS / 1000)
+    node.facade.run(lambda ws: ws.post(channel, text).id).result(WAIT_MS / 1000)
 
 
 def texts(window: MainWindow) -> list[str]:
@@ -113,7 +113,8 @@ def test_a_burst_of_arrivals_is_shown_in_few_updates(qtbot, watched):
     burst = 40
 
     def post_all() -> None:
-        futures = [bob.facade.post("general" if n % 2 else "design", f"burst {n}")
+        futures = [bob.facade.run(lambda ws, n=n: ws.post("general" if n % 2 else "design",
+                                                          f"burst {n}").id)
                    for n in range(burst)]
         for future in futures:
             future.result(WAIT_MS / 1000)
