@@ -33,21 +33,14 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from . import keeping, preferences
 from .attachments import AttachTarget, SealedFiles
-from .channel_list import channel_list
-from .doc_facade import DocumentsFacade
 from .errors import NodeStopped
 from .records import (
     AnalyticsStatus,
-    ChannelList,
-    ChannelState,
     HistoryProgress,
     Kept,
-    Message,
     NodeInfo,
-    WorkspaceEntry,
 )
 from .workspace import Workspace
-from .workspaces import folder_entries
 
 if TYPE_CHECKING:
     from .events import NodeEvent
@@ -75,7 +68,6 @@ class NodeFacade:
 
     def __init__(self, node: Node):
         self._node = node
-        self.documents = DocumentsFacade(node)
         self._files = ThreadPoolExecutor(FILE_WORKERS, thread_name_prefix="hearth-files")
 
     def run(self, fn: Callable[[Workspace], T]) -> Future[T]:
@@ -312,65 +304,3 @@ class NodeFacade:
     def analytics_disable(self) -> Future[None]:
         """Stop recording, delete the spool, and ask the collector to delete the rest."""
         return self._run(self._node.recorder.disable)
-
-    # Forwarding only, kept while ui/main_window.py and its window_*.py, ui/models.py,
-    # ui/message_view.py and ui/message_menu.py call them; every other caller runs the library
-    # call itself (`run`) ---------------------------------------------------------------------
-
-    def read(self, channel: str, *, limit: int = 50, before: str | None = None,
-             hidden: bool = False) -> Future[list[Message]]:
-        """A page of `channel`, newest last: the newest `limit`, or those before the cursor
-        `before` (Message.cursor of the oldest one shown). `hidden`: when I moderate the
-        channel, the posts moderators hid are there too, marked Message.hidden."""
-        return self.run(lambda ws: ws.read(channel, limit=limit, before=before, hidden=hidden))
-
-    def channels(self) -> Future[ChannelList]:
-        """The channels, with my unread counts and mention marks (the private channels' and
-        direct messages' too), and how each name shows."""
-        return self.run(channel_list)
-
-    def mark_read(self, channel: str) -> Future[None]:
-        """Everything `channel` shows now counts as read (stored: it survives a restart)."""
-        return self.run(lambda ws: ws.mark_read(channel))
-
-    def mark_private_read(self, channel: bytes) -> Future[None]:
-        """Everything a private channel (or direct messages) holds now counts as read."""
-        return self.run(lambda ws: ws.private.mark_read(channel))
-
-    def create_channel(self, name: str, *, public: bool = False,
-                       force: bool = False) -> Future[bytes]:
-        """A new channel (Workspace.create_channel: refused for a private channel's name,
-        asked again when it may be one or looks like another's); its id."""
-        return self.run(lambda ws: ws.create_channel(name, public=public, force=force).id)
-
-    def state(self, channel: str) -> Future[ChannelState]:
-        """Topic, members and history (fails with WorkspaceError for an unknown channel)."""
-        return self.run(lambda ws: ws.state(channel))
-
-    def may(self, channel: str, kind: str) -> Future[bool]:
-        """Whether the channel's policies let me post objects of `kind` ("post/topic")."""
-        return self.run(lambda ws: ws.may(channel, kind))
-
-    def topic(self, channel: str, topic: str) -> Future[bytes]:
-        return self.run(lambda ws: ws.topic(channel, topic).id)
-
-    def join(self, channel: str) -> Future[bytes]:
-        return self.run(lambda ws: ws.join(channel).id)
-
-    def leave(self, channel: str) -> Future[bytes]:
-        return self.run(lambda ws: ws.leave(channel).id)
-
-    def delete(self, object_id: bytes) -> Future[bytes]:
-        """Delete one of my posts (an admin: anyone's); the future holds the delete's id."""
-        return self.run(lambda ws: ws.conversation.delete(object_id).id)
-
-    def is_admin(self, key: bytes | None = None) -> Future[bool]:
-        """Whether `key` (default: mine) is an admin of the workspace."""
-        return self.run(lambda ws: ws.is_admin(key))
-
-    def nicknames(self) -> Future[dict[bytes, str]]:
-        return self.run(lambda ws: ws.nicknames())
-
-    def workspaces(self) -> Future[list[WorkspaceEntry]]:
-        """The data folder's workspaces, named as their creators named them."""
-        return self.run(folder_entries)

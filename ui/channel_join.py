@@ -9,9 +9,8 @@ about too; the name of a private channel this computer opens is never made publi
 library's PrivateName is shown, nothing is made).
 
 `ChannelJoin` runs those steps on the GUI thread over two calls that return Futures, as the
-facade's do: `join(name)` and `create(name, public, force)`. The window wires it as
-`ChannelJoin(bridge, facade.join, facade.create_channel, parent=window)` (the facade's
-`create_channel` is `Workspace.create_channel` on the Node's thread) and connects `joined` to
+facade's `run` does: `join(name)` and `create(name, public, force)`, which the window makes
+of `Workspace.join` and `Workspace.create_channel` run on the Node's thread, and connects `joined` to
 showing the channel and `refused` to its status bar.
 """
 

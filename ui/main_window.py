@@ -18,6 +18,8 @@ those not kept are dimmed and say so above their messages (ui/kept_channels.py).
 
 from __future__ import annotations
 
+from concurrent.futures import Future
+
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
@@ -165,7 +167,7 @@ class MainWindow(QMainWindow):
             self.bridge, self.thread_pane.view, self.thread_pane.model,
             self.thread_pane.composer, self.emoji_picker, self.open_thread, self)
         self.messages.modelReset.connect(self._newest_posted)
-        self.bridge.then(self.facade.is_admin(), done=self._admin_known)
+        self.bridge.then(self.facade.run(lambda ws: ws.is_admin()), done=self._admin_known)
         self._load_nicknames()
 
         self.member_pane = MemberPane()
@@ -180,8 +182,9 @@ class MainWindow(QMainWindow):
         self.private = PrivatePane(self)
         self.private.model.modelReset.connect(self._mark_private_read)
         self.search = WindowSearch(self)
-        self.joining = ChannelJoin(self.bridge, self.facade.join,
-                                   lambda n, p, f: self.facade.create_channel(n, public=p, force=f),
+        self.joining = ChannelJoin(self.bridge, self._join,
+                                   lambda n, p, f: self.facade.run(
+                                       lambda ws: ws.create_channel(n, public=p, force=f).id),
                                    parent=self)
         self.joining.joined.connect(lambda name: (self.show_channel(name), self._reload()))
         self.joining.refused.connect(lambda why: self.statusBar().showMessage(why, 8000))
@@ -284,7 +287,7 @@ class MainWindow(QMainWindow):
                 self.private.load_state()
             return
         channel = self.channel
-        self.bridge.then(self.facade.state(channel),
+        self.bridge.then(self.facade.run(lambda ws: ws.state(channel)),
                          done=lambda state: self._state_loaded(channel, state),
                          # a channel nobody posted in yet
                          failed=lambda _: self._state_loaded(channel, None))
@@ -293,7 +296,7 @@ class MainWindow(QMainWindow):
         if channel != self.channel or self.private.is_open:
             return
         topic = state.topic or "" if state else ""
-        self.bridge.then(self.facade.may(channel, TOPIC_KIND),
+        self.bridge.then(self.facade.run(lambda ws: ws.may(channel, TOPIC_KIND)),
                          done=lambda allowed: self._topic_loaded(channel, topic, allowed))
         members = state.members if state else ()
         # Two members whose nicknames look alike ("alice", "аlice" with a Cyrillic а) are
@@ -351,7 +354,9 @@ class MainWindow(QMainWindow):
     def _set_topic(self, topic: str) -> None:
         if not conversation_target.shown(self).offers_topic:
             return  # a topic belongs to a public channel shown, never to what is behind
-        self.bridge.then(self.facade.topic(self.channel, topic), done=lambda _: self._reload())
+        channel = self.channel
+        self.bridge.then(self.facade.run(lambda ws: ws.topic(channel, topic).id),
+                         done=lambda _: self._reload())
 
     def show_mentions(self) -> None:
         self.search.show_mentions()
@@ -366,7 +371,7 @@ class MainWindow(QMainWindow):
         def known(names: dict[bytes, str]) -> None:
             self.messages.set_nicknames(names)
             self.thread_pane.model.set_nicknames(names)
-        self.bridge.then(self.facade.nicknames(), done=known)
+        self.bridge.then(self.facade.run(lambda ws: ws.nicknames()), done=known)
 
     def _admin_known(self, admin: bool) -> None:
         """Admins may delete anyone's messages from the context menu."""
@@ -389,7 +394,8 @@ class MainWindow(QMainWindow):
         if shown.kind != "channel" or not self.isVisible():  # not behind Mentions or search
             return
         channel = self.channel
-        self.bridge.then(self.facade.mark_read(channel), done=lambda _: self._read(channel))
+        self.bridge.then(self.facade.run(lambda ws: ws.mark_read(channel)),
+                         done=lambda _: self._read(channel))
 
     def _read(self, channel: str) -> None:
         """A channel was marked read: the list's counts follow, unless it counted none there
@@ -403,7 +409,7 @@ class MainWindow(QMainWindow):
         if (channel is None or not self.isVisible()
                 or conversation_target.shown(self).kind not in ("private", "dm")):
             return
-        self.bridge.then(self.facade.mark_private_read(channel),
+        self.bridge.then(self.facade.run(lambda ws: ws.private.mark_read(channel)),
                          done=lambda _: self.channels.refresh())
 
     def _title_badge(self) -> None:
@@ -434,8 +440,11 @@ class MainWindow(QMainWindow):
         if ok and name.strip():
             self.join_channel(name.strip())
 
+    def _join(self, name: str) -> Future[bytes]:
+        return self.facade.run(lambda ws: ws.join(name).id)
+
     def leave_channel(self, name: str) -> None:
-        self.bridge.then(self.facade.leave(name), done=lambda _: self._reload())
+        self.bridge.then(self.facade.run(lambda ws: ws.leave(name).id), done=lambda _: self._reload())
 
     def channel_menu(self, name: str) -> QMenu:
         """A channel's menu in the sidebar: Leave, and whether this computer keeps it."""
@@ -520,7 +529,7 @@ class MainWindow(QMainWindow):
         self.private.reload()
         self.thread_pane.reload()
         self._load_nicknames()
-        self.bridge.then(self.facade.is_admin(), done=self._admin_known)
+        self.bridge.then(self.facade.run(lambda ws: ws.is_admin()), done=self._admin_known)
         self.channels.refresh()
         self.kept.load()
         self._load_state()

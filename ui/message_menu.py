@@ -130,7 +130,9 @@ class MessageMenu:
 
     def _delete(self, message: Message) -> None:
         model = self._view.message_model()
-        model.bridge.then(model.bridge.facade.delete(message.id), done=lambda _: model.reload())
+        gone = message.id
+        model.bridge.then(model.bridge.facade.run(lambda ws: ws.conversation.delete(gone).id),
+                          done=lambda _: model.reload())
 
 
 def _menu_name(name: str, most: int = MENU_NAME_MOST) -> str:

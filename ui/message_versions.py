@@ -1,6 +1,6 @@
 """A small dialog listing a message's versions, oldest first, each with its time and text, the
 current one marked: what "(edited)" and "Show earlier versions" open (MessageView's
-versionsRequested, with facade.versions' MessageVersion records)."""
+versionsRequested, with ws.conversation.versions' MessageVersion records)."""
 
 from __future__ import annotations
 

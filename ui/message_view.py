@@ -155,7 +155,7 @@ class MessageView(QListView):
             self.scheduleDelayedItemsLayout()  # rows change height
 
     def set_admin(self, admin: bool) -> None:
-        """Whether I may delete others' messages (facade.is_admin()); Delete then asks first."""
+        """Whether I may delete others' messages (Workspace.is_admin); Delete then asks first."""
         self._admin = admin
 
     def is_admin(self) -> bool:

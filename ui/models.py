@@ -18,6 +18,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QFont, QGuiApplication
 
+from app.channel_list import channel_list
 from app.records import UNREAD_CAP, ChannelInfo, ChannelList, ChannelName, Message
 
 from . import _files, _rows
@@ -91,7 +92,7 @@ class ChannelListModel(QAbstractListModel):
         return f"{shown.label} \N{WARNING SIGN}"
 
     def refresh(self) -> None:
-        self.bridge.then(self.bridge.facade.channels(), done=self._loaded)
+        self.bridge.then(self.bridge.facade.run(channel_list), done=self._loaded)
 
     def restyle(self) -> None:
         """Which channels are kept changed: rows dim or brighten in place."""
@@ -164,7 +165,7 @@ class MessageListModel(QAbstractListModel):
     hide) updates those rows in place (dataChanged with CONTENT_ROLES), never a reset, so the
     view keeps its place. Any list of Messages can be shown with `set_messages` (a thread's).
 
-    A channel is read with the posts moderators hid (facade.read(hidden=True)): the Node
+    A channel is read with the posts moderators hid (ws.read(hidden=True)): the Node
     answers with them, marked Message.hidden, only when I moderate the channel, so a
     moderator's list shows them (HiddenRole) and everyone else's does not. Whether I do is
     decided there at each read, so a role given or taken away counts at the next reload."""
@@ -304,7 +305,7 @@ class MessageListModel(QAbstractListModel):
         return self.nicknames.get(self.me) or self._authors.get(self.me)
 
     def set_nicknames(self, nicknames: Mapping[bytes, str]) -> None:
-        """Every known key's nickname (facade.nicknames()): who mentions name, and how
+        """Every known key's nickname (Workspace.nicknames): who mentions name, and how
         reactions' tooltips name people."""
         self.nicknames = dict(nicknames)
         self._update_mentions()
@@ -456,7 +457,8 @@ class MessageListModel(QAbstractListModel):
             return
         generation, channel = self._generation, self.channel
         limit = max(PAGE, len(self.messages) + PAGE // 2)
-        self.bridge.then(self.bridge.facade.read(channel, limit=limit, hidden=True),
+        self.bridge.then(self.bridge.facade.run(
+            lambda ws: ws.read(channel, limit=limit, hidden=True)),
                          done=lambda messages: self._reloaded(generation, messages, limit))
 
     def _reloaded(self, generation: int, messages: list[Message], limit: int) -> None:
@@ -479,8 +481,8 @@ class MessageListModel(QAbstractListModel):
         generation, channel = self._generation, self.channel
         before = self.messages[0].cursor
         page = min(MAX_PAGE, max(PAGE, len(self.messages)))
-        self.bridge.then(self.bridge.facade.read(channel, limit=page, before=before,
-                                                 hidden=True),
+        self.bridge.then(self.bridge.facade.run(
+            lambda ws: ws.read(channel, limit=page, before=before, hidden=True)),
                          done=lambda older: self._fetched(generation, older, page),
                          failed=lambda message: self._fetch_failed(generation, message))
 

@@ -3,9 +3,9 @@
 
 They are not ordinary channels: their objects are encrypted for their members, the chat views
 never see them, and they have no threads, reactions, edits, topics or search yet. So this pane
-shows one in the reading area with its own message list (read with facade.read_private, a
+shows one in the reading area with its own message list (read with ws.private.read, a
 MessageView whose menu offers copying only and says the rest is not available yet), and while
-it is open the window's composer posts with facade.post_private (or facade.direct_message, for
+it is open the window's composer posts with ws.private.post (or ws.private.direct_message, for
 direct messages not started yet), its member pane lists the channel's members, with "Add
 people…" and "Remove … from …" for the channel's creator or an admin, and its header shows a
 lock and "Private · ada, bob". Slash commands other than /me and /nick are refused in words.

@@ -25,7 +25,7 @@ class WindowDocuments:
 
     def load(self) -> None:
         w = self.window
-        w.bridge.then(w.facade.documents.list(), done=self._loaded)
+        w.bridge.then(w.facade.run(lambda ws: ws.documents.all()), done=self._loaded)
 
     def titles(self) -> list[tuple[str, str]]:
         """(id as hex, title) of the documents listed, in order."""
@@ -65,7 +65,8 @@ class WindowDocuments:
         """Create a document (every member reads it unless `private`, and edits it unless
         `editing` is "listed") and open it."""
         w = self.window
-        w.bridge.then(w.facade.documents.new(title, private=private, editing=editing),
+        w.bridge.then(w.facade.run(lambda ws: ws.documents.new(title, private=private,
+                                                             editing=editing).id),
                       done=lambda doc_id: (self.load(), self.open(doc_id, title)))
 
     def new_dialog(self) -> NewDocumentDialog:

@@ -83,7 +83,7 @@ class WindowUpdates(QObject):
         if names:
             w._load_nicknames()
         if changes.membership:
-            w.bridge.then(w.facade.is_admin(), done=w._admin_known)
+            w.bridge.then(w.facade.run(lambda ws: ws.is_admin()), done=w._admin_known)
             if w.workspaces.unnamed:  # a joined workspace: its name comes with its genesis
                 w.workspaces.load()
         self._documents(changes)

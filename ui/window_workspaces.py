@@ -11,6 +11,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QListWidgetItem, QMessageBox
 
 from app.records import WorkspaceEntry
+from app.workspaces import folder_entries
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
@@ -33,7 +34,7 @@ class WindowWorkspaces:
                                    window._workspace_name)])
 
     def load(self) -> None:
-        self.window.bridge.then(self.window.facade.workspaces(), done=self._show)
+        self.window.bridge.then(self.window.facade.run(folder_entries), done=self._show)
 
     def _show(self, entries: list[WorkspaceEntry]) -> None:
         w = self.window

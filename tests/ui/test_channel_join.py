@@ -67,7 +67,8 @@ def ada(qtbot, tmp_path):
 
 
 def _joiner(node: Node, bridge: NodeBridge, person: Person) -> ChannelJoin:
-    return ChannelJoin(bridge, node.facade.join, _create(node), ask=person)
+    return ChannelJoin(bridge, lambda name: node.facade.run(lambda ws: ws.join(name).id),
+                       _create(node), ask=person)
 
 
 def test_a_known_channel_is_joined_without_a_question(qtbot, ada):
