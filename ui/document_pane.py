@@ -41,15 +41,7 @@ from typing import TYPE_CHECKING, TypeVar
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QKeySequence, QTextCursor
 from PySide6.QtWidgets import (
-    QComboBox,
-    QHBoxLayout,
     QInputDialog,
-    QLabel,
-    QPlainTextEdit,
-    QPushButton,
-    QSizePolicy,
-    QSplitter,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -58,28 +50,20 @@ from app.documents import on_document
 from app.records import READ_ONLY, BranchInfo, Committed, DocumentView
 from app.text_edits import minimal_edits
 
-from . import theme
+from . import doc_pane_layout
 from ._rows import from_utf16, to_utf16
 from .bridge import NodeBridge
-from .doc_comments import CommentMargin
 from .doc_cursors import map_position
 from .doc_edits import editor_edits
+from .doc_pane_layout import SELECTOR_TIP
 from .doc_presence import DocPresence
-from .doc_preview import OUTLINE_WIDTH, MarkdownTools
-from .doc_review_bar import ChangedNotice
 from .doc_sharing import (
     COPIED,
     PRIVATE,
     WORKSPACE,
     EditorsDialog,
-    LockedNote,
-    RequestsBar,
-    SharingBar,
-    VisibilityBadge,
     sharing_state,
 )
-from .doc_versions import HistoryColumn, tool
-from .flow_row import FlowRow
 from .merge_dialog import NOTHING_TO_MERGE, MergeDialog
 from .timeline import timeline_entries
 
@@ -89,17 +73,11 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 PAUSE_MS = 600  # keystrokes within a pause make one commit
-TITLE_SCALE = 1.5  # the title's size against the window's
 MAIN_MARK = " · main branch"  # after the main branch's name in the selector
-SELECTOR_TIP = "The branch shown; the main branch is the one that opens by default"
-COMMENTS_MIN_PX = 220  # the comments' margin keeps its heading and cards readable
 PLACEHOLDER = ("Start writing. Everyone in the workspace sees your edits as you type; fork a "
                "branch to draft on your own.")
 READER_PLACEHOLDER = "Nothing is written on this branch yet."
-EDITOR_STYLE = ('QPlainTextEdit#docEditor[emptyState="true"] '
-                "{ background: palette(window); border: 1px dashed palette(mid); }")
-NOTICE_STYLE = ("QLabel#docNotice { background: palette(alternate-base); color: palette(text); "
-                "border: 1px solid palette(mid); border-radius: 4px; padding: 6px 8px; }")
+
 
 
 def branch_label(branch: BranchInfo) -> str:
@@ -133,130 +111,7 @@ class DocumentPane(QWidget):
         self.editors_dialog: EditorsDialog | None = None
         self.merge_dialog: MergeDialog | None = None
 
-        # The header: the document's title, and the branch shown with what can be done to it.
-        self.title = QLabel(objectName="docTitle", wordWrap=True)
-        self.title.setFont(theme.scaled(self.title.font(), TITLE_SCALE, bold=True))
-        # A long title wraps rather than widening the pane.
-        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        rename = QPushButton("Rename…", toolTip="Change the document's title (its creator only)")
-        rename.clicked.connect(self._rename)
-        self.branch_selector = QComboBox(objectName="branchSelector", toolTip=SELECTOR_TIP)
-        # Every branch name shows whole: the selector is as wide as its longest name.
-        self.branch_selector.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.branch_selector.setSizePolicy(QSizePolicy.Policy.Fixed,
-                                           QSizePolicy.Policy.Fixed)
-        self.branch_selector.activated.connect(self._branch_chosen)
-        fork = QPushButton("Fork…", toolTip="Start a new branch from this one, to draft on "
-                                            "your own")
-        fork.clicked.connect(self._fork)
-        merge = QPushButton("Merge into main", toolTip="Bring this branch's changes into the "
-                                                       "main branch")
-        merge.clicked.connect(lambda: self.review_merge(self.branch, self._main()))
-        make_main = QPushButton("Set as main", toolTip="Make this branch the one that opens "
-                                                       "by default")
-        make_main.clicked.connect(lambda: self.set_main(self.branch))
-        # The editor's own tools, and the history's.
-        undo = tool("Undo", "Undo my last edit (Ctrl+Z)")
-        undo.clicked.connect(self.undo)
-        redo = tool("Redo", "Redo (Ctrl+Shift+Z)")
-        redo.clicked.connect(self.redo)
-        tag = tool("Tag…", "Name the selected version (or the latest)")
-        tag.clicked.connect(self._tag)
-        self._editing = (fork, merge, make_main, undo, redo, rename, tag)
-        self.fork_button, self.merge_button, self.main_button = fork, merge, make_main
-        self.undo_button, self.redo_button, self.rename_button, self.tag_button = \
-            undo, redo, rename, tag
-
-        # Who may read and change it (ui/doc_sharing.py).
-        self.badge = VisibilityBadge()
-        self.sharing = SharingBar()
-        self.sharing.shareClicked.connect(self.share)
-        self.sharing.editorsClicked.connect(self.show_editors)
-        self.sharing.toggleClicked.connect(self.toggle_visibility)
-        self.sharing.askClicked.connect(self.ask_edit)
-        self.requests = RequestsBar()
-        self.requests.accepted.connect(self.accept)
-        self.locked = LockedNote()
-        self.locked.openLinkClicked.connect(self._open_link)
-        self.unreadable_note = self.locked.note
-
-        self.notice = QLabel(objectName="docNotice", wordWrap=True)
-        self.notice.hide()
-        self.editor = QPlainTextEdit(objectName="docEditor")
-        theme.styled(self.editor, EDITOR_STYLE)  # follows light and dark switches
-        theme.styled(self.notice, NOTICE_STYLE)
-        self.editor.textChanged.connect(self._typed)
-        # The history, and the version picked in it or what changed (ui/doc_versions.py).
-        side = HistoryColumn(bridge, [tag])
-        self.history, self.versions = side.history, side.versions
-        self.version_box = self.versions
-        self.history.restoreRequested.connect(self.restore)
-        self.versions.restoreRequested.connect(self.restore)
-        self.versions.compareRequested.connect(self.compare)
-        self.version, self.version_caption = self.versions.text, self.versions.caption
-        self.restore_button = self.versions.restore_button
-        # "Changed by bob since you last looked · Show changes" (ui/doc_review_bar.py).
-        self.changed_notice = ChangedNotice()
-        self.changed_notice.showRequested.connect(self._show_since)
-        self.comments = CommentMargin(bridge, self.editor)  # beside the editor
-        self.comments.setMinimumWidth(COMMENTS_MIN_PX)  # the editor gives way first
-        self.changed.connect(self.comments.reload)
-
-        # A row that wraps when the pane is narrow: its minimum is the selector's, not the
-        # whole row's (a long branch name once made a 1000 px window 1052 px wide).
-        branch_row = self._branch_row = FlowRow()
-        branch_row.addWidget(self.branch_selector)
-        for button in (fork, merge, make_main):
-            branch_row.addWidget(button)
-        branch_row.add_stretch()
-        branch_row.addWidget(self.badge)
-        branch_row.addWidget(rename)  # at the right, whether or not the title shows above
-
-        # The Markdown's outline and rendering, beside the editor when toggled on.
-        self.markdown = MarkdownTools(self.editor, self)
-        self.preview, self.outline = self.markdown.preview, self.markdown.outline
-        writing = QWidget()
-        writing_column = QVBoxLayout(writing)
-        writing_column.setContentsMargins(0, 0, 0, 0)
-        tools = QHBoxLayout()
-        tools.addWidget(undo)
-        tools.addWidget(redo)
-        tools.addStretch(1)
-        tools.addWidget(self.markdown.outline_button)
-        tools.addWidget(self.markdown.preview_button)
-        writing_column.addLayout(tools)
-        page = QWidget()
-        page_column = QVBoxLayout(page)
-        page_column.setContentsMargins(0, 0, 0, 0)
-        with_comments = QHBoxLayout()
-        with_comments.addWidget(self.editor, 3)
-        with_comments.addWidget(self.comments, 2)
-        page_column.addLayout(with_comments, 1)
-        page_column.addWidget(self.locked, 1)
-        beside = QSplitter()
-        beside.addWidget(self.outline)
-        beside.addWidget(page)
-        beside.addWidget(self.preview)
-        beside.setChildrenCollapsible(False)
-        beside.setStretchFactor(1, 3)  # the editor with its comments
-        beside.setStretchFactor(2, 2)
-        beside.setSizes([OUTLINE_WIDTH, 840, 560])
-        writing_column.addWidget(beside, 1)
-
-        body = QSplitter()
-        body.addWidget(writing)
-        body.addWidget(side)
-        body.setStretchFactor(0, 3)
-        body.setStretchFactor(1, 1)
-        body.setSizes([560, 260])
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.title)
-        layout.addLayout(branch_row)
-        layout.addWidget(self.sharing)
-        layout.addWidget(self.requests)
-        layout.addWidget(self.notice)
-        layout.addWidget(self.changed_notice)
-        layout.addWidget(body, 1)
+        doc_pane_layout.build(self, bridge)
 
         self._pause = QTimer(self, singleShot=True, interval=PAUSE_MS)
         self._pause.timeout.connect(self.commit_now)
