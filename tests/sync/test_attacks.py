@@ -24,7 +24,7 @@ from sync.store import MemoryStore, ReplicaStore
 from tests.support import FakeClock
 
 from .conftest import Chat, identity
-from .test_session import T_START, connected, frame, inject, sessions
+from .session_support import T_START, connected, frame, inject, sessions
 
 NOW_S = 1_900_000_000.0
 MALLORY = identity("attacker-mallory")

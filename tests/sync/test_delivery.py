@@ -9,7 +9,7 @@ from tests.support import node_post
 
 from .conftest import Chat, build_pool
 from .nodes import CHANNEL, wait_online, wait_until
-from .test_session import connected
+from .session_support import connected
 
 
 def test_the_responder_learns_that_the_initiators_round_is_over(secret):

@@ -26,7 +26,7 @@ from sync.session import ObjectsReceived, Session
 from sync.store import MemoryStore
 from tests.support import FakeClock
 
-from .test_session import ALICE, BOB, T_START, Wire, closed, connected, inject, rewrite, tap
+from .session_support import ALICE, BOB, T_START, Wire, closed, connected, inject, rewrite, tap
 
 
 def make_file(store: ChunkStore, size: int, seed: bytes = b"f") -> tuple[bytes, list[bytes]]:

@@ -12,7 +12,7 @@ from sync.store import MemoryStore
 from tests.support import FakeClock
 
 from .conftest import T0_MS
-from .test_session import ALICE, BOB, T_START, Wire, connected, drain_all, frame, inject
+from .session_support import ALICE, BOB, T_START, Wire, connected, drain_all, frame, inject
 
 
 def _flood_frame(stream: bytes = bytes(32), *, limit: int = 4096) -> bytes:

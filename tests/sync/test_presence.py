@@ -39,7 +39,7 @@ from sync.store import MemoryStore
 from tests.support import FakeClock, node_call, node_service
 
 from .nodes import Cluster, wait_until
-from .test_session import (
+from .session_support import (
     ALICE,
     BOB,
     T_START,

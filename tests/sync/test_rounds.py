@@ -18,7 +18,7 @@ from sync.store import MemoryStore
 from tests.support import FakeClock
 
 from .conftest import Chat
-from .test_session import ALICE, BOB, T_START, Wire, frame, inject, sessions
+from .session_support import ALICE, BOB, T_START, Wire, frame, inject, sessions
 
 PER_CHANNEL = 400
 CHANNELS = ("general", "random", "dev")

@@ -9,23 +9,19 @@ whose Noise state a test uses to encrypt bytes no honest session would send.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from core.encoding import dumps, loads, object_id
 from core.identity import Identity
 from core.kinds import CHANNEL_CLASS
 from core.objects import Object
 from storage import Replica, Status
 from sync.negentropy import VectorStorage, fingerprint_from_sum
 from sync.session import (
-    CHUNK,
     HANDSHAKE_TIMEOUT_S,
     IDLE_TIMEOUT_S,
-    MAX_FRAME,
     MAX_NOISE_MESSAGE,
     PING_INTERVAL_S,
     REPLY_TIMEOUT_S,
@@ -38,184 +34,21 @@ from sync.session import (
 from sync.store import FLIP, MemoryStore, ReplicaStore, StreamInfo
 from tests.support import FakeClock
 
-from .conftest import POOL_SIZE, identity
-
-T_START = 5_000.0  # where the sessions' fake monotonic clock (FakeClock) starts, in seconds
-ALICE = identity("session-alice")
-BOB = identity("session-bob")
-MALLORY = identity("session-mallory")
-
-
-# The wire -------------------------------------------------------------------------------------
-
-
-def apply_objects(store, raws: list[bytes]) -> None:
-    if isinstance(store, ReplicaStore):
-        results = store.replica.ingest(raws)
-        assert not [r for r in results if r.status == "rejected"], results
-    else:
-        store.add(raws)
-
-
-class Wire:
-    """Two sessions connected in memory.
-
-    `pump()` moves bytes both ways until neither side has anything to send, draining events
-    after every message (as sync.connection does); a side that closed has its last bytes
-    delivered and then, like a closed WebSocket, makes the other side's `connection_lost`.
-    `run_until(t)` advances the clock to `t`, firing every timer that falls due on the way.
-    `silence` names a side whose bytes are never delivered (a peer that hangs).
-    """
-
-    def __init__(self, a: Session, b: Session, clock: FakeClock, *, lost: bool = True):
-        self.a, self.b, self.clock = a, b, clock
-        self.lost = lost
-        self.silence: Session | None = None
-        # A side whose host stores what it receives only when the test says (store_pending),
-        # as sync._storing's writer thread does some time after the session read it.
-        self.later: Session | None = None
-        self.pending: list[bytes] = []
-        self.log: dict[int, list[tuple[float, object]]] = {id(a): [], id(b): []}
-        self.sent: list[tuple[Session, bytes]] = []
-
-    def events(self, side: Session, kind: type | None = None) -> list:
-        return [e for _, e in self.log[id(side)] if kind is None or isinstance(e, kind)]
-
-    def timed(self, side: Session, kind: type) -> list[tuple[float, object]]:
-        return [(t, e) for t, e in self.log[id(side)] if isinstance(e, kind)]
-
-    def received_ids(self, side: Session) -> list[bytes]:
-        return [object_id(raw) for e in self.events(side, ObjectsReceived) for raw in e.raws]
-
-    def drain(self, side: Session) -> None:
-        while (event := side.next_event()) is not None:
-            self.log[id(side)].append((self.clock.now, event))
-            if isinstance(event, ObjectsReceived):
-                if side is self.later:
-                    self.pending.extend(event.raws)
-                else:
-                    apply_objects(side.store, event.raws)
-
-    def store_pending(self, count: int | None = None) -> None:
-        """The `later` side's host stores the first `count` (all) of what it received, and
-        tells its session."""
-        assert self.later is not None
-        count = len(self.pending) if count is None else count
-        raws, self.pending = self.pending[:count], self.pending[count:]
-        apply_objects(self.later.store, raws)
-        self.later.rounds.stored(len(raws))
-
-    def pump(self, limit: int = 100_000) -> None:
-        for _ in range(limit):
-            moved = False
-            for src, dst in ((self.a, self.b), (self.b, self.a)):
-                for data in src.data_to_send():
-                    moved = True
-                    self.sent.append((src, data))
-                    if src is not self.silence:
-                        dst.receive(data, self.clock.now)
-                        self.drain(dst)
-                self.drain(src)
-                if self.lost and src.closed and not dst.closed and src is not self.silence:
-                    dst.connection_lost("the peer closed the connection")
-                    self.drain(dst)
-                    moved = True
-            if not moved:
-                return
-        raise AssertionError("the wire never went quiet")
-
-    def run_until(self, t: float, limit: int = 10_000) -> None:
-        for _ in range(limit):
-            self.pump()
-            timers = [s.get_timer() for s in (self.a, self.b)]
-            due = min((x for x in timers if x is not None), default=None)
-            if due is None or due > t:
-                self.clock.now = max(self.clock.now, t)
-                return
-            self.clock.now = max(self.clock.now, due)
-            for side in (self.a, self.b):
-                timer = side.get_timer()
-                if timer is not None and timer <= self.clock.now:
-                    side.handle_timer(self.clock.now)
-                self.drain(side)
-        raise AssertionError("timers kept firing")
-
-
-def sessions(store_a, store_b, clock: FakeClock, *, secret: bytes,
-             secret_b: bytes | None = None, ident_a=ALICE, ident_b=BOB, ws: bytes = b"W" * 32,
-             ws_b: bytes | None = None, a_initiates: bool = True,
-             **kw) -> tuple[Session, Session, Wire]:
-    """A pair of Sessions: `a` over store_a and `b` over store_b; `a` dials unless told
-    otherwise."""
-    a = Session(store_a, initiator=a_initiates, secret=secret, identity=ident_a, workspace=ws,
-                now=clock.now, **kw)
-    b = Session(store_b, initiator=not a_initiates, secret=secret_b or secret,
-                identity=ident_b, workspace=ws_b or ws, now=clock.now, **kw)
-    return a, b, Wire(a, b, clock)
-
-
-def connected(store_a=None, store_b=None, *, secret: bytes, **kw):
-    clock = FakeClock(T_START)
-    a, b, wire = sessions(store_a or MemoryStore(), store_b or MemoryStore(), clock, secret=secret,
-                          **kw)
-    wire.pump()
-    assert a.connected and b.connected
-    return a, b, wire, clock
-
-
-def ids(objects: Iterable[Object]) -> set[bytes]:
-    return {o.id for o in objects}
-
-
-def held(store: MemoryStore) -> set[bytes]:
-    return set(store.objects)
-
-
-def tap(side: Session) -> list:
-    """Record every frame `side` reads (decoded), without changing what it does."""
-    frames: list = []
-    original = side._on_frame
-
-    def spy(data: bytes, now: float) -> None:
-        try:
-            frames.append(loads(data))
-        except ValueError:
-            frames.append(None)
-        original(data, now)
-
-    side._on_frame = spy
-    return frames
-
-
-def rewrite(side: Session, change: Callable[[dict], dict]) -> None:
-    """Make `side` send change(frame) instead of each frame (a hostile but keyed peer)."""
-    side.send_frame = lambda frame: Session.send_frame(side, change(frame))
-
-
-def inject(evil: Session, victim: Session, plaintexts: Iterable[bytes], now: float) -> None:
-    """Encrypt each plaintext (flag byte + chunk) with `evil`'s Noise state, feed `victim`."""
-    for plain in plaintexts:
-        victim.receive(evil.handshake.noise.encrypt(plain), now)
-
-
-def frame(value) -> bytes:
-    """A whole frame in one chunk."""
-    return b"\x01" + dumps(value)
-
-
-def closed(wire: Wire, side: Session) -> Closed:
-    """The one Closed event `side` produced."""
-    found = wire.events(side, Closed)
-    assert len(found) == 1, found
-    return found[0]
-
-
-def drain_all(side: Session) -> list:
-    out = []
-    while (event := side.next_event()) is not None:
-        out.append(event)
-    return out
-
+from .conftest import POOL_SIZE
+from .session_support import (
+    ALICE,
+    BOB,
+    MALLORY,
+    T_START,
+    closed,
+    connected,
+    drain_all,
+    held,
+    ids,
+    rewrite,
+    sessions,
+    tap,
+)
 
 # Handshake and reconciliation -----------------------------------------------------------------
 
@@ -466,170 +299,6 @@ def test_nothing_readable_crosses_the_wire(chat, pool, secret):
                          note.raw[:40], note.id, secret):
         assert secret_thing not in traffic  # ...but none of this is readable on the wire
     assert b"hello" not in traffic and b"objs" not in traffic
-
-
-# Framing --------------------------------------------------------------------------------------
-
-
-def test_frames_over_64_kib_are_chunked_and_arrive_whole(chat, secret):
-    a, b, wire, clock = connected(secret=secret)
-    big = [chat.post("bob", "dev", f"{n:04d}" + "y" * 4000) for n in range(75)]
-    total = sum(len(o.raw) for o in big)
-    assert total > 300_000
-    a.store.add(big)
-    a.outbox.push([o.raw for o in big], [o.id for o in big])
-    out = a.data_to_send()
-    assert all(len(data) <= MAX_NOISE_MESSAGE for data in out)
-    assert max(len(data) for data in out) == MAX_NOISE_MESSAGE  # full chunks
-    for data in out:
-        b.receive(data, clock.now)
-    wire.drain(b)
-    batches = wire.events(b, ObjectsReceived)
-    assert sum(len(e.raws) for e in batches) == len(big)
-    assert max(sum(map(len, e.raws)) for e in batches) > 64 * 1024  # one frame of > 64 KiB
-    assert [r for e in batches for r in e.raws] == [o.raw for o in big]  # in order, intact
-    assert held(b.store) >= ids(big)
-    assert not b.closed
-
-
-def test_a_frame_over_the_limit_closes_the_session(secret):
-    assert MAX_FRAME == 1 << 20  # 1 MiB of reassembled chunks
-    a, evil, wire, clock = connected(secret=secret)
-    chunk = b"\x00" + b"z" * CHUNK  # "more chunks follow", never a last one
-    count = MAX_FRAME // CHUNK  # just under the limit: still open
-    inject(evil, a, [chunk] * count, clock.now)
-    assert not a.closed
-    inject(evil, a, [chunk], clock.now)
-    wire.drain(a)
-    verdict = closed(wire, a)
-    assert verdict.error and "1048576 bytes" in verdict.reason and "larger" in verdict.reason
-
-
-def _bad_canonical_frame() -> bytes:
-    # {"t": "ping"} with a non-shortest length header: CBOR, but not canonical.
-    return b"\x01\xa1\x61t\x78\x04ping"
-
-
-HOSTILE = {
-    "malformed CBOR": ([b"\x01\xff\xfe\x00"], "malformed frame"),
-    "non-canonical CBOR": ([_bad_canonical_frame()], "malformed frame"),
-    "not a map": ([frame([1, 2, 3])], "malformed frame: no type"),
-    "type not text": ([frame({"t": 7})], "malformed frame: no type"),
-    "unknown type": ([frame({"t": "launch"})], "unknown frame type 'launch'"),
-    "hello twice": ([frame({"t": "hello", "v": 1, "key": bytes(32), "sig": bytes(64),
-                            "ws": b"W" * 32})], "hello twice"),
-    "bad chunk flag": ([b"\x02" + dumps({"t": "ping"})], "chunk flag"),
-    "empty chunk": ([b""], "chunk flag"),
-    "neg fields": ([frame({"t": "neg", "r": "1", "m": b"a"})], "neg fields"),
-    "want ids": ([frame({"t": "want", "ids": [b"short"]})], "want ids"),
-    "want fields": ([frame({"t": "want", "ids": [], "x": 1})], "want fields"),
-    "objs raws": ([frame({"t": "objs", "raws": ["text"]})], "raws"),
-    # Version 1's deletion claims: a peer's word is no longer taken for anything.
-    "gone claim": ([frame({"t": "gone", "items": [[1, bytes(32)]]})],
-                   "unknown frame type 'gone'"),
-    "done nobody asked for": ([frame({"t": "done"})], "done without a want"),
-    "neg reply nobody asked for": ([frame({"t": "neg", "r": 9, "s": bytes(32), "d": 0, "l": 4096, "m": b"\x61"})],
-                                   "unexpected reconciliation reply"),
-}
-
-
-@pytest.mark.parametrize("case", list(HOSTILE))
-def test_hostile_frames_close_with_a_readable_reason(secret, case):
-    plaintexts, expected = HOSTILE[case]
-    a, evil, wire, clock = connected(secret=secret)
-    inject(evil, a, plaintexts, clock.now)
-    wire.drain(a)
-    verdict = closed(wire, a)
-    assert verdict.error and expected in verdict.reason, verdict
-    a.receive(evil.handshake.noise.encrypt(frame({"t": "ping"})), clock.now)  # ignored once closed
-    assert a.data_to_send() == [] and drain_all(a) == []
-
-
-def test_a_frame_type_naming_an_internal_method_is_unknown(secret):
-    a, evil, wire, clock = connected(secret=secret)
-    inject(evil, a, [frame({"t": "frame"})], clock.now)
-    wire.drain(a)
-    assert closed(wire, a) == Closed("unknown frame type 'frame'", True, fault=True)
-
-
-def test_garbage_negentropy_message_closes_the_responder(secret):
-    evil, b, wire, clock = connected(secret=secret)  # evil dials; b answers rounds
-    inject(evil, b, [frame({"t": "neg", "r": 5, "s": bytes(32), "d": 0, "l": 4096, "m": b"\x61\x05"})], clock.now)
-    wire.drain(b)
-    verdict = closed(wire, b)
-    assert verdict.error and "bad reconciliation message" in verdict.reason
-
-
-def test_a_websocket_message_larger_than_a_noise_message_is_refused(secret):
-    a, evil, wire, clock = connected(secret=secret)
-    a.receive(b"\x00" * (MAX_NOISE_MESSAGE + 1), clock.now)
-    wire.drain(a)
-    assert closed(wire, a).error and "Noise message" in closed(wire, a).reason
-
-
-def test_oversize_handshake_message_is_refused(secret):
-    clock = FakeClock(T_START)
-    b = Session(MemoryStore(), initiator=False, secret=secret, identity=BOB,
-                workspace=b"W" * 32, now=clock.now)
-    b.receive(b"\x00" * 5000, clock.now)
-    [verdict] = drain_all(b)
-    assert verdict.error and "handshake message too large" in verdict.reason
-
-
-@pytest.mark.parametrize("frame_t", ["ping", "neg", "objs"])
-def test_a_frame_before_hello_is_refused(secret, frame_t):
-    clock = FakeClock(T_START)
-    a, b, wire = sessions(MemoryStore(), MemoryStore(), clock, secret=secret)
-    replacement = {"ping": {"t": "ping"}, "neg": {"t": "neg", "r": 1, "s": bytes(32), "d": 0, "l": 4096, "m": b"\x61"},
-                   "objs": {"t": "objs", "raws": []}}[frame_t]
-    rewrite(a, lambda f: replacement if f["t"] == "hello" else f)
-    wire.pump()
-    verdict = closed(wire, b)
-    assert verdict == Closed(f"malformed frame: {frame_t} before hello", True, fault=True)
-    assert not wire.events(b, Connected)
-
-
-HELLOS = {
-    "extra field": (lambda f: {**f, "x": 1}, "hello fields"),
-    "missing sig": (lambda f: {k: v for k, v in f.items() if k != "sig"}, "hello fields"),
-    "short key": (lambda f: {**f, "key": f["key"][:31]}, "hello key"),
-    "key as text": (lambda f: {**f, "key": f["key"].hex()}, "hello key"),
-    "short sig": (lambda f: {**f, "sig": f["sig"][:10]}, "hello sig"),
-    "other version": (lambda f: {**f, "v": 1}, "sync protocol 1"),
-    "other workspace": (lambda f: {**f, "ws": b"V" * 32}, "another workspace"),
-}
-
-
-@pytest.mark.parametrize("case", list(HELLOS))
-def test_a_hello_with_wrong_fields_is_refused(secret, case):
-    change, expected = HELLOS[case]
-    clock = FakeClock(T_START)
-    a, b, wire = sessions(MemoryStore(), MemoryStore(), clock, secret=secret)
-    rewrite(b, lambda f: change(f) if f["t"] == "hello" else f)
-    wire.pump()
-    verdict = closed(wire, a)
-    assert verdict.error and expected in verdict.reason, verdict
-    # Another version or workspace is refused but not counted against the peer.
-    assert verdict.fault == (case not in ("other version", "other workspace")), verdict
-    assert not wire.events(a, Connected)
-
-
-def test_a_peer_in_another_workspace_is_refused_by_both(secret):
-    clock = FakeClock(T_START)
-    a, b, wire = sessions(MemoryStore(), MemoryStore(), clock, secret=secret, ws_b=b"V" * 32)
-    wire.pump()
-    assert closed(wire, a).error and closed(wire, b).error
-    assert "another workspace" in closed(wire, b).reason  # b read a's hello first
-
-
-def test_protocol_error_closes_on_the_peers_account(secret):
-    a, b, wire, clock = connected(secret=secret)
-    a.protocol_error("unexpected TEXT message")
-    assert drain_all(a) == [Closed("unexpected TEXT message", True, fault=True)]
-    assert a.closed and not a.connected and a.get_timer() is None
-    a.protocol_error("again")
-    a.close()
-    assert drain_all(a) == []
 
 
 # Timers ---------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from sync.store import FLIP, ItemSnapshot, MemoryStore, ReplicaStore
 from tests.support import FakeClock
 
 from .conftest import CHANNELS, T0_MS, Chat
-from .test_session import T_START, sessions
+from .session_support import T_START, sessions
 
 BUCKET = 1 << BUCKET_SHIFT
 BASE = (T0_MS >> BUCKET_SHIFT) << BUCKET_SHIFT  # a bucket's first millisecond

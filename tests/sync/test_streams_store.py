@@ -29,7 +29,7 @@ from tests.storage.test_migrations import as_version_12
 from tests.support import FakeClock
 
 from .conftest import CHANNELS, Chat, identity
-from .test_session import T_START, sessions
+from .session_support import T_START, sessions
 from .test_store import NOW_S, ingest, new_replica, run_negentropy, snapshot_items, vector
 
 ELSEWHERE = derive_id("test", b"a stream of a kind this version does not know")
