@@ -9,102 +9,31 @@ encrypted with the branch key the way commits are.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import itertools
 import os
-import random
 
-import nacl.secret
-import pycrdt
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core import encoding
-from core.causal import heads as causal_heads
-from core.documents import CAP_PREFIX, Capability, Document, DocumentError
+from core.documents import Document, DocumentError
 from core.documents._commits import Commits
 from core.errors import InvalidObject
-from core.identity import Identity
-from core.objects import Object, build
-from tests.support import FakeClock
 
-T0_MS = 1_700_000_000_000
-
-
-def ident(name: str) -> Identity:
-    return Identity.from_seed(hashlib.blake2b(name.encode(), digest_size=32).digest())
-
-
-ALICE, BOB, CAROL, MALLORY = ident("alice"), ident("bob"), ident("carol"), ident("mallory")
-
-
-def counting_clock(start: int = T0_MS) -> FakeClock:
-    """Milliseconds that move forward by one at every reading."""
-    return FakeClock(start, tick=1)
-
-
-def new_since(doc: Document, before: list[Object]) -> list[Object]:
-    known = {o.id for o in before}
-    return [o for o in doc.objects() if o.id not in known]
-
-
-def root_heads(doc: Document) -> list[bytes]:
-    return sorted(causal_heads(o for o in doc.objects() if o.stream == doc.root.id))
-
-
-def branch_key(doc: Document, branch: str, epoch: int = 0) -> bytes:
-    held = doc.keys()  # (branch id, epoch, key) triples
-    return {(b.hex(), e): k for b, e, k in held}[(branch, epoch)]
-
-
-def yjs_insert(doc: Document, branch: str, text: str) -> bytes:
-    """A Yjs update, from a client of its own, that inserts `text` at the start of the branch's
-    state at its heads (that state read from `Document.snapshot`, the public way out)."""
-    snapshot = doc.snapshot(branch)
-    assert snapshot is not None
-    _, _, epoch, nonce, box = snapshot
-    ydoc = pycrdt.Doc()
-    ydoc.apply_update(nacl.secret.SecretBox(branch_key(doc, branch, epoch)).decrypt(box, nonce))
-    before = ydoc.get_state()
-    ydoc.get("text", type=pycrdt.Text).insert(0, text)
-    return ydoc.get_update(before)
-
-
-def craft_commit(author: Identity, doc: Document, branch: str, parents: list[str], text: str,
-                 *, epoch: int = 0, root: list[bytes] | None = None,
-                 ts: int = T0_MS + 10_000) -> Object:
-    """A doc/commit built by hand (no editor check) on the branch's heads, inserting `text` at
-    the start, sealed with the branch key of `epoch`."""
-    assert sorted(parents) == doc.heads(branch)
-    nonce = os.urandom(nacl.secret.SecretBox.NONCE_SIZE)
-    box = nacl.secret.SecretBox(branch_key(doc, branch, epoch)).encrypt(
-        encoding.dumps({"u": yjs_insert(doc, branch, text)}), nonce).ciphertext
-    return build(author, "doc/commit", stream=bytes.fromhex(branch),
-                 body={"root": root_heads(doc) if root is None else root, "epoch": epoch,
-                       "nonce": nonce, "box": box},
-                 ts=ts, links=[bytes.fromhex(p) for p in parents])
-
-
-def craft_root(author: Identity, doc: Document, kind: str, body: dict) -> Object:
-    return build(author, kind, stream=doc.root.id, body=body, ts=T0_MS + 10_000,
-                 links=root_heads(doc))
-
-
-def apply_str(text: str, edits: list[tuple[int, int, str]]) -> str:
-    for position, delete, insert in edits:
-        text = text[:position] + insert + text[position + delete:]
-    return text
-
-
-def doc_epochs(cap: Capability) -> list[int]:
-    return [epoch for epoch, _ in cap.keys]
-
-
-def main_id(doc: Document) -> str:
-    return next(b.id for b in doc.branches() if b.main)
-
+from .documents_support import (
+    ALICE,
+    BOB,
+    CAROL,
+    MALLORY,
+    T0_MS,
+    apply_str,
+    counting_clock,
+    craft_commit,
+    craft_root,
+    main_id,
+    new_since,
+)
 
 # Convergence ---------------------------------------------------------------------------------
 
@@ -509,161 +438,6 @@ def test_removing_an_editor_concurrently_with_their_edit() -> None:
         with pytest.raises(DocumentError):
             Document.load(seen.objects(), identity=BOB).commit(BOB, [(0, 0, "x")], [edit])
     assert results == {"base bob"}
-
-
-# Keys and capabilities -----------------------------------------------------------------------
-
-@pytest.fixture
-def two_branches() -> tuple[Document, str, str]:
-    doc = Document.create(ALICE, "secret", clock=counting_clock())
-    doc.commit(ALICE, [(0, 0, "main text")], [])
-    draft = doc.fork(ALICE, "main", "draft")
-    doc.commit(ALICE, [(0, 0, "draft: ")], doc.heads("draft"), branch="draft")
-    return doc, main_id(doc), draft
-
-
-def test_member_without_the_key_holds_commits_but_cannot_read(two_branches) -> None:
-    doc, main, draft = two_branches
-    member = Document.load(doc.objects(), identity=CAROL)
-    assert member.heads("main") == doc.heads("main")
-    assert member.heads("draft") == doc.heads("draft")
-    for branch in (main, draft):
-        with pytest.raises(DocumentError, match="read key"):
-            member.text(member.heads(branch))
-        assert {c.kind for c in member.history(branch)} == {"?"}
-        with pytest.raises(DocumentError):
-            member.share(branch)
-        assert member.snapshot(branch) is None
-    assert not any(b.readable for b in member.branches())
-    assert member.text([]) == ""
-
-
-def test_editors_receive_every_branch_key(two_branches) -> None:
-    doc, main, draft = two_branches
-    doc.add_editor(ALICE, BOB.public_key)
-    later = doc.fork(ALICE, "draft", "later")
-    bob = Document.load(doc.objects(), identity=BOB)
-    assert bob.text(bob.heads(main)) == "main text"
-    assert bob.text(bob.heads(draft)) == "draft: main text"
-    assert bob.text(bob.heads(later)) == "draft: main text"
-    assert all(b.readable for b in bob.branches())
-
-
-def test_capability_opens_one_branch_and_not_another(two_branches) -> None:
-    doc, main, draft = two_branches
-    cap = doc.share("draft")
-    assert (cap.document, cap.branch.hex()) == (doc.root.id, draft)
-    text = cap.encode()
-    assert text.startswith(CAP_PREFIX) and Capability.decode(text) == cap
-    reader = Document.load(doc.objects(), identity=CAROL)
-    reader.open_capability(Capability.decode(text))
-    assert reader.text(reader.heads("draft")) == "draft: main text"
-    with pytest.raises(DocumentError):
-        reader.text(reader.heads("main"))
-    assert {b.name: b.readable for b in reader.branches()} == {"main": False, "draft": True}
-    # Being able to read is not being able to write.
-    with pytest.raises(DocumentError):
-        reader.commit(CAROL, [(0, 0, "x")], reader.heads("draft"), branch="draft")
-
-    elsewhere = Document.create(ALICE, "other", clock=counting_clock())
-    with pytest.raises(DocumentError, match="another document"):
-        elsewhere.open_capability(cap)
-
-
-def test_capability_encoding_round_trip_and_damage(two_branches) -> None:
-    doc, _, _ = two_branches
-    cap = doc.share("main")
-    text = cap.encode()
-    # Spaces, line breaks and upper case (a copy from an email) are fine.
-    spaced = " ".join(text[i:i + 7] for i in range(0, len(text), 7)).upper()
-    assert Capability.decode(spaced[:30] + "\n" + spaced[30:]) == cap
-    for cut in range(1, len(text) - len(CAP_PREFIX) + 1):
-        with pytest.raises(DocumentError):
-            Capability.decode(text[:-cut])
-    rng = random.Random(7)
-    alphabet = "abcdefghijklmnopqrstuvwxyz234567"
-    for i in range(len(CAP_PREFIX), len(text)):
-        damaged = text[:i] + rng.choice(alphabet.replace(text[i], "")) + text[i + 1:]
-        try:
-            decoded = Capability.decode(damaged)
-        except DocumentError:
-            continue
-        # Only the unused bits of the last character can change without damage.
-        assert decoded == cap and i == len(text) - 1, damaged
-    for garbage in ["", "hearthcap1-", "hearthcap2-" + text[len(CAP_PREFIX):], "not a cap",
-                    text + "a", text[:20] + "1" + text[21:], text[:20] + "é" + text[21:]]:
-        with pytest.raises(DocumentError):
-            Capability.decode(garbage)
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.binary(max_size=120))
-def test_capability_with_a_valid_checksum_but_garbage_inside_is_refused(payload: bytes) -> None:
-    data = payload + hashlib.blake2b(payload, digest_size=4).digest()
-    text = CAP_PREFIX + base64.b32encode(data).decode().rstrip("=").lower()
-    try:
-        cap = Capability.decode(text)
-    except DocumentError:
-        return
-    assert len(cap.document) == len(cap.branch) == 32
-
-
-def test_key_refresh_shuts_old_capabilities_out_of_later_commits() -> None:
-    doc = Document.create(ALICE, "refresh", clock=counting_clock())
-    doc.add_editor(ALICE, BOB.public_key)
-    c1 = doc.commit(ALICE, [(0, 0, "before")], [])
-    old = doc.share("main")
-    assert doc_epochs(old) == [0]
-    assert doc.refresh_key(ALICE, "main") == 1
-    c2 = doc.commit(ALICE, [(6, 0, " after")], [c1])
-
-    reader = Document.load(doc.objects(), identity=CAROL)
-    reader.open_capability(old)
-    assert reader.text([c1]) == "before"
-    with pytest.raises(DocumentError):
-        reader.text([c2])
-    assert [c.kind for c in reader.history()] == ["edit", "?"]
-
-    # An editor got the new key sealed to them; a fresh share carries both epochs.
-    bob = Document.load(doc.objects(), identity=BOB)
-    assert bob.text([c2]) == "before after"
-    new = doc.share("main")
-    assert doc_epochs(new) == [0, 1]
-    reader.open_capability(Capability.decode(new.encode()))
-    assert reader.text([c2]) == "before after"
-
-
-def test_removed_editor_reads_the_past_but_not_later_commits() -> None:
-    doc = Document.create(ALICE, "removed", clock=counting_clock())
-    doc.add_editor(ALICE, BOB.public_key)
-    c1 = doc.commit(ALICE, [(0, 0, "shared")], [])
-    doc.remove_editor(ALICE, BOB.public_key)
-    c2 = doc.commit(ALICE, [(6, 0, " private")], [c1])
-    bob = Document.load(doc.objects(), identity=BOB)
-    assert bob.text([c1]) == "shared"
-    with pytest.raises(DocumentError):
-        bob.text([c2])
-    with pytest.raises(DocumentError):
-        bob.commit(BOB, [(0, 0, "x")], [c1])
-
-
-def test_concurrent_key_refreshes_keep_the_branch_readable() -> None:
-    doc = Document.create(ALICE, "refreshes", clock=counting_clock())
-    doc.add_editor(ALICE, BOB.public_key)
-    doc.add_editor(ALICE, CAROL.public_key)
-    c0 = doc.commit(ALICE, [(0, 0, "hello")], [])
-    base = doc.objects()
-    alice = Document.load(base, identity=ALICE, clock=counting_clock(T0_MS + 100))
-    bob = Document.load(base, identity=BOB, clock=counting_clock(T0_MS + 200))
-    alice.refresh_key(ALICE, "main")
-    bob.refresh_key(BOB, "main")
-    alice.commit(ALICE, [(0, 0, "A")], [c0])
-    bob.commit(BOB, [(5, 0, "B")], [c0])
-    new = new_since(alice, base) + new_since(bob, base)
-    for who in (ALICE, BOB, CAROL):
-        for order in (new, new[::-1]):
-            seen = Document.load([*base, *order], identity=who)
-            assert seen.text(seen.heads()) == "AhelloB"
 
 
 # Arrival order of ancestors ------------------------------------------------------------------

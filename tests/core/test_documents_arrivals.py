@@ -13,7 +13,7 @@ import nacl.secret
 from core import encoding
 from core.documents import Document
 from core.objects import build
-from tests.core.test_documents import (
+from tests.core.documents_support import (
     ALICE,
     BOB,
     MALLORY,

@@ -25,7 +25,7 @@ from core.causal import HORIZON_MS
 from core.documents import Document, DocumentError
 from core.documents._comments import _ascii_update, _Units, _varuint
 from core.objects import Object, build
-from tests.core.test_documents import (
+from tests.core.documents_support import (
     ALICE,
     BOB,
     CAROL,

@@ -14,7 +14,7 @@ from core.documents import Document, DocumentError
 from core.errors import InvalidObject
 from core.kinds import check_body
 from core.objects import Object
-from tests.core.test_documents import ALICE, BOB, CAROL, MALLORY, counting_clock
+from tests.core.documents_support import ALICE, BOB, CAROL, MALLORY, counting_clock
 
 SECRET = bytes(range(32))
 NEXT_SECRET = bytes(range(2, 34))

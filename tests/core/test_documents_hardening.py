@@ -23,7 +23,7 @@ from core.causal import HORIZON_MS
 from core.documents import Capability, Document, DocumentError
 from core.identity import Identity, seal_to
 from core.objects import Object, build
-from tests.core.test_documents import (
+from tests.core.documents_support import (
     ALICE,
     BOB,
     CAROL,

@@ -10,7 +10,7 @@ import pytest
 from core import encoding
 from core.documents import Document
 from core.documents._commits import Commits
-from tests.core.test_documents import ALICE, BOB, counting_clock
+from tests.core.documents_support import ALICE, BOB, counting_clock
 
 
 def typed(count: int = 30) -> Document:

@@ -15,7 +15,7 @@ import pytest
 from core import encoding
 from core.documents import Document, DocumentError
 from core.objects import Object
-from tests.core.test_documents import ALICE, BOB, CAROL, MALLORY, counting_clock
+from tests.core.documents_support import ALICE, BOB, CAROL, MALLORY, counting_clock
 
 SECRET = bytes(range(32))
 OTHER_SECRET = bytes(range(1, 33))
