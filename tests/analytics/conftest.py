@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+import aiohttp
 import pytest
 
 from analytics.synth import SynthConfig, SynthResult, generate
@@ -90,3 +91,13 @@ def write_logs(root: Path, days: dict[str, list[str | dict]]) -> Path:
                        for x in lines)
         (folder / "20250101T000000Z-0000000000000000.jsonl").write_text(text, encoding="utf-8")
     return root
+
+
+CLIENT_TIMEOUT_S = 20.0  # an HTTP client's whole request to a test's collector
+
+
+@pytest.fixture
+async def http():
+    """An aiohttp client for the collector tests."""
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=CLIENT_TIMEOUT_S)) as s:
+        yield s
