@@ -17,6 +17,7 @@ from tests.support import Cluster, TwoNodes, start_two_nodes
 # has its own QApplication for the window tests).
 SHARED_WORKER = {
     "tests/analytics/test_pipeline.py": "spark",
+    "tests/analytics/test_report_counts.py": "spark",
     "tests/analytics/test_node_analytics.py": "spark",
     "tests/analytics/test_standalone_cluster.py": "spark",
     "tests/sync/test_discovery.py": "mdns",

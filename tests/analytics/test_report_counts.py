@@ -1,0 +1,154 @@
+"""The Spark report counts each schema version's events beside version 1's: conversations,
+document comments, invites and admissions, files and private channels, kept sets and history."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from analytics import _reference
+
+from .conftest import write_logs
+from .test_pipeline import DAY, NEXT, STREAM, line
+
+
+def test_the_report_counts_the_conversation_events_beside_version_1_ones(tmp_path, run_report,
+                                                                        spark):
+    pids = [f"{n:032x}" for n in range(1, 6)]
+    logs = {DAY: [line(pid=p) for p in pids]
+            + [line("reaction_added", pid=p) for p in pids + pids]
+            + [line("message_edited", pid=p) for p in pids]
+            + [line("thread_reply", pid=p, broadcast=p == pids[0]) for p in pids]}
+    root = write_logs(tmp_path / "logs", logs)
+    out = tmp_path / "out"
+    report = run_report("--input", str(root), "--output", str(out), "--min-cohort", "5")
+    day = date.fromisoformat(DAY)
+    expected = [(day, "message_edited", 5, 5), (day, "message_sent", 5, 5),
+                (day, "reaction_added", 10, 5), (day, "thread_reply", 5, 5)]
+    assert report.summary["bad"]["total"] == 0
+    assert report.outcome.rows["events_daily"] == expected
+    assert report.outcome.rows == _reference.compute(root, min_cohort=5).rows
+    written = spark.read.parquet(str(out / "tables" / "events_daily")).collect()
+    assert sorted((r["event"], r["count"]) for r in written) == [e[1:3] for e in expected]
+    (plot,) = [p for p in report.plots if p.title.startswith("Events per day")]
+    assert plot.series["reaction_added"] == [(day, 10)]
+    page = (out / "report.html").read_text(encoding="utf-8")
+    for name in ("reaction_added", "message_edited", "thread_reply"):
+        assert f"<td>{name}</td>" in page
+
+def test_the_report_counts_document_comments_beside_commits(tmp_path, run_report, spark):
+    pids = [f"{n:032x}" for n in range(1, 7)]
+    logs = {DAY: [line("doc_commit", pid=p, stream=STREAM, size=512) for p in pids]
+            + [line("doc_comment", pid=p) for p in pids * 3]
+            + [line("doc_comment", pid=p, ts=f"{NEXT}T09:00:00Z") for p in pids[:4]]
+            + [line("reaction_added", pid=p) for p in pids],
+            NEXT: [line("doc_comment", pid=p, ts=f"{NEXT}T09:00:00Z") for p in pids[:4]]}
+    root = write_logs(tmp_path / "logs", logs)
+    out = tmp_path / "out"
+    report = run_report("--input", str(root), "--output", str(out), "--min-cohort", "5")
+    day = date.fromisoformat(DAY)
+    # The next day's four installs are too few to show; its lines filed under DAY are bad.
+    expected = [(day, "doc_comment", 18, 6), (day, "doc_commit", 6, 6),
+                (day, "reaction_added", 6, 6)]
+    assert report.summary["bad"] == {"total": 4, "not_json": 0, "unknown_event": 0,
+                                     "invalid": 0, "bad_ts": 0, "wrong_partition": 4}
+    assert report.outcome.rows["events_daily"] == expected
+    assert report.outcome.suppressed["events_daily"] == 1
+    assert report.outcome.rows == _reference.compute(root, min_cohort=5).rows
+    written = spark.read.parquet(str(out / "tables" / "events_daily"))
+    assert sorted((r["event"], r["count"], r["installs"]) for r in written.collect()) == [
+        e[1:] for e in expected]
+    (plot,) = [p for p in report.plots if p.title.startswith("Events per day")]
+    assert plot.series["doc_comment"] == [(day, 18)]
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "<td>doc_comment</td><td>18</td><td>6</td>" in page
+
+
+def test_the_report_counts_invites_and_admissions_beside_the_other_events(tmp_path, run_report,
+                                                                          spark):
+    pids = [f"{n:032x}" for n in range(1, 7)]
+    logs = {DAY: [line(pid=p) for p in pids]
+            + [line("invite_created", pid=p, uses=u, expires=x) for p in pids
+               for u, x in (("one", "week"), ("few", "day"))]
+            + [line("member_admitted", pid=p, how="invite") for p in pids * 2]
+            + [line("member_admitted", pid=p, how="personal") for p in pids[:3]]}
+    root = write_logs(tmp_path / "logs", logs)
+    out = tmp_path / "out"
+    report = run_report("--input", str(root), "--output", str(out), "--min-cohort", "5")
+    day = date.fromisoformat(DAY)
+    expected = [(day, "invite_created", 12, 6), (day, "member_admitted", 15, 6),
+                (day, "message_sent", 6, 6)]
+    assert report.summary["bad"]["total"] == 0
+    assert report.outcome.rows["events_daily"] == expected
+    assert report.outcome.rows == _reference.compute(root, min_cohort=5).rows
+    written = spark.read.parquet(str(out / "tables" / "events_daily"))
+    assert sorted((r["event"], r["count"], r["installs"]) for r in written.collect()) == [
+        e[1:] for e in expected]
+    (plot,) = [p for p in report.plots if p.title.startswith("Events per day")]
+    assert plot.series["invite_created"] == [(day, 12)]
+    assert plot.series["member_admitted"] == [(day, 15)]
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "<td>invite_created</td><td>12</td><td>6</td>" in page
+    assert "<td>member_admitted</td><td>15</td><td>6</td>" in page
+
+
+def test_the_report_counts_files_attached_and_private_channels_made(tmp_path, run_report, spark):
+    pids = [f"{n:032x}" for n in range(1, 8)]
+    logs = {DAY: [line(pid=p) for p in pids]
+            # a message of two files from each install, and a small image from five
+            + [line("file_attached", pid=p, size=s, kind=k, files=2) for p in pids
+               for s, k in ((0, "image"), (10485760, "video"))]
+            + [line("file_attached", pid=p, size=102400, kind="image") for p in pids[:5]]
+            + [line("private_channel_created", pid=p, dm=True) for p in pids[:6]]
+            + [line("private_channel_created", pid=p, dm=False) for p in pids[:4]]
+            + [line("file_attached", pid=p, size=3141592) for p in pids]}
+    root = write_logs(tmp_path / "logs", logs)
+    out = tmp_path / "out"
+    report = run_report("--input", str(root), "--output", str(out), "--min-cohort", "5")
+    day = date.fromisoformat(DAY)
+    expected = [(day, "file_attached", 19, 7), (day, "message_sent", 7, 7),
+                (day, "private_channel_created", 10, 6)]
+    assert report.summary["bad"]["invalid"] == report.summary["bad"]["total"] == 7
+    assert report.outcome.rows["events_daily"] == expected
+    assert report.outcome.rows == _reference.compute(root, min_cohort=5).rows
+    written = spark.read.parquet(str(out / "tables" / "events_daily"))
+    assert sorted((r["event"], r["count"], r["installs"]) for r in written.collect()) == [
+        e[1:] for e in expected]
+    (plot,) = [p for p in report.plots if p.title.startswith("Events per day")]
+    assert plot.series["file_attached"] == [(day, 19)]
+    assert plot.series["private_channel_created"] == [(day, 10)]
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "<td>file_attached</td><td>19</td><td>7</td>" in page
+    assert "<td>private_channel_created</td><td>10</td><td>6</td>" in page
+
+
+def test_the_report_counts_kept_sets_and_history_fetches(tmp_path, run_report, spark):
+    pids = [f"{n:032x}" for n in range(1, 9)]
+    logs = {DAY: [line(pid=p) for p in pids]
+            # every install joins (a big fetch, keeping all) and six of them then keep some
+            + [line("history_fetched", pid=p, objects=10000, seconds=30) for p in pids]
+            + [line("channels_kept", pid=p, channels=6, documents=1) for p in pids[:6]]
+            + [line("history_fetched", pid=p, objects=100, seconds=0, kept_all=False)
+               for p in pids[:5]]
+            + [line("channels_kept", pid=p, all=True, channels=0, documents=0) for p in pids[:2]]
+            + [line("channels_kept", pid=p, channels=37) for p in pids]
+            + [line("history_fetched", pid=p, seconds=2.5) for p in pids],
+            NEXT: [line("history_fetched", pid=p, ts=f"{NEXT}T09:00:00Z") for p in pids[:4]]}
+    root = write_logs(tmp_path / "logs", logs)
+    out = tmp_path / "out"
+    report = run_report("--input", str(root), "--output", str(out), "--min-cohort", "5")
+    day = date.fromisoformat(DAY)
+    # Six changes to what is kept are counted; the next day's four fetches are too few installs.
+    expected = [(day, "channels_kept", 8, 6), (day, "history_fetched", 13, 8),
+                (day, "message_sent", 8, 8)]
+    assert report.summary["bad"]["invalid"] == report.summary["bad"]["total"] == 16
+    assert report.outcome.rows["events_daily"] == expected
+    assert report.outcome.rows == _reference.compute(root, min_cohort=5).rows
+    written = spark.read.parquet(str(out / "tables" / "events_daily"))
+    assert sorted((r["event"], r["count"], r["installs"]) for r in written.collect()) == [
+        e[1:] for e in expected]
+    (plot,) = [p for p in report.plots if p.title.startswith("Events per day")]
+    assert plot.series["channels_kept"] == [(day, 8)]
+    assert plot.series["history_fetched"] == [(day, 13)]
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "<td>channels_kept</td><td>8</td><td>6</td>" in page
+    assert "<td>history_fetched</td><td>13</td><td>8</td>" in page
