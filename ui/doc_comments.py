@@ -22,9 +22,6 @@ document.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPalette, QTextCursor
 from PySide6.QtWidgets import (
@@ -43,97 +40,35 @@ from PySide6.QtWidgets import (
 
 from app.doc_views import comments_view
 from app.documents import on_document
-from app.records import CommentInfo, CommentsView
+from app.records import CommentsView
 from app.text_edits import minimal_edits
 
 from . import theme
-from ._rows import from_utf16, name_rgb, time_label, to_utf16
+from ._rows import from_utf16, name_rgb, to_utf16
 from .bridge import NodeBridge
-from .timeline import author_names
 
 MARGIN_WIDTH = 280  # px: the margin's preferred width beside the editor
-CARD_GAP = 6  # px between stacked cards
-QUOTE_SHOWN = 80  # codepoints of a comment's words its card shows
 PLACE_MS = 30  # after the editor's text changes, cards move once it has been quiet this long
 EMPTY = "No comments yet. Select words in the editor and choose Comment…"
 SELECT_FIRST = "Select the words to comment on first."
 NOT_SAVED = "Those words are not saved yet; try again in a moment."
 DETACHED = "On deleted text"
-Edit = tuple[int, int, str]  # (position, delete count, inserted text), in codepoints
 CARD_STYLE = ("QFrame#commentCard { background: palette(base); border: 1px solid palette(mid); "
               "border-radius: 6px; } "
               'QFrame#commentCard[current="true"] { border: 2px solid palette(highlight); } '
               'QFrame#commentCard[resolved="true"] { background: palette(window); }')
 
 
-# What the margin decides without Qt --------------------------------------------------------------
+from .comment_places import (  # noqa: E402 (re-exported for the tests)
+    Card,
+    Edit,
+    cards,
+    carried,
+    follow,
+    shown_quote,
+    stack,
+)
 
-def follow(position: int, edits: Sequence[Edit], *, after: bool) -> int:
-    """Where `position` is once `edits` (in the order app.documents.minimal_edits gives them)
-    are made. Text inserted exactly at it goes before it when `after` (a comment's start sticks
-    to the character after it), else after it (its end, to the character before); a position
-    in deleted text goes to where that text was."""
-    for at, delete, insert in edits:
-        if at + delete < position or (at + delete == position and (delete or after)):
-            position += len(insert) - delete
-        elif at < position:
-            position = at + (len(insert) if after else 0)
-    return position
-
-
-def carried(old: str, new: str, start: int, end: int) -> tuple[int, int]:
-    """The range [start, end) of `old` in `new` (see `follow`)."""
-    if old == new:
-        return start, end
-    edits = minimal_edits(old, new)
-    return follow(start, edits, after=True), follow(end, edits, after=False)
-
-
-def stack(wanted: Sequence[int], heights: Sequence[int], gap: int = CARD_GAP) -> list[int]:
-    """Tops for cards that want to sit at `wanted` (in that order, top to bottom): as wanted,
-    or just below the card above when it would overlap it."""
-    tops: list[int] = []
-    bottom = None  # of the card above, with the gap
-    for want, height in zip(wanted, heights, strict=True):
-        tops.append(want if bottom is None else max(want, bottom))
-        bottom = tops[-1] + height + gap
-    return tops
-
-
-def shown_quote(quote: str, limit: int = QUOTE_SHOWN) -> str:
-    """A comment's words as its card shows them: on one line, cut at `limit`."""
-    one_line = " ".join(quote.split())
-    return f"“{one_line if len(one_line) <= limit else one_line[:limit] + '…'}”"
-
-
-@dataclass(frozen=True)
-class Card:
-    """What one comment's card shows, and what it offers."""
-
-    comment: CommentInfo
-    name: str
-    when: str
-    quote: str
-    replies: tuple[tuple[bytes, str, str, str], ...]  # (author, name, when, text)
-    can_resolve: bool
-    resolved: str  # "Resolved by ada", or "" while open
-
-
-def cards(view: CommentsView, me: bytes) -> list[Card]:
-    """The cards of a view, in its order: names as the history names people (a key suffix for
-    lookalikes), and Resolve for the comment's author and the editors."""
-    authors = [c.author for c in view.comments] + [
-        r.author for c in view.comments for r in c.replies] + [
-        c.resolved_by for c in view.comments if c.resolved_by is not None]
-    named = author_names(view.names, authors)
-    return [Card(c, named[c.author], time_label(c.ts), shown_quote(c.quote),
-                 tuple((r.author, named[r.author], time_label(r.ts), r.text) for r in c.replies),
-                 not c.resolved and (me == c.author or me in view.editors),
-                 f"Resolved by {named[c.resolved_by]}" if c.resolved_by is not None else "")
-            for c in view.comments]
-
-
-# Widgets -------------------------------------------------------------------------------------
 
 def _label(text: str = "", name: str = "", *, wrap: bool = True) -> QLabel:
     """A label that shows its text as it is (what members write is never HTML)."""
