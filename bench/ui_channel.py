@@ -52,6 +52,7 @@ from app.workspace import Workspace  # noqa: E402
 from bench._common import RESULTS, report  # noqa: E402
 from bench._corpus import conversation, posts  # noqa: E402
 from storage import Replica  # noqa: E402
+from ui.app import application, set_up  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 
 FULL_MESSAGES = 100_000  # the size the targets are for
@@ -144,7 +145,8 @@ def measure(root: Path, messages: int, sync: int) -> dict:
     arriving by sync."""
     a = Paths.resolve(root / "a", "default")
     b = Paths.resolve(root / "b", "default")
-    app = QApplication([])
+    app = application()
+    collector = set_up(app, a.data)  # the theme and the GUI thread's garbage collection
     node_a = Node(a, interfaces=["127.0.0.1"], mdns=False, reconcile_interval=None).start()
     try:
         start = time.perf_counter()
@@ -190,6 +192,7 @@ def measure(root: Path, messages: int, sync: int) -> dict:
         window.close()
     finally:
         node_a.stop()
+        collector.stop()
     return {
         "first_page_ms": round(first_page_ms, 1),
         "scroll_to_top_s": round(scroll_s, 2),
