@@ -3,7 +3,9 @@ message list with the newest page in it (target <= 100 ms), s to scroll to the t
 loading (target <= 10 s), peak RSS of the window's process (target <= 300 MB), and the longest
 GUI-thread stall (a 10 ms timer) while 10,000 messages arrive by sync (target <= 50 ms). The
 peer they come from runs in the window's process too, and takes in the whole channel meanwhile,
-so the peak RSS before the sync (the window with every row loaded) is reported as well.
+so the peak RSS before the sync (the window with every row loaded) is reported as well. The
+window runs as `hearth gui` runs it: ui.app's application() and set_up() (the theme, and
+Python's garbage collection on the GUI thread, ui/collector.py) come before it.
 
 Two replicas are measured in one run: "plain" holds only the messages; "mix" holds the same
 messages with a conversation mix among them (bench/_corpus.Mix: reactions on 20% of messages,
