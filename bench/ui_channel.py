@@ -3,7 +3,9 @@ message list with the newest page in it (target <= 100 ms), s to scroll to the t
 loading (target <= 10 s), peak RSS of the window's process (target <= 300 MB), and the longest
 GUI-thread stall (a 10 ms timer) while 10,000 messages arrive by sync (target <= 50 ms). The
 peer they come from runs in the window's process too, and takes in the whole channel meanwhile,
-so the peak RSS before the sync (the window with every row loaded) is reported as well.
+so the peak RSS before the sync (the window with every row loaded) is reported as well. The
+window runs as `hearth gui` runs it: ui.app's application() and set_up() (the theme, and
+Python's garbage collection on the GUI thread, ui/collector.py) come before it.
 
 Two replicas are measured in one run: "plain" holds only the messages; "mix" holds the same
 messages with a conversation mix among them (bench/_corpus.Mix: reactions on 20% of messages,
@@ -52,6 +54,7 @@ from app.workspace import Workspace  # noqa: E402
 from bench._common import RESULTS, report  # noqa: E402
 from bench._corpus import conversation, posts  # noqa: E402
 from storage import Replica  # noqa: E402
+from ui.app import application, set_up  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
 
 FULL_MESSAGES = 100_000  # the size the targets are for
@@ -144,7 +147,8 @@ def measure(root: Path, messages: int, sync: int) -> dict:
     arriving by sync."""
     a = Paths.resolve(root / "a", "default")
     b = Paths.resolve(root / "b", "default")
-    app = QApplication([])
+    app = application()
+    collector = set_up(app, a.data)  # the theme and the GUI thread's garbage collection
     node_a = Node(a, interfaces=["127.0.0.1"], mdns=False, reconcile_interval=None).start()
     try:
         start = time.perf_counter()
@@ -190,6 +194,7 @@ def measure(root: Path, messages: int, sync: int) -> dict:
         window.close()
     finally:
         node_a.stop()
+        collector.stop()
     return {
         "first_page_ms": round(first_page_ms, 1),
         "scroll_to_top_s": round(scroll_s, 2),

@@ -51,7 +51,9 @@ from .records import (
 )
 
 BUSY_TIMEOUT_MS = 10_000
-SYNC_CACHE_KIB = 16384  # sync's reading connection: the item index's hot pages
+# Sync's reading connection reads most pages once (the item index, raws to send): 16 MiB of
+# cache added ~40 MB to a syncing window's peak RSS (bench/ui_channel.py), 4 MiB does not.
+SYNC_CACHE_KIB = 4096
 # A new replica's pages. Ids are random, so a batch of objects touches most pages of the id
 # index, and a commit writes each page touched: fewer, larger pages cost less per object.
 PAGE_SIZE = 16384

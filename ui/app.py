@@ -12,6 +12,7 @@ import contextlib
 import sys
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QApplication
@@ -173,11 +174,18 @@ def application() -> QApplication:
     return app
 
 
+def set_up(app: QApplication, data: Path) -> GuiThreadCollector:
+    """What runs before the first window: the theme of the preferences in `data` (so the
+    window never flashes in the other palette; a small local file) and the collector that
+    runs Python's garbage collection on the GUI thread (`stop()` it after the event loop).
+    bench/ui_channel.py calls it too, so it measures the window as it runs here."""
+    theme.apply(app, preferences.load(data).appearance)
+    return GuiThreadCollector(app)
+
+
 def run(node: Node, make_node: NodeFactory, *, first_run: bool = False) -> int:
     app = application()
-    # Before the first window, so it never flashes in the other palette (a small local file).
-    theme.apply(app, preferences.load(node.paths.data).appearance)
-    collector = GuiThreadCollector(app)
+    collector = set_up(app, node.paths.data)
     controller = Controller(node.paths, make_node, first_run=first_run)
     controller.start(node)
     try:

@@ -263,7 +263,7 @@ class EmojiPicker(QFrame):
         layout.addLayout(body, 1)
         layout.addWidget(self.status)
         self._show_recent()
-        self.groups.setCurrentRow(0)
+        self._listed = False  # the first group is listed when the picker first shows
 
     # What the person sees -------------------------------------------------------------------
 
@@ -278,6 +278,7 @@ class EmojiPicker(QFrame):
 
     def show_group(self, group: str) -> None:
         """List `group` (one of app.emojis.GROUPS) and forget the search."""
+        self._listed = True
         self.groups.setCurrentRow(emojis.GROUPS.index(group))
 
     def group(self) -> str | None:
@@ -392,6 +393,15 @@ class EmojiPicker(QFrame):
         x = max(screen.left(), min(rect.left(), screen.right() - rect.width()))
         y = max(screen.top(), min(rect.top(), screen.bottom() - rect.height()))
         return QPoint(x, y)
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        # The catalogue is read here, not at construction: a window that never opens the
+        # picker never pays for it, and the first page comes sooner.
+        if not self._listed:
+            self._listed = True
+            if self.groups.currentRow() < 0 and not self.search.text().strip():
+                self.groups.setCurrentRow(emojis.GROUPS.index(self._group))
+        super().showEvent(event)
 
     def hideEvent(self, event) -> None:  # noqa: N802 (Qt's name)
         self._on_pick = None

@@ -194,8 +194,6 @@ class MainWindow(QMainWindow):
             on_complete=lambda: self._refresh.start())
         for view in (self.message_view, self.thread_pane.view, self.private.view):
             self.attachments.watch(view)
-        self.document_pane = DocumentPane(self.bridge)
-        self.document_pane.title.hide()  # the window's header names the open document
         self.peer_status = QPushButton("offline", objectName="peerStatus", flat=True)
         self.peer_status.clicked.connect(self.show_peers)
         # The workspace's own actions: its members, inviting, the settings.
@@ -254,6 +252,11 @@ class MainWindow(QMainWindow):
         self.updates.check_removal()
         # After the channel asked for next (the first page is what the person waits for).
         QTimer.singleShot(0, self, self.workspaces.load)
+
+    @property
+    def document_pane(self) -> DocumentPane:
+        """The document page (made on first use: see ui/window_documents.py)."""
+        return self.documents.pane
 
     # Actions -----------------------------------------------------------------------------------
 
@@ -534,7 +537,7 @@ class MainWindow(QMainWindow):
         self.kept.load()
         self._load_state()
         self.documents.load()
-        if self.pages.currentWidget() is self.document_pane:
+        if self.documents.showing():
             self.document_pane.reload()
         if self.workspaces.unnamed:  # a joined workspace: its name comes with its genesis
             self.workspaces.load()

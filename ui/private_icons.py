@@ -3,13 +3,22 @@ this machine's fonts may have no emoji, and Qt's standard icons have no lock."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QIcon, QPainter, QPainterPath, QPen, QPixmap
 
 
 def lock_pixmap(size: int, color: QColor, ratio: float = 1.0) -> QPixmap:
     """A closed padlock `size` logical pixels square: a shackle over a rounded body with a
-    keyhole."""
+    keyhole. Drawn once per size, colour and ratio (the sidebar asks again at every palette
+    change, several times while the window is built)."""
+    return _lock_pixmap(size, color.rgba(), ratio)
+
+
+@lru_cache(maxsize=64)
+def _lock_pixmap(size: int, rgba: int, ratio: float) -> QPixmap:
+    color = QColor.fromRgba(rgba)
     pixmap = QPixmap(round(size * ratio), round(size * ratio))
     pixmap.setDevicePixelRatio(ratio)
     pixmap.fill(Qt.GlobalColor.transparent)

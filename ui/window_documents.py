@@ -1,5 +1,7 @@
 """The main window's documents: the sidebar's list (their titles), opening one in the document
-pane, and making a new one. Owned by the window (`window.documents`)."""
+pane, and making a new one. Owned by the window (`window.documents`), which makes the pane when
+it is first asked for (`window.document_pane`): most sessions open no document, and the pane's
+widgets would otherwise be built before the first page of messages shows."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from PySide6.QtCore import Qt
 from app.records import DocumentSummary
 
 from .doc_new import NewDocumentDialog
+from .document_pane import DocumentPane
 from .switcher import visited
 
 if TYPE_CHECKING:
@@ -21,7 +24,22 @@ class WindowDocuments:
         self.window = window
         window.document_list.itemClicked.connect(
             lambda item: self.open(item.data(Qt.ItemDataRole.UserRole)))
-        window.document_pane.changed.connect(self._changed)
+        self._pane: DocumentPane | None = None
+
+    @property
+    def pane(self) -> DocumentPane:
+        """The document pane, made (and added to the window's pages) on the first call."""
+        if self._pane is None:
+            w = self.window
+            self._pane = DocumentPane(w.bridge)
+            self._pane.title.hide()  # the window's header names the open document
+            self._pane.changed.connect(self._changed)
+            w.pages.addWidget(self._pane)
+        return self._pane
+
+    def showing(self) -> bool:
+        """Whether the window shows the document pane (never made: it does not)."""
+        return self._pane is not None and self.window.pages.currentWidget() is self._pane
 
     def load(self) -> None:
         w = self.window
@@ -58,8 +76,8 @@ class WindowDocuments:
 
     def _changed(self) -> None:
         w = self.window
-        if w.pages.currentWidget() is w.document_pane and w.document_pane.title.text():
-            w.header.show_document(w.document_pane.title.text())
+        if self.showing() and self.pane.title.text():
+            w.header.show_document(self.pane.title.text())
 
     def new(self, title: str, *, private: bool = False, editing: str | None = None) -> None:
         """Create a document (every member reads it unless `private`, and edits it unless

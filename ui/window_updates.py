@@ -92,9 +92,8 @@ class WindowUpdates(QObject):
         w = self.window
         if any(branch is None for _, branch in changes.documents):  # titles, new documents
             w.documents.load()
-        open_doc = w.document_pane.doc_id
-        if w.pages.currentWidget() is w.document_pane and (
-                changes.membership or any(doc == open_doc for doc, _ in changes.documents)):
+        if w.documents.showing() and (changes.membership or any(
+                doc == w.document_pane.doc_id for doc, _ in changes.documents)):
             w.document_pane.reload()
 
     # Sync status -------------------------------------------------------------------------------
