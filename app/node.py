@@ -72,6 +72,7 @@ log = logging.getLogger(__name__)
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
 COLLECTOR_CHECK_S = 5.0  # how soon a collector URL set in the settings is used
+HELPER_START_S = 2.0  # after the start, the signature helpers start (storage._verify)
 T = TypeVar("T")
 
 
@@ -94,6 +95,7 @@ class Node:
         # Made as the Node starts, on its thread, before any work of its runs (None until).
         self.activity: Activity = None  # type: ignore[assignment]
         self._shipper: Shipper | None = None
+        self._helpers: asyncio.TimerHandle | None = None  # starts the signature helpers
         self._lock = DataLock(paths.data / "node.lock", paths.workspace)
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -200,7 +202,10 @@ class Node:
             ws.on_created = self._created
             ws.on_merged = self.activity.merged_document
             self._arrivals = Arrivals(ws)
-            start_signature_helper()  # a catch-up's first large batch need not wait for it
+            # Soon, not now: a catch-up's first large batch need not wait for the helpers, and
+            # their start-up (two interpreters) does not compete with the window's first page.
+            self._helpers = asyncio.get_running_loop().call_later(
+                HELPER_START_S, start_signature_helper)
             await self._service.async_start()
         except BaseException as exc:  # reported to start()'s caller
             self._start_error = exc
@@ -261,6 +266,8 @@ class Node:
             shipper.wake()
 
     async def _shutdown(self) -> None:
+        if self._helpers is not None:
+            self._helpers.cancel()
         if self._service is not None:
             await self._service.async_stop()
             sync_status.remove(self.paths.workspace_dir)
