@@ -128,7 +128,9 @@ class MainWindow(QMainWindow):
         self.messages.me = self.facade.key
         self.message_view = MessageView(self.messages)
         self.message_view.setFrameShape(QFrame.Shape.NoFrame)
+        # Shown is read: a new channel's rows, and new messages arriving as rows below them.
         self.messages.modelReset.connect(self._mark_read)
+        self.messages.rowsInserted.connect(self._mark_read)
         self.channels.modelReset.connect(self._title_badge)
         self.channels.modelReset.connect(
             lambda: self.sidebar.set_unread(self.channels.private_unread))

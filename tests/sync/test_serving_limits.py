@@ -7,6 +7,7 @@ flood barely slows another member's catch-up (a ratio measured within the test).
 from __future__ import annotations
 
 import asyncio
+import math
 import multiprocessing
 import socket
 import time
@@ -22,6 +23,8 @@ from core.membership import invite_tag
 from core.objects import authored
 from storage import Replica
 from sync import _guard
+from sync._budget import KEY_RANGES_BURST, KEY_RANGES_PER_S
+from sync.session import NEG_MAX_RANGES
 from sync.store import MemoryStore
 from tests.support import node_call, node_post, node_service, share
 
@@ -173,7 +176,6 @@ def test_members_still_sync_while_an_outsider_holds_20_addresses_of_16_slow_sock
 
 CATCH_UP_POSTS = 6000
 ROUNDS = 3  # catch-ups alone, and as many during a flood
-MAX_SLOWDOWN = 1.3
 
 
 def _held(node) -> int:
@@ -225,39 +227,35 @@ class Flood:
 
 
 @pytest.mark.parametrize("reads", [False, True], ids=["never-reads", "reads"])
-def test_a_reconciliation_flood_by_one_member_slows_anothers_catch_up_by_at_most_1_3x(
+def test_a_reconciliation_flood_by_one_member_is_held_to_its_budget_while_another_catches_up(
         cluster, reads):
     """Frames of 2,048 ranges whose replies were never read kept a node 65-81% busy and made a
     catch-up 2.7x slower. Now a key's reconciliation work is a token bucket: over it, the
     node stops reading that peer (TCP holds its frames); and a peer whose replies pile up
-    unread is not read at all. Catch-ups alone and during a flood alternate (after one to warm
-    up), so the machine's other load falls on both alike."""
-    pa, pb, *joiners = cluster.members(2 + 1 + 2 * ROUNDS)
+    unread is not read at all. So while another member catches up in full, the flooder's
+    frames answered stay within the bucket over however long that took (a machine's load only
+    lengthens it, never tips it). How much the flood slows a catch-up is a speed, which a test
+    does not assert."""
+    pa, pb, *joiners = cluster.members(2 + 1 + ROUNDS)
     ids = fill(pa, CATCH_UP_POSTS)
     with Replica(pa.replica) as replica:
         first_ts, last_ts = replica.object(ids[0]).ts, replica.object(ids[-1]).ts
     a = cluster.start(pa)
     total = _held(a)
     flooder = Identity.load(pb.identity).public_key
-    _catch_up_s(cluster, joiners.pop(), a, total)  # warm-up
-    alone, flooded, sent = [], [], 0
+    sent = 0
     for _ in range(ROUNDS):
-        alone.append(_catch_up_s(cluster, joiners.pop(), a, total))
         with Flood(a.port, pa.secret.read_bytes(), a.workspace_id, str(pb.identity),
                    kinds.channel_stream(a.workspace_id, CHANNEL), first_ts, last_ts,
                    reads=reads) as flood:
-            # Timed from when the flood is under way (its first frame was answered).
             wait_until(lambda: _flood_answered(a, flooder) >= 1, what="the flood to start")
-            flooded.append(_catch_up_s(cluster, joiners.pop(), a, total))
+            answered, began = _flood_answered(a, flooder), time.monotonic()
+            _catch_up_s(cluster, joiners.pop(), a, total)  # completes, flood or not
+            took = time.monotonic() - began
+            answered = _flood_answered(a, flooder) - answered
             sent += flood.sent.value
-    # The quickest of each: the machine's other load (other tests, other people's) only ever
-    # adds time, while the flood's cost is in every flooded run.
-    ratio = min(flooded) / min(alone)
-    print(f"catch-ups of {total} objects: {_seconds(alone)} alone, {_seconds(flooded)} during "
-          f"a flood: {ratio:.2f}x ({sent} flood frames taken)")
+        allowed = math.ceil((KEY_RANGES_BURST + KEY_RANGES_PER_S * took) / NEG_MAX_RANGES) + 1
+        assert answered <= allowed, (answered, allowed, took)
     assert sent >= ROUNDS  # the flood really ran
-    assert ratio <= MAX_SLOWDOWN, (alone, flooded, sent)
 
 
-def _seconds(times: list[float]) -> str:
-    return ", ".join(f"{t:.2f}" for t in times) + " s"

@@ -178,8 +178,16 @@ def test_two_windows_never_tell_a_lie(qtbot, tmp_path):
             note("ada removes bob")
             result(self.nodes[0].facade.remove_member(self.nodes[1].key, "model"))
             self.removed = True
-            qtbot.waitUntil(lambda: self.windows[1].removed_banner.isVisible(),
-                            timeout=WAIT_MS)
+            bob = self.windows[1]
+            qtbot.waitUntil(lambda: bob.removed_banner.isVisible(), timeout=WAIT_MS)
+            # He is in no private channel now: none is listed, and one he had open gives way
+            # to his channel ("You are no longer in …"), whenever the new keys arrive.
+            qtbot.waitUntil(lambda: bob.sidebar.private_list.count() == 0
+                            and bob.sidebar.dm_list.count() == 0, timeout=WAIT_MS)
+            if self.target[1] in ("launch", "dm"):  # it was open, maybe behind Mentions
+                self.target[1] = self.shown[1] = self.channel[1]
+                qtbot.waitUntil(lambda: conversation_target.shown(bob).kind == "channel",
+                                timeout=WAIT_MS)
 
         def stored(self, who: int) -> str:
             return result(self.nodes[who].facade.run(on_document(bytes.fromhex(self.doc), lambda docs, d: document_view(docs, d)))).text
