@@ -29,41 +29,6 @@ from .records import Message, MessageVersion, Reaction
 T = TypeVar("T", bytes, str, None)
 LONG_READ = 1000  # messages: after a read this long the connection's page cache is let go
 
-SCHEMA = """
-ALTER TABLE messages ADD COLUMN reply_to BLOB;
-ALTER TABLE messages ADD COLUMN in_channel INTEGER NOT NULL DEFAULT 1;
-ALTER TABLE messages ADD COLUMN edited INTEGER NOT NULL DEFAULT 0;
-CREATE INDEX messages_by_thread ON messages (reply_to, hidden, ts, id)
-    WHERE reply_to IS NOT NULL;
-CREATE TABLE edits (
-    oid INTEGER PRIMARY KEY REFERENCES objects (oid) ON DELETE CASCADE,
-    id BLOB NOT NULL,
-    target BLOB NOT NULL,
-    channel TEXT NOT NULL,
-    author BLOB NOT NULL,
-    ts INTEGER NOT NULL,
-    text TEXT NOT NULL,
-    hidden INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX edits_by_target ON edits (target, hidden, ts, id);
-CREATE INDEX edits_by_channel ON edits (channel, author);
-CREATE INDEX edits_future ON edits (ts) WHERE hidden & 2;
-CREATE TABLE reactions (
-    oid INTEGER PRIMARY KEY REFERENCES objects (oid) ON DELETE CASCADE,
-    id BLOB NOT NULL,
-    target BLOB NOT NULL,
-    channel TEXT NOT NULL,
-    author BLOB NOT NULL,
-    emoji TEXT NOT NULL,
-    ts INTEGER NOT NULL,
-    hidden INTEGER NOT NULL DEFAULT 0,
-    counted INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX reactions_by_target ON reactions (target, author, hidden, ts, id);
-CREATE INDEX reactions_by_channel ON reactions (channel, author);
-CREATE INDEX reactions_future ON reactions (ts) WHERE hidden & 2
-"""
-
 
 # Edits ------------------------------------------------------------------------------------------
 
