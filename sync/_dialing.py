@@ -119,7 +119,7 @@ class Dialer:
                     self.dialing.add(peer.address)
                     service.spawn(self._dial(peer))
             service.peers.forget_dead()
-            await asyncio.sleep(DIAL_INTERVAL_S)
+            await service.pause(DIAL_INTERVAL_S)
 
     async def _dial(self, peer: Peer) -> None:
         service = self.service

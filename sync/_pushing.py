@@ -5,7 +5,6 @@ as Delivered. Owned by SyncService (`service.pushes`)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from typing import TYPE_CHECKING
 
@@ -77,7 +76,9 @@ class Pushes:
         """Notice objects another process wrote to the replica (PRAGMA data_version)."""
         service = self.service
         while not service.stopped:
-            await asyncio.sleep(WATCH_INTERVAL_S)
+            await service.pause(WATCH_INTERVAL_S)
+            if service.stopped:
+                return
             if service.storing.busy:
                 continue  # the writer holds the replica; it announces what it stored
             with contextlib.suppress(Exception):

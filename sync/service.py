@@ -127,6 +127,7 @@ class SyncService:
         self.http: aiohttp.ClientSession | None = None
         self._discovery: Discovery | None = None
         self.stopped = False  # async_stop has begun
+        self._stop_event = asyncio.Event()  # set with `stopped`: the loops' pauses end
         self.announced_connections: set[int] = set()  # ids of connections told as connected
         self.retired = False  # this computer was removed: it dials no one (`retire`)
         self.dialer = Dialer(self)
@@ -163,6 +164,11 @@ class SyncService:
         self.spawn(self.pushes.watch_loop())
         log.info("sync listening on port %d%s", self.port, "" if self.mdns else " (no mDNS)")
 
+    async def pause(self, seconds: float) -> None:
+        """Wait `seconds`, or less when the service stops (its loops end at once)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stop_event.wait(), seconds)
+
     def stopping(self) -> None:
         """Stopping is near (from any thread): what arrives from now on is not stored, so the
         loop, which may be waiting for the writer, comes to `async_stop` soon."""
@@ -173,6 +179,7 @@ class SyncService:
         if self.stopped:
             return
         self.stopped = True
+        self._stop_event.set()
         self.stopping()
         if self._server is not None:
             self._server.close()  # no new connections from here on
