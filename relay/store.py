@@ -185,14 +185,7 @@ class RelayStore:
                                  (space, name)).fetchone() is not None
 
     def chunks_held(self, space: bytes, names: list[bytes]) -> list[bytes]:
-        out: list[bytes] = []
-        for start in range(0, len(names), 500):
-            part = names[start:start + 500]
-            marks = ", ".join("?" * len(part))
-            out += [row[0] for row in self.conn.execute(
-                f"SELECT name FROM chunks WHERE space = ? AND name IN ({marks})",
-                (space, *part))]
-        return out
+        return self._present("chunks", "name", space, names)
 
     def chunk(self, space: bytes, name: bytes) -> bytes | None:
         row = self.conn.execute("SELECT data FROM chunks WHERE space = ? AND name = ?",
@@ -200,12 +193,17 @@ class RelayStore:
         return row[0] if row else None
 
     def _held(self, space: bytes, opaques: list[bytes]) -> list[bytes]:
+        return self._present("envelopes", "opaque", space, opaques)
+
+    def _present(self, table: str, column: str, space: bytes, values: list[bytes]) -> list[bytes]:
+        """Which of `values` the space's `table` holds in `column` (asked 500 at a time, within
+        SQLite's bound parameters)."""
         out: list[bytes] = []
-        for start in range(0, len(opaques), 500):
-            part = opaques[start:start + 500]
+        for start in range(0, len(values), 500):
+            part = values[start:start + 500]
             marks = ", ".join("?" * len(part))
             out += [row[0] for row in self.conn.execute(
-                f"SELECT opaque FROM envelopes WHERE space = ? AND opaque IN ({marks})",
+                f"SELECT {column} FROM {table} WHERE space = ? AND {column} IN ({marks})",
                 (space, *part))]
         return out
 
