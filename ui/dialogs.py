@@ -20,7 +20,9 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QPushButton,
+    QTabWidget,
     QVBoxLayout,
+    QWidget,
 )
 
 from app.durations import ago
@@ -88,14 +90,25 @@ class SettingsDialog(QDialog):
         explained = QLabel(WHAT_IS_COLLECTED + " Off unless you tick the box; unticking deletes "
                            "what is waiting to be sent and asks the collector to delete the rest.",
                            wordWrap=True, objectName="analyticsExplained")
+        general = QWidget(objectName="settingsGeneral")
+        general_layout = QVBoxLayout(general)
+        general_layout.addLayout(form)
+        general_layout.addWidget(note)
+        general_layout.addWidget(leave)
+        general_layout.addStretch(1)
+        privacy = QWidget(objectName="settingsPrivacy")
+        privacy_layout = QVBoxLayout(privacy)
+        privacy_layout.addWidget(self.analytics)
+        privacy_layout.addWidget(self.collector)
+        privacy_layout.addWidget(explained)
+        privacy_layout.addWidget(self.analytics_error)
+        privacy_layout.addStretch(1)
+        # One page a topic; a feature with settings of its own adds its page here.
+        self.pages = QTabWidget(objectName="settingsPages")
+        self.pages.addTab(general, "General")
+        self.pages.addTab(privacy, "Privacy")
         layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        layout.addWidget(note)
-        layout.addWidget(leave)
-        layout.addWidget(self.analytics)
-        layout.addWidget(self.collector)
-        layout.addWidget(explained)
-        layout.addWidget(self.analytics_error)
+        layout.addWidget(self.pages)
         layout.addWidget(close_buttons(self))
         bridge.then(facade.analytics_status(), done=self._analytics_loaded)
         bridge.then(facade.run(lambda ws: ws.nickname()),

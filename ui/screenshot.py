@@ -518,6 +518,9 @@ def render(out: Path) -> list[Path]:
                 _wait(lambda: settings.nick.text() == "ada")
                 settings.adjustSize()
                 _save(settings, out / "settings.png", written)
+                settings.pages.setCurrentIndex(settings.pages.indexOf(
+                    settings.findChild(QWidget, "settingsPrivacy")))
+                _save(settings, out / "settings-privacy.png", written)
                 settings.close()
                 dialog = window.show_peers()
                 _wait(lambda: any("connected" in dialog.list.item(i).text()
