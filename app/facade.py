@@ -45,6 +45,7 @@ from .workspace import Workspace
 if TYPE_CHECKING:
     from .events import NodeEvent
     from .node import Node
+    from .node_relays import Reach
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -210,8 +211,12 @@ class NodeFacade:
         return self._node.peers()
 
     def online(self) -> Future[set[bytes]]:
-        """Keys of the peers with an open session."""
+        """Keys of the members connected now (on the LAN or through a relay)."""
         return self._node.online()
+
+    def reach(self) -> Future[Reach]:
+        """Who is reached now: on the LAN, only through a relay, and the relays' states."""
+        return self._node.reach()
 
     def add_peer(self, host: str, port: int) -> Future[None]:
         """Dial HOST:PORT from now on and remember it (where discovery is blocked)."""
@@ -257,7 +262,9 @@ class NodeFacade:
 
         def publish(got: tuple[Workspace, AttachTarget, SealedFiles]) -> bytes:
             ws, where, sealed = got
-            return ws.files.publish(where, sealed, text).id
+            message = ws.files.publish(where, sealed, text).id
+            self._node.relays.share_now()  # for members who are elsewhere
+            return message
 
         def undo(got: tuple[Workspace, AttachTarget, SealedFiles]) -> None:
             got[0].files.chunks.remove(got[2].new)  # the Node stopped: nothing fetches or names them

@@ -58,6 +58,7 @@ from .membership import RemovalRecord, session_secrets
 from .node_files import NodeFiles
 from .node_members import KINDS as member_kinds
 from .node_members import NodeMembers
+from .node_relays import NodeRelays, Reach
 from .paths import Paths
 from .records import HistoryProgress, Kept, NodeInfo
 from .version import app_version
@@ -117,6 +118,7 @@ class Node:
         self._outstanding_lock = threading.Lock()
         self.files = NodeFiles(self)
         self.members = NodeMembers(self)
+        self.relays = NodeRelays(self)
         self.facade = NodeFacade(self)
 
     # Lifecycle ------------------------------------------------------------------------------
@@ -207,6 +209,7 @@ class Node:
             self._helpers = asyncio.get_running_loop().call_later(
                 HELPER_START_S, start_signature_helper)
             await self._service.async_start()
+            await self.relays.start()
         except BaseException as exc:  # reported to start()'s caller
             self._start_error = exc
             await self._shutdown()
@@ -461,8 +464,11 @@ class Node:
         return self._submit(lambda: self._sync().peer_records())
 
     def online(self) -> Future[set[bytes]]:
-        """Keys of the peers with an open session."""
+        """Keys of the members connected now (on the LAN or through a relay)."""
         return self._submit(lambda: set(self._sync().online()))
+
+    def reach(self) -> Future[Reach]:
+        return self._submit(lambda: (self._sync(), self.relays.reach())[1])
 
     def add_peer(self, host: str, port: int) -> Future[None]:
         """Dial HOST:PORT from now on and remember it (where discovery is blocked)."""

@@ -66,6 +66,11 @@ class NodeFiles:
                 if result is not None and result.set_running_or_notify_cancel():
                     result.set_result(None)
                 return
+            node = self.node
+            if node.relays.connected and not node.service.lan_online():
+                node.relays.fetch(list_id, size,
+                                  lambda error: self._ended(list_id, size, error, result))
+                return
             fetching = self._fetcher.fetch(list_id, size)
         except Exception as exc:
             log.exception("a file fetch could not start")

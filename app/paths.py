@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,3 +68,16 @@ def workspaces(data: Path) -> list[str]:
         return []
     return sorted(p.name for p in root.iterdir()
                   if _WORKSPACE_NAME.match(p.name) and (p / "replica.sqlite3").exists())
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write `path` whole or not at all (a temporary file beside it, then a rename)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

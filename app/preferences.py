@@ -6,11 +6,11 @@ something else reads as the defaults, so a bad file never keeps the window from 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, cast
+
+from .paths import write_atomic
 
 APPEARANCES = ("system", "light", "dark")
 FILE = "preferences.json"
@@ -63,8 +63,5 @@ def save(data: Path, **changes: str | int) -> Preferences:
     prefs = replace(load(data), **cast(dict[str, Any], changes))  # checked above
     folder = Path(data)
     folder.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", dir=folder, prefix=".preferences-", delete=False,
-                                     encoding="utf-8") as tmp:
-        json.dump(asdict(prefs), tmp)
-    os.replace(tmp.name, folder / FILE)
+    write_atomic(folder / FILE, json.dumps(asdict(prefs)).encode())
     return prefs

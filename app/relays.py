@@ -12,9 +12,11 @@ powers). Nothing is stored beyond the objects: the list is computed from them on
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from core.objects import Object
@@ -24,12 +26,15 @@ from sync.peers import AddressError, parse_address
 from sync.relay_client import RelayAddress, RelayLink, RelayState
 
 from . import preferences
+from .paths import write_atomic
 from .workspace import WorkspaceError
 
 if TYPE_CHECKING:
     from .workspace import Workspace
 
 KIND = "workspace/relay"
+RELAYS_FILE = "relays-from-code.json"  # in the workspace folder: what a code named
+FETCH_BATCH = 64  # chunks asked of the relays at once (16 MiB of 256 KiB chunks)
 
 
 class _Writer(Protocol):
@@ -128,8 +133,29 @@ def remove_relay(ws: _Writer, which: str) -> Relay:
 
 
 def link_relays(replica: Replica) -> list[RelayAddress]:
-    """What RelayLink dials (its `relays` callable)."""
+    """The relays the workspace's objects name."""
     return [relay.address for relay in relays(replica)]
+
+
+def dialled(ws: Workspace) -> list[RelayAddress]:
+    """What a node's RelayLink dials (its `relays` callable): the relays the workspace names,
+    or, while it names none here yet (a newcomer who has not synced), those its code named."""
+    return link_relays(ws.replica) or from_code(ws.paths.workspace_dir)
+
+
+def remember_from_code(folder: Path, addresses: list[RelayAddress]) -> None:
+    """Keep the relays an invite or personal code named, for `dialled` (RELAYS_FILE)."""
+    if addresses:
+        write_atomic(folder / RELAYS_FILE, json.dumps(
+            [{"host": a.host, "port": a.port, "key": a.key.hex()} for a in addresses]).encode())
+
+
+def from_code(folder: Path) -> list[RelayAddress]:
+    try:
+        rows = json.loads((folder / RELAYS_FILE).read_text())
+        return [RelayAddress(str(r["host"]), int(r["port"]), parse_key(r["key"])) for r in rows]
+    except (OSError, ValueError, TypeError, KeyError, WorkspaceError):
+        return []
 
 
 def registration(replica: Replica, me: bytes) -> tuple[bytes, ...] | None:
@@ -139,7 +165,8 @@ def registration(replica: Replica, me: bytes) -> tuple[bytes, ...] | None:
 
 
 def link_for(ws: Workspace, addresses: Callable[[], list[RelayAddress]] | None = None,
-             on_objects: Callable[[list[bytes]], None] | None = None) -> RelayLink:
+             on_objects: Callable[[list[bytes]], None] | None = None,
+             on_signal: Callable[[bytes, bytes], None] | None = None) -> RelayLink:
     """The RelayLink a Node owns for `ws`: the relays its workspace objects name (or
     `addresses`), its newest epoch's secret, the one ingest path (or `on_objects`); on an
     admin's computer it registers the space and moves it to each new epoch."""
@@ -155,8 +182,8 @@ def link_for(ws: Workspace, addresses: Callable[[], list[RelayAddress]] | None =
             return None
 
     return RelayLink(replica, ws.identity, secrets, on_objects or ingest,
-                     relays=addresses or (lambda: link_relays(replica)),
-                     registration=lambda: registration(replica, ws.key))
+                     relays=addresses or (lambda: dialled(ws)),
+                     registration=lambda: registration(replica, ws.key), on_signal=on_signal)
 
 
 async def move_files(ws: Workspace, link: RelayLink, *, timeout: float = 30.0
@@ -172,16 +199,25 @@ async def move_files(ws: Workspace, link: RelayLink, *, timeout: float = 30.0
     completed = 0
     limit = preferences.load(ws.paths.data).auto_download_mb << 20
     for wanted in ws.files.wanted(limit):
-        if not ws.files.chunks.has(wanted.list):
-            for cid, data in (await link.fetch_chunks([wanted.list], timeout)).items():
-                ws.files.chunks.put(cid, data)
-        ids = ws.files.chunk_ids(wanted.list, wanted.size)
-        if ids is None:
-            continue
-        for cid, data in (await link.fetch_chunks(ws.files.chunks.missing(ids), timeout)).items():
-            ws.files.chunks.put(cid, data)
-        completed += ws.files.complete(wanted.list, wanted.size)
+        completed += await fetch_file(ws, link, wanted.list, wanted.size, timeout=timeout)
     return sent, completed
+
+
+async def fetch_file(ws: Workspace, link: RelayLink, list_id: bytes, size: int, *,
+                     timeout: float = 30.0) -> bool:
+    """Fetch one file's chunks (its list first) from the connected relays; whether it is
+    complete here now."""
+    if not ws.files.chunks.has(list_id):
+        for cid, data in (await link.fetch_chunks([list_id], timeout)).items():
+            ws.files.chunks.put(cid, data)
+    ids = ws.files.chunk_ids(list_id, size)
+    if ids is None:
+        return False
+    for start in range(0, len(ids), FETCH_BATCH):
+        missing = ws.files.chunks.missing(ids[start:start + FETCH_BATCH])
+        for cid, data in (await link.fetch_chunks(missing, timeout)).items():
+            ws.files.chunks.put(cid, data)
+    return bool(ws.files.complete(list_id, size))
 
 
 def sync_once(ws: Workspace, addresses: list[RelayAddress] | None = None, *,

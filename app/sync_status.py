@@ -10,9 +10,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from pathlib import Path
 
+from .paths import write_atomic
 from .records import HistoryProgress
 
 FILE = "sync-status.json"
@@ -22,15 +22,7 @@ MAX_BYTES = 1 << 20
 def write(folder: Path, progress: HistoryProgress) -> None:
     data = {"pid": os.getpid(), "here": progress.here, "total": progress.total,
             "done": progress.done, "channels": sorted(progress.channels)}
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".sync-status-")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(data, out)
-        os.replace(tmp, Path(folder) / FILE)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_atomic(Path(folder) / FILE, json.dumps(data).encode())
 
 
 def remove(folder: Path) -> None:

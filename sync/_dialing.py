@@ -108,7 +108,7 @@ class Dialer:
     def _connected_to(self, peer: Peer) -> bool:
         service = self.service
         return any(c.address == peer.address for c in service.connections.values()) or (
-            peer.key is not None and bytes.fromhex(peer.key) in service.online())
+            peer.key is not None and bytes.fromhex(peer.key) in service.lan_online())
 
     async def loop(self) -> None:
         service = self.service

@@ -51,8 +51,13 @@ class Pushes:
                 keep = [n for n, oid in enumerate(ids) if oid not in theirs] if theirs \
                     else range(len(ids))
                 pushes.append((connection, keep))
-            wanted = sorted({rows[n][0] for _, keep in pushes for n in keep})
+            relayed = service.relaying.connected  # the relays get every new object
+            wanted = [row[0] for row in rows] if relayed else sorted(
+                {rows[n][0] for _, keep in pushes for n in keep})
             raws = outbox.raws(wanted) if wanted else {}
+            # Delivered once a relay holds them for the members, as once a peer has them.
+            offered = relayed and service.relaying.offer([raws[row[0]] for row in rows
+                                                          if row[0] in raws])
             for connection, keep in pushes:
                 sent = [n for n in keep if rows[n][0] in raws]
                 if sent:
@@ -62,7 +67,7 @@ class Pushes:
                 service.on_event(ObjectsStored(tuple(ids)))
             else:
                 service.on_event(ObjectsStored(tuple(ids), *moved(source)))
-            if pushes:
+            if pushes or offered:
                 self.delivered_up_to(self._announced)
 
     def delivered_up_to(self, sequence: int) -> None:

@@ -49,6 +49,7 @@ from ._pushing import Pushes
 from ._records import Admission as Admission
 from ._records import OnceResult as OnceResult
 from ._records import SyncFailed as SyncFailed
+from ._relaying import Relaying
 from ._rounds import SyncProgress
 from ._session_events import SessionEvents
 from ._storing import Storing
@@ -135,6 +136,7 @@ class SyncService:
         self.presence_relay = PresenceRelay(self)
         self.history_watch = HistoryWatch(self)
         self.pushes = Pushes(self)
+        self.relaying = Relaying(self)
 
     @property
     def blocked(self) -> set[bytes]:
@@ -185,6 +187,7 @@ class SyncService:
             self._server.close()  # no new connections from here on
         for connection in list(self.connections.values()):
             connection.close("shutting down")
+        await self.relaying.close()
         await self.storing.async_drain()  # what peers sent is stored before anything stops
         if self.fetcher is not None:
             await self.fetcher.close()
@@ -266,6 +269,7 @@ class SyncService:
         self.retired = True
         for connection in list(self.connections.values()):
             connection.close(reason)
+        self.spawn(self.relaying.close())
         if self._discovery is not None:  # nor is it advertised to members any more
             discovery, self._discovery = self._discovery, None
             self.spawn(discovery.async_close())
@@ -296,6 +300,7 @@ class SyncService:
         sends at most one frame per channel per interval; peers that went away hear
         nothing, now or later)."""
         self.presence_relay.typing(channel)
+        self.relaying.typing(channel)
 
     def presence(self, doc: bytes, branch: str, heads: list[bytes], anchor: int, at: int,
                  readers: frozenset[bytes] | None = None) -> None:
@@ -304,17 +309,19 @@ class SyncService:
         at commits `heads`; a peer told before that is no longer a reader is told `left`.
         Each session sends the newest at most once per interval (sync.session)."""
         self.presence_relay.presence(doc, branch, heads, anchor, at, readers)
+        self.relaying.presence(doc, branch, heads, anchor, at, readers)
 
     def presence_left(self, doc: bytes) -> None:
         """Tell the connected peers that were told this person's presence in `doc` that they
         closed it."""
         self.presence_relay.left(doc)
+        self.relaying.left(doc)
 
     def peer_records(self) -> list[dict]:
         """The peer book's records (sync.peers.Peer's fields and `address`), each with
         `connected`, then one for every peer with an open session that dialled us: it is not
         in the book, since the port it listens on is not known here."""
-        online = self.online()
+        online = self.lan_online()
         records = [record | {"connected": bool(record["key"])
                              and bytes.fromhex(record["key"]) in online}
                    for record in self.peers.as_records()]
@@ -333,6 +340,10 @@ class SyncService:
         return records
 
     def online(self) -> set[bytes]:
+        """The members connected now: on the LAN, or heard through a relay lately."""
+        return self.lan_online() | self.relaying.online()
+
+    def lan_online(self) -> set[bytes]:
         return {c.session.peer_key for c in self.connections.values()
                 if c.session.connected and c.session.peer_key}
 

@@ -1,0 +1,107 @@
+"""A Node's relays (`node.relays`; docs/relay.md): the sync service's RelayLink started with the
+Node, the files moved through the relays (those attached here shared, those this computer
+downloads by itself fetched) once a relay is reached and every FILES_INTERVAL_S, and a file
+asked for while no LAN peer is connected fetched from them. Everything runs on the Node's
+thread."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sync.relay_client import RelayState
+
+from . import relays
+from .errors import NodeError
+
+if TYPE_CHECKING:
+    from .node import Node
+
+log = logging.getLogger(__name__)
+
+FILES_INTERVAL_S = 60.0  # how often files are shared with and fetched from the relays
+FILES_TIMEOUT_S = 30.0
+
+
+@dataclass(frozen=True)
+class Reach:
+    """Who this computer reaches now: members on the LAN, members heard only through a relay,
+    and the relays with how each is doing."""
+
+    lan: frozenset[bytes]
+    relayed: frozenset[bytes]
+    relays: tuple[RelayState, ...]
+
+    @property
+    def online(self) -> frozenset[bytes]:
+        return self.lan | self.relayed
+
+
+class NodeRelays:
+    def __init__(self, node: Node):
+        self.node = node
+        self._moving = asyncio.Lock()  # one turn of moving files at a time
+
+    async def start(self) -> None:
+        service = self.node.service
+        if service.retired:
+            return
+        link = relays.link_for(self.node.workspace, on_objects=service.relaying.objects,
+                               on_signal=service.relaying.signal)
+        await service.relaying.start(link)
+        service.spawn(self._files_loop())
+
+    @property
+    def connected(self) -> bool:
+        return self.node.service.relaying.connected
+
+    def reach(self) -> Reach:
+        service = self.node.service
+        lan = frozenset(service.lan_online())
+        return Reach(lan, frozenset(service.relaying.online() - lan),
+                     tuple(service.relaying.states()))
+
+    def fetch(self, list_id: bytes, size: int, ended: Callable[[BaseException | None], None]
+              ) -> None:
+        """Fetch one file from the relays (no LAN peer is connected); `ended(error)`."""
+        link = self.node.service.relaying.link
+        assert link is not None
+
+        async def run() -> None:
+            try:
+                done = await relays.fetch_file(self.node.workspace, link, list_id, size,
+                                               timeout=FILES_TIMEOUT_S)
+            except Exception as exc:
+                log.exception("fetching a file through the relays failed")
+                ended(exc)
+                return
+            ended(None if done else NodeError("no peer or relay has the whole file"))
+
+        self.node.service.spawn(run())
+
+    def share_now(self) -> None:
+        """A file was attached here: its chunks go to the relays soon."""
+        if self.connected and not self._moving.locked():
+            self.node.service.spawn(self._move())
+
+    async def _files_loop(self) -> None:
+        service = self.node.service
+        while not service.stopped:
+            if self.connected:
+                await self._move()
+                await service.pause(FILES_INTERVAL_S)
+            else:
+                await service.pause(1.0)
+
+    async def _move(self) -> None:
+        link = self.node.service.relaying.link
+        if link is None:
+            return
+        async with self._moving:
+            try:
+                await relays.move_files(self.node.workspace, link, timeout=FILES_TIMEOUT_S)
+            except Exception:  # a full disk, say: the next turn tries again
+                log.exception("moving files through the relays failed")

@@ -1,0 +1,62 @@
+"""Running Nodes that share no network reach each other through a relay (app/node_relays.py,
+sync/_relaying.py): a message, typing, who is online "via relay", delivery, and a file."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from pathlib import Path
+
+from app import relays
+from app.events import MessagesArrived
+from app.workspace import Workspace
+from sync.events import PeerTyping
+from tests.support import Cluster, channels, node_post, node_read, two_members, wait_until
+from tests.sync.relaying import relay_process
+
+
+def test_two_nodes_with_no_route_between_them_chat_and_share_a_file_through_a_relay(
+        tmp_path: Path) -> None:
+    pa, pb = two_members(tmp_path)
+    with Workspace.open(pa) as a:
+        channels(a, "general")
+    with relay_process(tmp_path / "relay") as relay, Cluster(tmp_path) as cluster:
+        with Workspace.open(pa) as a:
+            relays.add_relay(a, f"127.0.0.1:{relay.port}", relay.key.hex())
+        # B learns the relay from the code it joined with (no member online, no LAN peer).
+        relays.remember_from_code(pb.workspace_dir, [relay.address])
+        node_a, node_b = cluster.start(pa), cluster.start(pb)
+        assert node_a.port != node_b.port  # two nodes, no peers given, no mDNS
+
+        wait_until(lambda: node_b.key in node_a.reach().result(5).relayed
+                   and node_a.key in node_b.reach().result(5).relayed,
+                   what="each to hear the other through the relay")
+        reach = node_a.reach().result(5)
+        assert reach.lan == frozenset() and [s.connected for s in reach.relays] == [True]
+        assert node_b.key in node_a.online().result(5)
+
+        arrived = threading.Event()
+        typing: list[PeerTyping] = []
+        node_b.subscribe(lambda e: (arrived.set() if isinstance(e, MessagesArrived) else None,
+                                    typing.append(e) if isinstance(e, PeerTyping) else None))
+        node_a.typing("general")
+        mid = node_post(node_a, "general", "hello from the office")
+        wait_until(arrived.is_set, what="B to be told the message arrived")
+        assert [m.id for m in node_read(node_b, "general")][-1] == mid
+        wait_until(lambda: typing, what="B to see A typing")
+        assert typing[0].key == node_a.key and typing[0].channel == "general"
+        wait_until(lambda: mid not in node_a.pending(), what="A's message to count as delivered")
+        # B learnt the relay from the workspace object by now, not only from the code.
+        wait_until(lambda: node_b.run(lambda ws: relays.relays(ws.replica)).result(5),
+                   what="B to learn the workspace's relay")
+
+        source = tmp_path / "plan.bin"
+        source.write_bytes(os.urandom(700_000))
+        message = node_a.facade.attach("general", [source], "the plan").result(30)
+        wait_until(lambda: any(m.id == message for m in node_read(node_b, "general")),
+                   what="the file's message to reach B")
+        node_b.facade.download(message, 0).result(60)
+        saved = node_b.facade.save_attachment(message, 0, tmp_path / "saved").result(30)
+        assert hashlib.sha256(saved.read_bytes()).digest() == \
+            hashlib.sha256(source.read_bytes()).digest()
