@@ -18,7 +18,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from core.identity import Identity, IdentityError
+from sync.relay_client import RelayAddress
 
+from . import relays
 from .errors import WorkspaceError
 from .invite import Invite
 from .membership import invite_tag, join_key
@@ -54,6 +56,7 @@ def join_workspace(paths: Paths, code: str, *, nick: str | None = None,
         secret = _open_personal(paths, invitation.sealed)
         Workspace.create(paths, nick, secret=secret, workspace=invitation.workspace,
                          root=invitation.root).close()
+        relays.remember_from_code(paths.workspace_dir, _addresses(invitation))
         return invitation.workspace
     seed = invitation.seed
     assert seed is not None  # an invite holds a seed when it holds no sealed secret
@@ -70,6 +73,7 @@ def join_workspace(paths: Paths, code: str, *, nick: str | None = None,
                 tried.append((host, port))
                 reason = _join_over(ws, seed, host, port, timeout)
                 if reason is None and ws.keep_secret():
+                    relays.remember_from_code(paths.workspace_dir, _addresses(invitation))
                     return invitation.workspace
                 reasons.append(reason or f"{host}:{port} did not admit this computer")
         if not tried:
@@ -86,6 +90,10 @@ def join_workspace(paths: Paths, code: str, *, nick: str | None = None,
         raise
     finally:
         ws.close()
+
+
+def _addresses(invitation: Invite) -> list[RelayAddress]:
+    return [RelayAddress(host, port, key) for host, port, key in invitation.relays]
 
 
 def _sidecars(replica: Path) -> list[Path]:

@@ -43,6 +43,7 @@ from core.objects import Object, authored, decode_trusted
 
 from .errors import WorkspaceError
 from .invite import Invite, InviteError
+from .relay_list import code_relays
 
 if TYPE_CHECKING:
     from core.identity import Identity
@@ -211,7 +212,8 @@ class Membership:
         obj = self.ws.publish("invite/create", self.ws.id, {"tag": tag, "uses": uses,
                                                       "expires": expires_ms, "nonce": nonce,
                                                       "box": box})
-        return Invite(self.ws.id, self.replica.workspace.root, seed=seed).encode(), obj.id
+        return Invite(self.ws.id, self.replica.workspace.root, seed=seed,
+                      relays=code_relays(self.replica)).encode(), obj.id
 
     def invites(self) -> list[InviteRecord]:
         """Every invite held, newest first."""
@@ -261,7 +263,8 @@ class Membership:
         if not self.has(key):
             self.ws.publish("member/admit", self.ws.id, {"key": key, "invite": None})
         self._seal_epochs(key)
-        return Invite(self.ws.id, self.replica.workspace.root, sealed=sealed).encode()
+        return Invite(self.ws.id, self.replica.workspace.root, sealed=sealed,
+                      relays=code_relays(self.replica)).encode()
 
     # Admitting (on a member's node, for a join session) -------------------------------------
 

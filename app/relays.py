@@ -2,11 +2,10 @@
 
 An admin names a relay in a signed `workspace/relay` object in the workspace stream (host,
 port, the relay's static key, `active`), so every member learns it by sync; taking it back is
-the same kind with `active` false. Per relay key, the latest (ts, id) such object by a current
-admin counts (an admin's grant that ends takes their relays with it, as it takes their other
-powers). Nothing is stored beyond the objects: the list is computed from them on each call.
+the same kind with `active` false (app.relay_list reads which are named now).
 
-`link_relays` and `registration` are what a Node hands sync.relay_client.RelayLink.
+`link_for` makes the RelayLink a Node or `hearth relay sync` runs; `move_files` and
+`fetch_file` move attached files through it.
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ import asyncio
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -27,12 +25,12 @@ from sync.relay_client import RelayAddress, RelayLink, RelayState
 
 from . import preferences
 from .paths import write_atomic
+from .relay_list import KIND, Relay, relays
 from .workspace import WorkspaceError
 
 if TYPE_CHECKING:
     from .workspace import Workspace
 
-KIND = "workspace/relay"
 RELAYS_FILE = "relays-from-code.json"  # in the workspace folder: what a code named
 FETCH_BATCH = 64  # chunks asked of the relays at once (16 MiB of 256 KiB chunks)
 
@@ -49,40 +47,6 @@ class _Writer(Protocol):
     def key(self) -> bytes: ...
 
     def publish(self, kind: str, stream: bytes, body: dict) -> Object: ...
-
-
-@dataclass(frozen=True)
-class Relay:
-    host: str
-    port: int
-    key: bytes
-    by: bytes  # the admin who named it
-    at_ms: int
-
-    @property
-    def address(self) -> RelayAddress:
-        return RelayAddress(self.host, self.port, self.key)
-
-    @property
-    def hostport(self) -> str:
-        return self.address.hostport
-
-
-def relays(replica: Replica) -> list[Relay]:
-    """The relays named now, in the order they were named."""
-    latest: dict[bytes, Object] = {}
-    for admin in replica.admins():
-        for oid in replica.posts_by(admin, KIND):
-            obj = replica.object(oid)
-            if obj.stream != replica.workspace.id:
-                continue
-            key = obj.body["key"]
-            held = latest.get(key)
-            if held is None or (obj.ts, obj.id) > (held.ts, held.id):
-                latest[key] = obj
-    named = [Relay(o.body["host"], o.body["port"], o.body["key"], o.author, o.ts)
-             for o in latest.values() if o.body["active"]]
-    return sorted(named, key=lambda r: (r.at_ms, r.key))
 
 
 def parse_key(text: str) -> bytes:
@@ -225,7 +189,7 @@ def sync_once(ws: Workspace, addresses: list[RelayAddress] | None = None, *,
     """One round with each relay (the workspace's, or `addresses`): upload what each lacks,
     download and ingest what this replica lacks, then move attached files (`move_files`);
     how each went (a refusal or an unreachable relay ends its wait early)."""
-    wanted = addresses if addresses is not None else link_relays(ws.replica)
+    wanted = addresses if addresses is not None else dialled(ws)
     if not wanted:
         raise WorkspaceError("no relays: an admin adds one with `hearth relay add HOST:PORT KEY`")
 

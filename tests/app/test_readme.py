@@ -125,3 +125,55 @@ def test_the_quick_start_runs_as_written(hearth: Hearth, tmp_path: Path) -> None
                     assert code.startswith("hearth-"), run.stdout
         wait_until(lambda: "hi ada" in hearth("read", "general", data=data["ada"]).stdout,
                    what="ada to receive bob's message")
+
+
+def _relay_steps() -> list[tuple[str, list[str]]]:
+    """The README's relay section as (who, argv after `hearth`)."""
+    block = re.search(r"^```sh\n(.*?)^```", _section(README.read_text(encoding="utf-8"),
+                                                     "Working from different networks"),
+                      re.M | re.S)
+    assert block, "the relay section shows no commands"
+    steps = []
+    for line in block.group(1).splitlines():
+        command, _, comment = line.partition("#")
+        argv = shlex.split(command)
+        assert argv[0] == "hearth", line
+        steps.append((comment.split()[0].rstrip(":,"), argv[1:]))
+    return steps
+
+
+def test_working_from_different_networks_runs_as_written(hearth: Hearth, tmp_path: Path) -> None:
+    """The README's relay section, each line run by whom its comment names: a relay on
+    127.0.0.1, ada (an admin, serving) names it, grace joins with a personal code while no
+    member's node is reachable to her (no --peer, no mDNS) and reads ada's message through the
+    relay alone."""
+    from tests.sync.relaying import relay_process
+
+    steps = _relay_steps()
+    assert [who for who, _ in steps] == ["relay", "ada", "grace", "ada", "grace", "grace"]
+    data = {"ada": tmp_path / "ada", "grace": tmp_path / "grace"}
+    hearth("init", "--nick", "ada", data=data["ada"])
+    hearth("channel", "create", "general", data=data["ada"])
+    hearth("post", "general", "hello from the office", data=data["ada"])
+    words: dict[str, str] = {}
+    with ExitStack() as running:
+        for who, argv in steps:
+            argv = [words.get(a, a) for a in argv]
+            if who == "relay":
+                assert argv[:2] == ["relay", "serve"], argv
+                relay = running.enter_context(relay_process(tmp_path / argv[argv.index("--data") + 1]))
+                words |= {"relay.example.org:7655": f"127.0.0.1:{relay.port}",
+                          "KEY": relay.key.hex()}
+            elif argv == ["serve"]:
+                running.enter_context(serving(hearth, data[who]))
+            else:
+                out = hearth(*argv, data=data[who]).stdout
+                if argv[:2] == ["identity", "show"]:
+                    words["GRACE_KEY"] = out.split()[-1]
+                elif argv[0] == "invite":
+                    words["CODE"] = out.split()[-1]
+                    assert words["CODE"].startswith("hearth-"), out
+                    running.enter_context(serving(hearth, data["ada"]))  # ada's app is open
+        wait_until(lambda: "hello from the office" in hearth("read", "general",
+                                                             data=data["grace"]).stdout,
+                   what="grace to read ada's message through the relay", timeout=60)
