@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from app import relays
+from app.paths import Paths
 from app.workspace import Workspace
 from tests.support import channels, two_members
 
@@ -38,13 +39,14 @@ def networks() -> Iterator[dict[str, str]]:
     if reason:
         pytest.skip(reason)
     pid = os.getpid()
-    names = {"relay": f"hrelay-{pid}-r", "a": f"hrelay-{pid}-a", "b": f"hrelay-{pid}-b"}
+    names = {"relay": f"hrelay-{pid}-r", "a": f"hrelay-{pid}-a", "b": f"hrelay-{pid}-b",
+             "c": f"hrelay-{pid}-c"}
     try:
         for name in names.values():
             _ip("netns", "add", name)
             _ip("-n", name, "link", "set", "lo", "up")
         _ip("-n", names["relay"], "addr", "add", f"{RELAY_IP}/32", "dev", "lo")
-        for side, net in (("a", 1), ("b", 2)):
+        for side, net in (("a", 1), ("b", 2), ("c", 3)):
             here, there = f"hr{side}-r", f"hr{side}-m"
             _ip("-n", names["relay"], "link", "add", here, "type", "veth", "peer", "name",
                 there, "netns", names[side])
@@ -102,6 +104,17 @@ def test_members_with_no_route_between_them_sync_through_the_relay(
             assert [r.hostport for r in relays.relays(b.replica)] == [
                 f"{RELAY_IP}:{relay.port}"]
         assert relay_files_contain(relay.folder, MARKER.encode()) == []
+        # A newcomer on a fourth network joins with a personal code; no member is online.
+        pc = tmp_path / "c"
+        key = hearth(networks["c"], pc, "identity", "show").stdout.split()[-1]
+        with Workspace.open(pa) as a:
+            code = a.members.invite_for(bytes.fromhex(key))
+        hearth(networks["c"], pc, "join-workspace", code, "--nick", "carol")
+        out = hearth(networks["c"], pc, "relay", "sync").stdout  # the code named the relay
+        assert "synced" in out, out
+        with Workspace.open(Paths(pc, "default")) as c:
+            assert c.replica.has(public.id)
+            assert any(m.text == f"open {MARKER}" for m in c.replica.messages("general"))
         # A removes B and rotates; A's next sync moves the relay's space to the new epoch.
         with Workspace.open(pa) as a, Workspace.open(pb) as b:
             a.members.remove(b.key, "moved on")
