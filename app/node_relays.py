@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 from sync.relay_client import RelayState
 
 from . import relays
+from .durations import ago
 from .errors import NodeError
 
 if TYPE_CHECKING:
@@ -105,3 +107,28 @@ class NodeRelays:
                 await relays.move_files(self.node.workspace, link, timeout=FILES_TIMEOUT_S)
             except Exception:  # a full disk, say: the next turn tries again
                 log.exception("moving files through the relays failed")
+
+
+def peer_status(reach: Reach) -> str:
+    """The status bar's words for who is reached: "2 peers connected (1 via relay)"."""
+    count = len(reach.online)
+    if not count:
+        relayed = any(state.connected for state in reach.relays)
+        return "no peers connected" + (" (relay reached)" if relayed else "")
+    words = f"{count} peer{'s' if count != 1 else ''} connected"
+    if reach.relayed and not reach.lan:
+        return f"{words} via relay"
+    return f"{words} ({len(reach.relayed)} via relay)" if reach.relayed else words
+
+
+def relay_line(state: RelayState, now: float | None = None) -> str:
+    """One relay as the peers dialog and the status bar's tooltip show it."""
+    if state.connected:
+        when = time.time() if now is None else now
+        how = "connected" + (f", synced {ago(state.last_sync, when)}" if state.last_sync
+                             else ", syncing")
+    elif state.error:
+        how = state.error
+    else:
+        how = "connecting"
+    return f"relay {state.address.hostport} · {how}"

@@ -82,7 +82,8 @@ class Relaying:
         self.source = _RelaySource()
         self._here: dict[bytes, float] = {}  # member key -> time.monotonic() last heard
         self._typing_sent: dict[str, float] = {}
-        self._last_online = 0
+        self._last_online: set[bytes] = set()  # the members last told as heard
+        self._here_said = 0.0  # time.monotonic() this node last said it is here
 
     # Lifecycle ---------------------------------------------------------------------------
 
@@ -153,7 +154,8 @@ class Relaying:
         self._here[sender] = time.monotonic()
         if event is not None:
             self.service.on_event(event)
-        if first:
+        if first:  # a member who just came: they hear of us now, not at our next "here"
+            self._say_here()
             self._told_online()
 
     def online(self) -> set[bytes]:
@@ -164,15 +166,23 @@ class Relaying:
         return set(self._here) if self.connected else set()
 
     def _told_online(self) -> None:
-        online = len(self.service.online())
-        if online != self._last_online:
-            self._last_online = online
-            self.service.on_event(PeersChanged(online))
+        """Told as PeersChanged when who is heard through the relays changed."""
+        relayed = self.online()
+        if relayed != self._last_online:
+            self._last_online = relayed
+            self.service.on_event(PeersChanged(len(self.service.online())))
+
+    def _say_here(self) -> None:
+        now = time.monotonic()
+        if self.link is not None and self.connected and now - self._here_said >= 1.0:
+            self._here_said = now
+            self.link.send_signal(_signal("here"))
 
     async def _here_loop(self) -> None:
         while not self.service.stopped and self.link is not None:
             if self.connected:
-                self.link.send_signal(_signal("here"))
+                self._here_said = 0.0
+                self._say_here()
             self._told_online()  # members whose "here" lapsed, relays that came or went
             await self.service.pause(min(HERE_INTERVAL_S, 2.0) if not self.connected
                                      else HERE_INTERVAL_S)

@@ -27,9 +27,11 @@ from PySide6.QtWidgets import (
 
 from app.durations import ago
 from app.identity_files import import_identity
+from app.node_relays import Reach, relay_line
 from app.records import WHAT_IS_COLLECTED, AddressError, AnalyticsStatus, parse_address
 
 from .bridge import NodeBridge
+from .relay_settings import RelaySettings
 
 
 class SettingsDialog(QDialog):
@@ -107,6 +109,9 @@ class SettingsDialog(QDialog):
         self.pages = QTabWidget(objectName="settingsPages")
         self.pages.addTab(general, "General")
         self.pages.addTab(privacy, "Privacy")
+        self.relays = RelaySettings(bridge)
+        self.relays.changed.connect(self.saved)
+        self.pages.addTab(self.relays, "Relays")
         layout = QVBoxLayout(self)
         layout.addWidget(self.pages)
         layout.addWidget(close_buttons(self))
@@ -225,11 +230,13 @@ class PeersDialog(QDialog):
     def refresh(self) -> None:
         facade = self.bridge.facade
         self.bridge.then(facade.run(lambda ws: ws.nicknames()), done=lambda names: self.bridge.then(
-            facade.peers(), done=lambda records: self._show(records, names)))
+            facade.peers(), done=lambda records: self.bridge.then(
+                facade.reach(), done=lambda reach: self._show(records, names, reach))))
 
-    def _show(self, records: list[dict], names: dict[bytes, str]) -> None:
+    def _show(self, records: list[dict], names: dict[bytes, str], reach: Reach) -> None:
         """One row per peer: who (once a session proved its key), then where, how it was
-        found, and how it stands ("connected", "last seen 3 min ago", "cannot reach: …")."""
+        found, and how it stands ("connected", "last seen 3 min ago", "cannot reach: …");
+        then one per relay, and the members reached through the relays."""
         self.list.clear()
         now = time.time()
         records = sorted(records, key=lambda r: (not r["connected"], r["address"]))
@@ -246,7 +253,13 @@ class PeersDialog(QDialog):
             found = SOURCES.get(record["source"], record["source"])
             self.list.addItem(f"{'●' if record['connected'] else '○'}  {who}\n"
                               f"     {record['address']} · {found} · {state}")
-        if not records:
+        for state in reach.relays:
+            self.list.addItem(f"{'●' if state.connected else '○'}  "
+                              f"{relay_line(state, now).replace(' · ', chr(10) + '     ', 1)}")
+        if reach.relayed:
+            who = ", ".join(sorted(names.get(key) or key.hex()[:8] for key in reach.relayed))
+            self.list.addItem(f"     through the relays: {who}")
+        if not records and not reach.relays:
             self.list.addItem("No peers yet. Computers of this workspace on the same network "
                               "are found by themselves; elsewhere, add one by address below.")
 

@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject, QTimer
 
 from app import _text
 from app.events import ObjectsStored, Removed, Synced
+from app.node_relays import Reach, peer_status, relay_line
 
 from . import conversation_target
 from .bridge import Changes
@@ -117,14 +118,15 @@ class WindowUpdates(QObject):
         state.setText(f"last synced {self.last_synced}" if self.last_synced else "idle")
 
     def ask_online(self) -> None:
-        self.window.bridge.then(self.window.facade.online(), done=self._online)
+        self.window.bridge.then(self.window.facade.reach(), done=self._online)
 
-    def _online(self, online: set[bytes]) -> None:
+    def _online(self, reach: Reach) -> None:
         w = self.window
+        online = set(reach.online)
         changed = online != w._online
         w._online = online
-        w.peer_status.setText(f"{len(online)} peer{'s' if len(online) != 1 else ''} "
-                              "connected" if online else "no peers connected")
+        w.peer_status.setText(peer_status(reach))
+        w.peer_status.setToolTip("\n".join(relay_line(state) for state in reach.relays))
         if changed:  # the member pane marks who is connected
             w._load_state()
 
