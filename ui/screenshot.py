@@ -42,12 +42,13 @@ from PySide6.QtGui import (  # noqa: E402
 )
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
-from app import joining, sharing  # noqa: E402
+from app import joining, relays, sharing  # noqa: E402
 from app.doc_views import comments_view, document_view  # noqa: E402
 from app.documents import on_document  # noqa: E402
 from app.node import Node  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.records import HistoryProgress  # noqa: E402
+from app.relay_thread import RelayThread  # noqa: E402
 from app.workspace import Workspace, load_or_create_identity  # noqa: E402
 
 from . import emoji_font, theme  # noqa: E402
@@ -424,7 +425,7 @@ def render(out: Path) -> list[Path]:
     written: list[Path] = []
     collector = GuiThreadCollector(app)
     try:
-        with tempfile.TemporaryDirectory() as tmp:
+        with tempfile.TemporaryDirectory() as tmp, RelayThread(Path(tmp) / "relay") as relay:
             ada, bob, carol, ids = _demo(Path(tmp))
             node = Node(ada, interfaces=["127.0.0.1"], mdns=False).start()
             peers = [("127.0.0.1", node.port)]
@@ -433,6 +434,8 @@ def render(out: Path) -> list[Path]:
             try:
                 _done(peer.facade.run(lambda ws: ws.post(
                     "general", "Hi ada, bob here: your messages reached my laptop.")))
+                _done(node.facade.run(lambda ws: relays.add_relay(
+                    ws, f"127.0.0.1:{relay.port}", relay.server.key.hex())))
                 _converse(node, peer, third, ids)
                 _review(node, peer, third, ids["roadmap"])
                 private = _private(node, peer, third)
@@ -442,8 +445,15 @@ def render(out: Path) -> list[Path]:
                       and any(m.replies == 3 for m in window.messages.messages)
                       and sum(len(m.reactions) for m in window.messages.messages) >= 3
                       and window.sidebar.dm_list.count() == 1)
+                _wait(lambda: _done(third.run(lambda ws: relays.relays(ws.replica))))
                 third.stop()  # carol's laptop goes home; bob's stays connected
                 _wait(lambda: window.peer_status.text().startswith("1 peer"))
+                # At home, carol's laptop reaches the office through the relay alone (the
+                # office's addresses it remembers are out of reach there).
+                (carol.workspace_dir / "peers.json").unlink(missing_ok=True)
+                third = Node(carol, interfaces=["127.0.0.1"], mdns=False).start()
+                _must(lambda: window.peer_status.text() == "2 peers connected (1 via relay)",
+                      "carol reached through the relay")
                 _settle()
                 _save(window, out / "channel.png", written)
 
@@ -521,9 +531,13 @@ def render(out: Path) -> list[Path]:
                 settings.pages.setCurrentIndex(settings.pages.indexOf(
                     settings.findChild(QWidget, "settingsPrivacy")))
                 _save(settings, out / "settings-privacy.png", written)
+                settings.pages.setCurrentWidget(settings.relays)
+                settings.relays.refresh()
+                _wait(lambda: "connected" in settings.relays.list.item(0).text())
+                _save(settings, out / "settings-relays.png", written)
                 settings.close()
                 dialog = window.show_peers()
-                _wait(lambda: any("connected" in dialog.list.item(i).text()
+                _wait(lambda: any("through the relays: carol" in dialog.list.item(i).text()
                                   for i in range(dialog.list.count())))
                 dialog.resize(620, 320)
                 _save(dialog, out / "peers.png", written)
