@@ -8,9 +8,16 @@ Then a crowd: a `hearth relay serve` process holding CROWD_SHARED envelopes, and
 connected at once, each reconciling (and putting 10 envelopes of its own): the relay's RSS
 (target <= 300 MB) and its CPU per member round.
 
+The baseline, in the same run: the same member (a copy of its data folder) catching up in a
+direct LAN session with A's node on loopback (`hearth sync --once`); the relay's catch-up as a
+ratio of its time and of its bytes. Growth: a relay's store holding 10k, 100k and 1M envelopes
+and a member 1,000 behind reconciling with it in memory (no sockets): fill rate, the round's
+time and the file's bytes per envelope.
+
 Sizes: 100,000 shared objects, 1,000 behind, 200 live messages, 100 members in the crowd over
-10,000 envelopes; `--tiny`: 300, 20, 5, 5 and 200. Targets (checked at full size): live p99
-<= 50 ms, envelope overhead <= 1.15x, relay peak RSS <= 300 MB."""
+10,000 envelopes; `--tiny`: 300, 20, 5, 5 and 200, growth at 1k and 3k. Targets (checked at
+full size): live p99 <= 50 ms, catch-up <= 1.2x the LAN session's bytes and <= 1.5x its time,
+envelope overhead <= 1.15x, relay peak RSS <= 300 MB."""
 
 from __future__ import annotations
 
@@ -30,6 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from app import relays  # noqa: E402
+from app.membership import session_secrets  # noqa: E402
+from app.paths import Paths  # noqa: E402
 from app.workspace import Workspace  # noqa: E402
 from bench._common import Target, options, report  # noqa: E402
 from bench._corpus import posts  # noqa: E402
@@ -38,14 +47,29 @@ from core.encoding import dumps  # noqa: E402
 from core.identity import Identity  # noqa: E402
 from core.objects import decode_trusted  # noqa: E402
 from core.relay_seal import Envelope, EpochKeys, space_id  # noqa: E402
+from relay.peer import RelayPeer, Snapshots  # noqa: E402
 from relay.server import DB_FILE, RelayServer  # noqa: E402
+from relay.store import RelayStore  # noqa: E402
+from sync.events import SessionEnded  # noqa: E402
 from sync.relay_client import RelayAddress  # noqa: E402
-from sync.relay_member import Authorized, Reconciled, Registration, RelayMember  # noqa: E402
-from sync.relay_wire import MAX_MESSAGE  # noqa: E402
+from sync.relay_member import (  # noqa: E402
+    Authorized,
+    Opened,
+    Reconciled,
+    Registration,
+    RelayMember,
+)
+from sync.relay_wire import MAX_MESSAGE, relay_public_key  # noqa: E402
+from sync.service import SyncService  # noqa: E402
 
 SHARED, BEHIND, LIVE, CROWD, CROWD_SHARED = 100_000, 1_000, 200, 100, 10_000
-TINY = {"SHARED": 300, "BEHIND": 20, "LIVE": 5, "CROWD": 5, "CROWD_SHARED": 200}
+GROWTH = (10_000, 100_000, 1_000_000)
+TINY = {"SHARED": 300, "BEHIND": 20, "LIVE": 5, "CROWD": 5, "CROWD_SHARED": 200,
+        "GROWTH": (1_000, 3_000)}
+SPACE_GROWTH = bytes(32)
 TARGETS = [Target("live_p99_ms", "<=", 50, at_scale=True),
+           Target("catch_up_bytes_vs_lan", "<=", 1.2, at_scale=True),
+           Target("catch_up_time_vs_lan", "<=", 1.5, at_scale=True),
            Target("envelope_overhead", "<=", 1.15, at_scale=True),
            Target("relay_peak_rss_mb", "<=", 300, at_scale=True)]
 TIMEOUT_S = 600.0
@@ -97,6 +121,28 @@ async def _live(a: Workspace, b: Workspace, address: RelayAddress) -> list[float
     return took
 
 
+async def _lan_round(a: Workspace, b: Workspace) -> tuple[float, int]:
+    """The baseline: B's direct session with A's node on loopback, until a round finds nothing
+    to move (`hearth sync --once`): (seconds, bytes both ways)."""
+    ended: list[SessionEnded] = []
+    serving = SyncService(a.replica, a.identity, session_secrets(a.members)[0],
+                          host="127.0.0.1", mdns=False, reconcile_interval=None)
+    newest, older = session_secrets(b.members)
+    dialling = SyncService(b.replica, b.identity, newest, older_secrets=older, mdns=False,
+                           reconcile_interval=None,
+                           on_event=lambda e: ended.append(e) if isinstance(e, SessionEnded)
+                           else None)
+    await serving.async_start()
+    try:
+        start = time.monotonic()
+        await dialling.async_sync_once("127.0.0.1", serving.port, timeout=TIMEOUT_S)
+        took = time.monotonic() - start
+        await dialling.async_stop()
+    finally:
+        await serving.async_stop()
+    return took, sum(e.bytes for e in ended)
+
+
 async def _bench(a: Workspace, b: Workspace, folder: Path, moved: int) -> dict:
     server = RelayServer(folder, quota=1 << 40)
     port = await server.start("127.0.0.1", 0)
@@ -114,6 +160,7 @@ async def _bench(a: Workspace, b: Workspace, folder: Path, moved: int) -> dict:
     live_ms = sorted(t * 1000 for t in live)
     return {
         "envelopes": count, "upload_s": round(upload_s, 2),
+        "catch_up_ms": round(catch_up_s * 1000, 1),
         "upload_rate_per_s": round(count / upload_s) if upload_s else None,
         "catch_up_s": round(catch_up_s, 3), "catch_up_bytes": catch_up_bytes,
         "catch_up_bytes_ratio": round(catch_up_bytes / moved, 3) if moved else None,
@@ -226,6 +273,60 @@ def crowd(workspace: Workspace) -> dict:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def _growth(size: int, behind: int) -> dict:
+    """A relay's store holding `size` envelopes of one space, and a member `behind` envelopes
+    behind it reconciling with the relay in memory (sync.relay_member against relay.peer, no
+    sockets): how filling, the round and the file grow with the relay's size."""
+    keys = EpochKeys.derive(0, bytes(32))
+    admin = Identity.from_seed(bytes([1]) * 32)
+    relay_key = bytes([5]) * 32
+    real = {e.opaque: e for e in (keys.seal(r, decode_trusted(r).ts)
+                                  for r in posts(behind, workers=1, offset=size))}
+    # What both hold: sealed-sized stand-ins (the relay never opens an envelope).
+    filler = [Envelope(os.urandom(16), 480_000 + n // 1000, os.urandom(280))
+              for n in range(size - behind)]
+    with tempfile.TemporaryDirectory() as tmp:
+        store = RelayStore(Path(tmp) / DB_FILE, quota=1 << 40)
+        store.register(SPACE_GROWTH, keys.token_key, 0, [admin.public_key])
+        start = time.perf_counter()
+        for n in range(0, len(filler), 20_000):
+            store.put(SPACE_GROWTH, filler[n:n + 20_000])
+        store.put(SPACE_GROWTH, list(real.values()))
+        fill_s = time.perf_counter() - start
+        db = sum(p.stat().st_size for p in Path(tmp).iterdir())
+        items = {e.opaque: e.bucket for e in filler}
+        member = RelayMember(relay_public_key(relay_key), keys, SPACE_GROWTH, lambda ids: [])
+        peer = RelayPeer(store, Snapshots(store), relay_key, max_spaces=10)
+        start = time.perf_counter()
+        opened = 0
+        while not member.closed:
+            moved = False
+            for data in member.data_to_send():
+                peer.receive(data)
+                moved = True
+            while peer.next_event() is not None:
+                pass
+            for data in peer.data_to_send():
+                member.receive(data)
+                moved = True
+            reconciled = False
+            while (event := member.next_event()) is not None:
+                if isinstance(event, Authorized):
+                    member.reconcile(items)
+                elif isinstance(event, Opened):
+                    opened += len(event.raws)
+                elif isinstance(event, Reconciled):
+                    reconciled = True
+            if reconciled or not moved:
+                break
+        round_s = time.perf_counter() - start
+        store.close()
+    if opened != behind:
+        raise RuntimeError(f"the member opened {opened} of {behind} envelopes")
+    return {"envelopes": size, "fill_rate_per_s": round(size / fill_s),
+            "round_ms": round(round_s * 1000, 1), "db_bytes_per_envelope": round(db / size, 1)}
+
+
 def main() -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         pa, pb = two_members(Path(tmp))
@@ -241,8 +342,16 @@ def main() -> dict:
             sample = corpus[:2000]
             sealed = sum(len(dumps([e.opaque, e.bucket, e.box])) for e in
                          (keys.seal(raw, decode_trusted(raw).ts) for raw in sample))
+            lan_copy = Path(tmp) / "b-lan"
+            shutil.copytree(pb.data, lan_copy)
+            with Workspace.open(Paths.resolve(lan_copy, "default")) as b_lan:
+                lan_s, lan_bytes = asyncio.run(_lan_round(a, b_lan))
             figures = asyncio.run(_bench(a, b, Path(tmp) / "relay", moved))
             figures.update(crowd(a))
+            figures |= {"lan_catch_up_ms": round(lan_s * 1000, 1), "lan_catch_up_bytes": lan_bytes,
+                        "catch_up_time_vs_lan": round(figures["catch_up_s"] / lan_s, 3),
+                        "catch_up_bytes_vs_lan": round(figures["catch_up_bytes"] / lan_bytes, 3)}
+    figures["growth"] = [_growth(size, min(BEHIND, size // 10)) for size in GROWTH]
     figures = {"shared": SHARED, "behind": BEHIND, "live_messages": LIVE,
                "envelope_overhead": round(sealed / sum(map(len, sample)), 3), **figures}
     report("relay", figures, TARGETS)
