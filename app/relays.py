@@ -128,6 +128,24 @@ def registration(replica: Replica, me: bytes) -> tuple[bytes, ...] | None:
     return tuple(sorted(admins)) if me in admins else None
 
 
+HANDOVER_KINDS = frozenset({"workspace/key", "member/remove"})
+MAX_HANDOVER_EPOCHS = 8  # older epochs a registration leaves a handover for
+
+
+def handovers(ws: Workspace) -> list[tuple[int, bytes, list[bytes]]]:
+    """RelayLink's `handovers` (an admin's): for each older epoch whose secret is held here,
+    the seals of every later epoch and the removals, which a member who missed the rotations
+    needs to come to the newest (each seal opens for its recipient alone)."""
+    held = ws.members.secrets()
+    if len(held) < 2:
+        return []
+    objects = ws.replica.membership.objects(HANDOVER_KINDS)
+    newest = max(held)
+    return [(epoch, held[epoch], [o.raw for o in objects if o.type == "member/remove"
+                                  or o.body["epoch"] > epoch])
+            for epoch in sorted(held)[-MAX_HANDOVER_EPOCHS - 1:] if epoch < newest]
+
+
 def link_for(ws: Workspace, addresses: Callable[[], list[RelayAddress]] | None = None,
              on_objects: Callable[[list[bytes]], None] | None = None,
              on_signal: Callable[[bytes, bytes], None] | None = None) -> RelayLink:
@@ -147,7 +165,8 @@ def link_for(ws: Workspace, addresses: Callable[[], list[RelayAddress]] | None =
 
     return RelayLink(replica, ws.identity, secrets, on_objects or ingest,
                      relays=addresses or (lambda: dialled(ws)),
-                     registration=lambda: registration(replica, ws.key), on_signal=on_signal)
+                     registration=lambda: registration(replica, ws.key), on_signal=on_signal,
+                     handovers=lambda: handovers(ws))
 
 
 async def move_files(ws: Workspace, link: RelayLink, *, timeout: float = 30.0
@@ -188,7 +207,9 @@ def sync_once(ws: Workspace, addresses: list[RelayAddress] | None = None, *,
               timeout: float = 30.0) -> list[RelayState]:
     """One round with each relay (the workspace's, or `addresses`): upload what each lacks,
     download and ingest what this replica lacks, then move attached files (`move_files`);
-    how each went (a refusal or an unreachable relay ends its wait early)."""
+    how each went (a refusal or an unreachable relay ends its wait early). A refusal that
+    handed over a newer epoch's secret (this computer missed a rotation) is followed by a
+    round under the new epoch."""
     wanted = addresses if addresses is not None else dialled(ws)
     if not wanted:
         raise WorkspaceError("no relays: an admin adds one with `hearth relay add HOST:PORT KEY`")
@@ -212,4 +233,13 @@ def sync_once(ws: Workspace, addresses: list[RelayAddress] | None = None, *,
             return [link.states.get(a) or RelayState(a, error="timed out") for a in wanted]
         finally:
             await link.close()
-    return asyncio.run(run())
+
+    def epoch() -> int | None:
+        held = ws.members.secrets()
+        return max(held) if held else None
+
+    before = epoch()
+    states = asyncio.run(run())
+    if epoch() != before and any(not state.last_sync for state in states):
+        states = asyncio.run(run())  # the relay handed over the new epoch's seals
+    return states

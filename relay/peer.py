@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.attachments import MAX_CHUNK
-from core.encoding import dumps
+from core.encoding import dumps, loads
 from core.identity import verify
 from core.relay_seal import SPACE_SIZE, Envelope, token_valid
 from sync.negentropy import Negentropy, NegentropyError, VectorStorage
@@ -121,6 +121,7 @@ class RelayPeer:
         self._gets: deque[tuple[str, list[bytes]]] = deque()
         self.closed = False
         self.bytes_in = 0
+        self.owner = False  # joined by a registration: may leave handovers
 
     @property
     def joined(self) -> bool:
@@ -268,6 +269,15 @@ class RelayPeer:
             self._signal_window = (now, taken)
             if taken <= SIGNALS_PER_S:
                 self._events.append(Signalled(self.space or b"", blob))
+        elif kind == "handover":
+            require(self.owner and frame.keys() == {"t", "token", "epoch", "envs"}
+                    and isinstance(frame["token"], bytes) and len(frame["token"]) == KEY_SIZE
+                    and type(frame["epoch"]) is int and 0 <= frame["epoch"] < self.epoch,
+                    "handover")
+            envelopes = envelopes_in(frame["envs"], "handover")
+            require(sum(len(e.box) for e in envelopes) <= MAX_ENVS_BYTES, "handover size")
+            self.store.put_handover(self.space or b"", frame["token"], frame["epoch"],
+                                    dumps(frame["envs"]))
         elif kind == "ping":
             self._send({"t": "pong"})
         else:
@@ -277,8 +287,17 @@ class RelayPeer:
         require(frame.keys() == {"t", "space", "proof"}, "auth")
         space = self.store.space(frame["space"]) if isinstance(frame["space"], bytes) else None
         proof = frame["proof"]
-        if space is None or not isinstance(proof, bytes) or not token_valid(
-                space.token, self.channel.handshake_hash, proof):
+        if space is None or not isinstance(proof, bytes):
+            self.close(REFUSED)
+            return
+        hh = self.channel.handshake_hash
+        if not token_valid(space.token, hh, proof):
+            # An older epoch's token: what its owner left for it (the new epoch's seals), if
+            # anything, then the same refusal.
+            for token, envs in self.store.handovers(space.space):
+                if token_valid(token, hh, proof):
+                    self._send({"t": "handover", "envs": loads(envs)})
+                    break
             self.close(REFUSED)
             return
         self._join(space.space, space.epoch, space.floor)
@@ -310,6 +329,7 @@ class RelayPeer:
             self.close(REFUSED)
             return
         record = self.store.register(space, token, epoch, owners)
+        self.owner = True
         self._join(record.space, record.epoch, record.floor)
 
     def _join(self, space: bytes, epoch: int, floor: int) -> None:

@@ -9,6 +9,12 @@ new epoch drops the old ones (members hold every object and upload again under t
 Chunks of attached files are held beside the envelopes (named by core.relay_seal's
 `chunk_name`, their bytes ciphertext already) and count towards the same quota.
 
+Handovers: when a space moves to a new epoch, its owner leaves, for the holders of each older
+epoch's token, envelopes sealed under that epoch's keys (the new epoch's `workspace/key`
+objects, each sealed to one member's identity): a member who missed the rotation proves the
+old token, gets them, and comes back under the new epoch; a removed member gets seals it
+cannot open.
+
 Retention: an envelope or chunk stored more than `retention_s` ago goes; past the quota the
 oldest chunks go first (a file is big, and its poster still holds it), then the oldest
 buckets, and the space's `floor` (the bucket below which nothing is taken any more) rises, so
@@ -48,7 +54,12 @@ CREATE TABLE IF NOT EXISTS chunks (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS chunks_by_age ON chunks (space, seq);
 CREATE INDEX IF NOT EXISTS chunks_by_time ON chunks (stored);
+CREATE TABLE IF NOT EXISTS handovers (
+    space BLOB NOT NULL, token BLOB NOT NULL, epoch INTEGER NOT NULL, envs BLOB NOT NULL,
+    PRIMARY KEY (space, token)
+) WITHOUT ROWID;
 """
+MAX_HANDOVERS = 8  # older epochs' tokens a space keeps a handover for (the newest ones)
 
 
 @dataclass(frozen=True)
@@ -122,6 +133,23 @@ class RelayStore:
         found = self.space(space)
         assert found is not None
         return found
+
+    def put_handover(self, space: bytes, token: bytes, epoch: int, envs: bytes) -> None:
+        """Keep `envs` (encoded envelopes) for holders of the older epoch's `token`; a space
+        keeps the MAX_HANDOVERS newest epochs' ones."""
+        with self.conn:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute("INSERT OR REPLACE INTO handovers VALUES (?, ?, ?, ?)",
+                              (space, token, epoch, envs))
+            self.conn.execute(
+                "DELETE FROM handovers WHERE space = ? AND token NOT IN (SELECT token FROM "
+                "handovers WHERE space = ? ORDER BY epoch DESC LIMIT ?)",
+                (space, space, MAX_HANDOVERS))
+
+    def handovers(self, space: bytes) -> list[tuple[bytes, bytes]]:
+        """(token, encoded envelopes) of each older epoch's handover, newest first."""
+        return self.conn.execute("SELECT token, envs FROM handovers WHERE space = ? "
+                                 "ORDER BY epoch DESC", (space,)).fetchall()
 
     # Envelopes ----------------------------------------------------------------------------------
 

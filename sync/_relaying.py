@@ -98,6 +98,11 @@ class Relaying:
             link, self.link = self.link, None
             await link.close()
 
+    def renew(self) -> None:
+        """A new epoch's secret is held (SyncService.set_secrets)."""
+        if self.link is not None:
+            self.link.renew()
+
     def states(self) -> list[RelayState]:
         return list(self.link.states.values()) if self.link is not None else []
 

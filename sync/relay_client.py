@@ -20,6 +20,9 @@
 - `on_signal(sender, body)` (optional) takes other members' typing and presence.
 - `registration()` answers, on an admin's computer, the admins' keys (the space's owners):
   the link then registers the space, or moves it to the newest epoch; None elsewhere.
+- `handovers()` (an admin's) answers, per older epoch held, (epoch, its secret, the objects a
+  member still of that epoch needs to come to the newest: its seals); the link leaves them
+  for that epoch's token at each registration (docs/relay.md "Members, epochs and removal").
 
 Every wait has a timeout; a relay that refuses, drops or lies costs a reconnection with
 backoff, never an object: nothing reaches the replica but through `on_objects`.
@@ -187,6 +190,7 @@ class RelayLink:
                  relays: Callable[[], list[RelayAddress]],
                  registration: Callable[[], tuple[bytes, ...] | None] = lambda: None,
                  on_signal: Callable[[bytes, bytes], None] | None = None,
+                 handovers: Callable[[], list[tuple[int, bytes, list[bytes]]]] = lambda: [],
                  reconcile_interval: float = RECONCILE_INTERVAL_S):
         self.replica = replica
         self.identity = identity
@@ -196,6 +200,7 @@ class RelayLink:
         self._registration = registration
         self._interval = reconcile_interval
         self._on_signal = on_signal
+        self._handovers = handovers
         self.space = space_id(replica.workspace.id)
         self.states: dict[RelayAddress, RelayState] = {}
         self._connections: dict[RelayAddress, _Connection] = {}
@@ -233,6 +238,17 @@ class RelayLink:
                                     for raw in fresh])
                 conn.knows([object_id(raw) for raw in fresh])
                 self._spawn_flush(conn)
+
+    def renew(self) -> None:
+        """A new epoch is held here: leave the relays now under the old one (each link dials
+        again at once, proving or registering the new epoch), rather than at the next tick."""
+        held = self._secrets()
+        for conn in list(self._connections.values()):
+            if held is not None and held[0] != conn.member.keys.epoch and not conn.member.closed:
+                conn.member.close("a new epoch")
+                task = asyncio.ensure_future(conn.ws.close())
+                self._flushes.add(task)
+                task.add_done_callback(self._flushes.discard)
 
     def send_signal(self, body: bytes) -> None:
         """Typing or presence (the body is the service's to define) to the members connected
@@ -428,6 +444,15 @@ class RelayLink:
                 conn.member.reconcile(conn.held.items(), conn.held.deleted())
             await self._flush(conn)
 
+    def _hand_over(self, conn: _Connection) -> None:
+        """(An admin's link, registered) leave for each older epoch's token the objects its
+        members need to come to this one (`handovers`: the new epochs' seals)."""
+        for epoch, secret, raws in self._handovers():
+            if epoch < conn.member.keys.epoch and raws:
+                older = EpochKeys.derive(epoch, secret)
+                conn.member.hand_over(older, [older.seal(raw, decode_trusted(raw).ts)
+                                              for raw in raws])
+
     async def _flush(self, conn: _Connection) -> None:
         try:
             await conn.flush()
@@ -441,6 +466,8 @@ class RelayLink:
         while (event := conn.member.next_event()) is not None:
             if isinstance(event, Authorized):
                 state.connected, state.error = True, None
+                if conn.member.registering:
+                    self._hand_over(conn)
                 conn.round_at = time.monotonic()
                 conn.member.reconcile(conn.held.items(), conn.held.deleted())
             elif isinstance(event, Opened):

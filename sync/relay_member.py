@@ -145,6 +145,7 @@ class RelayMember:
         self._puts = 0
         self._round = False
         self._counts = [0, 0, 0]  # uploaded, downloaded, unopened (this round)
+        self._handed = False  # a handover arrived (at most one, before the refusal)
 
     def data_to_send(self) -> list[bytes]:
         out = list(self._out)
@@ -206,6 +207,20 @@ class RelayMember:
         """Typing or presence for the members connected now (never stored by the relay)."""
         if self.authorized and not self.closed:
             self._send({"t": "signal", "blob": self.keys.seal_signal(sender, body)})
+
+    @property
+    def registering(self) -> bool:
+        """This link registers its space (an admin's): it may leave handovers."""
+        return self._registration is not None
+
+    def hand_over(self, older: EpochKeys, envelopes: list[Envelope]) -> None:
+        """(An owner) leave `envelopes`, sealed under the older epoch's keys `older`, for the
+        holders of that epoch's token (members who missed the move to this one)."""
+        # One frame: a handover is the newest epoch's seals, not a history.
+        batch = next(batches(envelopes), None)
+        if batch and self.authorized and not self.closed and self._registration is not None:
+            self._send({"t": "handover", "token": older.token_key, "epoch": older.epoch,
+                        "envs": batch})
 
     def put_chunk(self, cid: bytes, data: bytes) -> None:
         """Put a chunk of an attached file (ciphertext under its file's key already)."""
@@ -286,6 +301,12 @@ class RelayMember:
             reason = frame.get("reason")
             self._end(f"the relay said: {reason}" if isinstance(reason, str) else "bye",
                       refused=not self.authorized)
+            return
+        if not self.authorized and kind == "handover":
+            # We proved an older epoch's token: the new epoch's seals, left by an owner.
+            require(frame.keys() == {"t", "envs"} and not self._handed, "handover")
+            self._handed = True
+            self._opened(envelopes_in(frame["envs"], "handover"), False)
             return
         if not self.authorized:
             require(kind == "ok" and frame.keys() == {"t", "epoch", "floor"}

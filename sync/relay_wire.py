@@ -16,6 +16,8 @@ Frames (member -> relay, then relay -> member):
                                       `epoch`, or moves it to a newer epoch or another token
                                       of its epoch (then `by` must be an owner); `sig` is `by`'s Ed25519 signature of
                                       REGISTER_CONTEXT + handshake hash + the fields' CBOR
+    handover {token, epoch, envs}     (an owner, joined) for holders of older epoch `epoch`'s
+                                      token `token`: envelopes sealed under its keys
     neg      {m}                      negentropy over (FLIP - bucket, opaque) items: newest first
     put      {envs}                   envelopes [opaque, bucket, box] the relay lacks
     get      {ids}                    opaque ids the member lacks
@@ -35,6 +37,8 @@ Frames (member -> relay, then relay -> member):
     chunk    {name, data}             a chunk asked for
     nochunk  {names}                  chunks asked for that the relay does not hold
     held     {names}                  the answer to `hold`: those it holds
+    handover {envs}                   to an `auth` that proved an older epoch's token: what its
+                                      owner left for them, then `bye`
     bye      {reason}                 the relay refuses or closes
 """
 

@@ -232,6 +232,7 @@ class SyncService:
         self.dialer.epoch_try.clear()
         if self._discovery is not None:
             self._discovery.set_secrets([newest, *older])
+        self.relaying.renew()
 
     # Peers ----------------------------------------------------------------------------------
 

@@ -147,6 +147,32 @@ def test_an_outsider_and_a_stale_token_get_only_a_refusal(tmp_path: Path) -> Non
     assert not any(isinstance(e, Opened) for e in events)
 
 
+def test_an_owner_leaves_a_handover_for_the_old_token_and_nobody_else_gets_it(
+        tmp_path: Path) -> None:
+    """After a move, an owner leaves envelopes under epoch 0's keys for epoch 0's token: a
+    member still of epoch 0 gets them (and the refusal); an outsider gets nothing; a member who
+    is no owner cannot leave one."""
+    relay = Relay(tmp_path)
+    old, new = EpochKeys.derive(0, SECRET0), EpochKeys.derive(1, SECRET1)
+    relay.connect(Side(old, []), Registration(ADMIN, ()))
+    seals = posts(3, "seal")
+    owner, peer = relay.connect(Side(new, []), Registration(ADMIN, ()))
+    owner.hand_over(old, [old.seal(raw, decode_trusted(raw).ts) for raw in seals])
+    relay.pump(owner, peer, Side(new, []))
+    member, _ = relay.connect(Side(new, []))
+    member.hand_over(old, [])  # a member's link never sends one; forged, the relay refuses it
+    member._send({"t": "handover", "token": old.token_key, "epoch": 0, "envs": []})
+    member_peer = relay.peers[-1]
+    relay.pump(member, member_peer, Side(new, []))
+    assert member_peer.closed  # a handover from a connection that did not register: refused
+    behind = Side(old, [])
+    m, p = relay.connect(behind)
+    assert not m.authorized and m.closed and sorted(behind.opened) == sorted(seals)
+    stranger = Side(EpochKeys.derive(0, os.urandom(32)), [])
+    m, p = relay.connect(stranger)
+    assert m.closed and stranger.opened == []
+
+
 def test_only_an_owner_moves_a_space_and_never_backwards(tmp_path: Path) -> None:
     relay = Relay(tmp_path)
     old, new = EpochKeys.derive(0, SECRET0), EpochKeys.derive(1, SECRET1)

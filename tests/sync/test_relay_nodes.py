@@ -24,7 +24,7 @@ from relay.server import RelayServer
 from relay.store import RelayStore
 from storage import Status
 from sync.relay_client import RelayAddress
-from tests.support import channels, two_members
+from tests.support import channels, make_members, two_members
 
 from .relaying import relay_files_contain, relay_process, sync_through
 
@@ -259,3 +259,26 @@ def test_an_attached_file_arrives_through_the_relay_identical(tmp_path: Path) ->
         saved = b.files.save(post.id, 0, tmp_path / "out")
     assert hashlib.sha256(saved.read_bytes()).digest() == \
         hashlib.sha256(source.read_bytes()).digest()
+
+
+def test_a_member_who_missed_the_rotation_comes_back_through_the_relay(tmp_path: Path) -> None:
+    """A removes C and rotates while B is away; B, reaching only the relay, proves the old
+    epoch's token, gets the new epoch's seals handed over, and syncs on under the new epoch;
+    C gets the same handover and opens nothing of it."""
+    pa, pb, pc = make_members(tmp_path, 3)
+    with relay_process(tmp_path / "relay") as relay, Workspace.open(pa) as a, \
+            Workspace.open(pb) as b, Workspace.open(pc) as c:
+        relays.add_relay(a, f"127.0.0.1:{relay.port}", relay.key.hex())
+        channels(a, "general")
+        for ws in (a, b, c):
+            assert sync_through(ws, relay.address, addresses=lambda: [relay.address]).last_sync
+        a.members.remove(c.key, "left the team")
+        after = a.post("general", f"after the rotation {MARKER}")
+        assert sync_through(a, relay.address).last_sync  # moves the space, leaves the handover
+        assert b.members.newest_secret()[0] == 0
+        state = sync_through(b, relay.address, addresses=lambda: [relay.address])
+        assert state.last_sync and not state.error, state
+        assert b.members.newest_secret()[0] == 1 and b.replica.has(after.id)
+        refused = sync_through(c, relay.address, addresses=lambda: [relay.address], timeout=10)
+        assert refused.error and "refused" in refused.error
+        assert c.members.newest_secret()[0] == 0 and not c.replica.has(after.id)
