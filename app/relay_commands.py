@@ -136,7 +136,7 @@ def cmd_sync(args: argparse.Namespace) -> None:
 
 def cmd_list(args: argparse.Namespace) -> None:
     with open_workspace(args) as ws:
-        named = relays.relays(ws.replica)
+        named = relays.named(ws)
         nicks = ws.replica.nicknames()
     if args.json:
         print_json([{"address": r.hostport, "key": r.key.hex(), "by": r.by.hex(),

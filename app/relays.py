@@ -49,6 +49,11 @@ class _Writer(Protocol):
     def publish(self, kind: str, stream: bytes, body: dict) -> Object: ...
 
 
+def named(ws: Workspace) -> list[Relay]:
+    """The relays `ws` names now (`hearth relay list`, Settings > Relays)."""
+    return relays(ws.replica)
+
+
 def parse_key(text: str) -> bytes:
     """A relay's key as `hearth relay serve` prints it: 64 hex digits."""
     try:

@@ -31,7 +31,7 @@ from sync.relay_wire import (
     WireError,
     batches,
     envelopes_in,
-    item_of,
+    items_of,
     opaque_ids,
     require,
 )
@@ -91,10 +91,7 @@ class Snapshots:
         if cached is not None and cached[0] == self._store.version:
             self._cache.move_to_end(space)
             return cached[1]
-        storage = VectorStorage()
-        for bucket, opaque in self._store.items(space):
-            storage.insert(*item_of(bucket, opaque))
-        storage.seal()
+        storage = VectorStorage.sealed(items_of(self._store.items(space)))
         self._cache[space] = (self._store.version, storage)
         while len(self._cache) > MAX_CACHED:
             self._cache.popitem(last=False)

@@ -9,14 +9,18 @@ import hashlib
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
+from functools import partial
 from itertools import accumulate, islice
-from operator import eq
+from operator import add, eq
 from typing import Protocol, runtime_checkable
 
 from ._negentropy_wire import FINGERPRINT_SIZE, ID_SIZE, MAX_TIMESTAMP, Bound, Item, encode_varint
 
 ID_MODULUS = 1 << 256
 """Ids are summed as 256-bit little-endian integers modulo this."""
+_MASK = ID_MODULUS - 1
+_from_little = partial(int.from_bytes, byteorder="little")
+_to_little = partial(int.to_bytes, length=ID_SIZE, byteorder="little")
 
 
 def id_to_int(item_id: bytes) -> int:
@@ -84,6 +88,19 @@ class VectorStorage:
             raise ValueError(f"id must be {ID_SIZE} bytes, got {len(item_id)}")
         self._pending.append((timestamp, bytes(item_id)))
 
+    @classmethod
+    def sealed(cls, items: list[Item]) -> VectorStorage:
+        """A sealed storage of `items` at once (sorted in place), checked as a whole: what a
+        large set costs is the C loops of sort, join and the running sums, not a call each."""
+        if items and not (all(0 <= ts < MAX_TIMESTAMP for ts, _ in items)
+                          and all(len(item_id) == ID_SIZE for _, item_id in items)):
+            raise ValueError("an item's timestamp is out of range or its id not "
+                             f"{ID_SIZE} bytes")
+        storage = cls()
+        storage._pending = items
+        storage.seal()
+        return storage
+
     def seal(self) -> None:
         """Sort the items, reject duplicates, and build the running sums of the ids."""
         if self._sealed:
@@ -95,8 +112,10 @@ class VectorStorage:
         self._timestamps = array("Q", [ts for ts, _ in items])
         ids = [item_id for _, item_id in items]
         self._ids = b"".join(ids)
-        sums = accumulate(map(id_to_int, ids), _add_mod_2_256, initial=0)
-        self._sums = b"".join(total.to_bytes(ID_SIZE, "little") for total in sums)
+        # The running sums, every step a C call (no Python frame an item): summed unbounded,
+        # then each taken mod 2**256 as it is written.
+        sums = accumulate(map(_from_little, ids), add, initial=0)
+        self._sums = b"".join(map(_to_little, map(_MASK.__and__, sums)))
         self._pending = []
         self._sealed = True
 
@@ -150,7 +169,3 @@ class VectorStorage:
         self._check_sealed()
         if not 0 <= begin <= end <= len(self._timestamps):
             raise ValueError(f"bad range [{begin}, {end}) for {len(self._timestamps)} items")
-
-
-def _add_mod_2_256(a: int, b: int) -> int:
-    return (a + b) % ID_MODULUS

@@ -34,7 +34,7 @@ from .relay_wire import (
     WireError,
     batches,
     envelopes_in,
-    item_of,
+    items_of,
     opaque_ids,
     opaque_of,
     require,
@@ -187,10 +187,7 @@ class RelayMember:
             return
         self._round, self._counts = True, [0, 0, 0]
         self._buckets, self._need, self._ignore = items, [], ignore
-        storage = VectorStorage()
-        for opaque, bucket in items.items():
-            storage.insert(*item_of(bucket, opaque))
-        storage.seal()
+        storage = VectorStorage.sealed(items_of((b, o) for o, b in items.items()))
         self._neg = Negentropy(storage, NEG_FRAME_LIMIT, **NEG_PARAMS)
         self._send({"t": "neg", "m": self._neg.initiate()})
 

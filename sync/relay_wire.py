@@ -44,7 +44,7 @@ Frames (member -> relay, then relay -> member):
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from noise.connection import Keypair, NoiseConnection
@@ -96,6 +96,11 @@ def item_of(bucket: int, opaque: bytes) -> tuple[int, bytes]:
     """The negentropy item of an envelope: newest first, its id the opaque id zero-padded to
     negentropy's 32 bytes."""
     return FLIP - bucket, opaque + _PAD
+
+
+def items_of(pairs: Iterable[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
+    """`item_of` for many (bucket, opaque) pairs (one comprehension, no call an item)."""
+    return [(FLIP - bucket, opaque + _PAD) for bucket, opaque in pairs]
 
 
 def opaque_of(item_id: bytes) -> bytes:

@@ -63,7 +63,7 @@ class RelaySettings(QWidget):
 
     def refresh(self) -> None:
         facade = self.bridge.facade
-        self.bridge.then(facade.run(lambda ws: (relays.relays(ws.replica), ws.is_admin())),
+        self.bridge.then(facade.run(lambda ws: (relays.named(ws), ws.is_admin())),
                          done=lambda got: self.bridge.then(
                              facade.reach(), done=lambda reach: self._show(*got, reach)))
 

@@ -445,7 +445,7 @@ def render(out: Path) -> list[Path]:
                       and any(m.replies == 3 for m in window.messages.messages)
                       and sum(len(m.reactions) for m in window.messages.messages) >= 3
                       and window.sidebar.dm_list.count() == 1)
-                _wait(lambda: _done(third.run(lambda ws: relays.relays(ws.replica))))
+                _wait(lambda: _done(third.run(lambda ws: relays.named(ws))))
                 third.stop()  # carol's laptop goes home; bob's stays connected
                 _wait(lambda: window.peer_status.text().startswith("1 peer"))
                 # At home, carol's laptop reaches the office through the relay alone (the
