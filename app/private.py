@@ -315,6 +315,10 @@ class PrivateChannels:
         if not keys:
             raise WorkspaceError("this channel's key has not reached this computer yet "
                                  "(sync first)")
+        if view.stale() or max(keys) != view.epoch:
+            # Someone who holds the newest key I have has left: what I write would reach them.
+            raise WorkspaceError("someone left this channel and its new key has not reached "
+                                 "this computer yet (sync first)")
         epoch = max(keys)
         return epoch, keys[epoch]
 

@@ -142,3 +142,25 @@ def test_a_mention_in_a_direct_message_reaches_the_mentions_list(trio):
     (mention,) = _run(ada, lambda ws: ws.conversation.mentions())
     assert mention.private is not None and mention.channel == "cat"
     assert _run(bob, lambda ws: ws.conversation.mentions()) == []
+
+
+def test_who_holds_a_removal_without_its_new_key_writes_nothing(tmp_path):
+    """A sync cut short between a `channel/members` removal and the key sealed after it: a
+    member's reply would go under the key the removed person holds, so it is refused until
+    the new key arrives (the stateful model in test_private_conversation_model.py checks the
+    promise under any order; this is the one order that tests the refusal)."""
+    from tests.support import members_in_step, share
+
+    with members_in_step(tmp_path, ("ada", "bob", "cat")) as (ada, bob, cat):
+        channel = ada.private.create("plans", [bob.key, cat.key])
+        first = ada.private.post(channel, "hello").id
+        share(ada, bob, cat)
+        ada.private.remove_member(channel, bob.key)
+        rows = ada.replica.conn.execute("SELECT raw, type FROM objects ORDER BY oid")
+        cat.replica.ingest([raw for raw, kind in rows if kind != "channel/key"])
+        with pytest.raises(WorkspaceError, match="new key has not reached"):
+            cat.conversation.reply(first, AFTER)
+        share(ada, cat)
+        reply = cat.conversation.reply(first, AFTER)
+        share(cat, bob)
+        assert not _opens(bob, channel, reply.id)
