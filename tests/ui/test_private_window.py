@@ -259,3 +259,26 @@ def test_the_creator_takes_someone_out_and_their_window_closes_it(
                     and not window_b.private.is_open, timeout=WAIT_MS)
     assert window_b.reading.currentWidget() is window_b.message_view
     assert "no longer in ops" in window_b.statusBar().currentMessage()
+
+
+def test_search_and_mentions_find_a_private_message_and_open_it(qtbot, window, pair):
+    """Search over what ada's computer opened, and her Mentions, list bob's direct message;
+    choosing it opens the direct messages with it selected."""
+    node_a, node_b = pair
+    result(node_a.facade.run(lambda ws: ws.nick("ada")))
+    sent = result(node_b.facade.run(
+        lambda ws: ws.private.direct_message(node_a.key, "@ada the zephyr numbers")))
+    qtbot.waitUntil(lambda: len(result(node_a.facade.run(lambda ws: ws.private.channels())))
+                    == 1, timeout=WAIT_MS)
+    window.search.run("zephyr")
+    qtbot.waitUntil(lambda: window.search_results.results is not None
+                    and [m.id for m in window.search_results.results.messages] == [sent.id],
+                    timeout=WAIT_MS)
+    window.search.show_mentions()
+    qtbot.waitUntil(lambda: window.search_results.results is not None
+                    and [m.id for m in window.search_results.results.messages] == [sent.id],
+                    timeout=WAIT_MS)
+    window.search_results.messageChosen.emit(window.search_results.results.messages[0])
+    qtbot.waitUntil(lambda: window.private.channel_id == sent.stream
+                    and window.private.view.currentIndex().isValid(), timeout=WAIT_MS)
+    assert window.private.model.messages[window.private.view.currentIndex().row()].id == sent.id
