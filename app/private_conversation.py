@@ -27,7 +27,7 @@ from core.private import PrivateView
 from core.private_conversation import ConversationState, SealedMessage, content, parse
 from storage import Message, MessageVersion, NotFound
 from storage._files import attachment
-from storage.records import Reaction
+from storage.records import Attachment, Reaction
 
 from .conversation import _emoji, mention_pattern
 from .errors import WorkspaceError
@@ -132,7 +132,7 @@ class PrivateConversation:
         return opened, found
 
     def _record(self, opened: _Opened, m: SealedMessage, names: dict[bytes, str]) -> Message:
-        files = ()
+        files: tuple[Attachment, ...] = ()
         if m.files:
             post = self.replica.object(m.id)
             self.replica.files.record_private(opened.view.id, post, m.files)
