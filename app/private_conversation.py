@@ -63,6 +63,7 @@ class PrivateConversation:
         self.replica = private.replica
         self._opened: dict[bytes, tuple[str, dict]] = {}  # post id -> its parsed box
         self._states: dict[bytes, _Opened] = {}
+        self._forgot_at: tuple | None = None
         # Told of each sealed object I write, with the public kind and body it holds (the
         # Node's usage analytics: app.activity.Activity.sealed; never the content itself).
         self.on_sealed: Callable[[Object, str, dict], None] | None = None
@@ -103,13 +104,15 @@ class PrivateConversation:
         drop = [oid for oid in held if oid not in state.messages]
         index.update(channel, put, drop)
 
-    def refresh_index(self) -> None:
-        """Index every private channel I am in, and forget those I am no longer in."""
-        mine = [c.id for c in self.private.channels()]
-        for channel in mine:
-            self.state(channel)
-        self.replica.private_index.forget(sorted(self.replica.private_index.channels()
-                                                 - set(mine)))
+    def _forget_left(self, mine: Sequence[bytes]) -> None:
+        """Forget what the index holds of channels I am no longer in (checked again whenever
+        a private channel's objects or the workspace's membership changed)."""
+        version = (self.replica.private.version(), self.replica.membership.version())
+        if version == self._forgot_at:
+            return
+        self._forgot_at = version
+        index = self.replica.private_index
+        index.forget(sorted(index.channels() - set(mine)))
 
     def channel_of(self, message_id: bytes) -> bytes | None:
         """The private channel a sealed post is in, when this replica holds it."""
@@ -229,6 +232,7 @@ class PrivateConversation:
         """The newest `limit` messages of my private channels (or those of `channels`) that
         match, from this computer's index of what it opened, and how many (up to COUNT_CAP)."""
         mine = [c.id for c in self.private.channels()]
+        self._forget_left(mine)
         wanted = mine if channels is None else [c for c in channels if c in mine]
         for channel in wanted:
             self.state(channel)  # the index follows what arrived

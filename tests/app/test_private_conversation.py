@@ -26,6 +26,16 @@ def _run(node: Node, fn):
     return node.run(fn).result(CALL_TIMEOUT_S)
 
 
+def _read(node: Node, channel: bytes) -> list:
+    """The private channel's messages at `node`, [] until it has arrived there."""
+    def read(ws: Workspace) -> list:
+        try:
+            return ws.private.read(channel)
+        except WorkspaceError:
+            return []
+    return _run(node, read)
+
+
 def _files_hold(folder: Path, text: str) -> list[str]:
     needle = text.encode()
     return [str(p) for p in folder.rglob("*") if p.is_file() and needle in p.read_bytes()]
@@ -54,11 +64,11 @@ def test_reply_reaction_and_edit_reach_members_and_stay_sealed(trio):
     (ada, bob, cat), paths = trio
     channel = _run(ada, lambda ws: ws.private.create("launch", [bob.key]))
     first = _run(ada, lambda ws: ws.private.post(channel, "the plan").id)
-    wait_until(lambda: _run(bob, lambda ws: [m.text for m in ws.private.read(channel)])
-               == ["the plan"], what="bob reads the private message")
+    wait_until(lambda: [m.text for m in _read(bob, channel)] == ["the plan"],
+               what="bob reads the private message")
     _run(bob, lambda ws: ws.conversation.reply(first, REPLY))
     _run(bob, lambda ws: ws.conversation.react(first, EMOJI))
-    wait_until(lambda: _run(ada, lambda ws: ws.private.read(channel)[0].replies) == 1,
+    wait_until(lambda: [m.replies for m in _read(ada, channel)] == [1],
                what="the reply reaches ada")
     _run(ada, lambda ws: ws.conversation.edit(first, f"the plan, {EDIT}"))
     wait_converged([ada, bob, cat])
@@ -86,24 +96,28 @@ def test_reply_reaction_and_edit_reach_members_and_stay_sealed(trio):
 def test_a_member_taken_out_opens_nothing_made_after(trio):
     (ada, bob, cat), paths = trio
     channel = _run(ada, lambda ws: ws.private.create("core", [bob.key, cat.key]))
-    first = _run(ada, lambda ws: ws.private.post(channel, "before").id)
+    first = _run(ada, lambda ws: ws.private.post(channel, "before the zephyr").id)
     wait_converged([ada, bob, cat])
+    assert len(_run(bob, lambda ws: ws.search("zephyr").messages)) == 1  # indexed at bob's
     _run(cat, lambda ws: ws.conversation.react(first, "👍"))
     _run(ada, lambda ws: ws.private.remove_member(channel, bob.key))
     wait_converged([ada, bob, cat])  # cat holds the new key before writing again
     made = [
         _run(ada, lambda ws: ws.conversation.reply(first, AFTER).id),
         _run(cat, lambda ws: ws.conversation.react(first, EMOJI).id),
-        _run(ada, lambda ws: ws.conversation.edit(first, f"before, {AFTER}").id),
+        _run(ada, lambda ws: ws.conversation.edit(first, f"before the zephyr, {AFTER}").id),
         _run(cat, lambda ws: ws.conversation.reply(first, f"also {AFTER}",
                                                   broadcast=True).id),
     ]
     wait_converged([ada, bob, cat])
     assert _run(cat, lambda ws: [m.text for m in ws.conversation.thread(first)]) == [
-        f"before, {AFTER}", AFTER, f"also {AFTER}"]
+        f"before the zephyr, {AFTER}", AFTER, f"also {AFTER}"]
     assert _run(bob, lambda ws: [_opens(ws, channel, oid) for oid in made]) == [False] * 4
     assert _run(bob, lambda ws: ws.private.channels()) == []
     assert _run(bob, lambda ws: ws.search(AFTER).messages) == ()
+    assert _run(bob, lambda ws: ws.search("zephyr").messages) == ()
+    # Out of the channel, bob's computer forgets what it had indexed of it.
+    assert _run(bob, lambda ws: ws.replica.private_index.channels()) == set()
     _checkpoint(bob)
     assert _files_hold(paths[1].data, AFTER) == []
     assert _files_hold(paths[1].data, EMOJI) == []
