@@ -242,9 +242,9 @@ class PrivateConversation:
         found = self.replica.private_index.search(wanted, terms, authors, since_ms, until_ms,
                                                   want)
         names = self.replica.nicknames()
-        messages = []
+        messages, states = [], {}
         for _, oid, channel in found[:limit]:
-            opened = self.state(channel)
+            opened = states.get(channel) or states.setdefault(channel, self.state(channel))
             m = opened.state.messages.get(oid)
             if m is not None:
                 messages.append(self._record(opened, m, names))
