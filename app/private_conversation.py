@@ -242,7 +242,8 @@ class PrivateConversation:
         found = self.replica.private_index.search(wanted, terms, authors, since_ms, until_ms,
                                                   want)
         names = self.replica.nicknames()
-        messages, states = [], {}
+        messages: list[Message] = []
+        states: dict[bytes, _Opened] = {}
         for _, oid, channel in found[:limit]:
             opened = states.get(channel) or states.setdefault(channel, self.state(channel))
             m = opened.state.messages.get(oid)
