@@ -94,6 +94,14 @@ class PrivateChannels:
         cached = cache.get(channel)
         if cached is not None and cached[0] == version:
             return cached[1]
+        if cached is not None and cached[0][1] == version[1]:
+            # Only objects arrived (the membership view is the same): new messages at the
+            # end are taken without going over a long channel's others again.
+            grown = cached[1].extended(store.objects_after(channel, cached[0][0]),
+                                       self.ws.members.view())
+            if grown is not None:
+                cache[channel] = (version, grown)
+                return grown
         objects = store.objects(channel)
         creation = next((o for o in objects if o.id == channel), None)
         if creation is None:

@@ -54,6 +54,14 @@ class PrivateMatches:
     capped: bool
 
 
+def _grown_from(view: PrivateView, before: PrivateView) -> bool:
+    """Whether `view` is `before` with posts added at the end (PrivateView.extended shares
+    everything else, so the same keys open it)."""
+    n = len(before.posts)
+    return (view.sealed is before.sealed and view.members is before.members
+            and len(view.posts) >= n and (n == 0 or view.posts[n - 1] is before.posts[n - 1]))
+
+
 class PrivateConversation:
     """The conversation of the private channels I am in (see the module's docstring)."""
 
@@ -79,9 +87,29 @@ class PrivateConversation:
         cached = self._states.get(channel)
         if cached is not None and cached.view is view:
             return cached
+        if cached is not None and _grown_from(view, cached.view):
+            # Messages arrived at the end (PrivateView.extended): only they are opened and
+            # taken, and only what they changed is indexed again.
+            changed = cached.state.extend(self._parsed(view, view.posts[len(cached.view.posts):]))
+            if changed is not None:
+                cached.view = view
+                messages = cached.state.messages
+                self.replica.private_index.update(channel, [
+                    (m.id, m.author, m.ts, m.text) for m in map(messages.__getitem__, changed)],
+                    [])
+                return cached
+        opened_channel = _Opened(view, self.private._describe(view).name,
+                                 ConversationState.compute(self._parsed(view, view.posts)))
+        self._states[channel] = opened_channel
+        self._index(channel, opened_channel.state)
+        return opened_channel
+
+    def _parsed(self, view: PrivateView, posts: Sequence[Object]) -> list[tuple[Object, str, dict]]:
+        """(post, kind, body) of those of `posts` that a key of mine opens into a known shape
+        (each opened once: kept in memory)."""
         keys = self.private._keys(view)
-        posts = []
-        for post in view.posts:
+        out = []
+        for post in posts:
             parsed = self._opened.get(post.id)
             if parsed is None:
                 opened = self.private.open_box(keys.get(post.body["epoch"]), post.body)
@@ -89,12 +117,8 @@ class PrivateConversation:
                 if parsed is None:
                     continue
                 self._opened[post.id] = parsed
-            posts.append((post, *parsed))
-        opened_channel = _Opened(view, self.private._describe(view).name,
-                                 ConversationState.compute(posts))
-        self._states[channel] = opened_channel
-        self._index(channel, opened_channel.state)
-        return opened_channel
+            out.append((post, *parsed))
+        return out
 
     def _index(self, channel: bytes, state: ConversationState) -> None:
         index = self.replica.private_index

@@ -95,15 +95,23 @@ class ConversationState:
     channel: list[bytes] = field(default_factory=list)  # shown in the channel, oldest first
     # Every add not taken back: its id -> (message, member, emoji)
     reactions: dict[bytes, tuple[bytes, bytes, str]] = field(default_factory=dict)
+    # For `extend`: whose deletes name an id; the emoji counted per (message, member); the
+    # ids a reply, edit or reaction named that are no message here (yet)
+    deleting: dict[bytes, set[bytes]] = field(default_factory=dict)
+    counted: dict[tuple[bytes, bytes], set[str]] = field(default_factory=dict)
+    waiting: set[bytes] = field(default_factory=set)
 
     @classmethod
     def compute(cls, posts: Iterable[tuple[Object, str, dict]]) -> ConversationState:
         """From (post, kind, body) of the posts that count, in any order."""
         ordered = sorted(posts, key=lambda p: (p[0].ts, p[0].id))
         authors = {post.id: post.author for post, _, _ in ordered}
-        deleted = {target for post, kind, body in ordered if kind == "post/delete"
-                   for target in body["targets"] if authors.get(target) == post.author}
         state = cls()
+        for post, kind, body in ordered:
+            if kind == "post/delete":
+                for target in body["targets"]:
+                    state.deleting.setdefault(target, set()).add(post.author)
+        deleted = {target for target, by in state.deleting.items() if authors.get(target) in by}
         messages = state.messages
         replies: list[tuple[Object, dict]] = []
         for post, kind, body in ordered:
@@ -117,6 +125,7 @@ class ConversationState:
         for post, body in replies:
             parent = messages.get(body["parent"])
             if parent is None or parent.reply_to is not None:
+                state.waiting.add(body["parent"])
                 continue
             messages[post.id] = SealedMessage(post.id, post.author, post.ts, body["text"],
                                               body["text"], reply_to=parent.id,
@@ -124,23 +133,63 @@ class ConversationState:
             parent.replies.append(post.id)
         state.channel = [m.id for m in sorted(messages.values(), key=lambda m: (m.ts, m.id))
                          if m.in_channel]
-        counted: dict[tuple[bytes, bytes], set[str]] = {}
         for post, kind, body in ordered:
-            target = messages.get(body.get("target", b""))
-            if post.id in deleted or target is None:
-                continue
-            if kind == "post/edit" and post.author == target.author:
-                target.edits.append((post.ts, post.id, body["text"]))
-                target.text = body["text"]
-            elif kind == "post/react":
-                emoji = body["emoji"]
-                state.reactions[post.id] = (target.id, post.author, emoji)
-                mine = counted.setdefault((target.id, post.author), set())
-                if emoji in mine or len(mine) >= MAX_EMOJI_PER_MEMBER:
-                    continue
+            if kind in ("post/edit", "post/react") and post.id not in deleted:
+                state._apply(post, kind, body)
+        return state
+
+    def _apply(self, post: Object, kind: str, body: dict) -> bytes | None:
+        """An edit or a reaction taken, after every post before it; the message it changed."""
+        target = self.messages.get(body["target"])
+        if target is None:
+            self.waiting.add(body["target"])
+            return None
+        if kind == "post/edit" and post.author == target.author:
+            target.edits.append((post.ts, post.id, body["text"]))
+            target.text = body["text"]
+            return target.id
+        if kind == "post/react":
+            emoji = body["emoji"]
+            self.reactions[post.id] = (target.id, post.author, emoji)
+            mine = self.counted.setdefault((target.id, post.author), set())
+            if emoji not in mine and len(mine) < MAX_EMOJI_PER_MEMBER:
                 mine.add(emoji)
                 target.reactions.setdefault(emoji, []).append(post.author)
-        return state
+                return target.id
+        return None
+
+    def extend(self, posts: Iterable[tuple[Object, str, dict]]) -> set[bytes] | None:
+        """Take posts that came after every post taken so far in (ts, id) order, as `compute`
+        would have; the ids of the messages they added or changed. None (and this state is
+        then not to be used) when `compute` must decide again: a delete among them, or a post
+        that a reply, edit or reaction taken before was waiting for."""
+        changed: set[bytes] = set()
+        for post, kind, body in posts:
+            if kind == "post/delete" or post.id in self.waiting:
+                return None
+            if post.author in self.deleting.get(post.id, ()):
+                continue
+            if kind in ("post/text", "post/file"):
+                self.messages[post.id] = SealedMessage(
+                    post.id, post.author, post.ts, body["text"], body["text"],
+                    tuple(body.get("files", ())))
+                self.channel.append(post.id)
+                changed.add(post.id)
+            elif kind == "post/reply":
+                parent = self.messages.get(body["parent"])
+                if parent is None or parent.reply_to is not None:
+                    self.waiting.add(body["parent"])
+                    continue
+                self.messages[post.id] = SealedMessage(
+                    post.id, post.author, post.ts, body["text"], body["text"],
+                    reply_to=parent.id, in_channel=body["broadcast"])
+                parent.replies.append(post.id)
+                if body["broadcast"]:
+                    self.channel.append(post.id)
+                changed |= {post.id, parent.id}
+            elif (target := self._apply(post, kind, body)) is not None:
+                changed.add(target)
+        return changed
 
     def thread(self, message_id: bytes) -> list[SealedMessage]:
         """A thread: its first message, then its replies, oldest first ([] if not held)."""

@@ -72,6 +72,16 @@ class PrivateStore:
             f"WHERE p.channel = ? {_COUNTED} ORDER BY p.ts, o.id", (channel,))
         return [decode_trusted(raw) for (raw,) in rows]
 
+    def objects_after(self, channel: bytes, oid: int) -> list[Object]:
+        """The objects of one private channel stored after the row `oid` (a version), oldest
+        first: what arrived since a view was computed."""
+        # +p.channel: walk the (few) rows after `oid`, never every row of a large channel.
+        rows = self._replica.conn.execute(
+            "SELECT o.raw FROM private p JOIN objects o ON o.oid = p.oid "
+            f"WHERE p.oid > ? AND +p.channel = ? {_COUNTED} ORDER BY p.ts, o.id",
+            (oid, channel))
+        return [decode_trusted(raw) for (raw,) in rows]
+
     def version(self) -> int:
         """Changes whenever a private channel's object is stored. Rows are only ever added:
         no kind listed here may be deleted (core.kinds.DELETABLE_KINDS), and what a removal

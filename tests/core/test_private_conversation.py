@@ -93,3 +93,19 @@ def test_any_order_gives_the_same_conversation(rng):
     expected = _summary(ConversationState.compute(posts))
     rng.shuffle(posts)
     assert _summary(ConversationState.compute(posts)) == expected
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(0, 14), st.integers(0, 14))
+def test_taking_later_posts_gives_what_computing_them_all_does(cut, step):
+    """`extend` with the posts after a cut, in one go or a few at a time, is `compute` of all
+    of them, or it says to compute again (a delete among them)."""
+    posts = sorted(_scene(), key=lambda p: (p[0].ts, p[0].id))
+    state = ConversationState.compute(posts[:cut])
+    rest = posts[cut:]
+    size = max(1, step)
+    for n in range(0, len(rest), size):
+        if state.extend(rest[n:n + size]) is None:
+            state = ConversationState.compute(posts[:cut + n + size])
+    assert _summary(state) == _summary(ConversationState.compute(posts))
+    assert state.reactions == ConversationState.compute(posts).reactions
