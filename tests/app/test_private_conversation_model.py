@@ -105,14 +105,18 @@ class PrivateConversationModel(RuleBasedStateMachine):
             mine(ws, shown)[pick % len(mine(ws, shown))].id, text) if mine(ws, shown) else None)
 
     @precondition(lambda self: len(self.out) < len(NICKS) - 2)
-    @rule(who=OTHERS)
-    def take_out(self, who: int) -> None:
+    @rule(who=OTHERS, told=OTHERS)
+    def take_out(self, who: int, told: int) -> None:
+        """ada takes someone out; her sync with `told` is cut short right after the removal,
+        before the new key sealed after it."""
         ada = self.spaces[0]
         if who in self.out:
             return
-        note(f"ada takes {NICKS[who]} out")
+        note(f"ada takes {NICKS[who]} out; {NICKS[told]} hears of it without the new key")
+        before = len(_raws(ada))
         ada.private.remove_member(self.channel, self.spaces[who].key)
         self.out.add(who)
+        self.spaces[told].replica.ingest(_raws(ada)[:before + 1])
 
     @rule(source=WHO, to=WHO, seed=st.integers(0, 2**32 - 1), share=st.floats(0.1, 1.0))
     def deliver(self, source: int, to: int, seed: int, share: float) -> None:
