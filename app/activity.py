@@ -12,8 +12,11 @@ personal code did: never the invite's tag, the key admitted, nor the exact numbe
 Each file a post/file of mine holds becomes a file_attached (its size bucket,
 its kind from its media type, how many files the message holds, the channel's daily stream
 hash): never its name, media type, key or list id. A channel/private becomes a
-private_channel_created saying only whether it is a direct message; a private channel's
-messages are sealed, so their files are not counted.
+private_channel_created saying only whether it is a direct message. What I write in a private
+channel is sealed, so the Node never opens it: the library says which public kind a sealed post
+of mine holds (`sealed`, from app.private_conversation), and a message, reply, edit or reaction
+there is counted as its public kind is (no file_attached: a private message's files stay
+uncounted), with the private channel's daily stream hash.
 The Node says when this computer's kept set changes (`kept_changed`: a channels_kept with
 whether all are kept and how many channels and documents, as buckets, never which) and when
 fetching history from peers finishes (`history_fetched`: objects and seconds as buckets, and
@@ -105,6 +108,22 @@ class Activity:
         # A doc/comment links the branch heads its author read, but merges nothing: no conflict.
         if len(obj.links) > 1 and (obj.type in CHAT_KINDS or obj.type == "doc/commit"):
             self._merged(obj, stream)
+
+    def sealed(self, obj: Object, kind: str, body: dict) -> None:
+        """A post/sealed of mine holding `kind`'s `body` was stored: the event its public kind
+        makes (`created`), never the text or emoji it holds."""
+        if not self.recorder.enabled:
+            return
+        record, stream = self.recorder.record, self.recorder.hash_id(obj.stream)
+        if kind in ("post/text", "post/file"):
+            record("message_sent", length=length_bucket(len(body["text"])))
+        elif kind == "post/reply":
+            record("thread_reply", length=length_bucket(len(body["text"])),
+                   broadcast=bool(body["broadcast"]), stream=stream)
+        elif kind == "post/edit":
+            record("message_edited", length=length_bucket(len(body["text"])), stream=stream)
+        elif kind == "post/react":
+            record("reaction_added", stream=stream)
 
     def _attached(self, files: Sequence[dict], stream: str) -> None:
         """One file_attached per file (each keeps its own size and kind), each saying how many

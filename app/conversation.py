@@ -4,6 +4,9 @@ deleting.
 `hearth edit ID TEXT` and the window both call `ws.conversation.edit`. Each writes one signed object
 (core/kinds.py: post/edit, post/reply, post/react; a reaction is taken back by a post/delete
 of it) through the one path; storage._conversation turns the set held into what is shown.
+A message of a private channel is handed to `ws.private.conversation`
+(app/private_conversation.py), which seals the same bodies under the channel's key: the same
+calls, commands and window work there.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ if TYPE_CHECKING:
     from core.objects import Object
     from storage import Replica
 
+    from .private_conversation import PrivateConversation
     from .workspace import Workspace
 
 MENTIONS_SCAN = 500  # matches of my nickname read to find the mentions of me among them
@@ -35,8 +39,15 @@ class Conversation:
         self.ws = ws
         self.replica: Replica = ws.replica
 
+    def _sealed(self, message_id: bytes) -> PrivateConversation | None:
+        """The private conversation a message is in, when it is a private channel's."""
+        private = self.ws.private.conversation
+        return private if private.channel_of(message_id) is not None else None
+
     def message(self, message_id: bytes) -> Message:
         """A visible message (a reply too), or WorkspaceError saying why not."""
+        if (private := self._sealed(message_id)) is not None:
+            return private.message(message_id)
         found = self.replica.message(message_id)
         if found is None:
             if self.replica.is_deleted(message_id):
@@ -50,6 +61,8 @@ class Conversation:
 
     def edit(self, message_id: bytes, text: str) -> Object:
         """Replace the text of one of my messages; the latest edit wins everywhere."""
+        if (private := self._sealed(message_id)) is not None:
+            return private.edit(message_id, text)
         message = self.message(message_id)
         if message.author != self.ws.key:
             raise WorkspaceError("you can only edit your own messages")
@@ -62,6 +75,8 @@ class Conversation:
     def reply(self, message_id: bytes, text: str, *, broadcast: bool = False) -> Object:
         """Reply in the thread of `message_id` (a reply's thread is its first message's);
         with `broadcast`, the reply shows in the channel too."""
+        if (private := self._sealed(message_id)) is not None:
+            return private.reply(message_id, text, broadcast=broadcast)
         if not text.strip():
             raise WorkspaceError("a reply needs some text")
         message = self.message(message_id)
@@ -71,6 +86,8 @@ class Conversation:
 
     def thread(self, message_id: bytes) -> list[Message]:
         """A thread: its first message, then its replies, oldest first."""
+        if (private := self._sealed(message_id)) is not None:
+            return private.thread(message_id)
         found = self.replica.thread(message_id)
         if not found:
             self.message(message_id)  # says why
@@ -78,11 +95,15 @@ class Conversation:
 
     def versions(self, message_id: bytes) -> list[MessageVersion]:
         """The texts a message has had, oldest first (the last is what it says now)."""
+        if (private := self._sealed(message_id)) is not None:
+            return private.versions(message_id)
         self.message(message_id)
         return self.replica.versions(message_id)
 
     def react(self, message_id: bytes, emoji: str) -> Object:
         """Add my reaction `emoji` ("👍", or a shortcode such as ":thumbs_up:")."""
+        if (private := self._sealed(message_id)) is not None:
+            return private.react(message_id, emoji)
         emoji = _emoji(emoji)
         message = self.message(message_id)
         mine = {r.emoji for r in message.reactions if self.ws.key in r.by}
@@ -95,6 +116,8 @@ class Conversation:
 
     def unreact(self, message_id: bytes, emoji: str) -> Object:
         """Take my reaction `emoji` back (every add of it I hold, so none survives here)."""
+        if (private := self._sealed(message_id)) is not None:
+            return private.unreact(message_id, emoji)
         emoji = _emoji(emoji)
         message = self.message(message_id)
         mine = self.replica.my_reactions(message.id, self.ws.key, emoji)
@@ -104,16 +127,22 @@ class Conversation:
         return self.ws.publish("post/delete", stream, {"targets": mine[:kinds.MAX_LIST]})
 
     def mentions(self, *, limit: int = 50) -> list[Message]:
-        """Messages by others that mention my nickname ("@ada"), newest first."""
+        """Messages by others that mention my nickname ("@ada"), newest first: in public
+        channels and in the private channels and direct messages I am in."""
         nick = self.ws.nickname()
         if not nick:
             return []
         pattern = mention_pattern(nick)
-        found = self.replica.search(nick, limit=MENTIONS_SCAN)
-        return [m for m in found if m.author != self.ws.key and pattern.search(m.text)][:limit]
+        found = [m for m in self.replica.search(nick, limit=MENTIONS_SCAN)
+                 if m.author != self.ws.key and pattern.search(m.text)][:limit]
+        found += self.ws.private.conversation.mentions(nick, limit=limit)
+        return sorted(found, key=lambda m: (m.ts, m.id), reverse=True)[:limit]
 
     def delete(self, object_id: bytes) -> Object:
-        """Delete one of my chat posts (or anyone's, as an admin)."""
+        """Delete one of my chat posts (or anyone's, as an admin); in a private channel, one
+        of my messages."""
+        if (private := self._sealed(object_id)) is not None:
+            return private.delete(object_id)
         try:
             target = self.replica.object(object_id)
         except NotFound:

@@ -203,6 +203,7 @@ class Node:
             self.activity = Activity(self.recorder, self._types_and_times)
             ws.on_created = self._created
             ws.on_merged = self.activity.merged_document
+            ws.private.conversation.on_sealed = self.activity.sealed
             self._arrivals = Arrivals(ws)
             # Soon, not now: a catch-up's first large batch need not wait for the helpers, and
             # their start-up (two interpreters) does not compete with the window's first page.

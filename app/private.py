@@ -30,10 +30,10 @@ from core.membership import secret_check
 from core.objects import Object, authored
 from core.private import PrivateView
 from storage import Message
-from storage._files import attachment
 
 from .errors import WorkspaceError
 from .names import looks_alike
+from .private_conversation import PrivateConversation
 from .private_records import PrivateChannel
 
 if TYPE_CHECKING:
@@ -82,6 +82,7 @@ class PrivateChannels:
         self.replica: Replica = ws.replica
         self.identity: Identity = ws.identity
         self._cache: dict[bytes, tuple[tuple, PrivateView]] = {}
+        self.conversation = PrivateConversation(self)
 
     # Reading ----------------------------------------------------------------------------------
 
@@ -93,6 +94,14 @@ class PrivateChannels:
         cached = cache.get(channel)
         if cached is not None and cached[0] == version:
             return cached[1]
+        if cached is not None and cached[0][1] == version[1]:
+            # Only objects arrived (the membership view is the same): new messages at the
+            # end are taken without going over a long channel's others again.
+            grown = cached[1].extended(store.objects_after(channel, cached[0][0]),
+                                       self.ws.members.view())
+            if grown is not None:
+                cache[channel] = (version, grown)
+                return grown
         objects = store.objects(channel)
         creation = next((o for o in objects if o.id == channel), None)
         if creation is None:
@@ -213,27 +222,13 @@ class PrivateChannels:
         return opened
 
     def read(self, channel: bytes, *, limit: int = 50) -> list[Message]:
-        """The newest `limit` messages of a private channel I am in, opened, oldest first."""
-        view = self.view(channel)
-        if self.ws.key not in view.current:
-            raise WorkspaceError("you are not in that private channel")
-        keys, name = self._keys(view), self._describe(view).name
-        names = self.replica.nicknames()
-        out = []
-        for post in view.posts[-limit:] if limit else view.posts:
-            opened = self.open_post(view, post, keys)
-            if opened is None:
-                continue
-            files = opened.get("files", ())
-            if files:
-                self.replica.files.record_private(channel, post, files)
-            states = self.replica.files.states(d["list"] for d in files)
-            out.append(Message(post.id, name, post.author, names.get(post.author), post.ts,
-                               opened["text"], files=tuple(
-                                   attachment(d, *((s.complete, s.mine, s.pinned) if (
-                                       s := states.get(d["list"])) else ()))
-                                   for d in files)))
-        return out
+        """The newest `limit` messages of a private channel I am in, opened, oldest first
+        (with their reply counts, reactions and edits: app/private_conversation.py)."""
+        return self.conversation.read(channel, limit=limit)
+
+    def open_box(self, key: bytes | None, body: dict) -> dict | None:
+        """A sealed object's box opened with `key`, or None."""
+        return _open_box(key, body)
 
     def unread(self) -> dict[bytes, tuple[int, bool]]:
         """Per private channel and direct messages I am in: (the messages by others since my
@@ -328,14 +323,27 @@ class PrivateChannels:
         if not keys:
             raise WorkspaceError("this channel's key has not reached this computer yet "
                                  "(sync first)")
+        if view.stale() or max(keys) != view.epoch:
+            # Someone who holds the newest key I have has left: what I write would reach them.
+            raise WorkspaceError("someone left this channel and its new key has not reached "
+                                 "this computer yet (sync first)")
         epoch = max(keys)
         return epoch, keys[epoch]
 
     def post_sealed(self, channel: bytes, epoch: int, key: bytes, content: dict) -> Object:
+        """A message ({"text"}, maybe {"files"}) boxed under `key` of `epoch`."""
         try:
             kinds.check_message(content)
         except InvalidObject as exc:
             raise WorkspaceError(str(exc)) from None
+        obj = self.post_box(channel, epoch, key, content)
+        if self.conversation.on_sealed is not None:
+            self.conversation.on_sealed(obj, "post/file" if "files" in content else "post/text",
+                                        content)
+        return obj
+
+    def post_box(self, channel: bytes, epoch: int, key: bytes, content: dict) -> Object:
+        """A post/sealed holding `content` (core/private_conversation.py), boxed under `key`."""
         nonce, box = _box(key, content)
         try:
             (obj,) = self._publish_in(channel, [("post/sealed", {

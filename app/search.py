@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 
 from core import kinds
 from storage import Message
-from storage.replica import MessageFilter
+from storage.replica import MessageFilter, MessageMatches
 
 from .doc_records import DocumentSummary
 from .errors import WorkspaceError
@@ -331,12 +331,15 @@ def search_workspace(ws: Workspace, query: str | Query, *, limit: int = 50,
     infos = ws.channels()
     names = channel_names(ws.id, [c.name for c in infos])
     by_key = {kinds.channel_key(c.name): c for c in infos}
-    keys = []
+    keys, private = [], []
     for name in query.channels:
         key = kinds.channel_key(name)
-        if key not in by_key:
+        if key in by_key:
+            keys.append(key)
+        elif (mine := ws.private.resolve(name)) is not None:
+            private.append(mine.id)
+        else:
             raise SearchError(f"in: no channel #{name} here")
-        keys.append(key)
     authors = []
     for ref in query.people:
         try:
@@ -344,9 +347,20 @@ def search_workspace(ws: Workspace, query: str | Query, *, limit: int = 50,
         except WorkspaceError as exc:
             raise SearchError(f"from: {exc}") from None
     since, until = query.bounds(tz)
+    terms = tuple((t.text, t.prefix) for t in query.terms)
     found = ws.replica.search_messages(MessageFilter(
-        tuple((t.text, t.prefix) for t in query.terms), tuple(keys), tuple(authors),
-        since, until), limit=limit)
+        terms, tuple(keys), tuple(authors), since, until), limit=limit) \
+        if keys or not private else MessageMatches((), 0, False)
+    # The private channels I am in, from this computer's own index of what it opened
+    # (app/private_conversation.py); never a public channel's filter.
+    sealed = ws.private.conversation.search(
+        terms, channels=private or None, authors=authors, since_ms=since, until_ms=until,
+        limit=limit) if private or not keys else None
+    if sealed is not None and sealed.messages:
+        merged = sorted((*found.messages, *sealed.messages), key=lambda m: (m.ts, m.id),
+                        reverse=True)[:limit]
+        found = MessageMatches(tuple(merged), found.total + sealed.total,
+                               found.capped or sealed.capped)
     labels = {name: shown.label for name, shown in names.items()}
     channels: list[ChannelHit] = []
     if query.terms and not (query.people or query.dated):

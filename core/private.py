@@ -23,7 +23,7 @@ key of their own making.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from .objects import Object
@@ -49,6 +49,7 @@ class PrivateView:
     sealed: dict[tuple[int, bytes], bytes] = field(default_factory=dict)
     name: Object | None = None  # the creator's latest channel/name
     posts: list[Object] = field(default_factory=list)  # messages that count, oldest first
+    last: tuple[int, bytes] = (0, b"")  # the greatest (ts, id) among the objects taken
 
     @property
     def epoch(self) -> int:
@@ -64,6 +65,7 @@ class PrivateView:
                    {creation.author})
         seals: list[tuple[Object, bool]] = []
         for obj in sorted(objects, key=lambda o: (o.ts, o.id)):
+            view.last = (obj.ts, obj.id)
             if obj.body.get("channel") != creation.id or obj.stream != creation.id:
                 continue
             if not authority.counts(obj.author, obj.id):
@@ -83,6 +85,21 @@ class PrivateView:
         view.current = view.members - set(authority.removed)
         view._keys(seals)
         return view
+
+    def extended(self, objects: Iterable[Object], authority: MembershipView) -> PrivateView | None:
+        """This view with `objects` (arrived since) taken too, without going over the others
+        again, when that gives what `compute` would: every one a `post/sealed` after all taken
+        so far in (ts, id) order, under the same membership view. None otherwise (a member or
+        key change, or an object dated among the others: compute again)."""
+        posts, last = list(self.posts), self.last
+        for obj in sorted(objects, key=lambda o: (o.ts, o.id)):
+            if obj.type != "post/sealed" or (obj.ts, obj.id) <= last:
+                return None
+            last = (obj.ts, obj.id)
+            if (obj.body.get("channel") == self.id and obj.stream == self.id
+                    and authority.counts(obj.author, obj.id) and obj.author in self.members):
+                posts.append(obj)
+        return replace(self, posts=posts, last=last)
 
     def _keys(self, seals: list[tuple[Object, bool]]) -> None:
         by_epoch: dict[int, dict[bytes, list[Object]]] = {}

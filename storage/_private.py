@@ -52,10 +52,17 @@ class PrivateStore:
 
     def channels(self) -> list[Object]:
         """Every private channel's creation held, oldest first."""
-        # CROSS JOIN: from the (small) private table, never a scan of every object held.
+        # The channels listed, one index seek each (a private channel may hold 100,000
+        # messages: never a scan of them), then each one's creation by its id; a creation is
+        # listed under its own id, and only one in the workspace stream has a row.
         rows = self._replica.conn.execute(
-            "SELECT o.raw FROM private p CROSS JOIN objects o ON o.oid = p.oid "
-            f"WHERE o.type = 'channel/private' {_COUNTED} ORDER BY p.ts, o.id")
+            "WITH RECURSIVE c(channel) AS (SELECT MIN(channel) FROM private UNION ALL "
+            "SELECT (SELECT MIN(channel) FROM private WHERE channel > c.channel) FROM c "
+            "WHERE c.channel IS NOT NULL) "
+            "SELECT o.raw FROM c JOIN objects o ON o.id = c.channel "
+            "WHERE o.type = 'channel/private' "
+            "AND EXISTS (SELECT 1 FROM private p WHERE p.oid = o.oid) "
+            "AND NOT EXISTS (SELECT 1 FROM unkept u WHERE u.oid = o.oid) ORDER BY o.ts, o.id")
         return [decode_trusted(raw) for (raw,) in rows]
 
     def objects(self, channel: bytes) -> list[Object]:
@@ -65,8 +72,20 @@ class PrivateStore:
             f"WHERE p.channel = ? {_COUNTED} ORDER BY p.ts, o.id", (channel,))
         return [decode_trusted(raw) for (raw,) in rows]
 
-    def version(self) -> tuple[int, int]:
-        """Changes whenever a private channel's object is stored."""
-        count, last = self._replica.conn.execute(
-            "SELECT COUNT(*), MAX(oid) FROM private").fetchone()
-        return count, last or 0
+    def objects_after(self, channel: bytes, oid: int) -> list[Object]:
+        """The objects of one private channel stored after the row `oid` (a version), oldest
+        first: what arrived since a view was computed."""
+        # +p.channel: walk the (few) rows after `oid`, never every row of a large channel.
+        rows = self._replica.conn.execute(
+            "SELECT o.raw FROM private p JOIN objects o ON o.oid = p.oid "
+            f"WHERE p.oid > ? AND +p.channel = ? {_COUNTED} ORDER BY p.ts, o.id",
+            (oid, channel))
+        return [decode_trusted(raw) for (raw,) in rows]
+
+    def version(self) -> int:
+        """Changes whenever a private channel's object is stored. Rows are only ever added:
+        no kind listed here may be deleted (core.kinds.DELETABLE_KINDS), and what a removal
+        stops counting is the membership view's version; so the newest row says it, read from
+        the primary key rather than by counting a large channel's rows."""
+        (last,) = self._replica.conn.execute("SELECT MAX(oid) FROM private").fetchone()
+        return last or 0

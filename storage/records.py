@@ -66,6 +66,7 @@ class Message:
     in_channel: bool = True  # False for a reply shown only in its thread
     hidden: bool = False  # hidden by a moderator: only a moderator's read shows it, marked
     files: tuple[Attachment, ...] = ()  # attached files, in the message's order
+    private: bytes | None = None  # the private channel's id, for a private channel's message
 
     @property
     def cursor(self) -> str:

@@ -35,6 +35,7 @@ from ._membership import MembershipStore
 from ._moderation import ModerationStore
 from ._outbox import Outbox
 from ._private import PrivateStore
+from ._private_index import PrivateIndex
 from ._reconciliation import Reconciliation
 from ._search import COUNT_CAP, MessageFilter, MessageMatches, words_filter
 from ._sql import admin_act
@@ -246,6 +247,12 @@ class Replica:
     def private(self) -> PrivateStore:
         """The private channels' objects held, by channel (app.private opens them)."""
         return PrivateStore(self)
+
+    @property
+    def private_index(self) -> PrivateIndex:
+        """What this computer opened of its private channels, searchable (local, never
+        synced: app.private_conversation fills it)."""
+        return PrivateIndex(self)
 
     @property
     def files(self) -> FileStore:

@@ -30,7 +30,7 @@ from .moderation import ModerationActions
 class ConversationActions(QObject):
     def __init__(self, bridge: NodeBridge, view: MessageView, model: MessageListModel,
                  composer: Composer, picker: EmojiPicker, open_thread: Callable[[bytes], None],
-                 parent: QWidget):
+                 parent: QWidget, *, composer_edits: bool = True):
         super().__init__(parent)
         self.bridge, self.view, self.model, self.composer = bridge, view, model, composer
         self.window = parent
@@ -41,8 +41,9 @@ class ConversationActions(QObject):
         view.versionsRequested.connect(self.show_versions)
         view.threadRequested.connect(open_thread)
         view.replyRequested.connect(open_thread)
-        composer.editSubmitted.connect(self.edit)
-        composer.editLastRequested.connect(self.edit_last)
+        if composer_edits:  # a composer shared with another list is connected once
+            composer.editSubmitted.connect(self.edit)
+            composer.editLastRequested.connect(self.edit_last)
         self.moderation = ModerationActions(bridge, model, parent)
         view.moderation = self.moderation
 

@@ -2,7 +2,9 @@
 a link's actions, Copy text, Reply in thread, Add reaction…, Edit, Show earlier versions,
 keeping or letting go of someone else's files, the moderation entries, and Delete, which asks
 first (a window-modal box). The entries emit the view's signals; only copying, links and
-deleting act here."""
+deleting act here. A private channel's message (`message.private`) has the same entries but
+the moderation ones (a moderator's hide is a public object: none names a private message),
+and Delete on mine alone (a private delete is sealed by its author)."""
 
 from __future__ import annotations
 
@@ -19,7 +21,6 @@ from . import _rows
 if TYPE_CHECKING:
     from .message_view import MessageView
 
-PRIVATE_NOTE = "Replies, reactions, edits and deleting are not available in private channels yet"
 MENU_NAME_MOST = 40  # characters of a file's name in a menu entry
 DELETE_MINE = "Delete this message for everyone?"
 DELETE_THEIRS = "Delete {name}'s message for everyone?"
@@ -37,8 +38,7 @@ class MessageMenu:
         Reply in thread, Add reaction…, Edit on mine, Show earlier versions when edited,
         keeping or letting go of someone else's files (none of these on a post a moderator
         hid), the moderation entries when `moderation` is set, and Delete on mine (on anyone's
-        for an admin, who is asked first). In a private
-        channel's list only the link's actions and Copy text, and PRIVATE_NOTE, disabled."""
+        for an admin, who is asked first); see the module's docstring for a private one."""
         view = self._view
         model = view.message_model()
         message = model.messages[index.row()]
@@ -51,21 +51,16 @@ class MessageMenu:
             menu.addSeparator()
         menu.addAction("Copy text", lambda: view.copy_text(message))
         menu.addSeparator()
-        if view.private:
-            note = menu.addAction(PRIVATE_NOTE)
-            note.setObjectName("privateNote")
-            note.setEnabled(False)
-            return menu
         if _rows.converses(message):
             self._conversation(menu, index, message, mine, pos)
             if not mine:
                 self._keep(menu, message)
-        if view.moderation is not None:
+        if view.moderation is not None and message.private is None:
             menu.addSeparator()
             row = model.row_of(message.id)
             view.moderation.add_to_menu(menu, message, model.display_name(row)
                                         if row is not None else _rows.nick_of(message))
-        if mine or view.is_admin():
+        if mine or (view.is_admin() and message.private is None):
             menu.addSeparator()
             delete = menu.addAction("Delete", lambda: view.delete_message(message))
             delete.setObjectName("deleteMessage")

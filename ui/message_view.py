@@ -15,9 +15,8 @@ storage limits remove it" on someone else's file (ui/attachments.py acts on it, 
 With `show_reply_counts` off (a thread's own list) rows show no reply counts or "replied to a
 thread" lines. A post a moderator hid (only a moderator's list has one) is there to be
 reviewed: its menu has Copy text, the moderation entries (Show again…) and Delete, and only its
-links act on a click. A private channel's list (`private`) offers Copy text and links only, and
-says in its menu that the rest is not available in private channels yet: nothing there may
-post a public object about a private message."""
+links act on a click. A private channel's list (`private`) says so in its empty state; its
+messages' menus are a public one's but for moderation (ui/message_menu.py)."""
 
 from __future__ import annotations
 
@@ -83,7 +82,7 @@ class MessageView(QListView):
         super().__init__(objectName="messageView")
         self._show_reply_counts = True  # off in a thread's own list
         self._admin = False  # may delete anyone's message (set_admin)
-        self.private = False  # a private channel's list: copying and links only
+        self.private = False  # a private channel's list (its empty state says so)
         # Adds Hide, Block and the moderation log to a message's menu (ui.moderation's
         # ModerationActions, set by ConversationActions); None: the menu has none of them.
         self.moderation: ModerationActions | None = None
@@ -526,7 +525,7 @@ class MessageView(QListView):
         deleting = event.key() == Qt.Key.Key_Delete or event.matches(
             QKeySequence.StandardKey.Delete) or (sys.platform == "darwin"
                                                  and event.key() == Qt.Key.Key_Backspace)
-        if deleting and not self.private:
+        if deleting:
             message = self._selected()
             if message is not None and (message.author == self.message_model().me
                                         or self._admin):

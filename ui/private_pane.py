@@ -1,14 +1,18 @@
 """Private channels and direct messages in the window (issue #18; docs/ARCHITECTURE.md
 "Private channels and direct messages").
 
-They are not ordinary channels: their objects are encrypted for their members, the chat views
-never see them, and they have no threads, reactions, edits, topics or search yet. So this pane
-shows one in the reading area with its own message list (read with ws.private.read, a
-MessageView whose menu offers copying only and says the rest is not available yet), and while
-it is open the window's composer posts with ws.private.post (or ws.private.direct_message, for
-direct messages not started yet), its member pane lists the channel's members, with "Add
-people…" and "Remove … from …" for the channel's creator or an admin, and its header shows a
-lock and "Private · ada, bob". Slash commands other than /me and /nick are refused in words.
+They are not ordinary channels: their objects are encrypted for their members and the chat
+views never see them. So this pane shows one in the reading area with its own message list
+(read with ws.private.read, which opens them: app/private_conversation.py). Its rows have the
+public list's conversation actions (ui.conversation.ConversationActions: reactions, Edit,
+earlier versions, Reply in thread, Delete on mine; the window's thread pane shows a private
+thread), all through ws.conversation, which hands a private message's id to the sealed
+conversation; moderation (a public object) is left out. While it is open the window's composer
+posts with ws.private.post (or ws.private.direct_message, for direct messages not started
+yet), its member pane lists the channel's members, with "Add people…" and "Remove … from …"
+for the channel's creator or an admin, and its header shows a lock and "Private · ada, bob".
+Private channels have no topic and no typing yet; slash commands other than /me and /nick
+are refused in words.
 Files waiting above the composer go with facade.attach_private (described inside the sealed box),
 once the conversation exists (direct messages not started yet take a first text).
 
@@ -30,6 +34,7 @@ from app.records import Message, PrivateChannel
 
 from . import _rows
 from .bridge import NodeBridge
+from .conversation import ConversationActions
 from .message_view import MessageView
 from .models import MessageListModel
 from .private_dialog import NewPrivateChannelDialog, PickMembersDialog
@@ -113,6 +118,12 @@ class PrivatePane(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.view)
         window.reading.addWidget(self)
+        # The composer is the window's: its edits are connected once (window.actions, whose
+        # ws.conversation.edit takes a private message's id as well).
+        self.actions = ConversationActions(self.bridge, self.view, self.model, window.composer,
+                                           window.emoji_picker, window.open_thread, window,
+                                           composer_edits=False)
+        self.view.moderation = None  # a hide is a public object: never about a private post
 
         self.channels: list[PrivateChannel] = []
         self.current: PrivateChannel | None = None

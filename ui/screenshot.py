@@ -9,7 +9,8 @@ and ada makes an invite for one more. They review a roadmap too: its comments (a
 resolved) beside the editor with bob's cursor in it, what bob changed since ada last looked,
 and merging bob's branch into main with the conflict it makes. ada and bob also plan the
 launch in a private channel, and carol sends ada a direct message: every picture's sidebar
-lists both, and private-channel.png shows the channel open. In #design ada posts a chart (an
+lists both, and private-channel.png shows the channel open; private-thread.png its thread
+beside it, with the reactions on its first message (sealed under the channel's key too). In #design ada posts a chart (an
 image, shown inline) and bob the release plan (a PDF, a file card), which ada's computer fetches
 from bob's and ada keeps there: attachment.png. syncing-history.png is #general as a computer joining a big
 workspace shows it while history streams in (the bar, "Loading older messages…"; the progress
@@ -240,17 +241,28 @@ def _converse(ada: Node, bob: Node, carol: Node, ids: dict[str, bytes]) -> None:
     _react(ada, welcome, "❤️")
 
 
-def _private(ada: Node, bob: Node, carol: Node) -> bytes:
-    """A private channel of ada's with bob, where both wrote, and carol's direct message to
-    ada; the channel's id."""
+def _private(ada: Node, bob: Node, carol: Node) -> tuple[bytes, bytes]:
+    """A private channel of ada's with bob, where both wrote, reacted and replied in a thread
+    (sealed like its messages), and carol's direct message to ada; the channel's id and its
+    first message's."""
     channel = _done(ada.facade.run(lambda ws: ws.private.create("launch-plans", [bob.key])))
-    _done(ada.facade.run(lambda ws: ws.private.post(
-        channel, "Only the two of us read this: the launch date stays here until Friday.")))
+    first = _done(ada.facade.run(lambda ws: ws.private.post(
+        channel, "Only the two of us read this: the launch date stays here until Friday."))).id
     _must(lambda: any(c.id == channel
                       for c in _done(bob.facade.run(lambda ws: ws.private.channels()))),
           "the private channel at bob's")
+    _must(lambda: bool(_done(bob.facade.run(lambda ws: ws.private.read(channel)))),
+          "the private message at bob's")
+    _done(bob.facade.run(lambda ws: ws.conversation.reply(
+        first, "Friday works. Shall we tell carol on Thursday?")))
+    _done(bob.facade.run(lambda ws: ws.conversation.react(first, "👍")))
     _done(bob.facade.run(lambda ws: ws.private.post(
         channel, "Agreed. I'll draft the announcement here first.")))
+    _must(lambda: any(m.replies for m in _done(ada.facade.run(
+        lambda ws: ws.private.read(channel)))), "bob's private reply at ada's")
+    _done(ada.facade.run(lambda ws: ws.conversation.react(first, "🚀")))
+    _done(ada.facade.run(lambda ws: ws.conversation.reply(
+        first, "Thursday, after the **demo**.")))
     _must(lambda: {carol.key, ada.key} <= {
         m.key for m in _done(carol.facade.run(lambda ws: ws.members.all()))},
           "the members at carol's")
@@ -259,7 +271,7 @@ def _private(ada: Node, bob: Node, carol: Node) -> bytes:
     _must(lambda: len(_done(ada.facade.run(lambda ws: ws.private.channels()))) == 2
           and len(_done(ada.facade.run(lambda ws: ws.private.read(channel)))) == 2,
           "the private messages at ada's")
-    return channel
+    return channel, first
 
 
 def _reads(node: Node, doc: bytes, branch: str, text: str) -> bool:
@@ -438,7 +450,7 @@ def render(out: Path) -> list[Path]:
                     ws, f"127.0.0.1:{relay.port}", relay.server.key.hex())))
                 _converse(node, peer, third, ids)
                 _review(node, peer, third, ids["roadmap"])
-                private = _private(node, peer, third)
+                private, private_first = _private(node, peer, third)
                 window = _window(node)
                 _wait(lambda: len(window.messages.messages) >= 7
                       and window.peer_status.text().startswith("2 peers")
@@ -478,6 +490,13 @@ def render(out: Path) -> list[Path]:
                       and window.member_pane.list.count() == 2, "the private channel")
                 _settle()
                 _save(window, out / "private-channel.png", written)
+
+                window.open_thread(private_first)
+                _wait(lambda: len(window.thread_pane.model.messages) == 3
+                      and len(window.private.model.messages[0].reactions) == 2)
+                _settle()
+                _save(window, out / "private-thread.png", written)
+                window.thread_pane.close_thread()
 
                 _files(window, node, peer, Path(tmp))
                 _settle()

@@ -41,7 +41,7 @@ class ThreadPane(QFrame):
         theme.styled(self, STYLE)
         self.bridge = bridge
         self.root: bytes | None = None
-        self.channel: str | None = None
+        self.channel: str | bytes | None = None
 
         self.title = QLabel("Thread", objectName="threadTitle")
         self.title.setFont(theme.scaled(self.title.font(), 1.15, bold=True))
@@ -99,9 +99,12 @@ class ThreadPane(QFrame):
             return
         if messages:
             self.root = messages[0].id  # a reply opened the thread: its first message is the root
-            self.channel = messages[0].channel
-            self.where.setText(f"#{self.channel}")
-            self.also.setText(f"Also send to #{self.channel}")
+            first = messages[0]
+            # What arrivals name: a private channel's id, a public one's name.
+            self.channel = first.private if first.private is not None else first.channel
+            where = first.channel if first.private is not None else f"#{first.channel}"
+            self.where.setText(where)
+            self.also.setText(f"Also send to {where}")
             count = len(messages) - 1
             self.title.setText("Thread" if not count else
                                f"Thread · {count} {'reply' if count == 1 else 'replies'}")

@@ -24,6 +24,7 @@ class WindowSearch:
         results.closed.connect(self.close)
         results.queryTyped.connect(self.run)  # search as one types
         window.messages.modelReset.connect(self._select_jump)
+        window.private.model.modelReset.connect(self._select_jump)
         window.private.shown.connect(self._keep_place)  # its header, over Mentions or search
 
     def run(self, query: str) -> None:
@@ -66,16 +67,22 @@ class WindowSearch:
                 w.show_channel(w.channel)
 
     def _jump(self, message: Message) -> None:
+        """Open the result's channel (a private one by its id) and select it there."""
         self._jump_to = message.id
-        self.window.show_channel(message.channel)
+        if message.private is not None:
+            self.window.private.open(message.private)
+        else:
+            self.window.show_channel(message.channel)
         self._select_jump()
 
     def _select_jump(self) -> None:
         """Select the search result once its channel's messages are in (they arrive later)."""
         w = self.window
-        for row, shown in enumerate(w.messages.messages):
+        model, view = (w.private.model, w.private.view) if w.private.is_open \
+            else (w.messages, w.message_view)
+        for row, shown in enumerate(model.messages):
             if shown.id == self._jump_to:
-                index = w.messages.index(row)
-                w.message_view.setCurrentIndex(index)
-                w.message_view.scrollTo(index)
+                index = model.index(row)
+                view.setCurrentIndex(index)
+                view.scrollTo(index)
                 self._jump_to = None

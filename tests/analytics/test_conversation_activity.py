@@ -88,3 +88,41 @@ def test_a_reply_edit_or_reaction_that_merges_a_fork_counts_the_conflict(tmp_pat
     assert [(e["event"], e.get("kind"), e.get("heads"), e.get("ms")) for e in events
             if e["event"] in ("conflict", "convergence")] == [
         ("conflict", "concurrent_heads", 2, None), ("convergence", None, None, 1_000)] * 3
+
+
+def test_private_replies_edits_and_reactions_are_counted_as_public_ones(tmp_path):
+    """In a private channel the same calls make the same events, with the private channel's
+    daily stream hash, and nothing the sealed posts hold."""
+    paths = create_workspace(tmp_path, "a", NICK)
+    Recorder(paths.data).enable()
+    with Cluster(tmp_path) as cluster:
+        node = cluster.start(paths)
+        channel = done(node.facade.run(lambda ws: ws.private.create(CHANNEL, [])))
+        first = done(node.facade.run(lambda ws: ws.private.post(channel, TEXT).id))
+        done(node.facade.run(lambda ws: ws.conversation.reply(first, REPLY).id))
+        done(node.facade.run(lambda ws: ws.conversation.reply(first, SHOUTED, broadcast=True)))
+        done(node.facade.run(lambda ws: ws.conversation.edit(first, EDITED).id))
+        done(node.facade.run(lambda ws: ws.conversation.react(first, EMOJI).id))
+        stream = Recorder(paths.data).hash_id(channel)
+        secrets = [CHANNEL, TEXT, REPLY, SHOUTED, EDITED, EMOJI, shortcode(EMOJI),
+                   channel.hex()[:32], first.hex()[:32]]
+    texts = spooled(Recorder(paths.data))
+    for text in texts:
+        for secret in secrets:
+            assert secret.lower() not in text.lower(), f"{secret!r} leaked into {text}"
+    events = [json.loads(text) for text in texts]
+    for event in events:
+        validate(event)
+    found = [{k: v for k, v in e.items() if k not in ("ts", "pid")} for e in events
+             if e["event"] in ("message_sent", "thread_reply", "message_edited",
+                               "reaction_added")]
+    assert found == [
+        {"event": "message_sent", "schema": 1, "length": length_bucket(len(TEXT))},
+        {"event": "thread_reply", "schema": 2, "length": length_bucket(len(REPLY)),
+         "broadcast": False, "stream": stream},
+        {"event": "thread_reply", "schema": 2, "length": length_bucket(len(SHOUTED)),
+         "broadcast": True, "stream": stream},
+        {"event": "message_edited", "schema": 2, "length": length_bucket(len(EDITED)),
+         "stream": stream},
+        {"event": "reaction_added", "schema": 2, "stream": stream},
+    ]

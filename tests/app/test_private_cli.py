@@ -47,3 +47,38 @@ def test_a_private_channel_and_a_direct_message_from_the_command_line(
     assert "no private channel" in hearth.fails("channel", "members", "launch", data=bob)
     assert not _holds(bob, "after bob left")
     assert "--private" in hearth.fails("channel", "create", "x", "--member", "bob", data=ada)
+
+
+def test_reply_react_edit_search_and_mentions_take_a_private_message(
+        hearth: Hearth, tmp_path: Path):
+    """The public conversation commands, unchanged, on a private channel's message id."""
+    ada, bob, dan = tmp_path / "ada", tmp_path / "bob", tmp_path / "dan"
+    hearth("init", "--nick", "ada", data=ada)
+    for who in (bob, dan):
+        hearth("join-workspace", personal_code(hearth, ada, who), "--nick", who.name, data=who)
+        carry(hearth, who, ada)
+    hearth("channel", "create", "launch", "--private", "--member", "bob", data=ada)
+    first = hearth("post", "launch", "@bob the plan", data=ada).stdout.strip()
+    carry(hearth, ada, bob, dan)
+    hearth("reply", first[:12], f"a reply {MARKER}", data=bob)
+    hearth("react", first[:12], ":rocket:", data=bob)
+    carry(hearth, bob, ada, dan)
+    hearth("edit", first[:12], "@bob the new plan", data=ada)
+    carry(hearth, ada, bob, dan)
+
+    (message,) = hearth("read", "launch", "--json", data=bob).json()
+    assert message["text"] == "@bob the new plan" and message["replies"] == 1
+    assert message["reactions"] == {"🚀": 1}
+    assert [m["text"] for m in hearth("thread", first, "--json", data=bob).json()] == [
+        "@bob the new plan", f"a reply {MARKER}"]
+    assert [v["text"] for v in hearth("versions", first, "--json", data=bob).json()] == [
+        "@bob the plan", "@bob the new plan"]
+    assert [m["text"] for m in hearth("mentions", "--json", data=bob).json()] == [
+        "@bob the new plan"]
+    assert MARKER in hearth("search", "reply in:#launch", data=bob).stdout
+    assert MARKER not in hearth("search", "reply", data=dan).stdout
+    assert "not in that private channel" in hearth.fails("thread", first, data=dan)
+    assert not _holds(dan, MARKER) and not _holds(dan, "new plan")
+    hearth("unreact", first[:12], ":rocket:", data=bob)
+    carry(hearth, bob, ada)
+    assert hearth("read", "launch", "--json", data=ada).json()[0]["reactions"] == {}

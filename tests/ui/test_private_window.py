@@ -1,8 +1,9 @@
 """Private channels and direct messages in the window (issue #18) over real Nodes, offscreen:
 ada makes one with bob in the dialog, both sidebars list it with a lock, what ada writes in the
 composer reaches bob's window, carol (a member outside it) lists nothing though her computer
-holds its ciphertext, bob's direct message shows under ada's Direct messages by his name, and
-nothing offered on a private message could post a public object about it."""
+holds its ciphertext, bob's direct message shows under ada's Direct messages by his name, a private message has
+reactions, a thread and edits as a public one (issue #32), and nothing offered on a private
+message could post a public object about it."""
 
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ from PySide6.QtWidgets import QMessageBox  # noqa: E402
 from tests.support import node_call, node_post  # noqa: E402
 from tests.ui.support import WAIT_MS, result, type_and_send  # noqa: E402
 from ui.main_window import MainWindow  # noqa: E402
-from ui.message_menu import PRIVATE_NOTE  # noqa: E402
 from ui.private_dialog import NewPrivateChannelDialog  # noqa: E402
 from ui.sidebar import NameRole  # noqa: E402
 
@@ -164,8 +164,10 @@ def test_a_direct_message_shows_under_direct_messages_by_the_senders_name(
     assert len(result(node_a.facade.run(lambda ws: ws.private.channels()))) == 1
 
 
-def test_a_private_message_offers_no_thread_reaction_edit_or_delete(
-        qtbot, window, pair):
+def test_a_private_message_has_threads_reactions_and_edits_but_nothing_public(
+        qtbot, window, window_b, pair):
+    """The same menu as a public message's but moderation (a public object); a reaction, a
+    reply in the thread pane and an edit made in ada's window reach bob's."""
     node_a, node_b = pair
     # A public message of mine, which Up would edit in #general.
     node_post(node_a, "general", "hello everyone")
@@ -180,20 +182,41 @@ def test_a_private_message_offers_no_thread_reaction_edit_or_delete(
     view = window.private.view
     menu = view.context_menu(window.private.model.index(0))
     entries = [a.text() for a in menu.actions() if not a.isSeparator()]
-    assert entries == ["Copy text", PRIVATE_NOTE]
-    note = next(a for a in menu.actions() if a.text() == PRIVATE_NOTE)
-    assert not note.isEnabled()
-    assert "not available in private channels yet" in PRIVATE_NOTE
+    assert entries == ["Copy text", "Reply in thread", "Add reaction…", "Edit", "Delete"]
+    first = window.private.model.messages[0]
+    window.private.actions.toggle_reaction(first.id, "🎉")
+    qtbot.waitUntil(lambda: [r.emoji for r in window.private.model.messages[0].reactions]
+                    == ["🎉"], timeout=WAIT_MS)
+    view.replyRequested.emit(first.id)
+    qtbot.waitUntil(lambda: window.thread_pane.isVisible()
+                    and len(window.thread_pane.model.messages) == 1, timeout=WAIT_MS)
+    assert window.thread_pane.where.text() == "plans"
+    window.thread_pane.composer.setPlainText("a reply in private")
+    window.thread_pane.reply("a reply in private")
+    qtbot.waitUntil(lambda: [m.text for m in window.thread_pane.model.messages]
+                    == ["the secret plan", "a reply in private"], timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: window.private.model.messages[0].replies == 1, timeout=WAIT_MS)
+    window.thread_pane.close_thread()
+    window.private.actions.begin_edit(window.private.model.messages[0])
+    window.composer.setPlainText("the secret plan, moved")
+    qtbot.keyClick(window.composer, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: shown(window) == ["the secret plan, moved"], timeout=WAIT_MS)
+    assert window.private.model.messages[0].edited
+    window_b.private.open(channel)
+    qtbot.waitUntil(lambda: [(m.text, m.replies, [r.emoji for r in m.reactions])
+                             for m in window_b.private.model.messages]
+                    == [("the secret plan, moved", 1, ["🎉"])], timeout=WAIT_MS)
+    assert result(node_a.facade.run(lambda ws: ws.read("general")))[0].text == "hello everyone"
 
     # Up in the empty composer brings the text back rather than editing a message.
+    type_and_send(qtbot, window, "sent last")
+    qtbot.waitUntil(lambda: shown(window)[-1:] == ["sent last"], timeout=WAIT_MS)
     qtbot.keyClick(window.composer, Qt.Key.Key_Up)
     assert window.composer.editing() is None
-    assert window.composer.toPlainText() == "the secret plan"
+    assert window.composer.toPlainText() == "sent last"
     window.composer.clear()
 
-    # Delete on the selected message does nothing; a command is refused in words.
-    view.setCurrentIndex(window.private.model.index(0))
-    qtbot.keyClick(view, Qt.Key.Key_Delete)
+    # A command is refused in words.
     type_and_send(qtbot, window, "/topic our secret plans")
     qtbot.waitUntil(lambda: "not available in private channels yet"
                     in window.statusBar().currentMessage(), timeout=WAIT_MS)
@@ -201,10 +224,10 @@ def test_a_private_message_offers_no_thread_reaction_edit_or_delete(
                     timeout=WAIT_MS)  # given back
     window.composer.clear()
     type_and_send(qtbot, window, "/me whispers")
-    qtbot.waitUntil(lambda: shown(window) == ["the secret plan", "/me whispers"],
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: shown(window) == ["the secret plan, moved", "sent last",
+                                              "/me whispers"], timeout=WAIT_MS)
     assert [m.text for m in result(node_a.facade.run(lambda ws: ws.private.read(channel)))] == \
-        ["the secret plan", "/me whispers"]
+        ["the secret plan, moved", "sent last", "/me whispers"]
     state = result(node_a.facade.run(lambda ws: ws.state("general")))
     assert state.topic != "our secret plans"
     assert [m.text for m in result(node_a.facade.run(lambda ws: ws.read("general")))] == ["hello everyone"]
@@ -236,3 +259,26 @@ def test_the_creator_takes_someone_out_and_their_window_closes_it(
                     and not window_b.private.is_open, timeout=WAIT_MS)
     assert window_b.reading.currentWidget() is window_b.message_view
     assert "no longer in ops" in window_b.statusBar().currentMessage()
+
+
+def test_search_and_mentions_find_a_private_message_and_open_it(qtbot, window, pair):
+    """Search over what ada's computer opened, and her Mentions, list bob's direct message;
+    choosing it opens the direct messages with it selected."""
+    node_a, node_b = pair
+    result(node_a.facade.run(lambda ws: ws.nick("ada")))
+    sent = result(node_b.facade.run(
+        lambda ws: ws.private.direct_message(node_a.key, "@ada the zephyr numbers")))
+    qtbot.waitUntil(lambda: len(result(node_a.facade.run(lambda ws: ws.private.channels())))
+                    == 1, timeout=WAIT_MS)
+    window.search.run("zephyr")
+    qtbot.waitUntil(lambda: window.search_results.results is not None
+                    and [m.id for m in window.search_results.results.messages] == [sent.id],
+                    timeout=WAIT_MS)
+    window.search.show_mentions()
+    qtbot.waitUntil(lambda: window.search_results.results is not None
+                    and [m.id for m in window.search_results.results.messages] == [sent.id],
+                    timeout=WAIT_MS)
+    window.search_results.messageChosen.emit(window.search_results.results.messages[0])
+    qtbot.waitUntil(lambda: window.private.channel_id == sent.stream
+                    and window.private.view.currentIndex().isValid(), timeout=WAIT_MS)
+    assert window.private.model.messages[window.private.view.currentIndex().row()].id == sent.id

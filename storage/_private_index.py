@@ -1,0 +1,101 @@
+"""The local index of what this computer opened in its private channels (`Replica.
+private_index`; table: storage/migrations/v16.py).
+
+Storage cannot open a private channel's boxes; the app (app/private_conversation.py) opens
+them with the keys sealed to this computer's person and hands over, per channel, each message
+it reads and its current text (after edits). They are kept here with a full-text index so that
+search does not open every box. Like read marks, these rows are local: no object is written,
+nothing syncs them, and nothing a peer asks for reads this table (sync reads objects only).
+Rowids are time-ordered sort keys, as messages' are (storage._sort_keys), so a search walks the
+newest matches first and stops.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ._search import match_expression
+from ._sort_keys import sort_key
+from ._sql import placeholders
+
+if TYPE_CHECKING:
+    from .replica import Replica
+
+
+class PrivateIndex:
+    """`Replica.private_index`: the opened private messages of this computer, searchable."""
+
+    def __init__(self, replica: Replica):
+        self._replica = replica
+
+    def texts(self, channel: bytes) -> dict[bytes, str]:
+        """What is indexed of one channel: message id -> text."""
+        return dict(self._replica.conn.execute(
+            "SELECT id, text FROM private_opened WHERE channel = ?", (channel,)))
+
+    def update(self, channel: bytes, put: Sequence[tuple[bytes, bytes, int, str]],
+               drop: Sequence[bytes]) -> None:
+        """In one transaction: index `put` (id, author, ts, text; an id indexed already gets
+        its new text) and forget `drop` (ids), all of `channel`."""
+        if not put and not drop:
+            return
+        with self._replica._write() as conn:
+            for oid in [*drop, *(row[0] for row in put)]:
+                _forget(conn, "id = ?", (oid,))
+            for oid, author, ts, text in put:
+                key = sort_key(ts, oid)
+                while conn.execute("SELECT 1 FROM private_opened WHERE sk = ?",
+                                   (key,)).fetchone():
+                    key += 1
+                conn.execute("INSERT INTO private_opened (sk, channel, id, author, ts, text) "
+                             "VALUES (?, ?, ?, ?, ?, ?)", (key, channel, oid, author, ts, text))
+                conn.execute("INSERT INTO private_fts (rowid, text) VALUES (?, ?)", (key, text))
+
+    def forget(self, channels: Sequence[bytes]) -> None:
+        """Drop everything indexed of these channels (I am no longer in them)."""
+        if not channels:
+            return
+        with self._replica._write() as conn:
+            _forget(conn, f"channel IN ({placeholders(len(channels))})", tuple(channels))
+
+    def channels(self) -> set[bytes]:
+        """The channels with something indexed."""
+        return {c for (c,) in self._replica.conn.execute(
+            "SELECT DISTINCT channel FROM private_opened")}
+
+    def search(self, channels: Sequence[bytes], terms: tuple[tuple[str, bool], ...],
+               authors: Sequence[bytes], since_ms: int | None, until_ms: int | None,
+               want: int) -> list[tuple[int, bytes, bytes]]:
+        """The newest `want` indexed messages of `channels` that match every term (phrases as
+        storage._search takes them) and filter: (ts, id, channel), newest first."""
+        if not channels:
+            return []
+        where = [f"p.channel IN ({placeholders(len(channels))})"]
+        params: list = list(channels)
+        if authors:
+            where.append(f"p.author IN ({placeholders(len(authors))})")
+            params += list(authors)
+        if since_ms is not None:
+            where.append("p.ts >= ?")
+            params.append(since_ms)
+        if until_ms is not None:
+            where.append("p.ts < ?")
+            params.append(until_ms)
+        if terms:
+            sql = ("SELECT p.ts, p.id, p.channel FROM private_fts f CROSS JOIN private_opened p "
+                   "ON p.sk = f.rowid WHERE private_fts MATCH ? AND " + " AND ".join(where) +
+                   " ORDER BY f.rowid DESC LIMIT ?")
+            params = [match_expression(terms), *params]
+        else:
+            sql = ("SELECT p.ts, p.id, p.channel FROM private_opened p WHERE " +
+                   " AND ".join(where) + " ORDER BY p.sk DESC LIMIT ?")
+        return self._replica.conn.execute(sql, [*params, want]).fetchall()
+
+
+def _forget(conn: sqlite3.Connection, where: str, params: tuple) -> None:
+    rows = conn.execute(f"DELETE FROM private_opened WHERE {where} RETURNING sk, text",
+                        params).fetchall()
+    conn.executemany("INSERT INTO private_fts (private_fts, rowid, text) "
+                     "VALUES ('delete', ?, ?)", rows)
