@@ -1,0 +1,112 @@
+"""Notifications end to end, with no window: bob's messages reach alice's Node over a real
+session, her NotificationWatch decides, and desktop-notifier hands what notifies to a
+notification service on a real session D-Bus the test started (tests/notify_support.py). What
+the service records is what a person would have seen."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from app import notify_settings
+from app.desktop_notify import SERVICE, DesktopNotifications
+from app.notify_rules import Alert, conversation_key
+from app.notify_watch import NotificationWatch
+from tests.notify_support import NotificationServer, notification_service, session_bus  # noqa: F401
+from tests.support import node_call, node_post, wait_until
+from tests.support import TwoNodes
+
+WAIT_S = 10.0
+
+
+@pytest.fixture
+def alerts(two_nodes: TwoNodes, notification_service: NotificationServer,  # noqa: F811
+           ) -> Iterator[tuple[NotificationWatch, DesktopNotifications]]:
+    """alice's watch, its alerts raised through desktop-notifier on the test's bus."""
+    desktop = DesktopNotifications()
+    node = two_nodes.a
+    watch = NotificationWatch(node.facade, two_nodes.pa.data, node.workspace_id, desktop.send)
+    yield watch, desktop
+    watch.close()
+    desktop.close()
+
+
+def _channel(two_nodes: TwoNodes, name: str) -> None:
+    node_call(two_nodes.b, lambda: two_nodes.b.workspace.create_channel(name, public=True))
+
+
+def test_the_service_is_found(alerts):
+    _, desktop = alerts
+    assert desktop.service().result(WAIT_S) == SERVICE
+
+
+def test_no_service_on_the_bus_is_said(session_bus):  # noqa: F811
+    desktop = DesktopNotifications()
+    try:
+        assert desktop.service().result(WAIT_S) is None
+        assert desktop.send(Alert("t", "b", "message")).result(WAIT_S) is False
+    finally:
+        desktop.close()
+
+
+def test_a_muted_channel_raises_nothing_but_a_mention_in_it_does(
+        two_nodes, alerts, notification_service):  # noqa: F811
+    _channel(two_nodes, "random")
+    pa = two_nodes.pa
+    ws_id = two_nodes.a.workspace_id
+    notify_settings.set_level(pa.data, ws_id, conversation_key("random"), "none")
+    notify_settings.set_level(pa.data, ws_id, conversation_key("general"), "all")
+    node_post(two_nodes.b, "random", "lunch is ready")  # muted: nothing
+    node_post(two_nodes.b, "general", "the build is green")  # every message: one
+    node_post(two_nodes.b, "random", "alice, can you look at this?")  # a mention: one
+    calls = notification_service.wait_for(2)
+    assert [(c.summary, c.body) for c in calls] == [
+        ("bob in #general", "the build is green"),
+        ("bob mentioned you in #random", "alice, can you look at this?")]
+    assert calls[0].app == "Hearth" and "default" in calls[0].actions  # a click opens it
+
+
+def test_a_keyword_alert_fires_and_text_can_be_hidden(two_nodes, alerts,
+                                                      notification_service):  # noqa: F811
+    pa, ws_id = two_nodes.pa, two_nodes.a.workspace_id
+    notify_settings.save(pa.data, ws_id, keywords=["deploy", "on call"], show_text=False)
+    node_post(two_nodes.b, "general", "nothing to see")  # mentions only: nothing
+    node_post(two_nodes.b, "general", "who is On Call tonight?")
+    calls = notification_service.wait_for(1)
+    assert [(c.summary, c.body) for c in calls] == [
+        ("bob in #general", "A message with one of your keywords")]
+
+
+def test_nothing_fires_during_do_not_disturb_and_the_missed_are_counted_after(
+        two_nodes, alerts, notification_service):  # noqa: F811
+    watch, _ = alerts
+    pa, ws_id = two_nodes.pa, two_nodes.a.workspace_id
+    notify_settings.save(pa.data, ws_id, paused=True)
+    node_post(two_nodes.b, "general", "alice: one")
+    node_post(two_nodes.b, "general", "alice: two")
+    wait_until(lambda: watch.missed == 2, what="two held back")
+    watch.check().result(WAIT_S)
+    assert watch.missed == 2  # still on: still held
+    notify_settings.save(pa.data, ws_id, paused=False)
+    watch.check().result(WAIT_S)
+    calls = notification_service.wait_for(1)
+    assert [(c.summary, c.body) for c in calls] == [
+        ("Do not disturb is over", "2 notifications held back while it was on")]
+    assert watch.missed == 0
+
+
+def test_a_click_reaches_the_caller_with_the_message(two_nodes, notification_service):  # noqa: F811
+    clicked: list[Alert] = []
+    desktop = DesktopNotifications(on_clicked=clicked.append)
+    node = two_nodes.a
+    watch = NotificationWatch(node.facade, two_nodes.pa.data, node.workspace_id, desktop.send)
+    try:
+        posted = node_post(two_nodes.b, "general", "alice: look")
+        notified, = notification_service.wait_for(1)
+        notification_service.click(notified)
+        wait_until(lambda: clicked, what="the click")
+        assert clicked[0].channel == "general" and clicked[0].message == posted
+    finally:
+        watch.close()
+        desktop.close()
