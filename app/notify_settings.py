@@ -43,7 +43,9 @@ def _raw(data: Path) -> dict[str, Any]:
 
 
 def _time(value: object) -> float | None:
-    return float(value) if type(value) in (int, float) and 0 <= value < 1e12 else None  # type: ignore[operator]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if 0 <= value < 1e12 else None
 
 
 def _rules(stored: object) -> dict[str, Rule]:
@@ -103,7 +105,8 @@ def _stored(data: Path, workspace: bytes) -> tuple[dict[str, Any], NotifySetting
     """What the file holds now, rewritten from what reads back (so nothing unreadable is
     kept), and the workspace's settings."""
     raw = _raw(data)
-    levels = raw.get("levels") if isinstance(raw.get("levels"), dict) else {}
+    stored = raw.get("levels")
+    levels: dict = stored if isinstance(stored, dict) else {}
     clean: dict[str, Any] = {"levels": {ws: {k: {"level": r.level, "until": r.until}
                                              for k, r in _rules(rules).items()}
                                         for ws, rules in levels.items() if isinstance(ws, str)}}

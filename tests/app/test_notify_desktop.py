@@ -14,8 +14,7 @@ from app.desktop_notify import SERVICE, DesktopNotifications
 from app.notify_rules import Alert, conversation_key
 from app.notify_watch import NotificationWatch
 from tests.notify_support import NotificationServer, notification_service, session_bus  # noqa: F401
-from tests.support import node_call, node_post, wait_until
-from tests.support import TwoNodes
+from tests.support import TwoNodes, node_call, node_post, wait_until
 
 WAIT_S = 10.0
 
