@@ -405,7 +405,7 @@ class MainWindow(QMainWindow):
     def _read(self, channel: str) -> None:
         """A channel was marked read: the list's counts follow, unless it counted none there
         (messages arriving in the channel shown)."""
-        if self.channels.unread.get(channel, (1, False))[0]:
+        if any(self.channels.unread.get(channel, (1, False))):  # a count, or a muted mention
             self.channels.refresh()
 
     def _mark_private_read(self) -> None:
