@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from . import _text, notifying
 from ._command import CLIError, command, errors, open_workspace, print_json
-from .notify_rules import NotifyError, NotifySettings
+from .notify_rules import Alert, NotifyError, NotifySettings
 from .notifying import LEVEL_NAMES, ConversationLevel, when
 
 
@@ -104,3 +104,42 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
     p.add_argument("--text", choices=("show", "hide"),
                    help="show the start of the message in notifications, or hide it")
     p.set_defaults(handler=errors(cmd_notify, NotifyError))  # a setting that cannot be
+
+
+SERVICE_TIMEOUT_S = 10.0  # more than desktop_notify.CALL_TIMEOUT_S
+CHECK_EVERY_S = 30.0  # how often `hearth serve --notify` looks whether do not disturb is over
+
+
+class ServeNotifications:
+    """`hearth serve --notify`: the window's notifications for a headless or terminal user.
+    Each is printed as a line ("14:02:11  bob mentioned you in #general: are you there?") and
+    raised on the desktop's notification service when one answers on this session's bus
+    (said once at the start). Alerts come from the Node's thread through `put` (the serve
+    loop's queue); `shown` prints and raises them on the main thread."""
+
+    def __init__(self, node, put: Callable[[object], None], say: Callable[[str], None]):
+        from .desktop_notify import DesktopNotifications
+        from .notify_watch import NotificationWatch
+
+        self._say = say
+        self.desktop = DesktopNotifications()
+        self.service = self.desktop.service().result(SERVICE_TIMEOUT_S)
+        self.watch = NotificationWatch(node.facade, node.paths.data, node.workspace_id, put)
+        self._checked = time.monotonic()
+        say("notifications: " + (f"through {self.service}" if self.service else
+                                  "printed here (no notification service on this session's "
+                                  "bus)"))
+
+    def shown(self, alert: Alert) -> None:
+        self._say(f"{_text.line(alert.title)}: {_text.line(alert.body)}")
+        if self.service:
+            self.desktop.send(alert)
+
+    def tick(self) -> None:
+        if time.monotonic() - self._checked >= CHECK_EVERY_S:
+            self._checked = time.monotonic()
+            self.watch.check()
+
+    def close(self) -> None:
+        self.watch.close()
+        self.desktop.close()

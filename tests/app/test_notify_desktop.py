@@ -109,3 +109,25 @@ def test_a_click_reaches_the_caller_with_the_message(two_nodes, notification_ser
     finally:
         watch.close()
         desktop.close()
+
+
+def test_serve_notify_prints_and_raises_the_same_notifications(
+        hearth, tmp_path, notification_service, session_bus):  # noqa: F811
+    from tests.app.test_sync_cli import member_folders, serving
+
+    a, b = member_folders(tmp_path)
+    hearth.env["DBUS_SESSION_BUS_ADDRESS"] = session_bus
+    hearth("notify", "general", "--none", data=a)  # muted: only the mention notifies
+    with serving(hearth, a, "--notify") as serve_a:
+        hearth("post", "general", "lunch?", data=b)
+        hearth("post", "general", "alice: are you there?", data=b)
+        hearth("sync", "--peer", serve_a.address, "--once", data=b)
+        notified, = notification_service.wait_for(1)
+        wait_until(lambda: "bob mentioned you in #general: alice: are you there?"
+                   in serve_a.out.read_text(), what="the printed notification")
+        assert serve_a.terminate() == 0
+    assert (notified.summary, notified.body) == ("bob mentioned you in #general",
+                                                 "alice: are you there?")
+    out = serve_a.out.read_text()
+    assert "notifications: through the desktop's notification service" in out
+    assert "lunch?" not in out
