@@ -85,11 +85,20 @@ class DesktopNotifications:
                 on_clicked=lambda: self._on_clicked(alert)), CALL_TIMEOUT_S)
         return taken
 
+    @staticmethod
+    async def _cancel() -> None:
+        waiting = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in waiting:
+            task.cancel()
+        await asyncio.gather(*waiting, return_exceptions=True)
+
     def close(self) -> None:
         """Stop the loop and its thread (idempotent)."""
         if self._closed:
             return
         self._closed = True
+        with contextlib.suppress(Exception):  # sends still waiting on the bus end here
+            asyncio.run_coroutine_threadsafe(self._cancel(), self._loop).result(STOP_TIMEOUT_S)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(STOP_TIMEOUT_S)
         if not self._thread.is_alive():

@@ -143,16 +143,21 @@ def set_show_text(ws: Workspace, shown: bool) -> NotifySettings:
     return changed
 
 
-def set_do_not_disturb(ws: Workspace, *, paused: bool = False, until: float | None = None,
-                       schedule: Schedule | None | bool = False) -> NotifySettings:
-    """Do not disturb now (`paused`, until turned off), until a time, and/or daily on a
-    `schedule` (None: no schedule; False: the schedule stays as it is)."""
-    changes: dict[str, object] = {"paused": paused, "paused_until": until}
-    if schedule is not False:
-        changes["schedule"] = schedule
-    changed = notify_settings.save(ws.paths.data, ws.id, **changes)
-    _recorded(ws, "do_not_disturb", paused=paused or until is not None,
+def pause(ws: Workspace, *, on: bool = False, until: float | None = None) -> NotifySettings:
+    """Do not disturb now (`on`: until turned off), until a time, or (neither) not now; a
+    daily schedule stays as it is."""
+    changed = notify_settings.save(ws.paths.data, ws.id, paused=on, paused_until=until)
+    _recorded(ws, "do_not_disturb", paused=on or until is not None,
               scheduled=changed.schedule is not None)
+    return changed
+
+
+def set_schedule(ws: Workspace, schedule: Schedule | None) -> NotifySettings:
+    """Do not disturb every day over `schedule` (None: no schedule)."""
+    changed = notify_settings.save(ws.paths.data, ws.id, schedule=schedule)
+    now = ws.clock()
+    _recorded(ws, "do_not_disturb", scheduled=schedule is not None,
+              paused=changed.paused or (changed.paused_until or 0) > now)
     return changed
 
 
@@ -161,12 +166,13 @@ def do_not_disturb(ws: Workspace, text: str) -> NotifySettings:
     "30m", "1d"), a time it ends ("08:00") or a daily schedule ("22:00-08:00")."""
     word = text.strip().lower()
     if word == "on":
-        return set_do_not_disturb(ws, paused=True)
+        return pause(ws, on=True)
     if word == "off":
-        return set_do_not_disturb(ws, schedule=None)
+        pause(ws)
+        return set_schedule(ws, None)
     if "-" in word:
-        return set_do_not_disturb(ws, schedule=parse_schedule(word))
-    return set_do_not_disturb(ws, until=parse_until(word, ws.clock()))
+        return set_schedule(ws, parse_schedule(word))
+    return pause(ws, until=parse_until(word, ws.clock()))
 
 
 def parse_until(text: str, now: float) -> float:

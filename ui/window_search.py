@@ -66,8 +66,13 @@ class WindowSearch:
                 w.show_channel(w.channel)
 
     def _jump(self, message: Message) -> None:
-        self._jump_to = message.id
-        self.window.show_channel(message.channel)
+        self.jump_to(message.channel, message.id)
+
+    def jump_to(self, channel: str, message: bytes) -> None:
+        """Show `channel` with `message` selected once its rows are in (a search result, a
+        notification clicked)."""
+        self._jump_to = message
+        self.window.show_channel(channel)
         self._select_jump()
 
     def _select_jump(self) -> None:
