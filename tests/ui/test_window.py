@@ -129,7 +129,8 @@ def test_screenshot_command_renders_the_views(tmp_path):
     assert shots == ["attachment.png", "channel-dark.png", "channel.png", "doc-comments.png",
                      "doc-diff.png", "doc-merge-conflict.png", "documents.png",
                      "empty-channel.png", "invite.png", "members.png", "peers.png",
-                     "private-channel.png", "search.png", "settings-privacy.png", "settings.png",
+                     "private-channel.png", "search.png", "settings-notifications.png",
+                     "settings-privacy.png", "settings.png",
                      "syncing-history.png",
                      "thread.png", "welcome.png"]
     from PySide6.QtGui import QColor, QImage
