@@ -53,11 +53,12 @@ class ConversationLevel:
     until: float | None  # when its own level ends
 
 
-def _recorded(ws: Workspace, setting: str, **fields: object) -> None:
-    """A settings change, in usage analytics when they are on (never names or words)."""
+def _recorded(ws: Workspace, event: str, **fields: object) -> None:
+    """A settings change, in usage analytics when they are on (analytics/events.py, version 7:
+    never which conversation, the times or the words)."""
     from analytics.recorder import Recorder
 
-    Recorder(ws.paths.data).record("notify_setting_changed", setting=setting, **fields)
+    Recorder(ws.paths.data, clock=ws.clock).record(event, **fields)
 
 
 def conversations(ws: Workspace) -> list[Conversation]:
@@ -125,7 +126,7 @@ def set_level(ws: Workspace, ref: str | bytes, chosen: str | None,
     if chosen is None and until is not None:
         raise NotifyError("--until goes with a level (--all, --mentions or --none)")
     notify_settings.set_level(ws.paths.data, ws.id, found.key, chosen, until)
-    _recorded(ws, "level", level=chosen or "default", kind=found.kind,
+    _recorded(ws, "notify_level_set", level=chosen or "default", kind=found.kind,
               timed=until is not None)
     return level_of(ws, found.channel)
 
@@ -133,13 +134,13 @@ def set_level(ws: Workspace, ref: str | bytes, chosen: str | None,
 def set_keywords(ws: Workspace, words: list[str]) -> NotifySettings:
     """The words that notify wherever they are written (but in muted conversations)."""
     changed = notify_settings.save(ws.paths.data, ws.id, keywords=words)
-    _recorded(ws, "keywords")
+    _recorded(ws, "notify_option_set", option="keywords", on=bool(changed.keywords))
     return changed
 
 
 def set_show_text(ws: Workspace, shown: bool) -> NotifySettings:
     changed = notify_settings.save(ws.paths.data, ws.id, show_text=shown)
-    _recorded(ws, "show_text")
+    _recorded(ws, "notify_option_set", option="show_text", on=changed.show_text)
     return changed
 
 
@@ -147,7 +148,7 @@ def pause(ws: Workspace, *, on: bool = False, until: float | None = None) -> Not
     """Do not disturb now (`on`: until turned off), until a time, or (neither) not now; a
     daily schedule stays as it is."""
     changed = notify_settings.save(ws.paths.data, ws.id, paused=on, paused_until=until)
-    _recorded(ws, "do_not_disturb", paused=on or until is not None,
+    _recorded(ws, "notify_dnd_set", paused=on or until is not None,
               scheduled=changed.schedule is not None)
     return changed
 
@@ -156,7 +157,7 @@ def set_schedule(ws: Workspace, schedule: Schedule | None) -> NotifySettings:
     """Do not disturb every day over `schedule` (None: no schedule)."""
     changed = notify_settings.save(ws.paths.data, ws.id, schedule=schedule)
     now = ws.clock()
-    _recorded(ws, "do_not_disturb", scheduled=schedule is not None,
+    _recorded(ws, "notify_dnd_set", scheduled=schedule is not None,
               paused=changed.paused or (changed.paused_until or 0) > now)
     return changed
 
