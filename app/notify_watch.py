@@ -6,7 +6,9 @@ sink as an Alert, on the Node's thread; the sink must not wait.
 Only news notifies: not my own messages (from any of my computers), not edits, reactions or
 deletions, not messages hidden by a moderator, and not history arriving from peers (dated
 more than RECENT_MS before the watch began). More than MAX_A_BATCH at once in one
-conversation make one notification that counts them."""
+conversation make one notification that counts them. Which of an event's ids are such
+messages is one query (storage.arrivals.new_messages), and of those only the MAX_EXAMINED
+stored last are read whole, so history streaming in costs the Node little."""
 
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from storage.arrivals import new_messages
 
 from . import notify_settings
 from .errors import WorkspaceError
@@ -31,6 +35,7 @@ log = logging.getLogger(__name__)
 
 RECENT_MS = 10 * 60 * 1000
 MAX_A_BATCH = 3
+MAX_EXAMINED = 100  # of one event's new messages, those stored last
 REASONS = ("mention", "keyword", "message")  # the strongest first
 
 
@@ -100,12 +105,15 @@ class NotificationWatch:
 
     def incoming(self, ws: Workspace, event: MessagesArrived) -> list[Incoming]:
         """The new messages by others that `event` names, oldest first."""
-        wanted = set(event.ids)
+        order = {object_id: n for n, object_id in enumerate(event.ids)}
+        ids = sorted(new_messages(ws.replica, event.ids, self._since_ms, ws.key),
+                     key=order.__getitem__)[-MAX_EXAMINED:]  # as stored, the last ones
+        wanted = set(ids)
         channel = event.channel
         out: list[Incoming] = []
         if isinstance(channel, str):
             names = ws.nicknames()
-            for object_id in event.ids:
+            for object_id in ids:
                 message = ws.replica.message(object_id)
                 if message is None or not self._news(ws, message.author, message.ts):
                     continue
