@@ -144,3 +144,43 @@ def test_a_level_for_a_typo_is_refused(pair):
         assert "a level is one of" in str(exc)
     else:
         raise AssertionError("a level that does not exist was stored")
+
+
+def test_sidebar_title_tray_and_hearth_channels_count_the_same(qtbot, pair, window, capsys):
+    """Every kind of conversation unread at once, one muted with a mention: the sidebar's
+    badges, the window's title, the tray's tooltip and `hearth channels` say the same."""
+    import json
+
+    from app import cli
+
+    bob = pair[1]
+    window.show_channel("nowhere")  # no conversation with news is being read
+    node_call(bob, lambda: bob.workspace.create_channel("random", public=True))
+    for text in ("one", "two", "ada: three"):
+        node_post(bob, "random", text)
+    node_post(bob, "general", "hello")
+    ada = pair[0].key
+    launch = node_call(bob, lambda: bob.workspace.private.create("launch", [ada]))
+    node_call(bob, lambda: bob.workspace.private.post(launch, "friday?"))
+    node_call(bob, lambda: bob.workspace.private.direct_message(ada, "psst"))
+    node_call(bob, lambda: bob.workspace.private.direct_message(ada, "lunch?"))
+    window.notification_menus.set("random", "none")
+    qtbot.waitUntil(lambda: window.channels.unread.get("random") == (0, True)
+                    and sum(c for c, _ in window.channels.private_unread.values()) == 3,
+                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: window.channels.unread.get("general") == (1, False),
+                    timeout=WAIT_MS)
+    shown = {window.channels.index(r).data() for r in range(window.channels.rowCount())}
+    assert {"# general  (1)", "# random  (@)"} <= shown
+    qtbot.waitUntil(lambda: sorted(window.sidebar.unread_shown().values()) == [
+        "bob  (2)", "launch  (1)"], timeout=WAIT_MS)
+    assert window.windowTitle().startswith("(4) ")
+    if window.notifications.tray is not None:
+        assert window.notifications.tray.toolTip() == "Hearth: 4 unread"
+    capsys.readouterr()
+    assert cli.main(["channels", "--json", "--data", str(pair[0].paths.data)]) == 0
+    rows = {row["name"]: (row["unread"], row["mention"], row["muted"])
+            for row in json.loads(capsys.readouterr().out)}
+    assert rows == {"general": (1, False, False), "random": (0, True, True),
+                    "launch": (1, False, False), "bob": (2, False, False)}
+    assert sum(unread for unread, _, _ in rows.values()) == 4
