@@ -6,6 +6,7 @@ the service records is what a person would have seen."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import Future
 
 import pytest
 
@@ -19,16 +20,39 @@ from tests.support import TwoNodes, node_call, node_post, wait_until
 WAIT_S = 10.0
 
 
+class Raised:
+    """What alice's watch handed to desktop-notifier, each send's future kept."""
+
+    def __init__(self, desktop: DesktopNotifications):
+        self.desktop = desktop
+        self.sends: list[Future] = []
+
+    def __call__(self, alert: Alert) -> None:  # the Node's thread
+        self.sends.append(self.desktop.send(alert))
+
+
 @pytest.fixture
 def alerts(two_nodes: TwoNodes, notification_service: NotificationServer,  # noqa: F811
-           ) -> Iterator[tuple[NotificationWatch, DesktopNotifications]]:
+           ) -> Iterator[tuple[NotificationWatch, Raised]]:
     """alice's watch, its alerts raised through desktop-notifier on the test's bus."""
-    desktop = DesktopNotifications()
+    raised = Raised(DesktopNotifications())
     node = two_nodes.a
-    watch = NotificationWatch(node.facade, two_nodes.pa.data, node.workspace_id, desktop.send)
-    yield watch, desktop
+    watch = NotificationWatch(node.facade, two_nodes.pa.data, node.workspace_id, raised)
+    yield watch, raised
     watch.close()
-    desktop.close()
+    raised.desktop.close()
+
+
+def _settled(two_nodes: TwoNodes, raised: Raised, messages: dict[str, int]) -> None:
+    """Once alice holds `messages` (channel: how many) the watch has decided on each (its
+    work runs on her Node's thread before a later call does) and every send has been
+    answered by the service: what it recorded is all there will be."""
+    node = two_nodes.a
+    wait_until(lambda: all(len(node_call(node, lambda c=c: node.workspace.read(c))) >= n
+                           for c, n in messages.items()), what="the messages at alice's")
+    node_call(node, lambda: None)
+    for sent in list(raised.sends):
+        assert sent.result(WAIT_S) is True
 
 
 def _channel(two_nodes: TwoNodes, name: str) -> None:
@@ -36,8 +60,8 @@ def _channel(two_nodes: TwoNodes, name: str) -> None:
 
 
 def test_the_service_is_found(alerts):
-    _, desktop = alerts
-    assert desktop.service().result(WAIT_S) == SERVICE
+    _, raised = alerts
+    assert raised.desktop.service().result(WAIT_S) == SERVICE
 
 
 def test_no_service_on_the_bus_is_said(session_bus):  # noqa: F811
@@ -59,8 +83,9 @@ def test_a_muted_channel_raises_nothing_but_a_mention_in_it_does(
     node_post(two_nodes.b, "random", "lunch is ready")  # muted: nothing
     node_post(two_nodes.b, "general", "the build is green")  # every message: one
     node_post(two_nodes.b, "random", "alice, can you look at this?")  # a mention: one
-    calls = notification_service.wait_for(2)
-    assert [(c.summary, c.body) for c in calls] == [
+    _settled(two_nodes, alerts[1], {"random": 2, "general": 1})
+    calls = notification_service.calls
+    assert sorted((c.summary, c.body) for c in calls) == [  # channels may arrive in any order
         ("bob in #general", "the build is green"),
         ("bob mentioned you in #random", "alice, can you look at this?")]
     assert calls[0].app == "Hearth" and "default" in calls[0].actions  # a click opens it
@@ -72,7 +97,8 @@ def test_a_keyword_alert_fires_and_text_can_be_hidden(two_nodes, alerts,
     notify_settings.save(pa.data, ws_id, keywords=["deploy", "on call"], show_text=False)
     node_post(two_nodes.b, "general", "nothing to see")  # mentions only: nothing
     node_post(two_nodes.b, "general", "who is On Call tonight?")
-    calls = notification_service.wait_for(1)
+    _settled(two_nodes, alerts[1], {"general": 2})
+    calls = notification_service.calls
     assert [(c.summary, c.body) for c in calls] == [
         ("bob in #general", "A message with one of your keywords")]
 
