@@ -1,11 +1,11 @@
 """Desktop notifications through the desktop's notification service: on Linux the freedesktop
 one (org.freedesktop.Notifications on the session D-Bus), by desktop-notifier. It is asyncio
 code, so it runs on a thread of its own with its own loop (not the Node's: the window keeps
-it across workspace switches, and a slow bus never holds up sync). `send` and `service` may
+it across workspace switches, and a slow bus never holds up sync). `send` and `find_service` may
 be called from any thread and answer with futures; a click on a notification calls
 `on_clicked(alert)` on that thread (the window hands it to the GUI thread: ui/bridge.Inbox).
 
-Where no service answers (no session bus, or nothing owning the name), `service()` answers
+Where no service answers (no session bus, or nothing owning the name), `find_service()` answers
 None and `send` False: the caller falls back (the tray icon, a status-bar line, a printed
 line), and says which it uses."""
 
@@ -48,7 +48,7 @@ class DesktopNotifications:
             return future
         return asyncio.run_coroutine_threadsafe(work, self._loop)
 
-    def service(self) -> Future:
+    def find_service(self) -> Future:
         """SERVICE when a notification service answers on this session's bus, else None."""
         return self._submit(self._service())
 

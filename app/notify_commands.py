@@ -123,7 +123,7 @@ class ServeNotifications:
 
         self._say = say
         self.desktop = DesktopNotifications()
-        self.service = self.desktop.service().result(SERVICE_TIMEOUT_S)
+        self.service = self.desktop.find_service().result(SERVICE_TIMEOUT_S)
         self.watch = NotificationWatch(node.facade, node.paths.data, node.workspace_id, put)
         self._checked = time.monotonic()
         say("notifications: " + (f"through {self.service}" if self.service else

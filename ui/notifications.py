@@ -72,7 +72,7 @@ class WindowNotifications(QObject):
 
     def probe(self) -> None:
         """Ask whether a notification service answers (again: one may have started)."""
-        self._inbox.then(self.desktop.service(), done=self._probed, failed=lambda _: None)
+        self._inbox.then(self.desktop.find_service(), done=self._probed, failed=lambda _: None)
 
     def _probed(self, service: str | None) -> None:
         self.route = "desktop" if service else "tray" if self.tray is not None else "status"

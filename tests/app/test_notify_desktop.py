@@ -61,13 +61,13 @@ def _channel(two_nodes: TwoNodes, name: str) -> None:
 
 def test_the_service_is_found(alerts):
     _, raised = alerts
-    assert raised.desktop.service().result(WAIT_S) == SERVICE
+    assert raised.desktop.find_service().result(WAIT_S) == SERVICE
 
 
 def test_no_service_on_the_bus_is_said(session_bus):  # noqa: F811
     desktop = DesktopNotifications()
     try:
-        assert desktop.service().result(WAIT_S) is None
+        assert desktop.find_service().result(WAIT_S) is None
         assert desktop.send(Alert("t", "b", "message")).result(WAIT_S) is False
     finally:
         desktop.close()
