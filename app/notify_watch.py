@@ -58,6 +58,7 @@ class NotificationWatch:
         self._clock = clock
         self._minute = minute
         self.decider = Decider()
+        self.decided = 0  # messages decided on so far (notifying or not)
         self._since_ms = int(clock() * 1000) - RECENT_MS
         self._unsubscribe: Callable[[], None] | None = facade.subscribe(self._event)
 
@@ -94,6 +95,7 @@ class NotificationWatch:
         alerts: list[Alert] = []
         arrived = self.incoming(ws, event)
         for incoming in arrived:
+            self.decided += 1
             found = self.decider.decide(settings, incoming, nick, now, self._minute(now))
             if found is not None:
                 alerts.append(found)

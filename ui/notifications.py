@@ -41,6 +41,7 @@ ROUTES = {
 
 class WindowNotifications(QObject):
     notified = Signal(object)  # an app.notify_rules.Alert, however it was shown
+    delivered = Signal(object)  # an Alert the notification service took (a click may come)
     clicked = Signal(object)  # the Alert whose notification was clicked
     routeKnown = Signal(str)  # one of ROUTES
 
@@ -83,7 +84,8 @@ class WindowNotifications(QObject):
             return
         if self.route == "desktop":
             self._inbox.then(self.desktop.send(alert),
-                             done=lambda taken: None if taken else self._fallback(alert),
+                             done=lambda taken: self.delivered.emit(alert) if taken
+                             else self._fallback(alert),
                              failed=lambda _: self._fallback(alert))
         else:
             self._fallback(alert)

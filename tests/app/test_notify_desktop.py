@@ -43,14 +43,10 @@ def alerts(two_nodes: TwoNodes, notification_service: NotificationServer,  # noq
     raised.desktop.close()
 
 
-def _settled(two_nodes: TwoNodes, raised: Raised, messages: dict[str, int]) -> None:
-    """Once alice holds `messages` (channel: how many) the watch has decided on each (its
-    work runs on her Node's thread before a later call does) and every send has been
-    answered by the service: what it recorded is all there will be."""
-    node = two_nodes.a
-    wait_until(lambda: all(len(node_call(node, lambda c=c: node.workspace.read(c))) >= n
-                           for c, n in messages.items()), what="the messages at alice's")
-    node_call(node, lambda: None)
+def _settled(watch: NotificationWatch, raised: Raised, decided: int) -> None:
+    """Once the watch has decided on `decided` messages and every send has been answered by
+    the service, what the service recorded is all there will be."""
+    wait_until(lambda: watch.decided >= decided, what=f"{decided} messages decided")
     for sent in list(raised.sends):
         assert sent.result(WAIT_S) is True
 
@@ -83,7 +79,7 @@ def test_a_muted_channel_raises_nothing_but_a_mention_in_it_does(
     node_post(two_nodes.b, "random", "lunch is ready")  # muted: nothing
     node_post(two_nodes.b, "general", "the build is green")  # every message: one
     node_post(two_nodes.b, "random", "alice, can you look at this?")  # a mention: one
-    _settled(two_nodes, alerts[1], {"random": 2, "general": 1})
+    _settled(*alerts, 3)
     calls = notification_service.calls
     assert sorted((c.summary, c.body) for c in calls) == [  # channels may arrive in any order
         ("bob in #general", "the build is green"),
@@ -97,7 +93,7 @@ def test_a_keyword_alert_fires_and_text_can_be_hidden(two_nodes, alerts,
     notify_settings.save(pa.data, ws_id, keywords=["deploy", "on call"], show_text=False)
     node_post(two_nodes.b, "general", "nothing to see")  # mentions only: nothing
     node_post(two_nodes.b, "general", "who is On Call tonight?")
-    _settled(two_nodes, alerts[1], {"general": 2})
+    _settled(*alerts, 2)
     calls = notification_service.calls
     assert [(c.summary, c.body) for c in calls] == [
         ("bob in #general", "A message with one of your keywords")]
@@ -123,18 +119,19 @@ def test_nothing_fires_during_do_not_disturb_and_the_missed_are_counted_after(
 
 def test_a_click_reaches_the_caller_with_the_message(two_nodes, notification_service):  # noqa: F811
     clicked: list[Alert] = []
-    desktop = DesktopNotifications(on_clicked=clicked.append)
+    raised = Raised(DesktopNotifications(on_clicked=clicked.append))
     node = two_nodes.a
-    watch = NotificationWatch(node.facade, two_nodes.pa.data, node.workspace_id, desktop.send)
+    watch = NotificationWatch(node.facade, two_nodes.pa.data, node.workspace_id, raised)
     try:
         posted = node_post(two_nodes.b, "general", "alice: look")
-        notified, = notification_service.wait_for(1)
+        _settled(watch, raised, 1)  # a click comes once it is shown
+        notified, = notification_service.calls
         notification_service.click(notified)
         wait_until(lambda: clicked, what="the click")
         assert clicked[0].channel == "general" and clicked[0].message == posted
     finally:
         watch.close()
-        desktop.close()
+        raised.desktop.close()
 
 
 def test_serve_notify_prints_and_raises_the_same_notifications(

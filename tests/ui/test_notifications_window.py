@@ -43,7 +43,8 @@ def test_a_click_on_a_notification_opens_the_message(qtbot, notification_service
     qtbot.waitUntil(lambda: "design" in [c.name for c in window.channels.channels],
                     timeout=WAIT_MS)
     _away(qtbot, window)
-    posted = node_post(pair[1], "design", "ada, the mock-ups are in")
+    with qtbot.waitSignal(window.notifications.delivered, timeout=WAIT_MS):
+        posted = node_post(pair[1], "design", "ada, the mock-ups are in")
     notified, = _calls(qtbot, notification_service, 1)
     assert (notified.summary, notified.body) == ("bob mentioned you in #design",
                                                  "ada, the mock-ups are in")
@@ -59,7 +60,8 @@ def test_a_direct_message_notifies_and_a_click_opens_it(qtbot, notification_serv
     _desktop(qtbot, window)
     _away(qtbot, window)
     ada = pair[0].key
-    node_call(pair[1], lambda: pair[1].workspace.private.direct_message(ada, "psst, lunch?"))
+    with qtbot.waitSignal(window.notifications.delivered, timeout=WAIT_MS):
+        node_call(pair[1], lambda: pair[1].workspace.private.direct_message(ada, "psst, lunch?"))
     notified, = _calls(qtbot, notification_service, 1)
     assert (notified.summary, notified.body) == ("bob (direct message)", "psst, lunch?")
     notification_service.click(notified)
@@ -164,6 +166,7 @@ def test_sidebar_title_tray_and_hearth_channels_count_the_same(qtbot, pair, wind
     node_call(bob, lambda: bob.workspace.private.post(launch, "friday?"))
     node_call(bob, lambda: bob.workspace.private.direct_message(ada, "psst"))
     node_call(bob, lambda: bob.workspace.private.direct_message(ada, "lunch?"))
+    qtbot.waitUntil(lambda: "random" in window.channels.unread, timeout=WAIT_MS)  # known here
     window.notification_menus.set("random", "none")
     qtbot.waitUntil(lambda: window.channels.unread.get("random") == (0, True)
                     and sum(c for c, _ in window.channels.private_unread.values()) == 3,
