@@ -156,7 +156,8 @@ class NotificationSettings(QWidget):
             self.notes.probe()
         else:
             self._show_route("status")
-        self.saved.connect(getattr(dialog, "saved", self.saved))
+        if hasattr(dialog, "saved"):  # the Settings dialog tells the window what was saved
+            self.saved.connect(dialog.saved)
         self.reload(connect=True)
 
     def _show_route(self, route: str) -> None:
