@@ -30,6 +30,18 @@ CALL_TIMEOUT_S = 5.0  # a service that does not answer a call within this is not
 STOP_TIMEOUT_S = 5.0
 
 
+# Many notification services read a body as markup (<b>, <a href>, <img src>: the
+# "body-markup" capability), so a peer's text could add links or images: the three characters
+# that start markup are shown as look-alikes that start nothing, on every service.
+_MARKUP = str.maketrans({"<": "\N{SINGLE LEFT-POINTING ANGLE QUOTATION MARK}",
+                         ">": "\N{SINGLE RIGHT-POINTING ANGLE QUOTATION MARK}",
+                         "&": "\N{FULLWIDTH AMPERSAND}"})
+
+
+def unmarked(text: str) -> str:
+    return text.translate(_MARKUP)
+
+
 class DesktopNotifications:
     def __init__(self, on_clicked: Callable[[Alert], None] = lambda alert: None):
         self._on_clicked = on_clicked
@@ -81,7 +93,7 @@ class DesktopNotifications:
 
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self._made().send(
-                alert.title, alert.body, on_dispatched=dispatched,
+                unmarked(alert.title), unmarked(alert.body), on_dispatched=dispatched,
                 on_clicked=lambda: self._on_clicked(alert)), CALL_TIMEOUT_S)
         return taken
 

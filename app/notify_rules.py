@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 
 from core.streams import channel_key
 
+from . import _text
+
 LEVELS = ("all", "mentions", "none")
 KINDS = ("channel", "private", "dm")
 MINUTES_A_DAY = 24 * 60
@@ -146,13 +148,14 @@ def reason(settings: NotifySettings, incoming: Incoming, nick: str | None,
 
 def alert(incoming: Incoming, why: str, show_text: bool) -> Alert:
     """The notification for a message: who wrote it where, and the start of its text (or,
-    with text hidden, only why it notifies)."""
+    with text hidden, only why it notifies). What a peer chose (names, text) is one line with
+    nothing that could reorder or fake it (app._text.line)."""
     where = ("(direct message)" if incoming.kind == "dm"
-             else f"in {incoming.place}")
-    title = (f"{incoming.author} mentioned you {where}" if why == "mention"
-             else f"{incoming.author} {where}")
+             else f"in {_text.line(incoming.place)}")
+    author = _text.line(incoming.author)
+    title = (f"{author} mentioned you {where}" if why == "mention" else f"{author} {where}")
     if show_text:
-        text = " ".join(incoming.text.split())
+        text = _text.line(" ".join(incoming.text.split()))
         body = text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS - 1] + "…"
     else:
         body = {"mention": "You were mentioned", "keyword": "A message with one of your keywords"

@@ -17,7 +17,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 
-from app.desktop_notify import DesktopNotifications
+from app.desktop_notify import DesktopNotifications, unmarked
 from app.notify_rules import Alert
 from app.notify_watch import NotificationWatch
 
@@ -107,7 +107,7 @@ class WindowNotifications(QObject):
             self.probe()
         if self.tray is not None and QSystemTrayIcon.supportsMessages():
             self._tray_alert = alert
-            self.tray.showMessage(alert.title, alert.body,
+            self.tray.showMessage(unmarked(alert.title), unmarked(alert.body),  # as on D-Bus
                                   QSystemTrayIcon.MessageIcon.Information, SHOW_MS)
         else:
             self.window.statusBar().showMessage(f"{alert.title}: {alert.body}", SHOW_MS)

@@ -99,6 +99,17 @@ def test_a_keyword_alert_fires_and_text_can_be_hidden(two_nodes, alerts,
         ("bob in #general", "A message with one of your keywords")]
 
 
+def test_a_peers_text_can_neither_mark_up_nor_reorder_a_notification(
+        two_nodes, alerts, notification_service):  # noqa: F811
+    node_post(two_nodes.b, "general",
+              "alice: <a href='http://x.example'>win</a> &amp; <img src=x> \u202egnp.exe")
+    _settled(*alerts, 1)
+    notified, = notification_service.calls
+    assert not set("<>&\u202e") & set(notified.body + notified.summary)
+    assert notified.body == ("alice: \u2039a href='http://x.example'\u203awin\u2039/a\u203a "
+                             "\uff06amp; \u2039img src=x\u203a \\u202egnp.exe")
+
+
 def test_nothing_fires_during_do_not_disturb_and_the_missed_are_counted_after(
         two_nodes, alerts, notification_service):  # noqa: F811
     watch, _ = alerts
