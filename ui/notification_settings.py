@@ -13,6 +13,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QPoint, Qt, QTime, Signal
+from PySide6.QtGui import QActionGroup
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -70,9 +71,11 @@ class NotificationMenus(QObject):
     def menu(self, channel: str | bytes, parent: QWidget) -> QMenu:
         menu = QMenu("Notifications", parent, objectName="notificationsMenu")
         now = self.levels.get(channel)
+        levels = QActionGroup(menu, exclusive=True)  # drawn as a choice of one
         for level, label in LEVEL_ACTIONS:
             action = menu.addAction(label, partial(self.set, channel, level))
             action.setCheckable(True)
+            levels.addAction(action)
             action.setChecked(now is not None and now.level == level)
         menu.addSeparator()
         menu.addAction("Mute for 1 hour",
