@@ -55,6 +55,20 @@ def test_a_click_on_a_notification_opens_the_message(qtbot, notification_service
     assert window.message_view.currentIndex().data(MessageRole).id == posted
 
 
+def test_a_click_on_a_reply_opens_its_thread(qtbot, notification_service, pair, window):  # noqa: F811
+    _desktop(qtbot, window)
+    first = node_post(pair[0], "general", "the plan for friday")
+    _away(qtbot, window)
+    window.show_channel("nowhere")
+    with qtbot.waitSignal(window.notifications.delivered, timeout=WAIT_MS):
+        node_call(pair[1], lambda: pair[1].workspace.conversation.reply(first, "ada: agreed"))
+    notified, = _calls(qtbot, notification_service, 1)
+    assert notified.summary == "bob mentioned you in #general"
+    notification_service.click(notified)
+    qtbot.waitUntil(lambda: window.channel == "general" and not window.thread_pane.isHidden()
+                    and window.thread_pane.root == first, timeout=WAIT_MS)
+
+
 def test_a_direct_message_notifies_and_a_click_opens_it(qtbot, notification_service,  # noqa: F811
                                                         pair, window):
     _desktop(qtbot, window)
