@@ -139,3 +139,23 @@ def test_settings_round_trip_and_a_bad_file_reads_as_the_defaults(tmp_path):
     assert notify_settings.load(tmp_path, WS) == NotifySettings()
     (tmp_path / notify_settings.FILE).write_text("{")
     assert notify_settings.load(tmp_path, WS) == NotifySettings()
+
+
+@given(st.lists(st.tuples(st.sampled_from(["ada: hi", "hi", "deploy it", "adam"]),
+                          st.booleans(), st.booleans()), max_size=40))
+def test_every_notifying_message_is_raised_or_counted_once_as_missed(steps):
+    """Whatever the order of messages and do not disturb turning on and off, each message
+    that notifies is raised at once or told in exactly one "missed" count after."""
+    decider = Decider()
+    settings = NotifySettings(keywords=("deploy",))
+    raised = told = notifying = 0
+    for text, paused, check in steps:
+        held = NotifySettings(keywords=settings.keywords, paused=paused)
+        notifying += reason(held, _incoming(text), "ada", 0) is not None
+        raised += decider.decide(held, _incoming(text), "ada", 0, 0) is not None
+        missed = decider.resumed(held, 0, 0) if check else None
+        if missed is not None:
+            told += int(missed.body.split()[0])
+    end = decider.resumed(settings, 0, 0)
+    told += int(end.body.split()[0]) if end is not None else 0
+    assert raised + told == notifying and decider.missed == 0
