@@ -1,7 +1,7 @@
 """The analytics event contract: schema versions, event types, buckets, and validation.
 
 Every event is one JSON object checked against the newest contract,
-`analytics/schema/events-v6.json`. The recorder, the collector and the pipeline all read the
+`analytics/schema/events-v7.json`. The recorder, the collector and the pipeline all read the
 contract from here. A shipped contract file is never edited: a new event type means a new file.
 
 Versions, and why an event carries the oldest one that knows its type. A collector refuses a
@@ -13,21 +13,24 @@ every older event in it. Hence:
   change is a new type, as with object kinds). Version 1 has the first ten types; version 2 adds
   reaction_added, message_edited and thread_reply; version 3 adds doc_comment; version 4 adds
   invite_created and member_admitted; version 5 adds file_attached and private_channel_created;
-  version 6 adds channels_kept and history_fetched. Each contract file holds every type up to
-  its version, the older ones exactly as the file before it has them (`events-v6.json` the
-  version-5 types as `events-v5.json` does, which has the version-4 ones as `events-v4.json`
+  version 6 adds channels_kept and history_fetched; version 7 adds notify_level_set,
+  notify_dnd_set and notify_option_set. Each contract file holds every type up to
+  its version, the older ones exactly as the file before it has them (`events-v7.json` the
+  version-6 types as `events-v6.json` does, which has the version-5 ones as `events-v5.json` does, which has the version-4 ones as `events-v4.json`
   does, and so on back to `events-v1.json`, but for their pinned `schema`), and pins each type's
   `schema` to its version: `"schema": 1` on a message_sent, `"schema": 2` on a thread_reply,
   `"schema": 3` on a doc_comment, `"schema": 4` on a member_admitted, `"schema": 5` on a
-  file_attached, `"schema": 6` on a history_fetched, never another. So a line's `schema` names
+  file_attached, `"schema": 6` on a history_fetched, `"schema": 7` on a notify_level_set,
+  never another. So a line's `schema` names
   the oldest collector that can read it.
-- A collector says which versions it reads: `"schemas": [1, 2, 3, 4, 5, 6]` in its answers to
+- A collector says which versions it reads: `"schemas": [1, 2, 3, 4, 5, 6, 7]` in its answers to
   `GET /v1/health` and `POST /v1/events`. A collector from before version 2 says nothing, which
   means version 1 alone (`BASE_VERSIONS`); every collector reads version 1. A collector of
   version 2 says `[1, 2]`, so doc_comment events wait for its upgrade as thread replies waited
   for version 2's; one of version 3 says `[1, 2, 3]`, so invite and admission events wait for
   its upgrade in turn; one of version 4 says `[1, 2, 3, 4]`, and attachment and private-channel
   events wait for its; one of version 5 says `[1, 2, 3, 4, 5]`, and kept-set and history events
+  wait for its; one of version 6 says `[1, 2, 3, 4, 5, 6]`, and notification settings' events
   wait for its.
 - The recorder spools each line with its version, and the shipper sends only the versions its
   collector reads: the others wait in the spool, in order, until the collector is upgraded
@@ -103,6 +106,16 @@ the other number buckets are (`objects` is a number in sync_session too: a field
 in every event), and `kept_all`, whether this computer keeps everything, since keeping a few
 channels is what makes joining a big workspace fast. Not the peers, the bytes, which streams
 arrived, nor the exact count, which would measure the workspace.
+
+The notification settings' events (version 7) count how people tune notifications, never what
+they are about: notify_level_set gives the level chosen (all, mentions, none, or back to the
+default), the kind of conversation (a public channel, a private channel or direct messages) and
+whether it was set until a time; not which conversation, not even a stream hash of it, which
+with the day's pid would say that this install muted that channel. notify_dnd_set says whether
+do not disturb is on now and whether a daily schedule is set, not the times (an evening
+schedule to the minute could single someone out). notify_option_set says that keyword alerts
+or the text shown in notifications changed, and whether it is now on: never a keyword, nor how
+many there are.
 """
 
 from __future__ import annotations
@@ -116,8 +129,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-SCHEMA_VERSION = 6  # the newest version: this code's collector reads it and every older one
-SCHEMA_VERSIONS = (1, 2, 3, 4, 5, 6)
+SCHEMA_VERSION = 7  # the newest version: this code's collector reads it and every older one
+SCHEMA_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
 BASE_VERSIONS = frozenset({1})  # what a collector that names no versions reads
 SCHEMA_FILE = f"events-v{SCHEMA_VERSION}.json"
 EVENT_TYPES = (
@@ -128,6 +141,7 @@ EVENT_TYPES = (
     "invite_created", "member_admitted",
     "file_attached", "private_channel_created",
     "channels_kept", "history_fetched",
+    "notify_level_set", "notify_dnd_set", "notify_option_set",
 )
 CONFLICT_KINDS = ("concurrent_heads", "lww_overwrite", "concurrent_doc_edit")
 LENGTH_BUCKETS = (0, 16, 64, 256, 1024, 4096)

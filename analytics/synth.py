@@ -55,7 +55,8 @@ MIX = {
     "conflict": 0.025, "doc_comment": 0.02, "channel_joined": 0.015, "doc_fork": 0.006,
     "doc_merge": 0.005, "rejection": 0.004, "member_admitted": 0.004, "invite_created": 0.003,
     "file_attached": 0.01, "private_channel_created": 0.002, "history_fetched": 0.003,
-    "channels_kept": 0.002,
+    "channels_kept": 0.002, "notify_level_set": 0.003, "notify_dnd_set": 0.0015,
+    "notify_option_set": 0.001,
 }
 KIND_WEIGHTS = {"concurrent_heads": 0.6, "lww_overwrite": 0.3, "concurrent_doc_edit": 0.1}
 REASONS = {
@@ -79,6 +80,14 @@ KEEP_ALL_SHARE = 0.3
 KEPT_CHANNELS = {0: 0.03, 1: 0.3, 2: 0.45, 6: 0.19, 21: 0.03}
 KEPT_DOCUMENTS = {0: 0.45, 1: 0.25, 2: 0.21, 6: 0.08, 21: 0.01}
 FETCHED_KEEPING_ALL = 0.75
+# The notification settings' events: channels muted most, direct messages least.
+LEVELS_SET = {"none": 0.45, "all": 0.25, "mentions": 0.15, "default": 0.15}
+LEVEL_KINDS = {"channel": 0.7, "private": 0.2, "dm": 0.1}
+TIMED_SHARE = 0.3  # levels set until a time
+DND_PAUSED_SHARE = 0.6
+DND_SCHEDULED_SHARE = 0.4
+OPTIONS = {"keywords": 0.7, "show_text": 0.3}
+OPTION_ON_SHARE = 0.7
 PLATFORMS = {"linux": 0.45, "windows": 0.33, "darwin": 0.2, "other": 0.02}
 UIS = {"window": 0.82, "serve": 0.12, "cli": 0.06}
 VERSIONS = {"0.1.0": 0.2, "0.1.1": 0.5, "0.2.0": 0.3}
@@ -109,6 +118,9 @@ TEMPLATES = {
     "private_channel_created": '{"dm":%s,"event":"private_channel_created","pid":"%s","schema":5,"ts":"%s"}',
     "channels_kept": '{"all":%s,"channels":%d,"documents":%d,"event":"channels_kept","pid":"%s","schema":6,"ts":"%s"}',
     "history_fetched": '{"event":"history_fetched","kept_all":%s,"objects":%d,"pid":"%s","schema":6,"seconds":%d,"ts":"%s"}',
+    "notify_level_set": '{"event":"notify_level_set","kind":"%s","level":"%s","pid":"%s","schema":7,"timed":%s,"ts":"%s"}',
+    "notify_dnd_set": '{"event":"notify_dnd_set","paused":%s,"pid":"%s","scheduled":%s,"schema":7,"ts":"%s"}',
+    "notify_option_set": '{"event":"notify_option_set","on":%s,"option":"%s","pid":"%s","schema":7,"ts":"%s"}',
 }
 BROADCAST_SHARE = 0.1  # thread replies also sent to the channel
 TYPES = tuple(MIX) + ("convergence",)
@@ -352,6 +364,14 @@ def _format(rng: np.random.Generator, name: str, idx: np.ndarray, slot: _Slots,
         every = rng.random(n) < FETCHED_KEEPING_ALL
         objects, seconds = _history(rng, every)
         cols = [np.where(every, "true", "false").tolist(), objects, p, seconds, t]
+    elif name == "notify_level_set":
+        levels = _pick(rng, LEVELS_SET, n)
+        timed = np.where((rng.random(n) < TIMED_SHARE) & (levels != "default"), "true", "false")
+        cols = [_pick(rng, LEVEL_KINDS, n).tolist(), levels.tolist(), p, timed.tolist(), t]
+    elif name == "notify_dnd_set":
+        cols = [_flags(rng, n, DND_PAUSED_SHARE), p, _flags(rng, n, DND_SCHEDULED_SHARE), t]
+    elif name == "notify_option_set":
+        cols = [_flags(rng, n, OPTION_ON_SHARE), _pick(rng, OPTIONS, n).tolist(), p, t]
     elif name == "sync_session":
         duration = rng.lognormal(5.5, 1.3, n)  # median ~250 ms, long tail
         objects = rng.poisson(np.sqrt(duration) * 0.8)
@@ -373,6 +393,11 @@ def _format(rng: np.random.Generator, name: str, idx: np.ndarray, slot: _Slots,
         w = np.array(list(REASONS.values()))
         cols = [p, reasons[rng.choice(len(reasons), n, p=w / w.sum())].tolist(), t]
     return [TEMPLATES[name] % row for row in zip(*cols, strict=True)]
+
+
+def _flags(rng: np.random.Generator, n: int, share: float) -> list[str]:
+    """JSON booleans, true for about `share` of them."""
+    return np.where(rng.random(n) < share, "true", "false").tolist()
 
 
 def _lengths(rng: np.random.Generator, n: int, mu: float) -> list[int]:

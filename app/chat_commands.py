@@ -27,9 +27,10 @@ from ._command import (
     when,
     whole_number,
 )
-from .channel_list import named_channels
+from .channel_list import channel_list
 from .errors import LookalikeChannel
 from .names import NickBook, channel_names
+from .records import UNREAD_CAP
 from .search import HINT, SearchError, summary
 from .units import size_label
 from .workspace import (
@@ -184,22 +185,39 @@ def cmd_read(args: argparse.Namespace) -> None:
 
 def cmd_channels(args: argparse.Namespace) -> None:
     with open_workspace(args) as ws:
-        rows, names = named_channels(ws)
+        listed = channel_list(ws)
         private = ws.private.channels()
+    rows, names = listed.channels, listed.names
+
+    def unread(key: str | bytes) -> dict:
+        count, mention = (listed.unread.get(key) if isinstance(key, str)
+                          else listed.private_unread.get(key)) or (0, False)
+        return {"unread": count, "mention": mention, "muted": key in listed.muted}
+
     if args.json:
         print_json([{"name": c.name, "topic": c.topic, "members": c.members,
-                      "messages": c.messages} for c in rows]
+                     "messages": c.messages, **unread(c.name)} for c in rows]
                    + [{"name": p.name, "private": True, "dm": p.dm, "id": p.hex,
-                       "members": len(p.members)} for p in private])
+                       "members": len(p.members), **unread(p.id)} for p in private])
         return
     for c in rows:
         shown = names[c.name]
         warning = f"  ({shown.warning})" if shown.warning else ""
         topic = f"  {_text.line(c.topic)}" if c.topic else ""
-        print(f"#{shown.label}{warning}  {c.members} members, {c.messages} messages{topic}")
+        print(f"#{shown.label}{warning}  {c.members} members, {c.messages} messages"
+              f"{_unread_text(unread(c.name))}{topic}")
     for p in private:
-        print(f"@{_text.line(p.name)}  direct messages" if p.dm else
-              f"#{_text.line(p.name)}  private, {len(p.members)} members")
+        print((f"@{_text.line(p.name)}  direct messages" if p.dm else
+               f"#{_text.line(p.name)}  private, {len(p.members)} members")
+              + _unread_text(unread(p.id)))
+
+
+def _unread_text(unread: dict) -> str:
+    """", 3 unread, mentions you, muted": the counts the window's sidebar and title show."""
+    return ((f", {'999+' if unread['unread'] >= UNREAD_CAP else unread['unread']} unread"
+             if unread["unread"] else "")
+            + (", mentions you" if unread["mention"] else "")
+            + (", muted" if unread["muted"] else ""))
 
 
 def _members_json(members: Any) -> list[dict]:

@@ -18,6 +18,7 @@ from . import (
     keep_commands,
     member_commands,
     moderation_commands,
+    notify_commands,
     private_commands,
     relay_commands,
     sync_commands,
@@ -31,7 +32,7 @@ __all__ = ["PORT", "CLIError", "Parser", "build_parser", "main", "seconds", "who
 # `register(subparsers, common_options)`. A new module is added here, or its commands do not exist.
 COMMAND_MODULES = (chat_commands, file_commands, conversation_commands, moderation_commands,
                    doc_commands, sync_commands, keep_commands, download_commands, member_commands,
-                   private_commands, analytics_commands, relay_commands, gui_command)
+                   private_commands, notify_commands, analytics_commands, relay_commands, gui_command)
 
 
 Handler = Callable[[argparse.Namespace], Any]

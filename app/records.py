@@ -74,6 +74,9 @@ class ChannelList:
     # private channel or direct messages' id -> (unread by others, at most UNREAD_CAP; one
     # mentions me): the same counts for the conversations the sidebar lists below
     private_unread: dict[bytes, tuple[int, bool]] = field(default_factory=dict)
+    # the conversations muted here (a public channel's name, a private one's id): their counts
+    # above are 0, their mention marks kept (app.notify_rules.badge)
+    muted: frozenset[str | bytes] = frozenset()
 
     @property
     def total_unread(self) -> int:

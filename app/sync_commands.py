@@ -45,6 +45,7 @@ from .events import (
 )
 from .keep_commands import kept_json, kept_text
 from .names import NickBook
+from .notify_rules import Alert
 from .records import HistoryProgress
 
 if TYPE_CHECKING:
@@ -83,19 +84,29 @@ def cmd_serve(args: argparse.Namespace) -> None:
             names = node.run(lambda ws: ws.nicknames()).result(NAMES_TIMEOUT_S)
         removed = removed_line(removal.by, removal.at_ms, removal.reason,
                                names.get(removal.by))
+    notes = None  # --notify: the window's notifications, here (app/notify_commands.py)
     try:
         if removed is None:
             me = _text.line(node.run(lambda ws: ws.nickname()).result(NAMES_TIMEOUT_S) or "") or "you"
             print(f"serving workspace {_text.line(node.info.name)} "
                   f"({node.workspace_id.hex()[:8]}) as {me} ({node.key.hex()[:8]}) on port "
                   f"{node.port}", flush=True)
+            if args.notify:
+                from .notify_commands import ServeNotifications
+                notes = ServeNotifications(node, events.put, shown.say)
         while not stop.is_set() and removed is None:
             with contextlib.suppress(queue.Empty):
                 event = events.get(timeout=0.2)
+                if isinstance(event, Alert) and notes is not None:
+                    notes.shown(event)
                 shown.event(event)
                 if isinstance(event, Removed):
                     removed = removed_line(event.by, event.at_ms, event.reason, event.nick)
+            if notes is not None:
+                notes.tick()
     finally:
+        if notes is not None:
+            notes.close()
         node.stop()
         unsubscribe()
         while not events.empty():  # how the sessions ended when we stopped
@@ -170,6 +181,10 @@ class ServeLog:
             case PeerUnreachable(address=address, reason=reason, retry_s=retry_s):
                 self._say(f"cannot reach {address}: {_text.line(reason)} "
                           f"(trying again in {retry_s} s)")
+
+    def say(self, text: str) -> None:
+        """A line of its own, after the time."""
+        self._say(text)
 
     def _say(self, text: str) -> None:
         self._out(time.strftime("%H:%M:%S", time.localtime(self._clock())) + "  " + text)
@@ -347,6 +362,9 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
 
     p = add("serve", cmd_serve, "run a headless node: sync with peers until stopped")
     node_options(p)
+    p.add_argument("--notify", action="store_true",
+                   help="raise notifications as the window does (`hearth notify` sets them): "
+                   "printed, and on the desktop's notification service when there is one")
     p.add_argument("--verbose", action="store_true",
                    help="also print the sync layer's log records (INFO and above) on stderr")
     p = add("sync", cmd_sync, "reconcile with one peer")

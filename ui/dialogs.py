@@ -31,6 +31,7 @@ from app.node_relays import Reach, relay_line
 from app.records import WHAT_IS_COLLECTED, AddressError, AnalyticsStatus, parse_address
 
 from .bridge import NodeBridge
+from .notification_settings import NotificationSettings
 from .relay_settings import RelaySettings
 
 
@@ -108,6 +109,7 @@ class SettingsDialog(QDialog):
         # One page a topic; a feature with settings of its own adds its page here.
         self.pages = QTabWidget(objectName="settingsPages")
         self.pages.addTab(general, "General")
+        self.pages.addTab(NotificationSettings(bridge, self), "Notifications")
         self.pages.addTab(privacy, "Privacy")
         self.relays = RelaySettings(bridge)
         self.relays.changed.connect(self.saved)

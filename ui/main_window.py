@@ -56,7 +56,8 @@ from .member_pane import MemberPane
 from .members_dialog import MembersDialog
 from .message_view import MessageView
 from .models import ChannelListModel, MessageListModel
-from .notifier import Notifier
+from .notification_settings import NotificationMenus
+from .notifications import WindowNotifications
 from .pending_files import AttachButton, FileDrops, PendingFiles
 from .private_pane import PrivatePane
 from .search_panel import SearchPanel
@@ -230,10 +231,10 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(window_layout.laid_out(self))
         self.documents = WindowDocuments(self)
 
-        self.notifier = Notifier(self, self.windowIcon())
+        # Notifications (issue #32): raised as app.notify_watch decides; levels in menus.
+        self.notifications = WindowNotifications(self, self.windowIcon())
+        self.notification_menus = NotificationMenus(self)
         self._title_badge()
-        self._mentions: set[str] = set()  # channels whose unread include a mention of me
-        self.channels.modelReset.connect(self._notify_mentions)
         QShortcut(QKeySequence("Ctrl+K"), self, self.show_switcher)
         QShortcut(QKeySequence("Ctrl+F"), self, self.search_box.setFocus)
 
@@ -405,7 +406,7 @@ class MainWindow(QMainWindow):
     def _read(self, channel: str) -> None:
         """A channel was marked read: the list's counts follow, unless it counted none there
         (messages arriving in the channel shown)."""
-        if self.channels.unread.get(channel, (1, False))[0]:
+        if any(self.channels.unread.get(channel, (1, False))):  # a count, or a muted mention
             self.channels.refresh()
 
     def _mark_private_read(self) -> None:
@@ -421,18 +422,7 @@ class MainWindow(QMainWindow):
         total = self.channels.total_unread()
         name = self._workspace_name
         self.setWindowTitle(f"({total}) Hearth: {name}" if total else f"Hearth: {name}")
-        self.notifier.set_unread(total)
-
-    def _notify_mentions(self) -> None:
-        """A desktop notification for a new mention, when I am looking elsewhere."""
-        mentioned = {name for name, (count, mention) in self.channels.unread.items()
-                     if count and mention}
-        new, self._mentions = mentioned - self._mentions, mentioned
-        if new and not self.isActiveWindow():
-            for name in sorted(new):
-                count = self.channels.unread[name][0]
-                self.notifier.notify(f"You were mentioned in #{name}",
-                                     f"{count} unread message{'s' if count != 1 else ''}")
+        self.notifications.set_unread(total)
 
     # Channels and workspaces --------------------------------------------------------------------
 
@@ -458,6 +448,7 @@ class MainWindow(QMainWindow):
         keep = menu.addAction(KEEP_ACTION)
         keep.setCheckable(True)
         keep.setChecked(self.kept.is_kept(name))
+        menu.addMenu(self.notification_menus.menu(name, menu))
         keep.toggled.connect(lambda checked: self.kept.keep(name, checked))
         return menu
 
@@ -595,6 +586,6 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event) -> None:
         self.pending_files.close_files()
-        self.notifier.close()
+        self.notifications.close()
         self.bridge.close()
         super().closeEvent(event)

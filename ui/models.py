@@ -50,6 +50,7 @@ class ChannelListModel(QAbstractListModel):
         # a private channel's or direct messages' id -> (count, mentions me); the sidebar's
         # lists under the channels show them (Sidebar.set_unread)
         self.private_unread: dict[bytes, tuple[int, bool]] = {}
+        self.muted: frozenset[str | bytes] = frozenset()  # conversations muted here
         # name -> how it shows: two channels whose names look alike (a Cyrillic е in
         # "gеneral") each get a stream suffix and a warning
         self.names: dict[str, ChannelName] = {}
@@ -68,17 +69,21 @@ class ChannelListModel(QAbstractListModel):
         count, mention = self.unread.get(channel.name, (0, False))
         if role == Qt.ItemDataRole.DisplayRole:
             shown = "999+" if count >= UNREAD_CAP else str(count)
-            badge = f"  ({'@ ' if mention else ''}{shown})" if count else ""
+            badge = f"  ({'@ ' if mention else ''}{shown})" if count else "  (@)" if mention else ""
             return f"# {self.label(channel.name)}{badge}"
-        if role == Qt.ItemDataRole.FontRole and count:
+        if role == Qt.ItemDataRole.FontRole and (count or mention):
             return _font(bold=True)
-        if role == Qt.ItemDataRole.ForegroundRole and not self.kept(channel.name):
+        if role == Qt.ItemDataRole.ForegroundRole and (not self.kept(channel.name)
+                                                       or channel.name in self.muted):
             return QGuiApplication.palette().placeholderText()  # dimmed in light and dark
         if role == Qt.ItemDataRole.ToolTipRole:
             name = self.names.get(channel.name)
             warning = f"#{name.label} {name.warning}" if name and name.warning else ""
             kept = "" if self.kept(channel.name) else NOT_KEPT_TIP
-            return "\n".join(part for part in (warning, channel.topic or "", kept) if part)
+            muted = "Muted: no unread count, mentions still marked" \
+                if channel.name in self.muted else ""
+            return "\n".join(part for part in (warning, channel.topic or "", kept, muted)
+                             if part)
         if role == Qt.ItemDataRole.UserRole:
             return channel.name
         return None
@@ -108,10 +113,10 @@ class ChannelListModel(QAbstractListModel):
     def _loaded(self, result: ChannelList) -> None:
         channels, unread, names = result.channels, result.unread, result.names
         if (channels != self.channels or unread != self.unread
-                or result.private_unread != self.private_unread):
+                or result.private_unread != self.private_unread or result.muted != self.muted):
             self.beginResetModel()
             self.channels, self.unread, self.names = channels, unread, names
-            self.private_unread = result.private_unread
+            self.private_unread, self.muted = result.private_unread, result.muted
             self.endResetModel()
 
 

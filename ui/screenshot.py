@@ -41,12 +41,13 @@ from PySide6.QtGui import (  # noqa: E402
     QPdfWriter,
     QPen,
 )
-from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
+from PySide6.QtWidgets import QApplication, QListWidget, QWidget  # noqa: E402
 
-from app import joining, relays, sharing  # noqa: E402
+from app import joining, notifying, relays, sharing  # noqa: E402
 from app.doc_views import comments_view, document_view  # noqa: E402
 from app.documents import on_document  # noqa: E402
 from app.node import Node  # noqa: E402
+from app.notify_rules import parse_schedule  # noqa: E402
 from app.paths import Paths  # noqa: E402
 from app.records import HistoryProgress  # noqa: E402
 from app.relay_thread import RelayThread  # noqa: E402
@@ -54,6 +55,7 @@ from app.workspace import Workspace, load_or_create_identity  # noqa: E402
 
 from . import emoji_font, theme  # noqa: E402
 from .collector import GuiThreadCollector  # noqa: E402
+from .dialogs import SettingsDialog  # noqa: E402
 from .main_window import MainWindow  # noqa: E402
 
 if TYPE_CHECKING:
@@ -429,6 +431,25 @@ def _files(window: MainWindow, ada: Node, bob: Node, root: Path) -> None:
           "the PDF kept on ada's computer")
 
 
+def _notification_settings(window: MainWindow, ada: Node) -> SettingsDialog:
+    """Ada's Notifications page: #ideas muted until tomorrow, every message of #design,
+    keywords, and evenings without notifications."""
+    def settle(ws) -> None:
+        notifying.set_level(ws, "ideas", "none", notifying.parse_until("08:00", time.time()))
+        notifying.set_level(ws, "design", "all")
+        notifying.set_keywords(ws, ["release", "on call"])
+        notifying.set_schedule(ws, parse_schedule("22:00-08:00"))
+    _done(ada.facade.run(settle))
+    settings = window.show_settings()
+    page = settings.findChild(QWidget, "settingsNotifications")
+    settings.pages.setCurrentIndex(settings.pages.indexOf(page))
+    levels = page.findChild(QListWidget, "notifyLevels")
+    _must(lambda: levels.count() == 2 and "#design" in levels.item(0).text(),
+          "the Notifications page's levels")
+    settings.adjustSize()
+    return settings
+
+
 def render(out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     app = QApplication.instance() or QApplication([])
@@ -554,6 +575,9 @@ def render(out: Path) -> list[Path]:
                 settings.relays.refresh()
                 _wait(lambda: "connected" in settings.relays.list.item(0).text())
                 _save(settings, out / "settings-relays.png", written)
+                settings.close()
+                settings = _notification_settings(window, node)
+                _save(settings, out / "settings-notifications.png", written)
                 settings.close()
                 dialog = window.show_peers()
                 _wait(lambda: any("through the relays: carol" in dialog.list.item(i).text()

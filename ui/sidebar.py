@@ -238,11 +238,11 @@ class Sidebar(QFrame):
                 count, mention = self._unread.get(item.data(PrivateRole), (0, False))
                 text = item.data(NameRole) + (
                     f"  ({'@ ' if mention else ''}{'999+' if count >= UNREAD_CAP else count})"
-                    if count else "")
+                    if count else "  (@)" if mention else "")  # a muted one's mention
                 if item.text() != text:
                     item.setText(text)
                     font = item.font()
-                    font.setBold(bool(count))
+                    font.setBold(bool(count or mention))
                     item.setFont(font)
 
     def unread_shown(self) -> dict[bytes, str]:

@@ -68,11 +68,18 @@ class WindowSearch:
 
     def _jump(self, message: Message) -> None:
         """Open the result's channel (a private one by its id) and select it there."""
+        if message.private is None:
+            self.jump_to(message.channel, message.id)
+            return
         self._jump_to = message.id
-        if message.private is not None:
-            self.window.private.open(message.private)
-        else:
-            self.window.show_channel(message.channel)
+        self.window.private.open(message.private)
+        self._select_jump()
+
+    def jump_to(self, channel: str, message: bytes) -> None:
+        """Show `channel` with `message` selected once its rows are in (a search result, a
+        notification clicked)."""
+        self._jump_to = message
+        self.window.show_channel(channel)
         self._select_jump()
 
     def _select_jump(self) -> None:

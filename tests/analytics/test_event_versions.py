@@ -1,4 +1,4 @@
-"""The event schema's versions 2 to 6 (analytics.events): each version's new events, that they
+"""The event schema's versions 2 to 7 (analytics.events): each version's new events, that they
 carry exactly their version, that nothing of what a person wrote or named and nothing that points
 at it is allowed, the buckets some fields hold instead of exact numbers, that older collectors
 refuse a newer version's events and read their own, and that each version keeps every older type
@@ -48,6 +48,7 @@ NEW = {
     4: ("invite_created", "member_admitted"),
     5: ("file_attached", "private_channel_created"),
     6: ("channels_kept", "history_fetched"),
+    7: ("notify_level_set", "notify_dnd_set", "notify_option_set"),
 }
 # The fields each new type requires, in the contract's order.
 REQUIRED = {
@@ -58,6 +59,9 @@ REQUIRED = {
     "private_channel_created": ["dm"],
     "channels_kept": ["all", "channels", "documents"],
     "history_fetched": ["objects", "seconds", "kept_all"],
+    "notify_level_set": ["level", "kind", "timed"],
+    "notify_dnd_set": ["paused", "scheduled"],
+    "notify_option_set": ["option", "on"],
 }
 # The shipped contracts (their parsed JSON, keys sorted): collectors and apps of those versions
 # hold them, so they are never edited.
@@ -65,7 +69,8 @@ SHIPPED = {1: "90d6487a1b12ba3196980925c5f38d4c8cb2a7cb404409398f6b0d55f6097283"
            2: "89f31ae3ec7e7f49d5dba90f240cd28ecdaf020129a3e5d1861d631fb813a1c4",
            3: "e58c5cbc701cedc1faea8177893e8336f8cb6d371e8177719dd71c7445c98ed7",
            4: "8bc96e232b389dc2fe128e52702b0320334fc1ec2937c25ff39bd5314f445540",
-           5: "fd545e4ff86cdac39e39e4e8345aa9d32704383270f6133fd81f9de4ee5462d6"}
+           5: "fd545e4ff86cdac39e39e4e8345aa9d32704383270f6133fd81f9de4ee5462d6",
+           6: "9a7987b9a0c4bb8885c84ffe1fa715778406368e4ddc9c84aa33842aadb4c6a0"}
 
 # A valid event of each type (of its version), which the tests vary.
 EXAMPLES = {
@@ -80,6 +85,9 @@ EXAMPLES = {
     "private_channel_created": {"dm": False},
     "channels_kept": {"all": False, "channels": 2, "documents": 0},
     "history_fetched": {"objects": 1000, "seconds": 3, "kept_all": True},
+    "notify_level_set": {"level": "none", "kind": "channel", "timed": False},
+    "notify_dnd_set": {"paused": True, "scheduled": False},
+    "notify_option_set": {"option": "keywords", "on": True},
 }
 
 
@@ -95,6 +103,9 @@ attached = partial(event, "file_attached")
 private = partial(event, "private_channel_created")
 kept = partial(event, "channels_kept")
 fetched = partial(event, "history_fetched")
+level_set = partial(event, "notify_level_set")
+dnd_set = partial(event, "notify_dnd_set")
+option_set = partial(event, "notify_option_set")
 
 
 def upto(version: int) -> tuple[int, ...]:
@@ -118,9 +129,9 @@ def test_a_versions_new_types_are_its_events(version):
         assert validate(event(name)) == event(name)
 
 
-def test_version_6_is_the_current_version():
-    assert SCHEMA_VERSION == 6 and SCHEMA_VERSIONS == (1, 2, 3, 4, 5, 6)
-    assert SCHEMA_FILE == "events-v6.json"
+def test_version_7_is_the_current_version():
+    assert SCHEMA_VERSION == 7 and SCHEMA_VERSIONS == (1, 2, 3, 4, 5, 6, 7)
+    assert SCHEMA_FILE == "events-v7.json"
     assert set(schema(SCHEMA_VERSION)["properties"]["event"]["enum"]) == set(EVENT_TYPES)
 
 
@@ -138,6 +149,13 @@ ALLOWED = {
         for channels in KEPT_BUCKETS for documents in KEPT_BUCKETS]
        + [fetched(objects=objects, seconds=seconds, kept_all=every) for every in (True, False)
           for objects in OBJECTS_BUCKETS for seconds in SECONDS_BUCKETS],
+    7: [level_set(level=level, kind=kind, timed=timed)
+        for level in ("all", "mentions", "none", "default")
+        for kind in ("channel", "private", "dm") for timed in (True, False)]
+       + [dnd_set(paused=paused, scheduled=scheduled) for paused in (True, False)
+          for scheduled in (True, False)]
+       + [option_set(option=option, on=on) for option in ("keywords", "show_text")
+          for on in (True, False)],
 }
 
 
@@ -221,6 +239,20 @@ REFUSED = [
     ("history_fetched", "stream", STREAM),
     ("history_fetched", "channels", 2),
     ("history_fetched", "all", True),
+    *(("notify_level_set", field, value) for field, value in [
+        ("channel", "general"),
+        ("name", "secret-plans"),
+        ("stream", STREAM),
+        ("conversation", "ab" * 16),
+        ("until", 1_795_003_600),
+        ("text", "lunch is ready"),
+    ]),
+    ("notify_dnd_set", "schedule", "22:00-08:00"),
+    ("notify_dnd_set", "start", 1320),
+    ("notify_dnd_set", "until", 1_795_003_600),
+    ("notify_option_set", "keywords", ["deploy"]),
+    ("notify_option_set", "keyword", "deploy"),
+    ("notify_option_set", "count", 3),
 ]
 
 
@@ -311,6 +343,19 @@ BAD = [
     (kept(schema=5), "schema"),
     (fetched(schema=1), "schema"),
     (fetched(schema=7), "schema"),
+    # version 7
+    (level_set(level="loud"), "level: 'loud' is not one of"),
+    (level_set(level=None), "level: None is not one of"),
+    (level_set(kind="thread"), "kind: 'thread' is not one of"),
+    (level_set(timed="yes"), "timed: 'yes' is not of type 'boolean'"),
+    (without(level_set(), "kind"), "'kind' is a required property"),
+    (dnd_set(paused=1), "paused: 1 is not of type 'boolean'"),
+    (without(dnd_set(), "scheduled"), "'scheduled' is a required property"),
+    (option_set(option="deploy"), "option: 'deploy' is not one of"),
+    (option_set(on="true"), "on: 'true' is not of type 'boolean'"),
+    (without(option_set(), "option"), "'option' is a required property"),
+    (level_set(schema=6), "schema"),
+    (dnd_set(schema=8), "schema"),
 ]
 
 
@@ -323,7 +368,7 @@ def test_each_field_keeps_to_its_rule(bad, reason):
 
 # An event of the version before each version, which its collectors read.
 PREVIOUS = {2: event("message_sent"), 3: event("reaction_added"), 4: comment(),
-            5: invite(), 6: attached()}
+            5: invite(), 6: attached(), 7: kept()}
 
 
 @pytest.mark.parametrize("version", VERSIONS)

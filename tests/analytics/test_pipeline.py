@@ -52,6 +52,9 @@ def line(event: str = "message_sent", *, ts: str = f"{DAY}T10:00:00Z", pid: str 
         "private_channel_created": {"dm": False},
         "channels_kept": {"all": False, "channels": 2, "documents": 0},
         "history_fetched": {"objects": 1000, "seconds": 3, "kept_all": True},
+        "notify_level_set": {"level": "none", "kind": "channel", "timed": False},
+        "notify_dnd_set": {"paused": True, "scheduled": False},
+        "notify_option_set": {"option": "keywords", "on": True},
     }
     body = {"event": event, "schema": version_of(event), "ts": ts, "pid": pid} | defaults.get(
         event, {})

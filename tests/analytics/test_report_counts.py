@@ -1,5 +1,6 @@
 """The Spark report counts each schema version's events beside version 1's: conversations,
-document comments, invites and admissions, files and private channels, kept sets and history."""
+document comments, invites and admissions, files and private channels, kept sets and history,
+notification settings."""
 
 from __future__ import annotations
 
@@ -119,6 +120,27 @@ def test_the_report_counts_kept_sets_and_history_fetches(tmp_path, run_report, s
     assert report.summary["bad"]["invalid"] == report.summary["bad"]["total"] == 16
     assert report.outcome.rows["events_daily"] == expected
     _shown_everywhere(report, root, out, spark, expected, ("channels_kept", "history_fetched"))
+
+
+def test_the_report_counts_notification_settings_changes(tmp_path, run_report, spark):
+    pids = [f"{n:032x}" for n in range(1, 9)]
+    logs = {DAY: [line(pid=p) for p in pids]
+            + [line("notify_level_set", pid=p) for p in pids]  # each mutes a channel
+            + [line("notify_level_set", pid=p, level="all", kind="dm", timed=True)
+               for p in pids[:5]]
+            + [line("notify_dnd_set", pid=p, scheduled=True) for p in pids[:6]]
+            + [line("notify_option_set", pid=p) for p in pids[:3]]  # too few installs
+            + [line("notify_level_set", pid=p, level="loud") for p in pids]
+            + [line("notify_option_set", pid=p, keywords=["deploy"]) for p in pids]}
+    root = write_logs(tmp_path / "logs", logs)
+    out = tmp_path / "out"
+    report = run_report("--input", str(root), "--output", str(out), "--min-cohort", "5")
+    day = date.fromisoformat(DAY)
+    expected = [(day, "message_sent", 8, 8), (day, "notify_dnd_set", 6, 6),
+                (day, "notify_level_set", 13, 8)]
+    assert report.summary["bad"]["invalid"] == report.summary["bad"]["total"] == 16
+    assert report.outcome.rows["events_daily"] == expected
+    _shown_everywhere(report, root, out, spark, expected, ("notify_dnd_set", "notify_level_set"))
 
 
 def _shown_everywhere(report, root, out, spark, expected: list, new: tuple[str, ...]) -> None:

@@ -153,7 +153,7 @@ def test_sync_sessions_have_a_long_tail(checked):
 def test_every_schema_version_is_written_doc_comment_beside_doc_commit(checked):
     evs = [e for _, e in events(checked)]
     by_version = Counter(e["schema"] for e in evs)
-    assert set(by_version) == {1, 2, 3, 4, 5, 6}
+    assert set(by_version) == {1, 2, 3, 4, 5, 6, 7}
     kinds = Counter(e["event"] for e in evs)
     assert {e["event"] for e in evs if e["schema"] == 3} == {"doc_comment"}
     assert 0 < kinds["doc_comment"] < kinds["doc_commit"]
@@ -255,3 +255,18 @@ def test_command_line(tmp_path):
     bad = _cli("--installs", "0", "--days", "2", "--out", str(tmp_path / "x"))
     assert bad.returncode == 2 and "at least 1" in bad.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_notification_settings_changes_are_written_without_what_they_are_about(checked):
+    evs = [e for _, e in events(checked)]
+    kinds = Counter(e["event"] for e in evs)
+    assert {e["event"] for e in evs if e["schema"] == 7} == {
+        "notify_level_set", "notify_dnd_set", "notify_option_set"}
+    assert 0 < kinds["notify_option_set"] < kinds["notify_level_set"] < kinds["file_attached"]
+    levels = [e for e in evs if e["event"] == "notify_level_set"]
+    assert {e["level"] for e in levels} == set(synth.LEVELS_SET)
+    assert {e["kind"] for e in levels} == set(synth.LEVEL_KINDS)
+    assert not any(e["timed"] for e in levels if e["level"] == "default")
+    assert {e["option"] for e in evs if e["event"] == "notify_option_set"} == set(synth.OPTIONS)
+    assert {(e["paused"], e["scheduled"]) for e in evs if e["event"] == "notify_dnd_set"} == {
+        (True, True), (True, False), (False, True), (False, False)}

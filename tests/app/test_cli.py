@@ -183,7 +183,8 @@ def test_read_json_newest_last_with_paging(hearth: Hearth, alice: Path) -> None:
 def test_channels_members_state_search_policies(hearth: Hearth, alice: Path) -> None:
     me = hearth("whoami", "--json", data=alice).json()["key"]
     assert hearth("channels", "--json", data=alice).json() == [
-        {"name": "general", "topic": None, "members": 1, "messages": 0}]
+        {"name": "general", "topic": None, "members": 1, "messages": 0, "unread": 0,
+         "mention": False, "muted": False}]
     hearth("post", "general", "the quick brown fox", data=alice)
     hearth("post", "general", "jumps over the lazy dog", data=alice)
     hearth.channels("Design", data=alice)
@@ -193,8 +194,10 @@ def test_channels_members_state_search_policies(hearth: Hearth, alice: Path) -> 
 
     channels = hearth("channels", "--json", data=alice).json()
     assert channels == [
-        {"name": "Design", "topic": "how hearth works", "members": 1, "messages": 1},
-        {"name": "general", "topic": None, "members": 1, "messages": 2},
+        {"name": "Design", "topic": "how hearth works", "members": 1, "messages": 1,
+         "unread": 0, "mention": False, "muted": False},
+        {"name": "general", "topic": None, "members": 1, "messages": 2,
+         "unread": 0, "mention": False, "muted": False},
     ]
     assert hearth("members", "general", "--json", data=alice).json() == [
         {"key": me, "nick": "ally"}]

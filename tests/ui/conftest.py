@@ -54,6 +54,13 @@ def collect_on_the_gui_thread() -> Iterator[None]:
             gc.enable()
 
 
+@pytest.fixture(autouse=True)
+def no_desktop_bus(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No window of a test reaches the desktop's own notification service: a test that wants
+    one starts a bus of its own (tests/notify_support.py)."""
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/hearth-test-bus")
+
+
 # Nodes and windows -------------------------------------------------------------------------------
 
 

@@ -208,9 +208,9 @@ def test_a_mention_while_away_notifies_and_badges_the_title(qtbot, window, pair)
     elsewhere.activateWindow()
     qtbot.waitUntil(lambda: not window.isActiveWindow(), timeout=WAIT_MS)
     window.show_channel("design")  # general is not being read
-    with qtbot.waitSignal(window.notifier.notified, timeout=WAIT_MS) as note:
+    with qtbot.waitSignal(window.notifications.notified, timeout=WAIT_MS) as note:
         node_post(pair[1], "general", "ada, can you look at the release notes?")
-    assert note.args[0] == "You were mentioned in #general"
+    assert note.args[0].title == "bob mentioned you in #general"
     qtbot.waitUntil(lambda: window.windowTitle().startswith("(1) Hearth"), timeout=WAIT_MS)
 
 
