@@ -8,17 +8,27 @@ and seals the workspace secret to my key; the session then syncs like any other,
 secret that arrived sealed is kept (0600). If no member admits me, the new replica is removed:
 nothing half-joined stays behind. A personal code (`hearth invite --for KEY`) holds the secret
 sealed to my key already, so joining with it needs no one online.
+
+When no member's node on this network admits me and the code names relays, I knock at them
+(core.relay_knock): a member's node connected to one admits me as a join session would and
+answers with the newest epoch's secret sealed to my key; I then sync through that relay until
+my admission's seals arrive.
 """
 
 from __future__ import annotations
 
 import asyncio
 import shutil
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+import aiohttp
+
 from core.identity import Identity, IdentityError
-from sync.relay_client import RelayAddress
+from core.relay_knock import KnockError, open_answer, seal_knock
+from core.relay_seal import space_id
+from sync.relay_client import RelayAddress, RelayLink, knock
 
 from . import relays
 from .errors import WorkspaceError
@@ -28,6 +38,7 @@ from .paths import Paths
 from .workspace import Workspace, load_or_create_identity
 
 JOIN_TIMEOUT_S = 60.0
+KNOCK_TIMEOUT_S = 40.0  # a relay holds a knock KNOCK_WAIT_S (30 s) for a member's answer
 NOT_ADMITTED = "not admitted"  # sync.service.NOT_ADMITTED, without importing sync
 
 
@@ -76,7 +87,11 @@ def join_workspace(paths: Paths, code: str, *, nick: str | None = None,
                     relays.remember_from_code(paths.workspace_dir, _addresses(invitation))
                     return invitation.workspace
                 reasons.append(reason or f"{host}:{port} did not admit this computer")
-        if not tried:
+        if invitation.relays and _join_through_relays(ws, seed, _addresses(invitation),
+                                                      reasons, timeout):
+            relays.remember_from_code(paths.workspace_dir, _addresses(invitation))
+            return invitation.workspace
+        if not tried and not invitation.relays:
             raise WorkspaceError("found no member's computer on this network; ask a member "
                                  "for its address and add --peer HOST:PORT")
         raise WorkspaceError(_refusal(reasons))
@@ -90,6 +105,55 @@ def join_workspace(paths: Paths, code: str, *, nick: str | None = None,
         raise
     finally:
         ws.close()
+
+
+def _join_through_relays(ws: Workspace, seed: bytes, addresses: list[RelayAddress],
+                         reasons: list[str], timeout: float) -> bool:
+    """Knock at each relay the code names until a member's node there admits this computer
+    (core.relay_knock); then sync through that relay under the epoch it answered until the
+    seals to me arrive (`keep_secret`). Whether that happened; `reasons` gets why not."""
+    tag, key = invite_tag(seed), join_key(seed)
+    blob = seal_knock(key, tag, ws.identity)
+    for address in addresses:
+        where = f"relay {address.hostport}"
+        try:
+            answer = asyncio.run(knock(address, space_id(ws.id), tag, blob,
+                                       timeout=min(timeout, KNOCK_TIMEOUT_S)))
+            epoch, secret = open_answer(key, ws.identity, answer)
+        except KnockError as exc:
+            reasons.append(f"{where} {exc}")
+            continue
+        except (OSError, TimeoutError, aiohttp.ClientError) as exc:
+            said = str(exc) or "no answer"
+            reasons.append(f"{where}: " + ("it does not know this workspace yet (no member "
+                                           "has synced through it)" if said == "refused"
+                                           else said))
+            continue
+        if asyncio.run(_sync_until_sealed(ws, address, epoch, secret, timeout)):
+            return True
+        reasons.append(f"{where}: admitted, but the workspace's keys did not arrive in time")
+    return False
+
+
+async def _sync_until_sealed(ws: Workspace, address: RelayAddress, epoch: int, secret: bytes,
+                             timeout: float) -> bool:
+    """Sync through the relay under the epoch a member's answer gave until the seals to me
+    (my admission's) are here."""
+    def ingest(raws: list[bytes]) -> None:
+        ws.replica.ingest(raws)
+
+    link = RelayLink(ws.replica, ws.identity, lambda: (epoch, secret), ingest,
+                     relays=lambda: [address])
+    await link.start()
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if ws.keep_secret():
+                return True
+            await asyncio.sleep(0.1)
+        return ws.keep_secret()
+    finally:
+        await link.close()
 
 
 def _addresses(invitation: Invite) -> list[RelayAddress]:

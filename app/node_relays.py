@@ -18,6 +18,8 @@ from sync.relay_client import RelayState
 from . import relays
 from .durations import ago
 from .errors import NodeError
+from .events import FileProgressed
+from .records import FileProgress
 
 if TYPE_CHECKING:
     from .node import Node
@@ -26,6 +28,8 @@ log = logging.getLogger(__name__)
 
 FILES_INTERVAL_S = 60.0  # how often files are shared with and fetched from the relays
 FILES_TIMEOUT_S = 30.0
+FETCH_WAIT_S = 60.0  # a file asked for is asked of the relays again until this passes ...
+RETRY_S = 1.0  # ... this often
 
 
 @dataclass(frozen=True)
@@ -68,21 +72,37 @@ class NodeRelays:
 
     def fetch(self, list_id: bytes, size: int, ended: Callable[[BaseException | None], None]
               ) -> None:
-        """Fetch one file from the relays (no LAN peer is connected); `ended(error)`."""
-        link = self.node.service.relaying.link
-        assert link is not None
+        """Fetch one file from the relays (no LAN peer is connected), telling its progress as
+        FileProgressed events; `ended(error)`. A file whose poster is still sharing it (its
+        message came first) is asked for again until FETCH_WAIT_S pass."""
+        node = self.node
+
+        def report(have: int, done: bool = False, error: str | None = None) -> None:
+            node.emit(FileProgressed(FileProgress(list_id, have, size, done, error)))
 
         async def run() -> None:
+            deadline = time.monotonic() + FETCH_WAIT_S
+            link = node.service.relaying.link
             try:
-                done = await relays.fetch_file(self.node.workspace, link, list_id, size,
-                                               timeout=FILES_TIMEOUT_S)
+                while link is not None:
+                    if await relays.fetch_file(node.workspace, link, list_id, size,
+                                               timeout=FILES_TIMEOUT_S, progress=report):
+                        report(size, done=True)
+                        ended(None)
+                        return
+                    if time.monotonic() >= deadline or not self.connected:
+                        break
+                    await node.service.pause(RETRY_S)
             except Exception as exc:
                 log.exception("fetching a file through the relays failed")
+                report(0, error=str(exc))
                 ended(exc)
                 return
-            ended(None if done else NodeError("no peer or relay has the whole file"))
+            error = NodeError("no peer or relay has the whole file")
+            report(0, error=str(error))
+            ended(error)
 
-        self.node.service.spawn(run())
+        node.service.spawn(run())
 
     def share_now(self) -> None:
         """A file was attached here: its chunks go to the relays soon."""

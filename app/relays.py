@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from core.objects import Object
+from core.relay_knock import KnockError, open_knock, seal_answer
 from core.workspace_kinds import RELAY_KEY_SIZE
 from storage import Replica
 from sync.peers import AddressError, parse_address
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
     from .workspace import Workspace
 
 RELAYS_FILE = "relays-from-code.json"  # in the workspace folder: what a code named
+log = logging.getLogger(__name__)
 FETCH_BATCH = 64  # chunks asked of the relays at once (16 MiB of 256 KiB chunks)
 
 
@@ -151,6 +154,26 @@ def handovers(ws: Workspace) -> list[tuple[int, bytes, list[bytes]]]:
             for epoch in sorted(held)[-MAX_HANDOVER_EPOCHS - 1:] if epoch < newest]
 
 
+def answer_knock(ws: Workspace, tag: bytes, blob: bytes) -> bytes | None:
+    """RelayLink's `on_knock`: a newcomer with the code of an invite this workspace holds is
+    admitted as a join session would admit them (app.membership.admit), and answered with the
+    newest epoch's secret sealed to their key, or why not; None for a knock that is not for
+    an invite of ours (another member answers, or nobody)."""
+    join = ws.members.join_key_for(tag)
+    if join is None:
+        return None
+    try:
+        key = open_knock(join, tag, blob)
+    except KnockError:
+        return None
+    reason = ws.members.admit(key, tag)
+    if reason is not None:
+        return seal_answer(join, key, 0, None, reason)
+    log.info("admitted %s with an invite, through a relay", key.hex()[:8])
+    epoch, secret = ws.members.newest_secret()
+    return seal_answer(join, key, epoch, secret)
+
+
 def link_for(ws: Workspace, addresses: Callable[[], list[RelayAddress]] | None = None,
              on_objects: Callable[[list[bytes]], None] | None = None,
              on_signal: Callable[[bytes, bytes], None] | None = None) -> RelayLink:
@@ -171,7 +194,8 @@ def link_for(ws: Workspace, addresses: Callable[[], list[RelayAddress]] | None =
     return RelayLink(replica, ws.identity, secrets, on_objects or ingest,
                      relays=addresses or (lambda: dialled(ws)),
                      registration=lambda: registration(replica, ws.key), on_signal=on_signal,
-                     handovers=lambda: handovers(ws))
+                     handovers=lambda: handovers(ws),
+                     on_knock=lambda tag, blob: answer_knock(ws, tag, blob))
 
 
 async def move_files(ws: Workspace, link: RelayLink, *, timeout: float = 30.0
@@ -192,9 +216,10 @@ async def move_files(ws: Workspace, link: RelayLink, *, timeout: float = 30.0
 
 
 async def fetch_file(ws: Workspace, link: RelayLink, list_id: bytes, size: int, *,
-                     timeout: float = 30.0) -> bool:
+                     timeout: float = 30.0,
+                     progress: Callable[[int], None] | None = None) -> bool:
     """Fetch one file's chunks (its list first) from the connected relays; whether it is
-    complete here now."""
+    complete here now. `progress(have)`: bytes of the file here, after each batch."""
     if not ws.files.chunks.has(list_id):
         for cid, data in (await link.fetch_chunks([list_id], timeout)).items():
             ws.files.chunks.put(cid, data)
@@ -205,6 +230,9 @@ async def fetch_file(ws: Workspace, link: RelayLink, list_id: bytes, size: int, 
         missing = ws.files.chunks.missing(ids[start:start + FETCH_BATCH])
         for cid, data in (await link.fetch_chunks(missing, timeout)).items():
             ws.files.chunks.put(cid, data)
+        if progress is not None:
+            held = len(ids) - len(ws.files.chunks.missing(ids))
+            progress(min(size, size * held // max(1, len(ids))))
     return bool(ws.files.complete(list_id, size))
 
 

@@ -16,10 +16,12 @@ from dataclasses import dataclass
 from core.attachments import MAX_CHUNK
 from core.encoding import dumps, loads
 from core.identity import verify
+from core.relay_knock import MAX_KNOCK_BLOB
 from core.relay_seal import SPACE_SIZE, Envelope, token_valid
 from sync.negentropy import Negentropy, NegentropyError, VectorStorage
 from sync.relay_wire import (
     KEY_SIZE,
+    KNOCK_ID_SIZE,
     MAX_CHUNK_NAMES,
     MAX_ENVS_BYTES,
     MAX_OWNERS,
@@ -27,6 +29,7 @@ from sync.relay_wire import (
     NEG_FRAME_LIMIT,
     NEG_PARAMS,
     REGISTER_CONTEXT,
+    TAG_SIZE,
     Channel,
     WireError,
     batches,
@@ -71,12 +74,30 @@ class Signalled:
 
 
 @dataclass(frozen=True)
+class Knocked:
+    """A newcomer knocked on `space` (it waits for a member's answer)."""
+
+    space: bytes
+    tag: bytes
+    blob: bytes
+
+
+@dataclass(frozen=True)
+class Answered:
+    """A member answered the knock `knock`."""
+
+    space: bytes
+    knock: bytes
+    blob: bytes
+
+
+@dataclass(frozen=True)
 class Ended:
     reason: str
     fault: bool
 
 
-Event = Joined | Stored | Signalled | Ended
+Event = Joined | Stored | Signalled | Knocked | Answered | Ended
 
 
 class Snapshots:
@@ -119,6 +140,7 @@ class RelayPeer:
         self.closed = False
         self.bytes_in = 0
         self.owner = False  # joined by a registration: may leave handovers
+        self.knocking: bytes | None = None  # the space a newcomer knocked on (it waits)
 
     @property
     def joined(self) -> bool:
@@ -170,6 +192,17 @@ class RelayPeer:
                 self._out.clear()
                 self.close("too slow", tell=False)
 
+    def forward_knock(self, knock: bytes, tag: bytes, blob: bytes) -> None:
+        """A newcomer's knock on this member's space."""
+        if self.joined and not self.closed and self._current():
+            self._send({"t": "knock", "id": knock, "tag": tag, "blob": blob})
+
+    def answered(self, blob: bytes) -> None:
+        """(A knocking newcomer's connection) a member's answer; then the connection ends."""
+        if self.knocking is not None and not self.closed:
+            self._send({"t": "answer", "blob": blob})
+            self.close("answered")
+
     def forward_signal(self, blob: bytes) -> None:
         """Another member's signal: passed on if this member is still of the space's epoch."""
         if self.joined and not self.closed and self._current():
@@ -210,10 +243,12 @@ class RelayPeer:
     def _frame(self, frame: dict) -> None:
         kind = frame["t"]
         if not self.joined:
-            if kind == "auth":
+            if kind == "auth" and self.knocking is None:
                 self._auth(frame)
-            elif kind == "register":
+            elif kind == "register" and self.knocking is None:
                 self._register(frame)
+            elif kind == "knock" and self.knocking is None:
+                self._knock(frame)
             else:
                 self.close(REFUSED, fault=True)
             return
@@ -275,6 +310,11 @@ class RelayPeer:
             require(sum(len(e.box) for e in envelopes) <= MAX_ENVS_BYTES, "handover size")
             self.store.put_handover(self.space or b"", frame["token"], frame["epoch"],
                                     dumps(frame["envs"]))
+        elif kind == "answer":
+            require(frame.keys() == {"t", "id", "blob"} and isinstance(frame["id"], bytes)
+                    and len(frame["id"]) == KNOCK_ID_SIZE and isinstance(frame["blob"], bytes)
+                    and len(frame["blob"]) <= MAX_KNOCK_BLOB, "answer")
+            self._events.append(Answered(self.space or b"", frame["id"], frame["blob"]))
         elif kind == "ping":
             self._send({"t": "pong"})
         else:
@@ -298,6 +338,18 @@ class RelayPeer:
             self.close(REFUSED)
             return
         self._join(space.space, space.epoch, space.floor)
+
+    def _knock(self, frame: dict) -> None:
+        require(frame.keys() == {"t", "space", "tag", "blob"}, "knock")
+        space, tag, blob = frame["space"], frame["tag"], frame["blob"]
+        require(isinstance(tag, bytes) and len(tag) == TAG_SIZE and isinstance(blob, bytes)
+                and len(blob) <= MAX_KNOCK_BLOB, "knock")
+        held = self.store.space(space) if isinstance(space, bytes) else None
+        if held is None:
+            self.close(REFUSED)
+            return
+        self.knocking = held.space
+        self._events.append(Knocked(held.space, tag, blob))
 
     def _register(self, frame: dict) -> None:
         require(frame.keys() == {"t", "space", "token", "epoch", "owners", "by", "proof", "sig"},

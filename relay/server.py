@@ -24,9 +24,18 @@ from pathlib import Path
 
 from aiohttp import WSMsgType, web
 
-from sync.relay_wire import MAX_MESSAGE, PATH, relay_public_key
+from sync.relay_wire import KNOCK_ID_SIZE, MAX_MESSAGE, PATH, relay_public_key
 
-from .peer import Ended, Joined, RelayPeer, Signalled, Snapshots, Stored
+from .peer import (
+    Answered,
+    Ended,
+    Joined,
+    Knocked,
+    RelayPeer,
+    Signalled,
+    Snapshots,
+    Stored,
+)
 from .store import DEFAULT_QUOTA, DEFAULT_RETENTION_S, RelayStore
 
 log = logging.getLogger(__name__)
@@ -40,6 +49,9 @@ SEND_TIMEOUT_S = 30.0
 MAX_PER_ADDRESS = 16
 MAX_CONNECTIONS = 1024
 MAX_SPACES = 1000
+KNOCK_WAIT_S = 30.0  # how long a newcomer's knock waits for a member's answer
+MAX_KNOCKS = 16  # knocks waiting on one space at once; more are refused
+MAX_KNOCKED = 8  # members a knock is forwarded to (the first connected)
 RATE_BYTES_S = 8 << 20
 PRUNE_INTERVAL_S = 3600.0
 
@@ -89,6 +101,7 @@ class RelayServer:
         self._runner: web.AppRunner | None = None
         self._pruner: asyncio.Task | None = None
         self._pushes: set[asyncio.Task] = set()  # held until done (the loop keeps weak refs)
+        self._knocks: dict[bytes, RelayPeer] = {}  # knock id -> the newcomer's connection
         self.port = 0
 
     def connected(self, space: bytes) -> int:
@@ -162,6 +175,8 @@ class RelayServer:
         deadline = loop.time() + self.limits.auth_timeout_s
         window_start, window_bytes = time.monotonic(), 0
         while not peer.closed:
+            if peer.knocking is not None and deadline < loop.time() + KNOCK_WAIT_S / 2:
+                deadline = loop.time() + KNOCK_WAIT_S  # once: a knock waits for an answer
             timeout = (deadline - loop.time()) if not peer.joined else self.limits.idle_timeout_s
             if timeout <= 0:
                 peer.close("timed out")
@@ -214,8 +229,32 @@ class RelayServer:
                     if other is not peer:
                         other.forward_signal(event.blob)
                         self._schedule_push(other)
-            elif isinstance(event, Ended) and event.fault:
-                log.info("a connection ended: %s", event.reason)
+            elif isinstance(event, Knocked):
+                self._knocked(peer, event)
+            elif isinstance(event, Answered):
+                knocker = self._knocks.pop(event.knock, None)
+                if knocker is not None and knocker.knocking == event.space:
+                    knocker.answered(event.blob)
+                    self._schedule_push(knocker)
+            elif isinstance(event, Ended):
+                for knock in [k for k, p in self._knocks.items() if p is peer]:
+                    del self._knocks[knock]
+                if event.fault:
+                    log.info("a connection ended: %s", event.reason)
+
+    def _knocked(self, peer: RelayPeer, event: Knocked) -> None:
+        """Forward a newcomer's knock to the space's members connected now (a few), and
+        remember whom to answer; with none connected, or too many waiting, it is refused."""
+        members = list(self._members.get(event.space, ()))[:MAX_KNOCKED]
+        waiting = sum(1 for p in self._knocks.values() if p.knocking == event.space)
+        if not members or waiting >= MAX_KNOCKS:
+            peer.close("no member is connected to admit you" if not members else "busy")
+            return
+        knock = os.urandom(KNOCK_ID_SIZE)
+        self._knocks[knock] = peer
+        for member in members:
+            member.forward_knock(knock, event.tag, event.blob)
+            self._schedule_push(member)
 
     def _write_connected(self) -> None:
         counts = {space.hex(): len(peers) for space, peers in self._members.items()}

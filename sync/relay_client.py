@@ -20,6 +20,7 @@
 - `on_signal(sender, body)` (optional) takes other members' typing and presence.
 - `registration()` answers, on an admin's computer, the admins' keys (the space's owners):
   the link then registers the space, or moves it to the newest epoch; None elsewhere.
+- `on_knock(tag, blob)` (optional) answers a newcomer's knock (core.relay_knock), or None.
 - `handovers()` (an admin's) answers, per older epoch held, (epoch, its secret, the objects a
   member still of that epoch needs to come to the newest: its seals); the link leaves them
   for that epoch's token at each registration (docs/relay.md "Members, epochs and removal").
@@ -49,14 +50,17 @@ from storage import Replica
 from storage.items import ItemReader
 
 from .relay_member import (
+    Answered,
     Authorized,
     ChunkArrived,
     ChunksHeld,
     ChunksLacking,
     Ended,
+    KnockReceived,
     Opened,
     Reconciled,
     Registration,
+    RelayKnocker,
     RelayMember,
     SignalReceived,
 )
@@ -191,6 +195,7 @@ class RelayLink:
                  registration: Callable[[], tuple[bytes, ...] | None] = lambda: None,
                  on_signal: Callable[[bytes, bytes], None] | None = None,
                  handovers: Callable[[], list[tuple[int, bytes, list[bytes]]]] = lambda: [],
+                 on_knock: Callable[[bytes, bytes], bytes | None] | None = None,
                  reconcile_interval: float = RECONCILE_INTERVAL_S):
         self.replica = replica
         self.identity = identity
@@ -201,6 +206,7 @@ class RelayLink:
         self._interval = reconcile_interval
         self._on_signal = on_signal
         self._handovers = handovers
+        self._on_knock = on_knock
         self.space = space_id(replica.workspace.id)
         self.states: dict[RelayAddress, RelayState] = {}
         self._connections: dict[RelayAddress, _Connection] = {}
@@ -480,6 +486,10 @@ class RelayLink:
             elif isinstance(event, ChunksLacking):
                 for cid in event.cids:
                     self._chunk_answer(cid, None)
+            elif isinstance(event, KnockReceived):
+                answer = self._on_knock(event.tag, event.blob) if self._on_knock else None
+                if answer is not None:
+                    conn.member.answer(event.knock, answer)
             elif isinstance(event, SignalReceived):
                 if self._on_signal is not None and event.sender != self.identity.public_key:
                     self._on_signal(event.sender, event.body)
@@ -494,3 +504,31 @@ class RelayLink:
                 state.connected = False
                 if event.refused or event.reason != "closing":
                     state.error = event.reason
+
+
+async def knock(address: RelayAddress, space: bytes, tag: bytes, blob: bytes, *,
+                timeout: float = 40.0) -> bytes:
+    """A newcomer's knock on `space` at the relay `address`: a member's answer, or
+    ConnectionError with the relay's reason (no member connected, refused)."""
+    knocker = RelayKnocker(address.key, space, tag, blob)
+    async with aiohttp.ClientSession() as http:
+        ws = await asyncio.wait_for(http.ws_connect(
+            address.url, max_msg_size=MAX_MESSAGE, compress=0), CONNECT_TIMEOUT_S)
+        try:
+            deadline = time.monotonic() + timeout
+            while not knocker.closed:
+                for data in knocker.data_to_send():
+                    await asyncio.wait_for(ws.send_bytes(data), SEND_TIMEOUT_S)
+                msg = await ws.receive(timeout=max(0.1, deadline - time.monotonic()))
+                if msg.type != WSMsgType.BINARY:
+                    break
+                knocker.receive(msg.data)
+                while (event := knocker.next_event()) is not None:
+                    if isinstance(event, Answered):
+                        return event.blob
+                    if isinstance(event, Ended):
+                        raise ConnectionError(event.reason)
+        finally:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(ws.close(), 2.0)
+    raise ConnectionError("the relay closed the connection")

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from core.attachments import chunk_id
 from core.encoding import dumps
 from core.identity import Identity
+from core.relay_knock import MAX_KNOCK_BLOB
 from core.relay_seal import Envelope, EpochKeys, SealError
 
 from .negentropy import Negentropy, NegentropyError, VectorStorage
@@ -91,6 +92,22 @@ class ChunksHeld:
 
 
 @dataclass(frozen=True)
+class KnockReceived:
+    """A newcomer with an invite's code knocks (core.relay_knock): answer with `answer`."""
+
+    knock: bytes
+    tag: bytes
+    blob: bytes
+
+
+@dataclass(frozen=True)
+class Answered:
+    """(RelayKnocker) a member's answer to our knock."""
+
+    blob: bytes
+
+
+@dataclass(frozen=True)
 class Reconciled:
     uploaded: int
     downloaded: int
@@ -103,8 +120,8 @@ class Ended:
     refused: bool  # the relay refused us (unknown space, stale token): no fault of the link
 
 
-Event = (Authorized | Opened | SignalReceived | ChunkArrived | ChunksLacking | ChunksHeld
-         | Reconciled | Ended)
+Event = (Authorized | Opened | SignalReceived | KnockReceived | Answered | ChunkArrived
+         | ChunksLacking | ChunksHeld | Reconciled | Ended)
 
 
 @dataclass(frozen=True)
@@ -204,6 +221,11 @@ class RelayMember:
         """Typing or presence for the members connected now (never stored by the relay)."""
         if self.authorized and not self.closed:
             self._send({"t": "signal", "blob": self.keys.seal_signal(sender, body)})
+
+    def answer(self, knock: bytes, blob: bytes) -> None:
+        """Answer a newcomer's knock (core.relay_knock.seal_answer)."""
+        if self.authorized and not self.closed:
+            self._send({"t": "answer", "id": knock, "blob": blob})
 
     @property
     def registering(self) -> bool:
@@ -361,6 +383,11 @@ class RelayMember:
             require(frame.keys() == {"t", "names"} and isinstance(frame["names"], list), "nochunk")
             self._events.append(ChunksLacking(tuple(
                 self._chunk_answered(name) for name in opaque_ids(frame["names"], "nochunk"))))
+        elif kind == "knock":
+            require(frame.keys() == {"t", "id", "tag", "blob"}
+                    and all(isinstance(frame[k], bytes) for k in ("id", "tag", "blob"))
+                    and len(frame["blob"]) <= MAX_KNOCK_BLOB, "knock")
+            self._events.append(KnockReceived(frame["id"], frame["tag"], frame["blob"]))
         elif kind == "signal":
             require(frame.keys() == {"t", "blob"} and isinstance(frame["blob"], bytes), "signal")
             try:
@@ -390,3 +417,51 @@ class RelayMember:
                 and not self._puts:
             self._round = False
             self._events.append(Reconciled(*self._counts))
+
+
+class RelayKnocker:
+    """A newcomer's side of a knock (sans-I/O, as RelayMember): the Noise channel to the
+    relay, `knock {space, tag, blob}`, then an Answered event and Ended, or Ended alone."""
+
+    def __init__(self, relay_key: bytes, space: bytes, tag: bytes, blob: bytes):
+        self.channel = Channel(initiator=True, remote_key=relay_key)
+        self._knock = {"t": "knock", "space": space, "tag": tag, "blob": blob}
+        self._out: deque[bytes] = deque([self.channel.first_message()])
+        self._events: deque[Event] = deque()
+        self.closed = False
+
+    def data_to_send(self) -> list[bytes]:
+        out = list(self._out)
+        self._out.clear()
+        return out
+
+    def next_event(self) -> Event | None:
+        return self._events.popleft() if self._events else None
+
+    def receive(self, data: bytes) -> None:
+        if self.closed:
+            return
+        try:
+            if not self.channel.ready:
+                self.channel.handshake(data)
+                self._out.extend(self.channel.encode(self._knock))
+                return
+            frame = self.channel.decode(data)
+            if frame is None:
+                return
+            if frame["t"] == "answer":
+                require(frame.keys() == {"t", "blob"} and isinstance(frame["blob"], bytes)
+                        and len(frame["blob"]) <= MAX_KNOCK_BLOB, "answer")
+                self._events.append(Answered(frame["blob"]))
+            elif frame["t"] == "bye":
+                reason = frame.get("reason")
+                self._end(reason if isinstance(reason, str) else "bye")
+            else:
+                raise WireError(f"frame {frame['t']!r}")
+        except WireError as exc:
+            self._end(f"the relay broke the protocol: {exc}")
+
+    def _end(self, reason: str) -> None:
+        if not self.closed:
+            self.closed = True
+            self._events.append(Ended(reason, True))

@@ -11,6 +11,10 @@ Frames (member -> relay, then relay -> member):
 
     auth     {space, proof}           prove the space's current token (its signature of the
                                       handshake hash); answered by `ok` or a `bye`
+    knock    {space, tag, blob}        (instead of `auth`) a newcomer with an invite's code asks the
+                                      space's connected members to admit it
+                                      (core.relay_knock); answered by `answer` or a `bye`
+    answer   {id, blob}                (a member) the answer to the knock `id`
     register {space, token, epoch, owners, by, sig}
                                       an admin registers a space with token `token` of
                                       `epoch`, or moves it to a newer epoch or another token
@@ -37,6 +41,8 @@ Frames (member -> relay, then relay -> member):
     chunk    {name, data}             a chunk asked for
     nochunk  {names}                  chunks asked for that the relay does not hold
     held     {names}                  the answer to `hold`: those it holds
+    knock    {id, tag, blob}          a newcomer's knock, to the members connected now
+    answer   {blob}                   to a knock: a member's answer, then `bye`
     handover {envs}                   to an `auth` that proved an older epoch's token: what its
                                       owner left for them, then `bye`
     bye      {reason}                 the relay refuses or closes
@@ -69,6 +75,8 @@ MAX_BOX = MAX_OBJECT_SIZE + 16  # an object's box: the object and the MAC
 MAX_ENVS_BYTES = 512 * 1024  # envelopes per `envs` or `put` frame, by their boxes' bytes
 MAX_IDS = 4096  # opaque ids per `get`
 MAX_OWNERS = 64
+TAG_SIZE = 16  # an invite's tag (core.membership.invite_tag)
+KNOCK_ID_SIZE = 8
 MAX_CHUNK_NAMES = 16  # chunks per `getchunk` (each up to core.attachments.MAX_CHUNK bytes)
 MAX_SIGNAL_BLOB = 2048  # a sealed signal: its body, the sender's key and signature, the box
 NEG_FRAME_LIMIT = 256 * 1024

@@ -8,11 +8,21 @@ import os
 import threading
 from pathlib import Path
 
+import pytest
+
 from app import relays
 from app.events import MessagesArrived
 from app.workspace import Workspace
 from sync.events import PeerTyping
-from tests.support import Cluster, channels, node_post, node_read, two_members, wait_until
+from tests.support import (
+    Cluster,
+    channels,
+    create_workspace,
+    node_post,
+    node_read,
+    two_members,
+    wait_until,
+)
 from tests.sync.relaying import relay_process
 
 
@@ -60,3 +70,51 @@ def test_two_nodes_with_no_route_between_them_chat_and_share_a_file_through_a_re
         saved = node_b.facade.save_attachment(message, 0, tmp_path / "saved").result(30)
         assert hashlib.sha256(saved.read_bytes()).digest() == \
             hashlib.sha256(source.read_bytes()).digest()
+
+
+def test_a_newcomer_with_an_invite_joins_through_the_relay_while_a_member_is_connected(
+        tmp_path: Path) -> None:
+    """An invite's code names the relay; the newcomer, on no network of ours, knocks there,
+    ada's node (connected to the relay) admits them, and they sync on as a member. With no
+    member connected, or an invite used up, the knock gets a one-line reason and nothing is
+    left behind."""
+    from app import joining
+    from app.paths import Paths
+    from app.workspace import WorkspaceError
+
+    pa = create_workspace(tmp_path, "ada", "ada")
+    with Workspace.open(pa) as a:
+        channels(a, "general")
+        a.post("general", "welcome, whoever comes")
+    with relay_process(tmp_path / "relay") as relay, Cluster(tmp_path) as cluster:
+        with Workspace.open(pa) as a:
+            relays.add_relay(a, f"127.0.0.1:{relay.port}", relay.key.hex())
+            code, _ = a.members.invite(uses=1)
+            spare, _ = a.members.invite(uses=1)
+        early = Paths.resolve(tmp_path / "early", "default")
+        with pytest.raises(WorkspaceError, match="does not know this workspace"):
+            joining.join_workspace(early, code, nick="eve", mdns=False, timeout=10)
+        assert not early.workspace_dir.exists()  # nothing half-joined
+        node_a = cluster.start(pa)
+        wait_until(lambda: any(s.connected for s in node_a.reach().result(5).relays),
+                   what="ada's node to register the workspace with the relay")
+        node_a.stop()
+        with pytest.raises(WorkspaceError, match="no member is connected"):
+            joining.join_workspace(early, code, nick="eve", mdns=False, timeout=10)
+        assert not early.workspace_dir.exists()
+
+        node_a = cluster.start(pa)
+        wait_until(lambda: any(s.connected for s in node_a.reach().result(5).relays),
+                   what="ada's node to reach the relay")
+        pg = Paths.resolve(tmp_path / "grace", "default")
+        joining.join_workspace(pg, code, nick="grace", mdns=False, timeout=30)
+        node_g = cluster.start(pg)  # no LAN peer: the relay the code named
+        wait_until(lambda: any(m.text == "welcome, whoever comes"
+                               for m in node_read(node_g, "general")),
+                   what="grace to read the channel through the relay")
+        assert node_g.key in node_a.run(lambda ws: set(ws.members.view().members)).result(5)
+        pz = Paths.resolve(tmp_path / "zed", "default")
+        with pytest.raises(WorkspaceError, match="used up"):
+            joining.join_workspace(pz, code, nick="zed", mdns=False, timeout=10)
+        assert not pz.workspace_dir.exists()
+        assert spare  # another invite stays usable

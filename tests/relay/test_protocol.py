@@ -328,3 +328,48 @@ def test_a_relay_that_hands_over_a_wrong_chunk_is_left(tmp_path: Path) -> None:
     m.get_chunks([chunk_id(real)])
     relay.pump(m, p, b)
     assert m.closed
+
+
+def test_a_knock_names_a_known_space_and_nothing_else_is_taken_while_it_waits(
+        tmp_path: Path) -> None:
+    """A newcomer's knock (relay.peer): on a space the relay does not hold, a refusal; on one
+    it holds, a Knocked event (the server forwards it) and, while it waits, any other frame
+    ends the connection; a member's answer is forwarded and ends it."""
+    from relay.peer import Answered, Knocked
+    from sync.relay_member import Answered as AnswerArrived
+    from sync.relay_member import RelayKnocker
+
+    relay = Relay(tmp_path)
+    keys = EpochKeys.derive(0, SECRET0)
+
+    def knocker(space: bytes) -> tuple[RelayKnocker, RelayPeer]:
+        k = RelayKnocker(relay.key, space, bytes(16), b"blob")
+        p = RelayPeer(relay.store, relay.snapshots, RELAY_KEY, max_spaces=10)
+        for _ in range(3):
+            for data in k.data_to_send():
+                p.receive(data)
+            for data in p.data_to_send():
+                k.receive(data)
+        return k, p
+
+    k, p = knocker(SPACE)
+    assert p.closed and k.closed  # no such space here
+    member, member_peer = relay.connect(Side(keys, []), Registration(ADMIN, ()))
+    k, p = knocker(SPACE)
+    assert not p.closed and [type(e) for e in iter(p.next_event, None)] == [Knocked]
+    member_peer.forward_knock(b"12345678", bytes(16), b"blob")
+    relay.pump(member, member_peer, Side(keys, []))
+    member.answer(b"12345678", b"welcome")
+    for data in member.data_to_send():
+        member_peer.receive(data)
+    assert [type(e) for e in iter(member_peer.next_event, None)] == [Answered]
+    p.answered(b"welcome")
+    for data in p.data_to_send():
+        k.receive(data)
+    events = list(iter(k.next_event, None))
+    assert isinstance(events[0], AnswerArrived) and events[0].blob == b"welcome"
+    assert p.closed and k.closed
+    k, p = knocker(SPACE)  # a knocker that then tries to prove a token: cut off
+    for data in k.channel.encode({"t": "auth", "space": SPACE, "proof": b"x"}):
+        p.receive(data)
+    assert p.closed and any(isinstance(e, Ended) and e.fault for e in iter(p.next_event, None))
