@@ -58,6 +58,7 @@ from sync.relay_member import (  # noqa: E402
     Reconciled,
     Registration,
     RelayMember,
+    exchange,
 )
 from sync.relay_wire import MAX_MESSAGE, relay_public_key  # noqa: E402
 from sync.service import SyncService  # noqa: E402
@@ -299,26 +300,14 @@ def _growth(size: int, behind: int) -> dict:
         peer = RelayPeer(store, Snapshots(store), relay_key, max_spaces=10)
         start = time.perf_counter()
         opened = 0
-        while not member.closed:
-            moved = False
-            for data in member.data_to_send():
-                peer.receive(data)
-                moved = True
-            while peer.next_event() is not None:
-                pass
-            for data in peer.data_to_send():
-                member.receive(data)
-                moved = True
-            reconciled = False
-            while (event := member.next_event()) is not None:
-                if isinstance(event, Authorized):
-                    member.reconcile(items)
-                elif isinstance(event, Opened):
-                    opened += len(event.raws)
-                elif isinstance(event, Reconciled):
-                    reconciled = True
-            if reconciled or not moved:
-                break
+
+        def handle(event: object) -> None:
+            nonlocal opened
+            if isinstance(event, Authorized):
+                member.reconcile(items)
+            elif isinstance(event, Opened):
+                opened += len(event.raws)
+        exchange(member, peer, handle)
         round_s = time.perf_counter() - start
         store.close()
     if opened != behind:

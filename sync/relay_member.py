@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from core.attachments import chunk_id
 from core.encoding import dumps
@@ -465,3 +466,40 @@ class RelayKnocker:
         if not self.closed:
             self.closed = True
             self._events.append(Ended(reason, True))
+
+
+class RelaySide(Protocol):
+    """What `exchange` needs of the relay's side of a connection (relay.peer.RelayPeer)."""
+
+    @property
+    def has_output(self) -> bool: ...
+
+    def receive(self, data: bytes) -> None: ...
+
+    def data_to_send(self) -> list[bytes]: ...
+
+    def next_event(self) -> object | None: ...
+
+
+def exchange(member: RelayMember, relay: RelaySide, handle: Callable[[Event], None]) -> None:
+    """Wire a member to a relay connection in memory (no sockets, as aioquic's tests wire two
+    peers), for benchmarks and model tests: pass messages both ways, each member event to
+    `handle` (which may make the member send more), until nothing moves, the member closed, or
+    its round is over."""
+    while not member.closed:
+        moved = False
+        for data in member.data_to_send():
+            relay.receive(data)
+            moved = True
+        while relay.next_event() is not None:
+            pass
+        while True:
+            for data in relay.data_to_send():
+                member.receive(data)
+                moved = True
+            if not relay.has_output:
+                break
+        while (event := member.next_event()) is not None:
+            handle(event)
+        if not moved or (member.authorized and not member.busy):
+            return

@@ -82,12 +82,12 @@ def test_the_pictures_and_links_the_readme_shows_are_in_the_repository() -> None
         assert not path.startswith(("..", "/")), path
 
 
-def _quick_start() -> list[tuple[str, list[str]]]:
-    """The quick start's commands as (who, argv after `hearth`); who is the comment's first word."""
-    block = re.search(r"^```sh\n(.*?)^```", _section(README.read_text(encoding="utf-8"),
-                                                     "Quick start: two people on one network"),
+def _steps(title: str) -> list[tuple[str, list[str]]]:
+    """A README section's commands as (who, argv after `hearth`); who is the comment's first
+    word."""
+    block = re.search(r"^```sh\n(.*?)^```", _section(README.read_text(encoding="utf-8"), title),
                       re.M | re.S)
-    assert block, "the quick start shows no commands"
+    assert block, f"the README's '{title}' shows no commands"
     steps = []
     for line in block.group(1).splitlines():
         command, _, comment = line.partition("#")
@@ -96,6 +96,10 @@ def _quick_start() -> list[tuple[str, list[str]]]:
         assert argv[0] == "hearth", line
         steps.append((who, argv[1:]))
     return steps
+
+
+def _quick_start() -> list[tuple[str, list[str]]]:
+    return _steps("Quick start: two people on one network")
 
 
 def test_the_quick_start_runs_as_written(hearth: Hearth, tmp_path: Path) -> None:
@@ -127,21 +131,6 @@ def test_the_quick_start_runs_as_written(hearth: Hearth, tmp_path: Path) -> None
                    what="ada to receive bob's message")
 
 
-def _relay_steps() -> list[tuple[str, list[str]]]:
-    """The README's relay section as (who, argv after `hearth`)."""
-    block = re.search(r"^```sh\n(.*?)^```", _section(README.read_text(encoding="utf-8"),
-                                                     "Working from different networks"),
-                      re.M | re.S)
-    assert block, "the relay section shows no commands"
-    steps = []
-    for line in block.group(1).splitlines():
-        command, _, comment = line.partition("#")
-        argv = shlex.split(command)
-        assert argv[0] == "hearth", line
-        steps.append((comment.split()[0].rstrip(":,"), argv[1:]))
-    return steps
-
-
 def test_working_from_different_networks_runs_as_written(hearth: Hearth, tmp_path: Path) -> None:
     """The README's relay section, each line run by whom its comment names: a relay on
     127.0.0.1, ada (an admin, serving) names it, grace joins with a personal code while no
@@ -149,7 +138,7 @@ def test_working_from_different_networks_runs_as_written(hearth: Hearth, tmp_pat
     relay alone."""
     from tests.sync.relaying import relay_process
 
-    steps = _relay_steps()
+    steps = _steps("Working from different networks")
     assert [who for who, _ in steps] == ["relay", "ada", "grace", "ada", "grace", "grace"]
     data = {"ada": tmp_path / "ada", "grace": tmp_path / "grace"}
     hearth("init", "--nick", "ada", data=data["ada"])

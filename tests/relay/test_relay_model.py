@@ -27,7 +27,7 @@ from core.relay_seal import EpochKeys, space_id
 from relay.peer import RelayPeer, Snapshots
 from relay.store import RelayStore
 from sync.relay_client import HeldEnvelopes
-from sync.relay_member import Authorized, Opened, Registration, RelayMember
+from sync.relay_member import Authorized, Opened, Registration, RelayMember, exchange
 from sync.relay_wire import relay_public_key
 from tests.support import channels, members_in_step
 
@@ -134,30 +134,18 @@ class RelayModel(RuleBasedStateMachine):
                              registration=Registration(ws.identity, owners)
                              if owners is not None else None)
         peer = RelayPeer(self.store, self.snapshots, RELAY_PRIVATE, max_spaces=4)
-        handed = 0
-        while not member.closed:
-            moved = False
-            for data in member.data_to_send():
-                peer.receive(data)
-                moved = True
-            while peer.next_event() is not None:
-                pass
-            for data in peer.data_to_send():
-                member.receive(data)
-                moved = True
-            while (event := member.next_event()) is not None:
-                if isinstance(event, Authorized):
-                    for older, older_secret, raws in relays.handovers(ws):
-                        past = EpochKeys.derive(older, older_secret)
-                        member.hand_over(past, [past.seal(r, _ts(r)) for r in raws])
-                    member.reconcile(held.items(), held.deleted())
-                elif isinstance(event, Opened):
-                    raws = list(event.raws)[::2] if self.dropping else list(event.raws)
-                    for result in ws.replica.ingest(raws):
-                        assert result.status.value != "rejected", result
-                    handed += 1
-            if not moved or (member.authorized and not member.busy):
-                break
+
+        def handle(event: object) -> None:
+            if isinstance(event, Authorized):
+                for older, older_secret, raws in relays.handovers(ws):
+                    past = EpochKeys.derive(older, older_secret)
+                    member.hand_over(past, [past.seal(r, _ts(r)) for r in raws])
+                member.reconcile(held.items(), held.deleted())
+            elif isinstance(event, Opened):
+                raws = list(event.raws)[::2] if self.dropping else list(event.raws)
+                for result in ws.replica.ingest(raws):
+                    assert result.status.value != "rejected", result
+        exchange(member, peer, handle)
         if not member.authorized and again and ws.members.newest_secret()[0] != epoch:
             self._round(who, again=False)  # the handover brought a newer epoch
 
