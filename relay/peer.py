@@ -109,11 +109,12 @@ class Snapshots:
 
     def get(self, space: bytes) -> VectorStorage:
         cached = self._cache.get(space)
-        if cached is not None and cached[0] == self._store.version:
+        version = self._store.version(space)
+        if cached is not None and cached[0] == version:
             self._cache.move_to_end(space)
             return cached[1]
         storage = VectorStorage.sealed(items_of(self._store.items(space)))
-        self._cache[space] = (self._store.version, storage)
+        self._cache[space] = (version, storage)
         while len(self._cache) > MAX_CACHED:
             self._cache.popitem(last=False)
         return storage

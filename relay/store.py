@@ -92,10 +92,18 @@ class RelayStore:
         self.conn.execute("PRAGMA journal_mode = WAL")
         self.conn.execute("PRAGMA synchronous = NORMAL")
         self.conn.executescript(SCHEMA)
-        self.version = 0  # changes whenever any space's envelopes do (caches key on it)
+        # Per space, a number that changes whenever its envelopes do (caches key on it).
+        self._versions: dict[bytes, int] = {}
 
     def close(self) -> None:
         self.conn.close()
+
+    def version(self, space: bytes) -> int:
+        """Changes whenever `space`'s envelopes do (in this process)."""
+        return self._versions.get(space, 0)
+
+    def _changed(self, space: bytes) -> None:
+        self._versions[space] = self._versions.get(space, 0) + 1
 
     def _now(self) -> int:
         return int(self._clock())
@@ -127,7 +135,7 @@ class RelayStore:
                     self.conn.execute("DELETE FROM chunks WHERE space = ?", (space,))
                     self.conn.execute("UPDATE spaces SET count = 0, bytes = 0, floor = 0 "
                                       "WHERE space = ?", (space,))
-                    self.version += 1
+                    self._changed(space)
                 self.conn.execute("UPDATE spaces SET epoch = ?, token = ?, owners = ? "
                                   "WHERE space = ?", (epoch, token, owned, space))
         found = self.space(space)
@@ -189,7 +197,7 @@ class RelayStore:
                 size = sum(len(env.box) + ROW_OVERHEAD for env in added)
                 self.conn.execute("UPDATE spaces SET count = count + ?, bytes = bytes + ? "
                                   "WHERE space = ?", (len(added), size, space))
-                self.version += 1
+                self._changed(space)
                 floor = self._evict(space)
                 added = [env for env in added if env.bucket >= floor]
         return added
@@ -268,7 +276,7 @@ class RelayStore:
         self.conn.execute("UPDATE spaces SET count = count - ?, bytes = bytes - ?, floor = ? "
                           "WHERE space = ?", (count, gone, floor, space))
         if doomed:
-            self.version += 1
+            self._changed(space)
         return floor
 
     def prune(self) -> int:
@@ -290,6 +298,6 @@ class RelayStore:
                 self.conn.execute("UPDATE spaces SET count = count - ?, bytes = bytes - ? "
                                   "WHERE space = ?", (count, size + count * ROW_OVERHEAD, space))
             self.conn.execute("DELETE FROM chunks WHERE stored < ?", (cutoff,))
-        if rows:
-            self.version += 1
+        for space, _, _ in rows:
+            self._changed(space)
         return sum(row[1] for row in rows) + sum(row[1] for row in chunks)

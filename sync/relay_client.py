@@ -49,6 +49,7 @@ from core.relay_seal import Envelope, EpochKeys, bucket_of, space_id
 from storage import Replica
 from storage.items import ItemReader
 
+from .negentropy import VectorStorage
 from .relay_member import (
     Answered,
     Authorized,
@@ -64,7 +65,7 @@ from .relay_member import (
     RelayMember,
     SignalReceived,
 )
-from .relay_wire import MAX_MESSAGE, PATH
+from .relay_wire import MAX_MESSAGE, PATH, items_of
 
 log = logging.getLogger(__name__)
 
@@ -108,22 +109,40 @@ class RelayState:
 
 
 class HeldEnvelopes:
-    """The replica's objects as one epoch names them to a relay: opaque id -> (id, bucket).
-    Recomputed only when the replica changed (the reconciliation index, storage.items)."""
+    """The replica's objects as one epoch names them to a relay: opaque id -> (id, bucket),
+    and their sealed negentropy set. Worked out again only when the reconciliation index
+    changed (its per-stream counts and sums, storage.items), and kept by the link across its
+    connections under one epoch: an idle round costs no pass over the replica."""
 
     def __init__(self, replica: Replica, keys: EpochKeys):
         self._replica = replica
         self.keys = keys
-        self._version: tuple[int, int] | None = None
+        self._version: object = None
         self._held: dict[bytes, tuple[bytes, int]] = {}
+        self._items: dict[bytes, int] = {}
+        self._storage: VectorStorage | None = None
 
-    def items(self) -> dict[bytes, int]:
-        version = ItemReader(self._replica.conn).version()
+    def _refresh(self) -> None:
+        version = ItemReader(self._replica.conn).streams()
         if version != self._version:
             rows = self._replica.conn.execute("SELECT ts, id FROM items").fetchall()
-            self._held = {self.keys.opaque(oid): (oid, bucket_of(ts)) for ts, oid in rows}
+            opaque = self.keys.opaque
+            self._held = {opaque(oid): (oid, bucket_of(ts)) for ts, oid in rows}
+            self._items = {o: bucket for o, (_, bucket) in self._held.items()}
+            self._storage = None
             self._version = version
-        return {opaque: bucket for opaque, (_, bucket) in self._held.items()}
+
+    def items(self) -> dict[bytes, int]:
+        self._refresh()
+        return self._items
+
+    def storage(self) -> VectorStorage:
+        """The items as a sealed negentropy set (built once per change)."""
+        self._refresh()
+        if self._storage is None:
+            self._storage = VectorStorage.sealed(items_of(
+                (bucket, o) for o, bucket in self._items.items()))
+        return self._storage
 
     def deleted(self) -> frozenset[bytes]:
         """The opaque ids of objects deleted here (not to be fetched again each round)."""
@@ -207,6 +226,7 @@ class RelayLink:
         self._on_signal = on_signal
         self._handovers = handovers
         self._on_knock = on_knock
+        self._held: HeldEnvelopes | None = None  # the newest epoch's, across connections
         self.space = space_id(replica.workspace.id)
         self.states: dict[RelayAddress, RelayState] = {}
         self._connections: dict[RelayAddress, _Connection] = {}
@@ -400,7 +420,10 @@ class RelayLink:
             self.states[address].error = "this computer does not hold the workspace secret yet"
             return False
         keys = EpochKeys.derive(*held)
-        envelopes = HeldEnvelopes(self.replica, keys)
+        envelopes = self._held
+        if envelopes is None or envelopes.keys.epoch != keys.epoch \
+                or envelopes.keys.token_key != keys.token_key:
+            envelopes = self._held = HeldEnvelopes(self.replica, keys)
         owners = self._registration()
         registration = Registration(self.identity, owners) if owners is not None else None
         try:
@@ -447,7 +470,8 @@ class RelayLink:
             conn.member.ping()
             if time.monotonic() - conn.round_at >= self._interval:
                 conn.round_at = time.monotonic()
-                conn.member.reconcile(conn.held.items(), conn.held.deleted())
+                conn.member.reconcile(conn.held.items(), conn.held.deleted(),
+                                      conn.held.storage())
             await self._flush(conn)
 
     def _hand_over(self, conn: _Connection) -> None:
@@ -475,7 +499,8 @@ class RelayLink:
                 if conn.member.registering:
                     self._hand_over(conn)
                 conn.round_at = time.monotonic()
-                conn.member.reconcile(conn.held.items(), conn.held.deleted())
+                conn.member.reconcile(conn.held.items(), conn.held.deleted(),
+                                      conn.held.storage())
             elif isinstance(event, Opened):
                 conn.knows([object_id(raw) for raw in event.raws])
                 self._on_objects(list(event.raws))

@@ -197,15 +197,17 @@ class RelayMember:
         except (WireError, NegentropyError) as exc:
             self._end(f"the relay broke the protocol: {exc}")
 
-    def reconcile(self, items: dict[bytes, int], ignore: frozenset[bytes] = frozenset()
-                  ) -> None:
-        """Start a round over the items held (opaque id -> bucket); the relay's envelopes
-        named in `ignore` (objects deleted here) are not fetched."""
+    def reconcile(self, items: dict[bytes, int], ignore: frozenset[bytes] = frozenset(),
+                  storage: VectorStorage | None = None) -> None:
+        """Start a round over the items held (opaque id -> bucket; `storage`: them as a
+        sealed negentropy set already, else built here); the relay's envelopes named in
+        `ignore` (objects deleted here) are not fetched."""
         if not self.authorized or self.closed or self._round:
             return
         self._round, self._counts = True, [0, 0, 0]
         self._buckets, self._need, self._ignore = items, [], ignore
-        storage = VectorStorage.sealed(items_of((b, o) for o, b in items.items()))
+        if storage is None:
+            storage = VectorStorage.sealed(items_of((b, o) for o, b in items.items()))
         self._neg = Negentropy(storage, NEG_FRAME_LIMIT, **NEG_PARAMS)
         self._send({"t": "neg", "m": self._neg.initiate()})
 

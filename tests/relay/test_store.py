@@ -69,10 +69,11 @@ def test_retention_takes_what_was_stored_long_ago(tmp_path: Path) -> None:
     clock.now += 60
     new = [env(0)]
     store.put(SPACE, new)
-    version = store.version
+    version, other = store.version(SPACE), store.version(OTHER)
     assert store.prune() == 0
     clock.now += 50
-    assert store.prune() == 3 and store.version != version
+    assert store.prune() == 3 and store.version(SPACE) != version
+    assert store.version(OTHER) == other  # another space's snapshot stays good
     assert store.chunk(SPACE, bytes(16)) is None
     assert store.items(SPACE) == [(0, new[0].opaque)]
     held = store.space(SPACE)
