@@ -33,6 +33,7 @@ from ._ingest import FUTURE_MS, Batch, WorkspaceIdentity
 from ._kept import KeptStreams
 from ._membership import MembershipStore
 from ._moderation import ModerationStore
+from ._origins import OriginStore
 from ._outbox import Outbox
 from ._private import PrivateStore
 from ._reconciliation import Reconciliation
@@ -241,6 +242,11 @@ class Replica:
     def membership(self) -> MembershipStore:
         """The invites, admissions and sealed workspace keys held (app.membership decides)."""
         return MembershipStore(self)
+
+    @property
+    def origins(self) -> OriginStore:
+        """Imported messages' origins and members' claims to be their Slack authors."""
+        return OriginStore(self.conn)
 
     @property
     def private(self) -> PrivateStore:

@@ -54,6 +54,12 @@ VALID = {
     "doc/comment": {"epoch": 0, "nonce": bytes(24), "box": b"box"},
     "mod/role": {"channel": "general", "key": ID1, "role": "moderator", "reason": "helps"},
     "mod/hide": {"channel": "general", "target": ID1, "hidden": True, "reason": "spam"},
+    "post/origin": {"channel": "general", "user": "U024BE7LH", "name": "Zoë 日本",
+                    "items": [{"target": ID1, "ts": "1577872800.000200", "edited": 0,
+                               "subtype": "", "reactions": [{"emoji": "👍", "count": 3,
+                                                             "users": ["U1", "U2"]}]}]},
+    "import/claim": {"user": "U024BE7LH"},
+    "import/confirm": {"key": ID1, "user": "U024BE7LH"},
     "invite/create": {"tag": ID1[:16], "uses": 3, "expires": 1_700_000_000_000,
                       "nonce": ID1[:24], "box": b"b" * 48},
     "invite/revoke": {"invite": ID1},
@@ -117,6 +123,10 @@ EDGES = [
     ("mod/role", "reason", ""),
     ("mod/role", "reason", "話" * 256),
     ("mod/hide", "hidden", False),
+    ("post/origin", "items", [{**VALID["post/origin"]["items"][0], "target": bytes([n]) * 32}
+                              for n in range(64)]),
+    ("post/origin", "name", "x" * 80),
+    ("import/claim", "user", "U" * 32),
     ("mod/hide", "reason", "x"),
     ("mod/hide", "reason", "😀" * 256),
     ("invite/create", "uses", 0),
@@ -316,6 +326,18 @@ OUT_OF_LIMITS = [
     ("post/file", "files", []),
     ("post/file", "text", "x" * 4097),
     ("post/file", "files", [{**VALID["post/file"]["files"][0], "name": "../x"}] * 1),
+    ("post/origin", "items", []),
+    ("post/origin", "items", [VALID["post/origin"]["items"][0]] * 2),
+    ("post/origin", "items", [{**VALID["post/origin"]["items"][0], "target": bytes([n]) * 32}
+                              for n in range(65)]),
+    ("post/origin", "items", [{**VALID["post/origin"]["items"][0], "ts": "a b"}]),
+    ("post/origin", "items", [{**VALID["post/origin"]["items"][0], "extra": 1}]),
+    ("post/origin", "items", [{**VALID["post/origin"]["items"][0],
+                               "reactions": [{"emoji": "👍", "count": 0, "users": []}]}]),
+    ("post/origin", "name", "x" * 81),
+    ("post/origin", "user", ""),
+    ("import/claim", "user", "U" * 33),
+    ("import/confirm", "key", ID1[:31]),
 ]
 
 

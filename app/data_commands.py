@@ -1,0 +1,82 @@
+"""`hearth` commands for bringing data in and taking it out: import-slack, slack-claim,
+slack-confirm (app/slack_import.py). Each calls the library; no logic here beyond parsing
+arguments and printing results."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from . import _text
+from ._command import PERSON_HELP, command, open_workspace, print_json
+from .slack_import import claim, claims, confirm, import_slack, read_mapping
+from .workspace import SHORT_KEY
+
+
+def _progress() -> Callable[[int, int], None]:
+    shown = [-1]
+
+    def report(done: int, total: int) -> None:
+        tenth = done * 10 // total if total else 10
+        if tenth != shown[0] and sys.stderr.isatty() or (tenth == 10 and shown[0] != 10):
+            shown[0] = tenth
+            print(f"\rimporting: {done}/{total} messages", end="" if tenth < 10 else "\n",
+                  file=sys.stderr, flush=True)
+    return report
+
+
+def cmd_import_slack(args: argparse.Namespace) -> None:
+    with open_workspace(args) as ws:
+        mapping = read_mapping(ws, args.map) if args.map else None
+        summary = import_slack(ws, Path(args.export), mapping=mapping,
+                               progress=None if args.quiet else _progress())
+    print(_text.line(summary.line()))
+
+
+def cmd_claim(args: argparse.Namespace) -> None:
+    with open_workspace(args) as ws:
+        obj = claim(ws, args.user)
+    print(f"claimed Slack user {_text.line(obj.body['user'])}: the member who imported their "
+          f"messages or an admin confirms it (`hearth slack-confirm`) ({obj.hex[:SHORT_KEY]})")
+
+
+def cmd_confirm(args: argparse.Namespace) -> None:
+    with open_workspace(args) as ws:
+        key = ws.resolve_person(args.person)
+        obj = confirm(ws, key, args.user)
+    print(f"confirmed: Slack user {_text.line(obj.body['user'])}'s messages show as "
+          f"{key.hex()[:SHORT_KEY]}'s")
+
+
+def cmd_users(args: argparse.Namespace) -> None:
+    with open_workspace(args) as ws:
+        rows = claims(ws)
+        nicks = ws.nicknames()
+    if args.json:
+        print_json([{"user": u, "name": n, "member": k.hex() if k else None} for u, n, k in rows])
+        return
+    for uid, name, key in rows:
+        shown = f"{nicks.get(key) or '?'} ({key.hex()[:SHORT_KEY]})" if key else "(unclaimed)"
+        print(f"{_text.line(uid)}  {_text.line(name)}  {_text.line(shown)}")
+
+
+def register(sub: argparse._SubParsersAction, common: Callable) -> None:
+    p = command(sub, common, "import-slack", cmd_import_slack,
+                "import a Slack workspace export (a zip or its folder): channels, messages, "
+                "threads, reactions; private channels and DMs as private channels")
+    p.add_argument("export", metavar="EXPORT", help="the export's zip file or folder")
+    p.add_argument("--map", metavar="USERS.json",
+                   help='Slack users who are members here: {"U123": "nick or key", ...}')
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p = command(sub, common, "slack-claim", cmd_claim,
+                "say you are a Slack user whose messages were imported")
+    p.add_argument("user", metavar="USER", help="their Slack id (U123) or name as imported")
+    p = command(sub, common, "slack-confirm", cmd_confirm,
+                "confirm a member's Slack claim (the importer or an admin): the user's "
+                "imported messages show as theirs")
+    p.add_argument("person", metavar="PERSON", help=PERSON_HELP)
+    p.add_argument("user", metavar="USER", help="the Slack id (U123) or name as imported")
+    command(sub, common, "slack-users", cmd_users,
+            "Slack users whose messages were imported, and who claimed them", json_flag=True)

@@ -1,0 +1,390 @@
+"""Bringing a team's Slack history into a workspace (`hearth import-slack`, "Import from
+Slack..." in the window). The export is read by app/slack_export.py and checked whole before
+anything is written, so bad input leaves the replica as it was.
+
+Who signs what (docs/guide.md "Coming from Slack"): every imported object is the importer's,
+signed with its own key; a message is dated with its Slack time, and where it came from (the
+Slack author's name and id, its Slack ts, its edit time, subtype and reactions) is a
+post/origin claim beside it (core/import_kinds.py), so it shows as "ada (from Slack)". Once
+the member who was ada claims the Slack user (import/claim) and the importer or an admin
+confirms it (import/confirm), ada's messages show under that member's name.
+Public channels keep threads (post/reply), reactions and edits (in the origin). Private
+channels, group DMs and DMs go to private channels (ws.private) of the importer and of those
+of their members who are in the workspace (`--map` names them); the others are held by the
+importer, who adds them once they join. Private channels have no threads, reactions or
+message times of their own yet, so a private message carries its author, Slack time and
+reactions in its sealed text. An object's id is a function of the export (Ed25519 is
+deterministic; each channel's imported objects link in a chain), and Slack's (channel, ts)
+key is checked too, so importing an export twice adds nothing.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from core import kinds
+from core.errors import InvalidObject, Reason
+from core.import_kinds import MAX_ITEMS, MAX_ORIGIN_NAME, MAX_REACTION_USERS, MAX_REACTIONS
+from core.objects import Object, build
+
+from .errors import WorkspaceError
+from .slack_export import Conversation, ExportError, SlackExport
+from .slack_markup import to_markdown
+from .workspace import Workspace
+
+BATCH = 2_000  # messages per ingest transaction
+Progress = Callable[[int, int], None]  # (messages done, messages in the export)
+KNOWN_SUBTYPES = frozenset({
+    "", "thread_broadcast", "bot_message", "me_message", "file_share", "channel_join",
+    "channel_leave", "channel_topic", "channel_purpose", "channel_name", "channel_archive",
+    "channel_unarchive", "group_join", "group_leave", "group_topic", "group_purpose",
+    "pinned_item", "reminder_add", "tombstone", "sh_room_created", "slackbot_response"})
+
+
+@dataclass
+class ImportSummary:
+    """What an import did (each count is what was added this time)."""
+
+    channels: int = 0  # public channels made or added to
+    private: int = 0  # private channels and DMs made or added to
+    messages: int = 0
+    replies: int = 0
+    origins: int = 0
+    already: int = 0  # messages a former import brought in
+    skipped: int = 0  # messages with nothing to show (no text, no files)
+    unknown_subtypes: int = 0  # imported as plain messages
+    held: list[str] = field(default_factory=list)  # Slack users of private channels not here
+
+    def line(self) -> str:
+        added = (f"imported {self.messages} messages ({self.replies} in threads) into "
+                 f"{self.channels} channels and {self.private} private channels")
+        extra = [f"{self.already} were here already" if self.already else "",
+                 f"{self.skipped} empty skipped" if self.skipped else "",
+                 f"{self.unknown_subtypes} of unknown kinds as plain messages"
+                 if self.unknown_subtypes else "",
+                 f"{len(self.held)} Slack members of private channels are not here yet "
+                 f"({', '.join(self.held[:5])}{', ...' if len(self.held) > 5 else ''})"
+                 if self.held else ""]
+        return "; ".join([added, *(e for e in extra if e)])
+
+
+def slack_ms(ts: str) -> int:
+    seconds, _, fraction = ts.partition(".")
+    return int(seconds) * 1000 + int((fraction + "000")[:3])
+
+
+def clean_name(name: str, fallback: str) -> str:
+    """A Slack name as an origin's name: NFC, no control characters, at most 80 codepoints."""
+    name = "".join(ch for ch in unicodedata.normalize("NFC", name)
+                   if unicodedata.category(ch)[0] != "C").strip()[:MAX_ORIGIN_NAME].strip()
+    return name or fallback
+
+
+def clean_id(value: str) -> str:
+    value = "".join(ch for ch in value if "!" <= ch <= "~")[:32]
+    return value or "unknown"
+
+
+def emoji_of(name: str) -> str:
+    """A Slack reaction name (":+1:", "thumbsup::skin-tone-2") as an emoji where it is one,
+    else ":name:" (a custom emoji)."""
+    import emoji
+
+    base = name.split("::")[0]
+    found = emoji.emojize(f":{base}:", language="alias")
+    if found == f":{base}:":
+        return clean_name(f":{base}:", ":emoji:")[:64]
+    return found
+
+
+def _fit(text: str, limit: int = kinds.MAX_TEXT_BYTES) -> str:
+    data = text.encode("utf-8")
+    if len(data) <= limit:
+        return text
+    return data[:limit - 4].decode("utf-8", "ignore") + " …"
+
+
+def _file_links(msg: dict) -> list[str]:
+    out = []
+    for f in msg.get("files", []):
+        name = f.get("name") or f.get("title") or f.get("id") or "file"
+        url = f.get("url_private") or f.get("permalink")
+        out.append(f"📎 [{name}]({url})" if isinstance(url, str) else f"📎 {name}")
+    return out
+
+
+class SlackImporter:
+    """One import of one export into `ws` (call `run`)."""
+
+    def __init__(self, ws: Workspace, export: SlackExport, *,
+                 mapping: dict[str, bytes] | None = None, progress: Progress | None = None):
+        self.ws = ws
+        self.export = export
+        self.mapping = mapping or {}
+        self.progress = progress
+        self.summary = ImportSummary()
+        self.users: dict[str, str] = {}
+        self.channel_names: dict[str, str] = {}
+        self.total = 0
+        self.done = 0
+
+    def run(self) -> ImportSummary:
+        self.total = self.export.check()  # everything read once: bad input changes nothing
+        self.users = self.export.users()
+        conversations = self.export.conversations()
+        self.channel_names = {c.id: c.name for c in conversations if c.kind in
+                              ("public", "private")}
+        self._tick()
+        for conv in conversations:
+            if conv.kind == "public":
+                self._public(conv)
+            else:
+                self._private(conv)
+        self.summary.held = sorted(set(self.summary.held))
+        return self.summary
+
+    def _tick(self, count: int = 0) -> None:
+        self.done += count
+        if self.progress is not None:
+            self.progress(self.done, self.total)
+
+    def _name(self, msg: dict) -> tuple[str, str]:
+        """(Slack user id, the name shown) of a message's author."""
+        user = msg.get("user") or msg.get("bot_id") or "USLACKBOT"
+        name = msg.get("username") if msg.get("subtype") == "bot_message" else None
+        name = name or self.users.get(user) or (msg.get("user_profile") or {}).get("name")
+        uid = clean_id(str(user))
+        return uid, clean_name(str(name or uid), uid)
+
+    def _text(self, msg: dict) -> str:
+        text = to_markdown(msg.get("text") or "", self.users, self.channel_names)
+        return _fit("\n".join(part for part in [text.strip(), *_file_links(msg)] if part))
+
+    # Public channels --------------------------------------------------------------------------
+
+    def _public(self, conv: Conversation) -> None:
+        name = conv.name.strip()
+        try:
+            kinds.check_name(name, "channel name", kinds.MAX_CHANNEL)
+        except InvalidObject as exc:
+            raise ExportError(f"channels.json: {exc}; nothing was imported") from None
+        ws = self.ws
+        if ws.known_channel(name) is None:
+            ws.create_channel(name, public=True, force=True)
+        elif not any(m.key == ws.key for m in ws.channel_members(name)):
+            ws.join(name)
+        channel = ws.known_channel(name) or name
+        topic = (conv.topic or conv.purpose).strip()[:kinds.MAX_TOPIC]
+        if topic and ws.state(channel).topic != topic:
+            ws.topic(channel, topic)
+        self.summary.channels += 1
+        stream = kinds.channel_stream(ws.id, channel)
+        held = ws.replica.origins.held(channel)
+        roots: dict[str, bytes] = dict(held)
+        batch: list[tuple[dict, Object]] = []
+        prev: bytes | None = ws.replica.origins.last(channel)
+        for msg in self.export.messages(conv):
+            if msg["ts"] in held:
+                self.summary.already += 1
+                self._tick(1)
+                continue
+            obj = self._message(msg, channel, stream, roots, prev)
+            if obj is None:
+                self.summary.skipped += 1
+                self._tick(1)
+                continue
+            prev = obj.id
+            if msg.get("thread_ts", msg["ts"]) == msg["ts"]:
+                roots[msg["ts"]] = obj.id
+            batch.append((msg, obj))
+            if len(batch) >= BATCH:
+                self._flush(channel, stream, batch)
+                batch = []
+        self._flush(channel, stream, batch)
+
+    def _message(self, msg: dict, channel: str, stream: bytes, roots: dict[str, bytes],
+                 prev: bytes | None) -> Object | None:
+        text = self._text(msg)
+        if not text.strip():
+            return None
+        subtype = msg.get("subtype") or ""
+        if subtype not in KNOWN_SUBTYPES:
+            self.summary.unknown_subtypes += 1
+        thread = msg.get("thread_ts")
+        parent = roots.get(thread) if thread and thread != msg["ts"] else None
+        links = [prev] if prev else []
+        if parent is not None:
+            body = {"channel": channel, "text": text, "parent": parent,
+                    "broadcast": subtype == "thread_broadcast"}
+            return build(self.ws.identity, "post/reply", stream=stream, body=body,
+                         ts=slack_ms(msg["ts"]), links=links)
+        return build(self.ws.identity, "post/text", stream=stream,
+                     body={"channel": channel, "text": text}, ts=slack_ms(msg["ts"]),
+                     links=links)
+
+    def _flush(self, channel: str, stream: bytes, batch: list[tuple[dict, Object]]) -> None:
+        if not batch:
+            return
+        by_user: dict[tuple[str, str], list[dict]] = {}
+        for msg, obj in batch:
+            uid, name = self._name(msg)
+            by_user.setdefault((uid, name), []).append(self._item(msg, obj))
+        objects = [obj for _, obj in batch]
+        for (uid, name), items in sorted(by_user.items()):
+            for start in range(0, len(items), MAX_ITEMS):
+                objects += self._origins(channel, stream, uid, name, items[start:start + MAX_ITEMS])
+        self.ws.add_own(objects)
+        self.summary.messages += len(batch)
+        self.summary.replies += sum(obj.type == "post/reply" for _, obj in batch)
+        self._tick(len(batch))
+
+    def _item(self, msg: dict, obj: Object) -> dict:
+        reactions = []
+        for r in msg.get("reactions", [])[:MAX_REACTIONS]:
+            users = [clean_id(u) for u in r.get("users", [])]
+            count = max(r.get("count", 0), len(users), 1)
+            reactions.append({"emoji": emoji_of(r["name"]), "count": count,
+                              "users": users[:MAX_REACTION_USERS]})
+        edited = msg.get("edited")
+        return {"target": obj.id, "ts": msg["ts"],
+                "edited": slack_ms(edited["ts"]) if edited else 0,
+                "subtype": (msg.get("subtype") or "")[:32], "reactions": reactions}
+
+    def _origins(self, channel: str, stream: bytes, uid: str, name: str,
+                 items: list[dict]) -> list[Object]:
+        ts = max(slack_ms(item["ts"]) for item in items)
+        body = {"channel": channel, "user": uid, "name": name, "items": items}
+        try:
+            obj = build(self.ws.identity, "post/origin", stream=stream, body=body, ts=ts)
+        except InvalidObject as exc:
+            if exc.reason is not Reason.OVERSIZE or len(items) == 1:
+                raise
+            half = len(items) // 2
+            return [*self._origins(channel, stream, uid, name, items[:half]),
+                    *self._origins(channel, stream, uid, name, items[half:])]
+        self.summary.origins += 1
+        return [obj]
+
+    # Private channels and DMs -----------------------------------------------------------------
+
+    def _members(self, conv: Conversation) -> list[bytes]:
+        keys = []
+        for user in conv.members:
+            key = self.mapping.get(user)
+            if key is not None and self.ws.members.has(key):
+                keys.append(key)
+            elif key != self.ws.key:
+                self.summary.held.append(self.users.get(user, user))
+        return keys
+
+    def _private_name(self, conv: Conversation) -> str:
+        if conv.kind == "private":
+            base = conv.name
+        else:
+            names = sorted(self.users.get(m, m) for m in conv.members)
+            base = "dm-" + "-".join(names)
+        return clean_name(base, "slack-dm")[:kinds.MAX_CHANNEL].strip()
+
+    def _private(self, conv: Conversation) -> None:
+        ws = self.ws
+        name = self._private_name(conv)
+        found = ws.private.resolve(name)
+        members = self._members(conv)
+        channel = found.id if found is not None else ws.private.create(name, members)
+        self.summary.private += 1
+        have = {m.text for m in ws.private.read(channel, limit=0)}
+        epoch, key = ws.private.newest_key(channel)
+        for msg in self.export.messages(conv):
+            text = self._sealed_text(msg)
+            if text is None:
+                self.summary.skipped += 1
+            elif text in have:
+                self.summary.already += 1
+            else:
+                ws.private.post_sealed(channel, epoch, key, {"text": text})
+                have.add(text)
+                self.summary.messages += 1
+            self._tick(1)
+
+    def _sealed_text(self, msg: dict) -> str | None:
+        body = self._text(msg)
+        if not body.strip():
+            return None
+        _, name = self._name(msg)
+        when = datetime.fromtimestamp(slack_ms(msg["ts"]) / 1000, UTC).strftime(
+            "%Y-%m-%d %H:%M UTC")
+        thread = "↳ " if msg.get("thread_ts", msg["ts"]) != msg["ts"] else ""
+        reactions = " ".join(f"{emoji_of(r['name'])} {max(r.get('count', 0), 1)}"
+                             for r in msg.get("reactions", []))
+        edited = " (edited)" if msg.get("edited") else ""
+        head = f"{thread}**{name}** (from Slack, {when}){edited}:"
+        return _fit(f"{head} {body}" + (f"\n{reactions}" if reactions else ""))
+
+
+def import_slack(ws: Workspace, path: Path, *, mapping: dict[str, bytes] | None = None,
+                 progress: Progress | None = None) -> ImportSummary:
+    """Import the Slack export at `path` (a zip or a folder) into `ws`."""
+    with SlackExport(path) as export:
+        return SlackImporter(ws, export, mapping=mapping, progress=progress).run()
+
+
+def read_mapping(ws: Workspace, path: Path) -> dict[str, bytes]:
+    """`--map USERS.json`: {"U123": "a member's nickname or key", ...}."""
+    import json
+
+    try:
+        value = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ExportError(f"{path}: cannot read the user map ({str(exc)[:80]})") from None
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                              for k, v in value.items()):
+        raise ExportError(f"{path}: the user map is a JSON object of Slack user id -> member")
+    return {user: ws.resolve_person(member) for user, member in value.items()}
+
+
+# Claims -------------------------------------------------------------------------------------
+
+def claim(ws: Workspace, user: str) -> Object:
+    """Say that I am the Slack user `user` (an id like U123, or the name imported)."""
+    return ws.publish("import/claim", ws.id, {"user": slack_user(ws, user)})
+
+
+def confirm(ws: Workspace, key: bytes, user: str) -> Object:
+    """Confirm `key`'s claim to be the Slack user `user`: by whoever imported that user's
+    messages, or an admin."""
+    uid = slack_user(ws, user)
+    if ws.key not in ws.replica.origins.importers_of(uid) and not ws.is_admin():
+        raise WorkspaceError("only the member who imported their messages or an admin "
+                             "confirms a Slack claim")
+    if not any(kind == "claim" and k == key and u == uid
+               for kind, _, k, u in ws.replica.origins.claims()):
+        raise WorkspaceError("they have not claimed that Slack user (they run "
+                             "`hearth slack-claim` first)")
+    return ws.publish("import/confirm", ws.id, {"key": key, "user": uid})
+
+
+def slack_user(ws: Workspace, ref: str) -> str:
+    """A Slack user id from an id or the name imported with their messages; nothing is
+    claimed for a user no import brought in."""
+    users = ws.replica.origins.users()
+    if ref in users:
+        return ref
+    found = [uid for uid, name in users.items() if name.casefold() == ref.strip().casefold()]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise WorkspaceError(f"{len(found)} Slack users are called {ref!r}: give the id "
+                             f"({', '.join(sorted(found))})")
+    raise WorkspaceError(f"no imported Slack user {ref!r} (give the name or id its messages "
+                         "show)")
+
+
+def claims(ws: Workspace) -> Iterable[tuple[str, str, bytes | None]]:
+    """(Slack user, the imported name, the member who now shows for them or None)."""
+    users = ws.replica.origins.users()
+    members = ws.replica.origins.claimed(users)
+    return [(uid, name, members.get(uid)) for uid, name in sorted(users.items())]

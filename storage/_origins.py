@@ -1,0 +1,198 @@
+"""Imported history in the replica (core/import_kinds.py): which messages came from a Slack
+export and who wrote them there, and members' claims to be those Slack users.
+
+A post/origin counts only when its author is the author of the message it describes (the
+importer signed both); a Slack user's messages show as a member's once that member claimed
+the user (import/claim) and the importer or an admin confirmed it (import/confirm). Both are
+decided when read, from the objects held, so arrival order never matters.
+Tables: storage/migrations/v17.py.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from core.encoding import dumps, loads
+from core.objects import Object, decode_trusted
+
+from ._sql import chunks, placeholders
+from .records import Message, Reaction
+
+KINDS = ("post/origin", "import/claim", "import/confirm")
+FROM_SLACK = " (from Slack)"
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where an imported message came from (a post/origin's body, checked)."""
+
+    target: bytes
+    author: bytes  # the importer's key
+    channel: str
+    name: str
+    user: str
+    slack_ts: str
+    edited: int
+    subtype: str
+    reactions: tuple[tuple[str, int, tuple[str, ...]], ...]  # (emoji, count, users)
+
+
+def record(conn: sqlite3.Connection, workspace: bytes, objects: Iterable[Object],
+           oids: dict[bytes, int]) -> None:
+    """Index the origins and claims among `objects` (ingest's transaction)."""
+    origins, claims = [], []
+    for o in objects:
+        if o.type == "post/origin":
+            b = o.body
+            origins += [(oids[o.id], item["target"], o.author, b["channel"], item["ts"],
+                         b["user"], b["name"], dumps(item)) for item in b["items"]]
+        elif o.type == "import/claim" and o.stream == workspace:
+            claims.append((oids[o.id], "claim", o.author, o.author, o.body["user"]))
+        elif o.type == "import/confirm" and o.stream == workspace:
+            claims.append((oids[o.id], "confirm", o.author, o.body["key"], o.body["user"]))
+    if origins:
+        conn.executemany("INSERT OR IGNORE INTO origins (oid, target, author, channel, slack_ts, "
+                         "user, name, item) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", origins)
+    if claims:
+        conn.executemany("INSERT OR IGNORE INTO slack_claims (oid, kind, author, key, user) "
+                         "VALUES (?, ?, ?, ?, ?)", claims)
+
+
+def reindex(conn: sqlite3.Connection, workspace: bytes) -> None:
+    """Index what a version that did not know these kinds stored."""
+    rows = conn.execute("SELECT oid, raw FROM objects WHERE type IN (?, ?, ?)", KINDS)
+    held = [(oid, decode_trusted(raw)) for oid, raw in rows]
+    record(conn, workspace, [o for _, o in held], {o.id: oid for oid, o in held})
+
+
+def _origin(author: bytes, channel: str, user: str, name: str, item: bytes) -> Origin:
+    b = loads(item)
+    return Origin(b["target"], author, channel, name, user, b["ts"], b["edited"],
+                  b["subtype"], tuple((r["emoji"], r["count"], tuple(r["users"]))
+                                      for r in b["reactions"]))
+
+
+def origins(conn: sqlite3.Connection, ids: Sequence[bytes]) -> dict[bytes, Origin]:
+    """The origin of each of these messages that has one, by message id: among the
+    post/origin objects naming it, those by its author count, the least first."""
+    out: dict[bytes, Origin] = {}
+    for part in chunks(list(ids)):
+        rows = conn.execute(
+            "SELECT g.target, g.author, g.channel, g.user, g.name, g.item FROM origins g "
+            f"JOIN objects o ON o.id = g.target WHERE g.target IN ({placeholders(len(part))}) "
+            "AND o.author = g.author ORDER BY g.user, g.name, g.item", part).fetchall()
+        for target, *rest in rows:
+            if target not in out:
+                out[target] = _origin(*rest)
+    return out
+
+
+def claimed(conn: sqlite3.Connection, users: Iterable[str],
+            importers: Iterable[bytes] = ()) -> dict[str, bytes]:
+    """Slack user -> the member who claimed them, where the claim was confirmed by an
+    admin or by one of `importers` (whoever imported that user's messages). When two
+    members' claims are confirmed, the smallest key counts (a function of the set)."""
+    users = sorted(set(users))
+    confirmers = {row[0] for row in conn.execute("SELECT key FROM admins")} | set(importers)
+    out: dict[str, bytes] = {}
+    for part in chunks(users):
+        rows = conn.execute(
+            "SELECT c.user, c.key, c.author FROM slack_claims c WHERE c.kind = 'confirm' AND "
+            f"c.user IN ({placeholders(len(part))}) AND EXISTS (SELECT 1 FROM slack_claims m "
+            "WHERE m.kind = 'claim' AND m.user = c.user AND m.key = c.key) ORDER BY c.key",
+            part).fetchall()
+        for user, key, author in rows:
+            if author in confirmers and user not in out:
+                out[user] = key
+    return out
+
+
+def importers_of(conn: sqlite3.Connection, user: str) -> set[bytes]:
+    """Who imported messages of the Slack user `user` (they may confirm a claim to it)."""
+    return {row[0] for row in conn.execute(
+        "SELECT DISTINCT author FROM origins WHERE user = ?", (user,))}
+
+
+def _nick(conn: sqlite3.Connection, key: bytes) -> str | None:
+    row = conn.execute("SELECT name FROM nicks WHERE author = ? AND hidden = 0 "
+                       "ORDER BY ts DESC, id DESC LIMIT 1", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def overlay(conn: sqlite3.Connection, messages: list[Message]) -> list[Message]:
+    """Imported messages as their origin says: "ada (from Slack)", or the member who claimed
+    ada (the author stays the importer's key: it signed the message, and only it may edit or
+delete it); marked edited when Slack's was; Slack's reactions counted with Hearth's."""
+    found = origins(conn, [m.id for m in messages])
+    if not found:
+        return messages
+    members = claimed(conn, {g.user for g in found.values()},
+                      {g.author for g in found.values()})
+    nicks: dict[bytes, str | None] = {}
+    out = []
+    for m in messages:
+        g = found.get(m.id)
+        if g is None:
+            out.append(m)
+            continue
+        member = members.get(g.user)
+        if member is not None:
+            if member not in nicks:
+                nicks[member] = _nick(conn, member)
+            nick = nicks[member] or g.name
+        else:
+            nick = g.name + FROM_SLACK
+        reactions = list(m.reactions)
+        for emoji, count, _ in g.reactions:
+            at = next((n for n, r in enumerate(reactions) if r.emoji == emoji), None)
+            if at is None:
+                reactions.append(Reaction(emoji, (), count))
+            else:
+                reactions[at] = replace(reactions[at], imported=count)
+        out.append(replace(m, nick=nick, edited=m.edited or g.edited > 0,
+                           reactions=tuple(reactions)))
+    return out
+
+
+class OriginStore:
+    """`Replica.origins`: imported messages' origins and Slack claims held."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self._conn = conn
+
+    def of(self, ids: Sequence[bytes]) -> dict[bytes, Origin]:
+        return origins(self._conn, ids)
+
+    def claimed(self, users: Iterable[str]) -> dict[str, bytes]:
+        users = set(users)
+        importers = {key for user in users for key in importers_of(self._conn, user)}
+        return claimed(self._conn, users, importers)
+
+    def importers_of(self, user: str) -> set[bytes]:
+        return importers_of(self._conn, user)
+
+    def claims(self) -> list[tuple[str, bytes, bytes, str]]:
+        """Every claim and confirmation held: (kind, author, key, Slack user)."""
+        return self._conn.execute("SELECT kind, author, key, user FROM slack_claims "
+                                  "ORDER BY user, kind, key").fetchall()
+
+    def users(self) -> dict[str, str]:
+        """Slack user -> the name imported with their messages (the least one)."""
+        out: dict[str, str] = {}
+        for user, name in self._conn.execute("SELECT user, MIN(name) FROM origins GROUP BY user"):
+            out[user] = name
+        return out
+
+    def held(self, channel: str) -> dict[str, bytes]:
+        """Slack ts -> message id of everything imported into `channel` (its name as imported)."""
+        return dict(self._conn.execute(
+            "SELECT slack_ts, target FROM origins WHERE channel = ?", (channel,)).fetchall())
+
+    def last(self, channel: str) -> bytes | None:
+        """The latest message imported into `channel`: the next import's chain goes on from it."""
+        row = self._conn.execute(
+            "SELECT g.target FROM origins g JOIN objects o ON o.id = g.target "
+            "WHERE g.channel = ? ORDER BY o.ts DESC, o.id DESC LIMIT 1", (channel,)).fetchone()
+        return row[0] if row else None
