@@ -1,5 +1,5 @@
 """`hearth` commands for bringing data in and taking it out: import-slack, slack-claim,
-slack-confirm (app/slack_import.py). Each calls the library; no logic here beyond parsing
+slack-confirm, slack-users (app/slack_import.py), backup and restore (app/backup.py). Each calls the library; no logic here beyond parsing
 arguments and printing results."""
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import _text
-from ._command import PERSON_HELP, command, open_workspace, print_json
+from ._command import PERSON_HELP, command, open_workspace, passphrase, paths_of, print_json
+from .backup import backup, restore
+from .paths import DEFAULT_WORKSPACE
 from .slack_import import claim, claims, confirm, import_slack, read_mapping
 from .workspace import SHORT_KEY
 
@@ -62,6 +64,26 @@ def cmd_users(args: argparse.Namespace) -> None:
         print(f"{_text.line(uid)}  {_text.line(name)}  {_text.line(shown)}")
 
 
+def cmd_backup(args: argparse.Namespace) -> None:
+    info = backup(paths_of(args), Path(args.file), passphrase(confirm=True))
+    print(f"backed up workspace {_text.line(info.workspace)} ({info.replica_bytes} bytes of "
+          f"replica, the identity and the secret sealed under your passphrase) to "
+          f"{_text.line(str(args.file))}")
+
+
+def cmd_restore(args: argparse.Namespace) -> None:
+    if getattr(args, "data", None) is None:
+        from ._command import CLIError
+
+        raise CLIError("restore needs --data DIR: a new data folder to restore into")
+    given = getattr(args, "workspace", None)
+    workspace = given if given not in (None, DEFAULT_WORKSPACE) else None
+    paths = restore(Path(args.file), Path(args.data), passphrase(confirm=False),
+                    workspace=workspace)
+    print(f"restored workspace {_text.line(paths.workspace)} into {_text.line(str(paths.data))}: "
+          "it syncs on as the same member (`hearth serve`)")
+
+
 def register(sub: argparse._SubParsersAction, common: Callable) -> None:
     p = command(sub, common, "import-slack", cmd_import_slack,
                 "import a Slack workspace export (a zip or its folder): channels, messages, "
@@ -78,5 +100,13 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
                 "imported messages show as theirs")
     p.add_argument("person", metavar="PERSON", help=PERSON_HELP)
     p.add_argument("user", metavar="USER", help="the Slack id (U123) or name as imported")
+    p = command(sub, common, "backup", cmd_backup,
+                "back up this workspace (a consistent snapshot, safe while a node runs), the "
+                "identity and the secret (sealed under a passphrase: HEARTH_PASSPHRASE or "
+                "asked), and the settings, to a new file")
+    p.add_argument("file", metavar="FILE", help="the backup file to write (must not exist)")
+    p = command(sub, common, "restore", cmd_restore,
+                "restore a backup into a new data folder (--data DIR)")
+    p.add_argument("file", metavar="FILE", help="a file `hearth backup` wrote")
     command(sub, common, "slack-users", cmd_users,
             "Slack users whose messages were imported, and who claimed them", json_flag=True)
