@@ -1,5 +1,6 @@
 """`hearth` commands for bringing data in and taking it out: import-slack, slack-claim,
-slack-confirm, slack-users (app/slack_import.py), backup and restore (app/backup.py). Each calls the library; no logic here beyond parsing
+slack-confirm, slack-users (app/slack_import.py), archive (app/archive.py), backup and
+restore (app/backup.py). Each calls the library; no logic here beyond parsing
 arguments and printing results."""
 
 from __future__ import annotations
@@ -10,7 +11,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import _text
-from ._command import PERSON_HELP, command, open_workspace, passphrase, paths_of, print_json
+from ._command import (
+    PERSON_HELP,
+    channel_arg,
+    command,
+    open_workspace,
+    passphrase,
+    paths_of,
+    print_json,
+)
+from .archive import FORMATS, write_archive
 from .backup import backup, restore
 from .paths import DEFAULT_WORKSPACE
 from .slack_import import claim, claims, confirm, import_slack, read_mapping
@@ -64,6 +74,19 @@ def cmd_users(args: argparse.Namespace) -> None:
         print(f"{_text.line(uid)}  {_text.line(name)}  {_text.line(shown)}")
 
 
+def cmd_archive(args: argparse.Namespace) -> None:
+    with open_workspace(args) as ws:
+        archive = write_archive(ws, Path(args.out), args.format, channels=args.channel,
+                                include_private=args.include_private)
+    count = sum(len(c.messages) for c in archive.channels)
+    private = sum(c.private for c in archive.channels)
+    print(f"archived {count} messages in {len(archive.channels)} channels and "
+          f"{len(archive.documents)} documents as {args.format} to {_text.line(str(args.out))}")
+    if args.include_private:
+        print(f"it holds {private} private channels and direct messages: anyone who has the "
+              "archive reads them")
+
+
 def cmd_backup(args: argparse.Namespace) -> None:
     info = backup(paths_of(args), Path(args.file), passphrase(confirm=True))
     print(f"backed up workspace {_text.line(info.workspace)} ({info.replica_bytes} bytes of "
@@ -100,6 +123,18 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
                 "imported messages show as theirs")
     p.add_argument("person", metavar="PERSON", help=PERSON_HELP)
     p.add_argument("user", metavar="USER", help="the Slack id (U123) or name as imported")
+    p = command(sub, common, "archive", cmd_archive,
+                "write an open archive of what this computer can read: a SQLite database "
+                "(sqlite-utils, Datasette), Slack's export layout (json: Mattermost, Zulip, "
+                "import-slack read it) or static web pages (html)")
+    p.add_argument("out", metavar="OUT", help="the file or folder to write (must not exist; "
+                   "json writes a zip when OUT ends in .zip)")
+    p.add_argument("--format", choices=FORMATS, default="sqlite", help="default: sqlite")
+    p.add_argument("--channel", action="append", type=channel_arg, default=[], metavar="C",
+                   help="only this channel (repeatable; default: every channel and document)")
+    p.add_argument("--include-private", action="store_true",
+                   help="private channels and direct messages too (the archive is then as "
+                   "private as they are)")
     p = command(sub, common, "backup", cmd_backup,
                 "back up this workspace (a consistent snapshot, safe while a node runs), the "
                 "identity and the secret (sealed under a passphrase: HEARTH_PASSPHRASE or "

@@ -31,7 +31,7 @@ ALLOWED = {
     "relay": RELAY,
     # everything above and what it uses, and where the platform keeps data
     # PIL: thumbnails of attached images (app/thumbnails.py)
-    "app": {"app", "platformdirs", "emoji", "fast_diff_match_patch", "PIL"}
+    "app": {"app", "platformdirs", "emoji", "fast_diff_match_patch", "PIL", "sqlite_utils"}
     | CORE | STORAGE | SYNC | ANALYTICS | RELAY,
     "ui": {"ui", "app", "PySide6", "shiboken6"},  # shiboken6 ships with PySide6
     # the `hearth` command: app's command line, and the window's commands (hearth/launcher.py)
