@@ -15,7 +15,9 @@ importer, who adds them once they join. Private channels have no threads, reacti
 message times of their own yet, so a private message carries its author, Slack time and
 reactions in its sealed text. An object's id is a function of the export (Ed25519 is
 deterministic; each channel's imported objects link in a chain), and Slack's (channel, ts)
-key is checked too, so importing an export twice adds nothing.
+key is checked too, so importing an export twice adds nothing. Objects are stored in batches
+of BATCH messages, each checked in the signature helpers while the next is converted and
+signed (bench/import_slack.py).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from core import kinds
 from core.errors import InvalidObject, Reason
 from core.import_kinds import MAX_ITEMS, MAX_ORIGIN_NAME, MAX_REACTION_USERS, MAX_REACTIONS
 from core.objects import Object, build
+from storage import Checking, Status, check_ahead
 
 from .errors import WorkspaceError
 from .slack_export import Conversation, ExportError, SlackExport
@@ -131,6 +134,7 @@ class SlackImporter:
         self.channel_names: dict[str, str] = {}
         self.total = 0
         self.done = 0
+        self._pending: tuple[list[Object], Checking] | None = None
 
     def run(self) -> ImportSummary:
         self.total = self.export.check()  # everything read once: bad input changes nothing
@@ -139,11 +143,16 @@ class SlackImporter:
         self.channel_names = {c.id: c.name for c in conversations if c.kind in
                               ("public", "private")}
         self._tick()
-        for conv in conversations:
-            if conv.kind == "public":
-                self._public(conv)
-            else:
-                self._private(conv)
+        self.ws.check_not_removed()
+        try:
+            for conv in conversations:
+                if conv.kind == "public":
+                    self._public(conv)
+                else:
+                    self._store()
+                    self._private(conv)
+        finally:
+            self._store()
         self.summary.held = sorted(set(self.summary.held))
         return self.summary
 
@@ -227,22 +236,37 @@ class SlackImporter:
                      links=links)
 
     def _flush(self, channel: str, stream: bytes, batch: list[tuple[dict, Object]]) -> None:
+        """Sign the origins of `batch`, start checking the batch in the signature helpers,
+        and store the batch before it (checked meanwhile): converting and signing the next
+        batch overlaps with checking this one."""
         if not batch:
             return
-        by_user: dict[tuple[str, str], list[dict]] = {}
-        for msg, obj in batch:
-            uid, name = self._name(msg)
-            by_user.setdefault((uid, name), []).append(self._item(msg, obj))
+        items = [self._item(msg, obj) for msg, obj in batch]
         objects = [obj for _, obj in batch]
-        for (uid, name), items in sorted(by_user.items()):
-            for start in range(0, len(items), MAX_ITEMS):
-                objects += self._origins(channel, stream, uid, name, items[start:start + MAX_ITEMS])
-        self.ws.add_own(objects)
+        for start in range(0, len(items), MAX_ITEMS):
+            objects += self._origins(channel, stream, items[start:start + MAX_ITEMS])
+        self._store()
+        self._pending = (objects, check_ahead([obj.raw for obj in objects], ahead=True))
         self.summary.messages += len(batch)
         self.summary.replies += sum(obj.type == "post/reply" for _, obj in batch)
-        self._tick(len(batch))
+
+    def _store(self) -> None:
+        """Store the batch whose checks are under way, as Workspace.add_own would."""
+        if self._pending is None:
+            return
+        objects, checking = self._pending
+        self._pending = None
+        results = self.ws.replica.ingest_checked([checking])
+        bad = [r for r in results if r.status is Status.REJECTED]
+        if bad:  # pragma: no cover - build() only makes valid objects
+            raise WorkspaceError(f"object rejected: {bad[0].message}")
+        if self.ws.on_created is not None:
+            for obj in objects:
+                self.ws.on_created(obj)
+        self._tick(sum(obj.type != "post/origin" for obj in objects))
 
     def _item(self, msg: dict, obj: Object) -> dict:
+        uid, name = self._name(msg)
         reactions = []
         for r in msg.get("reactions", [])[:MAX_REACTIONS]:
             users = [clean_id(u) for u in r.get("users", [])]
@@ -250,22 +274,21 @@ class SlackImporter:
             reactions.append({"emoji": emoji_of(r["name"]), "count": count,
                               "users": users[:MAX_REACTION_USERS]})
         edited = msg.get("edited")
-        return {"target": obj.id, "ts": msg["ts"],
+        return {"target": obj.id, "user": uid, "name": name, "ts": msg["ts"],
                 "edited": slack_ms(edited["ts"]) if edited else 0,
                 "subtype": (msg.get("subtype") or "")[:32], "reactions": reactions}
 
-    def _origins(self, channel: str, stream: bytes, uid: str, name: str,
-                 items: list[dict]) -> list[Object]:
+    def _origins(self, channel: str, stream: bytes, items: list[dict]) -> list[Object]:
         ts = max(slack_ms(item["ts"]) for item in items)
-        body = {"channel": channel, "user": uid, "name": name, "items": items}
+        body = {"channel": channel, "items": items}
         try:
             obj = build(self.ws.identity, "post/origin", stream=stream, body=body, ts=ts)
         except InvalidObject as exc:
             if exc.reason is not Reason.OVERSIZE or len(items) == 1:
                 raise
             half = len(items) // 2
-            return [*self._origins(channel, stream, uid, name, items[:half]),
-                    *self._origins(channel, stream, uid, name, items[half:])]
+            return [*self._origins(channel, stream, items[:half]),
+                    *self._origins(channel, stream, items[half:])]
         self.summary.origins += 1
         return [obj]
 

@@ -1,16 +1,16 @@
 """Kinds of history brought in from elsewhere (a Slack export, app/slack_import.py): where a
 message came from, and a member's claim to be one of its authors (core.kinds lists them).
 
-- post/origin   {channel: name, user: str 1..32 printable ASCII, name: str 1..80,
-                 items: [item, 1..64]}, an item {target: id, ts: str 1..32 printable ASCII,
+- post/origin   {channel: name, items: [item, 1..64]}, an item {target: id, user: str
+                 1..32 printable ASCII, name: str 1..80, ts: str 1..32 printable ASCII,
                  edited: int >= 0, subtype: str 0..32, reactions: [{emoji: str 1..64,
                  count: int >= 1, users: [str, 0..64]}, 0..64]}  (in the channel's stream: the
-                 importer's claims about its own messages `target`, all by one Slack user
-                 (`name`, Slack's `user` id): each one's Slack `ts` (the export's key, so an
-                 import is never made twice), when it was last edited (ms, 0: never), Slack's
-                 subtype, and its reactions. An item counts only when the origin's author is
-                 `target`'s author: storage/_origins.py. One origin for up to 64 messages keeps
-                 an import near one object per message)
+                 importer's claims about its own messages `target`: who wrote each one there
+                 (`name`, Slack's `user` id), its Slack `ts` (the export's key, so an import is
+                 never made twice), when it was last edited (ms, 0: never), Slack's subtype,
+                 and its reactions. An item counts only when the origin's author is `target`'s
+                 author: storage/_origins.py. One origin for up to 64 messages keeps an import
+                 near one object per message)
 - import/claim  {user: str 1..32 printable ASCII}  (in the workspace stream: its author says
                  they are that Slack user)
 - import/confirm {key: key, user: str 1..32 printable ASCII}  (in the workspace stream: the
@@ -32,7 +32,7 @@ MAX_REACTIONS = 64
 MAX_REACTION_USERS = 64
 MAX_ITEMS = 64
 REACTION_FIELDS = frozenset({"emoji", "count", "users"})
-ITEM_FIELDS = frozenset({"target", "ts", "edited", "subtype", "reactions"})
+ITEM_FIELDS = frozenset({"target", "user", "name", "ts", "edited", "subtype", "reactions"})
 
 
 def check_slack_id(value: Any, what: str) -> str:
@@ -61,6 +61,8 @@ def _item(item: Any) -> None:
     if not isinstance(item, dict) or item.keys() != ITEM_FIELDS:
         raise bad(f"an origin's item has exactly {sorted(ITEM_FIELDS)}")
     check_id(item["target"], "target")
+    check_slack_id(item["user"], "user")
+    check_name(item["name"], "origin name", MAX_ORIGIN_NAME)
     check_slack_id(item["ts"], "ts")
     check_uint(item["edited"], "edited")
     check_str(item["subtype"], "subtype", 0, MAX_SUBTYPE)
@@ -69,8 +71,6 @@ def _item(item: Any) -> None:
 
 def _origin(body: dict) -> None:
     check_name(body["channel"], "channel name", 64)
-    check_name(body["name"], "origin name", MAX_ORIGIN_NAME)
-    check_slack_id(body["user"], "user")
     items = body["items"]
     if not isinstance(items, list) or not 1 <= len(items) <= MAX_ITEMS:
         raise bad(f"items must be a list of 1 to {MAX_ITEMS}")
@@ -90,7 +90,7 @@ def _confirm(body: dict) -> None:
 
 
 BODIES: dict[str, tuple[frozenset[str], Callable[[dict], None]]] = {
-    "post/origin": (frozenset({"channel", "user", "name", "items"}), _origin),
+    "post/origin": (frozenset({"channel", "items"}), _origin),
     "import/claim": (frozenset({"user"}), _claim),
     "import/confirm": (frozenset({"key", "user"}), _confirm),
 }

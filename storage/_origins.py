@@ -47,7 +47,7 @@ def record(conn: sqlite3.Connection, workspace: bytes, objects: Iterable[Object]
         if o.type == "post/origin":
             b = o.body
             origins += [(oids[o.id], item["target"], o.author, b["channel"], item["ts"],
-                         b["user"], b["name"], dumps(item)) for item in b["items"]]
+                         item["user"], item["name"], dumps(item)) for item in b["items"]]
         elif o.type == "import/claim" and o.stream == workspace:
             claims.append((oids[o.id], "claim", o.author, o.author, o.body["user"]))
         elif o.type == "import/confirm" and o.stream == workspace:

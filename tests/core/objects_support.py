@@ -142,7 +142,8 @@ editor_changes = st.tuples(id_lists(0, 8), id_lists(0, 8)).filter(lambda t: t[0]
 
 slack_ids = st.text("UBC0123456789ABCDEFGHXYZ.", min_size=1, max_size=32)
 origin_items = st.lists(st.fixed_dictionaries({
-    "target": ids, "ts": slack_ids, "edited": st.integers(0, 2**63 - 1),
+    "target": ids, "user": slack_ids, "name": names(80), "ts": slack_ids,
+    "edited": st.integers(0, 2**63 - 1),
     "subtype": st.sampled_from(["", "thread_broadcast", "huddle_thread"]),
     "reactions": st.lists(st.fixed_dictionaries({
         "emoji": st.sampled_from(["👍", ":party_parrot:"]), "count": st.integers(1, 999),
@@ -150,8 +151,7 @@ origin_items = st.lists(st.fixed_dictionaries({
     min_size=1, max_size=4, unique_by=lambda item: item["target"])
 
 BODIES = {
-    "post/origin": st.fixed_dictionaries({"channel": names(64), "user": slack_ids,
-                                          "name": names(80), "items": origin_items}),
+    "post/origin": st.fixed_dictionaries({"channel": names(64), "items": origin_items}),
     "import/claim": st.fixed_dictionaries({"user": slack_ids}),
     "import/confirm": st.fixed_dictionaries({"key": ids, "user": slack_ids}),
     "post/text": st.fixed_dictionaries({"channel": names(64), "text": texts}),
