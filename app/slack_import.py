@@ -227,12 +227,13 @@ class SlackImporter:
         parent = roots.get(thread) if thread and thread != msg["ts"] else None
         links = [prev] if prev else []
         if parent is not None:
-            body = {"channel": channel, "text": text, "parent": parent,
+            # bodies in canonical key order (length first): build() takes its fast path
+            body = {"text": text, "parent": parent, "channel": channel,
                     "broadcast": subtype == "thread_broadcast"}
             return build(self.ws.identity, "post/reply", stream=stream, body=body,
                          ts=slack_ms(msg["ts"]), links=links)
         return build(self.ws.identity, "post/text", stream=stream,
-                     body={"channel": channel, "text": text}, ts=slack_ms(msg["ts"]),
+                     body={"text": text, "channel": channel}, ts=slack_ms(msg["ts"]),
                      links=links)
 
     def _flush(self, channel: str, stream: bytes, batch: list[tuple[dict, Object]]) -> None:
@@ -271,16 +272,17 @@ class SlackImporter:
         for r in msg.get("reactions", [])[:MAX_REACTIONS]:
             users = [clean_id(u) for u in r.get("users", [])]
             count = max(r.get("count", 0), len(users), 1)
-            reactions.append({"emoji": emoji_of(r["name"]), "count": count,
+            reactions.append({"count": count, "emoji": emoji_of(r["name"]),
                               "users": users[:MAX_REACTION_USERS]})
         edited = msg.get("edited")
-        return {"target": obj.id, "user": uid, "name": name, "ts": msg["ts"],
-                "edited": slack_ms(edited["ts"]) if edited else 0,
+        # keys in canonical order (length, then bytes), as encoding checks it
+        return {"ts": msg["ts"], "name": name, "user": uid, "edited":
+                slack_ms(edited["ts"]) if edited else 0, "target": obj.id,
                 "subtype": (msg.get("subtype") or "")[:32], "reactions": reactions}
 
     def _origins(self, channel: str, stream: bytes, items: list[dict]) -> list[Object]:
         ts = max(slack_ms(item["ts"]) for item in items)
-        body = {"channel": channel, "items": items}
+        body = {"items": items, "channel": channel}
         try:
             obj = build(self.ws.identity, "post/origin", stream=stream, body=body, ts=ts)
         except InvalidObject as exc:

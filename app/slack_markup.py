@@ -17,6 +17,7 @@ _ANGLE = re.compile(r"<([^<>\n]+)>")
 _BOLD = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
 _ITALIC = re.compile(r"(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])")
 _STRIKE = re.compile(r"(?<![\w~])~(?=\S)([^~\n]+?)(?<=\S)~(?![\w~])")
+_MARKS = re.compile(r"[*_~<&]")
 _HELD = re.compile("\x01(\\d+)\x01")
 _SPECIAL = {"here": "@here", "channel": "@channel", "everyone": "@everyone"}
 
@@ -31,6 +32,8 @@ def _escape(text: str) -> str:
 
 def _split_code(text: str, plain: Callable[[str], str]) -> str:
     """`plain` applied to every part of `text` outside code spans and blocks."""
+    if "`" not in text:
+        return plain(text)
     parts = _CODE.split(text)
     return "".join(part if n % 2 else plain(part) for n, part in enumerate(parts))
 
@@ -56,6 +59,8 @@ def to_markdown(text: str, users: Mapping[str, str], channels: Mapping[str, str]
         return f"[{_unescape(label)}]({url})" if label and label != url else url
 
     def plain(part: str) -> str:
+        if not _MARKS.search(part):
+            return part
         held: list[str] = []
 
         def hold(match: re.Match[str]) -> str:

@@ -19,6 +19,7 @@ message came from, and a member's claim to be one of its authors (core.kinds lis
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -31,13 +32,13 @@ MAX_REACTION_NAME = 64
 MAX_REACTIONS = 64
 MAX_REACTION_USERS = 64
 MAX_ITEMS = 64
+_SLACK_ID = re.compile(rf"[!-~]{{1,{MAX_SLACK_ID}}}")
 REACTION_FIELDS = frozenset({"emoji", "count", "users"})
 ITEM_FIELDS = frozenset({"target", "user", "name", "ts", "edited", "subtype", "reactions"})
 
 
 def check_slack_id(value: Any, what: str) -> str:
-    if not isinstance(value, str) or not 1 <= len(value) <= MAX_SLACK_ID or \
-            not all("!" <= ch <= "~" for ch in value):
+    if not isinstance(value, str) or _SLACK_ID.fullmatch(value) is None:
         raise bad(f"{what} must be 1 to {MAX_SLACK_ID} printable ASCII characters")
     return value
 
