@@ -230,3 +230,66 @@ def _integrity(path: Path) -> str:
         return str(exc)
     finally:
         conn.close()
+
+
+# The daily backup ("Your data" in Settings) ---------------------------------------------------
+
+DAILY_FILE = "daily-backup.json"  # in the data folder: {"folder": str, "last_ms": int}
+DAY_MS = 24 * 3600 * 1000
+
+
+@dataclass(frozen=True)
+class DailyBackup:
+    folder: Path | None  # None: off
+    last_ms: int  # when the last daily backup was written (0: never)
+
+
+def daily_setting(data: Path) -> DailyBackup:
+    """The daily backup's folder and last run; off when the file is missing or unreadable."""
+    try:
+        stored = json.loads((Path(data) / DAILY_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return DailyBackup(None, 0)
+    if not isinstance(stored, dict) or not isinstance(stored.get("folder"), str):
+        return DailyBackup(None, 0)
+    last = stored.get("last_ms")
+    return DailyBackup(Path(stored["folder"]), last if type(last) is int and last >= 0 else 0)
+
+
+def set_daily(data: Path, folder: Path | None, last_ms: int | None = None) -> DailyBackup:
+    """Turn the daily backup on (into `folder`) or off (None); written atomically."""
+    current = daily_setting(data)
+    setting = DailyBackup(Path(folder) if folder else None,
+                          current.last_ms if last_ms is None else last_ms)
+    target = Path(data) / DAILY_FILE
+    if setting.folder is None:
+        target.unlink(missing_ok=True)
+        return setting
+    with tempfile.NamedTemporaryFile("w", dir=data, prefix=".daily-", delete=False,
+                                     encoding="utf-8") as tmp:
+        json.dump({"folder": str(setting.folder), "last_ms": setting.last_ms}, tmp)
+    os.replace(tmp.name, target)
+    return setting
+
+
+def daily_due(data: Path, now_ms: int) -> bool:
+    setting = daily_setting(data)
+    return setting.folder is not None and now_ms - setting.last_ms >= DAY_MS
+
+
+def run_daily(paths: Paths, passphrase: str, *, clock=time.time) -> Path:
+    """Write today's backup into the daily folder (hearth-WORKSPACE-YYYY-MM-DD.zip; a second
+    one the same day gets a suffix) and record when."""
+    setting = daily_setting(paths.data)
+    if setting.folder is None:
+        raise WorkspaceError("the daily backup is off")
+    day = time.strftime("%Y-%m-%d", time.localtime(clock()))
+    name = f"hearth-{paths.workspace}-{day}"
+    out = setting.folder / f"{name}.zip"
+    n = 1
+    while out.exists():
+        n += 1
+        out = setting.folder / f"{name}-{n}.zip"
+    backup(paths, out, passphrase, clock=clock)
+    set_daily(paths.data, setting.folder, int(clock() * 1000))
+    return out

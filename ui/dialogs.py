@@ -30,6 +30,7 @@ from app.identity_files import import_identity
 from app.records import WHAT_IS_COLLECTED, AddressError, AnalyticsStatus, parse_address
 
 from .bridge import NodeBridge
+from .data_settings import DataPage
 
 
 class SettingsDialog(QDialog):
@@ -107,6 +108,7 @@ class SettingsDialog(QDialog):
         self.pages = QTabWidget(objectName="settingsPages")
         self.pages.addTab(general, "General")
         self.pages.addTab(privacy, "Privacy")
+        self.pages.addTab(DataPage(bridge, parent), "Your data")
         layout = QVBoxLayout(self)
         layout.addWidget(self.pages)
         layout.addWidget(close_buttons(self))
