@@ -1,7 +1,7 @@
 """Slack's message markup and Markdown, both ways (app/slack_import.py reads exports,
 app/archive_json.py writes them).
 
-Slack: *bold*, _italic_, ~strike~, `code`, ```blocks```, <@U123> and <@U123|name> mentions,
+Slack: :emoji: shortcodes, *bold*, _italic_, ~strike~, `code`, ```blocks```, <@U123> and <@U123|name> mentions,
 <#C123|name> channels, <!here> <!channel> <!everyone>, <!subteam^S1|@team>, <!date^..|text>,
 <url|label> and <url> links, and &amp; &lt; &gt; escapes. Markdown: **bold**, *italic*,
 ~~strike~~, [label](url), @name, #channel. Code spans and blocks are left as they are.
@@ -38,6 +38,13 @@ def _split_code(text: str, plain: Callable[[str], str]) -> str:
     return "".join(part if n % 2 else plain(part) for n, part in enumerate(parts))
 
 
+def _emojize(text: str) -> str:
+    """Slack's :shortcodes: (":wave:", ":+1:") as the emoji they name; others stay."""
+    import emoji
+
+    return emoji.emojize(text, language="alias")
+
+
 def to_markdown(text: str, users: Mapping[str, str], channels: Mapping[str, str]) -> str:
     """Slack markup as Markdown; `users` and `channels` name Slack's ids."""
 
@@ -60,7 +67,7 @@ def to_markdown(text: str, users: Mapping[str, str], channels: Mapping[str, str]
 
     def plain(part: str) -> str:
         if not _MARKS.search(part):
-            return part
+            return _emojize(part) if ":" in part else part
         held: list[str] = []
 
         def hold(match: re.Match[str]) -> str:
@@ -68,6 +75,8 @@ def to_markdown(text: str, users: Mapping[str, str], channels: Mapping[str, str]
             return f"\x01{len(held) - 1}\x01"
 
         part = _ANGLE.sub(hold, part)
+        if ":" in part:
+            part = _emojize(part)
         part = _STRIKE.sub(lambda m: f"~~{m.group(1)}~~", part)
         part = _BOLD.sub(lambda m: f"\x00{m.group(1)}\x00", part)
         part = _ITALIC.sub(lambda m: f"*{m.group(1)}*", part)

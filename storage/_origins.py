@@ -151,7 +151,7 @@ delete it); marked edited when Slack's was; Slack's reactions counted with Heart
                 reactions.append(Reaction(emoji, (), count))
             else:
                 reactions[at] = replace(reactions[at], imported=count)
-        out.append(replace(m, nick=nick, edited=m.edited or g.edited > 0,
+        out.append(replace(m, nick=nick, origin=g.user, edited=m.edited or g.edited > 0,
                            reactions=tuple(reactions)))
     return out
 

@@ -68,6 +68,7 @@ class Message:
     in_channel: bool = True  # False for a reply shown only in its thread
     hidden: bool = False  # hidden by a moderator: only a moderator's read shows it, marked
     files: tuple[Attachment, ...] = ()  # attached files, in the message's order
+    origin: str | None = None  # an imported message's Slack user id (storage/_origins.py)
 
     @property
     def cursor(self) -> str:

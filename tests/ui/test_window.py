@@ -130,7 +130,7 @@ def test_screenshot_command_renders_the_views(tmp_path):
                      "doc-diff.png", "doc-merge-conflict.png", "documents.png",
                      "empty-channel.png", "invite.png", "members.png", "peers.png",
                      "private-channel.png", "search.png", "settings-privacy.png", "settings.png",
-                     "syncing-history.png",
+                     "slack-import.png", "syncing-history.png",
                      "thread.png", "welcome.png"]
     from PySide6.QtGui import QColor, QImage
 
