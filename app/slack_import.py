@@ -192,10 +192,11 @@ class SlackImporter:
             ws.topic(channel, topic)
         self.summary.channels += 1
         stream = kinds.channel_stream(ws.id, channel)
-        held = ws.replica.origins.held(channel)
+        # what I or an admin imported before: another member's claims never hold back mine
+        held = ws.replica.origins.held(channel, {ws.key, *ws.replica.admins()})
         roots: dict[str, bytes] = dict(held)
         batch: list[tuple[dict, Object]] = []
-        prev: bytes | None = ws.replica.origins.last(channel)
+        prev: bytes | None = ws.replica.origins.last(channel, ws.key)
         for msg in self.export.messages(conv):
             if msg["ts"] in held:
                 self.summary.already += 1

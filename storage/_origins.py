@@ -89,30 +89,37 @@ def origins(conn: sqlite3.Connection, ids: Sequence[bytes]) -> dict[bytes, Origi
     return out
 
 
-def claimed(conn: sqlite3.Connection, users: Iterable[str],
-            importers: Iterable[bytes] = ()) -> dict[str, bytes]:
-    """Slack user -> the member who claimed them, where the claim was confirmed by an
-    admin or by one of `importers` (whoever imported that user's messages). When two
-    members' claims are confirmed, the smallest key counts (a function of the set)."""
-    users = sorted(set(users))
-    confirmers = {row[0] for row in conn.execute("SELECT key FROM admins")} | set(importers)
-    out: dict[str, bytes] = {}
+def claimed(conn: sqlite3.Connection, pairs: Iterable[tuple[str, bytes]]
+            ) -> dict[tuple[str, bytes], bytes]:
+    """(Slack user, importer) -> the member whose claim to that user counts for what that
+    importer imported: confirmed by that importer or by an admin (never by another member
+    who imported, or made up, messages of the same user). When two members' claims are
+    confirmed, the smallest key counts (a function of the set)."""
+    pairs = set(pairs)
+    users = sorted({user for user, _ in pairs})
+    admins = {row[0] for row in conn.execute("SELECT key FROM admins")}
+    confirms: dict[str, list[tuple[bytes, bytes]]] = {}
     for part in chunks(users):
-        rows = conn.execute(
-            "SELECT c.user, c.key, c.author FROM slack_claims c WHERE c.kind = 'confirm' AND "
-            f"c.user IN ({placeholders(len(part))}) AND EXISTS (SELECT 1 FROM slack_claims m "
-            "WHERE m.kind = 'claim' AND m.user = c.user AND m.key = c.key) ORDER BY c.key",
-            part).fetchall()
-        for user, key, author in rows:
-            if author in confirmers and user not in out:
-                out[user] = key
+        for user, key, author in conn.execute(
+                "SELECT c.user, c.key, c.author FROM slack_claims c WHERE c.kind = 'confirm' AND "
+                f"c.user IN ({placeholders(len(part))}) AND EXISTS (SELECT 1 FROM slack_claims m "
+                "WHERE m.kind = 'claim' AND m.user = c.user AND m.key = c.key) ORDER BY c.key",
+                part):
+            confirms.setdefault(user, []).append((key, author))
+    out: dict[tuple[str, bytes], bytes] = {}
+    for user, importer in pairs:
+        for key, author in confirms.get(user, ()):
+            if author == importer or author in admins:
+                out[(user, importer)] = key
+                break
     return out
 
 
 def importers_of(conn: sqlite3.Connection, user: str) -> set[bytes]:
     """Who imported messages of the Slack user `user` (they may confirm a claim to it)."""
     return {row[0] for row in conn.execute(
-        "SELECT DISTINCT author FROM origins WHERE user = ?", (user,))}
+        "SELECT DISTINCT g.author FROM origins g JOIN objects o ON o.id = g.target "
+        "WHERE g.user = ? AND o.author = g.author", (user,))}
 
 
 def _nick(conn: sqlite3.Connection, key: bytes) -> str | None:
@@ -128,8 +135,7 @@ delete it); marked edited when Slack's was; Slack's reactions counted with Heart
     found = origins(conn, [m.id for m in messages])
     if not found:
         return messages
-    members = claimed(conn, {g.user for g in found.values()},
-                      {g.author for g in found.values()})
+    members = claimed(conn, {(g.user, g.author) for g in found.values()})
     nicks: dict[bytes, str | None] = {}
     out = []
     for m in messages:
@@ -137,7 +143,7 @@ delete it); marked edited when Slack's was; Slack's reactions counted with Heart
         if g is None:
             out.append(m)
             continue
-        member = members.get(g.user)
+        member = members.get((g.user, g.author))
         if member is not None:
             if member not in nicks:
                 nicks[member] = _nick(conn, member)
@@ -166,9 +172,9 @@ class OriginStore:
         return origins(self._conn, ids)
 
     def claimed(self, users: Iterable[str]) -> dict[str, bytes]:
-        users = set(users)
-        importers = {key for user in users for key in importers_of(self._conn, user)}
-        return claimed(self._conn, users, importers)
+        """Slack user -> the member whose claim counts for what someone imported of them."""
+        pairs = {(user, key) for user in set(users) for key in importers_of(self._conn, user)}
+        return {user: key for (user, _), key in sorted(claimed(self._conn, pairs).items())}
 
     def importers_of(self, user: str) -> set[bytes]:
         return importers_of(self._conn, user)
@@ -185,14 +191,23 @@ class OriginStore:
             out[user] = name
         return out
 
-    def held(self, channel: str) -> dict[str, bytes]:
-        """Slack ts -> message id of everything imported into `channel` (its name as imported)."""
+    def held(self, channel: str, by: Iterable[bytes]) -> dict[str, bytes]:
+        """Slack ts -> message id of what `by` imported into `channel` (its name as imported):
+        origins that count (their author signed the message) by one of `by`."""
+        by = sorted(set(by))
+        if not by:
+            return {}
         return dict(self._conn.execute(
-            "SELECT slack_ts, target FROM origins WHERE channel = ?", (channel,)).fetchall())
+            "SELECT g.slack_ts, g.target FROM origins g JOIN objects o ON o.id = g.target "
+            f"WHERE g.channel = ? AND o.author = g.author AND g.author IN "
+            f"({placeholders(len(by))}) ORDER BY g.slack_ts DESC, g.target DESC",
+            (channel, *by)).fetchall())
 
-    def last(self, channel: str) -> bytes | None:
-        """The latest message imported into `channel`: the next import's chain goes on from it."""
+    def last(self, channel: str, by: bytes) -> bytes | None:
+        """The latest message `by` imported into `channel`: the next import's chain goes on
+        from it."""
         row = self._conn.execute(
             "SELECT g.target FROM origins g JOIN objects o ON o.id = g.target "
-            "WHERE g.channel = ? ORDER BY o.ts DESC, o.id DESC LIMIT 1", (channel,)).fetchone()
+            "WHERE g.channel = ? AND g.author = ? AND o.author = g.author "
+            "ORDER BY o.ts DESC, o.id DESC LIMIT 1", (channel, by)).fetchone()
         return row[0] if row else None

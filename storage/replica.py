@@ -515,6 +515,10 @@ class Replica:
             "SELECT channel, target FROM mod_hidden ORDER BY channel, target",
             "SELECT message, idx, list, size FROM file_refs WHERE private IS NULL "
             "ORDER BY message, idx",
+            "SELECT o.id, g.target, g.author, g.channel, g.slack_ts, g.user, g.name, g.item "
+            "FROM origins g JOIN objects o ON o.oid = g.oid ORDER BY 1, 2",
+            "SELECT o.id, c.kind, c.author, c.key, c.user FROM slack_claims c "
+            "JOIN objects o ON o.oid = c.oid ORDER BY 1",
         ]
         h = hashlib.blake2b(digest_size=16)
         with self._read() as conn:
