@@ -66,6 +66,10 @@ def test_the_sqlite_archive_opens_with_sqlite_utils_and_finds_a_message(
         hearth: Hearth, tmp_path: Path):
     ws_paths = create_workspace(tmp_path, "w", "ada-h")
     hearth("import-slack", fx.write_zip(tmp_path / "e.zip"), "--quiet", data=ws_paths.data)
+    with Workspace.open(ws_paths) as ws:
+        plan = ws.documents.new("Plan")
+        ws.documents.write(plan, "first draft\n")
+        ws.documents.write(plan, "first draft\nsecond line\n")
     out = tmp_path / "archive.db"
     hearth("archive", out, data=ws_paths.data)
     db = sqlite_utils.Database(out)
@@ -84,6 +88,15 @@ def test_the_sqlite_archive_opens_with_sqlite_utils_and_finds_a_message(
     thumbs = next(db.query("SELECT * FROM reactions WHERE emoji = '👍'"))
     assert thumbs["count"] == 2 and json.loads(thumbs["users"]) == ["U2", "U3"]
     assert db.execute("SELECT COUNT(*) FROM channels WHERE private = 1").fetchone()[0] == 0
+    (doc,) = db.table("documents").rows
+    assert doc["title"] == "Plan" and doc["creator_id"] in {r["id"] for r in db["members"].rows}
+    texts = [r["text"] for r in db.query(
+        "SELECT text FROM document_versions WHERE document_id = ? ORDER BY ts", [doc["id"]])]
+    assert texts[-1] == "first draft\nsecond line\n" and len(texts) >= 2
+    assert [r["title"] for r in db.query(
+        "SELECT d.title FROM document_versions_fts f JOIN document_versions v "
+        "ON v.rowid = f.rowid JOIN documents d ON d.id = v.document_id "
+        "WHERE document_versions_fts MATCH 'second'")] == ["Plan"]
     assert "secret" not in out.read_bytes().decode("utf-8", "replace")
 
 
