@@ -5,8 +5,9 @@ channels), groups.json (private channels), dms.json and mpims.json (direct messa
 folder per conversation (a channel's or group's name, a DM's id, an MPIM's name) holding one
 JSON file per day (YYYY-MM-DD.json): a list of messages. Nothing is trusted: a zip's entries
 are bounded in number, size and compression ratio before anything is read (a zip bomb is
-refused whole), and `check()` reads every day file once before an import writes anything, so a
-truncated zip or a malformed file changes nothing.
+refused whole), and `check()` reads every day file (and every file a message attaches that the
+export holds) once before an import writes anything, so a truncated zip or a malformed file
+changes nothing.
 """
 
 from __future__ import annotations
@@ -225,9 +226,36 @@ class SlackExport:
         for day in conv.days:
             yield from self.day(conv, day)
 
+    def file_entry(self, conv: Conversation, file: dict) -> str | None:
+        """Where the export holds the bytes of a message's file, if it does: Slack's exports
+        hold only addresses, but tools that export with files put them at
+        `__uploads/ID/NAME` or `FOLDER/attachments/ID-NAME`."""
+        fid, name = file.get("id"), file.get("name")
+        if not isinstance(fid, str) or not isinstance(name, str) or "/" in fid + name \
+                or name in ("", ".", ".."):
+            return None
+        for entry in (f"__uploads/{fid}/{name}", f"{conv.folder}/attachments/{fid}-{name}"):
+            if entry in self._names:
+                return entry
+        return None
+
+    def extract(self, entry: str, out: Path) -> Path:
+        """Copy one entry to the file `out` (bounded as every entry is)."""
+        out.write_bytes(self.read(entry))
+        return out
+
     def check(self) -> int:
         """Read every file once (a damaged entry or a malformed day raises ExportError);
         returns how many messages the export holds."""
         self.users()
-        return sum(len(self.day(conv, day)) for conv in self.conversations()
-                   for day in conv.days)
+        count = 0
+        for conv in self.conversations():
+            for day in conv.days:
+                messages = self.day(conv, day)
+                count += len(messages)
+                for msg in messages:
+                    for file in msg.get("files", []):
+                        entry = self.file_entry(conv, file)
+                        if entry is not None:
+                            self.read(entry)  # a damaged file fails here, before any write
+        return count

@@ -22,6 +22,7 @@ signed (bench/import_slack.py).
 
 from __future__ import annotations
 
+import tempfile
 import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -60,12 +61,14 @@ class ImportSummary:
     already: int = 0  # messages a former import brought in
     skipped: int = 0  # messages with nothing to show (no text, no files)
     unknown_subtypes: int = 0  # imported as plain messages
+    files: int = 0  # files the export held, attached (the others are links)
     held: list[str] = field(default_factory=list)  # Slack users of private channels not here
 
     def line(self) -> str:
         added = (f"imported {self.messages} messages ({self.replies} in threads) into "
                  f"{self.channels} channels and {self.private} private channels")
-        extra = [f"{self.already} were here already" if self.already else "",
+        extra = [f"{self.files} files attached" if self.files else "",
+                 f"{self.already} were here already" if self.already else "",
                  f"{self.skipped} empty skipped" if self.skipped else "",
                  f"{self.unknown_subtypes} of unknown kinds as plain messages"
                  if self.unknown_subtypes else "",
@@ -135,6 +138,7 @@ class SlackImporter:
         self.total = 0
         self.done = 0
         self._pending: tuple[list[Object], Checking] | None = None
+        self._sealed: list[dict] = []  # descriptors of files attached in the batch stored next
 
     def run(self) -> ImportSummary:
         self.total = self.export.check()  # everything read once: bad input changes nothing
@@ -169,9 +173,31 @@ class SlackImporter:
         uid = clean_id(str(user))
         return uid, clean_name(str(name or uid), uid)
 
-    def _text(self, msg: dict) -> str:
+    def _text(self, msg: dict, attached: frozenset[str] = frozenset()) -> str:
+        """A message's text as Markdown, with links to its files (but those `attached`)."""
         text = to_markdown(msg.get("text") or "", self.users, self.channel_names)
-        return _fit("\n".join(part for part in [text.strip(), *_file_links(msg)] if part))
+        links = _file_links({"files": [f for f in msg.get("files", [])
+                                       if f.get("id") not in attached]})
+        return _fit("\n".join(part for part in [text.strip(), *links] if part))
+
+    def _attached(self, conv: Conversation, msg: dict) -> list[dict]:
+        """Descriptors of the files of `msg` the export holds (at most 4), sealed into this
+        computer's chunks: the message carries them as attachments."""
+        found = [(f, entry) for f in msg.get("files", [])
+                 if (entry := self.export.file_entry(conv, f)) is not None][:kinds.MAX_FILES]
+        if not found:
+            return []
+        with tempfile.TemporaryDirectory(prefix="hearth-slack-") as tmp:
+            paths = []
+            for n, (f, entry) in enumerate(found):
+                folder = Path(tmp) / str(n)
+                folder.mkdir()
+                paths.append(self.export.extract(entry, folder / f["name"]))
+            sealed = self.ws.files.seal(paths, self.ws.id)
+        descriptors = [dict(d, id=f["id"]) for d, (f, _) in zip(sealed.descriptors, found,
+                                                              strict=True)]
+        self._sealed.extend(sealed.descriptors)
+        return descriptors
 
     # Public channels --------------------------------------------------------------------------
 
@@ -202,7 +228,7 @@ class SlackImporter:
                 self.summary.already += 1
                 self._tick(1)
                 continue
-            obj = self._message(msg, channel, stream, roots, prev)
+            obj = self._message(msg, channel, stream, roots, prev, conv)
             if obj is None:
                 self.summary.skipped += 1
                 self._tick(1)
@@ -217,16 +243,23 @@ class SlackImporter:
         self._flush(channel, stream, batch)
 
     def _message(self, msg: dict, channel: str, stream: bytes, roots: dict[str, bytes],
-                 prev: bytes | None) -> Object | None:
+                 prev: bytes | None, conv: Conversation) -> Object | None:
+        thread = msg.get("thread_ts")
+        parent = roots.get(thread) if thread and thread != msg["ts"] else None
+        links = [prev] if prev else []
+        files = self._attached(conv, msg) if parent is None and msg.get("files") else []
+        if files:  # a reply carries no files in Hearth: its files stay links
+            text = self._text(msg, frozenset(d.pop("id") for d in files))
+            self.summary.files += len(files)
+            return build(self.ws.identity, "post/file", stream=stream,
+                         body={"text": text, "files": files, "channel": channel},
+                         ts=slack_ms(msg["ts"]), links=links)
         text = self._text(msg)
         if not text.strip():
             return None
         subtype = msg.get("subtype") or ""
         if subtype not in KNOWN_SUBTYPES:
             self.summary.unknown_subtypes += 1
-        thread = msg.get("thread_ts")
-        parent = roots.get(thread) if thread and thread != msg["ts"] else None
-        links = [prev] if prev else []
         if parent is not None:
             # bodies in canonical key order (length first): build() takes its fast path
             body = {"text": text, "parent": parent, "channel": channel,
@@ -262,6 +295,9 @@ class SlackImporter:
         bad = [r for r in results if r.status is Status.REJECTED]
         if bad:  # pragma: no cover - build() only makes valid objects
             raise WorkspaceError(f"object rejected: {bad[0].message}")
+        for d in self._sealed:  # as Attachments.publish marks the files it posts
+            self.ws.replica.files.set(d["list"], mine=1, complete=1, evicted=0, size=d["size"])
+        self._sealed = []
         if self.ws.on_created is not None and objects:
             # Once a batch, not once an object: the Node's hook pushes everything stored
             # since it last did, and counts what a person made (an import is not 1,000,000

@@ -143,3 +143,26 @@ def test_a_zip_bomb_is_refused_before_it_is_read(hearth: Hearth, tmp_path: Path,
 def test_an_unknown_file_is_not_an_export(hearth: Hearth, tmp_path: Path, team):
     other = fx.write_zip(tmp_path / "other.zip", {"readme.json": {}})
     _refused(hearth, team[0].data, other, "is not a Slack export")
+
+
+def test_files_the_export_holds_come_as_attachments(hearth: Hearth, tmp_path: Path):
+    data = create_workspace(tmp_path, "w", "ada-h")
+    pdf = b"%PDF-1.4 the plan\n" * 100
+    export = fx.write_zip(tmp_path / "with-files.zip", raw={"__uploads/F1/plan.pdf": pdf})
+    line = hearth("import-slack", export, "--quiet", data=data.data).line
+    assert "1 files attached" in line
+    with Workspace.open(data) as ws:
+        (plan,) = [m for m in ws.read("general", limit=100) if m.text.startswith("the plan")]
+        assert plan.text == "the plan" and plan.nick == "ada (from Slack)"
+        assert [(f.name, f.size, f.complete) for f in plan.files] == [("plan.pdf", len(pdf),
+                                                                      True)]
+        saved = ws.files.save(plan.id, 0, tmp_path / "out")
+        assert saved.read_bytes() == pdf
+    # a damaged attached file is found before anything is written
+    damaged = bytearray(fx.write_zip(tmp_path / "d.zip", raw={"__uploads/F1/plan.pdf": pdf})
+                        .read_bytes())
+    at = damaged.find(b"__uploads/F1/plan.pdf") + 24  # in its compressed bytes
+    damaged[at] ^= 0xFF
+    (tmp_path / "d2.zip").write_bytes(bytes(damaged))
+    other = create_workspace(tmp_path, "v", "zed")
+    _refused(hearth, other.data, tmp_path / "d2.zip", "cannot be read")
