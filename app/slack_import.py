@@ -27,6 +27,7 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 
 from core import kinds
@@ -83,6 +84,7 @@ def slack_ms(ts: str) -> int:
     return int(seconds) * 1000 + int((fraction + "000")[:3])
 
 
+@lru_cache(maxsize=65536)
 def clean_name(name: str, fallback: str) -> str:
     """A Slack name as an origin's name: NFC, no control characters, at most 80 codepoints."""
     name = "".join(ch for ch in unicodedata.normalize("NFC", name)
@@ -90,11 +92,13 @@ def clean_name(name: str, fallback: str) -> str:
     return name or fallback
 
 
+@lru_cache(maxsize=65536)
 def clean_id(value: str) -> str:
     value = "".join(ch for ch in value if "!" <= ch <= "~")[:32]
     return value or "unknown"
 
 
+@lru_cache(maxsize=4096)
 def emoji_of(name: str) -> str:
     """A Slack reaction name (":+1:", "thumbsup::skin-tone-2") as an emoji where it is one,
     else ":name:" (a custom emoji)."""
