@@ -57,9 +57,12 @@ def cmd_claim(args: argparse.Namespace) -> None:
 def cmd_confirm(args: argparse.Namespace) -> None:
     with open_workspace(args) as ws:
         key = ws.resolve_person(args.person)
-        obj = confirm(ws, key, args.user)
+        done = confirm(ws, key, args.user)
+    obj = done.confirmation
     print(f"confirmed: Slack user {_text.line(obj.body['user'])}'s messages show as "
-          f"{key.hex()[:SHORT_KEY]}'s")
+          f"{key.hex()[:SHORT_KEY]}'s"
+          + (f"; added to {', '.join('#' + _text.line(c) for c in done.channels)}"
+             if done.channels else ""))
 
 
 def cmd_users(args: argparse.Namespace) -> None:

@@ -10,8 +10,9 @@ the member who was ada claims the Slack user (import/claim) and the importer or 
 confirms it (import/confirm), ada's messages show under that member's name.
 Public channels keep threads (post/reply), reactions and edits (in the origin). Private
 channels, group DMs and DMs go to private channels (ws.private) of the importer and of those
-of their members who are in the workspace (`--map` names them); the others are held by the
-importer, who adds them once they join. Private channels have no threads, reactions or
+of their members who are in the workspace (`--map` names them); the others are held out,
+and added when the importer confirms their claim (`confirm`: the importer's computer keeps
+who was in which, HELD_FILE). Private channels have no threads, reactions or
 message times of their own yet, so a private message carries its author, Slack time and
 reactions in its sealed text. An object's id is a function of the export (Ed25519 is
 deterministic; each channel's imported objects link in a chain), and Slack's (channel, ts)
@@ -22,6 +23,9 @@ signed (bench/import_slack.py).
 
 from __future__ import annotations
 
+import json
+import os
+import re
 import tempfile
 import unicodedata
 from collections.abc import Callable, Iterable
@@ -363,6 +367,7 @@ class SlackImporter:
         found = ws.private.resolve(name)
         members = self._members(conv)
         channel = found.id if found is not None else ws.private.create(name, members)
+        self._hold(channel, conv)
         self.summary.private += 1
         have = {m.text for m in ws.private.read(channel, limit=0)}
         epoch, key = ws.private.newest_key(channel)
@@ -377,6 +382,19 @@ class SlackImporter:
                 have.add(text)
                 self.summary.messages += 1
             self._tick(1)
+
+    def _hold(self, channel: bytes, conv: Conversation) -> None:
+        """Remember, on this computer only, which Slack users were in a private channel, so
+        that confirming one's claim later adds them to it (`confirm`)."""
+        held = read_held(self.ws)
+        held["channels"][channel.hex()] = sorted(set(conv.members))
+        for user in conv.members:
+            held["users"][clean_id(user)] = clean_name(self.users.get(user, user), user)
+        path = self.ws.paths.workspace_dir / HELD_FILE
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=".slack-", delete=False,
+                                         encoding="utf-8") as tmp:
+            json.dump(held, tmp)
+        os.replace(tmp.name, path)
 
     def _sealed_text(self, msg: dict) -> str | None:
         body = self._text(msg)
@@ -402,8 +420,6 @@ def import_slack(ws: Workspace, path: Path, *, mapping: dict[str, bytes] | None 
 
 def read_mapping(ws: Workspace, path: Path) -> dict[str, bytes]:
     """`--map USERS.json`: {"U123": "a member's nickname or key", ...}."""
-    import json
-
     try:
         value = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -416,29 +432,68 @@ def read_mapping(ws: Workspace, path: Path) -> dict[str, bytes]:
 
 # Claims -------------------------------------------------------------------------------------
 
+_SLACK_USER = re.compile(r"[UWB][A-Z0-9]{2,31}")
+
+
 def claim(ws: Workspace, user: str) -> Object:
-    """Say that I am the Slack user `user` (an id like U123, or the name imported)."""
-    return ws.publish("import/claim", ws.id, {"user": slack_user(ws, user)})
+    """Say that I am the Slack user `user`: the name imported, or an id like U123 (an id
+    this computer has no message of too: that user may have been only in private channels)."""
+    ref = user.strip()
+    uid = ref if _SLACK_USER.fullmatch(ref) else slack_user(ws, ref)
+    return ws.publish("import/claim", ws.id, {"user": uid})
 
 
-def confirm(ws: Workspace, key: bytes, user: str) -> Object:
+HELD_FILE = "slack-private.json"  # in the workspace's folder: {"channels": {id: [user]},
+# "users": {user: name}} of the private channels this computer imported
+
+
+def read_held(ws: Workspace) -> dict:
+    try:
+        held = json.loads((ws.paths.workspace_dir / HELD_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        held = None
+    if not isinstance(held, dict) or not isinstance(held.get("channels"), dict) or \
+            not isinstance(held.get("users"), dict):
+        held = {"channels": {}, "users": {}}
+    return held
+
+
+@dataclass(frozen=True)
+class Confirmed:
+    confirmation: Object
+    channels: tuple[str, ...]  # private channels imported here that they were added to
+
+
+def confirm(ws: Workspace, key: bytes, user: str) -> Confirmed:
     """Confirm `key`'s claim to be the Slack user `user`: by whoever imported that user's
-    messages, or an admin."""
+    messages, or an admin. On the computer that imported private channels the user was in,
+    they are added to those channels (they read their history)."""
     uid = slack_user(ws, user)
-    if ws.key not in ws.replica.origins.importers_of(uid) and not ws.is_admin():
+    held = read_held(ws)
+    if ws.key not in ws.replica.origins.importers_of(uid) and not ws.is_admin() and not any(
+            uid in users for users in held["channels"].values()):
         raise WorkspaceError("only the member who imported their messages or an admin "
                              "confirms a Slack claim")
     if not any(kind == "claim" and k == key and u == uid
                for kind, _, k, u in ws.replica.origins.claims()):
         raise WorkspaceError("they have not claimed that Slack user (they run "
                              "`hearth slack-claim` first)")
-    return ws.publish("import/confirm", ws.id, {"key": key, "user": uid})
+    obj = ws.publish("import/confirm", ws.id, {"key": key, "user": uid})
+    added = []
+    for channel in ws.private.channels():
+        if uid in held["channels"].get(channel.id.hex(), ()) and key not in channel.members:
+            try:
+                ws.private.add_member(channel.id, key)
+            except WorkspaceError:  # not mine to change (nor an admin's), or they left
+                continue
+            added.append(channel.name)
+    return Confirmed(obj, tuple(added))
 
 
 def slack_user(ws: Workspace, ref: str) -> str:
     """A Slack user id from an id or the name imported with their messages; nothing is
     claimed for a user no import brought in."""
-    users = ws.replica.origins.users()
+    users = {**read_held(ws)["users"], **ws.replica.origins.users()}
     if ref in users:
         return ref
     found = [uid for uid, name in users.items() if name.casefold() == ref.strip().casefold()]

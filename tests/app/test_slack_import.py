@@ -87,9 +87,13 @@ def test_a_claim_confirmed_by_the_importer_shows_messages_as_the_members(
         ws_ada.replica.ingest([r[0] for r in ws_bob.replica.conn.execute(
             "SELECT raw FROM objects")])
         assert "(from Slack)" in ws_ada.read("random")[0].nick
-    hearth("slack-confirm", "bobby", "U2", data=ada.data)
+    confirmed = hearth("slack-confirm", "bobby", "U2", data=ada.data).line
+    # bob was in three private conversations the importer holds: he is in them now
+    assert confirmed.endswith("added to #secret-plans, #dm-Zoë 日本-ada-bob, #dm-ada-bob")
     with Workspace.open(ada) as ws:
         assert [m.nick for m in ws.read("random")] == ["bobby"]
+        secret = ws.private.resolve("secret-plans")
+        assert secret is not None and len(secret.members) == 2
     users = hearth("slack-users", "--json", data=ada.data).json()
     assert [u["member"] is not None for u in users if u["user"] == "U2"] == [True]
 
