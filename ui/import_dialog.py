@@ -1,15 +1,21 @@
 """"Import from Slack…": choose a Slack export (a zip), see it come in with progress, and
-what was imported at the end. The import runs on the Node's thread (app/slack_import.py, as
-`hearth import-slack`); its progress crosses to this window as a queued signal."""
+what was imported at the end. The import runs on a thread of its own with its own connection to
+the replica, as `hearth import-slack` does beside a running node (app/slack_import.py), so the
+Node's thread goes on syncing and answering the window meanwhile; the Node notices what it
+writes as it notices any other process's writes, and pushes it to peers. Progress crosses to
+this window as a queued signal."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QProgressBar, QVBoxLayout
 
+from app.paths import Paths
 from app.slack_import import ImportSummary, import_slack
+from app.workspace import Workspace
 
 from .bridge import NodeBridge
 
@@ -41,8 +47,15 @@ class SlackImportDialog(QDialog):
         self.progress = _Progress(self)
         self.progress.moved.connect(self._moved)
         emit = self.progress.moved.emit
-        bridge.then(bridge.facade.run(lambda ws: import_slack(ws, export, progress=emit)),
-                    done=self._done, failed=self._failed)
+        paths = Paths.resolve(bridge.facade.info.data, bridge.facade.info.folder)
+
+        def run() -> ImportSummary:
+            with Workspace.open(paths) as ws:
+                return import_slack(ws, export, progress=emit)
+
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="slack-import")
+        bridge.then(self._pool.submit(run), done=self._done, failed=self._failed)
+        self._pool.shutdown(wait=False)
 
     def _moved(self, done: int, total: int) -> None:
         self.bar.setRange(0, max(total, 1))
