@@ -313,22 +313,19 @@ class SlackImporter:
             self.ws.on_created(objects[-1])
         self._tick(sum(obj.type != "post/origin" for obj in objects))
 
-    def _item(self, msg: dict, obj: Object) -> dict:
+    def _item(self, msg: dict, obj: Object) -> list:
         uid, name = self._name(msg)
         reactions = []
         for r in msg.get("reactions", [])[:MAX_REACTIONS]:
             users = [clean_id(u) for u in r.get("users", [])]
             count = max(r.get("count", 0), len(users), 1)
-            reactions.append({"count": count, "emoji": emoji_of(r["name"]),
-                              "users": users[:MAX_REACTION_USERS]})
+            reactions.append([emoji_of(r["name"]), count, users[:MAX_REACTION_USERS]])
         edited = msg.get("edited")
-        # keys in canonical order (length, then bytes), as encoding checks it
-        return {"ts": msg["ts"], "name": name, "user": uid, "edited":
-                slack_ms(edited["ts"]) if edited else 0, "target": obj.id,
-                "subtype": (msg.get("subtype") or "")[:32], "reactions": reactions}
+        return [obj.id, uid, name, msg["ts"], slack_ms(edited["ts"]) if edited else 0,
+                (msg.get("subtype") or "")[:32], reactions]  # core.import_kinds.ITEM
 
-    def _origins(self, channel: str, stream: bytes, items: list[dict]) -> list[Object]:
-        ts = max(slack_ms(item["ts"]) for item in items)
+    def _origins(self, channel: str, stream: bytes, items: list[list]) -> list[Object]:
+        ts = max(slack_ms(item[3]) for item in items)
         body = {"items": items, "channel": channel}
         try:
             obj = build(self.ws.identity, "post/origin", stream=stream, body=body, ts=ts)

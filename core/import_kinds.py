@@ -1,16 +1,17 @@
 """Kinds of history brought in from elsewhere (a Slack export, app/slack_import.py): where a
 message came from, and a member's claim to be one of its authors (core.kinds lists them).
 
-- post/origin   {channel: name, items: [item, 1..64]}, an item {target: id, user: str
-                 1..32 printable ASCII, name: str 1..80, ts: str 1..32 printable ASCII,
-                 edited: int >= 0, subtype: str 0..32, reactions: [{emoji: str 1..64,
-                 count: int >= 1, users: [str, 0..64]}, 0..64]}  (in the channel's stream: the
+- post/origin   {channel: name, items: [item, 1..64]}, an item the list [target: id, user:
+                 str 1..32 printable ASCII, name: str 1..80, ts: str 1..32 printable ASCII,
+                 edited: int >= 0, subtype: str 0..32, reactions: [[emoji: str 1..64, count:
+                 int >= 1, users: [str, 0..64]], 0..64]]  (in the channel's stream: the
                  importer's claims about its own messages `target`: who wrote each one there
                  (`name`, Slack's `user` id), its Slack `ts` (the export's key, so an import is
                  never made twice), when it was last edited (ms, 0: never), Slack's subtype,
                  and its reactions. An item counts only when the origin's author is `target`'s
                  author: storage/_origins.py. One origin for up to 64 messages keeps an import
-                 near one object per message)
+                 near one object per message; items are lists, not maps, so a body is checked
+                 once and encoded on the fast path, as a post's is)
 - import/claim  {user: str 1..32 printable ASCII}  (in the workspace stream: its author says
                  they are that Slack user)
 - import/confirm {key: key, user: str 1..32 printable ASCII}  (in the workspace stream: the
@@ -33,8 +34,8 @@ MAX_REACTIONS = 64
 MAX_REACTION_USERS = 64
 MAX_ITEMS = 64
 _SLACK_ID = re.compile(rf"[!-~]{{1,{MAX_SLACK_ID}}}")
-REACTION_FIELDS = frozenset({"emoji", "count", "users"})
-ITEM_FIELDS = frozenset({"target", "user", "name", "ts", "edited", "subtype", "reactions"})
+ITEM = ("target", "user", "name", "ts", "edited", "subtype", "reactions")  # an item's places
+REACTION = ("emoji", "count", "users")
 
 
 def check_slack_id(value: Any, what: str) -> str:
@@ -47,11 +48,11 @@ def _reactions(value: Any) -> None:
     if not isinstance(value, list) or len(value) > MAX_REACTIONS:
         raise bad(f"reactions must be a list of at most {MAX_REACTIONS}")
     for item in value:
-        if not isinstance(item, dict) or item.keys() != REACTION_FIELDS:
-            raise bad(f"a reaction has exactly {sorted(REACTION_FIELDS)}")
-        check_name(item["emoji"], "a reaction's emoji", MAX_REACTION_NAME)
-        check_uint(item["count"], "a reaction's count", 1)
-        users = item["users"]
+        if not isinstance(item, list) or len(item) != len(REACTION):
+            raise bad(f"a reaction is the list {list(REACTION)}")
+        emoji, count, users = item
+        check_name(emoji, "a reaction's emoji", MAX_REACTION_NAME)
+        check_uint(count, "a reaction's count", 1)
         if not isinstance(users, list) or len(users) > MAX_REACTION_USERS:
             raise bad(f"a reaction's users are a list of at most {MAX_REACTION_USERS}")
         for user in users:
@@ -59,15 +60,16 @@ def _reactions(value: Any) -> None:
 
 
 def _item(item: Any) -> None:
-    if not isinstance(item, dict) or item.keys() != ITEM_FIELDS:
-        raise bad(f"an origin's item has exactly {sorted(ITEM_FIELDS)}")
-    check_id(item["target"], "target")
-    check_slack_id(item["user"], "user")
-    check_name(item["name"], "origin name", MAX_ORIGIN_NAME)
-    check_slack_id(item["ts"], "ts")
-    check_uint(item["edited"], "edited")
-    check_str(item["subtype"], "subtype", 0, MAX_SUBTYPE)
-    _reactions(item["reactions"])
+    if not isinstance(item, list) or len(item) != len(ITEM):
+        raise bad(f"an origin's item is the list {list(ITEM)}")
+    target, user, name, ts, edited, subtype, reactions = item
+    check_id(target, "target")
+    check_slack_id(user, "user")
+    check_name(name, "origin name", MAX_ORIGIN_NAME)
+    check_slack_id(ts, "ts")
+    check_uint(edited, "edited")
+    check_str(subtype, "subtype", 0, MAX_SUBTYPE)
+    _reactions(reactions)
 
 
 def _origin(body: dict) -> None:
@@ -77,7 +79,7 @@ def _origin(body: dict) -> None:
         raise bad(f"items must be a list of 1 to {MAX_ITEMS}")
     for item in items:
         _item(item)
-    if len({item["target"] for item in items}) != len(items):
+    if len({item[0] for item in items}) != len(items):
         raise bad("items repeat a target")
 
 

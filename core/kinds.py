@@ -182,7 +182,7 @@ def _canonical_order(fields: frozenset[str]) -> tuple[str, ...]:
 # kind -> canonical key order of its body, for the decoder's fast path
 _ORDER = {kind: _canonical_order(fields) for kind, (fields, _) in KINDS.items()}
 # Bodies that nest maps (policies) need the general canonical walk.
-_NESTED = frozenset({"channel/policy", "post/file", "post/origin"})  # bodies that hold maps
+_NESTED = frozenset({"channel/policy", "post/file"})  # bodies that hold maps
 
 
 def check_body(kind: str, body: dict) -> bool:

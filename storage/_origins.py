@@ -46,8 +46,8 @@ def record(conn: sqlite3.Connection, workspace: bytes, objects: Iterable[Object]
     for o in objects:
         if o.type == "post/origin":
             b = o.body
-            origins += [(oids[o.id], item["target"], o.author, b["channel"], item["ts"],
-                         item["user"], item["name"], dumps(item)) for item in b["items"]]
+            origins += [(oids[o.id], item[0], o.author, b["channel"], item[3], item[1],
+                         item[2], dumps(item)) for item in b["items"]]
         elif o.type == "import/claim" and o.stream == workspace:
             claims.append((oids[o.id], "claim", o.author, o.author, o.body["user"]))
         elif o.type == "import/confirm" and o.stream == workspace:
@@ -68,10 +68,9 @@ def reindex(conn: sqlite3.Connection, workspace: bytes) -> None:
 
 
 def _origin(author: bytes, channel: str, user: str, name: str, item: bytes) -> Origin:
-    b = loads(item)
-    return Origin(b["target"], author, channel, name, user, b["ts"], b["edited"],
-                  b["subtype"], tuple((r["emoji"], r["count"], tuple(r["users"]))
-                                      for r in b["reactions"]))
+    target, _, _, ts, edited, subtype, reactions = loads(item)  # core.import_kinds.ITEM
+    return Origin(target, author, channel, name, user, ts, edited, subtype,
+                  tuple((emoji, count, tuple(users)) for emoji, count, users in reactions))
 
 
 def origins(conn: sqlite3.Connection, ids: Sequence[bytes]) -> dict[bytes, Origin]:

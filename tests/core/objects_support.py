@@ -141,14 +141,12 @@ descriptors = st.fixed_dictionaries({
 editor_changes = st.tuples(id_lists(0, 8), id_lists(0, 8)).filter(lambda t: t[0] or t[1])
 
 slack_ids = st.text("UBC0123456789ABCDEFGHXYZ.", min_size=1, max_size=32)
-origin_items = st.lists(st.fixed_dictionaries({
-    "target": ids, "user": slack_ids, "name": names(80), "ts": slack_ids,
-    "edited": st.integers(0, 2**63 - 1),
-    "subtype": st.sampled_from(["", "thread_broadcast", "huddle_thread"]),
-    "reactions": st.lists(st.fixed_dictionaries({
-        "emoji": st.sampled_from(["👍", ":party_parrot:"]), "count": st.integers(1, 999),
-        "users": st.lists(slack_ids, max_size=4)}), max_size=3)}),
-    min_size=1, max_size=4, unique_by=lambda item: item["target"])
+origin_items = st.lists(st.tuples(
+    ids, slack_ids, names(80), slack_ids, st.integers(0, 2**63 - 1),
+    st.sampled_from(["", "thread_broadcast", "huddle_thread"]),
+    st.lists(st.tuples(st.sampled_from(["👍", ":party_parrot:"]), st.integers(1, 999),
+                       st.lists(slack_ids, max_size=4)).map(list), max_size=3)).map(list),
+    min_size=1, max_size=4, unique_by=lambda item: item[0])
 
 BODIES = {
     "post/origin": st.fixed_dictionaries({"channel": names(64), "items": origin_items}),

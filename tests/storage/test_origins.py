@@ -16,9 +16,8 @@ from .conftest import World, add, identity, new_replica
 
 def _origin(world: World, who: Identity, channel: str, target, user: str, name: str,
             *, count: int = 0):
-    item = {"ts": "1500000000.000100", "name": name, "user": user, "edited": 0,
-            "target": target.id, "subtype": "",
-            "reactions": [{"count": count, "emoji": "👍", "users": []}] if count else []}
+    item = [target.id, user, name, "1500000000.000100", 0, "",
+            [["👍", count, []]] if count else []]
     return world.publish(who, "post/origin", world.channel(channel),
                          {"items": [item], "channel": channel})
 
