@@ -29,6 +29,7 @@ import re
 import tempfile
 import unicodedata
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -146,6 +147,8 @@ class SlackImporter:
         self.total = 0
         self.done = 0
         self._pending: tuple[list[Object], Checking] | None = None
+        self._writing: tuple[Future, list[Object], list[dict]] | None = None
+        self._writer = ThreadPoolExecutor(1)
         self._sealed: list[dict] = []  # descriptors of files attached in the batch stored next
 
     def run(self) -> ImportSummary:
@@ -156,15 +159,21 @@ class SlackImporter:
                               ("public", "private")}
         self._tick()
         self.ws.check_not_removed()
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="slack-import-writer")
         try:
             for conv in conversations:
                 if conv.kind == "public":
                     self._public(conv)
                 else:
                     self._store()
+                    self._finish()
                     self._private(conv)
-        finally:
             self._store()
+        finally:
+            try:
+                self._finish()
+            finally:
+                self._writer.shutdown()
         self.summary.held = sorted(set(self.summary.held))
         return self.summary
 
@@ -195,6 +204,7 @@ class SlackImporter:
                  if (entry := self.export.file_entry(conv, f)) is not None][:kinds.MAX_FILES]
         if not found:
             return []
+        self._finish()  # sealing writes chunks through the replica, as the writer does
         with tempfile.TemporaryDirectory(prefix="hearth-slack-") as tmp:
             paths = []
             for n, (f, entry) in enumerate(found):
@@ -210,6 +220,7 @@ class SlackImporter:
     # Public channels --------------------------------------------------------------------------
 
     def _public(self, conv: Conversation) -> None:
+        self._finish()  # the writer's batch first: this thread reads and writes below
         name = conv.name.strip()
         try:
             kinds.check_name(name, "channel name", kinds.MAX_CHANNEL)
@@ -294,22 +305,34 @@ class SlackImporter:
         self.summary.replies += sum(obj.type == "post/reply" for _, obj in batch)
 
     def _store(self) -> None:
-        """Store the batch whose checks are under way, as Workspace.add_own would."""
+        """Hand the batch whose checks are under way to the writer thread, which stores it
+        (as Workspace.add_own would) while this thread converts and signs the next one; the
+        batch before it is finished first."""
+        self._finish()
         if self._pending is None:
             return
         objects, checking = self._pending
         self._pending = None
-        results = self.ws.replica.ingest_checked([checking])
+        future = self._writer.submit(self.ws.replica.ingest_checked, [checking])
+        self._writing = (future, objects, self._sealed)
+        self._sealed = []
+
+    def _finish(self) -> None:
+        """Wait for the writer's batch (before this thread touches the replica itself)."""
+        if self._writing is None:
+            return
+        future, objects, sealed = self._writing
+        self._writing = None
+        results = future.result()
         bad = [r for r in results if r.status is Status.REJECTED]
         if bad:  # pragma: no cover - build() only makes valid objects
             raise WorkspaceError(f"object rejected: {bad[0].message}")
-        for d in self._sealed:  # as Attachments.publish marks the files it posts
+        for d in sealed:  # as Attachments.publish marks the files it posts
             self.ws.replica.files.set(d["list"], mine=1, complete=1, evicted=0, size=d["size"])
-        self._sealed = []
         if self.ws.on_created is not None and objects:
-            # Once a batch, not once an object: the Node's hook pushes everything stored
-            # since it last did, and counts what a person made (an import is not 1,000,000
-            # posts of theirs).
+            # Once a batch, not once an object, and on the caller's thread: the Node's hook
+            # pushes everything stored since it last did, and counts what a person made (an
+            # import is not 1,000,000 posts of theirs).
             self.ws.on_created(objects[-1])
         self._tick(sum(obj.type != "post/origin" for obj in objects))
 
