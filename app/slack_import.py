@@ -16,9 +16,9 @@ who was in which, HELD_FILE). Private channels have no threads, reactions or
 message times of their own yet, so a private message carries its author, Slack time and
 reactions in its sealed text. An object's id is a function of the export (Ed25519 is
 deterministic; each channel's imported objects link in a chain), and Slack's (channel, ts)
-key is checked too, so importing an export twice adds nothing. Objects are stored in batches
-of BATCH messages, each checked in the signature helpers while the next is converted and
-signed (bench/import_slack.py).
+key is checked too, so importing an export twice adds nothing. Objects go in batches of
+BATCH messages: while this thread converts and signs one, the signature helpers check the one
+before and a writer thread stores the one before that (bench/import_slack.py).
 """
 
 from __future__ import annotations
