@@ -22,4 +22,5 @@ def test_each_slack_author_starts_a_group_of_their_own():
     rows = [_msg(1, "U1", "ada (from Slack)"), _msg(2, "U1", "ada (from Slack)"),
             _msg(3, "U2", "bob (from Slack)"), _msg(4, None, "me")]
     assert _rows.group_starts(rows) == [True, False, True, True]
-    assert [_rows.starts_group(a, b) for a, b in zip(rows, rows[1:])] == [False, True, True]
+    assert [_rows.starts_group(a, b) for a, b in zip(rows, rows[1:], strict=False)] == [
+        False, True, True]
