@@ -11,6 +11,7 @@ from . import (
     analytics_commands,
     chat_commands,
     conversation_commands,
+    data_commands,
     doc_commands,
     download_commands,
     file_commands,
@@ -32,7 +33,8 @@ __all__ = ["PORT", "CLIError", "Parser", "build_parser", "main", "seconds", "who
 # `register(subparsers, common_options)`. A new module is added here, or its commands do not exist.
 COMMAND_MODULES = (chat_commands, file_commands, conversation_commands, moderation_commands,
                    doc_commands, sync_commands, keep_commands, download_commands, member_commands,
-                   private_commands, notify_commands, analytics_commands, relay_commands, gui_command)
+                   private_commands, notify_commands, analytics_commands, relay_commands,
+                   data_commands, gui_command)
 
 
 Handler = Callable[[argparse.Namespace], Any]

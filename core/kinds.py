@@ -67,6 +67,7 @@ documents
                   the branch key of `epoch`, of a comment on a range of the text, a reply or a
                   resolve: see core/documents/_comments.py. Anyone who reads the branch may
                   comment)
+imported history (core/import_kinds.py): post/origin, import/claim, import/confirm
 membership (in the workspace stream; docs/ARCHITECTURE.md "Members and invites")
 - invite/create  {tag: bytes 16, uses: int >= 0, expires: int >= 0, nonce: bytes 24,
                   box: bytes <= 256}  (an invite code's signed half: `tag` names it on the
@@ -110,7 +111,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import chat_kinds, doc_kinds, workspace_kinds
+from . import chat_kinds, doc_kinds, import_kinds, workspace_kinds
 from .chat_kinds import (
     CHAT_KINDS,
     DELETABLE_KINDS,
@@ -170,7 +171,8 @@ __all__ = [
 
 # kind -> (exact body field names, checker)
 KINDS: dict[str, tuple[frozenset[str], Callable[[dict], None]]] = {
-    **chat_kinds.BODIES, **doc_kinds.BODIES, **workspace_kinds.BODIES}
+    **chat_kinds.BODIES, **doc_kinds.BODIES, **workspace_kinds.BODIES,
+    **import_kinds.BODIES}
 
 
 def _canonical_order(fields: frozenset[str]) -> tuple[str, ...]:

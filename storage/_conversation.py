@@ -22,7 +22,7 @@ from typing import TypeVar
 from core.kinds import MAX_EMOJI_PER_MEMBER
 from core.objects import Object, decode_trusted
 
-from . import _files
+from . import _files, _origins
 from ._sql import chunks, placeholders
 from .records import Message, MessageVersion, Reaction
 
@@ -204,12 +204,13 @@ def decorate(conn: sqlite3.Connection, rows: Sequence[tuple], key: str,
         # A window scrolled back through a long channel would otherwise fill the connection's
         # page cache (64 MiB, for ingest's hot pages) with pages nothing reads again.
         conn.execute("PRAGMA shrink_memory")
-    return [Message(oid, name, _shared(author), _shared(nick), ts, text, bool(edited), reply_to,
+    return _origins.overlay(conn, [
+        Message(oid, name, _shared(author), _shared(nick), ts, text, bool(edited), reply_to,
                     replies.get(oid, 0),
                     tuple(Reaction(_shared(emoji), tuple(by))
                           for emoji, by in reacted.get(oid, {}).items()),
                     bool(in_channel), False, files.get(oid, ()))
-            for oid, author, nick, ts, text, edited, reply_to, in_channel in rows]
+        for oid, author, nick, ts, text, edited, reply_to, in_channel in rows])
 
 
 _SHARED: dict = {}  # authors' keys, nicknames and emoji, one object each across reads

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from core import kinds
 
-from . import _membership, _private, items
+from . import _membership, _origins, _private, items
 from ._ingest import Batch, WorkspaceIdentity
 from ._sql import placeholders
 from .errors import StorageError
@@ -52,9 +52,14 @@ def _authority(batch: Batch) -> None:
         batch.redecide(changed)
 
 
+def _origins_index(batch: Batch) -> None:
+    _origins.reindex(batch.conn, batch.ws.id)
+
+
 FIXUPS: dict[str, Callable[[Batch], None]] = {
     "items": _items, "conversation": _conversation, "moderation": _moderation,
     "private": _private_channels, "files": _files, "authority": _authority,
+    "origins": _origins_index,
 }
 
 

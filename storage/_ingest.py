@@ -23,7 +23,7 @@ from core.encoding import dumps, loads
 from core.objects import Object, decode_trusted  # stored objects were validated on the way in
 from core.policy import Policy, evaluate
 
-from . import _conversation, _files, _heads, _membership, _moderation, _private, items
+from . import _conversation, _files, _heads, _membership, _moderation, _origins, _private, items
 from ._chat_rows import STATE_KINDS, STATE_RESOURCE, ChatRows
 from ._deletes import Deletes
 from ._moderation import HIDDEN_MOD, HIDDEN_REMOVED, Moderator
@@ -190,6 +190,7 @@ class Batch:
         unkept = [(oids[o.id],) for o in objects if self.removed_bit(o.id, o.author)]
         self.conn.executemany("INSERT OR IGNORE INTO unkept (oid) VALUES (?)", unkept)
         _private.record(self.conn, self.ws.id, objects, oids)
+        _origins.record(self.conn, self.ws.id, objects, oids)
         self.deletes.arrived_targets(list(oids))
 
     def reindex(self, held: list[tuple[int, bytes]], *, moderation: bool = False) -> None:

@@ -25,14 +25,16 @@ class IngestResult:
 
 @dataclass(frozen=True, slots=True)
 class Reaction:
-    """One emoji on a message: who reacted with it (keys, earliest first)."""
+    """One emoji on a message: who reacted with it (keys, earliest first), and how many
+    reacted with it before it was imported (Slack's count: storage/_origins.py)."""
 
     emoji: str
     by: tuple[bytes, ...]
+    imported: int = 0
 
     @property
     def count(self) -> int:
-        return len(self.by)
+        return len(self.by) + self.imported
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +69,7 @@ class Message:
     hidden: bool = False  # hidden by a moderator: only a moderator's read shows it, marked
     files: tuple[Attachment, ...] = ()  # attached files, in the message's order
     private: bytes | None = None  # the private channel's id, for a private channel's message
+    origin: str | None = None  # an imported message's Slack user id (storage/_origins.py)
 
     @property
     def cursor(self) -> str:

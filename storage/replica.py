@@ -33,6 +33,7 @@ from ._ingest import FUTURE_MS, Batch, WorkspaceIdentity
 from ._kept import KeptStreams
 from ._membership import MembershipStore
 from ._moderation import ModerationStore
+from ._origins import OriginStore
 from ._outbox import Outbox
 from ._private import PrivateStore
 from ._private_index import PrivateIndex
@@ -242,6 +243,11 @@ class Replica:
     def membership(self) -> MembershipStore:
         """The invites, admissions and sealed workspace keys held (app.membership decides)."""
         return MembershipStore(self)
+
+    @property
+    def origins(self) -> OriginStore:
+        """Imported messages' origins and members' claims to be their Slack authors."""
+        return OriginStore(self.conn)
 
     @property
     def private(self) -> PrivateStore:
@@ -516,6 +522,10 @@ class Replica:
             "SELECT channel, target FROM mod_hidden ORDER BY channel, target",
             "SELECT message, idx, list, size FROM file_refs WHERE private IS NULL "
             "ORDER BY message, idx",
+            "SELECT o.id, g.target, g.author, g.channel, g.slack_ts, g.user, g.name, g.item "
+            "FROM origins g JOIN objects o ON o.oid = g.oid ORDER BY 1, 2",
+            "SELECT o.id, c.kind, c.author, c.key, c.user FROM slack_claims c "
+            "JOIN objects o ON o.oid = c.oid ORDER BY 1",
         ]
         h = hashlib.blake2b(digest_size=16)
         with self._read() as conn:

@@ -31,8 +31,9 @@ ALLOWED = {
     "relay": RELAY,
     # everything above and what it uses, and where the platform keeps data
     # PIL: thumbnails of attached images (app/thumbnails.py); desktop_notifier: desktop
-    # notifications (app/desktop_notify.py)
-    "app": {"app", "platformdirs", "emoji", "fast_diff_match_patch", "PIL", "desktop_notifier"}
+    # notifications (app/desktop_notify.py); sqlite_utils: the open archive (app/archive_sqlite.py)
+    "app": {"app", "platformdirs", "emoji", "fast_diff_match_patch", "PIL", "desktop_notifier",
+            "sqlite_utils"}
     | CORE | STORAGE | SYNC | ANALYTICS | RELAY,
     "ui": {"ui", "app", "PySide6", "shiboken6"},  # shiboken6 ships with PySide6
     # the `hearth` command: app's command line, and the window's commands (hearth/launcher.py)

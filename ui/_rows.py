@@ -41,7 +41,8 @@ def starts_group(previous: Message | None, message: Message) -> bool:
     author inline ("* ada waves"), so it never shows a header, and the row after it does."""
     if is_emote(message):
         return False
-    if previous is None or is_emote(previous) or previous.author != message.author:
+    if previous is None or is_emote(previous) or previous.author != message.author \
+            or previous.origin != message.origin:  # imported: one signer, many Slack authors
         return True
     if abs(message.ts - previous.ts) > GROUP_GAP_MS:
         return True
@@ -59,6 +60,7 @@ def group_starts(messages: Sequence[Message], previous: Message | None = None) -
         if emote:
             starts.append(False)
         elif previous is None or after_emote or previous.author != message.author \
+                or previous.origin != message.origin \
                 or abs(message.ts - previous.ts) > GROUP_GAP_MS:
             starts.append(True)
         else:

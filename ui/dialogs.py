@@ -31,6 +31,7 @@ from app.node_relays import Reach, relay_line
 from app.records import WHAT_IS_COLLECTED, AddressError, AnalyticsStatus, parse_address
 
 from .bridge import NodeBridge
+from .data_settings import DataPage
 from .notification_settings import NotificationSettings
 from .relay_settings import RelaySettings
 
@@ -114,6 +115,7 @@ class SettingsDialog(QDialog):
         self.relays = RelaySettings(bridge)
         self.relays.changed.connect(self.saved)
         self.pages.addTab(self.relays, "Relays")
+        self.pages.addTab(DataPage(bridge, parent), "Your data")
         layout = QVBoxLayout(self)
         layout.addWidget(self.pages)
         layout.addWidget(close_buttons(self))

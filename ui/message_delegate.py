@@ -188,7 +188,8 @@ class MessageDelegate(QStyledItemDelegate):
             return body
         text = _rows.body_text(message, name)
         skip = len(name) + 3 if emote else 0
-        mine = message.author == getattr(self._view.model(), "me", None)
+        mine = message.author == getattr(self._view.model(), "me", None) and \
+            message.origin is None
         font = self.emote_font if emote else self.body_font
         if _markdown.has_markup(message.text):
             action = message.text[len(_rows.EMOTE):] if emote else message.text

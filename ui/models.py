@@ -234,7 +234,7 @@ class MessageListModel(QAbstractListModel):
         if role == NameRole:
             return self._names.name(message)
         if role == MineRole:
-            return message.author == self.me
+            return message.author == self.me and message.origin is None
         if role == PendingRole:
             return message.id in self._pending
         if role == BodyRole:
@@ -330,7 +330,9 @@ class MessageListModel(QAbstractListModel):
     def row(self, row: int) -> tuple[Message, bool, str, bool, bool]:
         """(message, shows header, display name, mine, pending): all a row draws, in one call."""
         message = self.messages[row]
-        return (message, self._starts[row], self._names.name(message), message.author == self.me,
+        # an imported message is signed by its importer, but it is not "(you)" who wrote it
+        return (message, self._starts[row], self._names.name(message),
+                message.author == self.me and message.origin is None,
                 message.id in self._pending)
 
     def starts_day(self, row: int) -> bool:

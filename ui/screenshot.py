@@ -12,7 +12,7 @@ launch in a private channel, and carol sends ada a direct message: every picture
 lists both, and private-channel.png shows the channel open; private-thread.png its thread
 beside it, with the reactions on its first message (sealed under the channel's key too). In #design ada posts a chart (an
 image, shown inline) and bob the release plan (a PDF, a file card), which ada's computer fetches
-from bob's and ada keeps there: attachment.png. syncing-history.png is #general as a computer joining a big
+from bob's and ada keeps there: attachment.png. slack-import.png is a channel brought in from a Slack export (ui/screenshot_slack.py). syncing-history.png is #general as a computer joining a big
 workspace shows it while history streams in (the bar, "Loading older messages…"; the progress
 is the demonstration's, handed to the window as the Node's events are), with #ideas not kept on
 this computer and dimmed."""
@@ -57,6 +57,7 @@ from . import emoji_font, theme  # noqa: E402
 from .collector import GuiThreadCollector  # noqa: E402
 from .dialogs import SettingsDialog  # noqa: E402
 from .main_window import MainWindow  # noqa: E402
+from .screenshot_slack import import_demo  # noqa: E402
 
 if TYPE_CHECKING:
     from app.documents import Document, Documents
@@ -585,6 +586,12 @@ def render(out: Path) -> list[Path]:
                 dialog.resize(620, 320)
                 _save(dialog, out / "peers.png", written)
                 dialog.close()
+
+                window.show_channel(import_demo(node, Path(tmp)))
+                _must(lambda: len(window.messages.messages) == 4 and not any(
+                    window.messages.row(n)[4] for n in range(4)), "the imported channel, sent")
+                _settle()
+                _save(window, out / "slack-import.png", written)
                 window.close()
 
                 welcome = _window(node, first_run=True)

@@ -30,6 +30,7 @@ POSITIVE = {
     "doc_open": ["commits", "open_and_render_ms.median"],
     "doc_review": ["diff.diff_ms", "merge.detection_ms", "unalike.diff_ms"],
     "doc_trace": ["commits", "envelope_bytes_per_commit", "stored_ratio"],
+    "import_slack": ["import_messages_per_s", "ingest_posts_per_s_same_run", "peak_rss_mb"],
     "ingest": ["ingest_posts_per_s", "mix.ingest_objects_per_s", "ingest_vs_verify_ratio"],
     "join": ["posts", "seconds_all", "peak_rss_mb_sum"],
     "live_latency": ["post_to_peer_replica_ms.p50", "start_to_first_sync_via_mdns_s"],

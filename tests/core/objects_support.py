@@ -140,7 +140,18 @@ descriptors = st.fixed_dictionaries({
     "thumb": st.binary(max_size=64)})
 editor_changes = st.tuples(id_lists(0, 8), id_lists(0, 8)).filter(lambda t: t[0] or t[1])
 
+slack_ids = st.text("UBC0123456789ABCDEFGHXYZ.", min_size=1, max_size=32)
+origin_items = st.lists(st.tuples(
+    ids, slack_ids, names(80), slack_ids, st.integers(0, 2**63 - 1),
+    st.sampled_from(["", "thread_broadcast", "huddle_thread"]),
+    st.lists(st.tuples(st.sampled_from(["👍", ":party_parrot:"]), st.integers(1, 999),
+                       st.lists(slack_ids, max_size=4)).map(list), max_size=3)).map(list),
+    min_size=1, max_size=4, unique_by=lambda item: item[0])
+
 BODIES = {
+    "post/origin": st.fixed_dictionaries({"channel": names(64), "items": origin_items}),
+    "import/claim": st.fixed_dictionaries({"user": slack_ids}),
+    "import/confirm": st.fixed_dictionaries({"key": ids, "user": slack_ids}),
     "post/text": st.fixed_dictionaries({"channel": names(64), "text": texts}),
     "post/delete": st.fixed_dictionaries({"targets": id_lists(1)}),
     "post/info": st.fixed_dictionaries({"name": names(32)}),

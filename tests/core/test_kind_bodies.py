@@ -17,6 +17,15 @@ from .objects_support import ALL_KINDS, ID1, ID2, IDENT, STREAM, TS, envelope, r
 # Bodies of known kinds ------------------------------------------------------------------------
 
 EMOJI_4096 = "😀" * 1024  # 4096 bytes of UTF-8
+def _item(**changed) -> list:
+    """A post/origin item (core.import_kinds.ITEM), with some places changed."""
+    from core.import_kinds import ITEM
+
+    values = dict(zip(ITEM, [ID1, "U024BE7LH", "Zoë 日本", "1577872800.000200", 0, "",
+                             [["👍", 3, ["U1", "U2"]]]], strict=True))
+    return [{**values, **changed}[place] for place in ITEM]
+
+
 VALID = {
     "post/text": {"channel": "general", "text": "hello\nworld"},
     "post/delete": {"targets": [ID1]},
@@ -54,6 +63,11 @@ VALID = {
     "doc/comment": {"epoch": 0, "nonce": bytes(24), "box": b"box"},
     "mod/role": {"channel": "general", "key": ID1, "role": "moderator", "reason": "helps"},
     "mod/hide": {"channel": "general", "target": ID1, "hidden": True, "reason": "spam"},
+    "post/origin": {"channel": "general",
+                    "items": [[ID1, "U024BE7LH", "Zoë 日本", "1577872800.000200", 0, "",
+                               [["👍", 3, ["U1", "U2"]]]]]},
+    "import/claim": {"user": "U024BE7LH"},
+    "import/confirm": {"key": ID1, "user": "U024BE7LH"},
     "invite/create": {"tag": ID1[:16], "uses": 3, "expires": 1_700_000_000_000,
                       "nonce": ID1[:24], "box": b"b" * 48},
     "invite/revoke": {"invite": ID1},
@@ -117,6 +131,9 @@ EDGES = [
     ("mod/role", "reason", ""),
     ("mod/role", "reason", "話" * 256),
     ("mod/hide", "hidden", False),
+    ("post/origin", "items", [_item(target=bytes([n]) * 32) for n in range(64)]),
+    ("post/origin", "items", [_item(name="x" * 80)]),
+    ("import/claim", "user", "U" * 32),
     ("mod/hide", "reason", "x"),
     ("mod/hide", "reason", "😀" * 256),
     ("invite/create", "uses", 0),
@@ -316,6 +333,18 @@ OUT_OF_LIMITS = [
     ("post/file", "files", []),
     ("post/file", "text", "x" * 4097),
     ("post/file", "files", [{**VALID["post/file"]["files"][0], "name": "../x"}] * 1),
+    ("post/origin", "items", []),
+    ("post/origin", "items", [_item(), _item()]),
+    ("post/origin", "items", [_item(target=bytes([n]) * 32) for n in range(65)]),
+    ("post/origin", "items", [_item(ts="a b")]),
+    ("post/origin", "items", [_item() + [1]]),
+    ("post/origin", "items", [{"target": ID1}]),
+    ("post/origin", "items", [_item(reactions=[["👍", 0, []]])]),
+    ("post/origin", "items", [_item(reactions=[{"emoji": "👍", "count": 1, "users": []}])]),
+    ("post/origin", "items", [_item(name="x" * 81)]),
+    ("post/origin", "items", [_item(user="")]),
+    ("import/claim", "user", "U" * 33),
+    ("import/confirm", "key", ID1[:31]),
 ]
 
 

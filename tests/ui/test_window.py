@@ -145,6 +145,7 @@ def test_screenshot_command_renders_the_views(tmp_path):
         "settings-privacy.png",
         "settings-relays.png",
         "settings.png",
+        "slack-import.png",
         "syncing-history.png",
         "thread.png",
         "welcome.png",

@@ -1,0 +1,533 @@
+"""Bringing a team's Slack history into a workspace (`hearth import-slack`, "Import from
+Slack..." in the window). The export is read by app/slack_export.py and checked whole before
+anything is written, so bad input leaves the replica as it was.
+
+Who signs what (docs/guide.md "Coming from Slack"): every imported object is the importer's,
+signed with its own key; a message is dated with its Slack time, and where it came from (the
+Slack author's name and id, its Slack ts, its edit time, subtype and reactions) is a
+post/origin claim beside it (core/import_kinds.py), so it shows as "ada (from Slack)". Once
+the member who was ada claims the Slack user (import/claim) and the importer or an admin
+confirms it (import/confirm), ada's messages show under that member's name.
+Public channels keep threads (post/reply), reactions and edits (in the origin). Private
+channels, group DMs and DMs go to private channels (ws.private) of the importer and of those
+of their members who are in the workspace (`--map` names them); the others are held out,
+and added when the importer confirms their claim (`confirm`: the importer's computer keeps
+who was in which, HELD_FILE). Private channels have no threads, reactions or
+message times of their own yet, so a private message carries its author, Slack time and
+reactions in its sealed text. An object's id is a function of the export (Ed25519 is
+deterministic; each channel's imported objects link in a chain), and Slack's (channel, ts)
+key is checked too, so importing an export twice adds nothing. Objects go in batches of
+BATCH messages: while this thread converts and signs one, the signature helpers check the one
+before and a writer thread stores the one before that (bench/import_slack.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import unicodedata
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import lru_cache
+from pathlib import Path
+
+from core import kinds
+from core.errors import InvalidObject, Reason
+from core.import_kinds import MAX_ITEMS, MAX_ORIGIN_NAME, MAX_REACTION_USERS, MAX_REACTIONS
+from core.objects import Object, build
+from storage import Checking, Status, check_ahead
+
+from .errors import WorkspaceError
+from .slack_export import Conversation, ExportError, SlackExport
+from .slack_markup import to_markdown
+from .workspace import Workspace
+
+BATCH = 2_000  # messages per ingest transaction
+Progress = Callable[[int, int], None]  # (messages done, messages in the export)
+KNOWN_SUBTYPES = frozenset({
+    "", "thread_broadcast", "bot_message", "me_message", "file_share", "channel_join",
+    "channel_leave", "channel_topic", "channel_purpose", "channel_name", "channel_archive",
+    "channel_unarchive", "group_join", "group_leave", "group_topic", "group_purpose",
+    "pinned_item", "reminder_add", "tombstone", "sh_room_created", "slackbot_response"})
+
+
+@dataclass
+class ImportSummary:
+    """What an import did (each count is what was added this time)."""
+
+    channels: int = 0  # public channels made or added to
+    private: int = 0  # private channels and DMs made or added to
+    messages: int = 0
+    replies: int = 0
+    origins: int = 0
+    already: int = 0  # messages a former import brought in
+    skipped: int = 0  # messages with nothing to show (no text, no files)
+    unknown_subtypes: int = 0  # imported as plain messages
+    files: int = 0  # files the export held, attached (the others are links)
+    held: list[str] = field(default_factory=list)  # Slack users of private channels not here
+
+    def line(self) -> str:
+        added = (f"imported {self.messages} messages ({self.replies} in threads) into "
+                 f"{self.channels} channels and {self.private} private channels")
+        extra = [f"{self.files} files attached" if self.files else "",
+                 f"{self.already} were here already" if self.already else "",
+                 f"{self.skipped} empty skipped" if self.skipped else "",
+                 f"{self.unknown_subtypes} of unknown kinds as plain messages"
+                 if self.unknown_subtypes else "",
+                 f"{len(self.held)} Slack members of private channels are not here yet "
+                 f"({', '.join(self.held[:5])}{', ...' if len(self.held) > 5 else ''})"
+                 if self.held else ""]
+        return "; ".join([added, *(e for e in extra if e)])
+
+
+def slack_ms(ts: str) -> int:
+    seconds, _, fraction = ts.partition(".")
+    return int(seconds) * 1000 + int((fraction + "000")[:3])
+
+
+@lru_cache(maxsize=65536)
+def clean_name(name: str, fallback: str) -> str:
+    """A Slack name as an origin's name: NFC, no control characters, at most 80 codepoints."""
+    name = "".join(ch for ch in unicodedata.normalize("NFC", name)
+                   if unicodedata.category(ch)[0] != "C").strip()[:MAX_ORIGIN_NAME].strip()
+    return name or fallback
+
+
+@lru_cache(maxsize=65536)
+def clean_id(value: str) -> str:
+    value = "".join(ch for ch in value if "!" <= ch <= "~")[:32]
+    return value or "unknown"
+
+
+@lru_cache(maxsize=4096)
+def emoji_of(name: str) -> str:
+    """A Slack reaction name (":+1:", "thumbsup::skin-tone-2") as an emoji where it is one,
+    else ":name:" (a custom emoji)."""
+    import emoji
+
+    base = name.split("::")[0]
+    found = emoji.emojize(f":{base}:", language="alias")
+    if found == f":{base}:":
+        return clean_name(f":{base}:", ":emoji:")[:64]
+    return found
+
+
+def _fit(text: str, limit: int = kinds.MAX_TEXT_BYTES) -> str:
+    data = text.encode("utf-8")
+    if len(data) <= limit:
+        return text
+    return data[:limit - 4].decode("utf-8", "ignore") + " …"
+
+
+def _file_links(msg: dict) -> list[str]:
+    out = []
+    for f in msg.get("files", []):
+        name = f.get("name") or f.get("title") or f.get("id") or "file"
+        url = f.get("url_private") or f.get("permalink")
+        out.append(f"📎 [{name}]({url})" if isinstance(url, str) else f"📎 {name}")
+    return out
+
+
+class SlackImporter:
+    """One import of one export into `ws` (call `run`)."""
+
+    def __init__(self, ws: Workspace, export: SlackExport, *,
+                 mapping: dict[str, bytes] | None = None, progress: Progress | None = None):
+        self.ws = ws
+        self.export = export
+        self.mapping = mapping or {}
+        self.progress = progress
+        self.summary = ImportSummary()
+        self.users: dict[str, str] = {}
+        self.channel_names: dict[str, str] = {}
+        self.total = 0
+        self.done = 0
+        self._pending: tuple[list[Object], Checking] | None = None
+        self._writing: tuple[Future, list[Object], list[dict]] | None = None
+        self._writer = ThreadPoolExecutor(1)
+        self._sealed: list[dict] = []  # descriptors of files attached in the batch stored next
+
+    def run(self) -> ImportSummary:
+        self.total = self.export.check()  # everything read once: bad input changes nothing
+        self.users = self.export.users()
+        conversations = self.export.conversations()
+        self.channel_names = {c.id: c.name for c in conversations if c.kind in
+                              ("public", "private")}
+        self._tick()
+        self.ws.check_not_removed()
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="slack-import-writer")
+        try:
+            for conv in conversations:
+                if conv.kind == "public":
+                    self._public(conv)
+                else:
+                    self._store()
+                    self._finish()
+                    self._private(conv)
+            self._store()
+        finally:
+            try:
+                self._finish()
+            finally:
+                self._writer.shutdown()
+        self.summary.held = sorted(set(self.summary.held))
+        return self.summary
+
+    def _tick(self, count: int = 0) -> None:
+        self.done += count
+        if self.progress is not None:
+            self.progress(self.done, self.total)
+
+    def _name(self, msg: dict) -> tuple[str, str]:
+        """(Slack user id, the name shown) of a message's author."""
+        user = msg.get("user") or msg.get("bot_id") or "USLACKBOT"
+        name = msg.get("username") if msg.get("subtype") == "bot_message" else None
+        name = name or self.users.get(user) or (msg.get("user_profile") or {}).get("name")
+        uid = clean_id(str(user))
+        return uid, clean_name(str(name or uid), uid)
+
+    def _text(self, msg: dict, attached: frozenset[str] = frozenset()) -> str:
+        """A message's text as Markdown, with links to its files (but those `attached`)."""
+        text = to_markdown(msg.get("text") or "", self.users, self.channel_names)
+        links = _file_links({"files": [f for f in msg.get("files", [])
+                                       if f.get("id") not in attached]})
+        return _fit("\n".join(part for part in [text.strip(), *links] if part))
+
+    def _attached(self, conv: Conversation, msg: dict) -> list[dict]:
+        """Descriptors of the files of `msg` the export holds (at most 4), sealed into this
+        computer's chunks: the message carries them as attachments."""
+        found = [(f, entry) for f in msg.get("files", [])
+                 if (entry := self.export.file_entry(conv, f)) is not None][:kinds.MAX_FILES]
+        if not found:
+            return []
+        self._finish()  # sealing writes chunks through the replica, as the writer does
+        with tempfile.TemporaryDirectory(prefix="hearth-slack-") as tmp:
+            paths = []
+            for n, (f, entry) in enumerate(found):
+                folder = Path(tmp) / str(n)
+                folder.mkdir()
+                paths.append(self.export.extract(entry, folder / f["name"]))
+            sealed = self.ws.files.seal(paths, self.ws.id)
+        descriptors = [dict(d, id=f["id"]) for d, (f, _) in zip(sealed.descriptors, found,
+                                                              strict=True)]
+        self._sealed.extend(sealed.descriptors)
+        return descriptors
+
+    # Public channels --------------------------------------------------------------------------
+
+    def _public(self, conv: Conversation) -> None:
+        self._finish()  # the writer's batch first: this thread reads and writes below
+        name = conv.name.strip()
+        try:
+            kinds.check_name(name, "channel name", kinds.MAX_CHANNEL)
+        except InvalidObject as exc:
+            raise ExportError(f"channels.json: {exc}; nothing was imported") from None
+        ws = self.ws
+        if ws.known_channel(name) is None:
+            ws.create_channel(name, public=True, force=True)
+        elif not any(m.key == ws.key for m in ws.channel_members(name)):
+            ws.join(name)
+        channel = ws.known_channel(name) or name
+        topic = (conv.topic or conv.purpose).strip()[:kinds.MAX_TOPIC]
+        if topic and ws.state(channel).topic != topic:
+            ws.topic(channel, topic)
+        self.summary.channels += 1
+        stream = kinds.channel_stream(ws.id, channel)
+        # what I or an admin imported before: another member's claims never hold back mine
+        held = ws.replica.origins.held(channel, {ws.key, *ws.replica.admins()})
+        roots: dict[str, bytes] = dict(held)
+        batch: list[tuple[dict, Object]] = []
+        prev: bytes | None = ws.replica.origins.last(channel, ws.key)
+        for msg in self.export.messages(conv):
+            if msg["ts"] in held:
+                self.summary.already += 1
+                self._tick(1)
+                continue
+            obj = self._message(msg, channel, stream, roots, prev, conv)
+            if obj is None:
+                self.summary.skipped += 1
+                self._tick(1)
+                continue
+            prev = obj.id
+            if msg.get("thread_ts", msg["ts"]) == msg["ts"]:
+                roots[msg["ts"]] = obj.id
+            batch.append((msg, obj))
+            if len(batch) >= BATCH:
+                self._flush(channel, stream, batch)
+                batch = []
+        self._flush(channel, stream, batch)
+
+    def _message(self, msg: dict, channel: str, stream: bytes, roots: dict[str, bytes],
+                 prev: bytes | None, conv: Conversation) -> Object | None:
+        thread = msg.get("thread_ts")
+        parent = roots.get(thread) if thread and thread != msg["ts"] else None
+        links = [prev] if prev else []
+        files = self._attached(conv, msg) if parent is None and msg.get("files") else []
+        if files:  # a reply carries no files in Hearth: its files stay links
+            text = self._text(msg, frozenset(d.pop("id") for d in files))
+            self.summary.files += len(files)
+            return build(self.ws.identity, "post/file", stream=stream,
+                         body={"text": text, "files": files, "channel": channel},
+                         ts=slack_ms(msg["ts"]), links=links)
+        text = self._text(msg)
+        if not text.strip():
+            return None
+        subtype = msg.get("subtype") or ""
+        if subtype not in KNOWN_SUBTYPES:
+            self.summary.unknown_subtypes += 1
+        if parent is not None:
+            # bodies in canonical key order (length first): build() takes its fast path
+            body = {"text": text, "parent": parent, "channel": channel,
+                    "broadcast": subtype == "thread_broadcast"}
+            return build(self.ws.identity, "post/reply", stream=stream, body=body,
+                         ts=slack_ms(msg["ts"]), links=links)
+        return build(self.ws.identity, "post/text", stream=stream,
+                     body={"text": text, "channel": channel}, ts=slack_ms(msg["ts"]),
+                     links=links)
+
+    def _flush(self, channel: str, stream: bytes, batch: list[tuple[dict, Object]]) -> None:
+        """Sign the origins of `batch`, start checking the batch in the signature helpers,
+        and store the batch before it (checked meanwhile): converting and signing the next
+        batch overlaps with checking this one."""
+        if not batch:
+            return
+        items = [self._item(msg, obj) for msg, obj in batch]
+        objects = [obj for _, obj in batch]
+        for start in range(0, len(items), MAX_ITEMS):
+            objects += self._origins(channel, stream, items[start:start + MAX_ITEMS])
+        self._store()
+        self._pending = (objects, check_ahead([obj.raw for obj in objects], ahead=True))
+        self.summary.messages += len(batch)
+        self.summary.replies += sum(obj.type == "post/reply" for _, obj in batch)
+
+    def _store(self) -> None:
+        """Hand the batch whose checks are under way to the writer thread, which stores it
+        (as Workspace.add_own would) while this thread converts and signs the next one; the
+        batch before it is finished first."""
+        self._finish()
+        if self._pending is None:
+            return
+        objects, checking = self._pending
+        self._pending = None
+        future = self._writer.submit(self.ws.replica.ingest_checked, [checking])
+        self._writing = (future, objects, self._sealed)
+        self._sealed = []
+
+    def _finish(self) -> None:
+        """Wait for the writer's batch (before this thread touches the replica itself)."""
+        if self._writing is None:
+            return
+        future, objects, sealed = self._writing
+        self._writing = None
+        results = future.result()
+        bad = [r for r in results if r.status is Status.REJECTED]
+        if bad:  # pragma: no cover - build() only makes valid objects
+            raise WorkspaceError(f"object rejected: {bad[0].message}")
+        for d in sealed:  # as Attachments.publish marks the files it posts
+            self.ws.replica.files.set(d["list"], mine=1, complete=1, evicted=0, size=d["size"])
+        if self.ws.on_created is not None and objects:
+            # Once a batch, not once an object, and on the caller's thread: the Node's hook
+            # pushes everything stored since it last did, and counts what a person made (an
+            # import is not 1,000,000 posts of theirs).
+            self.ws.on_created(objects[-1])
+        self._tick(sum(obj.type != "post/origin" for obj in objects))
+
+    def _item(self, msg: dict, obj: Object) -> list:
+        uid, name = self._name(msg)
+        reactions = []
+        for r in msg.get("reactions", [])[:MAX_REACTIONS]:
+            users = [clean_id(u) for u in r.get("users", [])]
+            count = max(r.get("count", 0), len(users), 1)
+            reactions.append([emoji_of(r["name"]), count, users[:MAX_REACTION_USERS]])
+        edited = msg.get("edited")
+        return [obj.id, uid, name, msg["ts"], slack_ms(edited["ts"]) if edited else 0,
+                (msg.get("subtype") or "")[:32], reactions]  # core.import_kinds.ITEM
+
+    def _origins(self, channel: str, stream: bytes, items: list[list]) -> list[Object]:
+        ts = max(slack_ms(item[3]) for item in items)
+        body = {"items": items, "channel": channel}
+        try:
+            obj = build(self.ws.identity, "post/origin", stream=stream, body=body, ts=ts)
+        except InvalidObject as exc:
+            if exc.reason is not Reason.OVERSIZE or len(items) == 1:
+                raise
+            half = len(items) // 2
+            return [*self._origins(channel, stream, items[:half]),
+                    *self._origins(channel, stream, items[half:])]
+        self.summary.origins += 1
+        return [obj]
+
+    # Private channels and DMs -----------------------------------------------------------------
+
+    def _members(self, conv: Conversation) -> list[bytes]:
+        keys = []
+        for user in conv.members:
+            key = self.mapping.get(user)
+            if key is not None and self.ws.members.has(key):
+                keys.append(key)
+            elif key != self.ws.key:
+                self.summary.held.append(self.users.get(user, user))
+        return keys
+
+    def _private_name(self, conv: Conversation) -> str:
+        if conv.kind == "private":
+            base = conv.name
+        else:
+            names = sorted(self.users.get(m, m) for m in conv.members)
+            base = "dm-" + "-".join(names)
+        return clean_name(base, "slack-dm")[:kinds.MAX_CHANNEL].strip()
+
+    def _private(self, conv: Conversation) -> None:
+        ws = self.ws
+        name = self._private_name(conv)
+        found = ws.private.resolve(name)
+        members = self._members(conv)
+        channel = found.id if found is not None else ws.private.create(name, members)
+        self._hold(channel, conv)
+        self.summary.private += 1
+        have = {m.text for m in ws.private.read(channel, limit=0)}
+        epoch, key = ws.private.newest_key(channel)
+        for msg in self.export.messages(conv):
+            text = self._sealed_text(msg)
+            if text is None:
+                self.summary.skipped += 1
+            elif text in have:
+                self.summary.already += 1
+            else:
+                ws.private.post_sealed(channel, epoch, key, {"text": text})
+                have.add(text)
+                self.summary.messages += 1
+            self._tick(1)
+
+    def _hold(self, channel: bytes, conv: Conversation) -> None:
+        """Remember, on this computer only, which Slack users were in a private channel, so
+        that confirming one's claim later adds them to it (`confirm`)."""
+        held = read_held(self.ws)
+        held["channels"][channel.hex()] = sorted(set(conv.members))
+        for user in conv.members:
+            held["users"][clean_id(user)] = clean_name(self.users.get(user, user), user)
+        path = self.ws.paths.workspace_dir / HELD_FILE
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=".slack-", delete=False,
+                                         encoding="utf-8") as tmp:
+            json.dump(held, tmp)
+        os.replace(tmp.name, path)
+
+    def _sealed_text(self, msg: dict) -> str | None:
+        body = self._text(msg)
+        if not body.strip():
+            return None
+        _, name = self._name(msg)
+        when = datetime.fromtimestamp(slack_ms(msg["ts"]) / 1000, UTC).strftime(
+            "%Y-%m-%d %H:%M UTC")
+        thread = "↳ " if msg.get("thread_ts", msg["ts"]) != msg["ts"] else ""
+        reactions = " ".join(f"{emoji_of(r['name'])} {max(r.get('count', 0), 1)}"
+                             for r in msg.get("reactions", []))
+        edited = " (edited)" if msg.get("edited") else ""
+        head = f"{thread}**{name}** (from Slack, {when}){edited}:"
+        return _fit(f"{head} {body}" + (f"\n{reactions}" if reactions else ""))
+
+
+def import_slack(ws: Workspace, path: Path, *, mapping: dict[str, bytes] | None = None,
+                 progress: Progress | None = None) -> ImportSummary:
+    """Import the Slack export at `path` (a zip or a folder) into `ws`."""
+    with SlackExport(path) as export:
+        return SlackImporter(ws, export, mapping=mapping, progress=progress).run()
+
+
+def read_mapping(ws: Workspace, path: Path) -> dict[str, bytes]:
+    """`--map USERS.json`: {"U123": "a member's nickname or key", ...}."""
+    try:
+        value = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ExportError(f"{path}: cannot read the user map ({str(exc)[:80]})") from None
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                              for k, v in value.items()):
+        raise ExportError(f"{path}: the user map is a JSON object of Slack user id -> member")
+    return {user: ws.resolve_person(member) for user, member in value.items()}
+
+
+# Claims -------------------------------------------------------------------------------------
+
+_SLACK_USER = re.compile(r"[UWB][A-Z0-9]{2,31}")
+
+
+def claim(ws: Workspace, user: str) -> Object:
+    """Say that I am the Slack user `user`: the name imported, or an id like U123 (an id
+    this computer has no message of too: that user may have been only in private channels)."""
+    ref = user.strip()
+    uid = ref if _SLACK_USER.fullmatch(ref) else slack_user(ws, ref)
+    return ws.publish("import/claim", ws.id, {"user": uid})
+
+
+HELD_FILE = "slack-private.json"  # in the workspace's folder: {"channels": {id: [user]},
+# "users": {user: name}} of the private channels this computer imported
+
+
+def read_held(ws: Workspace) -> dict:
+    try:
+        held = json.loads((ws.paths.workspace_dir / HELD_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        held = None
+    if not isinstance(held, dict) or not isinstance(held.get("channels"), dict) or \
+            not isinstance(held.get("users"), dict):
+        held = {"channels": {}, "users": {}}
+    return held
+
+
+@dataclass(frozen=True)
+class Confirmed:
+    confirmation: Object
+    channels: tuple[str, ...]  # private channels imported here that they were added to
+
+
+def confirm(ws: Workspace, key: bytes, user: str) -> Confirmed:
+    """Confirm `key`'s claim to be the Slack user `user`: by whoever imported that user's
+    messages, or an admin. On the computer that imported private channels the user was in,
+    they are added to those channels (they read their history)."""
+    uid = slack_user(ws, user)
+    held = read_held(ws)
+    if ws.key not in ws.replica.origins.importers_of(uid) and not ws.is_admin() and not any(
+            uid in users for users in held["channels"].values()):
+        raise WorkspaceError("only the member who imported their messages or an admin "
+                             "confirms a Slack claim")
+    if not any(kind == "claim" and k == key and u == uid
+               for kind, _, k, u in ws.replica.origins.claims()):
+        raise WorkspaceError("they have not claimed that Slack user (they run "
+                             "`hearth slack-claim` first)")
+    obj = ws.publish("import/confirm", ws.id, {"key": key, "user": uid})
+    added = []
+    for channel in ws.private.channels():
+        if uid in held["channels"].get(channel.id.hex(), ()) and key not in channel.members:
+            try:
+                ws.private.add_member(channel.id, key)
+            except WorkspaceError:  # not mine to change (nor an admin's), or they left
+                continue
+            added.append(channel.name)
+    return Confirmed(obj, tuple(added))
+
+
+def slack_user(ws: Workspace, ref: str) -> str:
+    """A Slack user id from an id or the name imported with their messages; nothing is
+    claimed for a user no import brought in."""
+    users = {**read_held(ws)["users"], **ws.replica.origins.users()}
+    if ref in users:
+        return ref
+    found = [uid for uid, name in users.items() if name.casefold() == ref.strip().casefold()]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise WorkspaceError(f"{len(found)} Slack users are called {ref!r}: give the id "
+                             f"({', '.join(sorted(found))})")
+    raise WorkspaceError(f"no imported Slack user {ref!r} (give the name or id its messages "
+                         "show)")
+
+
+def claims(ws: Workspace) -> Iterable[tuple[str, str, bytes | None]]:
+    """(Slack user, the imported name, the member who now shows for them or None)."""
+    users = ws.replica.origins.users()
+    members = ws.replica.origins.claimed(users)
+    return [(uid, name, members.get(uid)) for uid, name in sorted(users.items())]

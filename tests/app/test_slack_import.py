@@ -1,0 +1,172 @@
+"""`hearth import-slack`: an export built by hand in Slack's format imports exactly (messages,
+times, threads, reactions, edits, mentions, private channels, DMs, unknown subtypes, non-ASCII),
+twice adds nothing, and bad input (a truncated zip, a malformed day file, a zip bomb) changes
+nothing, with one line and exit 2. Claims make a Slack user's messages a member's."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from app.paths import Paths
+from app.slack_import import slack_ms
+from app.workspace import Workspace
+from tests.support import create_workspace, join_member
+
+from . import slack_fixture as fx
+from .conftest import Hearth
+
+
+def _state(data: Path) -> tuple[int, str]:
+    with Workspace.open(Paths.resolve(data, "default")) as ws:
+        return ws.replica.count(), ws.replica.digest()
+
+
+@pytest.fixture
+def team(tmp_path: Path) -> tuple[Paths, Paths]:
+    ada = create_workspace(tmp_path, "ada", "ada-h")
+    bob = join_member(tmp_path, ada, "bob", "bobby")
+    with Workspace.open(bob) as ws_bob, Workspace.open(ada) as ws_ada:
+        ws_ada.replica.ingest([r[0] for r in ws_bob.replica.conn.execute("SELECT raw FROM objects")])
+    return ada, bob
+
+
+def test_an_export_imports_exactly_and_twice_adds_nothing(hearth: Hearth, tmp_path: Path,
+                                                          team):
+    ada, _ = team
+    export = fx.write_zip(tmp_path / "export.zip")
+    users = tmp_path / "users.json"
+    users.write_text(json.dumps({"U1": "ada-h", "U2": "bobby"}))
+    line = hearth("import-slack", export, "--map", users, "--quiet", data=ada.data).line
+    assert line.startswith("imported 16 messages (3 in threads) into 2 channels and 3 private")
+    assert "1 of unknown kinds as plain messages" in line
+
+    with Workspace.open(ada) as ws:
+        shown = ws.read("general", limit=100)
+        assert [(m.nick, m.text) for m in shown] == fx.GENERAL_SHOWN
+        stamps = [m.ts for m in shown]
+        assert stamps == sorted(stamps) and stamps[1] == slack_ms(fx.ts(60))
+        assert ws.state("general").topic == "Company-wide news"
+        assert ws.state("random").topic == "Off topic"
+        root = shown[2]
+        assert root.replies == 3
+        assert [m.text for m in ws.conversation.thread(root.id)] == fx.THREAD
+        assert [m.ts for m in ws.conversation.thread(root.id)] == [
+            slack_ms(fx.ts(s)) for s in (120, 180, 240, 86400)]
+        assert {r.emoji: r.count for r in root.reactions} == {"👍": 2, ":party_parrot:": 1}
+        assert [m.edited for m in shown if m.text == "fixed typo"] == [True]
+        assert all(m.author == ws.key for m in shown)  # the importer signed every one
+        privates = {c.name: c for c in ws.private.channels()}
+        assert set(privates) == {"secret-plans", "dm-ada-bob", "dm-Zoë 日本-ada-bob"}
+        assert ws.key in privates["secret-plans"].members
+        assert len(privates["secret-plans"].members) == 2  # bob is a member here: he is in
+        (secret,) = ws.private.read(privates["secret-plans"].id)
+        assert secret.text == "**ada** (from Slack, 2020-01-01 10:01 UTC): the **secret** plan"
+        before = (ws.replica.count(), ws.replica.digest())
+
+    again = hearth("import-slack", export, "--quiet", data=ada.data).line
+    assert again.startswith("imported 0 messages") and "16 were here already" in again
+    assert _state(ada.data) == before
+
+
+def test_a_claim_confirmed_by_the_importer_shows_messages_as_the_members(
+        hearth: Hearth, tmp_path: Path, team):
+    ada, bob = team
+    hearth("import-slack", fx.write_zip(tmp_path / "e.zip"), "--quiet", data=ada.data)
+    with Workspace.open(ada) as ws_ada, Workspace.open(bob) as ws_bob:
+        ws_bob.replica.ingest([r[0] for r in ws_ada.replica.conn.execute(
+            "SELECT raw FROM objects")])
+    assert "claimed Slack user U2" in hearth("slack-claim", "bob", data=bob.data).line
+    # bob's own computer does not make it so: only the importer or an admin confirms
+    assert "only the member who imported" in hearth.fails(
+        "slack-confirm", "bobby", "U2", data=bob.data)
+    with Workspace.open(ada) as ws_ada, Workspace.open(bob) as ws_bob:
+        ws_ada.replica.ingest([r[0] for r in ws_bob.replica.conn.execute(
+            "SELECT raw FROM objects")])
+        assert "(from Slack)" in ws_ada.read("random")[0].nick
+    confirmed = hearth("slack-confirm", "bobby", "U2", data=ada.data).line
+    # bob was in three private conversations the importer holds: he is in them now
+    assert confirmed.endswith("added to #secret-plans, #dm-Zoë 日本-ada-bob, #dm-ada-bob")
+    with Workspace.open(ada) as ws:
+        assert [m.nick for m in ws.read("random")] == ["bobby"]
+        secret = ws.private.resolve("secret-plans")
+        assert secret is not None and len(secret.members) == 2
+    users = hearth("slack-users", "--json", data=ada.data).json()
+    assert [u["member"] is not None for u in users if u["user"] == "U2"] == [True]
+
+
+def _refused(hearth: Hearth, data: Path, export: Path, words: str) -> None:
+    before = _state(data)
+    line = hearth.fails("import-slack", export, "--quiet", data=data)
+    assert words in line and "nothing was imported" in line
+    assert _state(data) == before
+
+
+def test_a_truncated_zip_changes_nothing(hearth: Hearth, tmp_path: Path, team):
+    whole = fx.write_zip(tmp_path / "whole.zip").read_bytes()
+    cut = tmp_path / "cut.zip"
+    cut.write_bytes(whole[:len(whole) * 2 // 3])
+    _refused(hearth, team[0].data, cut, "not a complete zip file")
+
+
+def test_a_damaged_entry_changes_nothing(hearth: Hearth, tmp_path: Path, team):
+    data = bytearray(fx.write_zip(tmp_path / "ok.zip").read_bytes())
+    at = data.find(b"general/2020-01-02.json") + 40  # inside that entry's compressed bytes
+    data[at] ^= 0xFF
+    bad = tmp_path / "bad.zip"
+    bad.write_bytes(bytes(data))
+    _refused(hearth, team[0].data, bad, "cannot be read")
+
+
+def test_a_malformed_day_file_changes_nothing(hearth: Hearth, tmp_path: Path, team):
+    content = fx.files()
+    export = fx.write_zip(tmp_path / "bad.zip", content | {
+        "random/2020-01-02.json": [{"type": "message", "user": "U1", "text": "no ts"}]})
+    _refused(hearth, team[0].data, export, "random/2020-01-02.json: message 1")
+    raw = fx.write_zip(tmp_path / "raw.zip", fx.files(),
+                       raw={"general/2020-01-03.json": b'[{"ts": "1.0", "text": "cut'})
+    _refused(hearth, team[0].data, raw, "general/2020-01-03.json is not valid JSON")
+
+
+def test_a_zip_bomb_is_refused_before_it_is_read(hearth: Hearth, tmp_path: Path, team):
+    bomb = tmp_path / "bomb.zip"
+    chunk = bytes(16 * 1024 * 1024)
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+        for name, value in fx.files().items():
+            zf.writestr(name, json.dumps(value))
+        with zf.open("general/2020-01-05.json", "w", force_zip64=True) as f:
+            for _ in range(128):  # 2 GiB of zeros, a few MB in the zip
+                f.write(chunk)
+    assert bomb.stat().st_size < 10 * 1024 * 1024
+    _refused(hearth, team[0].data, bomb, "zip bomb")
+
+
+def test_an_unknown_file_is_not_an_export(hearth: Hearth, tmp_path: Path, team):
+    other = fx.write_zip(tmp_path / "other.zip", {"readme.json": {}})
+    _refused(hearth, team[0].data, other, "is not a Slack export")
+
+
+def test_files_the_export_holds_come_as_attachments(hearth: Hearth, tmp_path: Path):
+    data = create_workspace(tmp_path, "w", "ada-h")
+    pdf = b"%PDF-1.4 the plan\n" * 100
+    export = fx.write_zip(tmp_path / "with-files.zip", raw={"__uploads/F1/plan.pdf": pdf})
+    line = hearth("import-slack", export, "--quiet", data=data.data).line
+    assert "1 files attached" in line
+    with Workspace.open(data) as ws:
+        (plan,) = [m for m in ws.read("general", limit=100) if m.text.startswith("the plan")]
+        assert plan.text == "the plan" and plan.nick == "ada (from Slack)"
+        assert [(f.name, f.size, f.complete) for f in plan.files] == [("plan.pdf", len(pdf),
+                                                                      True)]
+        saved = ws.files.save(plan.id, 0, tmp_path / "out")
+        assert saved.read_bytes() == pdf
+    # a damaged attached file is found before anything is written
+    damaged = bytearray(fx.write_zip(tmp_path / "d.zip", raw={"__uploads/F1/plan.pdf": pdf})
+                        .read_bytes())
+    at = damaged.find(b"__uploads/F1/plan.pdf") + 24  # in its compressed bytes
+    damaged[at] ^= 0xFF
+    (tmp_path / "d2.zip").write_bytes(bytes(damaged))
+    other = create_workspace(tmp_path, "v", "zed")
+    _refused(hearth, other.data, tmp_path / "d2.zip", "cannot be read")
