@@ -89,7 +89,7 @@ def _write_at(version: int, source: Path, target: Path) -> None:
     conn.execute("ATTACH DATABASE ? AS src", (str(source),))
     tables = [r[0] for r in conn.execute(
         "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-        "AND name NOT LIKE 'messages_fts%'")]
+        "AND name NOT LIKE 'messages_fts%' AND name NOT LIKE 'private_fts%'")]
     for table in tables:
         if table.startswith("item") and version < 13:
             continue
