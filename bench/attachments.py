@@ -69,7 +69,7 @@ def _profile_threads(folder: Path, name: str) -> list:
     run = threading.Thread.run
 
     def profiled(self: threading.Thread) -> None:
-        prof = cProfile.Profile()
+        prof = cProfile.Profile(time.thread_time)  # CPU time: two cores shared by four threads
         prof.enable()
         try:
             run(self)
@@ -161,6 +161,9 @@ def child(data: str, peers: list[str], profile: str | None = None) -> None:
                         answer["last"] = max(arrived[i] for i in ids)
                         break
                 time.sleep(0.01)
+        elif op == "cpu":
+            times = os.times()
+            answer["user"], answer["system"] = times.user, times.system
         elif op == "rss":
             answer["rss_mb"] = round(_peak_rss_mb(), 1)
         elif op == "stop":
@@ -360,9 +363,16 @@ def main() -> None:
         posted = seeder.ask("post", count=posts)
         chat_idle_s = receiver.ask("arrived", ids=posted["ids"])["last"] - posted["start"]
         # One file alone, as the bare pipeline moves it.
+        before = [proc.ask("cpu") for proc in (seeder, receiver)]
         receiver.ask("download", id=mid)
         one = receiver.ask("wait_download")["seconds"]
         one_mb_s = size / one / 1e6
+        # CPU seconds each side spent on the transfer (user, system), per 100 MB.
+        cpu = {name: {kind: round((after[kind] - start[kind]) / size * 100 * MB, 3)
+                      for kind in ("user", "system")}
+               for name, start, after in zip(("seeder", "receiver"), before,
+                                             [proc.ask("cpu") for proc in (seeder, receiver)],
+                                             strict=True)}
         # Another file of the same size, with the posts made while it moves.
         receiver.ask("download", id=mid2)
         posted = seeder.ask("post", count=posts)
@@ -406,6 +416,7 @@ def main() -> None:
             "bare_with_hash_and_write_mb_s": round(bare["write"], 1),
             "bare_with_hash_and_write_ratio": round(bare["write"] / rate, 3),
             "app_vs_bare": round(one_mb_s / bare["write"], 3),
+            "cpu_s_per_100_mb": cpu,
             "one_to_one_with_chat_mb_s": round(with_chat_mb_s, 1),
             "chat_posts": posts,
             "chat_posts_s": round(chat_s, 3),
