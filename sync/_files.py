@@ -15,7 +15,9 @@ threads, before storing, so the event loop and the hashing use both cores.
 Answering: a peer's gets queue up (at most MAX_QUEUED_GETS; more is a fault) as lists of ids,
 and chunks are read from the chunk store one at a time, only when no object frame is waiting
 and the output holds less than FILES_OUTGOING bytes, so chat goes first and a peer that asks
-and never reads costs bounded memory.
+and never reads costs bounded memory. One call of `fill` makes at most FILES_PER_CALL chunk
+frames: the host sends them and comes round again, so what else its thread has to do (a post
+being made, objects to push) waits for one chunk, never for a batch of them.
 
 A chunk frame is encoded and checked here rather than by cbor2 (`encode_frame`,
 `is_chunk_frame`): the bytes are the same canonical CBOR, but cbor2 takes longer to copy 256 KiB
@@ -41,6 +43,7 @@ MAX_GET_IDS = 32  # chunk ids in one get frame
 MAX_QUEUED_GETS = 32  # a peer's gets waiting for their answers; more is a fault
 FETCH_WINDOW = 16  # chunks asked of one peer and not yet answered (4 MiB of 256 KiB chunks)
 FILES_OUTGOING = 2 << 20  # chunk bytes queued for the socket before the next are read
+FILES_PER_CALL = 1  # chunk frames one `fill` makes (each about 0.3 ms of a core to send)
 # A peer that holds asked chunks this long without an answer is given up on (the session
 # ends, not as a fault: a slow link is no crime); its chunks go to other peers.
 CHUNK_REPLY_TIMEOUT_S = 30.0
@@ -210,8 +213,10 @@ class Files:
         self._gets.append(deque(ids))
 
     def fill(self) -> None:
-        """Answer the peer's gets while nothing else waits and the output has room."""
-        while (self._gets and not self._session.outbox.owes
+        """Answer the peer's gets while nothing else waits and the output has room, with at
+        most FILES_PER_CALL chunks."""
+        budget = FILES_PER_CALL
+        while (self._gets and budget and not self._session.outbox.owes
                and self._session.out_bytes < FILES_OUTGOING):
             ids = self._gets[0]
             if ids:
@@ -221,6 +226,7 @@ class Files:
                     self._lacking.append(cid)
                 else:
                     self.chunks_sent += 1
+                    budget -= 1
                     self._session.send_frame({"t": "chunk", "id": cid, "data": data})
             if not ids:
                 self._gets.popleft()

@@ -104,6 +104,9 @@ class Connection:
         """Wait for `wake()` or the session's timer, whichever comes first."""
         if self._woken:
             self._woken = False
+            # Let whatever else is ready on the loop run first (a post being made, another
+            # session's frames): a file's chunks go one at a time between them.
+            await asyncio.sleep(0)
             return
         loop = asyncio.get_running_loop()
         self._waiter = waiter = loop.create_future()
@@ -127,6 +130,8 @@ class Connection:
                 if self.session.closed:
                     break
                 self._received(await self.ws.receive())
+                if self.session.mid_frame and not self.session.closed:
+                    continue  # a piece of a frame (a chunk is five): nothing to answer yet
                 self._drain_events()
                 self.wake()
         except (TimeoutError, ConnectionError, aiohttp.ClientError) as exc:

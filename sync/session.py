@@ -205,6 +205,12 @@ class Session:
         return self.connected and (self.outbox.owes or self.files.owes)
 
     @property
+    def mid_frame(self) -> bool:
+        """The last message read was a piece of a frame still to be completed: reading it
+        changed nothing but the buffer."""
+        return bool(self._partial)
+
+    @property
     def has_frames(self) -> bool:
         """Frames are queued (by a call since the last `data_to_send`): send them now."""
         return bool(self._out)
