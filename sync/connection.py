@@ -61,6 +61,8 @@ class Connection:
     def push(self, raws: list[bytes], ids: list[bytes],
              streams: list[tuple[bytes, int]] | None = None) -> None:
         self.session.outbox.push(raws, ids, streams)
+        if raws:
+            self.session.files.chat_moved(time.monotonic())
         self.wake()
 
     def close(self, reason: str = "closing") -> None:
@@ -177,7 +179,7 @@ class Connection:
         the event handlers queue meanwhile (a one-off sync's next round, a bye) goes at once,
         not at the next timer. Each message may take SEND_TIMEOUT_S to be accepted: one
         timeout for the lot, pushed back as each goes (most go without waiting at all)."""
-        out = self.session.data_to_send()
+        out = self.session.data_to_send(time.monotonic())
         if out:
             loop = asyncio.get_running_loop()
             async with asyncio.timeout_at(loop.time() + SEND_TIMEOUT_S) as limit:

@@ -185,11 +185,12 @@ class Session:
     def connected(self) -> bool:
         return self.state == "open"
 
-    def data_to_send(self) -> list[bytes]:
-        """WebSocket binary messages to send now, in order."""
+    def data_to_send(self, now: float | None = None) -> list[bytes]:
+        """WebSocket binary messages to send now, in order (with `now`, chunks of files wait
+        while objects move: sync._files)."""
         if self.connected:  # owed objects, then chunks, become frames while there is room
             self.outbox.fill()
-            self.files.fill()
+            self.files.fill(now)
         out = list(self._out)
         self._out.clear()
         self.out_bytes = 0
@@ -425,6 +426,7 @@ class Session:
             isinstance(r, bytes) and len(r) <= MAX_OBJECT_SIZE for r in raws), "raws")
         self.stats.objects_received += len(raws)
         ids = [object_id(raw) for raw in raws]
+        self.files.chat_moved(now)
         self.outbox.mark_known(ids)
         self.rounds.arrived(ids)
         if raws:
