@@ -66,7 +66,7 @@ class ChunkStore:
         except FileNotFoundError:
             return None
 
-    def put(self, cid: bytes, data: bytes, *, checked: bool = False) -> bool:
+    def put(self, cid: bytes, data: bytes | memoryview, *, checked: bool = False) -> bool:
         """Store a chunk; False when it was here already. BadChunk unless `data` hashes to
         `cid` (`checked`: the caller has just hashed these very bytes, as a sync session does
         with every chunk it receives, so they are not hashed twice); OSError (a full disk)
@@ -81,7 +81,7 @@ class ChunkStore:
             stored = self._put_renamed(cid, target, data)
         return stored
 
-    def _put_unnamed(self, target: Path, data: bytes) -> bool | None:
+    def _put_unnamed(self, target: Path, data: bytes | memoryview) -> bool | None:
         """Write the chunk to an unnamed file in its folder and link it under its name; None
         when the system cannot (then `_put_renamed`)."""
         try:
@@ -117,7 +117,7 @@ class ChunkStore:
             os.close(fd)  # an unnamed file not linked is gone with its last descriptor
         return True
 
-    def _put_renamed(self, cid: bytes, target: Path, data: bytes) -> bool:
+    def _put_renamed(self, cid: bytes, target: Path, data: bytes | memoryview) -> bool:
         target.parent.mkdir(parents=True, exist_ok=True)
         self._tmp.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self._tmp, prefix=cid.hex()[:8])
@@ -174,7 +174,7 @@ class ChunkStore:
                 continue
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes | memoryview) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]

@@ -81,6 +81,23 @@ def _is_chunk(frame: dict) -> bool:
             and len(frame["id"]) == ID_SIZE and type(frame["data"]) is bytes)
 
 
+def split_chunk_frame(raw: bytes | bytearray) -> tuple[bytes, memoryview] | None:
+    """The id and data of a chunk frame in its canonical encoding, read without decoding (and
+    copying) the data; None when `raw` is not one (it is then decoded the usual way)."""
+    if not raw.startswith(_BEFORE_ID):
+        return None
+    at = len(_BEFORE_ID) + ID_SIZE
+    if raw[at:at + len(_BEFORE_DATA)] != _BEFORE_DATA:
+        return None
+    at += len(_BEFORE_DATA)
+    for head in (1, 2, 3, 5, 9):  # the lengths a byte string's head can have
+        size = len(raw) - at - head
+        if size >= 0 and raw[at:at + head] == _bytes_head(size):
+            cid = bytes(raw[len(_BEFORE_ID):len(_BEFORE_ID) + ID_SIZE])
+            return cid, memoryview(raw)[at + head:]
+    return None
+
+
 def encode_frame(frame: dict) -> bytes:
     """`dumps(frame)`; a chunk frame's with one copy of its data."""
     if _is_chunk(frame):
@@ -118,7 +135,7 @@ class ChunkArrived:
     cut the peer off (`protocol_error`) when they do not."""
 
     id: bytes
-    data: bytes
+    data: bytes | memoryview  # a view of the frame it came in, which nothing else holds
     checked: bool = True
 
 
@@ -196,7 +213,12 @@ class Files:
         _require(frame.keys() == {"t", "id", "data"}, "chunk fields")
         cid, data = frame["id"], frame["data"]
         _require(isinstance(cid, bytes) and len(cid) == ID_SIZE, "chunk id")
-        _require(isinstance(data, bytes) and len(data) <= MAX_CHUNK, "chunk data")
+        _require(isinstance(data, bytes), "chunk data")
+        self.on_chunk_data(cid, data, now)
+
+    def on_chunk_data(self, cid: bytes, data: bytes | memoryview, now: float) -> None:
+        """A chunk frame's id and data (split_chunk_frame read them without decoding)."""
+        _require(len(data) <= MAX_CHUNK, "chunk data")
         self._answered(cid, now)
         if self.check_chunks and chunk_id(data) != cid:
             raise SessionError(BAD_CHUNK)

@@ -40,6 +40,7 @@ from ._files import (
     FilesReady,
     encode_frame,
     is_chunk_frame,
+    split_chunk_frame,
 )
 from ._handshake import Handshake
 from ._interest import EVERYTHING, Interest
@@ -377,6 +378,11 @@ class Session:
             self._on_frame(frame_bytes, now)
 
     def _on_frame(self, data: bytes | bytearray, now: float) -> None:
+        if self.state == "open":  # a chunk's data is read in place, not decoded or copied
+            chunk = split_chunk_frame(data)
+            if chunk is not None:
+                self.files.on_chunk_data(*chunk, now)
+                return
         try:
             raw = cast(bytes, data)  # cbor2 reads a bytearray too: a joined frame is not copied
             frame = decode_item(raw)

@@ -21,6 +21,8 @@ from sync._files import (
     ChunkArrived,
     ChunksLacking,
     FilesReady,
+    encode_frame,
+    split_chunk_frame,
 )
 from sync.session import ObjectsReceived, Session
 from sync.store import MemoryStore
@@ -231,3 +233,24 @@ def test_closing_forgets_what_the_peer_asked(stores, secret):
     b.close("bye")
     assert not b.has_output and b.data_to_send()  # the bye, and no chunk after it
     assert b.files.chunks_sent == 0
+
+
+@pytest.mark.parametrize("size", [0, 23, 24, 255, 256, 65535, 65536, MAX_CHUNK])
+def test_a_chunk_frame_is_read_in_place_as_cbor2_reads_it(size):
+    import cbor2
+
+    frame = {"t": "chunk", "id": os.urandom(32), "data": os.urandom(size)}
+    encoded = bytearray(encode_frame(frame))
+    assert bytes(encoded) == dumps(frame) and cbor2.loads(encoded) == frame
+    cid, data = split_chunk_frame(encoded)
+    assert (cid, bytes(data)) == (frame["id"], frame["data"])
+    # Not a chunk frame, or not canonical (a longer head than the size needs): decoded the
+    # usual way, which refuses what is not canonical.
+    assert split_chunk_frame(dumps({"t": "get", "ids": [frame["id"]]})) is None
+    head = len(encoded) - size - (1 if size < 24 else 2 if size < 256 else 3 if size < 65536
+                                  else 5)
+    if size >= 65536:
+        longer = encoded[:head] + bytes([0x5b]) + size.to_bytes(8, "big") + frame["data"]
+    else:
+        longer = encoded[:head] + bytes([0x5a]) + size.to_bytes(4, "big") + frame["data"]
+    assert cbor2.loads(longer) == frame and split_chunk_frame(longer) is None
