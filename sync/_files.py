@@ -280,6 +280,8 @@ class Files:
                 if self._lacking:
                     self._session.send_frame({"t": "nochunk", "ids": self._lacking})
                     self._lacking = []
+        if not self._gets:
+            self._chat_at = None  # nothing held: the next gets go at once
 
     @property
     def owes(self) -> bool:
