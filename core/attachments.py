@@ -42,7 +42,7 @@ class AttachmentError(ValueError):
     """A file, a list or a chunk that is not what it claims to be."""
 
 
-def chunk_id(data: bytes) -> bytes:
+def chunk_id(data: bytes | memoryview) -> bytes:
     """The id of a chunk: BLAKE2b-256 of its bytes, personalised so no object id collides."""
     return hashlib.blake2b(data, digest_size=ID_SIZE, person=_PERSON_CHUNK).digest()
 

@@ -15,7 +15,13 @@ threads, before storing, so the event loop and the hashing use both cores.
 Answering: a peer's gets queue up (at most MAX_QUEUED_GETS; more is a fault) as lists of ids,
 and chunks are read from the chunk store one at a time, only when no object frame is waiting
 and the output holds less than FILES_OUTGOING bytes, so chat goes first and a peer that asks
-and never reads costs bounded memory.
+and never reads costs bounded memory. One call of `fill` makes at most FILES_PER_CALL chunk
+frames: the host sends them and comes round again, so what else its thread has to do (a post
+being made, objects to push) waits for one chunk, never for a batch of them. Chat goes first
+on the cores as well: once objects move on the session either way (pushed, or received), no
+chunk is made for CHAT_FIRST_S after the last of them, except one every MAX_HOLD_S, so the
+posting, storing and verifying they cause are not slowed by reading, sending, hashing and
+writing chunks, and endless chat still leaves a file moving.
 
 A chunk frame is encoded and checked here rather than by cbor2 (`encode_frame`,
 `is_chunk_frame`): the bytes are the same canonical CBOR, but cbor2 takes longer to copy 256 KiB
@@ -41,6 +47,9 @@ MAX_GET_IDS = 32  # chunk ids in one get frame
 MAX_QUEUED_GETS = 32  # a peer's gets waiting for their answers; more is a fault
 FETCH_WINDOW = 16  # chunks asked of one peer and not yet answered (4 MiB of 256 KiB chunks)
 FILES_OUTGOING = 2 << 20  # chunk bytes queued for the socket before the next are read
+FILES_PER_CALL = 1  # chunk frames one `fill` makes (each about 0.3 ms of a core to send)
+CHAT_FIRST_S = 0.02  # no chunk this long after objects last moved on the session...
+MAX_HOLD_S = 0.1  # ...unless none went for this long (a file moves under endless chat)
 # A peer that holds asked chunks this long without an answer is given up on (the session
 # ends, not as a fault: a slow link is no crime); its chunks go to other peers.
 CHUNK_REPLY_TIMEOUT_S = 30.0
@@ -70,6 +79,23 @@ def _is_chunk(frame: dict) -> bool:
     return (frame.keys() == {"t", "id", "data"} and type(frame["t"]) is str
             and frame["t"] == "chunk" and type(frame["id"]) is bytes
             and len(frame["id"]) == ID_SIZE and type(frame["data"]) is bytes)
+
+
+def split_chunk_frame(raw: bytes | bytearray) -> tuple[bytes, memoryview] | None:
+    """The id and data of a chunk frame in its canonical encoding, read without decoding (and
+    copying) the data; None when `raw` is not one (it is then decoded the usual way)."""
+    if not raw.startswith(_BEFORE_ID):
+        return None
+    at = len(_BEFORE_ID) + ID_SIZE
+    if raw[at:at + len(_BEFORE_DATA)] != _BEFORE_DATA:
+        return None
+    at += len(_BEFORE_DATA)
+    for head in (1, 2, 3, 5, 9):  # the lengths a byte string's head can have
+        size = len(raw) - at - head
+        if size >= 0 and raw[at:at + head] == _bytes_head(size):
+            cid = bytes(raw[len(_BEFORE_ID):len(_BEFORE_ID) + ID_SIZE])
+            return cid, memoryview(raw)[at + head:]
+    return None
 
 
 def encode_frame(frame: dict) -> bytes:
@@ -109,7 +135,7 @@ class ChunkArrived:
     cut the peer off (`protocol_error`) when they do not."""
 
     id: bytes
-    data: bytes
+    data: bytes | memoryview  # a view of the frame it came in, which nothing else holds
     checked: bool = True
 
 
@@ -138,6 +164,8 @@ class Files:
         self._asked: OrderedDict[bytes, None] = OrderedDict()  # our asks, unanswered
         self._chunk_deadline: float | None = None
         self._files_told = False
+        self._chat_at: float | None = None  # when objects last moved, while chunks wait
+        self._chunk_at = float("-inf")  # when the last chunk frame was made
         # The fetcher turns this off and hashes each chunk in its store thread instead, so
         # the event loop does not spend a core's time hashing what it receives.
         self.check_chunks = True
@@ -185,7 +213,12 @@ class Files:
         _require(frame.keys() == {"t", "id", "data"}, "chunk fields")
         cid, data = frame["id"], frame["data"]
         _require(isinstance(cid, bytes) and len(cid) == ID_SIZE, "chunk id")
-        _require(isinstance(data, bytes) and len(data) <= MAX_CHUNK, "chunk data")
+        _require(isinstance(data, bytes), "chunk data")
+        self.on_chunk_data(cid, data, now)
+
+    def on_chunk_data(self, cid: bytes, data: bytes | memoryview, now: float) -> None:
+        """A chunk frame's id and data (split_chunk_frame read them without decoding)."""
+        _require(len(data) <= MAX_CHUNK, "chunk data")
         self._answered(cid, now)
         if self.check_chunks and chunk_id(data) != cid:
             raise SessionError(BAD_CHUNK)
@@ -209,9 +242,26 @@ class Files:
             raise SessionError("peer keeps asking for chunks without reading the answers")
         self._gets.append(deque(ids))
 
-    def fill(self) -> None:
-        """Answer the peer's gets while nothing else waits and the output has room."""
-        while (self._gets and not self._session.outbox.owes
+    def chat_moved(self, now: float) -> None:
+        """Objects were pushed to the peer or came from it: chunks wait (`fill`)."""
+        if self._gets:
+            self._chat_at = now
+
+    def _holding(self, now: float | None) -> bool:
+        if now is None or self._chat_at is None:
+            return False
+        if now < self._chat_at + CHAT_FIRST_S and now < self._chunk_at + MAX_HOLD_S:
+            return True
+        self._chat_at = None
+        return False
+
+    def fill(self, now: float | None = None) -> None:
+        """Answer the peer's gets while nothing else waits and the output has room, with at
+        most FILES_PER_CALL chunks; with `now`, none while chat goes first (`chat_moved`)."""
+        if self._holding(now):
+            return
+        budget = FILES_PER_CALL
+        while (self._gets and budget and not self._session.outbox.owes
                and self._session.out_bytes < FILES_OUTGOING):
             ids = self._gets[0]
             if ids:
@@ -221,22 +271,31 @@ class Files:
                     self._lacking.append(cid)
                 else:
                     self.chunks_sent += 1
+                    budget -= 1
+                    if now is not None:
+                        self._chunk_at = now
                     self._session.send_frame({"t": "chunk", "id": cid, "data": data})
             if not ids:
                 self._gets.popleft()
                 if self._lacking:
                     self._session.send_frame({"t": "nochunk", "ids": self._lacking})
                     self._lacking = []
+        if not self._gets:
+            self._chat_at = None  # nothing held: the next gets go at once
 
     @property
     def owes(self) -> bool:
-        """Gets of the peer's are still to be answered."""
-        return bool(self._gets)
+        """Gets of the peer's are still to be answered, and may be now (not while chat goes
+        first: the session's timer says when they may)."""
+        return bool(self._gets) and self._chat_at is None
 
     # Timers and the end ----------------------------------------------------------------------
 
     def deadlines(self) -> list[float]:
-        return [] if self._chunk_deadline is None else [self._chunk_deadline]
+        out = [] if self._chunk_deadline is None else [self._chunk_deadline]
+        if self._chat_at is not None and self._gets:  # when the chunks held may go
+            out.append(min(self._chat_at + CHAT_FIRST_S, self._chunk_at + MAX_HOLD_S))
+        return out
 
     def timer_expired(self, now: float) -> bool:
         """True when the peer held our asks too long (the session then ends)."""
@@ -249,6 +308,7 @@ class Files:
             self._session.emit(FilesReady())
 
     def closed(self) -> None:
+        self._chat_at = None
         self._gets.clear()
         self._lacking = []
         self._chunk_deadline = None

@@ -61,6 +61,8 @@ class Connection:
     def push(self, raws: list[bytes], ids: list[bytes],
              streams: list[tuple[bytes, int]] | None = None) -> None:
         self.session.outbox.push(raws, ids, streams)
+        if raws:
+            self.session.files.chat_moved(time.monotonic())
         self.wake()
 
     def close(self, reason: str = "closing") -> None:
@@ -104,6 +106,9 @@ class Connection:
         """Wait for `wake()` or the session's timer, whichever comes first."""
         if self._woken:
             self._woken = False
+            # Let whatever else is ready on the loop run first (a post being made, another
+            # session's frames): a file's chunks go one at a time between them.
+            await asyncio.sleep(0)
             return
         loop = asyncio.get_running_loop()
         self._waiter = waiter = loop.create_future()
@@ -127,6 +132,8 @@ class Connection:
                 if self.session.closed:
                     break
                 self._received(await self.ws.receive())
+                if self.session.mid_frame and not self.session.closed:
+                    continue  # a piece of a frame (a chunk is five): nothing to answer yet
                 self._drain_events()
                 self.wake()
         except (TimeoutError, ConnectionError, aiohttp.ClientError) as exc:
@@ -171,16 +178,21 @@ class Connection:
         time, so if it still owes objects, come round again (after reading the socket). What
         the event handlers queue meanwhile (a one-off sync's next round, a bye) goes at once,
         not at the next timer. Each message may take SEND_TIMEOUT_S to be accepted: one
-        timeout for the lot, pushed back as each goes (most go without waiting at all)."""
-        out = self.session.data_to_send()
+        timeout for the lot, pushed back as they go (most go without waiting at all)."""
+        out = self.session.data_to_send(time.monotonic())
         if out:
             loop = asyncio.get_running_loop()
-            async with asyncio.timeout_at(loop.time() + SEND_TIMEOUT_S) as limit:
+            pushed = loop.time()
+            async with asyncio.timeout_at(pushed + SEND_TIMEOUT_S) as limit:
                 for data in out:
                     await self.ws.send_bytes(data)
                     self.session.pacing.written(len(data))
                     self._readable.set()
-                    limit.reschedule(loop.time() + SEND_TIMEOUT_S)
+                    # Pushed back at most once a second: a new timer for every message cost
+                    # the sender a sixth of its loop's time during a file.
+                    if loop.time() - pushed >= 1.0:
+                        pushed = loop.time()
+                        limit.reschedule(pushed + SEND_TIMEOUT_S)
         self._drain_events()
         if self.session.has_output or self.session.has_frames:
             self._woken = True

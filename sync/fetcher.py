@@ -83,7 +83,7 @@ class _Fetch:
             return 0
         return chunk_size(self.index[cid], self.size) - TAG_SIZE
 
-    def fits(self, cid: bytes, data: bytes) -> bool:
+    def fits(self, cid: bytes, data: bytes | memoryview) -> bool:
         """Whether a chunk's length is the one its place in this file has."""
         if self.index is None or cid not in self.index:
             return True  # the list chunk: parse_list checks it against the size
@@ -260,7 +260,7 @@ class Fetcher:
         self.pump()
 
     async def _store(self, connection: Connection, fetches: list[_Fetch], cid: bytes,
-                     data: bytes, checked: bool) -> None:
+                     data: bytes | memoryview, checked: bool) -> None:
         """Write a chunk in a store thread, which hashes it first unless its session did."""
         loop = asyncio.get_running_loop()
         bad = False
@@ -284,14 +284,14 @@ class Fetcher:
                 continue
             self._unwant(fetch, cid)
             if cid == fetch.list_id and fetch.index is None:
-                self._spawn(self._listed(fetch, data), [fetch])
+                self._spawn(self._listed(fetch, bytes(data)), [fetch])
                 continue
             fetch.have += fetch.plain(cid)
             self._report(fetch)
             self._check(fetch)
         self.pump()
 
-    def _put(self, cid: bytes, data: bytes, checked: bool) -> bool:
+    def _put(self, cid: bytes, data: bytes | memoryview, checked: bool) -> bool:
         return self.chunks.put(cid, data, checked=checked)
 
     def _bad_chunk(self, connection: Connection, fetches: list[_Fetch], cid: bytes) -> None:

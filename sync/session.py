@@ -40,6 +40,7 @@ from ._files import (
     FilesReady,
     encode_frame,
     is_chunk_frame,
+    split_chunk_frame,
 )
 from ._handshake import Handshake
 from ._interest import EVERYTHING, Interest
@@ -185,11 +186,12 @@ class Session:
     def connected(self) -> bool:
         return self.state == "open"
 
-    def data_to_send(self) -> list[bytes]:
-        """WebSocket binary messages to send now, in order."""
+    def data_to_send(self, now: float | None = None) -> list[bytes]:
+        """WebSocket binary messages to send now, in order (with `now`, chunks of files wait
+        while objects move: sync._files)."""
         if self.connected:  # owed objects, then chunks, become frames while there is room
             self.outbox.fill()
-            self.files.fill()
+            self.files.fill(now)
         out = list(self._out)
         self._out.clear()
         self.out_bytes = 0
@@ -203,6 +205,12 @@ class Session:
         """Objects are still owed to the peer: call `data_to_send` again once the socket
         has taken what it returned."""
         return self.connected and (self.outbox.owes or self.files.owes)
+
+    @property
+    def mid_frame(self) -> bool:
+        """The last message read was a piece of a frame still to be completed: reading it
+        changed nothing but the buffer."""
+        return bool(self._partial)
 
     @property
     def has_frames(self) -> bool:
@@ -370,6 +378,11 @@ class Session:
             self._on_frame(frame_bytes, now)
 
     def _on_frame(self, data: bytes | bytearray, now: float) -> None:
+        if self.state == "open":  # a chunk's data is read in place, not decoded or copied
+            chunk = split_chunk_frame(data)
+            if chunk is not None:
+                self.files.on_chunk_data(*chunk, now)
+                return
         try:
             raw = cast(bytes, data)  # cbor2 reads a bytearray too: a joined frame is not copied
             frame = decode_item(raw)
@@ -419,6 +432,7 @@ class Session:
             isinstance(r, bytes) and len(r) <= MAX_OBJECT_SIZE for r in raws), "raws")
         self.stats.objects_received += len(raws)
         ids = [object_id(raw) for raw in raws]
+        self.files.chat_moved(now)
         self.outbox.mark_known(ids)
         self.rounds.arrived(ids)
         if raws:

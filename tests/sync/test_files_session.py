@@ -13,14 +13,19 @@ from core.attachments import MAX_CHUNK, chunk_id, chunks_of, encode_list, file_k
 from core.encoding import dumps
 from storage.chunks import ChunkStore
 from sync._files import (
+    CHAT_FIRST_S,
     CHUNK_REPLY_TIMEOUT_S,
     FILES,
     FILES_OUTGOING,
+    FILES_PER_CALL,
     MAX_GET_IDS,
+    MAX_HOLD_S,
     MAX_QUEUED_GETS,
     ChunkArrived,
     ChunksLacking,
     FilesReady,
+    encode_frame,
+    split_chunk_frame,
 )
 from sync.session import ObjectsReceived, Session
 from sync.store import MemoryStore
@@ -231,3 +236,91 @@ def test_closing_forgets_what_the_peer_asked(stores, secret):
     b.close("bye")
     assert not b.has_output and b.data_to_send()  # the bye, and no chunk after it
     assert b.files.chunks_sent == 0
+
+
+@pytest.mark.parametrize("size", [0, 23, 24, 255, 256, 65535, 65536, MAX_CHUNK])
+def test_a_chunk_frame_is_read_in_place_as_cbor2_reads_it(size):
+    import cbor2
+
+    frame = {"t": "chunk", "id": os.urandom(32), "data": os.urandom(size)}
+    encoded = bytearray(encode_frame(frame))
+    assert bytes(encoded) == dumps(frame) and cbor2.loads(encoded) == frame
+    cid, data = split_chunk_frame(encoded)
+    assert (cid, bytes(data)) == (frame["id"], frame["data"])
+    # Not a chunk frame, or not canonical (a longer head than the size needs): decoded the
+    # usual way, which refuses what is not canonical.
+    assert split_chunk_frame(dumps({"t": "get", "ids": [frame["id"]]})) is None
+    head = len(encoded) - size - (1 if size < 24 else 2 if size < 256 else 3 if size < 65536
+                                  else 5)
+    if size >= 65536:
+        longer = encoded[:head] + bytes([0x5b]) + size.to_bytes(8, "big") + frame["data"]
+    else:
+        longer = encoded[:head] + bytes([0x5a]) + size.to_bytes(4, "big") + frame["data"]
+    assert cbor2.loads(longer) == frame and split_chunk_frame(longer) is None
+
+
+def _asked_of_b(stores, secret, count):
+    a_chunks, b_chunks = stores
+    _, ids = make_file(b_chunks, count * 256 * 1024)
+    a, b, wire, clock = _connected(a_chunks, b_chunks, secret)
+    a.files.request_chunks(ids, clock.now)
+    for data in a.data_to_send():
+        b.receive(data, clock.now)
+    return a, b, clock
+
+
+def test_a_send_makes_one_chunk_so_other_work_waits_for_one_at_most(stores, secret):
+    a, b, clock = _asked_of_b(stores, secret, 6)
+    for turn in range(1, 4):
+        b.data_to_send(clock.now)
+        assert b.files.chunks_sent == turn * FILES_PER_CALL
+        assert b.has_output  # the rest go on the next turns
+
+
+def test_chunks_wait_while_objects_move_either_way_and_one_still_goes_now_and_then(
+        stores, secret, chat):
+    a, b, clock = _asked_of_b(stores, secret, 16)
+    frames = tap(a)
+
+    def b_sends(now=clock.now):  # every message reaches a, in order
+        for data in b.data_to_send(now):
+            a.receive(data, clock.now)
+
+    b_sends(clock.now)
+    assert b.files.chunks_sent == 1
+    # A post pushed: it goes, and no chunk for CHAT_FIRST_S after it.
+    post = chat.post("bob", "general", "while a file moves")
+    b.outbox.push([post.raw], [post.id])
+    b.files.chat_moved(clock.now)
+    b_sends(clock.now)
+    assert [f["t"] for f in frames] == ["chunk", "objs"] and b.files.chunks_sent == 1
+    assert not b.has_output  # nothing to send now: the timer says when
+    assert b.get_timer() == pytest.approx(clock.now + CHAT_FIRST_S)
+    clock.advance(CHAT_FIRST_S / 2)
+    b_sends(clock.now)
+    assert b.files.chunks_sent == 1
+    clock.advance(CHAT_FIRST_S / 2)
+    b_sends(clock.now)
+    assert b.files.chunks_sent == 2 and b.has_output
+    # Objects from the peer hold them too; endless chat still lets one go every MAX_HOLD_S.
+    sent_at = clock.now
+    reply = chat.post("alice", "general", "a reply")
+    a.outbox.push([reply.raw], [reply.id])
+    while clock.now < sent_at + MAX_HOLD_S:
+        for data in a.data_to_send():
+            b.receive(data, clock.now)
+        b_sends(clock.now)
+        assert b.files.chunks_sent == 2, clock.now - sent_at
+        clock.advance(CHAT_FIRST_S / 4)
+        again = chat.post("alice", "general", f"more at {clock.now}")
+        a.outbox.push([again.raw], [again.id])
+    for data in a.data_to_send():
+        b.receive(data, clock.now)
+    b_sends(clock.now)
+    assert b.files.chunks_sent == 3
+    # With no clock given (the sans-I/O tests' wire), nothing is held.
+    b.files.chat_moved(clock.now)
+    b_sends(None)
+    assert b.files.chunks_sent == 4
+    assert a.connected and b.connected
+    assert a.stats.objects_received == 1 and frames.count(None) == 0
