@@ -21,12 +21,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import nacl.exceptions
-import nacl.pwhash
-import nacl.secret
-import nacl.utils
-
 from core import encoding
+from core import passphrase as passphrase_box
 from core.identity import Identity, IdentityError
 
 from .errors import WorkspaceError
@@ -40,7 +36,6 @@ MAX_SEALED = 64 * 1024
 MAX_SETTINGS = 4 * 1024 * 1024
 SETTINGS = ("preferences.json",)  # in the data folder
 WORKSPACE_SETTINGS = ("peers.json",)  # in the workspace's folder
-_argon = nacl.pwhash.argon2id
 
 
 @dataclass(frozen=True)
@@ -53,33 +48,17 @@ class BackupInfo:
 def _seal(passphrase: str, data: bytes) -> bytes:
     if not passphrase:
         raise WorkspaceError("a backup needs a passphrase: it holds your keys")
-    salt = nacl.utils.random(_argon.SALTBYTES)
-    ops, mem = _argon.OPSLIMIT_MODERATE, _argon.MEMLIMIT_MODERATE
-    key = _argon.kdf(nacl.secret.SecretBox.KEY_SIZE, passphrase.encode(), salt,
-                     opslimit=ops, memlimit=mem)
-    return encoding.dumps({"salt": salt, "ops": ops, "mem": mem,
-                           "box": bytes(nacl.secret.SecretBox(key).encrypt(data))})
+    return encoding.dumps(passphrase_box.seal(data, passphrase))
 
 
 def _open(passphrase: str, sealed: bytes) -> bytes:
     try:
-        record = encoding.loads(sealed)
+        return passphrase_box.open_sealed(encoding.loads(sealed), passphrase)
     except encoding.EncodingError:
         raise WorkspaceError("the backup's keys are damaged") from None
-    if not isinstance(record, dict):
-        raise WorkspaceError("the backup's keys are damaged")
-    salt, ops, mem, box = (record.get(k) for k in ("salt", "ops", "mem", "box"))
-    if not (isinstance(salt, bytes) and len(salt) == _argon.SALTBYTES
-            and isinstance(box, bytes) and isinstance(ops, int) and isinstance(mem, int)
-            and _argon.OPSLIMIT_MIN <= ops <= _argon.OPSLIMIT_SENSITIVE
-            and _argon.MEMLIMIT_MIN <= mem <= _argon.MEMLIMIT_SENSITIVE):
-        raise WorkspaceError("the backup's keys are damaged")
-    key = _argon.kdf(nacl.secret.SecretBox.KEY_SIZE, passphrase.encode(), salt,
-                     opslimit=ops, memlimit=mem)
-    try:
-        return nacl.secret.SecretBox(key).decrypt(box)
-    except nacl.exceptions.CryptoError:
-        raise WorkspaceError("wrong passphrase, or the backup is damaged") from None
+    except passphrase_box.PassphraseError as exc:
+        raise WorkspaceError("the backup's keys are damaged" if exc.damaged
+                             else "wrong passphrase, or the backup is damaged") from None
 
 
 def snapshot(replica: Path, out: Path) -> None:

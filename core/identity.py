@@ -16,6 +16,7 @@ from nacl.public import SealedBox
 from nacl.signing import SigningKey, VerifyKey
 
 from . import encoding
+from . import passphrase as passphrase_box
 
 PUBLIC_KEY_SIZE = 32
 SIGNATURE_SIZE = 64
@@ -147,12 +148,9 @@ class Identity:
         """The identity sealed with a key stretched from `passphrase` (argon2id + SecretBox)."""
         if not passphrase:
             raise IdentityError("a passphrase is required to export an identity")
-        salt = nacl.utils.random(_argon.SALTBYTES)
-        key = _argon.kdf(nacl.secret.SecretBox.KEY_SIZE, passphrase.encode(), salt,
-                         opslimit=opslimit, memlimit=memlimit)
-        box = nacl.secret.SecretBox(key).encrypt(bytes(self._signing_key))
-        return encoding.dumps({"kind": _EXPORT_KIND, "v": 1, "salt": salt, "ops": opslimit,
-                               "mem": memlimit, "box": bytes(box)})
+        sealed = passphrase_box.seal(bytes(self._signing_key), passphrase, ops=opslimit,
+                                     mem=memlimit)
+        return encoding.dumps({"kind": _EXPORT_KIND, "v": 1, **sealed})
 
     @classmethod
     def import_protected(cls, data: bytes, passphrase: str) -> Identity:
@@ -164,16 +162,9 @@ class Identity:
             raise IdentityError("not a Hearth identity export")
         if record.get("v") != 1:
             raise IdentityError(f"identity export version {record.get('v')!r} is not supported")
-        salt, ops, mem, box = (record.get(k) for k in ("salt", "ops", "mem", "box"))
-        if not (isinstance(salt, bytes) and len(salt) == _argon.SALTBYTES
-                and isinstance(box, bytes) and isinstance(ops, int) and isinstance(mem, int)
-                and _argon.OPSLIMIT_MIN <= ops <= _argon.OPSLIMIT_SENSITIVE
-                and _argon.MEMLIMIT_MIN <= mem <= _argon.MEMLIMIT_SENSITIVE):
-            raise IdentityError("the identity export is damaged")
-        key = _argon.kdf(nacl.secret.SecretBox.KEY_SIZE, passphrase.encode(), salt,
-                         opslimit=ops, memlimit=mem)
         try:
-            seed = nacl.secret.SecretBox(key).decrypt(box)
-        except nacl.exceptions.CryptoError:
-            raise IdentityError("wrong passphrase, or the export is damaged") from None
+            seed = passphrase_box.open_sealed(record, passphrase)
+        except passphrase_box.PassphraseError as exc:
+            raise IdentityError("the identity export is damaged" if exc.damaged
+                                else "wrong passphrase, or the export is damaged") from None
         return cls.from_seed(seed)
