@@ -6,8 +6,9 @@ Plain data with no imports: the spec runs it by path (this folder is no package;
 also the `packaging` library's)."""
 
 # Spark reporting: run it from a source checkout (`pip install -e '.[analytics]'`).
+# (dateutil stays: sqlite-utils, the open archive's, imports it.)
 SPARK = ["pyspark", "py4j", "matplotlib", "numpy", "pandas", "pyarrow", "contourpy",
-         "kiwisolver", "fontTools", "cycler", "pyparsing", "dateutil"]
+         "kiwisolver", "fontTools", "cycler", "pyparsing"]
 # Test and developer tools that may sit in the build environment.
 TOOLS = ["pytest", "_pytest", "pytestqt", "hypothesis", "chispa", "ruff", "IPython",
          "tkinter", "_tkinter", "pydoc_data", "lib2to3", "setuptools", "pkg_resources"]

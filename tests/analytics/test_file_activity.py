@@ -99,8 +99,9 @@ def test_files_and_private_channels_on_a_node_are_counted_in_buckets_and_name_no
          "stream": hashed} for _, (size, kind) in FILES] + [
         {"event": "file_attached", "schema": 5, "size": 0, "kind": "audio", "files": 1,
          "stream": hashed}]
-    # The messages still count as messages: those with files and the one without.
-    assert [e["length"] for e in events if e["event"] == "message_sent"] == [16, 0, 16]
+    # The messages still count as messages: those with files, the one without, and the direct
+    # message (a private message counts as one, under its channel's hash: issue 32).
+    assert [e["length"] for e in events if e["event"] == "message_sent"] == [16, 0, 16, 16]
     assert [bare(e) for e in events if e["event"] == "private_channel_created"] == [
         {"event": "private_channel_created", "schema": 5, "dm": False},
         {"event": "private_channel_created", "schema": 5, "dm": True}]
