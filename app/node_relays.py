@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 
 FILES_INTERVAL_S = 60.0  # how often files are shared with and fetched from the relays
 FILES_TIMEOUT_S = 30.0
+PREPARE_DELAY_S = 3.0  # after the start: this computer's side of a relay round, worked out once
 FETCH_WAIT_S = 60.0  # a file asked for is asked of the relays again until this passes ...
 RETRY_S = 1.0  # ... this often
 
@@ -58,7 +59,17 @@ class NodeRelays:
         link = relays.link_for(self.node.workspace, on_objects=service.relaying.objects,
                                on_signal=service.relaying.signal)
         await service.relaying.start(link)
+        if relays.dialled(self.node.workspace):
+            asyncio.get_running_loop().call_later(PREPARE_DELAY_S, self._prepare)
         service.spawn(self._files_loop())
+
+    def _prepare(self) -> None:
+        link = self.node.service.relaying.link
+        if link is not None and not self.node.service.stopped:
+            try:
+                link.prepare()
+            except Exception:  # the first round works it out then
+                log.exception("preparing the relay rounds failed")
 
     @property
     def connected(self) -> bool:

@@ -35,6 +35,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from bisect import insort
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -65,7 +66,7 @@ from .relay_member import (
     RelayMember,
     SignalReceived,
 )
-from .relay_wire import MAX_MESSAGE, PATH, items_of
+from .relay_wire import MAX_MESSAGE, PATH, item_of
 
 log = logging.getLogger(__name__)
 
@@ -110,38 +111,68 @@ class RelayState:
 
 class HeldEnvelopes:
     """The replica's objects as one epoch names them to a relay: opaque id -> (id, bucket),
-    and their sealed negentropy set. Worked out again only when the reconciliation index
-    changed (its per-stream counts and sums, storage.items), and kept by the link across its
-    connections under one epoch: an idle round costs no pass over the replica."""
+    and their sealed negentropy set. Kept by the link across its connections under one epoch,
+    and brought up to date when the reconciliation index changed (its per-stream counts and
+    sums, storage.items): objects stored since are added (by `objects.oid`), and only when the
+    index's count says something else happened (a delete) is the whole set read again."""
 
     def __init__(self, replica: Replica, keys: EpochKeys):
         self._replica = replica
         self.keys = keys
         self._version: object = None
+        self._oid = 0  # the newest objects.oid taken in
         self._held: dict[bytes, tuple[bytes, int]] = {}
         self._items: dict[bytes, int] = {}
+        self._sorted: list[tuple[int, bytes]] = []  # negentropy items, kept in order
         self._storage: VectorStorage | None = None
 
     def _refresh(self) -> None:
-        version = ItemReader(self._replica.conn).streams()
-        if version != self._version:
-            rows = self._replica.conn.execute("SELECT ts, id FROM items").fetchall()
-            opaque = self.keys.opaque
-            self._held = {opaque(oid): (oid, bucket_of(ts)) for ts, oid in rows}
-            self._items = {o: bucket for o, (_, bucket) in self._held.items()}
-            self._storage = None
-            self._version = version
+        conn = self._replica.conn
+        version = ItemReader(conn).streams()
+        if version == self._version:
+            return
+        count = sum(row[2] for row in version)
+        rows = conn.execute("SELECT oid, ts, id FROM objects WHERE oid > ? ORDER BY oid",
+                            (self._oid,)).fetchall()
+        fresh = [(ts, oid) for _, ts, oid in rows]
+        if self._version is not None and len(self._held) + len(fresh) == count:
+            self._add(fresh)
+        else:
+            self._held, self._items, self._sorted = {}, {}, []
+            self._add([tuple(r) for r in conn.execute("SELECT ts, id FROM items")])
+        if rows:
+            self._oid = max(self._oid, rows[-1][0])
+        else:
+            self._oid = max(self._oid, conn.execute(
+                "SELECT coalesce(max(oid), 0) FROM objects").fetchone()[0])
+        self._storage = None
+        self._version = version
+
+    def _add(self, rows: list) -> None:
+        opaque, many = self.keys.opaque, len(rows) > 64
+        for ts, oid in rows:
+            name, bucket = opaque(oid), bucket_of(ts)
+            if name in self._held:
+                continue
+            self._held[name] = (oid, bucket)
+            self._items[name] = bucket
+            if many:
+                self._sorted.append(item_of(bucket, name))
+            else:
+                insort(self._sorted, item_of(bucket, name))
+        if many:
+            self._sorted.sort()  # nearly in order: timsort's linear case
 
     def items(self) -> dict[bytes, int]:
         self._refresh()
         return self._items
 
     def storage(self) -> VectorStorage:
-        """The items as a sealed negentropy set (built once per change)."""
+        """The items as a sealed negentropy set (built once per change, from items kept in
+        order)."""
         self._refresh()
         if self._storage is None:
-            self._storage = VectorStorage.sealed(items_of(
-                (bucket, o) for o, bucket in self._items.items()))
+            self._storage = VectorStorage.sealed(self._sorted)
         return self._storage
 
     def deleted(self) -> frozenset[bytes]:
@@ -264,6 +295,19 @@ class RelayLink:
                                     for raw in fresh])
                 conn.knows([object_id(raw) for raw in fresh])
                 self._spawn_flush(conn)
+
+    def _held_for(self, keys: EpochKeys) -> HeldEnvelopes:
+        held = self._held
+        if held is None or held.keys.epoch != keys.epoch or held.keys.token_key != keys.token_key:
+            held = self._held = HeldEnvelopes(self.replica, keys)
+        return held
+
+    def prepare(self) -> None:
+        """Work out this computer's side of the newest epoch's set now (a Node does once it
+        has started), so a round with a relay only moves what differs."""
+        secrets = self._secrets()
+        if secrets is not None:
+            self._held_for(EpochKeys.derive(*secrets)).storage()
 
     def renew(self) -> None:
         """A new epoch is held here: leave the relays now under the old one (each link dials
@@ -420,10 +464,7 @@ class RelayLink:
             self.states[address].error = "this computer does not hold the workspace secret yet"
             return False
         keys = EpochKeys.derive(*held)
-        envelopes = self._held
-        if envelopes is None or envelopes.keys.epoch != keys.epoch \
-                or envelopes.keys.token_key != keys.token_key:
-            envelopes = self._held = HeldEnvelopes(self.replica, keys)
+        envelopes = self._held_for(keys)
         owners = self._registration()
         registration = Registration(self.identity, owners) if owners is not None else None
         try:
