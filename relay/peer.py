@@ -9,6 +9,7 @@ registration all end with the same one-word refusal, so an outsider learns nothi
 from __future__ import annotations
 
 import time
+from bisect import insort
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from sync.relay_wire import (
     WireError,
     batches,
     envelopes_in,
+    item_of,
     items_of,
     opaque_ids,
     require,
@@ -44,6 +46,7 @@ from .store import RelayStore
 REFUSED = "refused"
 MAX_QUEUED_GETS = 4  # gets a member may send before reading the answers; more is a fault
 MAX_CACHED = 16  # spaces whose negentropy snapshot is kept between messages
+INSORT_MAX = 64  # envelopes of one put inserted one by one; more are appended and sorted
 MAX_QUEUED_BYTES = 32 << 20  # live pushes waiting for a member that does not read: then cut off
 SIGNALS_PER_S = 20  # signals taken from one connection per second; the rest are dropped
 
@@ -100,24 +103,51 @@ class Ended:
 Event = Joined | Stored | Signalled | Knocked | Answered | Ended
 
 
+@dataclass
+class _Snapshot:
+    version: int  # the store's version of the space it holds
+    items: list[tuple[int, bytes]]  # negentropy items, kept in order
+    storage: VectorStorage | None = None  # sealed from `items`, until they change
+
+
 class Snapshots:
-    """Each space's sealed negentropy items, rebuilt only when the store changed."""
+    """Each space's negentropy items, read from the store once and then kept up to date as
+    puts add envelopes (anything else that changes a space, an eviction, retention, a move, has
+    them read again); sealed for a round only when they changed since the last."""
 
     def __init__(self, store: RelayStore):
         self._store = store
-        self._cache: OrderedDict[bytes, tuple[int, VectorStorage]] = OrderedDict()
+        self._cache: OrderedDict[bytes, _Snapshot] = OrderedDict()
 
     def get(self, space: bytes) -> VectorStorage:
         cached = self._cache.get(space)
         version = self._store.version(space)
-        if cached is not None and cached[0] == version:
-            self._cache.move_to_end(space)
-            return cached[1]
-        storage = VectorStorage.sealed(items_of(self._store.items(space)))
-        self._cache[space] = (version, storage)
-        while len(self._cache) > MAX_CACHED:
-            self._cache.popitem(last=False)
-        return storage
+        if cached is None or cached.version != version:
+            cached = self._cache[space] = _Snapshot(
+                version, sorted(items_of(self._store.items(space))))
+            while len(self._cache) > MAX_CACHED:
+                self._cache.popitem(last=False)
+        self._cache.move_to_end(space)
+        if cached.storage is None:
+            cached.storage = VectorStorage.sealed(cached.items)
+        return cached.storage
+
+    def added(self, space: bytes, before: int, envelopes: list[Envelope]) -> None:
+        """A put took `envelopes` into `space`, whose version was `before`: a snapshot that was
+        current then takes them in (if the put changed nothing else)."""
+        cached = self._cache.get(space)
+        if cached is None or cached.version != before:
+            return
+        if self._store.version(space) != before + 1:
+            del self._cache[space]  # the put evicted too: read again
+            return
+        if len(envelopes) > INSORT_MAX:  # a run appended and merged: timsort's linear case
+            cached.items += items_of((env.bucket, env.opaque) for env in envelopes)
+            cached.items.sort()
+        else:
+            for env in envelopes:
+                insort(cached.items, item_of(env.bucket, env.opaque))
+        cached.version, cached.storage = before + 1, None
 
 
 class RelayPeer:
@@ -264,7 +294,10 @@ class RelayPeer:
             require(frame.keys() == {"t", "envs"}, "put")
             envelopes = envelopes_in(frame["envs"], "put")
             require(sum(len(e.box) for e in envelopes) <= MAX_ENVS_BYTES + 65536, "put size")
+            before = self.store.version(self.space or b"")
             added = self.store.put(self.space or b"", envelopes)
+            if added:
+                self._snapshots.added(self.space or b"", before, added)
             held = self.store.space(self.space or b"")
             self._send({"t": "stored", "n": len(added), "floor": held.floor if held else 0})
             if added:

@@ -49,7 +49,6 @@ SEND_TIMEOUT_S = 30.0
 MAX_PER_ADDRESS = 16
 MAX_CONNECTIONS = 1024
 MAX_SPACES = 1000
-SNAPSHOT_DELAY_S = 0.2  # a space's snapshot is rebuilt this long after a burst of puts
 KNOCK_WAIT_S = 30.0  # how long a newcomer's knock waits for a member's answer
 MAX_KNOCKS = 16  # knocks waiting on one space at once; more are refused
 MAX_KNOCKED = 8  # members a knock is forwarded to (the first connected)
@@ -103,8 +102,7 @@ class RelayServer:
         self._pruner: asyncio.Task | None = None
         self._pushes: set[asyncio.Task] = set()  # held until done (the loop keeps weak refs)
         self._knocks: dict[bytes, RelayPeer] = {}  # knock id -> the newcomer's connection
-        self._refreshing: set[bytes] = set()  # spaces whose snapshot is rebuilt soon
-        self._closed = False
+
         self.port = 0
 
     def connected(self, space: bytes) -> int:
@@ -124,7 +122,6 @@ class RelayServer:
         return self.port
 
     async def close(self) -> None:
-        self._closed = True
         if self._pruner is not None:
             self._pruner.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -224,7 +221,6 @@ class RelayServer:
                 self._members[event.space].add(peer)
                 self._write_connected()
             elif isinstance(event, Stored):
-                self._refresh_soon(event.space)
                 for other in list(self._members.get(event.space, ())):
                     if other is not peer:
                         other.deliver(list(event.envelopes))
@@ -246,19 +242,6 @@ class RelayServer:
                     del self._knocks[knock]
                 if event.fault:
                     log.info("a connection ended: %s", event.reason)
-
-    def _refresh_soon(self, space: bytes) -> None:
-        """Rebuild the space's negentropy snapshot shortly after a put (once for a burst), so
-        the next member's round finds it ready rather than paying for it."""
-        if space in self._refreshing:
-            return
-
-        def refresh() -> None:
-            self._refreshing.discard(space)
-            if not self._closed and self.store.space(space) is not None:
-                self._snapshots.get(space)
-        self._refreshing.add(space)
-        asyncio.get_running_loop().call_later(SNAPSHOT_DELAY_S, refresh)
 
     def _knocked(self, peer: RelayPeer, event: Knocked) -> None:
         """Forward a newcomer's knock to the space's members connected now (a few), and

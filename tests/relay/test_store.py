@@ -78,3 +78,25 @@ def test_retention_takes_what_was_stored_long_ago(tmp_path: Path) -> None:
     assert store.items(SPACE) == [(0, new[0].opaque)]
     held = store.space(SPACE)
     assert held is not None and held.count == 1 and held.bytes == 100 + ROW_OVERHEAD
+
+
+def test_a_kept_snapshot_is_the_one_read_afresh_after_puts_and_an_eviction(
+        tmp_path: Path) -> None:
+    from relay.peer import Snapshots
+
+    store = RelayStore(tmp_path / "r.db", quota=20_000)
+    store.register(SPACE, TOKEN, 0, [ADMIN])
+    kept = Snapshots(store)
+
+    def same() -> None:
+        a, b = kept.get(SPACE), Snapshots(store).get(SPACE)
+        assert a.size() == b.size() and a.fingerprint(0, a.size()) == b.fingerprint(0, b.size())
+
+    same()
+    for batch in ([env(n) for n in range(1, 4)], [env(n) for n in range(10, 110)]):
+        before = store.version(SPACE)
+        kept.added(SPACE, before, store.put(SPACE, batch))
+        same()  # a few inserted in order; a large put appended and sorted
+    before = store.version(SPACE)
+    kept.added(SPACE, before, store.put(SPACE, [env(n) for n in range(200, 260)]))
+    same()  # past the quota: the put evicted too, and the snapshot is read again
