@@ -35,13 +35,18 @@ class RelayProcess:
 
 @contextlib.contextmanager
 def relay_process(folder: Path, *, host: str = "127.0.0.1", port: int = 0,
-                  prefix: list[str] | None = None, quota: str = "64M") -> Iterator[RelayProcess]:
+                  prefix: list[str] | None = None, quota: str = "64M",
+                  hostile: Path | None = None) -> Iterator[RelayProcess]:
     """`hearth relay serve` on `port` (0: a free one), its log in the relay's own folder (so a test can
-    search every file the relay wrote); stopped (SIGTERM) at the end."""
+    search every file the relay wrote); stopped (SIGTERM) at the end. `hostile`: a file of
+    envelopes for tests/sync/hostile_relay.py, run instead, to replay."""
     folder.mkdir(parents=True, exist_ok=True)
     log = open(folder / LOG_FILE, "wb")  # noqa: SIM115 - the process writes it until the end
     cmd = [*(prefix or []), sys.executable, "-m", "app", "relay", "serve", "--host", host,
            "--port", str(port), "--data", str(folder), "--quota", quota]
+    if hostile is not None:  # tests/sync/hostile_relay.py, with the envelopes it replays
+        cmd = [*(prefix or []), sys.executable, "-m", "tests.sync.hostile_relay", "--host",
+               host, "--port", str(port), "--data", str(folder), "--extra", str(hostile)]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=log,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
     timer = threading.Timer(30.0, proc.kill)  # a relay that never prints its key

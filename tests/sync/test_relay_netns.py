@@ -21,6 +21,9 @@ import pytest
 from app import relays
 from app.paths import Paths
 from app.workspace import Workspace
+from core.encoding import dumps, object_id
+from core.objects import build
+from core.relay_seal import EpochKeys
 from tests.support import channels, two_members
 
 from .relaying import relay_files_contain, relay_process
@@ -122,3 +125,39 @@ def test_members_with_no_route_between_them_sync_through_the_relay(
         refused = hearth(networks["b"], pb.data, "relay", "sync", "--timeout", "10", ok=False)
         assert refused.returncode != 0 and "refused" in refused.stdout, refused.stdout
     assert relay_files_contain(tmp_path / "relay", MARKER.encode()) == []
+
+
+def test_a_hostile_relay_on_its_own_network_cannot_make_members_diverge(
+        tmp_path: Path, networks: dict[str, str]) -> None:
+    """The relay in the third namespace drops every third envelope it hands out and replays
+    old ones and an unsigned object sealed under the members' key: B, on the other network,
+    takes nothing unsigned, and once its rounds are over holds everything A wrote."""
+    pa, pb = two_members(tmp_path)
+    with Workspace.open(pa) as a:
+        channels(a, "general")
+        sent = [a.post("general", f"through a liar {n}") for n in range(40)]
+        keys = EpochKeys.derive(*a.members.newest_secret())
+        forged = build(a.identity, "post/text", stream=sent[0].stream,
+                       body={"channel": "general", "text": "forged"}, ts=sent[0].ts)
+        at = forged.raw.index(b"\x63sig\x58\x40") + 6
+        unsigned = forged.raw[:at] + bytes(64) + forged.raw[at + 64:]  # a signature of zeros
+    extra = tmp_path / "extra.cbor"
+    extra.write_bytes(dumps([list(keys.seal(unsigned, 0)),
+                             list(keys.seal(sent[0].raw, sent[0].ts))]))
+    with relay_process(tmp_path / "relay", host="0.0.0.0",  # noqa: S104
+                       prefix=["ip", "netns", "exec", networks["relay"]],
+                       hostile=extra) as relay:
+        where = f"{RELAY_IP}:{relay.port}"
+        hearth(networks["a"], pa.data, "relay", "add", where, relay.key.hex())
+        hearth(networks["a"], pa.data, "relay", "sync")
+        for _ in range(8):  # each round asks again for what the relay dropped
+            hearth(networks["b"], pb.data, "relay", "sync", where, relay.key.hex())
+            with Workspace.open(pb) as b:
+                if all(b.replica.has(m.id) for m in sent):
+                    break
+        with Workspace.open(pa) as a, Workspace.open(pb) as b:
+            assert all(b.replica.has(m.id) for m in sent)
+            assert not b.replica.has(object_id(unsigned))
+            held_a = {r[0] for r in a.replica.conn.execute("SELECT id FROM items")}
+            held_b = {r[0] for r in b.replica.conn.execute("SELECT id FROM items")}
+            assert held_a <= held_b  # converged: nothing of A's is missing

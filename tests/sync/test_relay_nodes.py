@@ -26,6 +26,7 @@ from storage import Status
 from sync.relay_client import RelayAddress
 from tests.support import channels, make_members, two_members
 
+from .hostile_relay import HostileStore, hostile_server
 from .relaying import relay_files_contain, relay_process, sync_through
 
 MARKER = "quokka-marker-5c1e"
@@ -90,33 +91,15 @@ def test_a_removed_members_token_is_refused_after_the_rotation(tmp_path: Path) -
         store.close()
 
 
-class HostileStore(RelayStore):
-    """A relay that drops every third envelope it hands out and replays others: old ones,
-    duplicates, and an envelope of bytes that are no object (all under a member's key, which
-    it could only have from a member: the worst it could hold)."""
-
-    extra: list[Envelope] = []
-    handed = 0
-
-    def get(self, space: bytes, opaques: list[bytes]) -> list[Envelope]:
-        out = []
-        for env in super().get(space, opaques):
-            self.handed += 1
-            if self.handed % 3:
-                out.append(env)
-        return out + self.extra + out[:2]
-
-
 def test_a_relay_that_drops_and_replays_cannot_make_a_member_accept_anything(
         tmp_path: Path) -> None:
     pa, pb = two_members(tmp_path)
 
     async def run(a: Workspace, b: Workspace) -> None:
-        server = RelayServer(tmp_path / "hostile")
-        hostile = HostileStore(tmp_path / "hostile" / "relay.db")
-        server.store.close()
-        server.store = hostile
-        server._snapshots.__init__(hostile)  # type: ignore[misc]
+        (tmp_path / "hostile").mkdir()
+        server = hostile_server(tmp_path / "hostile", [])
+        hostile = server.store
+        assert isinstance(hostile, HostileStore)
         port = await server.start("127.0.0.1", 0)
         address = RelayAddress("127.0.0.1", port, server.key)
         keys = EpochKeys.derive(*a.members.newest_secret())
