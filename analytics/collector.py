@@ -4,7 +4,7 @@
 all or nothing: every line must follow the event schema, be of a schema version the collector
 reads, and carry a time near the collector's own clock, or the answer is 400 naming the first bad
 line and nothing is written. The answers to it and to `GET /v1/health` name the versions read
-(`"schemas": [1, 2, 3, 4, 5, 6, 7]`), which is how shippers know what they may send (see
+(`"schemas": [1, 2, 3, 4, 5, 6, 7, 8]`), which is how shippers know what they may send (see
 `analytics.events`). Accepted events go to date-partitioned files (see `_collector_store`).
 `POST /v1/delete` forgets every event of some pids, now and later; it takes the install's
 per-day tokens, never pids (see `analytics.events.pid_of_token`), so only the install that made
@@ -94,8 +94,9 @@ class Collector:
     (which refuses a version-3 line for its unknown type rather than its version: a 400 either
     way), with versions 1 to 3 as one of version 3 does (likewise for a version-4 line), with
     versions 1 to 4 as one of version 4 does (likewise for a version-5 line), with versions 1
-    to 5 as one of version 5 does (likewise for a version-6 line), and with versions 1 to 6 as
-    one of version 6 does (likewise for a version-7 line), which the tests use as those older
+    to 5 as one of version 5 does (likewise for a version-6 line), with versions 1 to 6 as
+    one of version 6 does (likewise for a version-7 line), and with versions 1 to 7 as one of
+    version 7 does (likewise for a version-8 line), which the tests use as those older
     collectors."""
 
     def __init__(self, out_dir: Path, max_body: int = MAX_BODY_BYTES, *,

@@ -1,7 +1,7 @@
 """The analytics event contract: schema versions, event types, buckets, and validation.
 
 Every event is one JSON object checked against the newest contract,
-`analytics/schema/events-v7.json`. The recorder, the collector and the pipeline all read the
+`analytics/schema/events-v8.json`. The recorder, the collector and the pipeline all read the
 contract from here. A shipped contract file is never edited: a new event type means a new file.
 
 Versions, and why an event carries the oldest one that knows its type. A collector refuses a
@@ -14,16 +14,17 @@ every older event in it. Hence:
   reaction_added, message_edited and thread_reply; version 3 adds doc_comment; version 4 adds
   invite_created and member_admitted; version 5 adds file_attached and private_channel_created;
   version 6 adds channels_kept and history_fetched; version 7 adds notify_level_set,
-  notify_dnd_set and notify_option_set. Each contract file holds every type up to
-  its version, the older ones exactly as the file before it has them (`events-v7.json` the
-  version-6 types as `events-v6.json` does, which has the version-5 ones as `events-v5.json` does, which has the version-4 ones as `events-v4.json`
+  notify_dnd_set and notify_option_set; version 8 adds relay_changed and data_moved. Each
+  contract file holds every type up to its version, the older ones exactly as the file before
+  it has them (`events-v8.json` the version-7 types as `events-v7.json` does, which has the
+  version-6 ones as `events-v6.json` does, which has the version-5 ones as `events-v5.json` does, which has the version-4 ones as `events-v4.json`
   does, and so on back to `events-v1.json`, but for their pinned `schema`), and pins each type's
   `schema` to its version: `"schema": 1` on a message_sent, `"schema": 2` on a thread_reply,
   `"schema": 3` on a doc_comment, `"schema": 4` on a member_admitted, `"schema": 5` on a
   file_attached, `"schema": 6` on a history_fetched, `"schema": 7` on a notify_level_set,
-  never another. So a line's `schema` names
+  `"schema": 8` on a data_moved, never another. So a line's `schema` names
   the oldest collector that can read it.
-- A collector says which versions it reads: `"schemas": [1, 2, 3, 4, 5, 6, 7]` in its answers to
+- A collector says which versions it reads: `"schemas": [1, 2, 3, 4, 5, 6, 7, 8]` in its answers to
   `GET /v1/health` and `POST /v1/events`. A collector from before version 2 says nothing, which
   means version 1 alone (`BASE_VERSIONS`); every collector reads version 1. A collector of
   version 2 says `[1, 2]`, so doc_comment events wait for its upgrade as thread replies waited
@@ -31,7 +32,7 @@ every older event in it. Hence:
   its upgrade in turn; one of version 4 says `[1, 2, 3, 4]`, and attachment and private-channel
   events wait for its; one of version 5 says `[1, 2, 3, 4, 5]`, and kept-set and history events
   wait for its; one of version 6 says `[1, 2, 3, 4, 5, 6]`, and notification settings' events
-  wait for its.
+  wait for its; one of version 7 says `[1, ..., 7]`, and relay and data events wait for its.
 - The recorder spools each line with its version, and the shipper sends only the versions its
   collector reads: the others wait in the spool, in order, until the collector is upgraded
   (asked again every few minutes while they wait). If a collector refuses a batch holding a
@@ -116,6 +117,12 @@ do not disturb is on now and whether a daily schedule is set, not the times (an 
 schedule to the minute could single someone out). notify_option_set says that keyword alerts
 or the text shown in notifications changed, and whether it is now on: never a keyword, nor how
 many there are.
+
+Version 8's events count features that reach beyond one computer, never where they reach:
+relay_changed says that an admin named a relay or took one back, not its address, its key or
+the workspace; data_moved says that a Slack export was imported, an archive written (by its
+format), or a backup made or restored, with the messages it held as a size bucket (0 for the
+backups, which copy the replica whole): never a file name, a channel or a word of a message.
 """
 
 from __future__ import annotations
@@ -129,8 +136,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-SCHEMA_VERSION = 7  # the newest version: this code's collector reads it and every older one
-SCHEMA_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
+SCHEMA_VERSION = 8  # the newest version: this code's collector reads it and every older one
+SCHEMA_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8)
 BASE_VERSIONS = frozenset({1})  # what a collector that names no versions reads
 SCHEMA_FILE = f"events-v{SCHEMA_VERSION}.json"
 EVENT_TYPES = (
@@ -142,6 +149,7 @@ EVENT_TYPES = (
     "file_attached", "private_channel_created",
     "channels_kept", "history_fetched",
     "notify_level_set", "notify_dnd_set", "notify_option_set",
+    "relay_changed", "data_moved",
 )
 CONFLICT_KINDS = ("concurrent_heads", "lww_overwrite", "concurrent_doc_edit")
 LENGTH_BUCKETS = (0, 16, 64, 256, 1024, 4096)

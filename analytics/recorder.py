@@ -17,7 +17,7 @@ ship: it makes an `events` table of its own, whose lines move over on the next u
 version 2 on, every app reads `queue` and ships only the versions its collector names, so an app
 of version 2 run on a spool that holds version-3 lines leaves them waiting for a collector that
 reads version 3 (or sends them to one): no rename was needed for version 3, nor for versions 4
-to 7.
+to 8.
 """
 
 from __future__ import annotations
@@ -56,7 +56,9 @@ WHAT_IS_COLLECTED = (
     "message, without who is in it; how many channels and documents a computer keeps, rounded "
     "to a bucket, without which; notification settings changed: a level chosen and the kind "
     "of conversation, do not disturb on or scheduled, keyword alerts on or off, without which "
-    "conversation, the times or the words), how sync sessions went "
+    "conversation, the times or the words; relays named or taken back, without which; Slack "
+    "imports, archives, backups and restores, with how many messages rounded to a bucket, "
+    "without a file name or anything of the messages), how sync sessions went "
     "(peers, rounds, bytes rounded, duration), how long fetching history took and how many "
     "objects it brought (both rounded to a bucket), how often replicas conflicted and how long "
     "they took to converge, and why objects were refused. Never: what anyone wrote, names, keys or "

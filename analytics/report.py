@@ -7,13 +7,14 @@
 Runs on `local[*]` unless told otherwise (`--master`, or spark-submit's own `--master`, which
 wins). Reads `DIR/date=YYYY-MM-DD/*.jsonl` (only the days from --since to --until, inclusive),
 counts the lines that are not valid events instead of failing on them (lines of every schema
-version, 1 to 7, are read alike, each by its type's rules), and writes:
+version, 1 to 8, are read alike, each by its type's rules), and writes:
 
 - `OUT/tables/daily_active`: date, installs (distinct pids; pids rotate daily, so one per install)
 - `OUT/tables/events_daily`: date, event, count, installs (every event type of every schema
   version: reactions, edits and thread replies beside messages sent, document comments beside
   commits, invites made and members admitted, files attached and private channels made,
-  changes to what a computer keeps and history fetches, notification settings changed)
+  changes to what a computer keeps and history fetches, notification settings changed,
+  relays named and taken back, data imported, archived, backed up and restored)
 - `OUT/tables/sync_sessions`: date, sessions, installs, duration_ms_p50/p95/p99, rounds_p50,
   bytes_p50, objects_p50
 - `OUT/tables/conflicts`: date, kind, count, installs, heads_1 ... heads_50plus (conflicts by

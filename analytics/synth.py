@@ -56,7 +56,7 @@ MIX = {
     "doc_merge": 0.005, "rejection": 0.004, "member_admitted": 0.004, "invite_created": 0.003,
     "file_attached": 0.01, "private_channel_created": 0.002, "history_fetched": 0.003,
     "channels_kept": 0.002, "notify_level_set": 0.003, "notify_dnd_set": 0.0015,
-    "notify_option_set": 0.001,
+    "notify_option_set": 0.001, "relay_changed": 0.0003, "data_moved": 0.0006,
 }
 KIND_WEIGHTS = {"concurrent_heads": 0.6, "lww_overwrite": 0.3, "concurrent_doc_edit": 0.1}
 REASONS = {
@@ -88,6 +88,10 @@ DND_PAUSED_SHARE = 0.6
 DND_SCHEDULED_SHARE = 0.4
 OPTIONS = {"keywords": 0.7, "show_text": 0.3}
 OPTION_ON_SHARE = 0.7
+# Relays named (most) and taken back; data moved: backups most, then imports and archives.
+RELAY_ADDED_SHARE = 0.8
+MOVES = {"backup": 0.5, "slack_import": 0.15, "archive_sqlite": 0.1, "archive_json": 0.05,
+         "archive_html": 0.1, "restore": 0.1}
 PLATFORMS = {"linux": 0.45, "windows": 0.33, "darwin": 0.2, "other": 0.02}
 UIS = {"window": 0.82, "serve": 0.12, "cli": 0.06}
 VERSIONS = {"0.1.0": 0.2, "0.1.1": 0.5, "0.2.0": 0.3}
@@ -121,6 +125,8 @@ TEMPLATES = {
     "notify_level_set": '{"event":"notify_level_set","kind":"%s","level":"%s","pid":"%s","schema":7,"timed":%s,"ts":"%s"}',
     "notify_dnd_set": '{"event":"notify_dnd_set","paused":%s,"pid":"%s","scheduled":%s,"schema":7,"ts":"%s"}',
     "notify_option_set": '{"event":"notify_option_set","on":%s,"option":"%s","pid":"%s","schema":7,"ts":"%s"}',
+    "relay_changed": '{"added":%s,"event":"relay_changed","pid":"%s","schema":8,"ts":"%s"}',
+    "data_moved": '{"event":"data_moved","messages":%d,"pid":"%s","schema":8,"ts":"%s","what":"%s"}',
 }
 BROADCAST_SHARE = 0.1  # thread replies also sent to the channel
 TYPES = tuple(MIX) + ("convergence",)
@@ -372,6 +378,14 @@ def _format(rng: np.random.Generator, name: str, idx: np.ndarray, slot: _Slots,
         cols = [_flags(rng, n, DND_PAUSED_SHARE), p, _flags(rng, n, DND_SCHEDULED_SHARE), t]
     elif name == "notify_option_set":
         cols = [_flags(rng, n, OPTION_ON_SHARE), _pick(rng, OPTIONS, n).tolist(), p, t]
+    elif name == "relay_changed":
+        cols = [_flags(rng, n, RELAY_ADDED_SHARE), p, t]
+    elif name == "data_moved":
+        what = _pick(rng, MOVES, n)
+        counts = rng.lognormal(9.0, 2.0, n).astype(np.int64)  # median ~8,000 messages
+        buckets = np.where(np.isin(what, ["backup", "restore"]), 0,
+                           2 ** np.floor(np.log2(np.maximum(counts, 1))).astype(np.int64))
+        cols = [buckets.tolist(), p, t, what.tolist()]
     elif name == "sync_session":
         duration = rng.lognormal(5.5, 1.3, n)  # median ~250 ms, long tail
         objects = rng.poisson(np.sqrt(duration) * 0.8)

@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import logging
 import platform
+import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from analytics.events import (
     expiry_bucket,
@@ -178,3 +180,10 @@ class Activity:
     def rejected(self, reason: str) -> None:
         if reason in REJECTION_REASONS:
             self.recorder.record("rejection", reason=reason)
+
+
+def record_usage(data: Path, event: str, *, clock: Callable[[], float] = time.time,
+                 **fields: object) -> None:
+    """One event of a library call made outside a running Node's Activity (a command, the
+    window's settings): spooled if analytics are on in the data folder `data`, else nothing."""
+    Recorder(data, clock=clock).record(event, **fields)

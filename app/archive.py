@@ -14,8 +14,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analytics.events import pow2
 from storage.records import Message
 
+from .activity import record_usage
 from .errors import WorkspaceError
 from .workspace import Workspace
 
@@ -247,4 +249,6 @@ def write_archive(ws: Workspace, out: Path, fmt: str, *, channels: list[str] | N
     else:
         from .archive_html import write_html
         write_html(archive, out)
+    record_usage(ws.paths.data, "data_moved", clock=ws.clock, what=f"archive_{fmt}",
+                 messages=pow2(sum(len(c.messages) for c in archive.channels)))
     return archive

@@ -25,6 +25,7 @@ from core import encoding
 from core import passphrase as passphrase_box
 from core.identity import Identity, IdentityError
 
+from .activity import record_usage
 from .errors import WorkspaceError
 from .identity_files import read_secret, write_private
 from .paths import Paths
@@ -109,6 +110,7 @@ def backup(paths: Paths, out: Path, passphrase: str, *, clock=time.time) -> Back
                 if (paths.workspace_dir / name).is_file():
                     zf.write(paths.workspace_dir / name, f"workspace/{name}")
         os.link(partial, out)  # never replaces a file that appeared meanwhile
+    record_usage(paths.data, "data_moved", clock=clock, what="backup", messages=0)
     return BackupInfo(paths.workspace, created, size)
 
 
@@ -198,6 +200,7 @@ def restore(path: Path, data: Path, passphrase: str, *,
             target = paths.data / name
             if f"settings/{name}" in zf.namelist() and not target.exists():
                 target.write_bytes(_member(zf, f"settings/{name}", MAX_SETTINGS))
+    record_usage(paths.data, "data_moved", what="restore", messages=0)  # its settings say
     return paths
 
 

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from . import notify_settings
+from .activity import record_usage
 from .errors import WorkspaceError
 from .notify_rules import (
     LEVELS,
@@ -56,9 +57,7 @@ class ConversationLevel:
 def _recorded(ws: Workspace, event: str, **fields: object) -> None:
     """A settings change, in usage analytics when they are on (analytics/events.py, version 7:
     never which conversation, the times or the words)."""
-    from analytics.recorder import Recorder
-
-    Recorder(ws.paths.data, clock=ws.clock).record(event, **fields)
+    record_usage(ws.paths.data, event, clock=ws.clock, **fields)
 
 
 def conversations(ws: Workspace) -> list[Conversation]:

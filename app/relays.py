@@ -16,9 +16,8 @@ import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
-from core.objects import Object
 from core.relay_knock import KnockError, open_knock, seal_answer
 from core.workspace_kinds import RELAY_KEY_SIZE
 from storage import Replica
@@ -26,6 +25,7 @@ from sync.peers import AddressError, parse_address
 from sync.relay_client import RelayAddress, RelayLink, RelayState
 
 from . import preferences
+from .activity import record_usage
 from .paths import write_atomic
 from .relay_list import KIND, Relay, relays
 from .workspace import WorkspaceError
@@ -36,20 +36,6 @@ if TYPE_CHECKING:
 RELAYS_FILE = "relays-from-code.json"  # in the workspace folder: what a code named
 log = logging.getLogger(__name__)
 FETCH_BATCH = 64  # chunks asked of the relays at once (16 MiB of 256 KiB chunks)
-
-
-class _Writer(Protocol):
-    """What this module needs of a workspace (app.workspace.Workspace)."""
-
-    replica: Replica
-
-    @property
-    def id(self) -> bytes: ...
-
-    @property
-    def key(self) -> bytes: ...
-
-    def publish(self, kind: str, stream: bytes, body: dict) -> Object: ...
 
 
 def named(ws: Workspace) -> list[Relay]:
@@ -69,12 +55,12 @@ def parse_key(text: str) -> bytes:
     return key
 
 
-def _must_be_admin(ws: _Writer) -> None:
+def _must_be_admin(ws: Workspace) -> None:
     if not ws.replica.is_admin(ws.key):
         raise WorkspaceError("only admins name the workspace's relays")
 
 
-def add_relay(ws: _Writer, address: str, key: str) -> Relay:
+def add_relay(ws: Workspace, address: str, key: str) -> Relay:
     """Name the relay at `address` (HOST:PORT) with static key `key` (hex) for everyone."""
     _must_be_admin(ws)
     try:
@@ -84,10 +70,11 @@ def add_relay(ws: _Writer, address: str, key: str) -> Relay:
     relay_key = parse_key(key)
     obj = ws.publish(KIND, ws.id, {"host": host, "port": port, "key": relay_key,
                                    "active": True})
+    record_usage(ws.paths.data, "relay_changed", clock=ws.clock, added=True)
     return Relay(host, port, relay_key, ws.key, obj.ts)
 
 
-def remove_relay(ws: _Writer, which: str) -> Relay:
+def remove_relay(ws: Workspace, which: str) -> Relay:
     """Take back a relay, named by its key (hex, or a unique prefix) or its HOST:PORT."""
     _must_be_admin(ws)
     text = which.strip().lower()
@@ -101,6 +88,7 @@ def remove_relay(ws: _Writer, which: str) -> Relay:
     relay = found[0]
     ws.publish(KIND, ws.id, {"host": relay.host, "port": relay.port, "key": relay.key,
                              "active": False})
+    record_usage(ws.paths.data, "relay_changed", clock=ws.clock, added=False)
     return relay
 
 

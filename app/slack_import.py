@@ -35,12 +35,14 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 
+from analytics.events import pow2
 from core import kinds
 from core.errors import InvalidObject, Reason
 from core.import_kinds import MAX_ITEMS, MAX_ORIGIN_NAME, MAX_REACTION_USERS, MAX_REACTIONS
 from core.objects import Object, build
 from storage import Checking, Status, check_ahead
 
+from .activity import record_usage
 from .errors import WorkspaceError
 from .slack_export import Conversation, ExportError, SlackExport
 from .slack_markup import to_markdown
@@ -435,7 +437,10 @@ def import_slack(ws: Workspace, path: Path, *, mapping: dict[str, bytes] | None 
                  progress: Progress | None = None) -> ImportSummary:
     """Import the Slack export at `path` (a zip or a folder) into `ws`."""
     with SlackExport(path) as export:
-        return SlackImporter(ws, export, mapping=mapping, progress=progress).run()
+        summary = SlackImporter(ws, export, mapping=mapping, progress=progress).run()
+    record_usage(ws.paths.data, "data_moved", clock=ws.clock, what="slack_import",
+                 messages=pow2(summary.messages))
+    return summary
 
 
 def read_mapping(ws: Workspace, path: Path) -> dict[str, bytes]:

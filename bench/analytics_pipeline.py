@@ -26,7 +26,7 @@ EVENTS = int(os.environ.get("HEARTH_BENCH_EVENTS", 10_000_000))
 TINY_EVENTS = 20_000
 DAYS = 28
 SEED = 1
-SYNTH_VERSION = 7  # bump when analytics.synth changes what it writes
+SYNTH_VERSION = 8  # bump when analytics.synth changes what it writes
 TARGET_TOTAL_S = 120
 
 

@@ -1,4 +1,4 @@
-"""The event schema's versions 2 to 7 (analytics.events): each version's new events, that they
+"""The event schema's versions 2 to 8 (analytics.events): each version's new events, that they
 carry exactly their version, that nothing of what a person wrote or named and nothing that points
 at it is allowed, the buckets some fields hold instead of exact numbers, that older collectors
 refuse a newer version's events and read their own, and that each version keeps every older type
@@ -49,6 +49,7 @@ NEW = {
     5: ("file_attached", "private_channel_created"),
     6: ("channels_kept", "history_fetched"),
     7: ("notify_level_set", "notify_dnd_set", "notify_option_set"),
+    8: ("relay_changed", "data_moved"),
 }
 # The fields each new type requires, in the contract's order.
 REQUIRED = {
@@ -62,6 +63,8 @@ REQUIRED = {
     "notify_level_set": ["level", "kind", "timed"],
     "notify_dnd_set": ["paused", "scheduled"],
     "notify_option_set": ["option", "on"],
+    "relay_changed": ["added"],
+    "data_moved": ["what", "messages"],
 }
 # The shipped contracts (their parsed JSON, keys sorted): collectors and apps of those versions
 # hold them, so they are never edited.
@@ -70,7 +73,8 @@ SHIPPED = {1: "90d6487a1b12ba3196980925c5f38d4c8cb2a7cb404409398f6b0d55f6097283"
            3: "e58c5cbc701cedc1faea8177893e8336f8cb6d371e8177719dd71c7445c98ed7",
            4: "8bc96e232b389dc2fe128e52702b0320334fc1ec2937c25ff39bd5314f445540",
            5: "fd545e4ff86cdac39e39e4e8345aa9d32704383270f6133fd81f9de4ee5462d6",
-           6: "9a7987b9a0c4bb8885c84ffe1fa715778406368e4ddc9c84aa33842aadb4c6a0"}
+           6: "9a7987b9a0c4bb8885c84ffe1fa715778406368e4ddc9c84aa33842aadb4c6a0",
+           7: "cd137598234ffbe8070aa242e65d582858e94f12f6e9567abda942858dbd6732"}
 
 # A valid event of each type (of its version), which the tests vary.
 EXAMPLES = {
@@ -88,6 +92,8 @@ EXAMPLES = {
     "notify_level_set": {"level": "none", "kind": "channel", "timed": False},
     "notify_dnd_set": {"paused": True, "scheduled": False},
     "notify_option_set": {"option": "keywords", "on": True},
+    "relay_changed": {"added": True},
+    "data_moved": {"what": "slack_import", "messages": 1024},
 }
 
 
@@ -106,6 +112,8 @@ fetched = partial(event, "history_fetched")
 level_set = partial(event, "notify_level_set")
 dnd_set = partial(event, "notify_dnd_set")
 option_set = partial(event, "notify_option_set")
+relay_changed = partial(event, "relay_changed")
+data_moved = partial(event, "data_moved")
 
 
 def upto(version: int) -> tuple[int, ...]:
@@ -129,9 +137,9 @@ def test_a_versions_new_types_are_its_events(version):
         assert validate(event(name)) == event(name)
 
 
-def test_version_7_is_the_current_version():
-    assert SCHEMA_VERSION == 7 and SCHEMA_VERSIONS == (1, 2, 3, 4, 5, 6, 7)
-    assert SCHEMA_FILE == "events-v7.json"
+def test_version_8_is_the_current_version():
+    assert SCHEMA_VERSION == 8 and SCHEMA_VERSIONS == (1, 2, 3, 4, 5, 6, 7, 8)
+    assert SCHEMA_FILE == "events-v8.json"
     assert set(schema(SCHEMA_VERSION)["properties"]["event"]["enum"]) == set(EVENT_TYPES)
 
 
@@ -156,6 +164,10 @@ ALLOWED = {
           for scheduled in (True, False)]
        + [option_set(option=option, on=on) for option in ("keywords", "show_text")
           for on in (True, False)],
+    8: [relay_changed(added=added) for added in (True, False)]
+       + [data_moved(what=what, messages=messages)
+          for what in ("slack_import", "archive_sqlite", "archive_json", "archive_html",
+                       "backup", "restore") for messages in (0, 1, 1024, 1 << 20)],
 }
 
 
@@ -253,6 +265,15 @@ REFUSED = [
     ("notify_option_set", "keywords", ["deploy"]),
     ("notify_option_set", "keyword", "deploy"),
     ("notify_option_set", "count", 3),
+    ("relay_changed", "address", "relay.example.org:7655"),
+    ("relay_changed", "host", "relay.example.org"),
+    ("relay_changed", "key", "ab" * 32),
+    ("relay_changed", "workspace", STREAM),
+    ("data_moved", "file", "slack-export.zip"),
+    ("data_moved", "path", "/home/ada/team.db"),
+    ("data_moved", "channel", "general"),
+    ("data_moved", "channels", 12),
+    ("data_moved", "text", "lunch is ready"),
 ]
 
 
@@ -356,6 +377,15 @@ BAD = [
     (without(option_set(), "option"), "'option' is a required property"),
     (level_set(schema=6), "schema"),
     (dnd_set(schema=8), "schema"),
+    # version 8
+    (relay_changed(added="yes"), "added: 'yes' is not of type 'boolean'"),
+    (without(relay_changed(), "added"), "'added' is a required property"),
+    (data_moved(what="export"), "what: 'export' is not one of"),
+    (data_moved(messages=1000), "messages"),
+    (data_moved(messages=-1), "messages"),
+    (without(data_moved(), "what"), "'what' is a required property"),
+    (relay_changed(schema=7), "schema"),
+    (data_moved(schema=9), "schema"),
 ]
 
 
@@ -368,7 +398,7 @@ def test_each_field_keeps_to_its_rule(bad, reason):
 
 # An event of the version before each version, which its collectors read.
 PREVIOUS = {2: event("message_sent"), 3: event("reaction_added"), 4: comment(),
-            5: invite(), 6: attached(), 7: kept()}
+            5: invite(), 6: attached(), 7: kept(), 8: level_set()}
 
 
 @pytest.mark.parametrize("version", VERSIONS)

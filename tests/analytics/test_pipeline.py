@@ -55,6 +55,8 @@ def line(event: str = "message_sent", *, ts: str = f"{DAY}T10:00:00Z", pid: str 
         "notify_level_set": {"level": "none", "kind": "channel", "timed": False},
         "notify_dnd_set": {"paused": True, "scheduled": False},
         "notify_option_set": {"option": "keywords", "on": True},
+        "relay_changed": {"added": True},
+        "data_moved": {"what": "slack_import", "messages": 1024},
     }
     body = {"event": event, "schema": version_of(event), "ts": ts, "pid": pid} | defaults.get(
         event, {})

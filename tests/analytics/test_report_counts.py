@@ -143,6 +143,25 @@ def test_the_report_counts_notification_settings_changes(tmp_path, run_report, s
     _shown_everywhere(report, root, out, spark, expected, ("notify_dnd_set", "notify_level_set"))
 
 
+def test_the_report_counts_relays_named_and_data_moved(tmp_path, run_report, spark):
+    pids = [f"{n:032x}" for n in range(1, 9)]
+    logs = {DAY: [line(pid=p) for p in pids]
+            + [line("relay_changed", pid=p) for p in pids[:6]]
+            + [line("data_moved", pid=p, what="backup", messages=0) for p in pids]
+            + [line("data_moved", pid=p) for p in pids[:2]]  # too few installs alone
+            + [line("relay_changed", pid=p, address="relay.example.org:7655") for p in pids]
+            + [line("data_moved", pid=p, messages=1000) for p in pids]}
+    root = write_logs(tmp_path / "logs", logs)
+    out = tmp_path / "out"
+    report = run_report("--input", str(root), "--output", str(out), "--min-cohort", "5")
+    day = date.fromisoformat(DAY)
+    expected = [(day, "data_moved", 10, 8), (day, "message_sent", 8, 8),
+                (day, "relay_changed", 6, 6)]
+    assert report.summary["bad"]["invalid"] == report.summary["bad"]["total"] == 16
+    assert report.outcome.rows["events_daily"] == expected
+    _shown_everywhere(report, root, out, spark, expected, ("data_moved", "relay_changed"))
+
+
 def _shown_everywhere(report, root, out, spark, expected: list, new: tuple[str, ...]) -> None:
     """The report's daily counts are the reference's, written to Parquet as they are, and each
     of the `new` events has its line in the events plot and its row on the page."""

@@ -153,7 +153,7 @@ def test_sync_sessions_have_a_long_tail(checked):
 def test_every_schema_version_is_written_doc_comment_beside_doc_commit(checked):
     evs = [e for _, e in events(checked)]
     by_version = Counter(e["schema"] for e in evs)
-    assert set(by_version) == {1, 2, 3, 4, 5, 6, 7}
+    assert set(by_version) == {1, 2, 3, 4, 5, 6, 7, 8}
     kinds = Counter(e["event"] for e in evs)
     assert {e["event"] for e in evs if e["schema"] == 3} == {"doc_comment"}
     assert 0 < kinds["doc_comment"] < kinds["doc_commit"]
@@ -270,3 +270,13 @@ def test_notification_settings_changes_are_written_without_what_they_are_about(c
     assert {e["option"] for e in evs if e["event"] == "notify_option_set"} == set(synth.OPTIONS)
     assert {(e["paused"], e["scheduled"]) for e in evs if e["event"] == "notify_dnd_set"} == {
         (True, True), (True, False), (False, True), (False, False)}
+
+
+def test_relay_and_data_events_are_written_without_where_or_what(checked):
+    evs = [e for _, e in events(checked)]
+    assert {e["event"] for e in evs if e["schema"] == 8} == {"relay_changed", "data_moved"}
+    moved = [e for e in evs if e["event"] == "data_moved"]
+    assert {e["what"] for e in moved} <= set(synth.MOVES)
+    assert all(e["messages"] == 0 for e in moved if e["what"] in ("backup", "restore"))
+    assert all(e["messages"] & (e["messages"] - 1) == 0 for e in moved)  # powers of two
+    assert {e["added"] for e in evs if e["event"] == "relay_changed"} == {True, False}
