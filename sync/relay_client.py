@@ -114,13 +114,14 @@ class HeldEnvelopes:
     and their sealed negentropy set. Kept by the link across its connections under one epoch,
     and brought up to date when the reconciliation index changed (its per-stream counts and
     sums, storage.items): objects stored since are added (by `objects.oid`), and only when the
-    index's count says something else happened (a delete) is the whole set read again."""
+    index's count and sum say something else happened (a delete) is the whole set read again."""
 
     def __init__(self, replica: Replica, keys: EpochKeys):
         self._replica = replica
         self.keys = keys
         self._version: object = None
         self._oid = 0  # the newest objects.oid taken in
+        self._sum = 0  # the ids' sum, as the index keeps it (little-endian integers)
         self._held: dict[bytes, tuple[bytes, int]] = {}
         self._items: dict[bytes, int] = {}
         self._sorted: list[tuple[int, bytes]] = []  # negentropy items, kept in order
@@ -131,15 +132,21 @@ class HeldEnvelopes:
         version = ItemReader(conn).streams()
         if version == self._version:
             return
-        count = sum(row[2] for row in version)
+        count, total = sum(row[2] for row in version), sum(row[3] for row in version)
         rows = conn.execute("SELECT oid, ts, id FROM objects WHERE oid > ? ORDER BY oid",
                             (self._oid,)).fetchall()
         fresh = [(ts, oid) for _, ts, oid in rows]
-        if self._version is not None and len(self._held) + len(fresh) == count:
+        fresh_sum = sum(int.from_bytes(oid, "little") for _, oid in fresh)
+        # The index's count and sum of ids say whether adding these makes the set it holds
+        # (anything else, a delete or a row id used again, has the whole set read again).
+        if self._version is not None and (len(self._held) + len(fresh),
+                                          self._sum + fresh_sum) == (count, total):
             self._add(fresh)
+            self._sum += fresh_sum
         else:
             self._held, self._items, self._sorted = {}, {}, []
             self._add([tuple(r) for r in conn.execute("SELECT ts, id FROM items")])
+            self._sum = total
         if rows:
             self._oid = max(self._oid, rows[-1][0])
         else:

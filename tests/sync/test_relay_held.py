@@ -31,4 +31,9 @@ def test_a_kept_view_follows_posts_deletes_and_a_burst(tmp_path: Path) -> None:
         for n in range(100):
             ws.post("general", f"burst {n}")
         same(kept, ws, keys)  # many new: appended, then sorted
+        newest = ws.post("general", "soon gone")
+        same(kept, ws, keys)
+        ws.conversation.delete(newest.id)  # the newest row goes: its row id may be used again
+        ws.post("general", "after the delete")
+        same(kept, ws, keys)
         assert len(kept.items()) == ws.replica.count()  # every object held (not the deleted post)
