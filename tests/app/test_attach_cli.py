@@ -45,12 +45,9 @@ def test_attach_refusals_are_one_line(hearth: Hearth, tmp_path: Path):
     assert "not a file" in hearth.fails("attach", "general", str(tmp_path), data=ada)
 
 
-def test_a_private_channels_files_reach_only_its_members(hearth: Hearth, tmp_path: Path):
-    ada, bob, dan = tmp_path / "ada", tmp_path / "bob", tmp_path / "dan"
-    hearth("init", "--nick", "ada", data=ada)
-    for who in (bob, dan):
-        hearth("join-workspace", personal_code(hearth, ada, who), "--nick", who.name, data=who)
-        carry(hearth, who, ada)
+def test_a_private_channels_files_reach_only_its_members(
+        hearth: Hearth, team: tuple[Path, Path, Path], tmp_path: Path):
+    ada, bob, dan = team
     hearth("channel", "create", "launch", "--private", "--member", "bob", data=ada)
     plan = tmp_path / "MARKER-plan.txt"
     plan.write_text("MARKER the launch is on friday")

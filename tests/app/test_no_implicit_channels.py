@@ -65,17 +65,6 @@ def _refused(hearth: Hearth, *args: str, data: Path) -> str:
     return line
 
 
-@pytest.fixture
-def team(hearth: Hearth, tmp_path: Path) -> tuple[Path, Path, Path]:
-    """ada (who created the workspace), bob and dan, each computer holding what the others
-    wrote (as after a sync)."""
-    ada, bob, dan = tmp_path / "ada", tmp_path / "bob", tmp_path / "dan"
-    hearth("init", "--nick", "ada", data=ada)
-    for who in (bob, dan):
-        hearth("join-workspace", personal_code(hearth, ada, who), "--nick", who.name, data=who)
-        carry(hearth, who, ada)
-    carry(hearth, ada, bob, dan)
-    return ada, bob, dan
 
 
 # A typo ----------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .conftest import Hearth, carry, personal_code
+from .conftest import Hearth, carry
 
 MARKER = "MARKER-0c1d-friday-at-nine"
 
@@ -16,12 +16,8 @@ def _holds(folder: Path, text: str) -> bool:
 
 
 def test_a_private_channel_and_a_direct_message_from_the_command_line(
-        hearth: Hearth, tmp_path: Path):
-    ada, bob, dan = tmp_path / "ada", tmp_path / "bob", tmp_path / "dan"
-    hearth("init", "--nick", "ada", data=ada)
-    for who in (bob, dan):
-        hearth("join-workspace", personal_code(hearth, ada, who), "--nick", who.name, data=who)
-        carry(hearth, who, ada)  # ada learns their nicknames
+        hearth: Hearth, team: tuple[Path, Path, Path]):
+    ada, bob, dan = team
     hearth("channel", "create", "launch", "--private", "--member", "bob", data=ada)
     hearth("post", "launch", MARKER, data=ada)
     hearth("dm", "bob", "psst", data=ada)
@@ -50,13 +46,9 @@ def test_a_private_channel_and_a_direct_message_from_the_command_line(
 
 
 def test_reply_react_edit_search_and_mentions_take_a_private_message(
-        hearth: Hearth, tmp_path: Path):
+        hearth: Hearth, team: tuple[Path, Path, Path], tmp_path: Path):
     """The public conversation commands, unchanged, on a private channel's message id."""
-    ada, bob, dan = tmp_path / "ada", tmp_path / "bob", tmp_path / "dan"
-    hearth("init", "--nick", "ada", data=ada)
-    for who in (bob, dan):
-        hearth("join-workspace", personal_code(hearth, ada, who), "--nick", who.name, data=who)
-        carry(hearth, who, ada)
+    ada, bob, dan = team
     hearth("channel", "create", "launch", "--private", "--member", "bob", data=ada)
     first = hearth("post", "launch", "@bob the plan", data=ada).stdout.strip()
     carry(hearth, ada, bob, dan)
