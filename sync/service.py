@@ -8,8 +8,9 @@ pushed to every connected peer. What happens is told to the Node as sync.events.
 Its parts are owned collaborators: whom it dials (sync._dialing.Dialer), whom it lets in
 (sync._admitting.Gate), what its sessions say (sync._session_events.SessionEvents), what it
 pushes live (sync._pushing.Pushes), typing and presence, never stored
-(sync._presence.PresenceRelay), and how far fetching history has come
-(sync._history.HistoryWatch).
+(sync._presence.PresenceRelay), how far fetching history has come
+(sync._history.HistoryWatch), and the workspace's relays (sync._relaying.Relaying: what they
+hand over takes the storing path, what is new here goes to them).
 
 Chunks of attached files (with a chunk store): every session serves the chunks held here to a
 peer that asks, and the fetcher (sync.fetcher) asks the connected peers for those of the files
