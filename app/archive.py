@@ -59,6 +59,7 @@ class ArchivedChannel:
     topic: str
     members: list[str]
     messages: list[ArchivedMessage] = field(default_factory=list)
+    dm: bool = False  # a direct message (Slack's dms.json, its folder named by its id)
 
 
 @dataclass(frozen=True)
@@ -197,9 +198,9 @@ class Gatherer:
 
     def _private(self, private) -> ArchivedChannel:
         ws = self.ws
-        cid = "G" + private.id.hex()[:12].upper()
+        cid = ("D" if private.dm else "G") + private.id.hex()[:12].upper()
         channel = ArchivedChannel(cid, private.name, True, "",
-                                  [self._user(k) for k in private.members])
+                                  [self._user(k) for k in private.members], dm=private.dm)
         for m in ws.private.read(private.id, limit=0):
             channel.messages.append(ArchivedMessage(
                 m.id.hex(), cid, self._user(m.author), m.nick or m.author.hex()[:8], m.ts,

@@ -1,5 +1,6 @@
 """`hearth archive --format json`: the archive in Slack's export layout (users.json,
-channels.json, groups.json for private channels, one folder per channel with a JSON file per
+channels.json, groups.json for private channels, dms.json for direct messages (their folders
+named by their ids, as Slack's are), one folder per channel with a JSON file per
 day), so Mattermost's and Zulip's Slack importers read it, and so does `hearth import-slack`.
 Text is written back as Slack markup (app/slack_markup.py); imported messages keep their
 Slack user ids and ts, Hearth's own get ids of their own ("H" + key digits; "C"/"G" + stream
@@ -83,15 +84,17 @@ class SlackWriter:
                  for uid, name in sorted(a.users.items())]
         _dump(root / "users.json", users)
         _dump(root / "channels.json", [self.channel(c) for c in a.channels if not c.private])
-        _dump(root / "groups.json", [self.channel(c) for c in a.channels if c.private])
-        _dump(root / "dms.json", [])
-        _dump(root / "mpims.json", [])
+        _dump(root / "groups.json", [self.channel(c) for c in a.channels
+                                      if c.private and not c.dm])
+        _dump(root / "dms.json", [{"id": c.id, "created": self.channel(c)["created"],
+                                   "members": c.members} for c in a.channels if c.dm])
+        _dump(root / "mpims.json", [])  # Hearth's direct messages are between two people
         for c in a.channels:
             days: dict[str, list[dict]] = {}
             for m in sorted(c.messages, key=lambda m: (m.ts, m.id)):
                 day = datetime.fromtimestamp(m.ts / 1000, UTC).strftime("%Y-%m-%d")
                 days.setdefault(day, []).append(self.message(m))
-            folder = c.name if _safe_folder(c.name) else c.id
+            folder = c.name if _safe_folder(c.name) and not c.dm else c.id
             for day, messages in days.items():
                 _dump(root / folder / f"{day}.json", messages)
 

@@ -121,3 +121,22 @@ def test_private_channels_only_with_include_private(hearth: Hearth, tmp_path: Pa
     assert "no channel #nope" in hearth.fails("archive", tmp_path / "x", "--channel", "nope",
                                               data=ws_paths.data)
     assert "already exists" in hearth.fails("archive", public, data=ws_paths.data)
+
+
+def test_direct_messages_go_to_dms_json_in_a_folder_named_by_their_id(
+        hearth: Hearth, team: tuple[Path, Path, Path], tmp_path: Path):
+    """Slack's layout for direct messages: dms.json lists each one with its two members, and
+    its messages are in a folder named by its id (never under groups.json)."""
+    ada, bob, _ = team
+    hearth("channel", "create", "launch", "--private", "--member", "bob", data=ada)
+    hearth("post", "launch", "private channel words", data=ada)
+    hearth("dm", "bob", "just between us", data=ada)
+    out = tmp_path / "archive"
+    hearth("archive", out, "--format", "json", "--include-private", data=ada)
+    dms = json.loads((out / "dms.json").read_text(encoding="utf-8"))
+    groups = json.loads((out / "groups.json").read_text(encoding="utf-8"))
+    assert [g["name"] for g in groups] == ["launch"]
+    assert len(dms) == 1 and len(dms[0]["members"]) == 2 and dms[0]["id"].startswith("D")
+    days = list((out / dms[0]["id"]).glob("*.json"))
+    assert [m["text"] for d in days for m in json.loads(d.read_text(encoding="utf-8"))] == [
+        "just between us"]
