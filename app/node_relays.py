@@ -133,9 +133,18 @@ class NodeRelays:
         link = self.node.service.relaying.link
         if link is None:
             return
+        node = self.node
+
+        def progress(list_id: bytes, have: int, size: int, done: bool) -> None:
+            node.emit(FileProgressed(FileProgress(list_id, have, size, done)))
+
         async with self._moving:
             try:
-                await relays.move_files(self.node.workspace, link, timeout=FILES_TIMEOUT_S)
+                # Files to fetch by themselves come from the relays only while no LAN peer is
+                # connected: otherwise the fetcher takes them from the peers, as it reports.
+                await relays.move_files(node.workspace, link, timeout=FILES_TIMEOUT_S,
+                                        fetch=not node.service.lan_online(),
+                                        progress=progress)
             except Exception:  # a full disk, say: the next turn tries again
                 log.exception("moving files through the relays failed")
 

@@ -186,11 +186,14 @@ def link_for(ws: Workspace, addresses: Callable[[], list[RelayAddress]] | None =
                      on_knock=lambda tag, blob: answer_knock(ws, tag, blob))
 
 
-async def move_files(ws: Workspace, link: RelayLink, *, timeout: float = 30.0
+async def move_files(ws: Workspace, link: RelayLink, *, timeout: float = 30.0,
+                     fetch: bool = True,
+                     progress: Callable[[bytes, int, int, bool], None] | None = None
                      ) -> tuple[int, int]:
-    """Share the chunks of files attached here that the connected relays lack, and fetch the
-    files this computer would download by itself (the auto-download preference), as from a
-    peer: (chunks sent, files completed)."""
+    """Share the chunks of files attached here that the connected relays lack, and (`fetch`)
+    fetch the files this computer would download by itself (the auto-download preference), as
+    from a peer: (chunks sent, files completed). `progress(list, have, size, done)` is told
+    how each fetched file goes, so a window shows it as one fetched from a peer."""
     mine: list[bytes] = []
     for state in ws.replica.files.all():
         if state.mine and state.complete:
@@ -198,8 +201,14 @@ async def move_files(ws: Workspace, link: RelayLink, *, timeout: float = 30.0
     sent = await link.share_chunks(mine, ws.files.chunks.read, timeout) if mine else 0
     completed = 0
     limit = preferences.load(ws.paths.data).auto_download_mb << 20
-    for wanted in ws.files.wanted(limit):
-        completed += await fetch_file(ws, link, wanted.list, wanted.size, timeout=timeout)
+    for wanted in ws.files.wanted(limit) if fetch else ():
+        report = None if progress is None else (
+            lambda have, w=wanted: progress(w.list, have, w.size, False))
+        done = await fetch_file(ws, link, wanted.list, wanted.size, timeout=timeout,
+                                progress=report)
+        if done and progress is not None:
+            progress(wanted.list, wanted.size, wanted.size, True)
+        completed += done
     return sent, completed
 
 
