@@ -134,7 +134,7 @@ class MainWindow(QMainWindow):
         self.messages.rowsInserted.connect(self._mark_read)
         self.channels.modelReset.connect(self._title_badge)
         self.channels.modelReset.connect(
-            lambda: self.sidebar.set_unread(self.channels.private_unread))
+            lambda: self.sidebar.set_unread(self.channels.private_unread, self.channels.muted))
         self.reading = QStackedWidget(objectName="reading")  # the messages, or search results
         self.reading.addWidget(self.message_view)
         self.reading.addWidget(self.search_results)

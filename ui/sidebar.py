@@ -7,7 +7,7 @@ scroll), so private channels sit right under the public ones."""
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QSize, Qt, Signal
-from PySide6.QtGui import QFont, QIcon
+from PySide6.QtGui import QFont, QGuiApplication, QIcon
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -33,6 +33,7 @@ MAX_CHANNEL_ROWS = 12  # a channel list taller than this scrolls
 ICON = 16  # px: the lock of a private channel, the avatar of a direct message
 PrivateRole = Qt.ItemDataRole.UserRole  # a private channel's id
 NameRole = Qt.ItemDataRole.UserRole + 1  # its name, without the unread badge the text has
+MutedRole = Qt.ItemDataRole.UserRole + 2  # shown dimmed: muted here
 STYLE = """
 #sidebar { background: palette(alternate-base); border-right: 1px solid palette(midlight); }
 #sidebar QListView { background: transparent; border: none; outline: 0; }
@@ -132,6 +133,7 @@ class Sidebar(QFrame):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent, objectName="sidebar")
         self._unread: dict[bytes, tuple[int, bool]] = {}  # set_unread's, kept for new rows
+        self._muted: frozenset[str | bytes] = frozenset()  # likewise
         theme.styled(self, STYLE)
         self.workspace_name = QLabel(objectName="workspaceName")
         self.workspace_name.setFont(theme.scaled(self.workspace_name.font(), NAME_SCALE,
@@ -228,13 +230,22 @@ class Sidebar(QFrame):
             self.select_private(selected)
         self.set_unread(self._unread)
 
-    def set_unread(self, unread: dict[bytes, tuple[int, bool]]) -> None:
+    def set_unread(self, unread: dict[bytes, tuple[int, bool]],
+                   muted: frozenset[str | bytes] | None = None) -> None:
         """Unread counts of the private channels and direct messages listed (the facade's, as
-        the channels' are): "launch  (@ 2)" in bold while something is unread."""
+        the channels' are): "launch  (@ 2)" in bold while something is unread; a muted one
+        dimmed, as a muted channel is."""
         self._unread = dict(unread)
+        if muted is not None:
+            self._muted = muted
+        dimmed = QGuiApplication.palette().placeholderText()
         for rows in (self.private_list, self.dm_list):
             for i in range(rows.count()):
                 item = rows.item(i)
+                quiet = item.data(PrivateRole) in self._muted
+                if (item.data(MutedRole) or False) != quiet:
+                    item.setData(MutedRole, quiet)
+                    item.setForeground(dimmed if quiet else rows.palette().text())
                 count, mention = self._unread.get(item.data(PrivateRole), (0, False))
                 text = item.data(NameRole) + (
                     f"  ({'@ ' if mention else ''}{'999+' if count >= UNREAD_CAP else count})"

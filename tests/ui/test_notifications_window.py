@@ -201,3 +201,32 @@ def test_sidebar_title_tray_and_hearth_channels_count_the_same(qtbot, pair, wind
     assert rows == {"general": (1, False, False), "random": (0, True, True),
                     "launch": (1, False, False), "bob": (2, False, False)}
     assert sum(unread for unread, _, _ in rows.values()) == 4
+
+
+def test_a_muted_private_channel_is_dimmed_and_shows_only_a_mention(qtbot, pair, window):
+    """Muted from its menu, a private channel's row in the sidebar is dimmed like a muted
+    channel's, its count goes, and a mention of me still marks it."""
+    from ui.sidebar import MutedRole, PrivateRole
+
+    bob = pair[1]
+    ada = pair[0].key
+    window.show_channel("nowhere")
+    launch = node_call(bob, lambda: bob.workspace.private.create("launch", [ada]))
+    node_call(bob, lambda: bob.workspace.private.post(launch, "friday?"))
+    qtbot.waitUntil(lambda: window.sidebar.unread_shown().get(launch) == "launch  (1)",
+                    timeout=WAIT_MS)
+
+    def row():
+        rows = window.sidebar.private_list
+        return next(rows.item(i) for i in range(rows.count())
+                    if rows.item(i).data(PrivateRole) == launch)
+
+    assert not row().data(MutedRole)
+    window.notification_menus.set(launch, "none")
+    qtbot.waitUntil(lambda: bool(row().data(MutedRole))
+                    and window.sidebar.unread_shown().get(launch) == "launch", timeout=WAIT_MS)
+    node_call(bob, lambda: bob.workspace.private.post(launch, "@ada are you in?"))
+    qtbot.waitUntil(lambda: window.sidebar.unread_shown().get(launch) == "launch  (@)",
+                    timeout=WAIT_MS)
+    window.notification_menus.set(launch, None)  # back to the default: shown as before
+    qtbot.waitUntil(lambda: not row().data(MutedRole), timeout=WAIT_MS)
