@@ -10,9 +10,11 @@ resolved) beside the editor with bob's cursor in it, what bob changed since ada 
 and merging bob's branch into main with the conflict it makes. ada and bob also plan the
 launch in a private channel, and carol sends ada a direct message: every picture's sidebar
 lists both, and private-channel.png shows the channel open; private-thread.png its thread
-beside it, with the reactions on its first message (sealed under the channel's key too). In #design ada posts a chart (an
-image, shown inline) and bob the release plan (a PDF, a file card), which ada's computer fetches
-from bob's and ada keeps there: attachment.png. slack-import.png is a channel brought in from a Slack export (ui/screenshot_slack.py). syncing-history.png is #general as a computer joining a big
+beside it, with the reactions on its first message (sealed under the channel's key too). In
+#design ada posts a chart (an image, shown inline) and bob the release plan (a PDF, a file
+card; both drawn by ui/screenshot_files.py), which ada's computer fetches from bob's and ada
+keeps there: attachment.png. slack-import.png is a channel brought in from a Slack export
+(ui/screenshot_slack.py). syncing-history.png is #general as a computer joining a big
 workspace shows it while history streams in (the bar, "Loading older messages…"; the progress
 is the demonstration's, handed to the window as the Node's events are), with #ideas not kept on
 this computer and dimmed."""
@@ -30,17 +32,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from concurrent.futures import Future  # noqa: E402
 
-from PySide6.QtCore import QEventLoop, QPointF, QRectF, Qt, QTimer  # noqa: E402
-from PySide6.QtGui import (  # noqa: E402
-    QColor,
-    QFont,
-    QImage,
-    QLinearGradient,
-    QPageSize,
-    QPainter,
-    QPdfWriter,
-    QPen,
-)
+from PySide6.QtCore import QEventLoop, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QListWidget, QWidget  # noqa: E402
 
 from app import joining, notifying, relays, sharing  # noqa: E402
@@ -57,6 +49,7 @@ from . import emoji_font, theme  # noqa: E402
 from .collector import GuiThreadCollector  # noqa: E402
 from .dialogs import SettingsDialog  # noqa: E402
 from .main_window import MainWindow  # noqa: E402
+from .screenshot_files import release_plan, signups_chart  # noqa: E402
 from .screenshot_slack import import_demo  # noqa: E402
 
 if TYPE_CHECKING:
@@ -95,71 +88,6 @@ ROADMAP_LATER = ROADMAP_MAIN.replace("## Summer", "## Summer and autumn").replac
 
 CHECKLIST = ("Release checklist for **Friday**:\n- run `make test` on a clean clone\n"
              "- tag the release\n\n> Ship small, ship often.")
-
-
-SIGNUPS = [("Mon", 12), ("Tue", 19), ("Wed", 31), ("Thu", 28), ("Fri", 44), ("Sat", 23),
-           ("Sun", 17)]
-PLAN = ["Release plan", "", "Friday 10:00  tag v0.2 and build the packages",
-        "Friday 14:00  announcement on the blog", "Monday        first feedback round",
-        "", "Owner of each step: see #design."]
-
-
-def _chart(path: Path) -> Path:
-    """A bar chart of a week's sign-ups, as a PNG: the image ada attaches."""
-    image = QImage(640, 400, QImage.Format.Format_RGB32)
-    painter = QPainter(image)
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    sky = QLinearGradient(0, 0, 0, 400)
-    sky.setColorAt(0, QColor("#f4f8ff"))
-    sky.setColorAt(1, QColor("#dfe9f7"))
-    painter.fillRect(image.rect(), sky)
-    title = QFont()
-    title.setPixelSize(26)
-    title.setBold(True)
-    painter.setFont(title)
-    painter.setPen(QColor("#1d2b44"))
-    painter.drawText(QRectF(30, 18, 580, 40), "Sign-ups this week")
-    label = QFont()
-    label.setPixelSize(16)
-    painter.setFont(label)
-    base, top, left, step = 350, 80, 60, 78
-    painter.setPen(QPen(QColor("#9aa7bd"), 1))
-    for y in range(base, top - 1, -54):
-        painter.drawLine(QPointF(40, y), QPointF(610, y))
-    most = max(count for _, count in SIGNUPS)
-    for i, (day, count) in enumerate(SIGNUPS):
-        height = (base - top) * count / most
-        bar = QRectF(left + i * step, base - height, 46, height)
-        shade = QLinearGradient(bar.topLeft(), bar.bottomLeft())
-        shade.setColorAt(0, QColor("#4f8df5") if day != "Fri" else QColor("#f08a3c"))
-        shade.setColorAt(1, QColor("#2f5fb3") if day != "Fri" else QColor("#c8612a"))
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(shade)
-        painter.drawRoundedRect(bar, 5, 5)
-        painter.setPen(QColor("#1d2b44"))
-        painter.drawText(QRectF(bar.left() - 10, base + 8, 66, 24),
-                         Qt.AlignmentFlag.AlignCenter, day)
-        painter.drawText(QRectF(bar.left() - 10, bar.top() - 26, 66, 24),
-                         Qt.AlignmentFlag.AlignCenter, str(count))
-    painter.end()
-    image.save(str(path), "PNG")
-    return path
-
-
-def _plan(path: Path) -> Path:
-    """A one-page PDF: the release plan bob attaches."""
-    writer = QPdfWriter(str(path))
-    writer.setPageSize(QPageSize(QPageSize.PageSizeId.A5))
-    writer.setTitle("Release plan")
-    painter = QPainter(writer)
-    font = QFont()
-    font.setPointSize(12)
-    painter.setFont(font)
-    line = painter.fontMetrics().height() * 1.4
-    for i, text in enumerate(PLAN):
-        painter.drawText(QPointF(0, line * (i + 1)), text)
-    painter.end()
-    return path
 
 
 def _demo(root: Path) -> tuple[Paths, Paths, Paths, dict[str, bytes]]:
@@ -415,9 +343,9 @@ def _files(window: MainWindow, ada: Node, bob: Node, root: Path) -> None:
     """#design with ada's chart shown inline and bob's PDF as a card, fetched from bob's
     computer (its Open and Save as… show once it is here) and kept there by ada ("Kept
     here")."""
-    _done(ada.facade.attach("design", [_chart(root / "signups.png")],
+    _done(ada.facade.attach("design", [signups_chart(root / "signups.png")],
                             "Sign-ups this week: Friday's post did it"))
-    plan = _done(bob.facade.attach("design", [_plan(root / "release-plan.pdf")],
+    plan = _done(bob.facade.attach("design", [release_plan(root / "release-plan.pdf")],
                                    "The release plan, as we agreed"))
     window.show_channel("design")
 
