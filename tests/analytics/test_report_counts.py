@@ -1,6 +1,6 @@
 """The Spark report counts each schema version's events beside version 1's: conversations,
 document comments, invites and admissions, files and private channels, kept sets and history,
-notification settings."""
+notification settings, relays named and data moved."""
 
 from __future__ import annotations
 
@@ -19,9 +19,7 @@ def test_the_report_counts_the_conversation_events_beside_version_1_ones(tmp_pat
             + [line("reaction_added", pid=p) for p in pids + pids]
             + [line("message_edited", pid=p) for p in pids]
             + [line("thread_reply", pid=p, broadcast=p == pids[0]) for p in pids]}
-    root = write_logs(tmp_path / "logs", logs)
-    out = tmp_path / "out"
-    report = run_report("--input", str(root), "--output", str(out), "--min-cohort", "5")
+    report, root, out = _report(tmp_path, run_report, logs)
     day = date.fromisoformat(DAY)
     expected = [(day, "message_edited", 5, 5), (day, "message_sent", 5, 5),
                 (day, "reaction_added", 10, 5), (day, "thread_reply", 5, 5)]
@@ -43,9 +41,7 @@ def test_the_report_counts_document_comments_beside_commits(tmp_path, run_report
             + [line("doc_comment", pid=p, ts=f"{NEXT}T09:00:00Z") for p in pids[:4]]
             + [line("reaction_added", pid=p) for p in pids],
             NEXT: [line("doc_comment", pid=p, ts=f"{NEXT}T09:00:00Z") for p in pids[:4]]}
-    root = write_logs(tmp_path / "logs", logs)
-    out = tmp_path / "out"
-    report = run_report("--input", str(root), "--output", str(out), "--min-cohort", "5")
+    report, root, out = _report(tmp_path, run_report, logs)
     day = date.fromisoformat(DAY)
     # The next day's four installs are too few to show; its lines filed under DAY are bad.
     expected = [(day, "doc_comment", 18, 6), (day, "doc_commit", 6, 6),
@@ -65,9 +61,7 @@ def test_the_report_counts_invites_and_admissions_beside_the_other_events(tmp_pa
                for u, x in (("one", "week"), ("few", "day"))]
             + [line("member_admitted", pid=p, how="invite") for p in pids * 2]
             + [line("member_admitted", pid=p, how="personal") for p in pids[:3]]}
-    root = write_logs(tmp_path / "logs", logs)
-    out = tmp_path / "out"
-    report = run_report("--input", str(root), "--output", str(out), "--min-cohort", "5")
+    report, root, out = _report(tmp_path, run_report, logs)
     day = date.fromisoformat(DAY)
     expected = [(day, "invite_created", 12, 6), (day, "member_admitted", 15, 6),
                 (day, "message_sent", 6, 6)]
@@ -86,9 +80,7 @@ def test_the_report_counts_files_attached_and_private_channels_made(tmp_path, ru
             + [line("private_channel_created", pid=p, dm=True) for p in pids[:6]]
             + [line("private_channel_created", pid=p, dm=False) for p in pids[:4]]
             + [line("file_attached", pid=p, size=3141592) for p in pids]}
-    root = write_logs(tmp_path / "logs", logs)
-    out = tmp_path / "out"
-    report = run_report("--input", str(root), "--output", str(out), "--min-cohort", "5")
+    report, root, out = _report(tmp_path, run_report, logs)
     day = date.fromisoformat(DAY)
     expected = [(day, "file_attached", 19, 7), (day, "message_sent", 7, 7),
                 (day, "private_channel_created", 10, 6)]
@@ -110,9 +102,7 @@ def test_the_report_counts_kept_sets_and_history_fetches(tmp_path, run_report, s
             + [line("channels_kept", pid=p, channels=37) for p in pids]
             + [line("history_fetched", pid=p, seconds=2.5) for p in pids],
             NEXT: [line("history_fetched", pid=p, ts=f"{NEXT}T09:00:00Z") for p in pids[:4]]}
-    root = write_logs(tmp_path / "logs", logs)
-    out = tmp_path / "out"
-    report = run_report("--input", str(root), "--output", str(out), "--min-cohort", "5")
+    report, root, out = _report(tmp_path, run_report, logs)
     day = date.fromisoformat(DAY)
     # Six changes to what is kept are counted; the next day's four fetches are too few installs.
     expected = [(day, "channels_kept", 8, 6), (day, "history_fetched", 13, 8),
@@ -132,9 +122,7 @@ def test_the_report_counts_notification_settings_changes(tmp_path, run_report, s
             + [line("notify_option_set", pid=p) for p in pids[:3]]  # too few installs
             + [line("notify_level_set", pid=p, level="loud") for p in pids]
             + [line("notify_option_set", pid=p, keywords=["deploy"]) for p in pids]}
-    root = write_logs(tmp_path / "logs", logs)
-    out = tmp_path / "out"
-    report = run_report("--input", str(root), "--output", str(out), "--min-cohort", "5")
+    report, root, out = _report(tmp_path, run_report, logs)
     day = date.fromisoformat(DAY)
     expected = [(day, "message_sent", 8, 8), (day, "notify_dnd_set", 6, 6),
                 (day, "notify_level_set", 13, 8)]
@@ -151,15 +139,21 @@ def test_the_report_counts_relays_named_and_data_moved(tmp_path, run_report, spa
             + [line("data_moved", pid=p) for p in pids[:2]]  # too few installs alone
             + [line("relay_changed", pid=p, address="relay.example.org:7655") for p in pids]
             + [line("data_moved", pid=p, messages=1000) for p in pids]}
-    root = write_logs(tmp_path / "logs", logs)
-    out = tmp_path / "out"
-    report = run_report("--input", str(root), "--output", str(out), "--min-cohort", "5")
+    report, root, out = _report(tmp_path, run_report, logs)
     day = date.fromisoformat(DAY)
     expected = [(day, "data_moved", 10, 8), (day, "message_sent", 8, 8),
                 (day, "relay_changed", 6, 6)]
     assert report.summary["bad"]["invalid"] == report.summary["bad"]["total"] == 16
     assert report.outcome.rows["events_daily"] == expected
     _shown_everywhere(report, root, out, spark, expected, ("data_moved", "relay_changed"))
+
+
+def _report(tmp_path, run_report, logs: dict):
+    """The report over `logs` (day -> lines) with a cohort of 5: (its result, the logs' root,
+    its output folder)."""
+    root = write_logs(tmp_path / "logs", logs)
+    out = tmp_path / "out"
+    return run_report("--input", str(root), "--output", str(out), "--min-cohort", "5"), root, out
 
 
 def _shown_everywhere(report, root, out, spark, expected: list, new: tuple[str, ...]) -> None:
