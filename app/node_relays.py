@@ -87,9 +87,12 @@ class NodeRelays:
         FileProgressed events; `ended(error)`. A file whose poster is still sharing it (its
         message came first) is asked for again until FETCH_WAIT_S pass."""
         node = self.node
+        have = 0  # bytes of the file here, as last told
 
-        def report(have: int, done: bool = False, error: str | None = None) -> None:
-            node.emit(FileProgressed(FileProgress(list_id, have, size, done, error)))
+        def report(now: int) -> None:
+            nonlocal have
+            have = now
+            self._told(list_id, have, size)
 
         async def run() -> None:
             deadline = time.monotonic() + FETCH_WAIT_S
@@ -98,7 +101,7 @@ class NodeRelays:
                 while link is not None:
                     if await relays.fetch_file(node.workspace, link, list_id, size,
                                                timeout=FILES_TIMEOUT_S, progress=report):
-                        report(size, done=True)
+                        self._told(list_id, size, size, done=True)
                         ended(None)
                         return
                     if time.monotonic() >= deadline or not self.connected:
@@ -106,14 +109,19 @@ class NodeRelays:
                     await node.service.pause(RETRY_S)
             except Exception as exc:
                 log.exception("fetching a file through the relays failed")
-                report(0, error=str(exc))
+                self._told(list_id, have, size, error=str(exc))
                 ended(exc)
                 return
             error = NodeError("no peer or relay has the whole file")
-            report(0, error=str(error))
+            self._told(list_id, have, size, error=str(error))
             ended(error)
 
         node.service.spawn(run())
+
+    def _told(self, list_id: bytes, have: int, size: int, done: bool = False,
+              error: str | None = None) -> None:
+        """How a file fetched from the relays goes, as the window hears of a peer's."""
+        self.node.emit(FileProgressed(FileProgress(list_id, have, size, done, error)))
 
     def share_now(self) -> None:
         """A file was attached here: its chunks go to the relays soon."""
@@ -134,17 +142,13 @@ class NodeRelays:
         if link is None:
             return
         node = self.node
-
-        def progress(list_id: bytes, have: int, size: int, done: bool) -> None:
-            node.emit(FileProgressed(FileProgress(list_id, have, size, done)))
-
         async with self._moving:
             try:
                 # Files to fetch by themselves come from the relays only while no LAN peer is
                 # connected: otherwise the fetcher takes them from the peers, as it reports.
                 await relays.move_files(node.workspace, link, timeout=FILES_TIMEOUT_S,
                                         fetch=not node.service.lan_online(),
-                                        progress=progress)
+                                        progress=self._told)
             except Exception:  # a full disk, say: the next turn tries again
                 log.exception("moving files through the relays failed")
 
