@@ -28,7 +28,7 @@ import aiohttp
 from core.identity import Identity, IdentityError
 from core.relay_knock import KnockError, open_answer, seal_knock
 from core.relay_seal import space_id
-from sync.relay_client import RelayAddress, RelayLink, knock
+from sync.relay_client import RelayAddress, knock
 
 from . import relays
 from .errors import WorkspaceError
@@ -139,11 +139,7 @@ async def _sync_until_sealed(ws: Workspace, address: RelayAddress, epoch: int, s
                              timeout: float) -> bool:
     """Sync through the relay under the epoch a member's answer gave until the seals to me
     (my admission's) are here."""
-    def ingest(raws: list[bytes]) -> None:
-        ws.replica.ingest(raws)
-
-    link = RelayLink(ws.replica, ws.identity, lambda: (epoch, secret), ingest,
-                     relays=lambda: [address])
+    link = relays.link_for(ws, lambda: [address], secrets=lambda: (epoch, secret))
     await link.start()
     try:
         deadline = time.monotonic() + timeout

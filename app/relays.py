@@ -164,22 +164,24 @@ def answer_knock(ws: Workspace, tag: bytes, blob: bytes) -> bytes | None:
 
 def link_for(ws: Workspace, addresses: Callable[[], list[RelayAddress]] | None = None,
              on_objects: Callable[[list[bytes]], None] | None = None,
-             on_signal: Callable[[bytes, bytes], None] | None = None) -> RelayLink:
+             on_signal: Callable[[bytes, bytes], None] | None = None,
+             secrets: Callable[[], tuple[int, bytes] | None] | None = None) -> RelayLink:
     """The RelayLink a Node owns for `ws`: the relays its workspace objects name (or
-    `addresses`), its newest epoch's secret, the one ingest path (or `on_objects`); on an
-    admin's computer it registers the space and moves it to each new epoch."""
+    `addresses`), its newest epoch's secret (or `secrets`: a newcomer's, from a member's
+    answer), the one ingest path (or `on_objects`); on an admin's computer it registers the
+    space and moves it to each new epoch."""
     replica = ws.replica
 
     def ingest(raws: list[bytes]) -> None:
         replica.ingest(raws)
 
-    def secrets() -> tuple[int, bytes] | None:
+    def newest() -> tuple[int, bytes] | None:
         try:
             return ws.members.newest_secret()
         except WorkspaceError:  # joining: the secret has not arrived yet
             return None
 
-    return RelayLink(replica, ws.identity, secrets, on_objects or ingest,
+    return RelayLink(replica, ws.identity, secrets or newest, on_objects or ingest,
                      relays=addresses or (lambda: dialled(ws)),
                      registration=lambda: registration(replica, ws.key), on_signal=on_signal,
                      handovers=lambda: handovers(ws),
