@@ -36,8 +36,9 @@ import contextlib
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from typing import Any
 
 import aiohttp
 from aiohttp import WSMsgType
@@ -233,9 +234,7 @@ class RelayLink:
         for conn in list(self._connections.values()):
             if held is not None and held[0] != conn.member.keys.epoch and not conn.member.closed:
                 conn.member.close("a new epoch")
-                task = asyncio.ensure_future(conn.ws.close())
-                self._flushes.add(task)
-                task.add_done_callback(self._flushes.discard)
+                self._spawn(conn.ws.close())
 
     def send_signal(self, body: bytes) -> None:
         """Typing or presence (the body is the service's to define) to the members connected
@@ -314,7 +313,11 @@ class RelayLink:
         return found
 
     def _spawn_flush(self, conn: _Connection) -> None:
-        task = asyncio.ensure_future(self._flush(conn))
+        self._spawn(self._flush(conn))
+
+    def _spawn(self, work: Coroutine[Any, Any, Any]) -> None:
+        """Run `work` on the loop, held until done (the loop keeps weak references)."""
+        task = asyncio.ensure_future(work)
         self._flushes.add(task)
         task.add_done_callback(self._flushes.discard)
 
