@@ -118,3 +118,38 @@ def test_a_newcomer_with_an_invite_joins_through_the_relay_while_a_member_is_con
             joining.join_workspace(pz, code, nick="zed", mdns=False, timeout=10)
         assert not pz.workspace_dir.exists()
         assert spare  # another invite stays usable
+
+
+def test_a_removed_member_knocking_with_an_old_invite_is_refused_through_the_relay(
+        tmp_path: Path) -> None:
+    """bob joined with an invite, was removed, and knocks again with the same code from a new
+    data folder holding his identity: ada's node refuses him, with the reason, and nothing is
+    left behind."""
+    import shutil
+
+    from app import joining
+    from app.paths import Paths
+    from app.workspace import WorkspaceError
+
+    pa = create_workspace(tmp_path, "ada", "ada")
+    with relay_process(tmp_path / "relay") as relay, Cluster(tmp_path) as cluster:
+        with Workspace.open(pa) as a:
+            relays.add_relay(a, f"127.0.0.1:{relay.port}", relay.key.hex())
+            code, _ = a.members.invite(uses=5)
+        node_a = cluster.start(pa)
+        wait_until(lambda: any(s.connected for s in node_a.reach().result(5).relays),
+                   what="ada's node to reach the relay")
+        pb = Paths.resolve(tmp_path / "bob", "default")
+        joining.join_workspace(pb, code, nick="bob", mdns=False, timeout=30)
+        bob = Workspace.open(pb)
+        try:
+            key = bob.key
+        finally:
+            bob.close()
+        node_a.run(lambda ws: ws.members.remove(key, "left")).result(10)
+        again = Paths.resolve(tmp_path / "bob-again", "default")
+        again.data.mkdir(parents=True)
+        shutil.copy(pb.identity, again.identity)
+        with pytest.raises(WorkspaceError, match="you were removed"):
+            joining.join_workspace(again, code, nick="bob", mdns=False, timeout=20)
+        assert not again.workspace_dir.exists()
