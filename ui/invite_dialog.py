@@ -47,7 +47,8 @@ KEY_SIZE = 32  # bytes of an identity key
 RELOAD_MS = 100  # a burst of arriving objects reads the list once
 
 INVITE_NOTE = ("The code holds no secret of the workspace: a member's computer must be online "
-               "to admit the person (on this network, or they give its address).")
+               "to admit the person (on their network, through one of the workspace's relays, "
+               "or at an address they give).")
 PERSONAL_NOTE = ("This code admits only the person whose key it was made for, with no member "
                  "online: they are a member from now on.")
 EMPTY = "No invites yet."
