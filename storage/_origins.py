@@ -10,6 +10,7 @@ Tables: storage/migrations/v17.py.
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -146,9 +147,9 @@ delete it); marked edited when Slack's was; Slack's reactions counted with Heart
         if member is not None:
             if member not in nicks:
                 nicks[member] = _nick(conn, member)
-            nick = nicks[member] or g.name
+            nick, face = nicks[member] or g.name, member
         else:
-            nick = g.name + FROM_SLACK
+            nick, face = g.name + FROM_SLACK, slack_face(g.author, g.user)
         reactions = list(m.reactions)
         for emoji, count, _ in g.reactions:
             at = next((n for n, r in enumerate(reactions) if r.emoji == emoji), None)
@@ -157,8 +158,15 @@ delete it); marked edited when Slack's was; Slack's reactions counted with Heart
             else:
                 reactions[at] = replace(reactions[at], imported=count)
         out.append(replace(m, nick=nick, origin=g.user, edited=m.edited or g.edited > 0,
-                           reactions=tuple(reactions)))
+                           reactions=tuple(reactions), face=face))
     return out
+
+
+def slack_face(importer: bytes, user: str) -> bytes:
+    """The key an unclaimed Slack user's avatar and colour are drawn from: one per user of
+    an import, and no member's."""
+    return hashlib.blake2b(importer + user.encode(), digest_size=32,
+                           person=b"hearth-slackface").digest()
 
 
 class OriginStore:

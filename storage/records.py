@@ -70,6 +70,13 @@ class Message:
     files: tuple[Attachment, ...] = ()  # attached files, in the message's order
     private: bytes | None = None  # the private channel's id, for a private channel's message
     origin: str | None = None  # an imported message's Slack user id (storage/_origins.py)
+    # Whose avatar and colour an imported message shows: the member who claimed its Slack user,
+    # else a key made from that user, so Slack's authors never all wear the importer's face.
+    face: bytes | None = None
+
+    @property
+    def shown_author(self) -> bytes:
+        return self.face if self.face is not None else self.author
 
     @property
     def cursor(self) -> str:

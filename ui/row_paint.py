@@ -234,11 +234,11 @@ class RowPainter:
         d = self._delegate
         ratio = painter.device().devicePixelRatioF() if painter.device() else 1.0
         painter.drawPixmap(parts.avatar.topLeft(),
-                           avatars.avatar(message.author, d.avatar_size, ratio))
+                           avatars.avatar(message.shown_author, d.avatar_size, ratio))
         baseline = parts.name.top() + max(d.name_metrics.ascent(),
                                           d.small_metrics.ascent())
         painter.setFont(d.name_font)
-        painter.setPen(d.name_color(message.author, base))
+        painter.setPen(d.name_color(message.shown_author, base))
         painter.drawText(QPointF(parts.name.left(), baseline), parts.shown_name)
         painter.setFont(d.time_font)
         painter.setPen(quiet)

@@ -37,6 +37,9 @@ def test_an_origin_counts_only_for_messages_its_author_signed(tmp_path: Path):
     assert shown["hello from slack"].origin == "U1"
     assert [(r.emoji, r.count) for r in shown["hello from slack"].reactions] == [("👍", 3)]
     assert shown["mine"].origin is None and "Slack" not in (shown["mine"].nick or "")
+    # Each Slack author wears a face of their own, never the importer's.
+    faces = {shown["hello from slack"].shown_author, shown["mine"].shown_author}
+    assert len(faces) == 2 and importer.public_key not in faces
     assert replica.origins.held("general", [importer.public_key]) == {
         "1500000000.000100": post.id}
     assert replica.origins.held("general", [mallory.public_key]) == {}
@@ -61,6 +64,7 @@ def test_a_claim_counts_once_the_importer_or_an_admin_confirms_it(tmp_path: Path
     add(replica, world.publish(importer, "import/confirm", world.ws,
                                {"key": ada.public_key, "user": "U1"}))
     assert replica.messages("general")[0].nick == "ada-h"
+    assert replica.messages("general")[0].shown_author == ada.public_key  # her own face
     assert replica.origins.claimed(["U1"]) == {"U1": ada.public_key}
 
 
