@@ -90,3 +90,8 @@ def json_text(value: Any, *, indent: int | None = 2) -> str:
     if not any(unsafe(ch) for ch in text if ch != "\n"):  # indent's newlines are its own
         return text
     return "".join(_json_escape(ch) if ch != "\n" and unsafe(ch) else ch for ch in text)
+
+
+def counted(count: int, word: str) -> str:
+    """"1 message", "2 messages": a count and its noun, plural unless one."""
+    return f"{count} {word}{'' if count == 1 else 's'}"

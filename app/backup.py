@@ -159,8 +159,8 @@ def restore(path: Path, data: Path, passphrase: str, *,
                                  "--data folder (or another --workspace)")
         try:
             keys = encoding.loads(_member(zf, "keys.sealed", MAX_SEALED))
+            secret = _open(passphrase, keys["secret"])  # first: its errors name the backup
             identity = Identity.import_protected(keys["identity"], passphrase)
-            secret = _open(passphrase, keys["secret"])
         except IdentityError as exc:
             raise WorkspaceError(f"the backup's keys cannot be opened: {exc}") from None
         except (encoding.EncodingError, KeyError, TypeError):

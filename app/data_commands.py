@@ -83,8 +83,10 @@ def cmd_archive(args: argparse.Namespace) -> None:
                                 include_private=args.include_private)
     count = sum(len(c.messages) for c in archive.channels)
     private = sum(c.private for c in archive.channels)
-    print(f"archived {count} messages in {len(archive.channels)} channels and "
-          f"{len(archive.documents)} documents as {args.format} to {_text.line(str(args.out))}")
+    print(f"archived {_text.counted(count, 'message')} in "
+          f"{_text.counted(len(archive.channels), 'channel')} and "
+          f"{_text.counted(len(archive.documents), 'document')} as {args.format} to "
+          f"{_text.line(str(args.out))}")
     if args.include_private:
         print(f"it holds {private} private channels and direct messages: anyone who has the "
               "archive reads them")

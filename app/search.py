@@ -40,6 +40,7 @@ from core import kinds
 from storage import Message
 from storage.replica import MessageFilter, MessageMatches
 
+from ._text import counted
 from .doc_records import DocumentSummary
 from .errors import WorkspaceError
 from .names import channel_names
@@ -285,10 +286,6 @@ def group_messages(messages: Iterable[Message],
                  for name, found in groups.items())
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
-
-
 def mention_results(messages: Iterable[Message], nick: str | None) -> SearchResults:
     """The messages that mention me (ws.conversation.mentions, newest first) as results grouped by
     channel, with my nickname highlighted: what the window's Mentions view shows."""
@@ -307,14 +304,14 @@ def summary(results: SearchResults) -> str:
     if results.groups:
         total = f"{results.total}{'+' if results.capped else ''}"
         shown = len(results.messages)
-        where = _plural(len(results.groups), "channel")
+        where = counted(len(results.groups), "channel")
         noun = "message" if results.total == 1 and not results.capped else "messages"
         parts.append(f"{total} {noun} in {where}" if shown >= results.total and
                      not results.capped else f"{total} {noun}, the newest {shown} in {where}")
     if results.channels:
-        parts.append(_plural(len(results.channels), "matching channel"))
+        parts.append(counted(len(results.channels), "matching channel"))
     if results.documents:
-        parts.append(_plural(len(results.documents), "document"))
+        parts.append(counted(len(results.documents), "document"))
     return " · ".join(parts)
 
 
