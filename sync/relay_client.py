@@ -6,7 +6,7 @@
     await link.start()         # one task per relay: dial, prove, reconcile, stay for pushes
     link.offer(raws)           # objects just stored here (typed, or from a LAN peer): put live
     link.send_signal(body)     # typing/presence to members connected now (never stored)
-    link.offer_chunks(chunks)  # a file attached here: its chunks, for members elsewhere
+    await link.share_chunks(ids, read)  # files attached here: what the relays lack
     await link.fetch_chunks(ids)  # chunks no LAN peer had, from the relays
     await link.close()
 
@@ -36,7 +36,7 @@ import contextlib
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,6 +76,9 @@ PING_INTERVAL_S = 30.0
 RECONCILE_INTERVAL_S = 60.0
 BACKOFF_S = (1.0, 5.0, 15.0, 60.0, 300.0)
 KNOWN_MEMORY = 50_000  # object ids remembered per connection as held by the relay
+# Chunk ids remembered per connection as held by the relay (16 GiB of files), so sharing every
+# minute asks only about chunks not yet known there.
+CHUNKS_KNOWN_MEMORY = 65_536
 
 
 @dataclass(frozen=True)
@@ -125,13 +128,13 @@ class _Connection:
         # Ids of objects this relay is known to hold (it handed them over, or took them), so
         # what came from it is not offered back when the service stores it.
         self._known: OrderedDict[bytes, None] = OrderedDict()
+        self.chunks_known: OrderedDict[bytes, None] = OrderedDict()
 
     def knows(self, oids: list[bytes]) -> None:
-        for oid in oids:
-            self._known[oid] = None
-            self._known.move_to_end(oid)
-        while len(self._known) > KNOWN_MEMORY:
-            self._known.popitem(last=False)
+        _remember(self._known, oids, KNOWN_MEMORY)
+
+    def knows_chunks(self, cids: Iterable[bytes]) -> None:
+        _remember(self.chunks_known, cids, CHUNKS_KNOWN_MEMORY)
 
     def chunks_held(self, event: ChunksHeld) -> None:
         """One `held` answer; once none is pending, every waiter gets what was held of all
@@ -244,42 +247,40 @@ class RelayLink:
                 conn.member.signal(self.identity, body)
                 self._spawn_flush(conn)
 
-    def offer_chunks(self, chunks: list[tuple[bytes, bytes]]) -> None:
-        """Chunks of a file attached here, (id, bytes): put to every relay connected now, so
-        members elsewhere can fetch them (`fetch_chunks`) within the relay's quota."""
-        for conn in list(self._connections.values()):
-            if conn.member.authorized and not conn.member.closed:
-                for cid, data in chunks:
-                    conn.member.put_chunk(cid, data)
-                self._spawn_flush(conn)
-
     async def share_chunks(self, cids: list[bytes], read: Callable[[bytes], bytes | None],
                            timeout: float = 30.0) -> int:
         """Put to each relay connected now the chunks of `cids` it lacks (`read` gives their
-        bytes), and wait for each relay to acknowledge them; how many were sent."""
+        bytes), and wait for each relay to acknowledge them; how many were sent. A relay is
+        asked only about chunks this connection has not yet seen it hold."""
         sent = 0
         loop = asyncio.get_running_loop()
         for conn in list(self._connections.values()):
-            if not conn.member.authorized or conn.member.closed or not cids:
+            asking = [cid for cid in dict.fromkeys(cids) if cid not in conn.chunks_known]
+            if not conn.member.authorized or conn.member.closed or not asking:
                 continue
             answer: asyncio.Future[frozenset[bytes]] = loop.create_future()
             conn.held_waiters.append(answer)
-            conn.member.ask_held(list(dict.fromkeys(cids)))
+            conn.member.ask_held(asking)
             self._spawn_flush(conn)
             try:
                 held = await asyncio.wait_for(answer, timeout)
             except TimeoutError:
                 continue
-            for cid in dict.fromkeys(cids):
+            conn.knows_chunks(held)
+            put = []
+            for cid in asking:
                 data = None if cid in held else read(cid)
                 if data is not None:
                     conn.member.put_chunk(cid, data)
-                    sent += 1
+                    put.append(cid)
                     await self._flush(conn)  # one chunk at a time: bounded memory
+            sent += len(put)
             deadline = loop.time() + timeout
             while conn.member.puts_pending and not conn.member.closed \
                     and loop.time() < deadline:
                 await asyncio.sleep(0.02)
+            if not conn.member.puts_pending and not conn.member.closed:
+                conn.knows_chunks(put)  # acknowledged
         return sent
 
     async def fetch_chunks(self, cids: list[bytes], timeout: float = 30.0
@@ -518,3 +519,11 @@ async def knock(address: RelayAddress, space: bytes, tag: bytes, blob: bytes, *,
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(ws.close(), 2.0)
     raise ConnectionError("the relay closed the connection")
+
+
+def _remember(known: OrderedDict[bytes, None], ids: Iterable[bytes], limit: int) -> None:
+    for key in ids:
+        known[key] = None
+        known.move_to_end(key)
+    while len(known) > limit:
+        known.popitem(last=False)
