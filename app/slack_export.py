@@ -13,6 +13,7 @@ changes nothing.
 from __future__ import annotations
 
 import json
+import os
 import re
 import zipfile
 from collections.abc import Iterator
@@ -89,8 +90,10 @@ class SlackExport:
         self.path = Path(path)
         self._zip: zipfile.ZipFile | None = None
         if self.path.is_dir():
+            # A symbolic link is never read: an export unzipped with links in it must not
+            # attach the importer's own files (~/.ssh/id_rsa) to a channel.
             self._names = {p.relative_to(self.path).as_posix() for p in self.path.rglob("*")
-                           if p.is_file()}
+                           if p.is_file() and not p.is_symlink()}
         elif self.path.is_file():
             try:
                 self._zip = zipfile.ZipFile(self.path)
@@ -143,7 +146,8 @@ class SlackExport:
                 with self._zip.open(name) as f:
                     data = f.read(MAX_ENTRY_BYTES + 1)
             else:
-                with open(self.path / name, "rb") as f:
+                fd = os.open(self.path / name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+                with open(fd, "rb") as f:  # replaced by a link since it was listed: refused
                     data = f.read(MAX_ENTRY_BYTES + 1)
         except (zipfile.BadZipFile, OSError, EOFError, ValueError, KeyError) as exc:
             raise ExportError(f"{name[:80]} cannot be read ({exc}); nothing was imported") \
