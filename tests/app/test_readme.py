@@ -82,20 +82,24 @@ def test_the_pictures_and_links_the_readme_shows_are_in_the_repository() -> None
         assert not path.startswith(("..", "/")), path
 
 
-def _steps(title: str) -> list[tuple[str, list[str]]]:
-    """A README section's commands as (who, argv after `hearth`); who is the comment's first
-    word."""
+def section_commands(title: str) -> list[tuple[str, list[str]]]:
+    """A README section's commands as (their comment, argv after `hearth`)."""
     block = re.search(r"^```sh\n(.*?)^```", _section(README.read_text(encoding="utf-8"), title),
                       re.M | re.S)
     assert block, f"the README's '{title}' shows no commands"
-    steps = []
+    out = []
     for line in block.group(1).splitlines():
         command, _, comment = line.partition("#")
-        who = comment.split()[0].rstrip(":,")
         argv = shlex.split(command)
         assert argv[0] == "hearth", line
-        steps.append((who, argv[1:]))
-    return steps
+        out.append((comment.strip(), argv[1:]))
+    return out
+
+
+def _steps(title: str) -> list[tuple[str, list[str]]]:
+    """A README section's commands as (who, argv after `hearth`); who is the comment's first
+    word."""
+    return [(comment.split()[0].rstrip(":,"), argv) for comment, argv in section_commands(title)]
 
 
 def _quick_start() -> list[tuple[str, list[str]]]:

@@ -5,8 +5,6 @@ importer archives, backs up and restores on a new computer."""
 from __future__ import annotations
 
 import json
-import re
-import shlex
 import zipfile
 from pathlib import Path
 
@@ -16,24 +14,10 @@ from app.workspace import Workspace
 from tests.support import create_workspace, join_member
 
 from .conftest import Hearth
-from .test_readme import README, _section
+from .test_readme import section_commands
 
 PASS = "a long passphrase for the README"
 BOB_ON_SLACK = "U024BE7LH"  # the id the README's --map example names
-
-
-def _lines(title: str) -> list[tuple[str, list[str]]]:
-    """A section's commands as (comment, argv after `hearth`)."""
-    block = re.search(r"^```sh\n(.*?)^```", _section(README.read_text(encoding="utf-8"), title),
-                      re.M | re.S)
-    assert block, f"the README's '{title}' shows no commands"
-    out = []
-    for line in block.group(1).splitlines():
-        command, _, comment = line.partition("#")
-        argv = shlex.split(command)
-        assert argv[0] == "hearth", line
-        out.append((comment.strip(), argv[1:]))
-    return out
 
 
 def _export(path: Path) -> Path:
@@ -73,7 +57,7 @@ def test_coming_from_slack_then_your_data_run_as_written(hearth: Hearth, tmp_pat
                 str(tmp_path / a) if a in ("slack-export.zip", "users.json", "team.db") else a
                 for a in argv]
 
-    slack = _lines("Coming from Slack")
+    slack = section_commands("Coming from Slack")
     assert [argv[0] for _, argv in slack] == ["import-slack", "slack-claim", "slack-confirm"]
     for comment, argv in slack:
         who = bob if comment.startswith("bob") else ada
@@ -88,7 +72,7 @@ def test_coming_from_slack_then_your_data_run_as_written(hearth: Hearth, tmp_pat
         ada_key = ws.key.hex()
     assert (shown.nick, shown.text) == ("bob", "the **quarterly** numbers are in")
 
-    data = _lines("Your data")
+    data = section_commands("Your data")
     assert [argv[0] for _, argv in data] == ["archive", "backup", "restore"]
     for _, argv in data:
         if argv[0] == "restore":
