@@ -16,6 +16,7 @@ as they take public ones.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from storage import Message, MessageVersion, NotFound
 from storage._files import attachment
 from storage.records import Attachment, Reaction
 
+from . import private_kept as kept
 from .conversation import _emoji, mention_pattern
 from .errors import WorkspaceError
 
@@ -41,10 +43,15 @@ COUNT_CAP = 1000  # private matches counted, as storage._search counts public on
 
 
 @dataclass
-class _Opened:
+class _Shown:
     view: PrivateView
     name: str
+
+
+@dataclass
+class _Opened(_Shown):
     state: ConversationState
+    ids: hashlib.blake2b  # app.private_kept.ids_digest of view.posts
 
 
 @dataclass(frozen=True)
@@ -72,6 +79,7 @@ class PrivateConversation:
         self._opened: dict[bytes, tuple[str, dict]] = {}  # post id -> its parsed box
         self._states: dict[bytes, _Opened] = {}
         self._forgot_at: tuple | None = None
+        self._stamps: dict[bytes, tuple[PrivateView, bytes]] = {}  # channel -> (view, stamp)
         # Told of each sealed object I write, with the public kind and body it holds (the
         # Node's usage analytics: app.activity.Activity.sealed; never the content itself).
         self.on_sealed: Callable[[Object, str, dict], None] | None = None
@@ -90,19 +98,40 @@ class PrivateConversation:
         if cached is not None and _grown_from(view, cached.view):
             # Messages arrived at the end (PrivateView.extended): only they are opened and
             # taken, and only what they changed is indexed again.
-            changed = cached.state.extend(self._parsed(view, view.posts[len(cached.view.posts):]))
+            arrived = view.posts[len(cached.view.posts):]
+            changed = cached.state.extend(self._parsed(view, arrived))
             if changed is not None:
                 cached.view = view
+                cached.ids.update(b"".join(post.id for post in arrived))
                 messages = cached.state.messages
-                self.replica.private_index.update(channel, [
-                    (m.id, m.author, m.ts, m.text) for m in map(messages.__getitem__, changed)],
-                    [])
+                self.replica.private_index.update(
+                    channel, [_row(messages[i]) for i in changed], [], self._stamp(cached))
                 return cached
         opened_channel = _Opened(view, self.private._describe(view).name,
-                                 ConversationState.compute(self._parsed(view, view.posts)))
+                                 ConversationState.compute(self._parsed(view, view.posts)),
+                                 kept.ids_digest(view))
         self._states[channel] = opened_channel
-        self._index(channel, opened_channel.state)
+        self._index(channel, opened_channel)
         return opened_channel
+
+    def _stamp(self, opened: _Opened) -> bytes:
+        return kept.stamp(opened.view, self.ws.key, opened.ids)
+
+    def _kept(self, channel: bytes) -> _Shown | None:
+        """A private channel I am in, when its conversation is not in memory and the index
+        holds it as computing it now would give (app.private_kept); else None."""
+        view = self.private.view(channel)
+        if self.ws.key not in view.current:
+            raise WorkspaceError("you are not in that private channel")
+        if channel in self._states:
+            return None
+        stamped = self._stamps.get(channel)
+        if stamped is None or stamped[0] is not view:
+            stamped = self._stamps[channel] = (
+                view, kept.stamp(view, self.ws.key, kept.ids_digest(view)))
+        if self.replica.private_index.stamp(channel) != stamped[1]:
+            return None
+        return _Shown(view, self.private._describe(view).name)
 
     def _parsed(self, view: PrivateView, posts: Sequence[Object]) -> list[tuple[Object, str, dict]]:
         """(post, kind, body) of those of `posts` that a key of mine opens into a known shape
@@ -120,13 +149,12 @@ class PrivateConversation:
             out.append((post, *parsed))
         return out
 
-    def _index(self, channel: bytes, state: ConversationState) -> None:
-        index = self.replica.private_index
-        held = index.texts(channel)
-        put = [(m.id, m.author, m.ts, m.text) for m in state.messages.values()
-               if held.get(m.id) != m.text]
-        drop = [oid for oid in held if oid not in state.messages]
-        index.update(channel, put, drop)
+    def _index(self, channel: bytes, opened: _Opened) -> None:
+        index, messages = self.replica.private_index, opened.state.messages
+        held = index.held(channel)
+        put = [row for row in map(_row, messages.values()) if held.get(row[0]) != row[3:]]
+        drop = [oid for oid in held if oid not in messages]
+        index.update(channel, put, drop, self._stamp(opened))
 
     def _forget_left(self, mine: Sequence[bytes]) -> None:
         """Forget what the index holds of channels I am no longer in (checked again whenever
@@ -158,7 +186,7 @@ class PrivateConversation:
                                  "read (deleted, or sealed under a key you do not hold)")
         return opened, found
 
-    def _record(self, opened: _Opened, m: SealedMessage, names: dict[bytes, str]) -> Message:
+    def _record(self, opened: _Shown, m: SealedMessage, names: dict[bytes, str]) -> Message:
         files: tuple[Attachment, ...] = ()
         if m.files:
             post = self.replica.object(m.id)
@@ -173,7 +201,13 @@ class PrivateConversation:
 
     def read(self, channel: bytes, *, limit: int = 50) -> list[Message]:
         """The newest `limit` messages shown in the channel (replies sent to it too), oldest
-        first, with their reply counts and reactions."""
+        first, with their reply counts and reactions (from what the index keeps, when it
+        holds the channel as it is: app.private_kept)."""
+        shown = self._kept(channel)
+        if shown is not None:
+            names = self.replica.nicknames()
+            return [self._record(shown, kept.message(*row), names)
+                    for row in self.replica.private_index.page(channel, limit)]
         opened = self.state(channel)
         ids = opened.state.channel[-limit:] if limit else opened.state.channel
         names = self.replica.nicknames()
@@ -258,8 +292,8 @@ class PrivateConversation:
         mine = [c.id for c in self.private.channels()]
         self._forget_left(mine)
         wanted = mine if channels is None else [c for c in channels if c in mine]
-        for channel in wanted:
-            self.state(channel)  # the index follows what arrived
+        # The index follows what arrived (it holds the others as they are).
+        shown = {channel: self._kept(channel) or self.state(channel) for channel in wanted}
         if not (terms or channels or authors or since_ms is not None or until_ms is not None):
             return PrivateMatches((), 0, False)
         want = max(limit, COUNT_CAP) + 1
@@ -267,10 +301,13 @@ class PrivateConversation:
                                                   want)
         names = self.replica.nicknames()
         messages: list[Message] = []
-        states: dict[bytes, _Opened] = {}
+        rows = self.replica.private_index.rows([oid for _, oid, _ in found[:limit]])
         for _, oid, channel in found[:limit]:
-            opened = states.get(channel) or states.setdefault(channel, self.state(channel))
-            m = opened.state.messages.get(oid)
+            opened = shown[channel]
+            if isinstance(opened, _Opened):
+                m = opened.state.messages.get(oid)
+            else:
+                m = kept.message(*rows[oid]) if oid in rows else None
             if m is not None:
                 messages.append(self._record(opened, m, names))
         capped = len(found) == want
@@ -282,3 +319,8 @@ class PrivateConversation:
         pattern = mention_pattern(nick)
         found = self.search(((nick, False),), limit=COUNT_CAP).messages
         return [m for m in found if m.author != self.ws.key and pattern.search(m.text)][:limit]
+
+
+def _row(m: SealedMessage) -> tuple[bytes, bytes, int, str, bool, bytes]:
+    """A message as the index keeps it (storage._private_index.update)."""
+    return (m.id, m.author, m.ts, m.text, m.in_channel, kept.shown(m))

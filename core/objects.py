@@ -216,11 +216,12 @@ def _valid(raw: bytes) -> tuple:
     return raw, kind, author, ts, stream, links, body, sig, b"\xa7" + raw[1:start] + raw[end:]
 
 
-def decode_trusted(raw: bytes) -> Object:
+def decode_trusted(raw: bytes, known_id: bytes | None = None) -> Object:
     """Decode an object this process validated before (read back from its own replica).
 
     Skips the signature check and the canonical check; never use it on bytes from outside.
+    `known_id` is its id as the replica stored it (saves hashing `raw` again).
     """
     fields = cbor2.loads(raw)
-    return Object(encoding.object_id(raw), fields["type"], fields["author"], fields["ts"],
+    return Object(known_id or encoding.object_id(raw), fields["type"], fields["author"], fields["ts"],
                   fields["stream"], tuple(fields["links"]), fields["body"], fields["sig"], raw)

@@ -68,9 +68,9 @@ class PrivateStore:
     def objects(self, channel: bytes) -> list[Object]:
         """Every object of one private channel held (its creation too), oldest first."""
         rows = self._replica.conn.execute(
-            "SELECT o.raw FROM private p JOIN objects o ON o.oid = p.oid "
+            "SELECT o.raw, o.id FROM private p JOIN objects o ON o.oid = p.oid "
             f"WHERE p.channel = ? {_COUNTED} ORDER BY p.ts, o.id", (channel,))
-        return [decode_trusted(raw) for (raw,) in rows]
+        return [decode_trusted(raw, oid) for raw, oid in rows]
 
     def objects_after(self, channel: bytes, oid: int) -> list[Object]:
         """The objects of one private channel stored after the row `oid` (a version), oldest

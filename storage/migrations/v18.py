@@ -1,0 +1,26 @@
+"""Version 18: what this computer keeps of each private channel's conversation as it last
+computed it (storage._private_index), so a start shows the newest page without opening every
+box again: each indexed message's place (shown in the channel or only in its thread) and the
+rest of what it shows (its original text, files, thread, edits, reactions: CBOR), and per
+channel a stamp of exactly what that conversation was computed from. Local like
+private_opened: filled by the app as it opens, never synced or offered to a peer."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from ._steps import script
+
+SQL = """
+ALTER TABLE private_opened ADD COLUMN in_channel INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE private_opened ADD COLUMN shown BLOB;
+CREATE INDEX IF NOT EXISTS private_opened_by_time ON private_opened (channel, ts, id);
+CREATE TABLE IF NOT EXISTS private_kept (
+    channel BLOB PRIMARY KEY,
+    stamp BLOB NOT NULL
+) WITHOUT ROWID
+"""
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    script(conn, SQL)
