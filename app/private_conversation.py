@@ -103,19 +103,33 @@ class PrivateConversation:
             if changed is not None:
                 cached.view = view
                 cached.ids.update(b"".join(post.id for post in arrived))
-                messages = cached.state.messages
-                self.replica.private_index.update(
-                    channel, [_row(messages[i]) for i in changed], [], self._stamp(cached))
+                self._keep(cached, [cached.state.messages[i] for i in changed], [])
                 return cached
-        opened_channel = _Opened(view, self.private._describe(view).name,
-                                 ConversationState.compute(self._parsed(view, view.posts)),
-                                 kept.ids_digest(view))
-        self._states[channel] = opened_channel
-        self._index(channel, opened_channel)
-        return opened_channel
+        opened = _Opened(view, self.private._describe(view).name,
+                         ConversationState.compute(self._parsed(view, view.posts)),
+                         kept.ids_digest(view))
+        self._states[channel] = opened
+        held = self.replica.private_index.held(channel)
+        messages = opened.state.messages
+        self._keep(opened, [m for m in messages.values()
+                            if held.get(m.id) != (m.text, m.in_channel, kept.shown(m))],
+                   [oid for oid in held if oid not in messages])
+        return opened
 
-    def _stamp(self, opened: _Opened) -> bytes:
-        return kept.stamp(opened.view, self.ws.key, opened.ids)
+    def _keep(self, opened: _Opened, put: Sequence[SealedMessage], drop: list[bytes]) -> None:
+        """Index messages of a channel as its conversation shows them now (and list the
+        files they attach: ws.files fetches them), with the stamp of what it came from."""
+        for m in put:
+            if m.files:
+                self.replica.files.record_private(opened.view.id, self.replica.object(m.id),
+                                                  m.files)
+        self.replica.private_index.update(opened.view.id, [_row(m) for m in put], drop,
+                                          kept.stamp(opened.view, self.ws.key, opened.ids))
+
+    def follow(self, channel: bytes) -> _Shown:
+        """A private channel I am in with its index following what arrived: kept as it is,
+        or opened (`state`)."""
+        return self._kept(channel) or self.state(channel)
 
     def _kept(self, channel: bytes) -> _Shown | None:
         """A private channel I am in, when its conversation is not in memory and the index
@@ -148,13 +162,6 @@ class PrivateConversation:
                 self._opened[post.id] = parsed
             out.append((post, *parsed))
         return out
-
-    def _index(self, channel: bytes, opened: _Opened) -> None:
-        index, messages = self.replica.private_index, opened.state.messages
-        held = index.held(channel)
-        put = [row for row in map(_row, messages.values()) if held.get(row[0]) != row[3:]]
-        drop = [oid for oid in held if oid not in messages]
-        index.update(channel, put, drop, self._stamp(opened))
 
     def _forget_left(self, mine: Sequence[bytes]) -> None:
         """Forget what the index holds of channels I am no longer in (checked again whenever
@@ -293,7 +300,7 @@ class PrivateConversation:
         self._forget_left(mine)
         wanted = mine if channels is None else [c for c in channels if c in mine]
         # The index follows what arrived (it holds the others as they are).
-        shown = {channel: self._kept(channel) or self.state(channel) for channel in wanted}
+        shown = {channel: self.follow(channel) for channel in wanted}
         if not (terms or channels or authors or since_ms is not None or until_ms is not None):
             return PrivateMatches((), 0, False)
         want = max(limit, COUNT_CAP) + 1

@@ -11,9 +11,8 @@ import sqlite3
 
 from ._steps import script
 
+COLUMNS = {"in_channel": "INTEGER NOT NULL DEFAULT 1", "shown": "BLOB"}
 SQL = """
-ALTER TABLE private_opened ADD COLUMN in_channel INTEGER NOT NULL DEFAULT 1;
-ALTER TABLE private_opened ADD COLUMN shown BLOB;
 CREATE INDEX IF NOT EXISTS private_opened_by_time ON private_opened (channel, ts, id);
 CREATE TABLE IF NOT EXISTS private_kept (
     channel BLOB PRIMARY KEY,
@@ -23,4 +22,8 @@ CREATE TABLE IF NOT EXISTS private_kept (
 
 
 def migrate(conn: sqlite3.Connection) -> None:
+    held = {row[1] for row in conn.execute("PRAGMA table_info(private_opened)")}
+    for name, kind in COLUMNS.items():
+        if name not in held:  # a file upgraded again from an older version holds them
+            conn.execute(f"ALTER TABLE private_opened ADD COLUMN {name} {kind}")
     script(conn, SQL)
