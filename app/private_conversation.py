@@ -30,9 +30,9 @@ from storage import Message, MessageVersion, NotFound
 from storage._files import attachment
 from storage.records import Attachment, Reaction
 
-from . import private_kept as kept
 from .conversation import _emoji, mention_pattern
 from .errors import WorkspaceError
+from .private_kept import Kept, grown_from, ids_digest, message, pending, shown
 
 if TYPE_CHECKING:
     from .private import PrivateChannels
@@ -52,6 +52,8 @@ class _Shown:
 class _Opened(_Shown):
     state: ConversationState
     ids: hashlib.blake2b  # app.private_kept.ids_digest of view.posts
+    waiting: set[bytes]  # app.private_kept.pending of the state
+    deleting: dict[bytes, set[bytes]]
 
 
 @dataclass(frozen=True)
@@ -59,14 +61,6 @@ class PrivateMatches:
     messages: tuple[Message, ...]  # the newest matches, newest first
     total: int
     capped: bool
-
-
-def _grown_from(view: PrivateView, before: PrivateView) -> bool:
-    """Whether `view` is `before` with posts added at the end (PrivateView.extended shares
-    everything else, so the same keys open it)."""
-    n = len(before.posts)
-    return (view.sealed is before.sealed and view.members is before.members
-            and len(view.posts) >= n and (n == 0 or view.posts[n - 1] is before.posts[n - 1]))
 
 
 class PrivateConversation:
@@ -79,7 +73,7 @@ class PrivateConversation:
         self._opened: dict[bytes, tuple[str, dict]] = {}  # post id -> its parsed box
         self._states: dict[bytes, _Opened] = {}
         self._forgot_at: tuple | None = None
-        self._stamps: dict[bytes, tuple[PrivateView, bytes]] = {}  # channel -> (view, stamp)
+        self.kept = Kept(self)
         # Told of each sealed object I write, with the public kind and body it holds (the
         # Node's usage analytics: app.activity.Activity.sealed; never the content itself).
         self.on_sealed: Callable[[Object, str, dict], None] | None = None
@@ -95,36 +89,31 @@ class PrivateConversation:
         cached = self._states.get(channel)
         if cached is not None and cached.view is view:
             return cached
-        if cached is not None and _grown_from(view, cached.view):
+        if cached is not None and grown_from(view, cached.view):
             # Messages arrived at the end (PrivateView.extended): only they are opened and
             # taken, and only what they changed is indexed again.
             arrived = view.posts[len(cached.view.posts):]
+            waiting = set(cached.state.waiting)
             changed = cached.state.extend(self._parsed(view, arrived))
             if changed is not None:
                 cached.view = view
                 cached.ids.update(b"".join(post.id for post in arrived))
-                self._keep(cached, [cached.state.messages[i] for i in changed], [])
+                cached.waiting |= cached.state.waiting - waiting
+                cached.waiting -= {post.id for post in arrived}
+                self.kept.keep(view, cached.ids, [cached.state.messages[i] for i in changed],
+                               [], cached.waiting, cached.deleting)
                 return cached
-        opened = _Opened(view, self.private._describe(view).name,
-                         ConversationState.compute(self._parsed(view, view.posts)),
-                         kept.ids_digest(view))
+        state = ConversationState.compute(self._parsed(view, view.posts))
+        opened = _Opened(view, self.private._describe(view).name, state, ids_digest(view.posts),
+                         *pending(state, {post.id for post in view.posts}))
         self._states[channel] = opened
         held = self.replica.private_index.held(channel)
-        messages = opened.state.messages
-        self._keep(opened, [m for m in messages.values()
-                            if held.get(m.id) != (m.text, m.in_channel, kept.shown(m))],
-                   [oid for oid in held if oid not in messages])
+        rows = {m.id: (m.text, m.in_channel, shown(m)) for m in state.messages.values()}
+        self.kept.keep(view, opened.ids,
+                       [m for m in state.messages.values() if held.get(m.id) != rows[m.id]],
+                       [oid for oid in held if oid not in state.messages],
+                       opened.waiting, opened.deleting)
         return opened
-
-    def _keep(self, opened: _Opened, put: Sequence[SealedMessage], drop: list[bytes]) -> None:
-        """Index messages of a channel as its conversation shows them now (and list the
-        files they attach: ws.files fetches them), with the stamp of what it came from."""
-        for m in put:
-            if m.files:
-                self.replica.files.record_private(opened.view.id, self.replica.object(m.id),
-                                                  m.files)
-        self.replica.private_index.update(opened.view.id, [_row(m) for m in put], drop,
-                                          kept.stamp(opened.view, self.ws.key, opened.ids))
 
     def follow(self, channel: bytes) -> _Shown:
         """A private channel I am in with its index following what arrived: kept as it is,
@@ -137,13 +126,7 @@ class PrivateConversation:
         view = self.private.view(channel)
         if self.ws.key not in view.current:
             raise WorkspaceError("you are not in that private channel")
-        if channel in self._states:
-            return None
-        stamped = self._stamps.get(channel)
-        if stamped is None or stamped[0] is not view:
-            stamped = self._stamps[channel] = (
-                view, kept.stamp(view, self.ws.key, kept.ids_digest(view)))
-        if self.replica.private_index.stamp(channel) != stamped[1]:
+        if channel in self._states or not self.kept.holds(view):
             return None
         return _Shown(view, self.private._describe(view).name)
 
@@ -213,7 +196,7 @@ class PrivateConversation:
         shown = self._kept(channel)
         if shown is not None:
             names = self.replica.nicknames()
-            return [self._record(shown, kept.message(*row), names)
+            return [self._record(shown, message(*row), names)
                     for row in self.replica.private_index.page(channel, limit)]
         opened = self.state(channel)
         ids = opened.state.channel[-limit:] if limit else opened.state.channel
@@ -308,13 +291,16 @@ class PrivateConversation:
                                                   want)
         names = self.replica.nicknames()
         messages: list[Message] = []
-        rows = self.replica.private_index.rows([oid for _, oid, _ in found[:limit]])
+        rows = {}
+        for channel in {channel for _, _, channel in found[:limit]}:
+            rows.update(self.replica.private_index.rows(
+                channel, [oid for _, oid, c in found[:limit] if c == channel]))
         for _, oid, channel in found[:limit]:
             opened = shown[channel]
             if isinstance(opened, _Opened):
                 m = opened.state.messages.get(oid)
             else:
-                m = kept.message(*rows[oid]) if oid in rows else None
+                m = message(*rows[oid]) if oid in rows else None
             if m is not None:
                 messages.append(self._record(opened, m, names))
         capped = len(found) == want
@@ -327,7 +313,3 @@ class PrivateConversation:
         found = self.search(((nick, False),), limit=COUNT_CAP).messages
         return [m for m in found if m.author != self.ws.key and pattern.search(m.text)][:limit]
 
-
-def _row(m: SealedMessage) -> tuple[bytes, bytes, int, str, bool, bytes]:
-    """A message as the index keeps it (storage._private_index.update)."""
-    return (m.id, m.author, m.ts, m.text, m.in_channel, kept.shown(m))

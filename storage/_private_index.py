@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from ._search import match_expression
 from ._sort_keys import sort_key
-from ._sql import placeholders
+from ._sql import chunks, placeholders
 
 if TYPE_CHECKING:
     from .replica import Replica
@@ -41,11 +41,12 @@ class PrivateIndex:
                 self._replica.conn.execute("SELECT id, text, in_channel, shown FROM "
                                            "private_opened WHERE channel = ?", (channel,))}
 
-    def stamp(self, channel: bytes) -> bytes | None:
-        """The stamp of what the channel's indexed conversation was computed from."""
-        row = self._replica.conn.execute("SELECT stamp FROM private_kept WHERE channel = ?",
-                                         (channel,)).fetchone()
-        return row[0] if row else None
+    def kept(self, channel: bytes) -> tuple[bytes, int, bytes] | None:
+        """(stamp, posts, pending) of what the channel's indexed conversation was computed
+        from, as `update` took them."""
+        return self._replica.conn.execute(
+            "SELECT stamp, posts, pending FROM private_kept WHERE channel = ?",
+            (channel,)).fetchone()
 
     def page(self, channel: bytes, limit: int) -> list[tuple[bytes, bytes, int, str, bytes]]:
         """The newest `limit` (0: all) messages shown in the channel, (id, author, ts, text,
@@ -56,20 +57,22 @@ class PrivateIndex:
             (channel, limit or -1)).fetchall()
         return rows[::-1]
 
-    def rows(self, ids: Sequence[bytes]) -> dict[bytes, tuple[bytes, bytes, int, str, bytes]]:
-        """Indexed messages by id: id -> (id, author, ts, text, shown)."""
-        if not ids:
-            return {}
-        return {row[0]: row for row in self._replica.conn.execute(
-            "SELECT id, author, ts, text, shown FROM private_opened "
-            f"WHERE id IN ({placeholders(len(ids))})", tuple(ids))}
+    def rows(self, channel: bytes, ids: Sequence[bytes]
+             ) -> dict[bytes, tuple[bytes, bytes, int, str, bytes]]:
+        """Indexed messages of one channel by id: id -> (id, author, ts, text, shown)."""
+        out: dict[bytes, tuple[bytes, bytes, int, str, bytes]] = {}
+        for part in chunks(list(ids)):
+            out.update((row[0], row) for row in self._replica.conn.execute(
+                "SELECT id, author, ts, text, shown FROM private_opened WHERE channel = ? "
+                f"AND id IN ({placeholders(len(part))})", (channel, *part)))
+        return out
 
     def update(self, channel: bytes, put: Sequence[tuple[bytes, bytes, int, str, bool, bytes]],
-               drop: Sequence[bytes], stamp: bytes) -> None:
+               drop: Sequence[bytes], kept: tuple[bytes, int, bytes]) -> None:
         """In one transaction: index `put` (id, author, ts, text, in the channel, shown; an id
         indexed already gets its new values) and forget `drop` (ids), all of `channel`, which
-        then stands as computed from `stamp`."""
-        if not put and not drop and self.stamp(channel) == stamp:
+        then stands as computed from `kept` (stamp, posts, pending)."""
+        if not put and not drop and self.kept(channel) == kept:
             return
         with self._replica._write() as conn:
             for oid in [*drop, *(row[0] for row in put)]:
@@ -83,8 +86,8 @@ class PrivateIndex:
                              "in_channel, shown) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                              (key, channel, oid, author, ts, text, int(in_channel), shown))
                 conn.execute("INSERT INTO private_fts (rowid, text) VALUES (?, ?)", (key, text))
-            conn.execute("INSERT OR REPLACE INTO private_kept (channel, stamp) VALUES (?, ?)",
-                         (channel, stamp))
+            conn.execute("INSERT OR REPLACE INTO private_kept (channel, stamp, posts, pending) "
+                         "VALUES (?, ?, ?, ?)", (channel, *kept))
 
     def forget(self, channels: Sequence[bytes]) -> None:
         """Drop everything indexed and kept of these channels (I am no longer in them)."""

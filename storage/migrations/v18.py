@@ -2,7 +2,8 @@
 computed it (storage._private_index), so a start shows the newest page without opening every
 box again: each indexed message's place (shown in the channel or only in its thread) and the
 rest of what it shows (its original text, files, thread, edits, reactions: CBOR), and per
-channel a stamp of exactly what that conversation was computed from. Local like
+channel a stamp of exactly what that conversation was computed from (its first `posts` posts
+and the keys), with the ids its posts named that are no post yet (`pending`: CBOR). Local like
 private_opened: filled by the app as it opens, never synced or offered to a peer."""
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ SQL = """
 CREATE INDEX IF NOT EXISTS private_opened_by_time ON private_opened (channel, ts, id);
 CREATE TABLE IF NOT EXISTS private_kept (
     channel BLOB PRIMARY KEY,
-    stamp BLOB NOT NULL
+    stamp BLOB NOT NULL,
+    posts INTEGER NOT NULL,
+    pending BLOB NOT NULL
 ) WITHOUT ROWID
 """
 

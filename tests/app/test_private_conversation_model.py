@@ -182,17 +182,17 @@ class PrivateConversationModel(RuleBasedStateMachine):
 
     @invariant()
     def what_is_read_is_what_computing_again_gives(self) -> None:
-        """Each member in the channel reads what every box opened again gives: in this
-        process (the conversation kept in memory, grown as posts arrive) and at a start (a
-        new PrivateConversation: the page from what the index kept, when it holds the
-        channel as it is)."""
+        """Each member in the channel reads what every box opened again gives: at a start (a
+        new PrivateConversation: from what the index kept, with the posts arrived since taken
+        over it) and in this process (the conversation in memory, grown as posts arrive)."""
         for n, ws in enumerate(self.spaces):
             if not self._in(n):
                 continue
             again = _recomputed(ws, self.channel)
-            assert _shown(ws.private.read(self.channel, limit=0)) == again
+            # A start: what was kept when this member last read, with what arrived since
             started = PrivateConversation(ws.private)
             assert _shown(started.read(self.channel, limit=0)) == again, NICKS[n]
+            assert _shown(ws.private.read(self.channel, limit=0)) == again
             # Nothing arrived since: the next start reads the page from what was kept,
             # opening no box.
             kept = PrivateConversation(ws.private)
