@@ -8,10 +8,11 @@ the one path like every other object and a member taken out of the channel (who 
 key sealed after) opens none made since. This module opens a channel's posts with my keys
 (once per post: what opened is kept in memory), computes its conversation from them, and keeps
 this computer's local index of the messages it opened (storage._private_index: never synced)
-so search and the Mentions list find them. `ws.conversation` (app/conversation.py) hands any
-message id of a private channel here, so `hearth reply`, `react`, `edit`, `thread`,
-`versions`, `unreact`, `delete` and the window's thread pane and menus take private messages
-as they take public ones.
+so search and the Mentions list find them, with what the conversation shows of each, so a
+start reads a channel's newest page from it without opening every box (app/private_kept.py).
+`ws.conversation` (app/conversation.py) hands any message id of a private channel here, so
+`hearth reply`, `react`, `edit`, `thread`, `versions`, `unreact`, `delete` and the window's
+thread pane and menus take private messages as they take public ones.
 """
 
 from __future__ import annotations
