@@ -413,7 +413,7 @@ def main() -> None:
         # Two more seeders: the same chunks (copied into their stores) and the message.
         for extra in paths[2:4]:
             shutil.copytree(paths[0].workspace_dir / "chunks", extra.workspace_dir / "chunks",
-                            dirs_exist_ok=True)
+                            dirs_exist_ok=True, ignore=shutil.ignore_patterns("*-shm"))
         more = [Proc(p.data, [seeder.port]) for p in paths[2:4]]
         procs += more
         for proc in more:

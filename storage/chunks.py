@@ -13,7 +13,10 @@ Layout of the `chunks` folder:
 A chunk is stored only when its bytes hash to its id (`put` checks, unless `checked`), and it
 is found only whole: its record is written before it is indexed, so a crash or a full disk
 (OSError) leaves at most dead bytes at a pack's tail, which nothing names and `clean` cuts;
-what was stored before stays intact. Reads (serving peers and relays, opening files) run
+what was stored before stays intact. Nothing is fsynced (nor was it with a file per chunk):
+after a power cut a named record may have lost its bytes; a read of a record whose header is
+wrong finds nothing, and the bytes of a chunk are checked where they are used (AEAD when a
+file is saved or opened, the hash at the peer it is sent to). Reads (serving peers and relays, opening files) run
 beside writes in any thread (pread on a descriptor of their own), and check the record's
 header names the chunk. `remove` drops chunks from the index and gives their space back at
 once where it can: a pack left with no chunk is deleted, one more than a quarter dead is

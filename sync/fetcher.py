@@ -45,7 +45,7 @@ log = logging.getLogger(__name__)
 FETCH_WAIT_S = 10.0  # how long a fetch waits for a peer that can be asked before it fails
 PROGRESS_INTERVAL_S = 0.25
 MAX_STORING = 32  # chunks received and not yet written (8 MiB of 256 KiB chunks)
-# Hashing, creating and writing a file all run without the GIL: two threads overlap them.
+# Hashing and appending to a pack both run without the GIL: two threads overlap them.
 STORE_THREADS = 2
 # A peer is asked again once this many of its window are free, so a get carries several ids
 # rather than one per chunk answered (each frame costs both sides a wake-up and a send).
