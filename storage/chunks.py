@@ -31,6 +31,7 @@ this folder holds only bytes."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -158,9 +159,14 @@ class ChunkStore:
     def clean(self) -> None:
         """Give back what a crash or removals left (the workspace does when it opens the
         store): dead pack tails are cut, empty packs deleted, mostly dead ones compacted, this
-        process's idle writers' packs let go; temporary files of the layout before packs that
-        no write can still be using go."""
+        process's idle writers' packs let go; of the layout before packs, emptied folders and
+        temporary files no write can still be using go."""
         self._packs.reclaim()
+        if self._legacy:  # folders of the layout before packs, once emptied, go
+            for sub in self.folder.iterdir():
+                if len(sub.name) == 2 and sub.is_dir():
+                    with contextlib.suppress(OSError):
+                        sub.rmdir()
         tmp = self.folder / "tmp"
         if not tmp.is_dir():
             return

@@ -334,5 +334,7 @@ def test_a_folder_of_the_layout_before_packs_is_read_listed_and_removed(tmp_path
     assert store.remove([old[0][0], new[0][0]]) == 2 * 64 * KIB
     assert not (folder / old[0][0].hex()[:2] / old[0][0].hex()).exists()
     assert sorted(store.ids()) == sorted([old[1][0], old[2][0], new[1][0]])
-    store.clean()
+    store.clean()  # the emptied folder goes; the others stay
+    assert sorted(p.name for p in folder.iterdir() if len(p.name) == 2) == sorted(
+        {old[1][0].hex()[:2], old[2][0].hex()[:2]})
     assert all(_reopened(store).read(cid) == data for cid, data in [old[1], old[2], new[1]])
