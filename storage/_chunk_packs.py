@@ -7,9 +7,11 @@ found through `index.db`.
   when a removal wants its space): a pack nobody holds is sealed.
 - `index.db` (SQLite in WAL) maps a chunk's id to (pack, offset, length). A record is written
   first and indexed after, so an indexed record is whole; a record a crash or a full disk left
-  unindexed is dead bytes at its pack's tail, cut by `reclaim`. SQLite's own locks keep the
-  index whole between threads and processes; this process's index writes take one lock of
-  its own first, since SQLite's busy handler sleeps for a millisecond or more.
+  unindexed is dead bytes at its pack's tail, cut by `reclaim`. A lost index is made again
+  from the record headers (`_make_index`), under another name and linked into place whole.
+  SQLite's own locks keep the index whole between threads and processes; this process's
+  index writes take one lock of its own first, since SQLite's busy handler sleeps for a
+  millisecond or more.
 - A read looks the chunk up, then reads its record and checks the header names that chunk at
   that length; when the record moved (compaction) or its pack went, it looks again.
 - Space: removing drops index rows. A sealed pack with no live record is deleted; one whose
@@ -31,6 +33,8 @@ import sqlite3
 import struct
 import threading
 from collections.abc import Iterable, Iterator, Sequence
+
+from core.attachments import MAX_CHUNK
 
 from ._sql import chunks, placeholders
 
@@ -146,10 +150,10 @@ class Packs:
         if conn is not None:
             return conn
         if not os.path.exists(self.db):
-            if not create:
+            if not create and not pack_ids(self.dir):
                 return None
-            os.makedirs(self.folder, exist_ok=True)
-            os.close(os.open(self.db, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
+            with _as_os_error():
+                self._make_index()
         conn = sqlite3.connect(self.db, timeout=60, isolation_level=None)
         with _as_os_error():
             conn.execute("PRAGMA journal_mode=WAL")
@@ -160,6 +164,32 @@ class Packs:
             self._inode = os.stat(self.db).st_ino
         self._local.conn = conn
         return conn
+
+    def _make_index(self) -> None:
+        """Make index.db whole before anyone sees it: built under another name, from the packs'
+        own record headers when there are packs (the index was lost), then linked into place
+        unless another thread or process did first."""
+        os.makedirs(self.folder, exist_ok=True)
+        tmp = f"{self.db}.{secrets.token_hex(6)}.new"
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+        try:
+            conn = sqlite3.connect(tmp, isolation_level=None)
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.executescript(_SCHEMA)
+                conn.execute("BEGIN")
+                for pack in sorted(pack_ids(self.dir)):
+                    with contextlib.suppress(FileNotFoundError):
+                        for cid, off, length in _records(os.path.join(self.dir, pack_name(pack))):
+                            conn.execute("INSERT OR IGNORE INTO chunks VALUES (?, ?, ?, ?)",
+                                         (cid, pack, off, length))
+                conn.execute("COMMIT")
+            finally:
+                conn.close()
+            with contextlib.suppress(FileExistsError):
+                os.link(tmp, self.db)
+        finally:
+            os.unlink(tmp)
 
     def place(self, cid: bytes) -> tuple[int, int, int] | None:
         conn = self._conn()
@@ -279,12 +309,7 @@ class Packs:
         writers hold are let go first."""
         if packs is None:
             self.close()
-            try:
-                names = os.listdir(self.dir)
-            except FileNotFoundError:
-                return
-            wanted = {int(n[:-len(SUFFIX)], 16) for n in names
-                      if n.endswith(SUFFIX) and len(n) == 16 + len(SUFFIX)}
+            wanted = pack_ids(self.dir)
         else:
             wanted = set(packs)
             with self._writers_lock:
@@ -370,6 +395,29 @@ class Packs:
             with contextlib.suppress(FileNotFoundError):
                 total += os.stat(os.path.join(self.dir, name)).st_size
         return total
+
+
+def pack_ids(folder: str) -> set[int]:
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return set()
+    return {int(n[:-len(SUFFIX)], 16) for n in names
+            if n.endswith(SUFFIX) and len(n) == 16 + len(SUFFIX)}
+
+
+def _records(path: str) -> Iterator[tuple[bytes, int, int]]:
+    """A pack's records (id, offset, length) by their headers, up to the first that is not
+    whole (a torn tail)."""
+    with open(path, "rb") as f:
+        fd, off = f.fileno(), 0
+        size = os.fstat(fd).st_size
+        while off + HEADER.size <= size:
+            magic, cid, length = HEADER.unpack(os.pread(fd, HEADER.size, off))
+            if magic != MAGIC or length > MAX_CHUNK or off + HEADER.size + length > size:
+                return
+            yield cid, off, length
+            off += HEADER.size + length
 
 
 def _record(fd: int, cid: bytes, off: int, length: int) -> bytes | None:

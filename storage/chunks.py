@@ -6,7 +6,9 @@ Layout of the `chunks` folder:
   naming its id and length; a writer thread appends to a pack of its own (PACK_BYTES at most),
   so two threads store at once, and a file is created once per 64 MiB rather than per chunk
   (creating one cost more than hashing the chunk: issue #34).
-- `index.db`: SQLite in WAL mode, a chunk's id -> (pack, offset, length).
+- `index.db`: SQLite in WAL mode, a chunk's id -> (pack, offset, length). Where it is lost
+  (deleted), it is made again from the packs' record headers (chunks removed but not yet
+  compacted away come back: they are named by no file, and cost only space).
 - `ab/abcdef…`: the layout before packs, a file per chunk. Such chunks are still read, listed,
   measured and removed where they are; new chunks go only to packs.
 
@@ -159,8 +161,9 @@ class ChunkStore:
     def clean(self) -> None:
         """Give back what a crash or removals left (the workspace does when it opens the
         store): dead pack tails are cut, empty packs deleted, mostly dead ones compacted, this
-        process's idle writers' packs let go; of the layout before packs, emptied folders and
-        temporary files no write can still be using go."""
+        process's idle writers' packs let go; temporary files no write can still be using (an
+        index half built, the layout before packs' `tmp/`) and that layout's emptied folders
+        go."""
         self._packs.reclaim()
         if self._legacy:  # folders of the layout before packs, once emptied, go
             for sub in self.folder.iterdir():
@@ -168,10 +171,9 @@ class ChunkStore:
                     with contextlib.suppress(OSError):
                         sub.rmdir()
         tmp = self.folder / "tmp"
-        if not tmp.is_dir():
-            return
         stale = time.time() - STALE_TMP_S
-        for entry in tmp.iterdir():
+        left = [*self.folder.glob("index.db.*.new")]  # an index a crash left half built
+        for entry in [*left, *(tmp.iterdir() if tmp.is_dir() else ())]:
             try:
                 if entry.stat().st_mtime < stale:
                     entry.unlink(missing_ok=True)

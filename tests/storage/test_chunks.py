@@ -338,3 +338,28 @@ def test_a_folder_of_the_layout_before_packs_is_read_listed_and_removed(tmp_path
     assert sorted(p.name for p in folder.iterdir() if len(p.name) == 2) == sorted(
         {old[1][0].hex()[:2], old[2][0].hex()[:2]})
     assert all(_reopened(store).read(cid) == data for cid, data in [old[1], old[2], new[1]])
+
+
+def test_a_lost_index_is_made_again_from_the_packs(tmp_path):
+    folder = tmp_path / "chunks"
+    store = ChunkStore(folder, pack_bytes=256 * KIB)
+    stored = _chunks(10)
+    for cid, data in stored:
+        store.put(cid, data)
+    store = _reopened(store)
+    torn_cid, torn = _chunks(1)[0]
+    with open(_packs(folder)[0], "ab") as f:  # and a torn tail, as a killed put leaves
+        f.write(HEADER.pack(b"hck1", torn_cid, len(torn)) + torn[:100])
+    store._packs.close()
+    chunks._shared.pop(os.path.realpath(folder), None)
+    for made in folder.glob("index.db*"):
+        made.unlink()
+
+    again = ChunkStore(folder)
+    assert all(again.read(cid) == data for cid, data in stored)  # a read makes it again
+    assert sorted(again.ids()) == sorted(cid for cid, _ in stored) and not again.has(torn_cid)
+    again.clean()
+    assert again.disk_bytes() == sum(HEADER.size + len(data) for _, data in stored)
+    assert oct((folder / "index.db").stat().st_mode & 0o777) == "0o600"
+    assert sorted(p.name for p in folder.iterdir()) == ["index.db", "index.db-shm",
+                                                       "index.db-wal", "packs"]
