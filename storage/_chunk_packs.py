@@ -8,7 +8,8 @@ found through `index.db`.
 - `index.db` (SQLite in WAL) maps a chunk's id to (pack, offset, length). A record is written
   first and indexed after, so an indexed record is whole; a record a crash or a full disk left
   unindexed is dead bytes at its pack's tail, cut by `reclaim`. A lost index is made again
-  from the record headers (`_make_index`), under another name and linked into place whole.
+  from the record headers (`_make_index`; each record's bytes hashed against its id), under
+  another name and linked into place whole.
   SQLite's own locks keep the index whole between threads and processes; this process's
   index writes take one lock of its own first, since SQLite's busy handler sleeps for a
   millisecond or more.
@@ -34,7 +35,7 @@ import struct
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 
-from core.attachments import MAX_CHUNK
+from core.attachments import MAX_CHUNK, chunk_id
 
 from ._sql import chunks, placeholders
 
@@ -407,8 +408,8 @@ def pack_ids(folder: str) -> set[int]:
 
 
 def _records(path: str) -> Iterator[tuple[bytes, int, int]]:
-    """A pack's records (id, offset, length) by their headers, up to the first that is not
-    whole (a torn tail)."""
+    """A pack's chunks (id, offset, length) by their record headers, up to the first record
+    that is not whole (a torn tail); a record whose bytes do not hash to its id is left out."""
     with open(path, "rb") as f:
         fd, off = f.fileno(), 0
         size = os.fstat(fd).st_size
@@ -416,7 +417,8 @@ def _records(path: str) -> Iterator[tuple[bytes, int, int]]:
             magic, cid, length = HEADER.unpack(os.pread(fd, HEADER.size, off))
             if magic != MAGIC or length > MAX_CHUNK or off + HEADER.size + length > size:
                 return
-            yield cid, off, length
+            if chunk_id(os.pread(fd, length, off + HEADER.size)) == cid:
+                yield cid, off, length
             off += HEADER.size + length
 
 

@@ -84,7 +84,7 @@ class ChunkStoreMachine(RuleBasedStateMachine):
         packs = self.store._packs
         writer = packs._take()
         record = HEADER.pack(MAGIC, chunk_id(data), len(data)) + data
-        os.pwrite(writer.fd, record[:cut], writer.end)
+        os.pwrite(writer.fd, record[:min(cut, len(record) - 1)], writer.end)
         writer.close()
         self._reopen()
         assert not self.store.has(chunk_id(data))
