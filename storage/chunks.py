@@ -7,23 +7,24 @@ Layout of the `chunks` folder:
   so two threads store at once, and a file is created once per 64 MiB rather than per chunk
   (creating one cost more than hashing the chunk: issue #34).
 - `index.db`: SQLite in WAL mode, a chunk's id -> (pack, offset, length). Where it is lost
-  (deleted), it is made again from the packs' record headers (chunks removed but not yet
-  compacted away come back: they are named by no file, and cost only space).
+  (deleted), it is made again from the packs' records whose bytes hash to their id (chunks
+  removed but not yet compacted away come back: no file names them; they cost only space).
 - `ab/abcdef…`: the layout before packs, a file per chunk. Such chunks are still read, listed,
   measured and removed where they are; new chunks go only to packs.
 
 A chunk is stored only when its bytes hash to its id (`put` checks, unless `checked`), and it
 is found only whole: its record is written before it is indexed, so a crash or a full disk
 (OSError) leaves at most dead bytes at a pack's tail, which nothing names and `clean` cuts;
-what was stored before stays intact. Nothing is fsynced (nor was it with a file per chunk):
-after a power cut a named record may have lost its bytes; a read of a record whose header is
-wrong finds nothing, and the bytes of a chunk are checked where they are used (AEAD when a
-file is saved or opened, the hash at the peer it is sent to). Reads (serving peers and relays, opening files) run
-beside writes in any thread (pread on a descriptor of their own), and check the record's
-header names the chunk. `remove` drops chunks from the index and gives their space back at
-once where it can: a pack left with no chunk is deleted, one more than a quarter dead is
-compacted (its live chunks copied into another pack, then it is deleted); a pack a writer
-still appends to is left until it is let go (at its size, or at `clean`).
+what was stored before stays intact. The packs are not fsynced (nor were the files of a chunk
+each), and the index is SQLite's synchronous=NORMAL: after a power cut a named record may have
+lost its bytes; a read finds nothing where the record's header is wrong, and a chunk's bytes
+are checked where they are used (AEAD when a file is saved or opened, the hash at the peer it
+is sent to). Reads (serving peers and relays, opening files) run beside writes in any thread,
+with pread on a descriptor of their own. `remove` drops chunks from the index and gives their
+space back at once where it can, in the caller's thread: a pack left with no chunk is deleted,
+one more than a quarter dead is compacted (its live chunks, at most 48 MiB, copied into
+another pack, then it is deleted); a pack a writer still appends to is left until it is let
+go (at its size, or at `clean`).
 
 Another process may open the same folder while a Node runs (the command line beside the
 window): SQLite's locks keep the index whole between them, and a pack is appended to only by
