@@ -31,11 +31,13 @@ Usage: python bench/attachments.py [--size-mb N] [--dir FOLDER] [--profile FOLDE
 folders go in a temporary folder under FOLDER (default: the system's temporary folder). With
 `--profile`, every thread of the sender and the receiver runs under cProfile (CPU time), one
 .prof a Node and thread kind in that folder, and the run stops after one_to_one (no posts), so
-the profiles are of that transfer. The Nodes store every chunk as a file of its own (the bare
-pipeline writes one file), so what creating a file costs there counts: on the 2-core VM these
-figures were taken on (ext4 without a journal), creating an empty file cost 0.02 ms of kernel
-time at quiet moments and 0.3 to 0.9 ms at busy ones (other test suites and benchmarks
-running), so one_to_one varies with what else the machine does. A child (`--node DATA`) runs
+the profiles are of that transfer. The Nodes append chunks to pack files with a SQLite index
+(storage/chunks.py), as the bare pipeline appends to one file; until issue #34 they stored
+every chunk as a file of its own, and creating one cost 0.02 ms of kernel time at quiet moments
+and 0.3 to 0.9 ms at busy ones on the 2-core VM these figures were taken on (ext4 without a
+journal). one_to_one and the bare pipeline both move with what else the machine does (other
+test suites and benchmarks), so compare versions in paired runs, one straight after the other,
+by app_vs_bare and cpu_s_per_100_mb. A child (`--node DATA`) runs
 one Node and takes one JSON command a line on stdin, answering one JSON line on stdout;
 `--bare-send` is the bare pipeline's sender.
 """
@@ -413,7 +415,7 @@ def main() -> None:
         # Two more seeders: the same chunks (copied into their stores) and the message.
         for extra in paths[2:4]:
             shutil.copytree(paths[0].workspace_dir / "chunks", extra.workspace_dir / "chunks",
-                            dirs_exist_ok=True)
+                            dirs_exist_ok=True, ignore=shutil.ignore_patterns("*-shm"))
         more = [Proc(p.data, [seeder.port]) for p in paths[2:4]]
         procs += more
         for proc in more:

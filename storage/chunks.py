@@ -1,33 +1,61 @@
-"""The chunks of attached files, in a content-addressed folder beside the replica
-(docs/ARCHITECTURE.md "Attachments"): `chunks/ab/abcdef…` holds the chunk whose id is abcdef….
+"""The chunks of attached files, in a content-addressed store beside the replica
+(docs/ARCHITECTURE.md "Attachments"; the packs themselves: storage/_chunk_packs.py).
 
-A chunk is stored only when its bytes hash to its id (`put` checks), and it appears under its
-name only whole: it is written to a file with no name in its own folder (O_TMPFILE) and linked
-into place, or where the system has no such files, to a temporary file in `tmp/` renamed into
-place, so a crash or a full disk leaves either the whole chunk or nothing, and what was stored
-before stays intact. Unnamed files in the chunk's own folder let two threads store chunks at
-once: creating a file locks its folder, and on the 2-core machine bench/attachments.py ran on
-creating a file cost 0.3 ms, so one shared `tmp/` made every chunk wait for the other's. Which files are complete, pinned or recently opened is the replica's to record
-(storage/_files.py); this folder holds only bytes."""
+Layout of the `chunks` folder:
+- `packs/<16 hex>.pack`: chunks appended one after another, each after a 40-byte header
+  naming its id and length; a writer thread appends to a pack of its own (PACK_BYTES at most),
+  so two threads store at once, and a file is created once per 64 MiB rather than per chunk
+  (creating one cost more than hashing the chunk: issue #34).
+- `index.db`: SQLite in WAL mode, a chunk's id -> (pack, offset, length). Where it is lost
+  (deleted), it is made again from the packs' records whose bytes hash to their id (chunks
+  removed but not yet compacted away come back: no file names them; they cost only space).
+- `ab/abcdef…`: the layout before packs, a file per chunk. Such chunks are still read, listed,
+  measured and removed where they are; new chunks go only to packs.
+
+A chunk is stored only when its bytes hash to its id (`put` checks, unless `checked`), and it
+is found only whole: its record is written before it is indexed, so a crash or a full disk
+(OSError) leaves at most dead bytes at a pack's tail, which nothing names and `clean` cuts;
+what was stored before stays intact. The packs are not fsynced (nor were the files of a chunk
+each), and the index is SQLite's synchronous=NORMAL: after a power cut a named record may have
+lost its bytes; a read finds nothing where the record's header is wrong, and a chunk's bytes
+are checked where they are used (AEAD when a file is saved or opened, the hash at the peer it
+is sent to). Reads (serving peers and relays, opening files) run beside writes in any thread,
+with pread on a descriptor of their own. `remove` drops chunks from the index and gives their
+space back at once where it can, in the caller's thread: a pack left with no chunk is deleted,
+one more than a quarter dead is compacted (its live chunks, at most 48 MiB, copied into
+another pack, then it is deleted); a pack a writer still appends to is left until it is let
+go (at its size, or at `clean`).
+
+Another process may open the same folder while a Node runs (the command line beside the
+window): SQLite's locks keep the index whole between them, and a pack is appended to only by
+the writer holding its flock, so nobody else cuts, compacts or deletes it meanwhile. The
+replica records which files are complete, pinned or recently opened (storage/_files.py);
+this folder holds only bytes."""
 
 from __future__ import annotations
 
-import errno
+import contextlib
 import os
-import tempfile
+import threading
 import time
+import weakref
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from core.attachments import ID_SIZE, MAX_CHUNK, chunk_id
 
+from ._chunk_packs import PACK_BYTES, Packs
 from .errors import StorageError
 
-# A temporary file older than this is no write in progress (a chunk is written in far less),
-# so another process opening the folder beside a running Node never takes one of its writes.
+# A temporary file of the layout before packs older than this is no write in progress, so
+# another process opening the folder beside a running Node of an older version never takes one
+# of its writes.
 STALE_TMP_S = 60.0
-# Where a file system refuses unnamed files (not Linux, or not ext4/xfs/btrfs/tmpfs...).
-_NO_TMPFILE = (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.EXDEV, errno.EPERM)
+
+# One Packs a folder in this process, shared by every ChunkStore on it (`Replica.chunks` makes
+# one each time), so their writers and connections are shared too.
+_shared: weakref.WeakValueDictionary[str, Packs] = weakref.WeakValueDictionary()
+_shared_lock = threading.Lock()
 
 
 class BadChunk(StorageError):
@@ -35,145 +63,118 @@ class BadChunk(StorageError):
 
 
 class ChunkStore:
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, *, pack_bytes: int = PACK_BYTES):
         self.folder = Path(folder)
-        self._tmp = self.folder / "tmp"
-        self._unnamed = hasattr(os, "O_TMPFILE")  # off once the file system refuses one
         self._root = os.fspath(self.folder)
-
-    def path(self, cid: bytes) -> Path:
-        return Path(self._file(cid))
+        key = os.path.realpath(self._root)
+        with _shared_lock:
+            packs = _shared.get(key)
+            if packs is None or packs.stale():  # stale: the folder was deleted and made again
+                packs = _shared[key] = Packs(key, pack_bytes)
+        self._packs = packs
+        self._legacy = _has_legacy(self._root)
 
     def _file(self, cid: bytes) -> str:
-        """`path` as a string: pathlib took longer to build a chunk's path than the system
-        took to stat it, and a download stats each chunk to record the file complete."""
+        """Where the layout before packs keeps a chunk."""
         if len(cid) != ID_SIZE:
             raise BadChunk("a chunk id is 32 bytes")
         name = cid.hex()
         return os.path.join(self._root, name[:2], name)
 
     def has(self, cid: bytes) -> bool:
-        return os.path.isfile(self._file(cid))
+        if self._packs.place(cid) is not None:
+            return True
+        return self._legacy and os.path.isfile(self._file(cid))
 
     def missing(self, cids: Iterable[bytes]) -> list[bytes]:
         """Those of `cids` not held here, in order, each once."""
-        seen: set[bytes] = set()
-        out = []
-        for cid in cids:
-            if cid not in seen and not self.has(cid):
-                out.append(cid)
-            seen.add(cid)
-        return out
+        wanted = list(dict.fromkeys(cids))
+        held = self._packs.held(wanted)
+        return [cid for cid in wanted
+                if cid not in held and not (self._legacy and os.path.isfile(self._file(cid)))]
 
     def read(self, cid: bytes) -> bytes | None:
-        try:
-            with open(self._file(cid), "rb") as f:
-                return f.read(MAX_CHUNK + 1)
-        except FileNotFoundError:
-            return None
+        if len(cid) != ID_SIZE:
+            raise BadChunk("a chunk id is 32 bytes")
+        data = self._packs.read(cid)
+        if data is None and self._legacy:
+            try:
+                with open(self._file(cid), "rb") as f:
+                    return f.read(MAX_CHUNK + 1)
+            except FileNotFoundError:
+                pass
+        return data
 
     def put(self, cid: bytes, data: bytes | memoryview, *, checked: bool = False) -> bool:
         """Store a chunk; False when it was here already. BadChunk unless `data` hashes to
         `cid` (`checked`: the caller has just hashed these very bytes, as a sync session does
         with every chunk it receives, so they are not hashed twice); OSError (a full disk)
         leaves nothing half-written."""
+        if len(cid) != ID_SIZE:
+            raise BadChunk("a chunk id is 32 bytes")
         if len(data) > MAX_CHUNK or not checked and chunk_id(data) != cid:
             raise BadChunk("the chunk's bytes do not hash to its id")
-        target = self._file(cid)
-        if os.path.isfile(target):
+        if self._legacy and os.path.isfile(self._file(cid)):
             return False
-        stored = self._put_unnamed(target, data) if self._unnamed else None
-        if stored is None:
-            stored = self._put_renamed(cid, target, data)
-        return stored
-
-    def _put_unnamed(self, target: str, data: bytes | memoryview) -> bool | None:
-        """Write the chunk to an unnamed file in its folder and link it under its name; None
-        when the system cannot (then `_put_renamed`)."""
-        folder = os.path.dirname(target)
-        try:
-            try:
-                fd = os.open(folder, os.O_TMPFILE | os.O_WRONLY, 0o600)
-            except FileNotFoundError:  # its folder is made once (or again, if removed)
-                os.makedirs(folder, exist_ok=True)
-                fd = os.open(folder, os.O_TMPFILE | os.O_WRONLY, 0o600)
-        except OSError as exc:
-            if exc.errno not in _NO_TMPFILE:
-                raise
-            self._unnamed = False
-            return None
-        try:
-            _write_all(fd, data)
-            try:
-                proc = os.open("/proc/self/fd", os.O_RDONLY | os.O_DIRECTORY)
-            except OSError:  # no /proc: this system links no unnamed file
-                self._unnamed = False
-                return None
-            try:
-                os.link(str(fd), target, src_dir_fd=proc, follow_symlinks=True)
-            except FileExistsError:  # stored meanwhile by another thread
-                return False
-            except OSError as exc:
-                if exc.errno not in (*_NO_TMPFILE, errno.ENOENT):
-                    raise
-                self._unnamed = False  # a /proc that links nothing
-                return None
-            finally:
-                os.close(proc)
-        finally:
-            os.close(fd)  # an unnamed file not linked is gone with its last descriptor
-        return True
-
-    def _put_renamed(self, cid: bytes, target: str, data: bytes | memoryview) -> bool:
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        self._tmp.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self._tmp, prefix=cid.hex()[:8])
-        try:
-            try:
-                _write_all(fd, data)
-            finally:
-                os.close(fd)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return True
+        return self._packs.put(cid, data)
 
     def remove(self, cids: Iterable[bytes]) -> int:
-        """Forget these chunks; the bytes freed."""
-        freed = 0
-        for cid in cids:
-            path = self._file(cid)
-            try:
-                freed += os.stat(path).st_size
-                os.unlink(path)
-            except FileNotFoundError:
-                pass
+        """Forget these chunks; the bytes freed (their packs' space is given back at once
+        where no writer holds it: see the module's docstring)."""
+        wanted = list(dict.fromkeys(cids))
+        freed, packs = self._packs.remove(wanted)
+        if packs:
+            self._packs.reclaim(packs)
+        if self._legacy:
+            for cid in wanted:
+                path = self._file(cid)
+                try:
+                    size = os.stat(path).st_size
+                    os.unlink(path)
+                    freed += size
+                except FileNotFoundError:
+                    pass
         return freed
 
     def size(self, cid: bytes) -> int:
-        try:
-            return os.stat(self._file(cid)).st_size
-        except FileNotFoundError:
-            return 0
+        place = self._packs.place(cid)
+        if place is not None:
+            return place[2]
+        if self._legacy:
+            try:
+                return os.stat(self._file(cid)).st_size
+            except FileNotFoundError:
+                pass
+        return 0
 
     def ids(self) -> Iterator[bytes]:
-        """Every chunk held (for audits and tests; walks the folder)."""
-        if not self.folder.is_dir():
+        """Every chunk held, in order (for audits and tests)."""
+        packed = list(self._packs.ids())
+        if not self._legacy:
+            yield from packed
             return
-        for sub in sorted(self.folder.iterdir()):
-            if len(sub.name) == 2 and sub.is_dir():
-                for entry in sorted(sub.iterdir()):
-                    if len(entry.name) == 2 * ID_SIZE:
-                        yield bytes.fromhex(entry.name)
+        yield from sorted({*packed, *_legacy_ids(self.folder)})
+
+    def disk_bytes(self) -> int:
+        """The bytes the packs take on disk (audits and tests)."""
+        return self._packs.disk_bytes()
 
     def clean(self) -> None:
-        """Drop temporary files a crash left behind (the workspace does when it opens the
-        store)."""
-        if not self._tmp.is_dir():
-            return
+        """Give back what a crash or removals left (the workspace does when it opens the
+        store): dead pack tails are cut, empty packs deleted, mostly dead ones compacted, this
+        process's idle writers' packs let go; temporary files no write can still be using (an
+        index half built, the layout before packs' `tmp/`) and that layout's emptied folders
+        go."""
+        self._packs.reclaim()
+        if self._legacy:  # folders of the layout before packs, once emptied, go
+            for sub in self.folder.iterdir():
+                if len(sub.name) == 2 and sub.is_dir():
+                    with contextlib.suppress(OSError):
+                        sub.rmdir()
+        tmp = self.folder / "tmp"
         stale = time.time() - STALE_TMP_S
-        for entry in self._tmp.iterdir():
+        left = [*self.folder.glob("index.db.*.new")]  # an index a crash left half built
+        for entry in [*left, *(tmp.iterdir() if tmp.is_dir() else ())]:
             try:
                 if entry.stat().st_mtime < stale:
                     entry.unlink(missing_ok=True)
@@ -181,7 +182,17 @@ class ChunkStore:
                 continue
 
 
-def _write_all(fd: int, data: bytes | memoryview) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
+def _has_legacy(root: str) -> bool:
+    try:
+        names = os.listdir(root)
+    except FileNotFoundError:
+        return False
+    return any(len(name) == 2 and os.path.isdir(os.path.join(root, name)) for name in names)
+
+
+def _legacy_ids(folder: Path) -> Iterator[bytes]:
+    for sub in sorted(folder.iterdir()):
+        if len(sub.name) == 2 and sub.is_dir():
+            for entry in sorted(sub.iterdir()):
+                if len(entry.name) == 2 * ID_SIZE:
+                    yield bytes.fromhex(entry.name)

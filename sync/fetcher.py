@@ -31,7 +31,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from core.attachments import TAG_SIZE, AttachmentError, chunk_id, chunk_size, parse_list
@@ -45,7 +45,7 @@ log = logging.getLogger(__name__)
 FETCH_WAIT_S = 10.0  # how long a fetch waits for a peer that can be asked before it fails
 PROGRESS_INTERVAL_S = 0.25
 MAX_STORING = 32  # chunks received and not yet written (8 MiB of 256 KiB chunks)
-# Hashing, creating and writing a file all run without the GIL: two threads overlap them.
+# Hashing and appending to a pack both run without the GIL: two threads overlap them.
 STORE_THREADS = 2
 # A peer is asked again once this many of its window are free, so a get carries several ids
 # rather than one per chunk answered (each frame costs both sides a wake-up and a send).
@@ -253,32 +253,46 @@ class Fetcher:
         if not fetches:
             self.pump()  # a fetch that ended meanwhile, or a lying list: nothing to keep
             return
+        if self._closed:  # the node is stopping: its fetches failed already
+            return
         for fetch in fetches:
             fetch.storing.add(cid)
         self._storing += 1
-        self._spawn(self._store(connection, fetches, cid, event.data, event.checked), fetches)
+        data, loop = event.data, asyncio.get_running_loop()
+        # A store thread hashes (unless the session did) and writes; its end comes back to
+        # the loop with one call, not a task and a wrapped future a chunk (the loop's thread
+        # is the transfer's busiest).
+        writing = self._executor.submit(self._put, cid, data, event.checked)
+        writing.add_done_callback(lambda done: _call_soon(
+            loop, self._stored, connection, fetches, cid, data, done))
         self.pump()
 
-    async def _store(self, connection: Connection, fetches: list[_Fetch], cid: bytes,
-                     data: bytes | memoryview, checked: bool) -> None:
-        """Write a chunk in a store thread, which hashes it first unless its session did."""
-        loop = asyncio.get_running_loop()
-        bad = False
+    def _stored(self, connection: Connection, fetches: list[_Fetch], cid: bytes,
+                data: bytes | memoryview, done: Future[bool]) -> None:
+        """A chunk's write ended (in the loop); a step that raises fails its fetches, with
+        the reason."""
+        self._storing -= 1
+        for fetch in fetches:
+            fetch.storing.discard(cid)
         try:
-            await loop.run_in_executor(self._executor, self._put, cid, data, checked)
-        except BadChunk:
-            bad = True
-        except OSError as exc:
+            self._after_store(connection, fetches, cid, data, done)
+        except Exception as exc:  # noqa: BLE001 - as a failed step of _spawn's
+            log.error("a chunk fetch step failed", exc_info=exc)
+            for fetch in fetches:
+                self._fail(fetch, f"the fetch failed here: {exc}")
+
+    def _after_store(self, connection: Connection, fetches: list[_Fetch], cid: bytes,
+                     data: bytes | memoryview, done: Future[bool]) -> None:
+        exc = done.exception()
+        if isinstance(exc, BadChunk):
+            self._bad_chunk(connection, fetches, cid)
+            return
+        if isinstance(exc, OSError):
             for fetch in fetches:
                 self._fail(fetch, f"cannot store the file here: {exc.strerror or exc}")
             return
-        finally:
-            self._storing -= 1
-            for fetch in fetches:
-                fetch.storing.discard(cid)
-        if bad:
-            self._bad_chunk(connection, fetches, cid)
-            return
+        if exc is not None:
+            raise exc
         for fetch in fetches:
             if fetch.future.done():
                 continue
@@ -386,3 +400,9 @@ class Fetcher:
         with contextlib.suppress(Exception):
             await loop.run_in_executor(None, self._executor.shutdown, True)
 
+
+def _call_soon(loop: asyncio.AbstractEventLoop, *call) -> None:
+    """From a store thread: run `call` in the loop, unless the loop has closed (the Node
+    stopped; its fetches failed already)."""
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(*call)

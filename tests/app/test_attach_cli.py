@@ -9,6 +9,8 @@ from pathlib import Path
 
 from PIL import Image
 
+from storage.chunks import ChunkStore
+
 from .conftest import Hearth, carry, personal_code
 
 HEX64 = 64
@@ -90,11 +92,9 @@ def test_a_pinned_file_stays_whatever_the_quota_until_unpinned(hearth: Hearth, t
     # The chunks reach bob as sync would bring them; download finds them here and saves.
     [ada_chunks] = ada.rglob("chunks")
     [bob_replica] = bob.rglob("replica.sqlite3")
-    for chunk in ada_chunks.rglob("*"):
-        if chunk.is_file() and chunk.parent.name != "tmp":
-            target = bob_replica.parent / "chunks" / chunk.parent.name / chunk.name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(chunk.read_bytes())
+    ada_store, bob_store = ChunkStore(ada_chunks), ChunkStore(bob_replica.parent / "chunks")
+    for cid in ada_store.ids():
+        bob_store.put(cid, ada_store.read(cid))
     hearth("download", message[:12], "--out", str(tmp_path / "out"), "--no-mdns", data=bob)
     assert hearth("pin", message[:12], data=bob).line == "pinned: big.bin"
     (read,) = hearth("read", "general", "--json", data=bob).json()

@@ -5,6 +5,7 @@ order, never on wall-clock times."""
 from __future__ import annotations
 
 import asyncio
+import errno
 import hashlib
 import os
 import sqlite3
@@ -444,6 +445,29 @@ def test_a_download_fails_with_the_reason_when_recording_it_fails(cluster, tmp_p
     node_call(b, lambda: setattr(ws.files, "complete", full_disk))
     with pytest.raises(NodeError, match="database or disk is full"):
         b.download(mid, 0).result(TIMEOUT_S)
+
+
+def test_a_full_disk_fails_the_download_with_the_reason_and_keeps_what_was_stored(
+        cluster, tmp_path, monkeypatch):
+    a, b, _, mid, digest = two_with_a_file(cluster, tmp_path, 6 * CHUNK_SIZE + 10)
+    wait_until(lambda: has_message(b, mid), what="the message to arrive")
+    real, written = os.pwritev, []
+
+    def fills_up(fd, buffers, offset):  # the receiver's disk: full after three chunks
+        if len(written) >= 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        written.append(fd)
+        return real(fd, buffers, offset)
+
+    monkeypatch.setattr(os, "pwritev", fills_up)
+    with pytest.raises(NodeError, match="cannot store the file here: No space left on device"):
+        b.download(mid, 0).result(TIMEOUT_S)
+    store = node_call(b, lambda: b.workspace.files.chunks)
+    assert len(list(store.ids())) == 3  # the list chunk and two others, whole
+    monkeypatch.undo()
+
+    b.download(mid, 0).result(TIMEOUT_S)
+    assert sha256(save(b, mid, tmp_path / "out")) == digest
 
 
 def test_a_file_being_fetched_is_not_evicted_when_another_completes(cluster, tmp_path):
