@@ -293,7 +293,7 @@ class PrivateConversation:
         names = self.replica.nicknames()
         messages: list[Message] = []
         rows = {}
-        for channel in {channel for _, _, channel in found[:limit]}:
+        for channel in {c for _, _, c in found[:limit] if not isinstance(shown[c], _Opened)}:
             rows.update(self.replica.private_index.rows(
                 channel, [oid for _, oid, c in found[:limit] if c == channel]))
         for _, oid, channel in found[:limit]:

@@ -63,8 +63,9 @@ class PrivateIndex:
         out: dict[bytes, tuple[bytes, bytes, int, str, bytes]] = {}
         for part in chunks(list(ids)):
             out.update((row[0], row) for row in self._replica.conn.execute(
-                "SELECT id, author, ts, text, shown FROM private_opened WHERE channel = ? "
-                f"AND id IN ({placeholders(len(part))})", (channel, *part)))
+                # +channel: found by id (unique), never by walking the channel's rows
+                "SELECT id, author, ts, text, shown FROM private_opened "
+                f"WHERE id IN ({placeholders(len(part))}) AND +channel = ?", (*part, channel)))
         return out
 
     def update(self, channel: bytes, put: Sequence[tuple[bytes, bytes, int, str, bool, bytes]],
