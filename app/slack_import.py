@@ -40,7 +40,7 @@ from core import kinds
 from core.errors import InvalidObject, Reason
 from core.import_kinds import MAX_ITEMS, MAX_ORIGIN_NAME, MAX_REACTION_USERS, MAX_REACTIONS
 from core.objects import Object, build
-from storage import Checking, Status, check_ahead
+from storage import Status
 
 from .activity import record_usage
 from .errors import WorkspaceError
@@ -48,7 +48,8 @@ from .slack_export import Conversation, ExportError, SlackExport
 from .slack_markup import to_markdown
 from .workspace import Workspace
 
-BATCH = 2_000  # messages per ingest transaction
+FLUSH = 2_000  # messages of a channel whose origins are signed together
+BATCH = 8_192  # objects per ingest transaction, at least
 Progress = Callable[[int, int], None]  # (messages done, messages in the export)
 KNOWN_SUBTYPES = frozenset({
     "", "thread_broadcast", "bot_message", "me_message", "file_share", "channel_join",
@@ -148,7 +149,9 @@ class SlackImporter:
         self.channel_names: dict[str, str] = {}
         self.total = 0
         self.done = 0
-        self._pending: tuple[list[Object], Checking] | None = None
+        self._queue: list[Object] = []  # signed, to be stored
+        self._prior = False  # whether this workspace holds an import by me or an admin
+        self._filled: set[str] = set()  # channels this import has queued messages for
         self._writing: tuple[Future, list[Object], list[dict]] | None = None
         self._writer = ThreadPoolExecutor(1)
         self._sealed: list[dict] = []  # descriptors of files attached in the batch stored next
@@ -161,12 +164,16 @@ class SlackImporter:
                               ("public", "private")}
         self._tick()
         self.ws.check_not_removed()
+        # Channels first, so that storing messages never waits on this thread's reads.
+        public = [(conv, self._channel(conv)) for conv in conversations if conv.kind == "public"]
+        importers = {self.ws.key, *self.ws.replica.admins()}
+        self._prior = self.ws.replica.origins.imported_by(importers)
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="slack-import-writer")
         try:
+            for conv, channel in public:
+                self._public(conv, channel, importers)
             for conv in conversations:
-                if conv.kind == "public":
-                    self._public(conv)
-                else:
+                if conv.kind != "public":
                     self._store()
                     self._finish()
                     self._private(conv)
@@ -221,8 +228,8 @@ class SlackImporter:
 
     # Public channels --------------------------------------------------------------------------
 
-    def _public(self, conv: Conversation) -> None:
-        self._finish()  # the writer's batch first: this thread reads and writes below
+    def _channel(self, conv: Conversation) -> str:
+        """The channel a public Slack channel goes to: made (or joined) here, with its topic."""
         name = conv.name.strip()
         try:
             kinds.check_name(name, "channel name", kinds.MAX_CHANNEL)
@@ -237,14 +244,25 @@ class SlackImporter:
         topic = (conv.topic or conv.purpose).strip()[:kinds.MAX_TOPIC]
         if topic and ws.state(channel).topic != topic:
             ws.topic(channel, topic)
+        return channel
+
+    def _public(self, conv: Conversation, channel: str, importers: set[bytes]) -> None:
+        ws = self.ws
         self.summary.channels += 1
         stream = kinds.channel_stream(ws.id, channel)
-        # what I or an admin imported before: another member's claims never hold back mine
-        held = ws.replica.origins.held(channel, {ws.key, *ws.replica.admins()})
+        held: dict[str, bytes] = {}
+        prev: bytes | None = None
+        if self._prior or channel in self._filled:
+            # what I or an admin imported before (another member's claims never hold back
+            # mine), once what this import queued is stored
+            self._store()
+            self._finish()
+            held = ws.replica.origins.held(channel, importers)
+            prev = ws.replica.origins.last(channel, ws.key)
+        self._filled.add(channel)
         roots: dict[str, bytes] = dict(held)
         batch: list[tuple[dict, Object]] = []
-        prev: bytes | None = ws.replica.origins.last(channel, ws.key)
-        for msg in self.export.messages(conv):
+        for msg in self.export.messages(conv, checked=True):
             if msg["ts"] in held:
                 self.summary.already += 1
                 self._tick(1)
@@ -258,7 +276,7 @@ class SlackImporter:
             if msg.get("thread_ts", msg["ts"]) == msg["ts"]:
                 roots[msg["ts"]] = obj.id
             batch.append((msg, obj))
-            if len(batch) >= BATCH:
+            if len(batch) >= FLUSH:
                 self._flush(channel, stream, batch)
                 batch = []
         self._flush(channel, stream, batch)
@@ -292,30 +310,28 @@ class SlackImporter:
                      links=links)
 
     def _flush(self, channel: str, stream: bytes, batch: list[tuple[dict, Object]]) -> None:
-        """Sign the origins of `batch`, start checking the batch in the signature helpers,
-        and store the batch before it (checked meanwhile): converting and signing the next
-        batch overlaps with checking this one."""
+        """Sign the origins of `batch` and queue it to be stored; a full queue goes to the
+        writer thread, which stores it while this thread converts and signs what follows."""
         if not batch:
             return
         items = [self._item(msg, obj) for msg, obj in batch]
-        objects = [obj for _, obj in batch]
+        self._queue.extend(obj for _, obj in batch)
         for start in range(0, len(items), MAX_ITEMS):
-            objects += self._origins(channel, stream, items[start:start + MAX_ITEMS])
-        self._store()
-        self._pending = (objects, check_ahead([obj.raw for obj in objects], ahead=True))
+            self._queue.extend(self._origins(channel, stream, items[start:start + MAX_ITEMS]))
         self.summary.messages += len(batch)
         self.summary.replies += sum(obj.type == "post/reply" for _, obj in batch)
+        if len(self._queue) >= BATCH:
+            self._store()
 
     def _store(self) -> None:
-        """Hand the batch whose checks are under way to the writer thread, which stores it
-        (as Workspace.add_own would) while this thread converts and signs the next one; the
-        batch before it is finished first."""
+        """Hand the queued objects to the writer thread, which stores them (as
+        Workspace.add_own would, but without checking again what this thread just signed),
+        once the batch before them is stored."""
         self._finish()
-        if self._pending is None:
+        if not self._queue:
             return
-        objects, checking = self._pending
-        self._pending = None
-        future = self._writer.submit(self.ws.replica.ingest_checked, [checking])
+        objects, self._queue = self._queue, []
+        future = self._writer.submit(self.ws.replica.ingest_own, objects, self.ws.key)
         self._writing = (future, objects, self._sealed)
         self._sealed = []
 

@@ -190,6 +190,13 @@ class OriginStore:
             out[user] = name
         return out
 
+    def imported_by(self, by: Iterable[bytes]) -> bool:
+        """Whether any of `by` has imported a message here."""
+        by = sorted(set(by))
+        return bool(by) and self._conn.execute(
+            f"SELECT 1 FROM origins WHERE author IN ({placeholders(len(by))}) LIMIT 1",
+            by).fetchone() is not None
+
     def held(self, channel: str, by: Iterable[bytes]) -> dict[str, bytes]:
         """Slack ts -> message id of what `by` imported into `channel` (its name as imported):
         origins that count (their author signed the message) by one of `by`."""
