@@ -31,7 +31,6 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 
@@ -40,6 +39,7 @@ from core import kinds
 from core.errors import InvalidObject, Reason
 from core.import_kinds import MAX_ITEMS, MAX_ORIGIN_NAME, MAX_REACTION_USERS, MAX_REACTIONS
 from core.objects import Object, build
+from core.private_conversation import parse
 from storage import Status
 
 from .activity import record_usage
@@ -150,9 +150,10 @@ class SlackImporter:
         self.total = 0
         self.done = 0
         self._queue: list[Object] = []  # signed, to be stored
+        self._queued = 0  # messages among them (the others are origins)
         self._prior = False  # whether this workspace holds an import by me or an admin
         self._filled: set[str] = set()  # channels this import has queued messages for
-        self._writing: tuple[Future, list[Object], list[dict]] | None = None
+        self._writing: tuple[Future, list[Object], list[dict], int] | None = None
         self._writer = ThreadPoolExecutor(1)
         self._sealed: list[dict] = []  # descriptors of files attached in the batch stored next
 
@@ -320,6 +321,7 @@ class SlackImporter:
             self._queue.extend(self._origins(channel, stream, items[start:start + MAX_ITEMS]))
         self.summary.messages += len(batch)
         self.summary.replies += sum(obj.type == "post/reply" for _, obj in batch)
+        self._queued += len(batch)
         if len(self._queue) >= BATCH:
             self._store()
 
@@ -332,14 +334,14 @@ class SlackImporter:
             return
         objects, self._queue = self._queue, []
         future = self._writer.submit(self.ws.replica.ingest_own, objects, self.ws.key)
-        self._writing = (future, objects, self._sealed)
-        self._sealed = []
+        self._writing = (future, objects, self._sealed, self._queued)
+        self._sealed, self._queued = [], 0
 
     def _finish(self) -> None:
         """Wait for the writer's batch (before this thread touches the replica itself)."""
         if self._writing is None:
             return
-        future, objects, sealed = self._writing
+        future, objects, sealed, messages = self._writing
         self._writing = None
         results = future.result()
         bad = [r for r in results if r.status is Status.REJECTED]
@@ -352,7 +354,7 @@ class SlackImporter:
             # pushes everything stored since it last did, and counts what a person made (an
             # import is not 1,000,000 posts of theirs).
             self.ws.on_created(objects[-1])
-        self._tick(sum(obj.type != "post/origin" for obj in objects))
+        self._tick(messages)
 
     def _item(self, msg: dict, obj: Object) -> list:
         uid, name = self._name(msg)
@@ -400,6 +402,9 @@ class SlackImporter:
         return clean_name(base, "slack-dm")[:kinds.MAX_CHANNEL].strip()
 
     def _private(self, conv: Conversation) -> None:
+        """A private channel or DM as a private channel: its messages, replies and origins
+        sealed (core/private_conversation.py), so that only its members learn who wrote what
+        and when; each object is dated now on the outside, Slack's time is in the box."""
         ws = self.ws
         name = self._private_name(conv)
         found = ws.private.resolve(name)
@@ -407,19 +412,43 @@ class SlackImporter:
         channel = found.id if found is not None else ws.private.create(name, members)
         self._hold(channel, conv)
         self.summary.private += 1
-        have = {m.text for m in ws.private.read(channel, limit=0)}
+        held = ws.private.conversation.imported(channel)
         epoch, key = ws.private.newest_key(channel)
-        for msg in self.export.messages(conv):
-            text = self._sealed_text(msg)
-            if text is None:
-                self.summary.skipped += 1
-            elif text in have:
+        sealing = _Sealing(ws, channel, epoch, key)
+        roots: dict[str, bytes] = dict(held)
+        items: list[list] = []
+        for msg in self.export.messages(conv, checked=True):
+            if msg["ts"] in held:
                 self.summary.already += 1
+                self._tick(1)
+                continue
+            text = self._text(msg)
+            if not text.strip():
+                self.summary.skipped += 1
+                self._tick(1)
+                continue
+            if (msg.get("subtype") or "") not in KNOWN_SUBTYPES:
+                self.summary.unknown_subtypes += 1
+            thread = msg.get("thread_ts")
+            parent = roots.get(thread) if thread and thread != msg["ts"] else None
+            if parent is not None:
+                obj = sealing.seal({"type": "post/reply", "text": text, "parent": parent,
+                                    "broadcast": msg.get("subtype") == "thread_broadcast"})
+                self.summary.replies += 1
             else:
-                ws.private.post_sealed(channel, epoch, key, {"text": text})
-                have.add(text)
-                self.summary.messages += 1
-            self._tick(1)
+                obj = sealing.seal({"text": text})
+                roots[msg["ts"]] = obj.id
+            self.summary.messages += 1
+            self._queued += 1
+            self._queue.append(obj)
+            items.append(self._item(msg, obj))
+            if len(items) == MAX_ITEMS:
+                self._queue += sealing.origins(items)
+                items = []
+        if items:
+            self._queue += sealing.origins(items)
+        self._store()
+        self._finish()
 
     def _hold(self, channel: bytes, conv: Conversation) -> None:
         """Remember, on this computer only, which Slack users were in a private channel, so
@@ -434,19 +463,31 @@ class SlackImporter:
             json.dump(held, tmp)
         os.replace(tmp.name, path)
 
-    def _sealed_text(self, msg: dict) -> str | None:
-        body = self._text(msg)
-        if not body.strip():
-            return None
-        _, name = self._name(msg)
-        when = datetime.fromtimestamp(slack_ms(msg["ts"]) / 1000, UTC).strftime(
-            "%Y-%m-%d %H:%M UTC")
-        thread = "↳ " if msg.get("thread_ts", msg["ts"]) != msg["ts"] else ""
-        reactions = " ".join(f"{emoji_of(r['name'])} {max(r.get('count', 0), 1)}"
-                             for r in msg.get("reactions", []))
-        edited = " (edited)" if msg.get("edited") else ""
-        head = f"{thread}**{name}** (from Slack, {when}){edited}:"
-        return _fit(f"{head} {body}" + (f"\n{reactions}" if reactions else ""))
+
+class _Sealing:
+    """A private channel's imported posts, boxed under its newest key, each after the one
+    before (stored in batches by the importer's writer, as public ones are)."""
+
+    def __init__(self, ws: Workspace, channel: bytes, epoch: int, key: bytes) -> None:
+        self.ws, self.channel, self.epoch, self.key = ws, channel, epoch, key
+        self.heads = ws.replica.heads(channel)
+
+    def seal(self, content: dict) -> Object:
+        if parse(content) is None:  # pragma: no cover - the importer makes only these shapes
+            raise WorkspaceError(f"cannot seal an imported {content.get('type', 'message')}")
+        obj = self.ws.private.boxed(self.channel, self.epoch, self.key, content, self.heads)
+        self.heads = [(obj.id, obj.ts)]
+        return obj
+
+    def origins(self, items: list[list]) -> list[Object]:
+        """The origin of these messages, sealed (halves when it is too large for one)."""
+        try:
+            return [self.seal({"type": "post/origin", "items": items})]
+        except InvalidObject as exc:
+            if exc.reason is not Reason.OVERSIZE or len(items) == 1:
+                raise
+            half = len(items) // 2
+            return [*self.origins(items[:half]), *self.origins(items[half:])]
 
 
 def import_slack(ws: Workspace, path: Path, *, mapping: dict[str, bytes] | None = None,

@@ -178,6 +178,11 @@ class OriginStore:
     def importers_of(self, user: str) -> set[bytes]:
         return importers_of(self._conn, user)
 
+    def claimed_for(self, user: str, importer: bytes) -> bytes | None:
+        """The member whose claim to `user` counts for what `importer` imported (a private
+        channel's messages: their origins are sealed, so `claimed` cannot see them)."""
+        return claimed(self._conn, [(user, importer)]).get((user, importer))
+
     def claims(self) -> list[tuple[str, bytes, bytes, str]]:
         """Every claim and confirmation held: (kind, author, key, Slack user)."""
         return self._conn.execute("SELECT kind, author, key, user FROM slack_claims "
