@@ -12,13 +12,18 @@ Public channels keep threads (post/reply), reactions and edits (in the origin). 
 channels, group DMs and DMs go to private channels (ws.private) of the importer and of those
 of their members who are in the workspace (`--map` names them); the others are held out,
 and added when the importer confirms their claim (`confirm`: the importer's computer keeps
-who was in which, HELD_FILE). Private channels have no threads, reactions or
-message times of their own yet, so a private message carries its author, Slack time and
-reactions in its sealed text. An object's id is a function of the export (Ed25519 is
-deterministic; each channel's imported objects link in a chain), and Slack's (channel, ts)
-key is checked too, so importing an export twice adds nothing. Objects go in batches of
-BATCH messages: while this thread converts and signs one, the signature helpers check the one
-before and a writer thread stores the one before that (bench/import_slack.py).
+who was in which, HELD_FILE). There each message, reply and origin is sealed in the channel's
+box (core/private_conversation.py), so the same show (author, Slack time, threads, reactions,
+edits) for its members alone: outside, each sealed object is dated when it was imported.
+A public object's id is a function of the export (Ed25519 is deterministic; each channel's
+imported objects link in a chain), and Slack's (channel, ts) key is checked too, public or
+sealed, so importing an export twice adds nothing.
+
+The export is checked whole first (SlackExport.check), then read again day file by day file
+(a zip's entries are not checked message by message again: its CRCs prove them the same).
+Channels are made first; then this thread converts and signs the messages, and a writer
+thread stores each BATCH of objects (Replica.ingest_own: what this thread has just signed is
+not verified again) while this one goes on (bench/import_slack.py).
 """
 
 from __future__ import annotations
