@@ -142,6 +142,15 @@ class SlackExport:
     def has(self, name: str) -> bool:
         return name in self._names
 
+    @property
+    def zipped(self) -> bool:
+        return self._zip is not None
+
+    def holds_files(self) -> bool:
+        """Whether the export holds the bytes of any file (see `file_entry`)."""
+        return any(name.startswith("__uploads/") or "/attachments/" in name
+                   for name in self._names)
+
     def read(self, name: str) -> bytes:
         try:
             if self._zip is not None:

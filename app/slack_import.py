@@ -32,112 +32,29 @@ import json
 import os
 import re
 import tempfile
-import unicodedata
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
-from functools import lru_cache
+from dataclasses import dataclass
 from pathlib import Path
 
 from analytics.events import pow2
 from core import kinds
 from core.errors import InvalidObject, Reason
-from core.import_kinds import MAX_ITEMS, MAX_ORIGIN_NAME, MAX_REACTION_USERS, MAX_REACTIONS
-from core.objects import Object, build
+from core.import_kinds import MAX_ITEMS
+from core.objects import Object
 from core.private_conversation import parse
 from storage import Status
 
 from .activity import record_usage
 from .errors import WorkspaceError
+from .slack_convert import KNOWN_SUBTYPES, Converter, ImportSummary, clean_id, clean_name
 from .slack_export import Conversation, ExportError, SlackExport
-from .slack_markup import to_markdown
+from .slack_workers import convert, helpers
 from .workspace import Workspace
 
-FLUSH = 2_000  # messages of a channel whose origins are signed together
 BATCH = 8_192  # objects per ingest transaction, at least
+HELPERS_MIN = 20_000  # messages below which helper processes cost more than they save
 Progress = Callable[[int, int], None]  # (messages done, messages in the export)
-KNOWN_SUBTYPES = frozenset({
-    "", "thread_broadcast", "bot_message", "me_message", "file_share", "channel_join",
-    "channel_leave", "channel_topic", "channel_purpose", "channel_name", "channel_archive",
-    "channel_unarchive", "group_join", "group_leave", "group_topic", "group_purpose",
-    "pinned_item", "reminder_add", "tombstone", "sh_room_created", "slackbot_response"})
-
-
-@dataclass
-class ImportSummary:
-    """What an import did (each count is what was added this time)."""
-
-    channels: int = 0  # public channels made or added to
-    private: int = 0  # private channels and DMs made or added to
-    messages: int = 0
-    replies: int = 0
-    origins: int = 0
-    already: int = 0  # messages a former import brought in
-    skipped: int = 0  # messages with nothing to show (no text, no files)
-    unknown_subtypes: int = 0  # imported as plain messages
-    files: int = 0  # files the export held, attached (the others are links)
-    held: list[str] = field(default_factory=list)  # Slack users of private channels not here
-
-    def line(self) -> str:
-        added = (f"imported {self.messages} messages ({self.replies} in threads) into "
-                 f"{self.channels} channels and {self.private} private channels")
-        extra = [f"{self.files} files attached" if self.files else "",
-                 f"{self.already} were here already" if self.already else "",
-                 f"{self.skipped} empty skipped" if self.skipped else "",
-                 f"{self.unknown_subtypes} of unknown kinds as plain messages"
-                 if self.unknown_subtypes else "",
-                 f"{len(self.held)} Slack members of private channels are not here yet "
-                 f"({', '.join(self.held[:5])}{', ...' if len(self.held) > 5 else ''})"
-                 if self.held else ""]
-        return "; ".join([added, *(e for e in extra if e)])
-
-
-def slack_ms(ts: str) -> int:
-    seconds, _, fraction = ts.partition(".")
-    return int(seconds) * 1000 + int((fraction + "000")[:3])
-
-
-@lru_cache(maxsize=65536)
-def clean_name(name: str, fallback: str) -> str:
-    """A Slack name as an origin's name: NFC, no control characters, at most 80 codepoints."""
-    name = "".join(ch for ch in unicodedata.normalize("NFC", name)
-                   if unicodedata.category(ch)[0] != "C").strip()[:MAX_ORIGIN_NAME].strip()
-    return name or fallback
-
-
-@lru_cache(maxsize=65536)
-def clean_id(value: str) -> str:
-    value = "".join(ch for ch in value if "!" <= ch <= "~")[:32]
-    return value or "unknown"
-
-
-@lru_cache(maxsize=4096)
-def emoji_of(name: str) -> str:
-    """A Slack reaction name (":+1:", "thumbsup::skin-tone-2") as an emoji where it is one,
-    else ":name:" (a custom emoji)."""
-    import emoji
-
-    base = name.split("::")[0]
-    found = emoji.emojize(f":{base}:", language="alias")
-    if found == f":{base}:":
-        return clean_name(f":{base}:", ":emoji:")[:64]
-    return found
-
-
-def _fit(text: str, limit: int = kinds.MAX_TEXT_BYTES) -> str:
-    data = text.encode("utf-8")
-    if len(data) <= limit:
-        return text
-    return data[:limit - 4].decode("utf-8", "ignore") + " …"
-
-
-def _file_links(msg: dict) -> list[str]:
-    out = []
-    for f in msg.get("files", []):
-        name = f.get("name") or f.get("title") or f.get("id") or "file"
-        url = f.get("url_private") or f.get("permalink")
-        out.append(f"📎 [{name}]({url})" if isinstance(url, str) else f"📎 {name}")
-    return out
 
 
 class SlackImporter:
@@ -168,6 +85,8 @@ class SlackImporter:
         conversations = self.export.conversations()
         self.channel_names = {c.id: c.name for c in conversations if c.kind in
                               ("public", "private")}
+        self.converter = Converter(self.ws.identity, self.export, self.users,
+                                   self.channel_names, self.summary, self._attached)
         self._tick()
         self.ws.check_not_removed()
         # Channels first, so that storing messages never waits on this thread's reads.
@@ -176,8 +95,11 @@ class SlackImporter:
         self._prior = self.ws.replica.origins.imported_by(importers)
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="slack-import-writer")
         try:
-            for conv, channel in public:
-                self._public(conv, channel, importers)
+            if self._in_helpers(public):
+                self._public_in_helpers(public)
+            else:
+                for conv, channel in public:
+                    self._public(conv, channel, importers)
             for conv in conversations:
                 if conv.kind != "public":
                     self._store()
@@ -196,21 +118,6 @@ class SlackImporter:
         self.done += count
         if self.progress is not None:
             self.progress(self.done, self.total)
-
-    def _name(self, msg: dict) -> tuple[str, str]:
-        """(Slack user id, the name shown) of a message's author."""
-        user = msg.get("user") or msg.get("bot_id") or "USLACKBOT"
-        name = msg.get("username") if msg.get("subtype") == "bot_message" else None
-        name = name or self.users.get(user) or (msg.get("user_profile") or {}).get("name")
-        uid = clean_id(str(user))
-        return uid, clean_name(str(name or uid), uid)
-
-    def _text(self, msg: dict, attached: frozenset[str] = frozenset()) -> str:
-        """A message's text as Markdown, with links to its files (but those `attached`)."""
-        text = to_markdown(msg.get("text") or "", self.users, self.channel_names)
-        links = _file_links({"files": [f for f in msg.get("files", [])
-                                       if f.get("id") not in attached]})
-        return _fit("\n".join(part for part in [text.strip(), *links] if part))
 
     def _attached(self, conv: Conversation, msg: dict) -> list[dict]:
         """Descriptors of the files of `msg` the export holds (at most 4), sealed into this
@@ -266,69 +173,41 @@ class SlackImporter:
             held = ws.replica.origins.held(channel, importers)
             prev = ws.replica.origins.last(channel, ws.key)
         self._filled.add(channel)
-        roots: dict[str, bytes] = dict(held)
-        batch: list[tuple[dict, Object]] = []
-        for msg in self.export.messages(conv, checked=True):
-            if msg["ts"] in held:
-                self.summary.already += 1
-                self._tick(1)
-                continue
-            obj = self._message(msg, channel, stream, roots, prev, conv)
-            if obj is None:
-                self.summary.skipped += 1
-                self._tick(1)
-                continue
-            prev = obj.id
-            if msg.get("thread_ts", msg["ts"]) == msg["ts"]:
-                roots[msg["ts"]] = obj.id
-            batch.append((msg, obj))
-            if len(batch) >= FLUSH:
-                self._flush(channel, stream, batch)
-                batch = []
-        self._flush(channel, stream, batch)
+        for objects, messages, passed in self.converter.channel(conv, channel, stream, held,
+                                                                prev):
+            self._queue += objects
+            self._queued += messages
+            self._tick(passed - messages)
+            if len(self._queue) >= BATCH:
+                self._store()
 
-    def _message(self, msg: dict, channel: str, stream: bytes, roots: dict[str, bytes],
-                 prev: bytes | None, conv: Conversation) -> Object | None:
-        thread = msg.get("thread_ts")
-        parent = roots.get(thread) if thread and thread != msg["ts"] else None
-        links = [prev] if prev else []
-        files = self._attached(conv, msg) if parent is None and msg.get("files") else []
-        if files:  # a reply carries no files in Hearth: its files stay links
-            text = self._text(msg, frozenset(d.pop("id") for d in files))
-            self.summary.files += len(files)
-            return build(self.ws.identity, "post/file", stream=stream,
-                         body={"text": text, "files": files, "channel": channel},
-                         ts=slack_ms(msg["ts"]), links=links)
-        text = self._text(msg)
-        if not text.strip():
-            return None
-        subtype = msg.get("subtype") or ""
-        if subtype not in KNOWN_SUBTYPES:
-            self.summary.unknown_subtypes += 1
-        if parent is not None:
-            # bodies in canonical key order (length first): build() takes its fast path
-            body = {"text": text, "parent": parent, "channel": channel,
-                    "broadcast": subtype == "thread_broadcast"}
-            return build(self.ws.identity, "post/reply", stream=stream, body=body,
-                         ts=slack_ms(msg["ts"]), links=links)
-        return build(self.ws.identity, "post/text", stream=stream,
-                     body={"text": text, "channel": channel}, ts=slack_ms(msg["ts"]),
-                     links=links)
+    def _in_helpers(self, public: list[tuple[Conversation, str]]) -> bool:
+        """Whether the public channels are converted and signed in helper processes: when
+        there are cores to spare and enough messages, and nothing needs this process (no
+        import here before, whose messages a channel would skip or go on from; no two Slack
+        channels into one; no files the export holds, which are sealed here)."""
+        channels = [channel for _, channel in public]
+        return (helpers() > 0 and self.export.zipped and self.total >= HELPERS_MIN
+                and not self._prior and len(set(channels)) == len(channels)
+                and not self.export.holds_files())
 
-    def _flush(self, channel: str, stream: bytes, batch: list[tuple[dict, Object]]) -> None:
-        """Sign the origins of `batch` and queue it to be stored; a full queue goes to the
-        writer thread, which stores it while this thread converts and signs what follows."""
-        if not batch:
-            return
-        items = [self._item(msg, obj) for msg, obj in batch]
-        self._queue.extend(obj for _, obj in batch)
-        for start in range(0, len(items), MAX_ITEMS):
-            self._queue.extend(self._origins(channel, stream, items[start:start + MAX_ITEMS]))
-        self.summary.messages += len(batch)
-        self.summary.replies += sum(obj.type == "post/reply" for _, obj in batch)
-        self._queued += len(batch)
-        if len(self._queue) >= BATCH:
-            self._store()
+    def _public_in_helpers(self, public: list[tuple[Conversation, str]]) -> None:
+        jobs = [(conv, channel, kinds.channel_stream(self.ws.id, channel))
+                for conv, channel in public]
+        self.summary.channels += len(jobs)
+        for got in convert(self.ws.identity, self.export.path, self.users, self.channel_names,
+                           jobs, helpers()):
+            if isinstance(got, ImportSummary):
+                for name in ("messages", "replies", "origins", "already", "skipped",
+                             "unknown_subtypes"):
+                    setattr(self.summary, name, getattr(self.summary, name) + getattr(got, name))
+                continue
+            objects, messages, passed = got
+            self._queue += objects
+            self._queued += messages
+            self._tick(passed - messages)
+            if len(self._queue) >= BATCH:
+                self._store()
 
     def _store(self) -> None:
         """Hand the queued objects to the writer thread, which stores them (as
@@ -360,31 +239,6 @@ class SlackImporter:
             # import is not 1,000,000 posts of theirs).
             self.ws.on_created(objects[-1])
         self._tick(messages)
-
-    def _item(self, msg: dict, obj: Object) -> list:
-        uid, name = self._name(msg)
-        reactions = []
-        for r in msg.get("reactions", [])[:MAX_REACTIONS]:
-            users = [clean_id(u) for u in r.get("users", [])]
-            count = max(r.get("count", 0), len(users), 1)
-            reactions.append([emoji_of(r["name"]), count, users[:MAX_REACTION_USERS]])
-        edited = msg.get("edited")
-        return [obj.id, uid, name, msg["ts"], slack_ms(edited["ts"]) if edited else 0,
-                (msg.get("subtype") or "")[:32], reactions]  # core.import_kinds.ITEM
-
-    def _origins(self, channel: str, stream: bytes, items: list[list]) -> list[Object]:
-        ts = max(slack_ms(item[3]) for item in items)
-        body = {"items": items, "channel": channel}
-        try:
-            obj = build(self.ws.identity, "post/origin", stream=stream, body=body, ts=ts)
-        except InvalidObject as exc:
-            if exc.reason is not Reason.OVERSIZE or len(items) == 1:
-                raise
-            half = len(items) // 2
-            return [*self._origins(channel, stream, items[:half]),
-                    *self._origins(channel, stream, items[half:])]
-        self.summary.origins += 1
-        return [obj]
 
     # Private channels and DMs -----------------------------------------------------------------
 
@@ -427,7 +281,7 @@ class SlackImporter:
                 self.summary.already += 1
                 self._tick(1)
                 continue
-            text = self._text(msg)
+            text = self.converter.text(msg)
             if not text.strip():
                 self.summary.skipped += 1
                 self._tick(1)
@@ -446,7 +300,7 @@ class SlackImporter:
             self.summary.messages += 1
             self._queued += 1
             self._queue.append(obj)
-            items.append(self._item(msg, obj))
+            items.append(self.converter.item(msg, obj))
             if len(items) == MAX_ITEMS:
                 self._queue += sealing.origins(items)
                 items = []

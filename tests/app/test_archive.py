@@ -11,7 +11,7 @@ from pathlib import Path
 import sqlite_utils
 
 from app.paths import Paths
-from app.slack_import import slack_ms
+from app.slack_convert import slack_ms
 from app.workspace import Workspace
 from tests.support import create_workspace
 

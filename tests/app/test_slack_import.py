@@ -13,7 +13,7 @@ import pytest
 
 from app.errors import WorkspaceError
 from app.paths import Paths
-from app.slack_import import slack_ms
+from app.slack_convert import slack_ms
 from app.workspace import Workspace
 from tests.support import create_workspace, join_member
 
