@@ -4,4 +4,5 @@ import sys
 
 from app.slack_workers import worker_main
 
-sys.exit(worker_main())
+if __name__ == "__main__":
+    sys.exit(worker_main())

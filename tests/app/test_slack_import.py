@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from app import slack_import
 from app.errors import WorkspaceError
 from app.paths import Paths
 from app.slack_convert import slack_ms
@@ -200,6 +201,45 @@ def test_a_zip_bomb_is_refused_before_it_is_read(hearth: Hearth, tmp_path: Path,
 def test_an_unknown_file_is_not_an_export(hearth: Hearth, tmp_path: Path, team):
     other = fx.write_zip(tmp_path / "other.zip", {"readme.json": {}})
     _refused(hearth, team[0].data, other, "is not a Slack export")
+
+
+def _public_shape(ws: Workspace) -> dict:
+    out = {}
+    for info in ws.channels():
+        shown = ws.read(info.name, limit=1000)
+        out[info.name] = (
+            [(m.nick, m.ts, m.text, m.edited, sorted((r.emoji, r.count) for r in m.reactions),
+              m.replies) for m in shown],
+            [[(r.nick, r.ts, r.text) for r in ws.conversation.thread(m.id)]
+             for m in shown if m.replies])
+    return out
+
+
+def test_helper_processes_import_public_channels_as_this_process_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Large imports convert and sign public channels in helper processes
+    (app/slack_workers.py): what they make shows exactly as what the importer makes itself."""
+    monkeypatch.setenv("HEARTH_VERIFY_PROCESSES", "2")
+    export = fx.write_zip(tmp_path / "e.zip")
+    helped: list[int] = []
+    convert = slack_import.convert
+
+    def counted(*args, **kwargs):
+        helped.append(len(args[4]))  # the channels handed to the helpers
+        yield from convert(*args, **kwargs)
+
+    monkeypatch.setattr(slack_import, "convert", counted)
+    shapes = []
+    for name, least in (("here", 10**9), ("helped", 0)):
+        monkeypatch.setattr(slack_import, "HELPERS_MIN", least)
+        with Workspace.open(create_workspace(tmp_path, name, "ada-h")) as ws:
+            line = slack_import.import_slack(ws, export).line()
+            shapes.append((line, _public_shape(ws)))
+    assert helped == [len(fx.CHANNELS)]
+    assert shapes[0] == shapes[1]
+    assert shapes[0][0].startswith("imported 18 messages (5 in threads)")
+    assert [nick for nick, *_ in shapes[1][1]["general"][0]] == [
+        nick for nick, _ in fx.GENERAL_SHOWN]
 
 
 def test_files_the_export_holds_come_as_attachments(hearth: Hearth, tmp_path: Path):
