@@ -146,6 +146,20 @@ class SlackExport:
     def zipped(self) -> bool:
         return self._zip is not None
 
+    def fingerprint(self) -> dict[str, tuple[int, int]] | None:
+        """A checked zip's entries: name -> (CRC-32, size); None before `check()` passed."""
+        if self._zip is None or not self._checked:
+            return None
+        return {i.filename: (i.CRC, i.file_size) for i in self._zip.infolist()}
+
+    def checked_as(self, fingerprint: dict[str, tuple[int, int]] | None) -> None:
+        """This zip is the one `fingerprint` was taken of, checked whole in another process:
+        when every entry's CRC and size are the same, its day files are not checked message
+        by message again (reading an entry checks its bytes against its CRC)."""
+        if self._zip is not None and fingerprint is not None and fingerprint == {
+                i.filename: (i.CRC, i.file_size) for i in self._zip.infolist()}:
+            self._checked = True
+
     def holds_files(self) -> bool:
         """Whether the export holds the bytes of any file (see `file_entry`)."""
         return any(name.startswith("__uploads/") or "/attachments/" in name

@@ -52,7 +52,7 @@ from .slack_export import Conversation, ExportError, SlackExport
 from .slack_workers import convert, helpers
 from .workspace import Workspace
 
-BATCH = 8_192  # objects per ingest transaction, at least
+BATCH = 16_384  # objects per ingest transaction, at least (memory: bench/import_slack.py)
 HELPERS_MIN = 20_000  # messages below which helper processes cost more than they save
 Progress = Callable[[int, int], None]  # (messages done, messages in the export)
 
@@ -195,7 +195,7 @@ class SlackImporter:
         jobs = [(conv, channel, kinds.channel_stream(self.ws.id, channel))
                 for conv, channel in public]
         self.summary.channels += len(jobs)
-        for got in convert(self.ws.identity, self.export.path, self.users, self.channel_names,
+        for got in convert(self.ws.identity, self.export, self.users, self.channel_names,
                            jobs, helpers()):
             if isinstance(got, ImportSummary):
                 for name in ("messages", "replies", "origins", "already", "skipped",

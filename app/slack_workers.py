@@ -69,6 +69,7 @@ def worker_main() -> int:
         return 0
     identity = Identity.from_seed(setup["seed"])
     with SlackExport(Path(setup["export"])) as export:
+        export.checked_as(setup["fingerprint"])
         while True:
             try:
                 conv, channel, stream = _read(stdin)
@@ -154,7 +155,7 @@ class _Helper:
         self._thread.join(CLOSE_TIMEOUT_S)
 
 
-def convert(identity: Identity, export: Path, users: dict[str, str],
+def convert(identity: Identity, export: SlackExport, users: dict[str, str],
             channel_names: dict[str, str], jobs: list[Job], processes: int
             ) -> Iterator[tuple[list[Object], int, int] | ImportSummary]:
     """Each channel of `jobs` converted and signed in one of `processes` helpers: its
@@ -165,8 +166,8 @@ def convert(identity: Identity, export: Path, users: dict[str, str],
         pending.put(job)
     # at most a few batches wait per helper: memory stays bounded, the pipes hold the rest
     out: queue.Queue = queue.Queue(maxsize=4 * processes)
-    setup = {"seed": identity.seed(), "export": str(export), "users": users,
-             "channel_names": channel_names}
+    setup = {"seed": identity.seed(), "export": str(export.path), "users": users,
+             "channel_names": channel_names, "fingerprint": export.fingerprint()}
     helpers: list[_Helper] = []
     stopping = threading.Event()
     finished = False
