@@ -52,7 +52,7 @@ from .slack_export import Conversation, ExportError, SlackExport
 from .slack_workers import convert, helpers
 from .workspace import Workspace
 
-BATCH = 16_384  # objects per ingest transaction, at least (memory: bench/import_slack.py)
+BATCH = 8_192  # objects per ingest transaction, at least (memory: bench/import_slack.py)
 HELPERS_MIN = 20_000  # messages below which helper processes cost more than they save
 Progress = Callable[[int, int], None]  # (messages done, messages in the export)
 
@@ -178,8 +178,7 @@ class SlackImporter:
             self._queue += objects
             self._queued += messages
             self._tick(passed - messages)
-            if len(self._queue) >= BATCH:
-                self._store()
+            self._store_when_ready()
 
     def _in_helpers(self, public: list[tuple[Conversation, str]]) -> bool:
         """Whether the public channels are converted and signed in helper processes: when
@@ -206,8 +205,15 @@ class SlackImporter:
             self._queue += objects
             self._queued += messages
             self._tick(passed - messages)
-            if len(self._queue) >= BATCH:
-                self._store()
+            self._store_when_ready()
+
+    def _store_when_ready(self) -> None:
+        """Hand a full queue to the writer once it is free; while it is busy the queue goes on
+        filling (this thread does not wait, nor the helpers behind it), up to twice BATCH."""
+        size = len(self._queue)
+        if size >= 2 * BATCH or (size >= BATCH and (
+                self._writing is None or self._writing[0].done())):
+            self._store()
 
     def _store(self) -> None:
         """Hand the queued objects to the writer thread, which stores them (as

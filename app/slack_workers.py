@@ -165,7 +165,7 @@ def convert(identity: Identity, export: SlackExport, users: dict[str, str],
     for job in jobs:
         pending.put(job)
     # at most a few batches wait per helper: memory stays bounded, the pipes hold the rest
-    out: queue.Queue = queue.Queue(maxsize=4 * processes)
+    out: queue.Queue = queue.Queue(maxsize=3 * processes)
     setup = {"seed": identity.seed(), "export": str(export.path), "users": users,
              "channel_names": channel_names, "fingerprint": export.fingerprint()}
     helpers: list[_Helper] = []
