@@ -21,14 +21,17 @@ sealed, so importing an export twice adds nothing.
 
 The export is checked whole first (SlackExport.check), then read again day file by day file
 (a zip's entries are not checked message by message again: its CRCs prove them the same).
-Channels are made first; then this thread converts and signs the messages, and a writer
-thread stores each BATCH of objects (Replica.ingest_own: what this thread has just signed is
-not verified again) while this one goes on (bench/import_slack.py).
+Channels are made first. Then a large export's public channels are converted and signed in
+helper processes, a channel each at a time (app/slack_workers.py; otherwise, and for private
+channels, by this thread: app/slack_convert.py either way), and a writer thread stores each
+BATCH of objects while this one takes the next (Replica.ingest_own: what this computer has
+just signed is not verified again; bench/import_slack.py).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import tempfile
@@ -49,8 +52,10 @@ from .activity import record_usage
 from .errors import WorkspaceError
 from .slack_convert import KNOWN_SUBTYPES, Converter, ImportSummary, clean_id, clean_name
 from .slack_export import Conversation, ExportError, SlackExport
-from .slack_workers import convert, helpers
+from .slack_workers import HelpersUnavailable, convert, helpers
 from .workspace import Workspace
+
+log = logging.getLogger(__name__)
 
 BATCH = 8_192  # objects per ingest transaction, at least (memory: bench/import_slack.py)
 HELPERS_MIN = 20_000  # messages below which helper processes cost more than they save
@@ -95,9 +100,14 @@ class SlackImporter:
         self._prior = self.ws.replica.origins.imported_by(importers)
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="slack-import-writer")
         try:
-            if self._in_helpers(public):
-                self._public_in_helpers(public)
-            else:
+            helped = self._in_helpers(public)
+            if helped:
+                try:
+                    self._public_in_helpers(public)
+                except HelpersUnavailable:
+                    log.warning("cannot start the import's helper processes; converting here")
+                    helped = False
+            if not helped:
                 for conv, channel in public:
                     self._public(conv, channel, importers)
             for conv in conversations:
@@ -193,7 +203,6 @@ class SlackImporter:
     def _public_in_helpers(self, public: list[tuple[Conversation, str]]) -> None:
         jobs = [(conv, channel, kinds.channel_stream(self.ws.id, channel))
                 for conv, channel in public]
-        self.summary.channels += len(jobs)
         for got in convert(self.ws.identity, self.export, self.users, self.channel_names,
                            jobs, helpers()):
             if isinstance(got, ImportSummary):
@@ -206,6 +215,7 @@ class SlackImporter:
             self._queued += messages
             self._tick(passed - messages)
             self._store_when_ready()
+        self.summary.channels += len(jobs)
 
     def _store_when_ready(self) -> None:
         """Hand a full queue to the writer once it is free; while it is busy the queue goes on

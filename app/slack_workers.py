@@ -41,6 +41,10 @@ CLOSE_TIMEOUT_S = 5.0
 Job = tuple[Conversation, str, bytes]  # (Slack channel, Hearth channel, its stream)
 
 
+class HelpersUnavailable(OSError):
+    """No helper process could start: nothing was converted, the importer does it itself."""
+
+
 def _write(stream: IO[bytes], value: Any) -> None:
     data = pickle.dumps(value, protocol=5)
     stream.write(_LENGTH.pack(len(data)) + data)
@@ -160,7 +164,8 @@ def convert(identity: Identity, export: SlackExport, users: dict[str, str],
             ) -> Iterator[tuple[list[Object], int, int] | ImportSummary]:
     """Each channel of `jobs` converted and signed in one of `processes` helpers: its
     batches (objects, messages, messages passed over), as they come, and once it is done,
-    its counts (an ImportSummary). ExportError when a helper could not finish."""
+    its counts (an ImportSummary). ExportError when a helper could not finish;
+    HelpersUnavailable, before anything, when none can start."""
     pending: queue.Queue[Job] = queue.Queue()
     for job in jobs:
         pending.put(job)
@@ -173,7 +178,12 @@ def convert(identity: Identity, export: SlackExport, users: dict[str, str],
     finished = False
     try:
         for _ in range(min(processes, len(jobs))):
-            helpers.append(_Helper(setup, pending, out, stopping))
+            try:
+                helpers.append(_Helper(setup, pending, out, stopping))
+            except OSError:  # cannot start one (a packaged app's odd install?)
+                if not helpers:
+                    raise HelpersUnavailable from None
+                break
         running = len(helpers)
         while running:
             answer = out.get()

@@ -263,3 +263,16 @@ def test_files_the_export_holds_come_as_attachments(hearth: Hearth, tmp_path: Pa
     (tmp_path / "d2.zip").write_bytes(bytes(damaged))
     other = create_workspace(tmp_path, "v", "zed")
     _refused(hearth, other.data, tmp_path / "d2.zip", "cannot be read")
+
+
+def test_without_helper_processes_the_importer_converts_itself(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """When no helper can start, the import still comes in whole, converted here."""
+    monkeypatch.setenv("HEARTH_VERIFY_PROCESSES", "2")
+    monkeypatch.setattr(slack_import, "HELPERS_MIN", 0)
+    monkeypatch.setattr("app.slack_workers._command", lambda: ["/nonexistent/python"])
+    with Workspace.open(create_workspace(tmp_path, "ada", "ada-h")) as ws:
+        line = slack_import.import_slack(ws, fx.write_zip(tmp_path / "e.zip")).line()
+        assert line.startswith("imported 18 messages (5 in threads) into 2 channels")
+        assert [m.nick for m in ws.read("general", limit=100)] == [
+            nick for nick, _ in fx.GENERAL_SHOWN]
