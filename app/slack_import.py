@@ -317,9 +317,10 @@ class SlackImporter:
             self._queued += 1
             self._queue.append(obj)
             items.append(self.converter.item(msg, obj))
-            if len(items) == MAX_ITEMS:
+            if len(items) == MAX_ITEMS:  # stored after their origin: never one without the other
                 self._queue += sealing.origins(items)
                 items = []
+                self._store_when_ready()
         if items:
             self._queue += sealing.origins(items)
         self._store()
