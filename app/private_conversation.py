@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from core import kinds
@@ -27,6 +27,7 @@ from core.private import PrivateView
 from core.private_conversation import ConversationState, SealedMessage, content, parse
 from storage import Message, MessageVersion, NotFound
 from storage._files import attachment
+from storage._origins import FROM_SLACK
 from storage.records import Attachment, Reaction
 
 from .conversation import _emoji, mention_pattern
@@ -52,6 +53,11 @@ class PrivateMatches:
     messages: tuple[Message, ...]  # the newest matches, newest first
     total: int
     capped: bool
+
+
+def _claims() -> dict[tuple[str, bytes], bytes | None]:
+    """A memo of whose claims count, (Slack user, importer) -> member, for one call."""
+    return {}
 
 
 def _grown_from(view: PrivateView, before: PrivateView) -> bool:
@@ -158,7 +164,9 @@ class PrivateConversation:
                                  "read (deleted, or sealed under a key you do not hold)")
         return opened, found
 
-    def _record(self, opened: _Opened, m: SealedMessage, names: dict[bytes, str]) -> Message:
+    def _record(self, opened: _Opened, m: SealedMessage, names: dict[bytes, str],
+                claims: dict[tuple[str, bytes], bytes | None] | None = None) -> Message:
+        """`m` as a Message; `claims` memoizes whose claims count, for one call's messages."""
         files: tuple[Attachment, ...] = ()
         if m.files:
             post = self.replica.object(m.id)
@@ -166,18 +174,41 @@ class PrivateConversation:
             states = self.replica.files.states(d["list"] for d in m.files)
             files = tuple(attachment(d, *((s.complete, s.mine, s.pinned) if (
                 s := states.get(d["list"])) else ())) for d in m.files)
-        return Message(m.id, opened.name, m.author, names.get(m.author), m.ts, m.text,
-                       m.edited, m.reply_to, len(m.replies),
-                       tuple(Reaction(e, tuple(by)) for e, by in m.reactions.items()),
-                       m.in_channel, False, files, opened.view.id)
+        reactions = [Reaction(e, tuple(by)) for e, by in m.reactions.items()]
+        nick, origin = names.get(m.author), m.origin
+        if origin is not None:  # as storage._origins.overlay shows a public one
+            claims = {} if claims is None else claims
+            pair = (origin.user, m.author)
+            if pair not in claims:
+                claims[pair] = self.replica.origins.claimed_for(*pair)
+            member = claims[pair]
+            nick = (names.get(member) or origin.name) if member is not None \
+                else origin.name + FROM_SLACK
+            for emoji, count, _ in origin.reactions:
+                at = next((n for n, r in enumerate(reactions) if r.emoji == emoji), None)
+                if at is None:
+                    reactions.append(Reaction(emoji, (), count))
+                else:
+                    reactions[at] = replace(reactions[at], imported=count)
+        return Message(m.id, opened.name, m.author, nick, m.ts, m.text,
+                       m.edited, m.reply_to, len(m.replies), tuple(reactions),
+                       m.in_channel, False, files, opened.view.id,
+                       origin.user if origin is not None else None)
+
+    def imported(self, channel: bytes) -> dict[str, bytes]:
+        """Slack ts -> message id of what I imported into a private channel I am in (an
+        import of the same export again skips them)."""
+        state = self.state(channel).state
+        return {m.origin.slack_ts: m.id for m in state.messages.values()
+                if m.origin is not None and m.author == self.ws.key}
 
     def read(self, channel: bytes, *, limit: int = 50) -> list[Message]:
         """The newest `limit` messages shown in the channel (replies sent to it too), oldest
         first, with their reply counts and reactions."""
         opened = self.state(channel)
         ids = opened.state.channel[-limit:] if limit else opened.state.channel
-        names = self.replica.nicknames()
-        return [self._record(opened, opened.state.messages[i], names) for i in ids]
+        names, claims = self.replica.nicknames(), _claims()
+        return [self._record(opened, opened.state.messages[i], names, claims) for i in ids]
 
     def message(self, message_id: bytes) -> Message:
         opened, found = self.find(message_id)
@@ -185,8 +216,8 @@ class PrivateConversation:
 
     def thread(self, message_id: bytes) -> list[Message]:
         opened, _ = self.find(message_id)
-        names = self.replica.nicknames()
-        return [self._record(opened, m, names) for m in opened.state.thread(message_id)]
+        names, claims = self.replica.nicknames(), _claims()
+        return [self._record(opened, m, names, claims) for m in opened.state.thread(message_id)]
 
     def versions(self, message_id: bytes) -> list[MessageVersion]:
         _, found = self.find(message_id)
@@ -265,14 +296,14 @@ class PrivateConversation:
         want = max(limit, COUNT_CAP) + 1
         found = self.replica.private_index.search(wanted, terms, authors, since_ms, until_ms,
                                                   want)
-        names = self.replica.nicknames()
+        names, claims = self.replica.nicknames(), _claims()
         messages: list[Message] = []
         states: dict[bytes, _Opened] = {}
         for _, oid, channel in found[:limit]:
             opened = states.get(channel) or states.setdefault(channel, self.state(channel))
             m = opened.state.messages.get(oid)
             if m is not None:
-                messages.append(self._record(opened, m, names))
+                messages.append(self._record(opened, m, names, claims))
         capped = len(found) == want
         return PrivateMatches(tuple(messages), want - 1 if capped else len(found), capped)
 

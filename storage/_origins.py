@@ -186,6 +186,11 @@ class OriginStore:
     def importers_of(self, user: str) -> set[bytes]:
         return importers_of(self._conn, user)
 
+    def claimed_for(self, user: str, importer: bytes) -> bytes | None:
+        """The member whose claim to `user` counts for what `importer` imported (a private
+        channel's messages: their origins are sealed, so `claimed` cannot see them)."""
+        return claimed(self._conn, [(user, importer)]).get((user, importer))
+
     def claims(self) -> list[tuple[str, bytes, bytes, str]]:
         """Every claim and confirmation held: (kind, author, key, Slack user)."""
         return self._conn.execute("SELECT kind, author, key, user FROM slack_claims "
@@ -197,6 +202,13 @@ class OriginStore:
         for user, name in self._conn.execute("SELECT user, MIN(name) FROM origins GROUP BY user"):
             out[user] = name
         return out
+
+    def imported_by(self, by: Iterable[bytes]) -> bool:
+        """Whether any of `by` has imported a message here."""
+        by = sorted(set(by))
+        return bool(by) and self._conn.execute(
+            f"SELECT 1 FROM origins WHERE author IN ({placeholders(len(by))}) LIMIT 1",
+            by).fetchone() is not None
 
     def held(self, channel: str, by: Iterable[bytes]) -> dict[str, bytes]:
         """Slack ts -> message id of what `by` imported into `channel` (its name as imported):
