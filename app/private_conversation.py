@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core import kinds
@@ -27,7 +27,7 @@ from core.private import PrivateView
 from core.private_conversation import ConversationState, SealedMessage, content, parse
 from storage import Message, MessageVersion, NotFound
 from storage._files import attachment
-from storage._origins import FROM_SLACK
+from storage._origins import shown_as, with_imported
 from storage.records import Attachment, Reaction
 
 from .conversation import _emoji, mention_pattern
@@ -174,26 +174,21 @@ class PrivateConversation:
             states = self.replica.files.states(d["list"] for d in m.files)
             files = tuple(attachment(d, *((s.complete, s.mine, s.pinned) if (
                 s := states.get(d["list"])) else ())) for d in m.files)
-        reactions = [Reaction(e, tuple(by)) for e, by in m.reactions.items()]
-        nick, origin = names.get(m.author), m.origin
+        reactions = tuple(Reaction(e, tuple(by)) for e, by in m.reactions.items())
+        nick, origin, face = names.get(m.author), m.origin, None
         if origin is not None:  # as storage._origins.overlay shows a public one
             claims = {} if claims is None else claims
             pair = (origin.user, m.author)
             if pair not in claims:
                 claims[pair] = self.replica.origins.claimed_for(*pair)
             member = claims[pair]
-            nick = (names.get(member) or origin.name) if member is not None \
-                else origin.name + FROM_SLACK
-            for emoji, count, _ in origin.reactions:
-                at = next((n for n, r in enumerate(reactions) if r.emoji == emoji), None)
-                if at is None:
-                    reactions.append(Reaction(emoji, (), count))
-                else:
-                    reactions[at] = replace(reactions[at], imported=count)
+            nick, face = shown_as(origin.name, origin.user, m.author, member,
+                                  names.get(member) if member is not None else None)
+            reactions = with_imported(reactions, origin.reactions)
         return Message(m.id, opened.name, m.author, nick, m.ts, m.text,
-                       m.edited, m.reply_to, len(m.replies), tuple(reactions),
+                       m.edited, m.reply_to, len(m.replies), reactions,
                        m.in_channel, False, files, opened.view.id,
-                       origin.user if origin is not None else None)
+                       origin.user if origin is not None else None, face)
 
     def imported(self, channel: bytes) -> dict[str, bytes]:
         """Slack ts -> message id of what I imported into a private channel I am in (an

@@ -144,22 +144,35 @@ delete it); marked edited when Slack's was; Slack's reactions counted with Heart
             out.append(m)
             continue
         member = members.get((g.user, g.author))
-        if member is not None:
-            if member not in nicks:
-                nicks[member] = _nick(conn, member)
-            nick, face = nicks[member] or g.name, member
-        else:
-            nick, face = g.name + FROM_SLACK, slack_face(g.author, g.user)
-        reactions = list(m.reactions)
-        for emoji, count, _ in g.reactions:
-            at = next((n for n, r in enumerate(reactions) if r.emoji == emoji), None)
-            if at is None:
-                reactions.append(Reaction(emoji, (), count))
-            else:
-                reactions[at] = replace(reactions[at], imported=count)
+        if member is not None and member not in nicks:
+            nicks[member] = _nick(conn, member)
+        nick, face = shown_as(g.name, g.user, g.author, member,
+                              nicks[member] if member is not None else None)
         out.append(replace(m, nick=nick, origin=g.user, edited=m.edited or g.edited > 0,
-                           reactions=tuple(reactions), face=face))
+                           reactions=with_imported(m.reactions, g.reactions), face=face))
     return out
+
+
+def shown_as(name: str, user: str, importer: bytes, member: bytes | None,
+             member_nick: str | None) -> tuple[str, bytes]:
+    """How an imported message shows its author: (name, whose face): the member who claimed
+    the Slack user, or "ada (from Slack)" with a face of that user's own."""
+    if member is not None:
+        return member_nick or name, member
+    return name + FROM_SLACK, slack_face(importer, user)
+
+
+def with_imported(reactions: Iterable[Reaction],
+                  imported: Iterable[tuple[str, int, tuple[str, ...]]]) -> tuple[Reaction, ...]:
+    """A message's reactions with Slack's counted in (those made before it was imported)."""
+    out = list(reactions)
+    for emoji, count, _ in imported:
+        at = next((n for n, r in enumerate(out) if r.emoji == emoji), None)
+        if at is None:
+            out.append(Reaction(emoji, (), count))
+        else:
+            out[at] = replace(out[at], imported=count)
+    return tuple(out)
 
 
 def slack_face(importer: bytes, user: str) -> bytes:

@@ -141,13 +141,20 @@ def test_a_claim_confirmed_by_the_importer_shows_messages_as_the_members(
     confirmed = hearth("slack-confirm", "bobby", "U2", data=ada.data).line
     # bob was in three private conversations the importer holds: he is in them now
     assert confirmed.endswith("added to #secret-plans, #dm-Zoë 日本-ada-bob, #dm-ada-bob")
+    with Workspace.open(bob) as ws_bob:
+        bob_key = ws_bob.key
     with Workspace.open(ada) as ws:
+        assert [m.shown_author for m in ws.read("random")] == [bob_key]
         assert [m.nick for m in ws.read("random")] == ["bobby"]
         secret = ws.private.resolve("secret-plans")
         assert secret is not None and len(secret.members) == 2
         # and in the private channel: bob's reply is bobby's now, as in #random
         (root,) = ws.private.read(secret.id)
-        assert [m.nick for m in ws.conversation.thread(root.id)] == ["ada (from Slack)", "bobby"]
+        thread = ws.conversation.thread(root.id)
+        assert [m.nick for m in thread] == ["ada (from Slack)", "bobby"]
+        # each wears their own face: Slack's ada one of her own, bob his member's key
+        assert thread[1].shown_author == bob_key
+        assert thread[0].shown_author not in (ws.key, bob_key)
     users = hearth("slack-users", "--json", data=ada.data).json()
     assert [u["member"] is not None for u in users if u["user"] == "U2"] == [True]
 
