@@ -197,15 +197,44 @@ class Gatherer:
         return channel
 
     def _private(self, private) -> ArchivedChannel:
+        """A private channel I am in, as a public one is written: threads, reactions, edits
+        and, for imported messages, their Slack origin (sealed in the channel)."""
         ws = self.ws
+        conversation = ws.private.conversation
         cid = ("D" if private.dm else "G") + private.id.hex()[:12].upper()
         channel = ArchivedChannel(cid, private.name, True, "",
                                   [self._user(k) for k in private.members], dm=private.dm)
-        for m in ws.private.read(private.id, limit=0):
+        shown = ws.private.read(private.id, limit=0)
+        threads: list[Message] = []
+        for m in shown:
+            if m.replies and m.reply_to is None:
+                threads += [r for r in conversation.thread(m.id)[1:] if not r.in_channel]
+        for m in sorted(shown + threads, key=lambda m: (m.ts, m.id)):
+            origin = conversation.find(m.id)[1].origin
+            if origin is not None:
+                uid, name_shown = origin.user, origin.name
+                self.users.setdefault(uid, origin.name)
+            else:
+                uid, name_shown = self._user(m.author), m.nick or m.author.hex()[:8]
+            versions = tuple((v.ts, v.text) for v in conversation.versions(m.id)) \
+                if m.edited and origin is None else ()
+            reactions = []
+            for r in m.reactions:
+                by = [self._user(k) for k in r.by]
+                if origin is not None:
+                    by = [*next((u for e, _, u in origin.reactions if e == r.emoji), ()), *by]
+                reactions.append(ArchivedReaction(r.emoji, r.count, tuple(by)))
             channel.messages.append(ArchivedMessage(
-                m.id.hex(), cid, self._user(m.author), m.nick or m.author.hex()[:8], m.ts,
-                m.text, files=tuple({"name": f.name, "size": f.size, "type": f.media_type,
-                                     "list": f.list.hex()} for f in m.files)))
+                m.id.hex(), cid, uid, name_shown, m.ts, m.text,
+                edited=(origin.edited if origin and origin.edited else
+                        (versions[-1][0] if versions else 0)),
+                thread=m.reply_to.hex() if m.reply_to else None,
+                broadcast=m.reply_to is not None and m.in_channel, replies=m.replies,
+                reactions=tuple(reactions),
+                files=tuple({"name": f.name, "size": f.size, "type": f.media_type,
+                             "list": f.list.hex()} for f in m.files),
+                versions=versions, slack_ts=origin.slack_ts if origin else None,
+                subtype=origin.subtype if origin else ""))
         return channel
 
     def _documents(self) -> list[ArchivedDocument]:

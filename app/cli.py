@@ -63,6 +63,10 @@ def main(argv: Sequence[str] | None = None, *, window: Window | None = None) -> 
         from storage._verify import worker_main  # the packaged app's signature helper
 
         return worker_main()
+    if list(sys.argv[1:] if argv is None else argv) == ["--slack-worker"]:
+        from .slack_workers import worker_main as slack_worker  # an import's helper
+
+        return slack_worker()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

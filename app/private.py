@@ -343,6 +343,15 @@ class PrivateChannels:
                                         content)
         return obj
 
+    def boxed(self, channel: bytes, epoch: int, key: bytes, content: dict,
+              heads: list[tuple[bytes, int]]) -> Object:
+        """A post/sealed holding `content` boxed under `key`, after `heads`, signed but not
+        stored (an import stores many at once); InvalidObject when it is too large."""
+        nonce, box = _box(key, content)
+        return authored(self.identity, "post/sealed", stream=channel, body={
+            "channel": channel, "epoch": epoch, "nonce": nonce, "box": box},
+            now_ms=int(self.ws.clock() * 1000), heads=heads)
+
     def post_box(self, channel: bytes, epoch: int, key: bytes, content: dict) -> Object:
         """A post/sealed holding `content` (core/private_conversation.py), boxed under `key`."""
         nonce, box = _box(key, content)

@@ -29,11 +29,12 @@ from core.private import PrivateView
 from core.private_conversation import ConversationState, SealedMessage, content, parse
 from storage import Message, MessageVersion, NotFound
 from storage._files import attachment
+from storage._origins import shown_as, with_imported
 from storage.records import Attachment, Reaction
 
 from .conversation import _emoji, mention_pattern
 from .errors import WorkspaceError
-from .private_kept import Kept, grown_from, ids_digest, message, pending, shown
+from .private_kept import Kept, grown_from, ids_digest, message, pending, posted, shown
 
 if TYPE_CHECKING:
     from .private import PrivateChannels
@@ -62,6 +63,11 @@ class PrivateMatches:
     messages: tuple[Message, ...]  # the newest matches, newest first
     total: int
     capped: bool
+
+
+def _claims() -> dict[tuple[str, bytes], bytes | None]:
+    """A memo of whose claims count, (Slack user, importer) -> member, for one call."""
+    return {}
 
 
 class PrivateConversation:
@@ -109,9 +115,10 @@ class PrivateConversation:
                          *pending(state, {post.id for post in view.posts}))
         self._states[channel] = opened
         held = self.replica.private_index.held(channel)
-        rows = {m.id: (m.text, m.in_channel, shown(m)) for m in state.messages.values()}
+        at = posted(view, list(state.messages.values()))
         self.kept.keep(view, opened.ids,
-                       [m for m in state.messages.values() if held.get(m.id) != rows[m.id]],
+                       [m for m in state.messages.values() if held.get(m.id) != (
+                           m.ts, m.text, m.in_channel, at[m.id], shown(m))],
                        [oid for oid in held if oid not in state.messages],
                        opened.waiting, opened.deleting)
         return opened
@@ -177,7 +184,9 @@ class PrivateConversation:
                                  "read (deleted, or sealed under a key you do not hold)")
         return opened, found
 
-    def _record(self, opened: _Shown, m: SealedMessage, names: dict[bytes, str]) -> Message:
+    def _record(self, opened: _Shown, m: SealedMessage, names: dict[bytes, str],
+                claims: dict[tuple[str, bytes], bytes | None] | None = None) -> Message:
+        """`m` as a Message; `claims` memoizes whose claims count, for one call's messages."""
         files: tuple[Attachment, ...] = ()
         if m.files:
             post = self.replica.object(m.id)
@@ -185,24 +194,41 @@ class PrivateConversation:
             states = self.replica.files.states(d["list"] for d in m.files)
             files = tuple(attachment(d, *((s.complete, s.mine, s.pinned) if (
                 s := states.get(d["list"])) else ())) for d in m.files)
-        return Message(m.id, opened.name, m.author, names.get(m.author), m.ts, m.text,
-                       m.edited, m.reply_to, len(m.replies),
-                       tuple(Reaction(e, tuple(by)) for e, by in m.reactions.items()),
-                       m.in_channel, False, files, opened.view.id)
+        reactions = tuple(Reaction(e, tuple(by)) for e, by in m.reactions.items())
+        nick, origin, face = names.get(m.author), m.origin, None
+        if origin is not None:  # as storage._origins.overlay shows a public one
+            claims = {} if claims is None else claims
+            pair = (origin.user, m.author)
+            if pair not in claims:
+                claims[pair] = self.replica.origins.claimed_for(*pair)
+            member = claims[pair]
+            nick, face = shown_as(origin.name, origin.user, m.author, member,
+                                  names.get(member) if member is not None else None)
+            reactions = with_imported(reactions, origin.reactions)
+        return Message(m.id, opened.name, m.author, nick, m.ts, m.text,
+                       m.edited, m.reply_to, len(m.replies), reactions,
+                       m.in_channel, False, files, opened.view.id,
+                       origin.user if origin is not None else None, face)
+
+    def imported(self, channel: bytes) -> dict[str, bytes]:
+        """Slack ts -> message id of what I imported into a private channel I am in (an
+        import of the same export again skips them)."""
+        state = self.state(channel).state
+        return {m.origin.slack_ts: m.id for m in state.messages.values()
+                if m.origin is not None and m.author == self.ws.key}
 
     def read(self, channel: bytes, *, limit: int = 50) -> list[Message]:
         """The newest `limit` messages shown in the channel (replies sent to it too), oldest
         first, with their reply counts and reactions (from what the index keeps, when it
         holds the channel as it is: app.private_kept)."""
         shown = self._kept(channel)
+        names, claims = self.replica.nicknames(), _claims()
         if shown is not None:
-            names = self.replica.nicknames()
-            return [self._record(shown, message(*row), names)
+            return [self._record(shown, message(*row), names, claims)
                     for row in self.replica.private_index.page(channel, limit)]
         opened = self.state(channel)
         ids = opened.state.channel[-limit:] if limit else opened.state.channel
-        names = self.replica.nicknames()
-        return [self._record(opened, opened.state.messages[i], names) for i in ids]
+        return [self._record(opened, opened.state.messages[i], names, claims) for i in ids]
 
     def message(self, message_id: bytes) -> Message:
         opened, found = self.find(message_id)
@@ -210,8 +236,8 @@ class PrivateConversation:
 
     def thread(self, message_id: bytes) -> list[Message]:
         opened, _ = self.find(message_id)
-        names = self.replica.nicknames()
-        return [self._record(opened, m, names) for m in opened.state.thread(message_id)]
+        names, claims = self.replica.nicknames(), _claims()
+        return [self._record(opened, m, names, claims) for m in opened.state.thread(message_id)]
 
     def versions(self, message_id: bytes) -> list[MessageVersion]:
         _, found = self.find(message_id)
@@ -290,7 +316,7 @@ class PrivateConversation:
         want = max(limit, COUNT_CAP) + 1
         found = self.replica.private_index.search(wanted, terms, authors, since_ms, until_ms,
                                                   want)
-        names = self.replica.nicknames()
+        names, claims = self.replica.nicknames(), _claims()
         messages: list[Message] = []
         rows = {}
         for channel in {c for _, _, c in found[:limit] if not isinstance(shown[c], _Opened)}:
@@ -303,7 +329,7 @@ class PrivateConversation:
             else:
                 m = message(*rows[oid]) if oid in rows else None
             if m is not None:
-                messages.append(self._record(opened, m, names))
+                messages.append(self._record(opened, m, names, claims))
         capped = len(found) == want
         return PrivateMatches(tuple(messages), want - 1 if capped else len(found), capped)
 

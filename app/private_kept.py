@@ -8,7 +8,8 @@ posts that counted, in order, and per epoch its winning key check and the key se
 (what decides which boxes open). The conversation is a function of those alone
 (core.private_conversation.ConversationState.compute), so where the stamp of the channel's
 view now equals the kept one, the kept messages are what computing it again would show, and
-the newest page is read from them without opening a box. Where the view is the kept one with
+the newest page is read from them without opening a box. (Posts of an import, which name
+many messages each, are left to computing again.) Where the view is the kept one with
 posts arrived at the end (the stamp of its first posts matches), only they are opened and
 taken as `ConversationState.extend` takes them, over the kept messages they name and the ids
 posts named before they existed (`pending`, kept too: `extend` needs them). Anything else (a
@@ -23,14 +24,14 @@ from typing import TYPE_CHECKING
 
 from core.encoding import decode_item, dumps
 from core.private import PrivateView
-from core.private_conversation import ConversationState, SealedMessage
+from core.private_conversation import ConversationState, SealedMessage, SealedOrigin
 
 if TYPE_CHECKING:
     from .private_conversation import PrivateConversation
 
 # Bumped whenever what ConversationState.compute decides, or what is kept of a message,
 # changes: a stamp made by another version then never matches.
-VERSION = 1
+VERSION = 2
 Pending = tuple[set[bytes], dict[bytes, set[bytes]]]  # ConversationState's waiting, deleting
 
 
@@ -64,17 +65,34 @@ def pending(state: ConversationState, posts: set[bytes]) -> Pending:
 
 def shown(m: SealedMessage) -> bytes:
     """What is kept of a message besides its id, author, time and current text."""
+    o = m.origin
+    origin = None if o is None else [o.user, o.name, o.slack_ts, o.edited, o.subtype,
+                                     [[e, n, list(users)] for e, n, users in o.reactions]]
     return dumps([m.original, list(m.files), m.reply_to, m.in_channel,
                   [list(edit) for edit in m.edits], [[e, by] for e, by in m.reactions.items()],
-                  m.replies])
+                  m.replies, origin])
 
 
 def message(oid: bytes, author: bytes, ts: int, text: str, kept: bytes) -> SealedMessage:
     """A kept message as the conversation showed it (`shown`'s inverse)."""
-    original, files, reply_to, in_channel, edits, reactions, replies = decode_item(kept)
+    original, files, reply_to, in_channel, edits, reactions, replies, o = decode_item(kept)
+    origin = None
+    if o is not None:
+        user, name, slack_ts, edited, subtype, counts = o
+        origin = SealedOrigin(user, name, slack_ts, edited, subtype,
+                              tuple((e, n, tuple(users)) for e, n, users in counts))
     return SealedMessage(oid, author, ts, text, original, tuple(files), reply_to, in_channel,
                          [(e_ts, e_id, e_text) for e_ts, e_id, e_text in edits],
-                         {e: list(by) for e, by in reactions}, list(replies))
+                         {e: list(by) for e, by in reactions}, list(replies), origin)
+
+
+def posted(view: PrivateView, messages: Sequence[SealedMessage]) -> dict[bytes, int]:
+    """The time of each message's own post, which orders the channel (an imported message
+    shows its time in Slack instead: core.private_conversation)."""
+    if all(m.origin is None for m in messages):
+        return {m.id: m.ts for m in messages}
+    own = {post.id: post.ts for post in view.posts}
+    return {m.id: own[m.id] for m in messages}
 
 
 class Kept:
@@ -95,8 +113,10 @@ class Kept:
             if m.files:
                 self.replica.files.record_private(view.id, self.replica.object(m.id), m.files)
         blob = dumps([sorted(waiting), [[oid, sorted(by)] for oid, by in deleting.items()]])
+        at = posted(view, put)
         self.replica.private_index.update(
-            view.id, [(m.id, m.author, m.ts, m.text, m.in_channel, shown(m)) for m in put],
+            view.id, [(m.id, m.author, m.ts, m.text, m.in_channel, at[m.id], shown(m))
+                      for m in put],
             drop, (stamp(view, self.conversation.ws.key, ids), len(view.posts), blob))
 
     def holds(self, view: PrivateView) -> bool:
@@ -125,6 +145,8 @@ class Kept:
         """Take posts that arrived after the kept ones, as ConversationState.extend does,
         over the kept messages they name; False when it must compute again."""
         parsed = self.conversation._parsed(view, arrived)
+        if any(kind == "post/origin" for _, kind, _ in parsed):
+            return False  # an import's: it names many messages (compute again)
         named = [body[k] for _, _, body in parsed for k in ("target", "parent") if k in body]
         messages = {oid: message(*row) for oid, row in
                     self.replica.private_index.rows(view.id, named).items()}

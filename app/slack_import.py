@@ -12,126 +12,54 @@ Public channels keep threads (post/reply), reactions and edits (in the origin). 
 channels, group DMs and DMs go to private channels (ws.private) of the importer and of those
 of their members who are in the workspace (`--map` names them); the others are held out,
 and added when the importer confirms their claim (`confirm`: the importer's computer keeps
-who was in which, HELD_FILE). Private channels have no threads, reactions or
-message times of their own yet, so a private message carries its author, Slack time and
-reactions in its sealed text. An object's id is a function of the export (Ed25519 is
-deterministic; each channel's imported objects link in a chain), and Slack's (channel, ts)
-key is checked too, so importing an export twice adds nothing. Objects go in batches of
-BATCH messages: while this thread converts and signs one, the signature helpers check the one
-before and a writer thread stores the one before that (bench/import_slack.py).
+who was in which, HELD_FILE). There each message, reply and origin is sealed in the channel's
+box (core/private_conversation.py), so the same show (author, Slack time, threads, reactions,
+edits) for its members alone: outside, each sealed object is dated when it was imported.
+A public object's id is a function of the export (Ed25519 is deterministic; each channel's
+imported objects link in a chain), and Slack's (channel, ts) key is checked too, public or
+sealed, so importing an export twice adds nothing.
+
+The export is checked whole first (SlackExport.check), then read again day file by day file
+(a zip's entries are not checked message by message again: its CRCs prove them the same).
+Channels are made first. Then a large export's public channels are converted and signed in
+helper processes, a channel each at a time (app/slack_workers.py; otherwise, and for private
+channels, by this thread: app/slack_convert.py either way), and a writer thread stores each
+BATCH of objects while this one takes the next (Replica.ingest_own: what this computer has
+just signed is not verified again; bench/import_slack.py).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import tempfile
-import unicodedata
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from functools import lru_cache
+from dataclasses import dataclass
 from pathlib import Path
 
 from analytics.events import pow2
 from core import kinds
 from core.errors import InvalidObject, Reason
-from core.import_kinds import MAX_ITEMS, MAX_ORIGIN_NAME, MAX_REACTION_USERS, MAX_REACTIONS
-from core.objects import Object, build
-from storage import Checking, Status, check_ahead
+from core.import_kinds import MAX_ITEMS
+from core.objects import Object
+from core.private_conversation import parse
+from storage import Status
 
 from .activity import record_usage
 from .errors import WorkspaceError
+from .slack_convert import KNOWN_SUBTYPES, Converter, ImportSummary, clean_id, clean_name
 from .slack_export import Conversation, ExportError, SlackExport
-from .slack_markup import to_markdown
+from .slack_workers import HelpersUnavailable, convert, helpers
 from .workspace import Workspace
 
-BATCH = 2_000  # messages per ingest transaction
+log = logging.getLogger(__name__)
+
+BATCH = 8_192  # objects per ingest transaction, at least (memory: bench/import_slack.py)
+HELPERS_MIN = 20_000  # messages below which helper processes cost more than they save
 Progress = Callable[[int, int], None]  # (messages done, messages in the export)
-KNOWN_SUBTYPES = frozenset({
-    "", "thread_broadcast", "bot_message", "me_message", "file_share", "channel_join",
-    "channel_leave", "channel_topic", "channel_purpose", "channel_name", "channel_archive",
-    "channel_unarchive", "group_join", "group_leave", "group_topic", "group_purpose",
-    "pinned_item", "reminder_add", "tombstone", "sh_room_created", "slackbot_response"})
-
-
-@dataclass
-class ImportSummary:
-    """What an import did (each count is what was added this time)."""
-
-    channels: int = 0  # public channels made or added to
-    private: int = 0  # private channels and DMs made or added to
-    messages: int = 0
-    replies: int = 0
-    origins: int = 0
-    already: int = 0  # messages a former import brought in
-    skipped: int = 0  # messages with nothing to show (no text, no files)
-    unknown_subtypes: int = 0  # imported as plain messages
-    files: int = 0  # files the export held, attached (the others are links)
-    held: list[str] = field(default_factory=list)  # Slack users of private channels not here
-
-    def line(self) -> str:
-        added = (f"imported {self.messages} messages ({self.replies} in threads) into "
-                 f"{self.channels} channels and {self.private} private channels")
-        extra = [f"{self.files} files attached" if self.files else "",
-                 f"{self.already} were here already" if self.already else "",
-                 f"{self.skipped} empty skipped" if self.skipped else "",
-                 f"{self.unknown_subtypes} of unknown kinds as plain messages"
-                 if self.unknown_subtypes else "",
-                 f"{len(self.held)} Slack members of private channels are not here yet "
-                 f"({', '.join(self.held[:5])}{', ...' if len(self.held) > 5 else ''})"
-                 if self.held else ""]
-        return "; ".join([added, *(e for e in extra if e)])
-
-
-def slack_ms(ts: str) -> int:
-    seconds, _, fraction = ts.partition(".")
-    return int(seconds) * 1000 + int((fraction + "000")[:3])
-
-
-@lru_cache(maxsize=65536)
-def clean_name(name: str, fallback: str) -> str:
-    """A Slack name as an origin's name: NFC, no control characters, at most 80 codepoints."""
-    name = "".join(ch for ch in unicodedata.normalize("NFC", name)
-                   if unicodedata.category(ch)[0] != "C").strip()[:MAX_ORIGIN_NAME].strip()
-    return name or fallback
-
-
-@lru_cache(maxsize=65536)
-def clean_id(value: str) -> str:
-    value = "".join(ch for ch in value if "!" <= ch <= "~")[:32]
-    return value or "unknown"
-
-
-@lru_cache(maxsize=4096)
-def emoji_of(name: str) -> str:
-    """A Slack reaction name (":+1:", "thumbsup::skin-tone-2") as an emoji where it is one,
-    else ":name:" (a custom emoji)."""
-    import emoji
-
-    base = name.split("::")[0]
-    found = emoji.emojize(f":{base}:", language="alias")
-    if found == f":{base}:":
-        return clean_name(f":{base}:", ":emoji:")[:64]
-    return found
-
-
-def _fit(text: str, limit: int = kinds.MAX_TEXT_BYTES) -> str:
-    data = text.encode("utf-8")
-    if len(data) <= limit:
-        return text
-    return data[:limit - 4].decode("utf-8", "ignore") + " …"
-
-
-def _file_links(msg: dict) -> list[str]:
-    out = []
-    for f in msg.get("files", []):
-        name = f.get("name") or f.get("title") or f.get("id") or "file"
-        url = f.get("url_private") or f.get("permalink")
-        out.append(f"📎 [{name}]({url})" if isinstance(url, str) else f"📎 {name}")
-    return out
 
 
 class SlackImporter:
@@ -148,8 +76,11 @@ class SlackImporter:
         self.channel_names: dict[str, str] = {}
         self.total = 0
         self.done = 0
-        self._pending: tuple[list[Object], Checking] | None = None
-        self._writing: tuple[Future, list[Object], list[dict]] | None = None
+        self._queue: list[Object] = []  # signed, to be stored
+        self._queued = 0  # messages among them (the others are origins)
+        self._prior = False  # whether this workspace holds an import by me or an admin
+        self._filled: set[str] = set()  # channels this import has queued messages for
+        self._writing: tuple[Future, list[Object], list[dict], int] | None = None
         self._writer = ThreadPoolExecutor(1)
         self._sealed: list[dict] = []  # descriptors of files attached in the batch stored next
 
@@ -159,14 +90,28 @@ class SlackImporter:
         conversations = self.export.conversations()
         self.channel_names = {c.id: c.name for c in conversations if c.kind in
                               ("public", "private")}
+        self.converter = Converter(self.ws.identity, self.export, self.users,
+                                   self.channel_names, self.summary, self._attached)
         self._tick()
         self.ws.check_not_removed()
+        # Channels first, so that storing messages never waits on this thread's reads.
+        public = [(conv, self._channel(conv)) for conv in conversations if conv.kind == "public"]
+        importers = {self.ws.key, *self.ws.replica.admins()}
+        self._prior = self.ws.replica.origins.imported_by(importers)
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="slack-import-writer")
         try:
+            helped = self._in_helpers(public)
+            if helped:
+                try:
+                    self._public_in_helpers(public)
+                except HelpersUnavailable:
+                    log.warning("cannot start the import's helper processes; converting here")
+                    helped = False
+            if not helped:
+                for conv, channel in public:
+                    self._public(conv, channel, importers)
             for conv in conversations:
-                if conv.kind == "public":
-                    self._public(conv)
-                else:
+                if conv.kind != "public":
                     self._store()
                     self._finish()
                     self._private(conv)
@@ -183,21 +128,6 @@ class SlackImporter:
         self.done += count
         if self.progress is not None:
             self.progress(self.done, self.total)
-
-    def _name(self, msg: dict) -> tuple[str, str]:
-        """(Slack user id, the name shown) of a message's author."""
-        user = msg.get("user") or msg.get("bot_id") or "USLACKBOT"
-        name = msg.get("username") if msg.get("subtype") == "bot_message" else None
-        name = name or self.users.get(user) or (msg.get("user_profile") or {}).get("name")
-        uid = clean_id(str(user))
-        return uid, clean_name(str(name or uid), uid)
-
-    def _text(self, msg: dict, attached: frozenset[str] = frozenset()) -> str:
-        """A message's text as Markdown, with links to its files (but those `attached`)."""
-        text = to_markdown(msg.get("text") or "", self.users, self.channel_names)
-        links = _file_links({"files": [f for f in msg.get("files", [])
-                                       if f.get("id") not in attached]})
-        return _fit("\n".join(part for part in [text.strip(), *links] if part))
 
     def _attached(self, conv: Conversation, msg: dict) -> list[dict]:
         """Descriptors of the files of `msg` the export holds (at most 4), sealed into this
@@ -221,8 +151,8 @@ class SlackImporter:
 
     # Public channels --------------------------------------------------------------------------
 
-    def _public(self, conv: Conversation) -> None:
-        self._finish()  # the writer's batch first: this thread reads and writes below
+    def _channel(self, conv: Conversation) -> str:
+        """The channel a public Slack channel goes to: made (or joined) here, with its topic."""
         name = conv.name.strip()
         try:
             kinds.check_name(name, "channel name", kinds.MAX_CHANNEL)
@@ -237,93 +167,81 @@ class SlackImporter:
         topic = (conv.topic or conv.purpose).strip()[:kinds.MAX_TOPIC]
         if topic and ws.state(channel).topic != topic:
             ws.topic(channel, topic)
+        return channel
+
+    def _public(self, conv: Conversation, channel: str, importers: set[bytes]) -> None:
+        ws = self.ws
         self.summary.channels += 1
         stream = kinds.channel_stream(ws.id, channel)
-        # what I or an admin imported before: another member's claims never hold back mine
-        held = ws.replica.origins.held(channel, {ws.key, *ws.replica.admins()})
-        roots: dict[str, bytes] = dict(held)
-        batch: list[tuple[dict, Object]] = []
-        prev: bytes | None = ws.replica.origins.last(channel, ws.key)
-        for msg in self.export.messages(conv):
-            if msg["ts"] in held:
-                self.summary.already += 1
-                self._tick(1)
-                continue
-            obj = self._message(msg, channel, stream, roots, prev, conv)
-            if obj is None:
-                self.summary.skipped += 1
-                self._tick(1)
-                continue
-            prev = obj.id
-            if msg.get("thread_ts", msg["ts"]) == msg["ts"]:
-                roots[msg["ts"]] = obj.id
-            batch.append((msg, obj))
-            if len(batch) >= BATCH:
-                self._flush(channel, stream, batch)
-                batch = []
-        self._flush(channel, stream, batch)
+        held: dict[str, bytes] = {}
+        prev: bytes | None = None
+        if self._prior or channel in self._filled:
+            # what I or an admin imported before (another member's claims never hold back
+            # mine), once what this import queued is stored
+            self._store()
+            self._finish()
+            held = ws.replica.origins.held(channel, importers)
+            prev = ws.replica.origins.last(channel, ws.key)
+        self._filled.add(channel)
+        for objects, messages, passed in self.converter.channel(conv, channel, stream, held,
+                                                                prev):
+            self._queue += objects
+            self._queued += messages
+            self._tick(passed - messages)
+            self._store_when_ready()
 
-    def _message(self, msg: dict, channel: str, stream: bytes, roots: dict[str, bytes],
-                 prev: bytes | None, conv: Conversation) -> Object | None:
-        thread = msg.get("thread_ts")
-        parent = roots.get(thread) if thread and thread != msg["ts"] else None
-        links = [prev] if prev else []
-        files = self._attached(conv, msg) if parent is None and msg.get("files") else []
-        if files:  # a reply carries no files in Hearth: its files stay links
-            text = self._text(msg, frozenset(d.pop("id") for d in files))
-            self.summary.files += len(files)
-            return build(self.ws.identity, "post/file", stream=stream,
-                         body={"text": text, "files": files, "channel": channel},
-                         ts=slack_ms(msg["ts"]), links=links)
-        text = self._text(msg)
-        if not text.strip():
-            return None
-        subtype = msg.get("subtype") or ""
-        if subtype not in KNOWN_SUBTYPES:
-            self.summary.unknown_subtypes += 1
-        if parent is not None:
-            # bodies in canonical key order (length first): build() takes its fast path
-            body = {"text": text, "parent": parent, "channel": channel,
-                    "broadcast": subtype == "thread_broadcast"}
-            return build(self.ws.identity, "post/reply", stream=stream, body=body,
-                         ts=slack_ms(msg["ts"]), links=links)
-        return build(self.ws.identity, "post/text", stream=stream,
-                     body={"text": text, "channel": channel}, ts=slack_ms(msg["ts"]),
-                     links=links)
+    def _in_helpers(self, public: list[tuple[Conversation, str]]) -> bool:
+        """Whether the public channels are converted and signed in helper processes: when
+        there are cores to spare and enough messages, and nothing needs this process (no
+        import here before, whose messages a channel would skip or go on from; no two Slack
+        channels into one; no files the export holds, which are sealed here)."""
+        channels = [channel for _, channel in public]
+        return (helpers() > 0 and self.export.zipped and self.total >= HELPERS_MIN
+                and not self._prior and len(set(channels)) == len(channels)
+                and not self.export.holds_files())
 
-    def _flush(self, channel: str, stream: bytes, batch: list[tuple[dict, Object]]) -> None:
-        """Sign the origins of `batch`, start checking the batch in the signature helpers,
-        and store the batch before it (checked meanwhile): converting and signing the next
-        batch overlaps with checking this one."""
-        if not batch:
-            return
-        items = [self._item(msg, obj) for msg, obj in batch]
-        objects = [obj for _, obj in batch]
-        for start in range(0, len(items), MAX_ITEMS):
-            objects += self._origins(channel, stream, items[start:start + MAX_ITEMS])
-        self._store()
-        self._pending = (objects, check_ahead([obj.raw for obj in objects], ahead=True))
-        self.summary.messages += len(batch)
-        self.summary.replies += sum(obj.type == "post/reply" for _, obj in batch)
+    def _public_in_helpers(self, public: list[tuple[Conversation, str]]) -> None:
+        jobs = [(conv, channel, kinds.channel_stream(self.ws.id, channel))
+                for conv, channel in public]
+        for got in convert(self.ws.identity, self.export, self.users, self.channel_names,
+                           jobs, helpers()):
+            if isinstance(got, ImportSummary):
+                for name in ("messages", "replies", "origins", "already", "skipped",
+                             "unknown_subtypes"):
+                    setattr(self.summary, name, getattr(self.summary, name) + getattr(got, name))
+                continue
+            objects, messages, passed = got
+            self._queue += objects
+            self._queued += messages
+            self._tick(passed - messages)
+            self._store_when_ready()
+        self.summary.channels += len(jobs)
+
+    def _store_when_ready(self) -> None:
+        """Hand a full queue to the writer once it is free; while it is busy the queue goes on
+        filling (this thread does not wait, nor the helpers behind it), up to twice BATCH."""
+        size = len(self._queue)
+        if size >= 2 * BATCH or (size >= BATCH and (
+                self._writing is None or self._writing[0].done())):
+            self._store()
 
     def _store(self) -> None:
-        """Hand the batch whose checks are under way to the writer thread, which stores it
-        (as Workspace.add_own would) while this thread converts and signs the next one; the
-        batch before it is finished first."""
+        """Hand the queued objects to the writer thread, which stores them (as
+        Workspace.add_own would, but without checking again what this thread just signed),
+        once the batch before them is stored."""
         self._finish()
-        if self._pending is None:
+        if not self._queue:
             return
-        objects, checking = self._pending
-        self._pending = None
-        future = self._writer.submit(self.ws.replica.ingest_checked, [checking])
-        self._writing = (future, objects, self._sealed)
-        self._sealed = []
+        objects, self._queue = self._queue, []
+        future = self._writer.submit(self.ws.replica.ingest_own, objects, self.ws.key)
+        self._writing = (future, objects, self._sealed, self._queued)
+        self._sealed, self._queued = [], 0
 
     def _finish(self) -> None:
         """Wait for the writer's batch (before this thread touches the replica itself)."""
         if self._writing is None:
             return
-        future, objects, sealed = self._writing
+        future, objects, sealed, messages = self._writing
         self._writing = None
         results = future.result()
         bad = [r for r in results if r.status is Status.REJECTED]
@@ -336,32 +254,7 @@ class SlackImporter:
             # pushes everything stored since it last did, and counts what a person made (an
             # import is not 1,000,000 posts of theirs).
             self.ws.on_created(objects[-1])
-        self._tick(sum(obj.type != "post/origin" for obj in objects))
-
-    def _item(self, msg: dict, obj: Object) -> list:
-        uid, name = self._name(msg)
-        reactions = []
-        for r in msg.get("reactions", [])[:MAX_REACTIONS]:
-            users = [clean_id(u) for u in r.get("users", [])]
-            count = max(r.get("count", 0), len(users), 1)
-            reactions.append([emoji_of(r["name"]), count, users[:MAX_REACTION_USERS]])
-        edited = msg.get("edited")
-        return [obj.id, uid, name, msg["ts"], slack_ms(edited["ts"]) if edited else 0,
-                (msg.get("subtype") or "")[:32], reactions]  # core.import_kinds.ITEM
-
-    def _origins(self, channel: str, stream: bytes, items: list[list]) -> list[Object]:
-        ts = max(slack_ms(item[3]) for item in items)
-        body = {"items": items, "channel": channel}
-        try:
-            obj = build(self.ws.identity, "post/origin", stream=stream, body=body, ts=ts)
-        except InvalidObject as exc:
-            if exc.reason is not Reason.OVERSIZE or len(items) == 1:
-                raise
-            half = len(items) // 2
-            return [*self._origins(channel, stream, items[:half]),
-                    *self._origins(channel, stream, items[half:])]
-        self.summary.origins += 1
-        return [obj]
+        self._tick(messages)
 
     # Private channels and DMs -----------------------------------------------------------------
 
@@ -384,6 +277,9 @@ class SlackImporter:
         return clean_name(base, "slack-dm")[:kinds.MAX_CHANNEL].strip()
 
     def _private(self, conv: Conversation) -> None:
+        """A private channel or DM as a private channel: its messages, replies and origins
+        sealed (core/private_conversation.py), so that only its members learn who wrote what
+        and when; each object is dated now on the outside, Slack's time is in the box."""
         ws = self.ws
         name = self._private_name(conv)
         found = ws.private.resolve(name)
@@ -391,19 +287,44 @@ class SlackImporter:
         channel = found.id if found is not None else ws.private.create(name, members)
         self._hold(channel, conv)
         self.summary.private += 1
-        have = {m.text for m in ws.private.read(channel, limit=0)}
+        held = ws.private.conversation.imported(channel)
         epoch, key = ws.private.newest_key(channel)
-        for msg in self.export.messages(conv):
-            text = self._sealed_text(msg)
-            if text is None:
-                self.summary.skipped += 1
-            elif text in have:
+        sealing = _Sealing(ws, channel, epoch, key)
+        roots: dict[str, bytes] = dict(held)
+        items: list[list] = []
+        for msg in self.export.messages(conv, checked=True):
+            if msg["ts"] in held:
                 self.summary.already += 1
+                self._tick(1)
+                continue
+            text = self.converter.text(msg)
+            if not text.strip():
+                self.summary.skipped += 1
+                self._tick(1)
+                continue
+            if (msg.get("subtype") or "") not in KNOWN_SUBTYPES:
+                self.summary.unknown_subtypes += 1
+            thread = msg.get("thread_ts")
+            parent = roots.get(thread) if thread and thread != msg["ts"] else None
+            if parent is not None:
+                obj = sealing.seal({"type": "post/reply", "text": text, "parent": parent,
+                                    "broadcast": msg.get("subtype") == "thread_broadcast"})
+                self.summary.replies += 1
             else:
-                ws.private.post_sealed(channel, epoch, key, {"text": text})
-                have.add(text)
-                self.summary.messages += 1
-            self._tick(1)
+                obj = sealing.seal({"text": text})
+                roots[msg["ts"]] = obj.id
+            self.summary.messages += 1
+            self._queued += 1
+            self._queue.append(obj)
+            items.append(self.converter.item(msg, obj))
+            if len(items) == MAX_ITEMS:  # stored after their origin: never one without the other
+                self._queue += sealing.origins(items)
+                items = []
+                self._store_when_ready()
+        if items:
+            self._queue += sealing.origins(items)
+        self._store()
+        self._finish()
 
     def _hold(self, channel: bytes, conv: Conversation) -> None:
         """Remember, on this computer only, which Slack users were in a private channel, so
@@ -418,19 +339,31 @@ class SlackImporter:
             json.dump(held, tmp)
         os.replace(tmp.name, path)
 
-    def _sealed_text(self, msg: dict) -> str | None:
-        body = self._text(msg)
-        if not body.strip():
-            return None
-        _, name = self._name(msg)
-        when = datetime.fromtimestamp(slack_ms(msg["ts"]) / 1000, UTC).strftime(
-            "%Y-%m-%d %H:%M UTC")
-        thread = "↳ " if msg.get("thread_ts", msg["ts"]) != msg["ts"] else ""
-        reactions = " ".join(f"{emoji_of(r['name'])} {max(r.get('count', 0), 1)}"
-                             for r in msg.get("reactions", []))
-        edited = " (edited)" if msg.get("edited") else ""
-        head = f"{thread}**{name}** (from Slack, {when}){edited}:"
-        return _fit(f"{head} {body}" + (f"\n{reactions}" if reactions else ""))
+
+class _Sealing:
+    """A private channel's imported posts, boxed under its newest key, each after the one
+    before (stored in batches by the importer's writer, as public ones are)."""
+
+    def __init__(self, ws: Workspace, channel: bytes, epoch: int, key: bytes) -> None:
+        self.ws, self.channel, self.epoch, self.key = ws, channel, epoch, key
+        self.heads = ws.replica.heads(channel)
+
+    def seal(self, content: dict) -> Object:
+        if parse(content) is None:  # pragma: no cover - the importer makes only these shapes
+            raise WorkspaceError(f"cannot seal an imported {content.get('type', 'message')}")
+        obj = self.ws.private.boxed(self.channel, self.epoch, self.key, content, self.heads)
+        self.heads = [(obj.id, obj.ts)]
+        return obj
+
+    def origins(self, items: list[list]) -> list[Object]:
+        """The origin of these messages, sealed (halves when it is too large for one)."""
+        try:
+            return [self.seal({"type": "post/origin", "items": items})]
+        except InvalidObject as exc:
+            if exc.reason is not Reason.OVERSIZE or len(items) == 1:
+                raise
+            half = len(items) // 2
+            return [*self.origins(items[:half]), *self.origins(items[half:])]
 
 
 def import_slack(ws: Workspace, path: Path, *, mapping: dict[str, bytes] | None = None,

@@ -22,6 +22,18 @@ _HELD = re.compile("\x01(\\d+)\x01")
 _SPECIAL = {"here": "@here", "channel": "@channel", "everyone": "@everyone"}
 
 
+def _strike(match: re.Match[str]) -> str:
+    return f"~~{match.group(1)}~~"
+
+
+def _held_bold(match: re.Match[str]) -> str:  # "**" once italics are done
+    return f"\x00{match.group(1)}\x00"
+
+
+def _italic(match: re.Match[str]) -> str:
+    return f"*{match.group(1)}*"
+
+
 def _unescape(text: str) -> str:
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
@@ -74,14 +86,22 @@ def to_markdown(text: str, users: Mapping[str, str], channels: Mapping[str, str]
             held.append(angle(match))
             return f"\x01{len(held) - 1}\x01"
 
-        part = _ANGLE.sub(hold, part)
+        # Each pass only where its mark is in the text: most messages have one or two.
+        if "<" in part:
+            part = _ANGLE.sub(hold, part)
         if ":" in part:
             part = _emojize(part)
-        part = _STRIKE.sub(lambda m: f"~~{m.group(1)}~~", part)
-        part = _BOLD.sub(lambda m: f"\x00{m.group(1)}\x00", part)
-        part = _ITALIC.sub(lambda m: f"*{m.group(1)}*", part)
-        part = _unescape(part.replace("\x00", "**"))
-        return _HELD.sub(lambda m: held[int(m.group(1))], part)
+        if "~" in part:
+            part = _STRIKE.sub(_strike, part)
+        if "*" in part:
+            part = _BOLD.sub(_held_bold, part)
+        if "_" in part:
+            part = _ITALIC.sub(_italic, part)
+        if "\x00" in part:
+            part = part.replace("\x00", "**")
+        if "&" in part:
+            part = _unescape(part)
+        return _HELD.sub(lambda m: held[int(m.group(1))], part) if held else part
 
     return _split_code(text, plain)
 

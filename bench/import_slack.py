@@ -4,16 +4,18 @@ replies in threads, a fifth with reactions, one in twenty edited, with Slack mar
 mentions, links) to convert. The export is built first, in Slack's layout, as a zip.
 
 Reports messages/s of the import (the whole of it: the check pass that reads every day file,
-then converting, signing and storing), with progress as it goes, and the peak resident memory
-while it runs; and, in the same run and at the same count, bench/ingest.py's rate: signed
+then converting and signing, in the import's helper processes (app/slack_workers.py), and
+storing, in this one), with progress as it goes, and the peak resident memory of this process
+and its helpers together while it runs; and, in the same run and at the same count, bench/ingest.py's rate: signed
 posts stored as a node stores what peers send (sync._storing, pipelined). Both also as CPU
-time per 1,000 (this process and the signature helpers), which a busy machine does not move
-as it moves wall-clock rates. Targets: the import >= 0.8x that rate; peak memory <= 400 MB.
-HEARTH_BENCH_SLACK sets the number of messages.
+time per 1,000 (this process and its helpers: the import's, or ingest's signature helpers),
+which a busy machine does not move as it moves wall-clock rates. Targets: the import >= 0.8x
+that rate; peak memory <= 400 MB. HEARTH_BENCH_SLACK sets the number of messages.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -82,7 +84,8 @@ def build_export(path: Path, count: int, channels: int, seed: int = 7) -> None:
 
 
 class PeakMemory:
-    """The peak resident set size of this process while it is entered (sampled)."""
+    """The peak resident set size of this process and its children while it is entered
+    (sampled)."""
 
     def __init__(self) -> None:
         self.peak = 0
@@ -90,8 +93,18 @@ class PeakMemory:
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
     def _rss(self) -> int:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        """This process's resident set and its children's (the import's helpers)."""
+        pids = ["self"]
+        with contextlib.suppress(OSError):
+            for task in os.listdir("/proc/self/task"):
+                with open(f"/proc/self/task/{task}/children") as f:
+                    pids += f.read().split()
+        pages = 0
+        for pid in pids:
+            with contextlib.suppress(OSError, IndexError, ValueError), \
+                    open(f"/proc/{pid}/statm") as f:
+                pages += int(f.read().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE")
 
     def _sample(self) -> None:
         while not self._stop.wait(0.05):

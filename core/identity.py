@@ -85,6 +85,11 @@ class Identity:
     def __hash__(self) -> int:
         return hash(self.public_key)
 
+    def seed(self) -> bytes:
+        """The secret seed: only for a helper process of this computer that signs for it
+        (app/slack_workers.py), over a pipe; never logged or written anywhere else."""
+        return bytes(self._signing_key)
+
     def __repr__(self) -> str:  # never print the secret
         return f"Identity({self.public_key.hex()[:16]}…)"
 

@@ -5,9 +5,10 @@ of them count; app/private_conversation.py opens them).
 Every sealed post is one `post/sealed` object whose box holds what the public kind's body
 would, without the channel (the stream says it): {"text"} or {"text", "files"} is a message
 (as before threads came, so older versions read it), and otherwise {"type": KIND, ...} with
-KIND one of post/reply, post/edit, post/react or post/delete and exactly that kind's other
-fields, checked by its checker (core/chat_kinds.py). Nothing new travels in the clear: a
-member of the workspace outside the channel sees sealed objects, as for messages.
+KIND one of post/reply, post/edit, post/react, post/delete or post/origin and exactly that
+kind's other fields, checked by its checker (core/chat_kinds.py, core/import_kinds.py). Nothing
+new travels in the clear: a member of the workspace outside the channel sees sealed objects,
+as for messages.
 
 `ConversationState.compute` takes the posts that count (their authors were in the channel by
 then) with their opened contents and decides, as a function of that set alone (never of
@@ -18,7 +19,10 @@ arrival order), what storage._conversation decides for public channels:
 - reactions are an observed-remove set: a react adds, a delete of it by its author removes;
   each member's first MAX_EMOJI_PER_MEMBER distinct emoji on a message count, by earliest add;
 - a delete (sealed too) takes back its author's own posts named in it: messages (a deleted
-  message's thread goes with it), edits and reactions.
+  message's thread goes with it), edits and reactions;
+- an origin (an import's, app/slack_import.py) tells, for messages of its own author, who wrote
+  each in Slack, when (the time the message shows), whether it was edited there and its
+  reactions there; the earliest origin naming a message counts.
 """
 
 from __future__ import annotations
@@ -28,10 +32,12 @@ from dataclasses import dataclass, field
 
 from .chat_kinds import BODIES, MAX_EMOJI_PER_MEMBER, check_message
 from .errors import InvalidObject
+from .import_kinds import BODIES as IMPORT_BODIES
 from .objects import Object
 
 # The public kinds a sealed post may carry besides a plain message.
-SEALED_KINDS = frozenset({"post/reply", "post/edit", "post/react", "post/delete"})
+SEALED_KINDS = frozenset({"post/reply", "post/edit", "post/react", "post/delete",
+                          "post/origin"})
 _PLACEHOLDER = "private"  # stands for the channel's name when a public checker wants one
 
 
@@ -50,7 +56,7 @@ def parse(opened: dict) -> tuple[str, dict] | None:
     if kind not in SEALED_KINDS:
         return None
     body = {k: v for k, v in opened.items() if k != "type"}
-    fields, checker = BODIES[kind]
+    fields, checker = (IMPORT_BODIES if kind == "post/origin" else BODIES)[kind]
     if body.keys() != fields - {"channel"}:
         return None
     try:
@@ -60,10 +66,31 @@ def parse(opened: dict) -> tuple[str, dict] | None:
     return kind, body
 
 
+def _slack_ms(ts: str, otherwise: int) -> int:
+    """A Slack ts ("1577872800.000100") in ms; `otherwise` when it is not one."""
+    seconds, _, fraction = ts.partition(".")
+    if not (seconds.isdigit() and seconds.isascii() and len(seconds) <= 12
+            and (fraction + "0").isdigit() and fraction.isascii()):
+        return otherwise
+    return int(seconds) * 1000 + int((fraction + "000")[:3])
+
+
 def content(kind: str, body: dict) -> dict:
     """The box's plaintext for a public kind's body (without its channel): `parse`'s inverse."""
     body = {k: v for k, v in body.items() if k != "channel"}
     return body if kind in ("post/text", "post/file") else {"type": kind, **body}
+
+
+@dataclass(frozen=True)
+class SealedOrigin:
+    """Where an imported message came from (a sealed post/origin's item)."""
+
+    user: str  # the Slack user's id
+    name: str
+    slack_ts: str
+    edited: int  # ms, 0: never
+    subtype: str
+    reactions: tuple[tuple[str, int, tuple[str, ...]], ...]  # (emoji, count, users) in Slack
 
 
 @dataclass
@@ -81,10 +108,11 @@ class SealedMessage:
     edits: list[tuple[int, bytes, str]] = field(default_factory=list)  # (ts, id, text), oldest first
     reactions: dict[str, list[bytes]] = field(default_factory=dict)  # emoji -> members, in order
     replies: list[bytes] = field(default_factory=list)  # a thread's replies, oldest first
+    origin: SealedOrigin | None = None  # an imported message's (its ts is then Slack's)
 
     @property
     def edited(self) -> bool:
-        return bool(self.edits)
+        return bool(self.edits) or (self.origin is not None and self.origin.edited > 0)
 
 
 @dataclass
@@ -134,8 +162,12 @@ class ConversationState:
         state.channel = [m.id for m in sorted(messages.values(), key=lambda m: (m.ts, m.id))
                          if m.in_channel]
         for post, kind, body in ordered:
-            if kind in ("post/edit", "post/react") and post.id not in deleted:
+            if post.id in deleted:
+                continue
+            if kind in ("post/edit", "post/react"):
                 state._apply(post, kind, body)
+            elif kind == "post/origin":
+                state._origin(post, body)
         return state
 
     def _apply(self, post: Object, kind: str, body: dict) -> bytes | None:
@@ -157,6 +189,21 @@ class ConversationState:
                 target.reactions.setdefault(emoji, []).append(post.author)
                 return target.id
         return None
+
+    def _origin(self, post: Object, body: dict) -> set[bytes]:
+        """An origin taken: the messages of its author it names that no origin named before
+        show who wrote them in Slack, and when; the ids of those messages."""
+        changed = set()
+        for target_id, user, name, slack_ts, edited, subtype, reactions in body["items"]:
+            target = self.messages.get(target_id)
+            if target is None:
+                self.waiting.add(target_id)
+            elif target.author == post.author and target.origin is None:
+                target.origin = SealedOrigin(user, name, slack_ts, edited, subtype, tuple(
+                    (emoji, count, tuple(users)) for emoji, count, users in reactions))
+                target.ts = _slack_ms(slack_ts, target.ts)
+                changed.add(target.id)
+        return changed
 
     def extend(self, posts: Iterable[tuple[Object, str, dict]]) -> set[bytes] | None:
         """Take posts that came after every post taken so far in (ts, id) order, as `compute`
@@ -187,6 +234,8 @@ class ConversationState:
                 if body["broadcast"]:
                     self.channel.append(post.id)
                 changed |= {post.id, parent.id}
+            elif kind == "post/origin":
+                changed |= self._origin(post, body)
             elif (target := self._apply(post, kind, body)) is not None:
                 changed.add(target)
         return changed

@@ -35,10 +35,10 @@ def accept(conn: sqlite3.Connection, workspace: WorkspaceIdentity, now_ms: int,
     """Store the batches `parts` (their checks begun as they arrived: storage._verify.start)
     in the caller's write transaction: the answers of all, in order, and the list ids of the
     files whose messages the batch purged."""
-    steps: list[tuple[list[bytes], range, Future | None, int]] = []
+    steps: list[tuple[Checking, range, Future | None, int]] = []
     total = 0
     for part in parts:
-        steps.extend((part.raws, sub, future, total)
+        steps.extend((part, sub, future, total)
                      for sub, future in zip(part.subs, part.futures, strict=True))
         total += len(part.raws)
     results: list[IngestResult | None] = [None] * total
@@ -53,10 +53,12 @@ def accept(conn: sqlite3.Connection, workspace: WorkspaceIdentity, now_ms: int,
         # larger groups, up to GROUP_MAX objects (memory).
         fresh: list[tuple[int, Object, bool]] = []
         while True:
-            raws, sub, future, base = steps[k]
-            for n, found in zip(sub, _checked(future, raws, sub), strict=True):
+            part, sub, future, base = steps[k]
+            checked = ([(part.own[n], True) for n in sub] if part.own is not None
+                       else _checked(future, part.raws, sub))
+            for n, found in zip(sub, checked, strict=True):
                 if isinstance(found, InvalidObject):
-                    results[base + n] = _rejected(raws[n], found)
+                    results[base + n] = _rejected(part.raws[n], found)
                 elif found[0].id in seen:
                     results[base + n] = IngestResult(found[0].id, Status.DUPLICATE)
                 else:

@@ -144,22 +144,35 @@ delete it); marked edited when Slack's was; Slack's reactions counted with Heart
             out.append(m)
             continue
         member = members.get((g.user, g.author))
-        if member is not None:
-            if member not in nicks:
-                nicks[member] = _nick(conn, member)
-            nick, face = nicks[member] or g.name, member
-        else:
-            nick, face = g.name + FROM_SLACK, slack_face(g.author, g.user)
-        reactions = list(m.reactions)
-        for emoji, count, _ in g.reactions:
-            at = next((n for n, r in enumerate(reactions) if r.emoji == emoji), None)
-            if at is None:
-                reactions.append(Reaction(emoji, (), count))
-            else:
-                reactions[at] = replace(reactions[at], imported=count)
+        if member is not None and member not in nicks:
+            nicks[member] = _nick(conn, member)
+        nick, face = shown_as(g.name, g.user, g.author, member,
+                              nicks[member] if member is not None else None)
         out.append(replace(m, nick=nick, origin=g.user, edited=m.edited or g.edited > 0,
-                           reactions=tuple(reactions), face=face))
+                           reactions=with_imported(m.reactions, g.reactions), face=face))
     return out
+
+
+def shown_as(name: str, user: str, importer: bytes, member: bytes | None,
+             member_nick: str | None) -> tuple[str, bytes]:
+    """How an imported message shows its author: (name, whose face): the member who claimed
+    the Slack user, or "ada (from Slack)" with a face of that user's own."""
+    if member is not None:
+        return member_nick or name, member
+    return name + FROM_SLACK, slack_face(importer, user)
+
+
+def with_imported(reactions: Iterable[Reaction],
+                  imported: Iterable[tuple[str, int, tuple[str, ...]]]) -> tuple[Reaction, ...]:
+    """A message's reactions with Slack's counted in (those made before it was imported)."""
+    out = list(reactions)
+    for emoji, count, _ in imported:
+        at = next((n for n, r in enumerate(out) if r.emoji == emoji), None)
+        if at is None:
+            out.append(Reaction(emoji, (), count))
+        else:
+            out[at] = replace(out[at], imported=count)
+    return tuple(out)
 
 
 def slack_face(importer: bytes, user: str) -> bytes:
@@ -186,6 +199,11 @@ class OriginStore:
     def importers_of(self, user: str) -> set[bytes]:
         return importers_of(self._conn, user)
 
+    def claimed_for(self, user: str, importer: bytes) -> bytes | None:
+        """The member whose claim to `user` counts for what `importer` imported (a private
+        channel's messages: their origins are sealed, so `claimed` cannot see them)."""
+        return claimed(self._conn, [(user, importer)]).get((user, importer))
+
     def claims(self) -> list[tuple[str, bytes, bytes, str]]:
         """Every claim and confirmation held: (kind, author, key, Slack user)."""
         return self._conn.execute("SELECT kind, author, key, user FROM slack_claims "
@@ -197,6 +215,13 @@ class OriginStore:
         for user, name in self._conn.execute("SELECT user, MIN(name) FROM origins GROUP BY user"):
             out[user] = name
         return out
+
+    def imported_by(self, by: Iterable[bytes]) -> bool:
+        """Whether any of `by` has imported a message here."""
+        by = sorted(set(by))
+        return bool(by) and self._conn.execute(
+            f"SELECT 1 FROM origins WHERE author IN ({placeholders(len(by))}) LIMIT 1",
+            by).fetchone() is not None
 
     def held(self, channel: str, by: Iterable[bytes]) -> dict[str, bytes]:
         """Slack ts -> message id of what `by` imported into `channel` (its name as imported):

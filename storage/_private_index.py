@@ -35,11 +35,12 @@ class PrivateIndex:
     def __init__(self, replica: Replica):
         self._replica = replica
 
-    def held(self, channel: bytes) -> dict[bytes, tuple[str, bool, bytes | None]]:
-        """What is indexed of one channel: message id -> (text, in the channel, shown)."""
-        return {oid: (text, bool(in_channel), shown) for oid, text, in_channel, shown in
-                self._replica.conn.execute("SELECT id, text, in_channel, shown FROM "
-                                           "private_opened WHERE channel = ?", (channel,))}
+    def held(self, channel: bytes) -> dict[bytes, tuple[int, str, bool, int, bytes | None]]:
+        """What is indexed of one channel: message id -> (ts, text, in the channel, posted,
+        shown)."""
+        return {row[0]: row[1:] for row in self._replica.conn.execute(
+            "SELECT id, ts, text, in_channel, posted, shown FROM private_opened "
+            "WHERE channel = ?", (channel,))}
 
     def kept(self, channel: bytes) -> tuple[bytes, int, bytes] | None:
         """(stamp, posts, pending) of what the channel's indexed conversation was computed
@@ -50,10 +51,10 @@ class PrivateIndex:
 
     def page(self, channel: bytes, limit: int) -> list[tuple[bytes, bytes, int, str, bytes]]:
         """The newest `limit` (0: all) messages shown in the channel, (id, author, ts, text,
-        shown), oldest first, in (ts, id) order as the conversation orders them."""
+        shown), oldest first, in the (posted, id) order the conversation shows them in."""
         rows = self._replica.conn.execute(
             "SELECT id, author, ts, text, shown FROM private_opened WHERE channel = ? "
-            "AND in_channel = 1 ORDER BY ts DESC, id DESC LIMIT ?",
+            "AND in_channel = 1 ORDER BY posted DESC, id DESC LIMIT ?",
             (channel, limit or -1)).fetchall()
         return rows[::-1]
 
@@ -68,24 +69,26 @@ class PrivateIndex:
                 f"WHERE id IN ({placeholders(len(part))}) AND +channel = ?", (*part, channel)))
         return out
 
-    def update(self, channel: bytes, put: Sequence[tuple[bytes, bytes, int, str, bool, bytes]],
+    def update(self, channel: bytes,
+               put: Sequence[tuple[bytes, bytes, int, str, bool, int, bytes]],
                drop: Sequence[bytes], kept: tuple[bytes, int, bytes]) -> None:
-        """In one transaction: index `put` (id, author, ts, text, in the channel, shown; an id
-        indexed already gets its new values) and forget `drop` (ids), all of `channel`, which
+        """In one transaction: index `put` (id, author, ts, text, in the channel, the time of
+        its own post, shown; an id indexed already gets its new values) and forget `drop` (ids), all of `channel`, which
         then stands as computed from `kept` (stamp, posts, pending)."""
         if not put and not drop and self.kept(channel) == kept:
             return
         with self._replica._write() as conn:
             for oid in [*drop, *(row[0] for row in put)]:
                 _forget(conn, "id = ?", (oid,))
-            for oid, author, ts, text, in_channel, shown in put:
+            for oid, author, ts, text, in_channel, posted, shown in put:
                 key = sort_key(ts, oid)
                 while conn.execute("SELECT 1 FROM private_opened WHERE sk = ?",
                                    (key,)).fetchone():
                     key += 1
                 conn.execute("INSERT INTO private_opened (sk, channel, id, author, ts, text, "
-                             "in_channel, shown) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                             (key, channel, oid, author, ts, text, int(in_channel), shown))
+                             "in_channel, posted, shown) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                             (key, channel, oid, author, ts, text, int(in_channel), posted,
+                              shown))
                 conn.execute("INSERT INTO private_fts (rowid, text) VALUES (?, ?)", (key, text))
             conn.execute("INSERT OR REPLACE INTO private_kept (channel, stamp, posts, pending) "
                          "VALUES (?, ?, ?, ?)", (channel, *kept))

@@ -58,6 +58,8 @@ class SlackImportDialog(QDialog):
         self._pool.shutdown(wait=False)
 
     def _moved(self, done: int, total: int) -> None:
+        if self.summary is not None:  # a count delivered after the summary: it stays
+            return
         self.bar.setRange(0, max(total, 1))
         self.bar.setValue(done)
         self.label.setText(f"Imported {done} of {total} messages…")

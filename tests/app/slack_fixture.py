@@ -65,8 +65,29 @@ GENERAL_DAY2 = [
     {"type": "message", "user": "U2", "ts": ts(86460), "text": "day two"},
 ]
 RANDOM_DAY1 = [{"type": "message", "user": "U2", "ts": ts(30), "text": "hello random"}]
-SECRET_DAY1 = [{"type": "message", "user": "U1", "ts": ts(90), "text": "the *secret* plan"}]
-DM_DAY1 = [{"type": "message", "user": "U2", "ts": ts(100), "text": "psst ada"}]
+SECRET_DAY1 = [
+    {"type": "message", "user": "U1", "ts": ts(90), "text": "the *secret* plan",
+     "thread_ts": ts(90), "reply_count": 1, "edited": {"user": "U1", "ts": ts(93)},
+     "reactions": [{"name": "eyes", "users": ["U2"], "count": 1}]},
+    {"type": "message", "user": "U2", "ts": ts(95), "text": "count me in",
+     "thread_ts": ts(90), "parent_user_id": "U1"},
+]
+DM_DAY1 = [
+    {"type": "message", "user": "U2", "ts": ts(100), "text": "psst ada",
+     "thread_ts": ts(100), "reply_count": 1,
+     "reactions": [{"name": "thumbsup", "users": ["U1", "U2"], "count": 2}]},
+    {"type": "message", "subtype": "thread_broadcast", "user": "U1", "ts": ts(105),
+     "text": "what?", "thread_ts": ts(100)},
+]
+# What the private channel and the DM show after the import: (author shown, time, text,
+# edited, reactions with counts, replies) in the channel, and each thread's (author, time, text)
+SECRET_SHOWN = [("ada (from Slack)", ts(90), "the **secret** plan", True, {"👀": 1}, 1)]
+SECRET_THREAD = [("ada (from Slack)", ts(90), "the **secret** plan"),
+                 ("bob (from Slack)", ts(95), "count me in")]
+DM_SHOWN = [("bob (from Slack)", ts(100), "psst ada", False, {"👍": 2}, 1),
+            ("ada (from Slack)", ts(105), "what?", False, {}, 0)]
+DM_THREAD = [("bob (from Slack)", ts(100), "psst ada"), ("ada (from Slack)", ts(105), "what?")]
+PRIVATE_WORDS = ["secret", "count me in", "psst", "what?", "all three of us"]
 MPIM_DAY1 = [{"type": "message", "user": "U3", "ts": ts(110), "text": "all three of us"}]
 
 # What #general shows after the import: (author shown, text), oldest first (a reply only in

@@ -11,6 +11,7 @@ from pathlib import Path
 import sqlite_utils
 
 from app.paths import Paths
+from app.slack_convert import slack_ms
 from app.workspace import Workspace
 from tests.support import create_workspace
 
@@ -60,6 +61,37 @@ def test_a_json_archive_imports_back_as_the_same_messages(hearth: Hearth, tmp_pa
                                    for nick, *rest in thread] for thread in channel["threads"]]
     assert after == before
     assert len(after["general"]["messages"]) == len(fx.GENERAL_SHOWN)
+
+
+def _private_shape(data: Path) -> dict:
+    """_shape of each private channel I am in, by name."""
+    out = {}
+    with Workspace.open(Paths.resolve(data, "default")) as ws:
+        for private in ws.private.channels():
+            shown = ws.private.read(private.id, limit=0)
+            out[private.name] = {
+                "messages": [(m.nick, m.ts, m.text, m.edited,
+                              sorted((r.emoji, r.count) for r in m.reactions), m.replies)
+                             for m in shown],
+                "threads": [[(r.nick, r.ts, r.text) for r in ws.conversation.thread(m.id)]
+                            for m in shown if m.replies]}
+    return out
+
+
+def test_a_json_archive_with_private_channels_keeps_their_threads_and_reactions(
+        hearth: Hearth, tmp_path: Path):
+    first = create_workspace(tmp_path, "first", "ada-h")
+    hearth("import-slack", fx.write_zip(tmp_path / "e.zip"), "--quiet", data=first.data)
+    out = tmp_path / "archive.zip"
+    hearth("archive", out, "--format", "json", "--include-private", data=first.data)
+    second = create_workspace(tmp_path, "second", "zed")
+    hearth("import-slack", out, "--quiet", data=second.data)
+    before, after = _private_shape(first.data), _private_shape(second.data)
+    assert after == before
+    assert before["secret-plans"]["threads"] == [
+        [(nick, slack_ms(ts), text) for nick, ts, text in fx.SECRET_THREAD]]
+    assert before["secret-plans"]["messages"][0][4] == [("👀", 1)]
+    assert [len(t) for t in before["dm-ada-bob"]["threads"]] == [2]
 
 
 def test_the_sqlite_archive_opens_with_sqlite_utils_and_finds_a_message(

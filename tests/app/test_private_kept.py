@@ -112,3 +112,25 @@ def test_taken_out_the_computer_keeps_nothing_of_the_channel(tmp_path):
     finally:
         for ws in spaces:
             ws.close()
+
+
+def test_an_imported_message_keeps_its_place_and_its_slack_author(ada):
+    """An import's origin shows a message at its time in Slack; the channel stays in the
+    order of the posts (core.private_conversation), kept or computed."""
+    paths, channel, _ = ada
+    with Workspace.open(paths) as ws:
+        imported = ws.private.post(channel, "written in Slack").id
+        ws.private.post(channel, "written here after")
+        ws.private.conversation.seal(channel, "post/origin", {"items": [
+            [imported, "U1", "Grace", "1577872800.000100", 0, "", [["tada", 2, ["U2"]]]]]})
+    for _ in range(2):  # computed after the import arrives, then read from what was kept
+        with Workspace.open(paths) as ws:
+            shown = ws.private.read(channel, limit=3)
+            # (the Slack reactions show beside the members': storage._origins.with_imported)
+            assert [row[:5] for row in _shown(shown)] == [
+                row[:5] for row in _recomputed(ws, channel)[-3:]]
+            [grace] = [m for m in shown if m.id == imported]
+            assert grace.ts == 1577872800000 and grace.origin == "U1"
+            assert [(r.emoji, r.imported) for r in grace.reactions] == [("tada", 2)]
+            assert shown[-1].text == "written here after"
+    assert not ws.private.conversation._states  # the second start read what was kept

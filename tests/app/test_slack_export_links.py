@@ -25,7 +25,7 @@ def test_a_linked_file_in_an_export_folder_is_never_read(hearth: Hearth, tmp_pat
     (folder / "__uploads" / "F1" / "plan.pdf").symlink_to(secret)
 
     line = hearth("import-slack", folder, "--quiet", data=data.data).line
-    assert line.startswith("imported 16 messages") and "attached" not in line
+    assert line.startswith("imported 18 messages") and "attached" not in line
     with Workspace.open(data) as ws:
         (plan,) = [m for m in ws.read("general", limit=100) if m.text.startswith("the plan")]
         assert plan.files == ()  # a link to Slack's copy instead

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from app import slack_import
+from app.errors import WorkspaceError
 from app.paths import Paths
-from app.slack_import import slack_ms
+from app.slack_convert import slack_ms
 from app.workspace import Workspace
 from tests.support import create_workspace, join_member
 
@@ -41,7 +43,7 @@ def test_an_export_imports_exactly_and_twice_adds_nothing(hearth: Hearth, tmp_pa
     users = tmp_path / "users.json"
     users.write_text(json.dumps({"U1": "ada-h", "U2": "bobby"}))
     line = hearth("import-slack", export, "--map", users, "--quiet", data=ada.data).line
-    assert line.startswith("imported 16 messages (3 in threads) into 2 channels and 3 private")
+    assert line.startswith("imported 18 messages (5 in threads) into 2 channels and 3 private")
     assert "1 of unknown kinds as plain messages" in line
 
     with Workspace.open(ada) as ws:
@@ -63,13 +65,62 @@ def test_an_export_imports_exactly_and_twice_adds_nothing(hearth: Hearth, tmp_pa
         assert set(privates) == {"secret-plans", "dm-ada-bob", "dm-Zoë 日本-ada-bob"}
         assert ws.key in privates["secret-plans"].members
         assert len(privates["secret-plans"].members) == 2  # bob is a member here: he is in
-        (secret,) = ws.private.read(privates["secret-plans"].id)
-        assert secret.text == "**ada** (from Slack, 2020-01-01 10:01 UTC): the **secret** plan"
+        # private ones as public ones show: author, Slack's time, threads, reactions, edits
+        for name, shown, thread in (("secret-plans", fx.SECRET_SHOWN, fx.SECRET_THREAD),
+                                    ("dm-ada-bob", fx.DM_SHOWN, fx.DM_THREAD)):
+            assert _private_shape(ws, privates[name].id) == (shown, thread)
+        (mpim,) = ws.private.read(privates["dm-Zoë 日本-ada-bob"].id)
+        assert (mpim.nick, mpim.ts, mpim.text) == (
+            "Zoë 日本 (from Slack)", slack_ms(fx.ts(110)), "all three of us")
         before = (ws.replica.count(), ws.replica.digest())
 
     again = hearth("import-slack", export, "--quiet", data=ada.data).line
-    assert again.startswith("imported 0 messages") and "16 were here already" in again
+    assert again.startswith("imported 0 messages") and "18 were here already" in again
     assert _state(ada.data) == before
+
+
+def _private_shape(ws: Workspace, channel: bytes) -> tuple[list, list]:
+    """fx.SECRET_SHOWN's and fx.SECRET_THREAD's shape of a private channel (times as Slack's
+    ts), its first thread's."""
+    shown = ws.private.read(channel, limit=0)
+    stamp = {slack_ms(fx.ts(s)): fx.ts(s) for s in range(0, 200)}
+    root = next(m for m in shown if m.replies)
+    return ([(m.nick, stamp.get(m.ts, m.ts), m.text, m.edited,
+              {r.emoji: r.count for r in m.reactions}, m.replies) for m in shown],
+            [(m.nick, stamp.get(m.ts, m.ts), m.text) for m in ws.conversation.thread(root.id)])
+
+
+def test_a_non_member_of_an_imported_private_channel_learns_nothing(
+        hearth: Hearth, tmp_path: Path, team):
+    """Who wrote what and when in an imported private channel is sealed: carol, a member of
+    the workspace in none of them, holds every object and reads none of it."""
+    ada, _ = team
+    carol = join_member(tmp_path, ada, "carol", "carol")
+    users = tmp_path / "users.json"
+    users.write_text(json.dumps({"U1": "ada-h", "U2": "bobby"}))
+    hearth("import-slack", fx.write_zip(tmp_path / "e.zip"), "--map", users, "--quiet",
+           data=ada.data)
+    with Workspace.open(ada) as ws_ada, Workspace.open(carol) as ws_carol:
+        ws_carol.replica.ingest([r[0] for r in ws_ada.replica.conn.execute(
+            "SELECT raw FROM objects")])
+        ids = "SELECT id FROM objects"
+        assert {r[0] for r in ws_ada.replica.conn.execute(ids)} <= {
+            r[0] for r in ws_carol.replica.conn.execute(ids)}
+        assert ws_carol.private.channels() == []
+        sealed = [ws_carol.replica.object(r[0]) for r in ws_carol.replica.conn.execute(
+            "SELECT id FROM objects WHERE type = 'post/sealed'")]
+        assert len(sealed) >= 5 + 3  # five messages, an origin in each of three
+        private_ts = [fx.ts(s) for s in (90, 93, 95, 100, 105, 110)]
+        seen = b"".join(o.raw for o in sealed)
+        for word in [*fx.PRIVATE_WORDS, *private_ts, "from Slack", "Zoë 日本"]:
+            assert word.encode() not in seen, word
+        # dated when they were imported, never with Slack's times
+        assert min(o.ts for o in sealed) > slack_ms(fx.ts(86460))
+        for name in ("secret-plans", "dm-ada-bob"):
+            found = ws_ada.private.resolve(name)
+            assert found is not None
+            with pytest.raises(WorkspaceError):
+                ws_carol.private.read(found.id)
 
 
 def test_a_claim_confirmed_by_the_importer_shows_messages_as_the_members(
@@ -90,10 +141,20 @@ def test_a_claim_confirmed_by_the_importer_shows_messages_as_the_members(
     confirmed = hearth("slack-confirm", "bobby", "U2", data=ada.data).line
     # bob was in three private conversations the importer holds: he is in them now
     assert confirmed.endswith("added to #secret-plans, #dm-Zoë 日本-ada-bob, #dm-ada-bob")
+    with Workspace.open(bob) as ws_bob:
+        bob_key = ws_bob.key
     with Workspace.open(ada) as ws:
+        assert [m.shown_author for m in ws.read("random")] == [bob_key]
         assert [m.nick for m in ws.read("random")] == ["bobby"]
         secret = ws.private.resolve("secret-plans")
         assert secret is not None and len(secret.members) == 2
+        # and in the private channel: bob's reply is bobby's now, as in #random
+        (root,) = ws.private.read(secret.id)
+        thread = ws.conversation.thread(root.id)
+        assert [m.nick for m in thread] == ["ada (from Slack)", "bobby"]
+        # each wears their own face: Slack's ada one of her own, bob his member's key
+        assert thread[1].shown_author == bob_key
+        assert thread[0].shown_author not in (ws.key, bob_key)
     users = hearth("slack-users", "--json", data=ada.data).json()
     assert [u["member"] is not None for u in users if u["user"] == "U2"] == [True]
 
@@ -149,6 +210,45 @@ def test_an_unknown_file_is_not_an_export(hearth: Hearth, tmp_path: Path, team):
     _refused(hearth, team[0].data, other, "is not a Slack export")
 
 
+def _public_shape(ws: Workspace) -> dict:
+    out = {}
+    for info in ws.channels():
+        shown = ws.read(info.name, limit=1000)
+        out[info.name] = (
+            [(m.nick, m.ts, m.text, m.edited, sorted((r.emoji, r.count) for r in m.reactions),
+              m.replies) for m in shown],
+            [[(r.nick, r.ts, r.text) for r in ws.conversation.thread(m.id)]
+             for m in shown if m.replies])
+    return out
+
+
+def test_helper_processes_import_public_channels_as_this_process_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Large imports convert and sign public channels in helper processes
+    (app/slack_workers.py): what they make shows exactly as what the importer makes itself."""
+    monkeypatch.setenv("HEARTH_VERIFY_PROCESSES", "2")
+    export = fx.write_zip(tmp_path / "e.zip")
+    helped: list[int] = []
+    convert = slack_import.convert
+
+    def counted(*args, **kwargs):
+        helped.append(len(args[4]))  # the channels handed to the helpers
+        yield from convert(*args, **kwargs)
+
+    monkeypatch.setattr(slack_import, "convert", counted)
+    shapes = []
+    for name, least in (("here", 10**9), ("helped", 0)):
+        monkeypatch.setattr(slack_import, "HELPERS_MIN", least)
+        with Workspace.open(create_workspace(tmp_path, name, "ada-h")) as ws:
+            line = slack_import.import_slack(ws, export).line()
+            shapes.append((line, _public_shape(ws)))
+    assert helped == [len(fx.CHANNELS)]
+    assert shapes[0] == shapes[1]
+    assert shapes[0][0].startswith("imported 18 messages (5 in threads)")
+    assert [nick for nick, *_ in shapes[1][1]["general"][0]] == [
+        nick for nick, _ in fx.GENERAL_SHOWN]
+
+
 def test_files_the_export_holds_come_as_attachments(hearth: Hearth, tmp_path: Path):
     data = create_workspace(tmp_path, "w", "ada-h")
     pdf = b"%PDF-1.4 the plan\n" * 100
@@ -170,3 +270,16 @@ def test_files_the_export_holds_come_as_attachments(hearth: Hearth, tmp_path: Pa
     (tmp_path / "d2.zip").write_bytes(bytes(damaged))
     other = create_workspace(tmp_path, "v", "zed")
     _refused(hearth, other.data, tmp_path / "d2.zip", "cannot be read")
+
+
+def test_without_helper_processes_the_importer_converts_itself(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """When no helper can start, the import still comes in whole, converted here."""
+    monkeypatch.setenv("HEARTH_VERIFY_PROCESSES", "2")
+    monkeypatch.setattr(slack_import, "HELPERS_MIN", 0)
+    monkeypatch.setattr("app.slack_workers._command", lambda: ["/nonexistent/python"])
+    with Workspace.open(create_workspace(tmp_path, "ada", "ada-h")) as ws:
+        line = slack_import.import_slack(ws, fx.write_zip(tmp_path / "e.zip")).line()
+        assert line.startswith("imported 18 messages (5 in threads) into 2 channels")
+        assert [m.nick for m in ws.read("general", limit=100)] == [
+            nick for nick, _ in fx.GENERAL_SHOWN]

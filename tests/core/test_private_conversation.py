@@ -109,3 +109,49 @@ def test_taking_later_posts_gives_what_computing_them_all_does(cut, step):
             state = ConversationState.compute(posts[:cut + n + size])
     assert _summary(state) == _summary(ConversationState.compute(posts))
     assert state.reactions == ConversationState.compute(posts).reactions
+
+
+def _imported():
+    """ada imported two messages and a reply (an origin of hers names them); bob's origin
+    about her message, and one about a message not held, count for nothing."""
+    first = _post(ADA, 1000, "post/text", {"text": "from slack"})
+    reply = _post(ADA, 1001, "post/reply", {"text": "re", "parent": first[0].id,
+                                            "broadcast": False})
+    second = _post(ADA, 1002, "post/text", {"text": "second"})
+    item = [[first[0].id, "U1", "zoe", "1577872800.000100", 0, "", [["👍", 3, ["U2"]]]],
+            [reply[0].id, "U2", "yan", "1577872860.000000", 1577872900000, "", []],
+            [second[0].id, "U1", "zoe", "not-a-ts", 0, "", []]]
+    origin = _post(ADA, 1003, "post/origin", {"items": item})
+    forged = _post(BOB, 1004, "post/origin", {"items": [
+        [first[0].id, "U9", "mallory", "1.0", 0, "", []],
+        [bytes(32), "U9", "mallory", "1.0", 0, "", []]]})
+    return [first, reply, second, origin, forged]
+
+
+def _origins(state: ConversationState):
+    return sorted((m.text, m.ts, m.edited, m.origin and (m.origin.name, m.origin.reactions))
+                  for m in state.messages.values())
+
+
+def test_an_origin_names_who_wrote_its_authors_messages_and_when():
+    state = ConversationState.compute(_imported())
+    assert _origins(state) == [
+        ("from slack", 1577872800000, False, ("zoe", (("👍", 3, ("U2",)),))),
+        ("re", 1577872860000, True, ("yan", ())),
+        ("second", 1002, False, ("zoe", ())),  # a ts that is not Slack's: its own time
+    ]
+    assert [state.messages[i].text for i in state.channel] == ["from slack", "second"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.randoms(use_true_random=False), st.integers(0, 5))
+def test_origins_the_same_in_any_order_and_taken_later(rng, cut):
+    posts = _imported()
+    expected = _origins(ConversationState.compute(posts))
+    shuffled = posts[:]
+    rng.shuffle(shuffled)
+    assert _origins(ConversationState.compute(shuffled)) == expected
+    state = ConversationState.compute(posts[:cut])
+    if state.extend(posts[cut:]) is None:
+        state = ConversationState.compute(posts)
+    assert _origins(state) == expected

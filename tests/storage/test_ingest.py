@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 
 import cbor2
+import pytest
 
 from core.objects import MAX_OBJECT_SIZE
 from storage import Status
@@ -111,3 +112,19 @@ def test_rejected_batch_of_only_bad_objects_changes_nothing(replica, world, peop
     assert replica.digest() == digest
     add(replica, good)
     assert replica.digest() != digest
+
+
+def test_own_objects_are_stored_as_checked_ones_are_and_only_their_authors(
+        replica, world, people):
+    """Replica.ingest_own (what this computer just signed: not verified again) stores and
+    indexes as ingest does, answers duplicates, and takes no object of another author."""
+    alice, bob = people["alice"], people["bob"]
+    a = world.text(alice, "general", "a")
+    b = world.text(alice, "general", "b")
+    results = replica.ingest_own([a, b, a], alice.public_key)
+    assert [r.status for r in results] == [Status.ADDED, Status.ADDED, Status.DUPLICATE]
+    assert texts(replica, "general") == ["a", "b"]
+    before = replica.digest()
+    with pytest.raises(ValueError, match="signed by this computer's key"):
+        replica.ingest_own([world.text(bob, "general", "c")], alice.public_key)
+    assert replica.digest() == before
