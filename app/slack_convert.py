@@ -17,6 +17,7 @@ from core.identity import Identity
 from core.import_kinds import MAX_ITEMS, MAX_ORIGIN_NAME, MAX_REACTION_USERS, MAX_REACTIONS
 from core.objects import Object, build
 
+from ._text import counted
 from .slack_export import Conversation, SlackExport
 from .slack_markup import to_markdown
 
@@ -44,15 +45,19 @@ class ImportSummary:
     held: list[str] = field(default_factory=list)  # Slack users of private channels not here
 
     def line(self) -> str:
-        added = (f"imported {self.messages} messages ({self.replies} in threads) into "
-                 f"{self.channels} channels and {self.private} private channels")
-        extra = [f"{self.files} files attached" if self.files else "",
-                 f"{self.already} were here already" if self.already else "",
+        added = (f"imported {counted(self.messages, 'message')} ({self.replies} in threads) "
+                 f"into {counted(self.channels, 'channel')} and "
+                 f"{counted(self.private, 'private channel')}")
+        held = len(self.held)
+        extra = [f"{counted(self.files, 'file')} attached" if self.files else "",
+                 f"{self.already} {'was' if self.already == 1 else 'were'} here already"
+                 if self.already else "",
                  f"{self.skipped} empty skipped" if self.skipped else "",
                  f"{self.unknown_subtypes} of unknown kinds as plain messages"
                  if self.unknown_subtypes else "",
-                 f"{len(self.held)} Slack members of private channels are not here yet "
-                 f"({', '.join(self.held[:5])}{', ...' if len(self.held) > 5 else ''})"
+                 f"{counted(held, 'Slack member')} of private channels "
+                 f"{'is' if held == 1 else 'are'} not here yet "
+                 f"({', '.join(self.held[:5])}{', ...' if held > 5 else ''})"
                  if self.held else ""]
         return "; ".join([added, *(e for e in extra if e)])
 

@@ -63,7 +63,7 @@ def test_coming_from_slack_then_your_data_run_as_written(hearth: Hearth, tmp_pat
         who = bob if comment.startswith("bob") else ada
         line = hearth(*words(argv), data=who.data).line
         if argv[0] == "import-slack":
-            assert line.startswith("imported 1 message"), line
+            assert line.startswith("imported 1 message (0 in threads) into 1 channel and 0 private channels"), line
             with Workspace.open(ada) as ws:
                 assert [m.nick for m in ws.read("general")] == ["bob (from Slack)"]
         _sync(ada, bob)  # what their running nodes do between the lines

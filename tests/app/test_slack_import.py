@@ -254,7 +254,7 @@ def test_files_the_export_holds_come_as_attachments(hearth: Hearth, tmp_path: Pa
     pdf = b"%PDF-1.4 the plan\n" * 100
     export = fx.write_zip(tmp_path / "with-files.zip", raw={"__uploads/F1/plan.pdf": pdf})
     line = hearth("import-slack", export, "--quiet", data=data.data).line
-    assert "1 files attached" in line
+    assert "1 file attached" in line
     with Workspace.open(data) as ws:
         (plan,) = [m for m in ws.read("general", limit=100) if m.text.startswith("the plan")]
         assert plan.text == "the plan" and plan.nick == "ada (from Slack)"

@@ -114,9 +114,10 @@ def test_edits_from_another_connection_are_pushed(two_nodes: TwoNodes,
         doc = docs.open(doc_id)
         docs.fork(doc, "main", "bob's draft")
         docs.write(doc, "DRAFT " + doc.text(doc.heads("bob's draft")), branch="bob's draft")
-    draft = wait_until(lambda: state(a, doc_id, "bob's draft"),
-                       what="bob's branch to reach alice")
-    assert draft[1] == "DRAFT one_two and three"
+    # The fork and the write are two objects: alice may hold the branch a moment before its
+    # write.
+    wait_until(lambda: (state(a, doc_id, "bob's draft") or ([], ""))[1]
+               == "DRAFT one_two and three", what="bob's branch and its write to reach alice")
     on_node(a, lambda docs: docs.merge(docs.open(doc_id), "bob's draft", "main"))
     heads, text = wait_until(lambda: converged(a, b, doc_id, heads=1),
                              what="alice's merge to reach bob")
