@@ -116,7 +116,6 @@ class Attachments:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
         self.replica: Replica = ws.replica
-        self._private_indexed: set[bytes] | None = None  # sealed posts whose files are listed
         self._chunk_store: ChunkStore | None = None
 
     @property
@@ -294,18 +293,10 @@ class Attachments:
         raise WorkspaceError("the file's chunk list does not match its size")
 
     def _index_private_files(self) -> None:
-        """List the files of private posts I can open that are not listed yet."""
-        seen = self._private_indexed
-        if seen is None:
-            seen = self._private_indexed = set(self.replica.files.private_listed())
+        """List the files of the private messages I can open: the conversation lists them as
+        it indexes what arrived (app.private_conversation)."""
         for channel in self.ws.private.channels():
-            view = self.ws.private.view(channel.id)
-            for post in view.posts:
-                if post.id not in seen:
-                    seen.add(post.id)
-                    opened = self.ws.private.open_post(view, post)
-                    if opened and opened.get("files"):
-                        self.replica.files.record_private(channel.id, post, opened["files"])
+            self.ws.private.conversation.follow(channel.id)
 
     def wanted(self, limit: int) -> list[Wanted]:
         """Files of visible messages in the channels I am in (public ones joined, private

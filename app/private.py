@@ -234,14 +234,14 @@ class PrivateChannels:
         """Per private channel and direct messages I am in: (the messages by others since my
         read mark that I can open, at most UNREAD_CAP; whether one of them mentions my
         nickname). Opened here, never stored in the clear."""
-        nick = self.ws.nickname()
+        nick, me = self.ws.nickname(), self.ws.key
         out: dict[bytes, tuple[int, bool]] = {}
         for creation in self.replica.private.channels():
             view = self.view(creation.id)
-            if self.ws.key not in view.current:
+            if me not in view.current:
                 continue
             mark = self.replica.read_mark(read_mark_key(view.id))
-            since = [p for p in view.posts if p.author != self.ws.key
+            since = [p for p in view.posts if p.author != me
                      and (mark is None or (p.ts, p.id) > mark)]
             keys = self._keys(view) if since else {}
             count, mention = 0, False
@@ -254,6 +254,7 @@ class PrivateChannels:
                 if count >= UNREAD_CAP:
                     break
             out[view.id] = (count, mention)
+        self.conversation._forget_left(list(out))  # what I kept of channels I left
         return out
 
     def mark_read(self, channel: bytes) -> None:

@@ -8,14 +8,16 @@ the one path like every other object and a member taken out of the channel (who 
 key sealed after) opens none made since. This module opens a channel's posts with my keys
 (once per post: what opened is kept in memory), computes its conversation from them, and keeps
 this computer's local index of the messages it opened (storage._private_index: never synced)
-so search and the Mentions list find them. `ws.conversation` (app/conversation.py) hands any
-message id of a private channel here, so `hearth reply`, `react`, `edit`, `thread`,
-`versions`, `unreact`, `delete` and the window's thread pane and menus take private messages
-as they take public ones.
+so search and the Mentions list find them, with what the conversation shows of each, so a
+start reads a channel's newest page from it without opening every box (app/private_kept.py).
+`ws.conversation` (app/conversation.py) hands any message id of a private channel here, so
+`hearth reply`, `react`, `edit`, `thread`, `versions`, `unreact`, `delete` and the window's
+thread pane and menus take private messages as they take public ones.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -32,6 +34,7 @@ from storage.records import Attachment, Reaction
 
 from .conversation import _emoji, mention_pattern
 from .errors import WorkspaceError
+from .private_kept import Kept, grown_from, ids_digest, message, pending, posted, shown
 
 if TYPE_CHECKING:
     from .private import PrivateChannels
@@ -42,10 +45,17 @@ COUNT_CAP = 1000  # private matches counted, as storage._search counts public on
 
 
 @dataclass
-class _Opened:
+class _Shown:
     view: PrivateView
     name: str
+
+
+@dataclass
+class _Opened(_Shown):
     state: ConversationState
+    ids: hashlib.blake2b  # app.private_kept.ids_digest of view.posts
+    waiting: set[bytes]  # app.private_kept.pending of the state
+    deleting: dict[bytes, set[bytes]]
 
 
 @dataclass(frozen=True)
@@ -60,14 +70,6 @@ def _claims() -> dict[tuple[str, bytes], bytes | None]:
     return {}
 
 
-def _grown_from(view: PrivateView, before: PrivateView) -> bool:
-    """Whether `view` is `before` with posts added at the end (PrivateView.extended shares
-    everything else, so the same keys open it)."""
-    n = len(before.posts)
-    return (view.sealed is before.sealed and view.members is before.members
-            and len(view.posts) >= n and (n == 0 or view.posts[n - 1] is before.posts[n - 1]))
-
-
 class PrivateConversation:
     """The conversation of the private channels I am in (see the module's docstring)."""
 
@@ -78,6 +80,7 @@ class PrivateConversation:
         self._opened: dict[bytes, tuple[str, dict]] = {}  # post id -> its parsed box
         self._states: dict[bytes, _Opened] = {}
         self._forgot_at: tuple | None = None
+        self.kept = Kept(self)
         # Told of each sealed object I write, with the public kind and body it holds (the
         # Node's usage analytics: app.activity.Activity.sealed; never the content itself).
         self.on_sealed: Callable[[Object, str, dict], None] | None = None
@@ -93,22 +96,47 @@ class PrivateConversation:
         cached = self._states.get(channel)
         if cached is not None and cached.view is view:
             return cached
-        if cached is not None and _grown_from(view, cached.view):
+        if cached is not None and grown_from(view, cached.view):
             # Messages arrived at the end (PrivateView.extended): only they are opened and
             # taken, and only what they changed is indexed again.
-            changed = cached.state.extend(self._parsed(view, view.posts[len(cached.view.posts):]))
+            arrived = view.posts[len(cached.view.posts):]
+            waiting = set(cached.state.waiting)
+            changed = cached.state.extend(self._parsed(view, arrived))
             if changed is not None:
                 cached.view = view
-                messages = cached.state.messages
-                self.replica.private_index.update(channel, [
-                    (m.id, m.author, m.ts, m.text) for m in map(messages.__getitem__, changed)],
-                    [])
+                cached.ids.update(b"".join(post.id for post in arrived))
+                cached.waiting |= cached.state.waiting - waiting
+                cached.waiting -= {post.id for post in arrived}
+                self.kept.keep(view, cached.ids, [cached.state.messages[i] for i in changed],
+                               [], cached.waiting, cached.deleting)
                 return cached
-        opened_channel = _Opened(view, self.private._describe(view).name,
-                                 ConversationState.compute(self._parsed(view, view.posts)))
-        self._states[channel] = opened_channel
-        self._index(channel, opened_channel.state)
-        return opened_channel
+        state = ConversationState.compute(self._parsed(view, view.posts))
+        opened = _Opened(view, self.private._describe(view).name, state, ids_digest(view.posts),
+                         *pending(state, {post.id for post in view.posts}))
+        self._states[channel] = opened
+        held = self.replica.private_index.held(channel)
+        at = posted(view, list(state.messages.values()))
+        self.kept.keep(view, opened.ids,
+                       [m for m in state.messages.values() if held.get(m.id) != (
+                           m.ts, m.text, m.in_channel, at[m.id], shown(m))],
+                       [oid for oid in held if oid not in state.messages],
+                       opened.waiting, opened.deleting)
+        return opened
+
+    def follow(self, channel: bytes) -> _Shown:
+        """A private channel I am in with its index following what arrived: kept as it is,
+        or opened (`state`)."""
+        return self._kept(channel) or self.state(channel)
+
+    def _kept(self, channel: bytes) -> _Shown | None:
+        """A private channel I am in, when its conversation is not in memory and the index
+        holds it as computing it now would give (app.private_kept); else None."""
+        view = self.private.view(channel)
+        if self.ws.key not in view.current:
+            raise WorkspaceError("you are not in that private channel")
+        if channel in self._states or not self.kept.holds(view):
+            return None
+        return _Shown(view, self.private._describe(view).name)
 
     def _parsed(self, view: PrivateView, posts: Sequence[Object]) -> list[tuple[Object, str, dict]]:
         """(post, kind, body) of those of `posts` that a key of mine opens into a known shape
@@ -125,14 +153,6 @@ class PrivateConversation:
                 self._opened[post.id] = parsed
             out.append((post, *parsed))
         return out
-
-    def _index(self, channel: bytes, state: ConversationState) -> None:
-        index = self.replica.private_index
-        held = index.texts(channel)
-        put = [(m.id, m.author, m.ts, m.text) for m in state.messages.values()
-               if held.get(m.id) != m.text]
-        drop = [oid for oid in held if oid not in state.messages]
-        index.update(channel, put, drop)
 
     def _forget_left(self, mine: Sequence[bytes]) -> None:
         """Forget what the index holds of channels I am no longer in (checked again whenever
@@ -164,7 +184,7 @@ class PrivateConversation:
                                  "read (deleted, or sealed under a key you do not hold)")
         return opened, found
 
-    def _record(self, opened: _Opened, m: SealedMessage, names: dict[bytes, str],
+    def _record(self, opened: _Shown, m: SealedMessage, names: dict[bytes, str],
                 claims: dict[tuple[str, bytes], bytes | None] | None = None) -> Message:
         """`m` as a Message; `claims` memoizes whose claims count, for one call's messages."""
         files: tuple[Attachment, ...] = ()
@@ -199,10 +219,15 @@ class PrivateConversation:
 
     def read(self, channel: bytes, *, limit: int = 50) -> list[Message]:
         """The newest `limit` messages shown in the channel (replies sent to it too), oldest
-        first, with their reply counts and reactions."""
+        first, with their reply counts and reactions (from what the index keeps, when it
+        holds the channel as it is: app.private_kept)."""
+        shown = self._kept(channel)
+        names, claims = self.replica.nicknames(), _claims()
+        if shown is not None:
+            return [self._record(shown, message(*row), names, claims)
+                    for row in self.replica.private_index.page(channel, limit)]
         opened = self.state(channel)
         ids = opened.state.channel[-limit:] if limit else opened.state.channel
-        names, claims = self.replica.nicknames(), _claims()
         return [self._record(opened, opened.state.messages[i], names, claims) for i in ids]
 
     def message(self, message_id: bytes) -> Message:
@@ -284,8 +309,8 @@ class PrivateConversation:
         mine = [c.id for c in self.private.channels()]
         self._forget_left(mine)
         wanted = mine if channels is None else [c for c in channels if c in mine]
-        for channel in wanted:
-            self.state(channel)  # the index follows what arrived
+        # The index follows what arrived (it holds the others as they are).
+        shown = {channel: self.follow(channel) for channel in wanted}
         if not (terms or channels or authors or since_ms is not None or until_ms is not None):
             return PrivateMatches((), 0, False)
         want = max(limit, COUNT_CAP) + 1
@@ -293,10 +318,16 @@ class PrivateConversation:
                                                   want)
         names, claims = self.replica.nicknames(), _claims()
         messages: list[Message] = []
-        states: dict[bytes, _Opened] = {}
+        rows = {}
+        for channel in {c for _, _, c in found[:limit] if not isinstance(shown[c], _Opened)}:
+            rows.update(self.replica.private_index.rows(
+                channel, [oid for _, oid, c in found[:limit] if c == channel]))
         for _, oid, channel in found[:limit]:
-            opened = states.get(channel) or states.setdefault(channel, self.state(channel))
-            m = opened.state.messages.get(oid)
+            opened = shown[channel]
+            if isinstance(opened, _Opened):
+                m = opened.state.messages.get(oid)
+            else:
+                m = message(*rows[oid]) if oid in rows else None
             if m is not None:
                 messages.append(self._record(opened, m, names, claims))
         capped = len(found) == want
@@ -308,3 +339,4 @@ class PrivateConversation:
         pattern = mention_pattern(nick)
         found = self.search(((nick, False),), limit=COUNT_CAP).messages
         return [m for m in found if m.author != self.ws.key and pattern.search(m.text)][:limit]
+

@@ -9,6 +9,7 @@ without `sig`. The id is the BLAKE2b-256 of the full signed encoding. See docs/A
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import cached_property
 from typing import Any, NamedTuple
 
 import cbor2
@@ -49,6 +50,36 @@ class Object(NamedTuple):
     @property
     def hex(self) -> str:
         return self.id.hex()
+
+
+class Stored(Object):
+    """An object read back from this replica for a view that reads its envelope (id, type,
+    author, ts, stream: the replica's own columns) of many and the rest of few: links, body
+    and sig are decoded from `raw` the first time one is asked for (`stored`). A private
+    channel of 100,000 posts builds its view at a start without decoding each
+    (storage._private). The tuple itself holds placeholders for those three: read them by
+    name, never by unpacking or index. Never for bytes from outside."""
+
+    @cached_property
+    def _decoded(self) -> dict[str, Any]:
+        return cbor2.loads(self.raw)
+
+    @property
+    def links(self) -> tuple[bytes, ...]:
+        return tuple(self._decoded["links"])
+
+    @property
+    def body(self) -> dict[str, Any]:
+        return self._decoded["body"]
+
+    @property
+    def sig(self) -> bytes:
+        return self._decoded["sig"]
+
+
+def stored(oid: bytes, kind: str, author: bytes, ts: int, stream: bytes, raw: bytes) -> Object:
+    """A `Stored` object from the replica's columns and its raw bytes."""
+    return tuple.__new__(Stored, (oid, kind, author, ts, stream, (), {}, b"", raw))
 
 
 def _uint_size(value: int) -> int:
@@ -216,11 +247,12 @@ def _valid(raw: bytes) -> tuple:
     return raw, kind, author, ts, stream, links, body, sig, b"\xa7" + raw[1:start] + raw[end:]
 
 
-def decode_trusted(raw: bytes) -> Object:
+def decode_trusted(raw: bytes, known_id: bytes | None = None) -> Object:
     """Decode an object this process validated before (read back from its own replica).
 
     Skips the signature check and the canonical check; never use it on bytes from outside.
+    `known_id` is its id as the replica stored it (saves hashing `raw` again).
     """
     fields = cbor2.loads(raw)
-    return Object(encoding.object_id(raw), fields["type"], fields["author"], fields["ts"],
+    return Object(known_id or encoding.object_id(raw), fields["type"], fields["author"], fields["ts"],
                   fields["stream"], tuple(fields["links"]), fields["body"], fields["sig"], raw)

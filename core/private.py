@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from .objects import Object
+from .objects import Object, Stored
 
 if TYPE_CHECKING:
     from .membership import MembershipView
@@ -66,7 +66,10 @@ class PrivateView:
         seals: list[tuple[Object, bool]] = []
         for obj in sorted(objects, key=lambda o: (o.ts, o.id)):
             view.last = (obj.ts, obj.id)
-            if obj.body.get("channel") != creation.id or obj.stream != creation.id:
+            if obj.stream != creation.id or not (
+                    type(obj) is Stored or obj.body.get("channel") == creation.id):
+                # (The replica lists a post in its channel's stream only when its body names
+                # that channel, storage._private.record: a Stored one's body is not decoded.)
                 continue
             if not authority.counts(obj.author, obj.id):
                 continue

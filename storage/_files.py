@@ -135,11 +135,6 @@ class FileStore:
             _add(conn, [(row[0], n, post.id, d["list"], d["size"], post.ts, channel)
                         for n, d in enumerate(descriptors)])
 
-    def private_listed(self) -> set[bytes]:
-        """The ids of private posts whose files are listed."""
-        return {row[0] for row in self._replica.conn.execute(
-            "SELECT DISTINCT message FROM file_refs WHERE private IS NOT NULL")}
-
     def state(self, list_id: bytes) -> FileState | None:
         row = self._replica.conn.execute(
             "SELECT list, size, complete, mine, pinned, opened, evicted FROM files "

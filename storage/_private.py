@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from core.objects import Object, decode_trusted
+from core.objects import Object, decode_trusted, stored
 from core.private import KINDS
 
 if TYPE_CHECKING:
@@ -66,11 +66,14 @@ class PrivateStore:
         return [decode_trusted(raw) for (raw,) in rows]
 
     def objects(self, channel: bytes) -> list[Object]:
-        """Every object of one private channel held (its creation too), oldest first."""
+        """Every object of one private channel held (its creation too), in no particular
+        order (PrivateView.compute orders them)."""
+        # A channel's many sealed posts are read by their envelope (core.objects.Stored).
         rows = self._replica.conn.execute(
-            "SELECT o.raw FROM private p JOIN objects o ON o.oid = p.oid "
-            f"WHERE p.channel = ? {_COUNTED} ORDER BY p.ts, o.id", (channel,))
-        return [decode_trusted(raw) for (raw,) in rows]
+            "SELECT o.id, o.type, o.author, o.ts, o.stream, o.raw FROM private p "
+            f"JOIN objects o ON o.oid = p.oid WHERE p.channel = ? {_COUNTED}", (channel,))
+        return [stored(*row) if row[1] == "post/sealed" else decode_trusted(row[5], row[0])
+                for row in rows]
 
     def objects_after(self, channel: bytes, oid: int) -> list[Object]:
         """The objects of one private channel stored after the row `oid` (a version), oldest

@@ -1,9 +1,12 @@
 """A stateful model of a private channel's conversation across four members' replicas
 (app/private_conversation.py): people post, reply, react, take reactions back and edit; the
 channel's creator takes people out; objects travel between replicas in any order and any
-subset, on the one ingest path a sync or a bundle uses. The promises, checked after every
-step: someone taken out opens nothing made by a writer who knew they were out (whatever they
-receive), and members who hold the same objects read the same conversation."""
+subset, on the one ingest path a sync or a bundle uses; members close their workspace and open
+it again (a start). The promises, checked after every step: someone taken out opens nothing
+made by a writer who knew they were out (whatever they receive), and members who hold the
+same objects read the same conversation; what a member reads, also from what the computer
+kept of the channel after a start (app/private_kept.py), is what computing the channel again
+from every box gives; out of the channel, the computer keeps nothing of it."""
 
 from __future__ import annotations
 
@@ -16,7 +19,9 @@ from hypothesis import HealthCheck, note, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from app.private_conversation import PrivateConversation
 from app.workspace import Workspace, WorkspaceError
+from core.private_conversation import ConversationState
 from tests.support import create_workspace, join_member, share_all
 
 NICKS = ("ada", "bob", "cat", "dan")
@@ -29,6 +34,22 @@ def _raws(ws: Workspace) -> list[bytes]:
     return [row[0] for row in ws.replica.conn.execute("SELECT raw FROM objects ORDER BY oid")]
 
 
+def _recomputed(ws: Workspace, channel: bytes) -> list[tuple]:
+    """The channel's messages computed again from every box, touching nothing stored."""
+    view = ws.private.view(channel)
+    state = ConversationState.compute(PrivateConversation(ws.private)._parsed(view, view.posts))
+    return [(m.id, m.author, m.ts, m.text, m.edited, m.reply_to, len(m.replies),
+             tuple((e, tuple(by)) for e, by in m.reactions.items()), m.in_channel,
+             tuple(d["list"] for d in m.files))
+            for m in map(state.messages.__getitem__, state.channel)]
+
+
+def _shown(messages) -> list[tuple]:
+    return [(m.id, m.author, m.ts, m.text, m.edited, m.reply_to, m.replies,
+             tuple((r.emoji, r.by) for r in m.reactions), m.in_channel,
+             tuple(f.list for f in m.files)) for m in messages]
+
+
 class PrivateConversationModel(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
@@ -36,6 +57,7 @@ class PrivateConversationModel(RuleBasedStateMachine):
         root = Path(self._tmp.name)
         first = create_workspace(root, NICKS[0], NICKS[0])
         folders = [first] + [join_member(root, first, nick, nick) for nick in NICKS[1:]]
+        self.folders = folders
         self.spaces = [Workspace.open(p) for p in folders]
         share_all(self.spaces)
         ada = self.spaces[0]
@@ -104,6 +126,18 @@ class PrivateConversationModel(RuleBasedStateMachine):
         self._write(who, lambda ws, shown: ws.conversation.edit(
             mine(ws, shown)[pick % len(mine(ws, shown))].id, text) if mine(ws, shown) else None)
 
+    @rule(who=WHO, pick=st.integers(0, 50))
+    def delete(self, who: int, pick: int) -> None:
+        mine = lambda ws, shown: [m for m in shown if m.author == ws.key]  # noqa: E731
+        self._write(who, lambda ws, shown: ws.conversation.delete(
+            mine(ws, shown)[pick % len(mine(ws, shown))].id) if mine(ws, shown) else None)
+
+    @rule(who=WHO)
+    def reopen(self, who: int) -> None:
+        """A member quits and starts again: what was in memory is gone."""
+        self.spaces[who].close()
+        self.spaces[who] = Workspace.open(self.folders[who])
+
     @precondition(lambda self: len(self.out) < len(NICKS) - 2)
     @rule(who=OTHERS, told=OTHERS)
     def take_out(self, who: int, told: int) -> None:
@@ -145,6 +179,32 @@ class PrivateConversationModel(RuleBasedStateMachine):
                                   for m in ws.private.read(self.channel, limit=0)]
         assert len({repr(v) for v in seen.values()}) == 1, seen
         assert len({ws.replica.digest() for ws in self.spaces}) == 1
+
+    @invariant()
+    def what_is_read_is_what_computing_again_gives(self) -> None:
+        """Each member in the channel reads what every box opened again gives: at a start (a
+        new PrivateConversation: from what the index kept, with the posts arrived since taken
+        over it) and in this process (the conversation in memory, grown as posts arrive)."""
+        for n, ws in enumerate(self.spaces):
+            if not self._in(n):
+                continue
+            again = _recomputed(ws, self.channel)
+            # A start: what was kept when this member last read, with what arrived since
+            started = PrivateConversation(ws.private)
+            assert _shown(started.read(self.channel, limit=0)) == again, NICKS[n]
+            assert _shown(ws.private.read(self.channel, limit=0)) == again
+            # Nothing arrived since: the next start reads the page from what was kept,
+            # opening no box.
+            kept = PrivateConversation(ws.private)
+            assert _shown(kept.read(self.channel, limit=3)) == again[-3:]
+            assert not kept._states and not kept._opened
+
+    @invariant()
+    def out_of_the_channel_nothing_is_kept(self) -> None:
+        for n, ws in enumerate(self.spaces):
+            if not self._in(n):
+                ws.private.unread()  # the window's sidebar asks at every change
+                assert self.channel not in ws.replica.private_index.channels(), NICKS[n]
 
     @invariant()
     def the_removed_open_nothing_made_after(self) -> None:

@@ -25,6 +25,7 @@ from core.objects import (
     build,
     decode,
     parse,
+    stored,
 )
 
 from .objects_support import (
@@ -515,3 +516,15 @@ def test_profile_stream_is_derived_from_the_key_alone():
     assert profile_stream(IDENT.public_key) != profile_stream(OTHER.public_key)
     assert len(profile_stream(IDENT.public_key)) == 32
     assert profile_stream(bytes(32)) != channel_stream(bytes(32), "x")
+
+
+def test_a_stored_object_reads_what_decoding_reads():
+    """core.objects.Stored: built from the replica's columns, it decodes links, body and sig
+    from its raw bytes when asked, the same as decoding them does."""
+    obj = build(IDENT, "post/text", stream=channel_stream(bytes(32), "general"),
+                body={"channel": "general", "text": "hi"}, ts=TS, links=[ID1, ID2])
+    lazy = stored(obj.id, obj.type, obj.author, obj.ts, obj.stream, obj.raw)
+    assert (lazy.id, lazy.type, lazy.author, lazy.ts, lazy.stream, lazy.raw) == (
+        obj.id, obj.type, obj.author, obj.ts, obj.stream, obj.raw)
+    assert (lazy.links, lazy.body, lazy.sig) == (obj.links, obj.body, obj.sig)
+    assert isinstance(lazy, Object) and lazy.hex == obj.hex
