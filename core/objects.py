@@ -8,7 +8,7 @@ without `sig`. The id is the BLAKE2b-256 of the full signed encoding. See docs/A
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import cached_property
 from typing import Any, NamedTuple
 
@@ -75,6 +75,32 @@ class Stored(Object):
     @property
     def sig(self) -> bytes:
         return self._decoded["sig"]
+
+    def whole(self) -> Object:
+        """This object as a plain Object, every field decoded."""
+        return Object(*tuple.__getitem__(self, slice(0, 5)), self.links, self.body, self.sig,
+                      self.raw)
+
+    # What reads the tuple rather than the fields reads the decoded values, never placeholders.
+    def __iter__(self) -> Iterator[Any]:  # type: ignore[override]
+        return iter(self.whole())
+
+    def __getitem__(self, index: Any) -> Any:  # type: ignore[override]
+        return tuple.__getitem__(self.whole(), index)
+
+    def __eq__(self, other: object) -> bool:
+        return self.whole() == other
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = None  # type: ignore[assignment]  # as Object's: its body is a dict
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Object, tuple(self.whole())
+
+    def _replace(self, **changes: Any) -> Object:
+        return self.whole()._replace(**changes)
 
 
 def stored(oid: bytes, kind: str, author: bytes, ts: int, stream: bytes, raw: bytes) -> Object:

@@ -528,3 +528,9 @@ def test_a_stored_object_reads_what_decoding_reads():
         obj.id, obj.type, obj.author, obj.ts, obj.stream, obj.raw)
     assert (lazy.links, lazy.body, lazy.sig) == (obj.links, obj.body, obj.sig)
     assert isinstance(lazy, Object) and lazy.hex == obj.hex
+    # read as a tuple (unpacked, indexed, compared, pickled, replaced) it is the whole object
+    assert tuple(lazy) == tuple(obj) and lazy[6] == obj.body and lazy[-2:] == obj[-2:]
+    assert lazy == obj and obj == lazy
+    assert pickle.loads(pickle.dumps(lazy)) == obj
+    assert lazy._replace(ts=TS + 1) == obj._replace(ts=TS + 1)
+    assert lazy._asdict() == obj._asdict()
