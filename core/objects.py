@@ -78,14 +78,14 @@ class Stored(Object):
 
     def whole(self) -> Object:
         """This object as a plain Object, every field decoded."""
-        return Object(*tuple.__getitem__(self, slice(0, 5)), self.links, self.body, self.sig,
-                      self.raw)
+        return Object(self.id, self.type, self.author, self.ts, self.stream, self.links,
+                      self.body, self.sig, self.raw)
 
     # What reads the tuple rather than the fields reads the decoded values, never placeholders.
-    def __iter__(self) -> Iterator[Any]:  # type: ignore[override]
+    def __iter__(self) -> Iterator[Any]:
         return iter(self.whole())
 
-    def __getitem__(self, index: Any) -> Any:  # type: ignore[override]
+    def __getitem__(self, index: Any) -> Any:
         return tuple.__getitem__(self.whole(), index)
 
     def __eq__(self, other: object) -> bool:
@@ -99,7 +99,7 @@ class Stored(Object):
     def __reduce__(self) -> tuple[Any, ...]:
         return Object, tuple(self.whole())
 
-    def _replace(self, **changes: Any) -> Object:
+    def _replace(self, **changes: Any) -> Object:  # type: ignore[override]
         return self.whole()._replace(**changes)
 
 
