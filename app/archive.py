@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analytics.events import pow2
+from core.private_conversation import SealedOrigin
+from storage._origins import Origin
 from storage.records import Message
 
 from .activity import record_usage
@@ -167,33 +169,7 @@ class Gatherer:
         everything = sorted(shown + threads, key=lambda m: (m.ts, m.id))
         origins = ws.replica.origins.of(ids + [m.id for m in threads])
         for m in everything:
-            origin = origins.get(m.id)
-            if origin is not None:
-                uid = origin.user
-                self.users.setdefault(uid, origin.name)
-                name_shown = origin.name
-            else:
-                uid, name_shown = self._user(m.author), m.nick or m.author.hex()[:8]
-            versions = tuple((v.ts, v.text) for v in ws.conversation.versions(m.id)) \
-                if m.edited and origin is None else ()
-            reactions = []
-            for r in m.reactions:
-                by = [self._user(k) for k in r.by]
-                if origin is not None:
-                    slack = next((users for e, _, users in origin.reactions if e == r.emoji), ())
-                    by = list(slack) + by
-                reactions.append(ArchivedReaction(r.emoji, r.count, tuple(by)))
-            channel.messages.append(ArchivedMessage(
-                m.id.hex(), cid, uid, name_shown, m.ts, m.text,
-                edited=(origin.edited if origin and origin.edited else
-                        (versions[-1][0] if versions else 0)),
-                thread=m.reply_to.hex() if m.reply_to else None,
-                broadcast=m.reply_to is not None and m.in_channel, replies=m.replies,
-                reactions=tuple(reactions),
-                files=tuple({"name": f.name, "size": f.size, "type": f.media_type,
-                             "list": f.list.hex()} for f in m.files),
-                versions=versions, slack_ts=origin.slack_ts if origin else None,
-                subtype=origin.subtype if origin else ""))
+            channel.messages.append(self._message(m, cid, origins.get(m.id)))
         return channel
 
     def _private(self, private) -> ArchivedChannel:
@@ -210,32 +186,37 @@ class Gatherer:
             if m.replies and m.reply_to is None:
                 threads += [r for r in conversation.thread(m.id)[1:] if not r.in_channel]
         for m in sorted(shown + threads, key=lambda m: (m.ts, m.id)):
-            origin = conversation.find(m.id)[1].origin
-            if origin is not None:
-                uid, name_shown = origin.user, origin.name
-                self.users.setdefault(uid, origin.name)
-            else:
-                uid, name_shown = self._user(m.author), m.nick or m.author.hex()[:8]
-            versions = tuple((v.ts, v.text) for v in conversation.versions(m.id)) \
-                if m.edited and origin is None else ()
-            reactions = []
-            for r in m.reactions:
-                by = [self._user(k) for k in r.by]
-                if origin is not None:
-                    by = [*next((u for e, _, u in origin.reactions if e == r.emoji), ()), *by]
-                reactions.append(ArchivedReaction(r.emoji, r.count, tuple(by)))
-            channel.messages.append(ArchivedMessage(
-                m.id.hex(), cid, uid, name_shown, m.ts, m.text,
-                edited=(origin.edited if origin and origin.edited else
-                        (versions[-1][0] if versions else 0)),
-                thread=m.reply_to.hex() if m.reply_to else None,
-                broadcast=m.reply_to is not None and m.in_channel, replies=m.replies,
-                reactions=tuple(reactions),
-                files=tuple({"name": f.name, "size": f.size, "type": f.media_type,
-                             "list": f.list.hex()} for f in m.files),
-                versions=versions, slack_ts=origin.slack_ts if origin else None,
-                subtype=origin.subtype if origin else ""))
+            channel.messages.append(self._message(m, cid, conversation.find(m.id)[1].origin))
         return channel
+
+    def _message(self, m: Message, cid: str, origin: Origin | SealedOrigin | None
+                 ) -> ArchivedMessage:
+        """A message as written, with its Slack origin's author, edit and reactions when it
+        was imported."""
+        if origin is not None:
+            uid, name_shown = origin.user, origin.name
+            self.users.setdefault(uid, origin.name)
+        else:
+            uid, name_shown = self._user(m.author), m.nick or m.author.hex()[:8]
+        versions = tuple((v.ts, v.text) for v in self.ws.conversation.versions(m.id)) \
+            if m.edited and origin is None else ()
+        reactions = []
+        for r in m.reactions:
+            by = [self._user(k) for k in r.by]
+            if origin is not None:
+                by = [*next((u for e, _, u in origin.reactions if e == r.emoji), ()), *by]
+            reactions.append(ArchivedReaction(r.emoji, r.count, tuple(by)))
+        return ArchivedMessage(
+            m.id.hex(), cid, uid, name_shown, m.ts, m.text,
+            edited=(origin.edited if origin and origin.edited else
+                    (versions[-1][0] if versions else 0)),
+            thread=m.reply_to.hex() if m.reply_to else None,
+            broadcast=m.reply_to is not None and m.in_channel, replies=m.replies,
+            reactions=tuple(reactions),
+            files=tuple({"name": f.name, "size": f.size, "type": f.media_type,
+                         "list": f.list.hex()} for f in m.files),
+            versions=versions, slack_ts=origin.slack_ts if origin else None,
+            subtype=origin.subtype if origin else "")
 
     def _documents(self) -> list[ArchivedDocument]:
         docs = self.ws.documents

@@ -31,13 +31,12 @@ from typing import IO, Any
 
 from core.identity import Identity
 from core.objects import Object
-from storage._verify import HELPER_NICENESS, processes
+from storage._verify import CLOSE_TIMEOUT_S, HELPER_NICENESS, end_process, processes
 
 from .slack_convert import Converter, ImportSummary
 from .slack_export import Conversation, ExportError, SlackExport
 
 _LENGTH = struct.Struct(">Q")
-CLOSE_TIMEOUT_S = 5.0
 Job = tuple[Conversation, str, bytes]  # (Slack channel, Hearth channel, its stream)
 
 
@@ -148,14 +147,7 @@ class _Helper:
     def close(self, *, kill: bool = False) -> None:
         if kill:
             self._proc.kill()
-        with contextlib.suppress(OSError):
-            if self._proc.stdin is not None:
-                self._proc.stdin.close()
-        try:
-            self._proc.wait(CLOSE_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait()
+        end_process(self._proc)
         self._thread.join(CLOSE_TIMEOUT_S)
 
 

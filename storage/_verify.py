@@ -45,6 +45,19 @@ CLOSE_TIMEOUT_S = 5.0
 HELPER_NICENESS = 10
 
 
+def end_process(proc: subprocess.Popen) -> None:
+    """Close a helper's stdin (its cue to end), and wait for it, killing it after
+    CLOSE_TIMEOUT_S."""
+    with contextlib.suppress(OSError):
+        if proc.stdin is not None:
+            proc.stdin.close()
+    try:
+        proc.wait(CLOSE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def check_all(raws: list[bytes]) -> bytes:
     """One byte per raw object: 1 when every check passes, the signature's too."""
     out = bytearray(len(raws))
@@ -146,14 +159,7 @@ class _Process:
 
     def close(self) -> None:
         self._requests.put(None)
-        with contextlib.suppress(OSError):
-            if self._proc.stdin is not None:
-                self._proc.stdin.close()
-        try:
-            self._proc.wait(CLOSE_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait()
+        end_process(self._proc)
         self._writer.join(CLOSE_TIMEOUT_S)
         self._reader.join(CLOSE_TIMEOUT_S)
 
