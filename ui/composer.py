@@ -2,8 +2,7 @@
 
 Keys: Enter sends (`submitted`), Shift+Enter starts a new line, Tab completes a nickname, Up in
 an empty composer asks to edit my last message (`editLastRequested`; where nothing listens, it
-brings back the last message sent instead, as it does while `edits_last` is off: in a private
-channel, whose messages cannot be edited yet). Typing a colon and two or more letters (":thu", at
+brings back the last message sent instead, as it does while `edits_last` is off). Typing a colon and two or more letters (":thu", at
 the start or after a space) lists matching emoji under the cursor: Up and Down move, Tab or
 Enter inserts, Esc closes. Typing the closing colon of a known shortcode (":tada:") turns it
 into its emoji at once, and what is sent has every known shortcode turned (app.emojis.emojize).

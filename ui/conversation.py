@@ -30,10 +30,13 @@ from .moderation import ModerationActions
 class ConversationActions(QObject):
     def __init__(self, bridge: NodeBridge, view: MessageView, model: MessageListModel,
                  composer: Composer, picker: EmojiPicker, open_thread: Callable[[bytes], None],
-                 parent: QWidget, *, composer_edits: bool = True):
+                 parent: QWidget, *, composer_edits: bool = True,
+                 reading: Callable[[], ConversationActions] | None = None):
         super().__init__(parent)
         self.bridge, self.view, self.model, self.composer = bridge, view, model, composer
         self.window = parent
+        # Whose list Up in the shared composer edits from: the one the window shows now.
+        self._reading = reading
         self.picker = picker
         view.reactionToggled.connect(self.toggle_reaction)
         view.reactRequested.connect(self.pick_reaction)
@@ -78,11 +81,14 @@ class ConversationActions(QObject):
             failed=self._failed)
 
     def edit_last(self) -> None:
-        """Up in an empty composer: edit my newest message shown (not one a moderator hid)."""
+        """Up in an empty composer: edit my newest message shown in the list the window reads
+        (not one a moderator hid, nor one imported from Slack: I signed it, someone else
+        wrote it)."""
+        actions = self._reading() if self._reading is not None else self
         me = self.bridge.facade.key
-        for message in reversed(self.model.messages):
-            if message.author == me and _rows.converses(message):
-                self.begin_edit(message)
+        for message in reversed(actions.model.messages):
+            if message.author == me and message.origin is None and _rows.converses(message):
+                actions.begin_edit(message)
                 return
 
     def show_versions(self, message_id: bytes) -> None:

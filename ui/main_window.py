@@ -163,9 +163,10 @@ class MainWindow(QMainWindow):
         self.file_drops.dropped.connect(self.pending_files.add)
         for target in (self.message_view.viewport(), self.composer.viewport()):
             self.file_drops.watch(target)
-        self.actions = ConversationActions(self.bridge, self.message_view, self.messages,
-                                           self.composer, self.emoji_picker, self.open_thread,
-                                           self)
+        self.actions = ConversationActions(
+            self.bridge, self.message_view, self.messages, self.composer, self.emoji_picker,
+            self.open_thread, self,
+            reading=lambda: self.private.actions if self.private.is_open else self.actions)
         self.thread_actions = ConversationActions(
             self.bridge, self.thread_pane.view, self.thread_pane.model,
             self.thread_pane.composer, self.emoji_picker, self.open_thread, self)
@@ -416,7 +417,14 @@ class MainWindow(QMainWindow):
                 or conversation_target.shown(self).kind not in ("private", "dm")):
             return
         self.bridge.then(self.facade.run(lambda ws: ws.private.mark_read(channel)),
-                         done=lambda _: self.channels.refresh())
+                         done=lambda _: self.channels.refresh(),
+                         failed=lambda message: self._private_failed(channel, message))
+
+    def _private_failed(self, channel: bytes, message: str) -> None:
+        """A private channel's call failed: said, unless the channel closed meanwhile (I was
+        taken out: the pane says so in its own words)."""
+        if self.private.channel_id == channel:
+            self.statusBar().showMessage(message, 8000)
 
     def _title_badge(self) -> None:
         total = self.channels.total_unread()

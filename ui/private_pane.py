@@ -91,6 +91,12 @@ class PrivateMessages(MessageListModel):
         if asked == self._asked:
             self.readFailed.emit(message)
 
+    def close_private(self) -> None:
+        """The channel closed (I was taken out, say): reads asked so far, and any asked of the
+        list until another opens, answer nothing."""
+        self.channel_id = None
+        self._asked += 1
+
     def canFetchMore(self, parent: QModelIndex = QModelIndex()) -> bool:  # noqa: B008, N802
         return False  # never the public read of MessageListModel.fetchMore
 
@@ -195,7 +201,6 @@ class PrivatePane(QWidget):
         window.reading.setCurrentWidget(self)
         window.sidebar.mentions.setChecked(False)
         window.composer.cancel_edit()
-        window.composer.edits_last = False
         window.composer.setPlaceholderText(
             f"Message {title}   (private: only its members read it; Enter sends)")
         window.typing_label.set_channel(None)  # no typing events for private channels yet
@@ -221,7 +226,7 @@ class PrivatePane(QWidget):
             return
         self.current = self.dm_to = None
         self._opening = None
-        self.window.composer.edits_last = True
+        self.model.close_private()  # a read that fails now (I was taken out) says nothing
         self.window.member_pane.show_add(False)
         self.window.sidebar.select_private(None)
 

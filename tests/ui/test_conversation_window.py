@@ -72,6 +72,31 @@ def test_editing_my_last_message_from_the_composer(qtbot, window, pair):
     assert texts(window).count("see you at 6") == 1
 
 
+def test_up_never_edits_a_message_i_imported_from_slack(qtbot, window, pair, tmp_path):
+    """The importer signed every imported message, but wrote none: Up passes over them."""
+    import json
+    import time
+    import zipfile
+
+    from app.slack_import import import_slack
+
+    ada, _ = pair
+    post_and_wait(qtbot, window, ada, "my own words")
+    export = tmp_path / "export.zip"
+    with zipfile.ZipFile(export, "w") as zf:  # dmitri's message, newer than mine
+        zf.writestr("users.json", json.dumps([{"id": "U1", "name": "dmitri"}]))
+        zf.writestr("channels.json", json.dumps([{"id": "C1", "name": CHANNEL, "members": []}]))
+        day = time.strftime("%Y-%m-%d", time.gmtime())
+        zf.writestr(f"{CHANNEL}/{day}.json", json.dumps([
+            {"type": "message", "user": "U1", "ts": f"{time.time() + 60:.6f}",
+             "text": "dmitri's words"}]))
+    result(ada.facade.run(lambda ws: import_slack(ws, export)))
+    qtbot.waitUntil(lambda: texts(window)[-1:] == ["dmitri's words"], timeout=WAIT_MS)
+    window.composer.setFocus()
+    qtbot.keyClick(window.composer, Qt.Key.Key_Up)
+    assert window.composer.editing() == shown(window, "my own words").id
+
+
 def test_a_thread_opens_beside_the_channel_and_a_reply_can_go_to_the_channel_too(
         qtbot, window, pair):
     ada, bob = pair

@@ -208,13 +208,16 @@ def test_a_private_message_has_threads_reactions_and_edits_but_nothing_public(
                     == [("the secret plan, moved", 1, ["🎉"])], timeout=WAIT_MS)
     assert result(node_a.facade.run(lambda ws: ws.read("general")))[0].text == "hello everyone"
 
-    # Up in the empty composer brings the text back rather than editing a message.
-    type_and_send(qtbot, window, "sent last")
-    qtbot.waitUntil(lambda: shown(window)[-1:] == ["sent last"], timeout=WAIT_MS)
+    # Up in the empty composer edits my last message here (not my last in #general).
+    type_and_send(qtbot, window, "sent lsat")
+    qtbot.waitUntil(lambda: shown(window)[-1:] == ["sent lsat"], timeout=WAIT_MS)
     qtbot.keyClick(window.composer, Qt.Key.Key_Up)
-    assert window.composer.editing() is None
-    assert window.composer.toPlainText() == "sent last"
-    window.composer.clear()
+    assert window.composer.editing() == window.private.model.messages[-1].id
+    assert window.composer.toPlainText() == "sent lsat"
+    window.composer.setPlainText("sent last")
+    qtbot.keyClick(window.composer, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: shown(window)[-1:] == ["sent last"], timeout=WAIT_MS)
+    assert window.composer.editing() is None and window.private.model.messages[-1].edited
 
     # A command is refused in words.
     type_and_send(qtbot, window, "/topic our secret plans")
