@@ -26,8 +26,8 @@ from sync.events import PeerConnected as PeerConnected
 from sync.events import PeerDisconnected as PeerDisconnected
 from sync.events import PeerPresence as PeerPresence
 from sync.events import PeerPresenceLeft as PeerPresenceLeft
-from sync.events import PeersChanged as PeersChanged
 from sync.events import PeerPrivateTyping as PeerPrivateTyping
+from sync.events import PeersChanged as PeersChanged
 from sync.events import PeerTyping as PeerTyping
 from sync.events import PeerUnreachable as PeerUnreachable
 from sync.events import SessionEnded as SessionEnded

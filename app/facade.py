@@ -9,8 +9,8 @@ answers with a future failed with NodeStopped.
 
 What is named here does more than one library call: it tells the Node (keeping: sync asks for
 what is kept anew; removing a member: the membership is seen whole), asks the Node's sessions
-(peers, online, add_peer, download; live signals: `typing`, `typing_private`, `presence`, `presence_left`,
-which return nothing), reads what is not the workspace's (the data folder's appearance, the
+(peers, online, add_peer, download; live signals: `typing`, `typing_private`, `presence`,
+`presence_left`, which return nothing), reads what is not the workspace's (the data folder's appearance, the
 analytics recorder), or works in its own threads: attaching, saving and opening a file hash,
 encrypt or decrypt up to 4 GiB in worker threads (FILE_WORKERS; the ChunkStore may be written
 from any thread), between a first and a last step on the Node's thread (checking, then posting
