@@ -6,8 +6,9 @@ prints some (app/sync_commands.py).
 Sync's events come as they are (sync/events.py): PeerConnected and PeerDisconnected (both
 PeersChanged), Synced, ObjectsStored (every batch of new objects, whoever made them), Delivered
 (my objects reached a peer: Node.pending() shrank), SessionEnded, ObjectRejected,
-PeerUnreachable, and PeerTyping, PeerPresence, PeerPresenceLeft (a connected peer's person
-typing, or in a document: never stored; gone once `expires`, a time.monotonic(), passes).
+PeerUnreachable, and PeerTyping, PeerPrivateTyping, PeerPresence, PeerPresenceLeft (a connected
+peer's person typing, or in a document: never stored; gone once `expires`, a time.monotonic(),
+passes; a PeerPrivateTyping only when its sender and I are both current members of the channel).
 
 The Node's own say what changed, read from the objects stored: after each ObjectsStored come
 MessagesArrived, ChannelChanged, DocumentChanged, MembershipChanged and NicknamesChanged for
@@ -25,6 +26,7 @@ from sync.events import PeerConnected as PeerConnected
 from sync.events import PeerDisconnected as PeerDisconnected
 from sync.events import PeerPresence as PeerPresence
 from sync.events import PeerPresenceLeft as PeerPresenceLeft
+from sync.events import PeerPrivateTyping as PeerPrivateTyping
 from sync.events import PeersChanged as PeersChanged
 from sync.events import PeerTyping as PeerTyping
 from sync.events import PeerUnreachable as PeerUnreachable
@@ -119,5 +121,6 @@ class Removed:
 Changed = MessagesArrived | ChannelChanged | DocumentChanged | MembershipChanged \
     | NicknamesChanged
 NodeEvent = (PeersChanged | Synced | ObjectsStored | Delivered | SessionEnded | ObjectRejected
-             | PeerUnreachable | PeerTyping | PeerPresence | PeerPresenceLeft | Changed
+             | PeerUnreachable | PeerTyping | PeerPrivateTyping | PeerPresence | PeerPresenceLeft
+             | Changed
              | FileProgressed | HistoryProgressed | KeptChanged | Removed)

@@ -9,8 +9,8 @@ answers with a future failed with NodeStopped.
 
 What is named here does more than one library call: it tells the Node (keeping: sync asks for
 what is kept anew; removing a member: the membership is seen whole), asks the Node's sessions
-(peers, online, add_peer, download; live signals: `typing`, `presence`, `presence_left`,
-which return nothing), reads what is not the workspace's (the data folder's appearance, the
+(peers, online, add_peer, download; live signals: `typing`, `typing_private`, `presence`,
+`presence_left`, which return nothing), reads what is not the workspace's (the data folder's appearance, the
 analytics recorder), or works in its own threads: attaching, saving and opening a file hash,
 encrypt or decrypt up to 4 GiB in worker threads (FILE_WORKERS; the ChunkStore may be written
 from any thread), between a first and a last step on the Node's thread (checking, then posting
@@ -157,6 +157,11 @@ class NodeFacade:
         """Tell the peers online now that I am typing in `channel` (never stored; the Node
         rate-limits what it sends). Returns at once, from any thread."""
         self._node.typing(channel)
+
+    def typing_private(self, channel: bytes) -> None:
+        """Tell the channel's other current members online now that I am typing in private
+        channel `channel` (its id), if I am one; never through a relay. Returns at once."""
+        self._node.typing_private(channel)
 
     def presence(self, doc: bytes, branch: str, heads: list[str], anchor: int, at: int, *,
                  readers: Iterable[bytes] | None = None) -> None:

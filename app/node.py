@@ -35,6 +35,7 @@ from sync.events import (
     ObjectRejected,
     ObjectsStored,
     PeerConnected,
+    PeerPrivateTyping,
     SessionEnded,
     SyncEvent,
 )
@@ -417,6 +418,17 @@ class Node:
         with contextlib.suppress(RuntimeError):  # the loop has just closed
             loop.call_soon_threadsafe(service.typing, channel)
 
+    def typing_private(self, channel: bytes) -> None:
+        """Tell the connected peers that are current members of private channel `channel` (its
+        id) that this person is typing there; from any thread, never waits, never raises (a
+        channel not held here, or one I am not in, sends nothing). Never through a relay."""
+        loop, service = self._loop, self._service
+        if loop is None or service is None or not self._running:
+            return
+        with contextlib.suppress(RuntimeError):  # the loop has just closed
+            loop.call_soon_threadsafe(lambda: service.typing_private(
+                channel, self._workspace.private.others_in(channel)))
+
     def presence(self, doc: bytes, branch: str, heads: Iterable[str], anchor: int, at: int,
                  readers: Iterable[bytes] | None = None) -> None:
         """Tell the connected peers among `readers` (None: every member) that this person has
@@ -562,6 +574,9 @@ class Node:
             self.activity.session(event)
         elif isinstance(event, ObjectRejected):
             self.activity.rejected(event.reason)
+        elif isinstance(event, PeerPrivateTyping) \
+                and event.key not in self._workspace.private.others_in(event.channel):
+            return  # a non-member's, or a removed member's, or one for a channel I am not in
         self._emit(event)
 
     def _emit(self, node_event: NodeEvent) -> None:

@@ -111,6 +111,15 @@ class PrivateChannels:
         cache[channel] = (version, view)
         return view
 
+    def others_in(self, channel: bytes) -> frozenset[bytes]:
+        """The other current members of private channel `channel` if I am one, else none (a
+        channel not held here has none): who may hear and be heard typing there."""
+        try:
+            current = self.view(channel).current
+        except WorkspaceError:
+            return frozenset()
+        return frozenset(current - {self.ws.key}) if self.ws.key in current else frozenset()
+
     def _channel_key(self, view: PrivateView, epoch: int) -> bytes | None:
         sealed = view.sealed.get((epoch, self.ws.key))
         if sealed is None:

@@ -1,5 +1,6 @@
 """Typing and presence in documents: to the peers connected now and nowhere else, never stored,
-never relayed. One that arrives becomes a PeerTyping, PeerPresence or PeerPresenceLeft event
+never relayed. One that arrives becomes a PeerTyping, PeerPrivateTyping, PeerPresence or
+PeerPresenceLeft event
 (sync.session says how frames are rate-limited both ways); a session that ends takes its
 peer's presence with it. Owned by SyncService (`service.presence_relay`)."""
 
@@ -8,8 +9,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from .events import PeerPresence, PeerPresenceLeft, PeerTyping
-from .session import Presence, PresenceLeft, Typing
+from .events import PeerPresence, PeerPresenceLeft, PeerPrivateTyping, PeerTyping
+from .session import Presence, PresenceLeft, PrivateTyping, Typing
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -27,11 +28,14 @@ class PresenceRelay:
     def __init__(self, service: SyncService):
         self.service = service
 
-    def heard(self, event: Typing | Presence | PresenceLeft) -> None:
+    def heard(self, event: Typing | PrivateTyping | Presence | PresenceLeft) -> None:
         """A peer's frame arrived: told as an event, with when it stops counting."""
         on_event = self.service.on_event
         if isinstance(event, Typing):
             on_event(PeerTyping(event.key, event.channel, time.monotonic() + TYPING_TTL_S))
+        elif isinstance(event, PrivateTyping):
+            on_event(PeerPrivateTyping(event.key, event.channel,
+                                       time.monotonic() + TYPING_TTL_S))
         elif isinstance(event, Presence):
             on_event(PeerPresence(event.key, event.doc, event.branch, tuple(event.heads),
                                   event.anchor, event.at, time.monotonic() + PRESENCE_TTL_S))
@@ -54,6 +58,15 @@ class PresenceRelay:
         now = time.monotonic()
         for connection in list(self.service.connections.values()):
             if connection.session.signals.send_typing(channel, now):
+                connection.wake()
+
+    def typing_private(self, channel: bytes, readers: frozenset[bytes]) -> None:
+        """SyncService.typing_private."""
+        now = time.monotonic()
+        for connection in list(self.service.connections.values()):
+            session = connection.session
+            if session.peer_key in readers \
+                    and session.signals.send_private_typing(channel, now):
                 connection.wake()
 
     def presence(self, doc: bytes, branch: str, heads: list[bytes], anchor: int, at: int,

@@ -22,6 +22,7 @@ from .session import (
     PeerReconciled,
     Presence,
     PresenceLeft,
+    PrivateTyping,
     ReconcileComplete,
     Typing,
 )
@@ -90,7 +91,7 @@ class SessionEvents:
             service.history_watch.moved(connection, event)
         elif isinstance(event, PeerReconciled):  # a peer that dialled us has all we had
             self._synced(connection, 0, 0)
-        elif isinstance(event, Typing | Presence | PresenceLeft):
+        elif isinstance(event, Typing | PrivateTyping | Presence | PresenceLeft):
             service.presence_relay.heard(event)
         elif isinstance(event, ChunkArrived):
             if service.fetcher is not None:

@@ -9,7 +9,10 @@ and each taken one is an event named by the peer's hello key. `send_typing` send
 frame per channel per TYPING_SEND_INTERVAL_S; `send_presence` keeps the newest position that
 comes within PRESENCE_SEND_INTERVAL_S of the last frame for a document and sends it when the
 interval is over (a cursor's last position matters); `left` goes at once, only to a peer that
-was sent a presence there.
+was sent a presence there. Private typing (`ptyping`, capability PTYPING) names a private
+channel by its 32-byte id; the sender picks the sessions (the channel's current members), the
+receiver's Node checks the sender is one, and it has the same intervals and bound as `typing`
+(counted apart, so one kind's flood leaves the other's indicators).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ MAX_CAP_NAME = 32
 TYPING_SEND_INTERVAL_S = 3.0  # per channel, per session
 TYPING_RECEIVE_LIMIT = 10  # frames a session takes per window; more are dropped silently
 TYPING_RECEIVE_WINDOW_S = 10.0
+PTYPING = "ptyping"  # the capability for typing in a private channel (same interval and bound)
 
 # Presence in documents: live frames, never stored, like typing (see the module docstring).
 PRESENCE = "presence"  # the capability a ping's caps names
@@ -54,6 +58,14 @@ class Typing:
 
     key: bytes
     channel: str
+
+
+@dataclass(frozen=True)
+class PrivateTyping:
+    """The peer (`key`) says its person is typing in the private channel `channel` (its id)."""
+
+    key: bytes
+    channel: bytes
 
 
 @dataclass(frozen=True)
@@ -98,6 +110,16 @@ def _presence_fields(doc: Any, branch: Any, heads: Any, anchor: Any, at: Any) ->
     return None
 
 
+def _take_typing(taken: deque[float], now: float) -> bool:
+    """Whether a typing frame is within TYPING_RECEIVE_LIMIT for `taken` (and count it)."""
+    while taken and now - taken[0] >= TYPING_RECEIVE_WINDOW_S:
+        taken.popleft()
+    if len(taken) >= TYPING_RECEIVE_LIMIT:
+        return False
+    taken.append(now)
+    return True
+
+
 class Signals:
     """Sending and taking typing and presence frames."""
 
@@ -105,6 +127,8 @@ class Signals:
         self._session = session
         self._typing_sent: dict[str, float] = {}  # channel key -> when we last sent typing
         self._typing_received: deque[float] = deque()  # when recent typing frames were taken
+        self._ptyping_sent: dict[bytes, float] = {}  # private channel -> when we last sent
+        self._ptyping_received: deque[float] = deque()  # when recent ptyping frames were taken
         self._presence_sent: dict[bytes, float] = {}  # document -> when our last presence went
         self._presence_pending: dict[bytes, dict] = {}  # document -> the newest, waiting
         self._presence_shown: set[bytes] = set()  # documents the peer has our presence in
@@ -141,6 +165,22 @@ class Signals:
                              if now - t < TYPING_SEND_INTERVAL_S}
         self._typing_sent[key] = now
         self._session.send_frame({"t": "typing", "ch": channel})
+        return True
+
+    def send_private_typing(self, channel: bytes, now: float) -> bool:
+        """Tell the peer this person is typing in the private channel `channel` (its id): like
+        send_typing, to a peer that announced PTYPING. The caller sends it only to members."""
+        if not self._session.connected or PTYPING not in self._session.peer_caps:
+            return False
+        if not (isinstance(channel, bytes) and len(channel) == 32):
+            return False
+        last = self._ptyping_sent.get(channel)
+        if last is not None and now - last < TYPING_SEND_INTERVAL_S:
+            return False
+        self._ptyping_sent = {k: t for k, t in self._ptyping_sent.items()
+                              if now - t < TYPING_SEND_INTERVAL_S}
+        self._ptyping_sent[channel] = now
+        self._session.send_frame({"t": "ptyping", "pc": channel})
         return True
 
     def send_presence(self, doc: bytes, branch: str, heads: list[bytes], anchor: int, at: int,
@@ -186,15 +226,21 @@ class Signals:
             channel = check_name(frame["ch"], "channel name", MAX_CHANNEL)
         except InvalidObject:
             raise SessionError("malformed frame: typing channel") from None
-        taken = self._typing_received
-        while taken and now - taken[0] >= TYPING_RECEIVE_WINDOW_S:
-            taken.popleft()
-        if len(taken) >= TYPING_RECEIVE_LIMIT:
+        if not _take_typing(self._typing_received, now):
             return  # a flood costs the peer its indicators, not the session
-        taken.append(now)
         key = self._session.peer_key
         assert key is not None  # open sessions have one
         self._session.emit(Typing(key, channel))
+
+    def on_ptyping(self, frame: dict, now: float) -> None:
+        _require(frame.keys() == {"t", "pc"}, "ptyping fields")
+        channel = frame["pc"]
+        _require(isinstance(channel, bytes) and len(channel) == 32, "ptyping channel")
+        if not _take_typing(self._ptyping_received, now):
+            return  # a flood costs the peer its indicators, not the session
+        key = self._session.peer_key
+        assert key is not None  # open sessions have one
+        self._session.emit(PrivateTyping(key, channel))
 
     def on_presence(self, frame: dict, now: float) -> None:
         _require(frame.keys() == {"t", "doc", "br", "heads", "anchor", "at"}, "presence fields")

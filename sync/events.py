@@ -133,6 +133,16 @@ class PeerTyping:
 
 
 @dataclass(frozen=True)
+class PeerPrivateTyping:
+    """A connected peer's person is typing in the private channel `channel` (its id), until
+    `expires`. Sync does not check they are a member: the Node does before it passes it on."""
+
+    key: bytes
+    channel: bytes
+    expires: float
+
+
+@dataclass(frozen=True)
 class PeerPresence:
     """A connected peer's person has document `doc` open on `branch`, the selection from
     `anchor` to `at` (codepoints of the text at commits `heads`), until `expires`."""
@@ -155,5 +165,5 @@ class PeerPresenceLeft:
 
 
 SyncEvent = (PeersChanged | Synced | ObjectsStored | Delivered | SessionEnded | ObjectRejected
-             | PeerUnreachable | FileFetch | HistoryFetch | PeerTyping | PeerPresence
-             | PeerPresenceLeft)
+             | PeerUnreachable | FileFetch | HistoryFetch | PeerTyping | PeerPrivateTyping
+             | PeerPresence | PeerPresenceLeft)

@@ -304,6 +304,12 @@ class SyncService:
         self.presence_relay.typing(channel)
         self.relaying.typing(channel)
 
+    def typing_private(self, channel: bytes, readers: frozenset[bytes]) -> None:
+        """Tell the connected peers among `readers` (the private channel's current members)
+        that this person is typing in private channel `channel` (its id). Never through a
+        relay: a relay's signal goes to every member."""
+        self.presence_relay.typing_private(channel, readers)
+
     def presence(self, doc: bytes, branch: str, heads: list[bytes], anchor: int, at: int,
                  readers: frozenset[bytes] | None = None) -> None:
         """Tell the connected peers among `readers` (None: all of them) that this person has

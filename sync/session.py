@@ -77,12 +77,14 @@ from ._signals import (
     PRESENCE_RECEIVE_WINDOW_S,
     PRESENCE_REFRESH_S,
     PRESENCE_SEND_INTERVAL_S,
+    PTYPING,
     TYPING,
     TYPING_RECEIVE_LIMIT,
     TYPING_RECEIVE_WINDOW_S,
     TYPING_SEND_INTERVAL_S,
     Presence,
     PresenceLeft,
+    PrivateTyping,
     Signals,
     Typing,
 )
@@ -102,7 +104,7 @@ CHUNK = MAX_NOISE_MESSAGE - 16 - 1  # minus the AEAD tag and the flag byte
 MAX_FRAME = 1 << 20
 
 _LAST, _MORE = b"\x01", b"\x00"  # the flag byte before each piece of a frame
-CAPS = (TYPING, PRESENCE)  # what this version understands beyond protocol version 2's frames
+CAPS = (TYPING, PRESENCE, PTYPING)  # what this version understands beyond protocol version 2's frames
 FILES_CAPS = (*CAPS, FILES)  # ... and with a chunk store, chunks of attached files
 
 
@@ -126,7 +128,7 @@ class Closed:
 
 
 Event = (Connected | ObjectsReceived | ReconcileComplete | PeerReconciled | SyncProgress
-         | Typing | Presence | PresenceLeft | FilesReady | ChunkArrived | ChunksLacking | Closed)
+         | Typing | PrivateTyping | Presence | PresenceLeft | FilesReady | ChunkArrived | ChunksLacking | Closed)
 
 
 @dataclass
@@ -401,6 +403,7 @@ class Session:
                    "neg": rounds.on_neg, "want": self.outbox.on_want, "objs": self._on_objs,
                    "done": rounds.on_done, "synced": rounds.on_synced, "ping": self._on_ping,
                    "pong": self._on_pong, "typing": signals.on_typing,
+                   "ptyping": signals.on_ptyping,
                    "presence": signals.on_presence, "left": signals.on_left,
                    "get": files.on_get, "chunk": files.on_chunk, "nochunk": files.on_nochunk,
                    "bye": self._on_bye}.get(kind)
@@ -460,10 +463,10 @@ __all__ = [
     "MAX_QUEUED_WANTS", "NEG_BUCKETS", "NEG_FRAME_LIMIT", "NEG_ID_LIST_THRESHOLD",
     "NEG_MAX_RANGES", "NEG_PARAMS", "OBJECTS_FRAME_BYTES", "PING_INTERVAL_S", "PRESENCE",
     "PRESENCE_RECEIVE_LIMIT", "PRESENCE_RECEIVE_WINDOW_S", "PRESENCE_REFRESH_S",
-    "PRESENCE_SEND_INTERVAL_S", "PROTOCOL_VERSION", "RECONCILE_INTERVAL_S", "REPLY_TIMEOUT_S",
+    "PRESENCE_SEND_INTERVAL_S", "PROTOCOL_VERSION", "PTYPING", "RECONCILE_INTERVAL_S", "REPLY_TIMEOUT_S",
     "ROUND_RETRY_S", "SENT_MEMORY", "TYPING", "TYPING_RECEIVE_LIMIT", "TYPING_RECEIVE_WINDOW_S",
     "TYPING_SEND_INTERVAL_S", "WANT_BATCH", "WANT_WINDOW", "ChunkArrived", "ChunkSource",
     "ChunksLacking", "Closed", "Connected", "Event", "FilesReady", "Interest", "ObjectsReceived",
     "PeerReconciled", "Presence", "PresenceLeft", "ReconcileComplete", "Session", "SessionError",
-    "Stats", "SyncProgress", "Typing",
+    "PrivateTyping", "Stats", "SyncProgress", "Typing",
 ]

@@ -34,6 +34,7 @@ from app.events import (
     ObjectsStored,
     PeerPresence,
     PeerPresenceLeft,
+    PeerPrivateTyping,
     PeersChanged,
     PeerTyping,
     Removed,
@@ -150,6 +151,7 @@ class NodeBridge(QObject):
     synced = Signal(object)  # an app.events.Synced: a round with a peer finished
     delivered = Signal()  # facade.pending() changed: messages no peer had have reached one
     typing = Signal(bytes, str)  # a connected peer's key and the channel they are typing in
+    privateTyping = Signal(bytes, bytes)  # ... in a private channel (its id) we are both in
     # A connected peer's key, the document they have open (id), its branch, the commits (hex)
     # their selection refers to, and its anchor and position (codepoints of the text there).
     presence = Signal(bytes, bytes, str, list, int, int)
@@ -191,6 +193,8 @@ class NodeBridge(QObject):
                 post(lambda: self.synced.emit(event))
             case PeerTyping(key=key, channel=channel):
                 post(lambda: self.typing.emit(key, channel))
+            case PeerPrivateTyping(key=key, channel=private):
+                post(lambda: self.privateTyping.emit(key, private))
             case PeerPresence():
                 args = (event.key, event.doc, event.branch, [h.hex() for h in event.heads],
                         event.anchor, event.at)

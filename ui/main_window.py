@@ -142,8 +142,8 @@ class MainWindow(QMainWindow):
         self.composer = Composer(objectName="composer")
         self.composer.setFixedHeight(72)
         self.composer.submitted.connect(self._send)
-        self.composer.typing.connect(
-            lambda: None if self.private.is_open else self.facade.typing(self.channel))
+        self.composer.typing.connect(lambda: self.private.typing() if self.private.is_open
+                                     else self.facade.typing(self.channel))
         self.typing_label = TypingLabel(self.facade.key)
         self.bridge.typing.connect(self.typing_label.typed)
         self.thread_pane = ThreadPane(self.bridge)

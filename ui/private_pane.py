@@ -11,8 +11,9 @@ conversation; moderation (a public object) is left out. While it is open the win
 posts with ws.private.post (or ws.private.direct_message, for direct messages not started
 yet), its member pane lists the channel's members, with "Add people…" and "Remove … from …"
 for the channel's creator or an admin, and its header shows a lock and "Private · ada, bob".
-Private channels have no topic and no typing yet; slash commands other than /me and /nick
-are refused in words.
+Typing in the composer tells the open channel's other members online now (facade.typing_private)
+and the typing label shows theirs. Private channels have no topic; slash commands other than
+/me and /nick are refused in words.
 Files waiting above the composer go with facade.attach_private (described inside the sealed box),
 once the conversation exists (direct messages not started yet take a first text).
 
@@ -116,6 +117,8 @@ class PrivatePane(QWidget):
         self.me = self.facade.key
         self.model = PrivateMessages(self.bridge)
         self.model.readFailed.connect(self._say)
+        self.bridge.privateTyping.connect(window.typing_label.typed)
+        self.model.modelReset.connect(self._newest_posted)
         self.view = MessageView(self.model)
         self.view.setObjectName("privateMessageView")
         self.view.private = True
@@ -166,6 +169,17 @@ class PrivatePane(QWidget):
     def channel_id(self) -> bytes | None:
         return self.current.id if self.current is not None else None
 
+    def typing(self) -> None:
+        """I am typing in the open channel (direct messages not started yet have no one to
+        tell)."""
+        if self.current is not None:
+            self.facade.typing_private(self.current.id)
+
+    def _newest_posted(self) -> None:
+        """Whoever posted the newest message shown has stopped typing it."""
+        if self.current is not None and self.model.messages:
+            self.window.typing_label.posted(self.model.messages[-1].author, self.current.id)
+
     def manages(self) -> bool:
         """I may change who is in the open channel: its creator, or an admin."""
         return (self.current is not None and not self.current.dm
@@ -203,7 +217,7 @@ class PrivatePane(QWidget):
         window.composer.cancel_edit()
         window.composer.setPlaceholderText(
             f"Message {title}   (private: only its members read it; Enter sends)")
-        window.typing_label.set_channel(None)  # no typing events for private channels yet
+        window.typing_label.set_channel(channel_id)  # None: direct messages not started yet
         if not window.thread_pane.isHidden():
             window.thread_pane.close_thread()
         window.member_pane.setVisible(window.header.members_button.isChecked())

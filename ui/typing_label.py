@@ -1,7 +1,9 @@
 """The typing indicator below the composer: who else is typing in the open channel.
 
 Typing is a live signal from connected peers, never stored (app.events.PeerTyping, which
-ui/bridge.py re-emits on the GUI thread as `NodeBridge.typing(key, channel)`). A person shows
+ui/bridge.py re-emits on the GUI thread as `NodeBridge.typing(key, channel)`; in a private
+channel app.events.PeerPrivateTyping, `NodeBridge.privateTyping(key, channel_id)`: the open
+channel is a public one's name or a private one's 32-byte id). A person shows
 for TYPING_TTL_S after their last signal (one single-shot QTimer each, restarted by the next),
 and stops showing when they post in the channel (`posted`) or when the channel changes. My own
 key never shows. The label keeps one line's height whether or not anyone is typing, so the
@@ -41,9 +43,10 @@ def typing_text(names: Sequence[str]) -> str:
     return SEVERAL
 
 
-def _channel_key(name: str) -> str:
-    """How channel names compare (core.kinds.channel_key: NFC, then case-folded)."""
-    return unicodedata.normalize("NFC", name).casefold()
+def _channel_key(name: str | bytes) -> str | bytes:
+    """How channel names compare (core.kinds.channel_key: NFC, then case-folded); a private
+    channel's id as it is."""
+    return name if isinstance(name, bytes) else unicodedata.normalize("NFC", name).casefold()
 
 
 class TypingLabel(QLabel):
@@ -61,7 +64,7 @@ class TypingLabel(QLabel):
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         self._ttl_ms = max(1, round(ttl_s * 1000))
         self._own_key = own_key
-        self._channel: str | None = None
+        self._channel: str | bytes | None = None
         self._nicknames: dict[bytes, str] = {}
         self._typing: dict[bytes, QTimer] = {}  # who is typing, each with its expiry timer
         self._fit_height()
@@ -73,8 +76,9 @@ class TypingLabel(QLabel):
         if key in self._typing:
             self._drop(key)
 
-    def set_channel(self, name: str | None) -> None:
-        """The open channel (None: none is open). Everyone shown so far is cleared."""
+    def set_channel(self, name: str | bytes | None) -> None:
+        """The open channel, a name or a private channel's id (None: none is open). Everyone
+        shown so far is cleared."""
         if name is not None and self._channel is not None \
                 and _channel_key(name) == _channel_key(self._channel):
             self._channel = name
@@ -89,7 +93,7 @@ class TypingLabel(QLabel):
         self._nicknames = dict(names)
         self._refresh()
 
-    def typed(self, key: bytes, channel: str) -> None:
+    def typed(self, key: bytes, channel: str | bytes) -> None:
         """`key`'s person is typing in `channel`: show them for the next TYPING_TTL_S."""
         if key == self._own_key or not self._is_open(channel):
             return
@@ -101,7 +105,7 @@ class TypingLabel(QLabel):
         timer.start()  # restarted: the last signal counts
         self._refresh()
 
-    def posted(self, key: bytes, channel: str) -> None:
+    def posted(self, key: bytes, channel: str | bytes) -> None:
         """`key` posted a message in `channel`: they have stopped typing it."""
         if key in self._typing and self._is_open(channel):
             self._drop(key)
@@ -112,7 +116,7 @@ class TypingLabel(QLabel):
 
     # Inside ---------------------------------------------------------------------------------
 
-    def _is_open(self, channel: str) -> bool:
+    def _is_open(self, channel: str | bytes) -> bool:
         return self._channel is not None and _channel_key(channel) == _channel_key(self._channel)
 
     def _drop(self, key: bytes, *, refresh: bool = True) -> None:

@@ -168,3 +168,19 @@ def test_a_typing_peer_shows_through_the_bridge(qtbot, pair):
         assert label.text() == "ada is typing…"
     finally:
         bridge.close()
+
+
+def test_a_private_channel_is_told_apart_by_its_id(label):
+    room, other = b"R" * 32, b"O" * 32
+    label.typed(ADA, "general")
+    label.set_channel(room)  # a private channel opened: its id, not a name
+    assert label.text() == ""
+    label.typed(ADA, room)
+    label.typed(BOB, other)  # another private channel
+    label.typed(CY, "general")  # a public channel, whatever its name
+    assert label.text() == "ada is typing…"
+    label.posted(ADA, room)
+    assert label.text() == "" and label.typing_keys() == set()
+    label.set_channel("general")
+    label.typed(BOB, room)
+    assert label.text() == ""
