@@ -10,11 +10,8 @@ fake clock; the Node tests run real Nodes on 127.0.0.1.
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
-from app.events import NodeEvent, PeerPrivateTyping, PeerTyping
 from app.node import Node
 from sync.session import (
     PTYPING,
@@ -42,7 +39,7 @@ from .session_support import (
     sessions,
     tap,
 )
-from .test_typing import understood
+from .test_typing import Heard, understood
 
 ROOM = b"R" * 32
 OTHER = b"O" * 32
@@ -154,24 +151,6 @@ def test_a_malformed_ptyping_frame_closes_like_any_malformed_frame(secret, case)
 # Real Nodes -----------------------------------------------------------------------------------
 
 
-class Heard:
-    """The typing events a Node passes on, public and private, in order, on its thread."""
-
-    def __init__(self, node: Node):
-        self.events: list[tuple[bytes, str | bytes]] = []
-        self._lock = threading.Lock()
-        node.subscribe(self._on_event)
-
-    def _on_event(self, event: NodeEvent) -> None:
-        if isinstance(event, PeerTyping | PeerPrivateTyping):
-            with self._lock:
-                self.events.append((event.key, event.channel))
-
-    def seen(self) -> list[tuple[bytes, str | bytes]]:
-        with self._lock:
-            return list(self.events)
-
-
 def tapped(node: Node, peer: Node) -> list:
     """Every frame `node`'s session with `peer` reads from now on (sync level: before the
     Node's own check of membership)."""
@@ -209,10 +188,10 @@ def test_private_typing_reaches_members_only_and_forged_frames_show_nothing(clus
 
     a.typing_private(room)
     a.typing("general")  # after it on the same ordered sessions: c hears this one only
-    wait_until(lambda: len(heard_b.seen()) == 2 and heard_c.seen(),
+    wait_until(lambda: len(heard_b.pairs()) == 2 and heard_c.pairs(),
                what="bob to hear both, carol the public one")
-    assert heard_b.seen() == [(a.key, room), (a.key, "general")]
-    assert heard_c.seen() == [(a.key, "general")]
+    assert heard_b.pairs() == [(a.key, room), (a.key, "general")]
+    assert heard_c.pairs() == [(a.key, "general")]
     assert ptyping_frames(frames_b) == [{"t": "ptyping", "pc": room}]
     assert ptyping_frames(frames_c) == []  # never sent to a non-member
 
@@ -221,10 +200,10 @@ def test_private_typing_reaches_members_only_and_forged_frames_show_nothing(clus
     c.typing("random")
     forge(a, c, room)
     a.typing("design")
-    wait_until(lambda: heard_a.seen() and len(heard_c.seen()) == 2,
+    wait_until(lambda: heard_a.pairs() and len(heard_c.pairs()) == 2,
                what="the public typing sent after the forged frames")
-    assert heard_a.seen() == [(c.key, "random")]
-    assert heard_c.seen() == [(a.key, "general"), (a.key, "design")]
+    assert heard_a.pairs() == [(c.key, "random")]
+    assert heard_c.pairs() == [(a.key, "general"), (a.key, "design")]
 
     # bob taken out: his typing there shows no more, and alice's no longer goes to him.
     node_call(a, lambda: a.workspace.private.remove_member(room, b.key))
@@ -233,11 +212,11 @@ def test_private_typing_reaches_members_only_and_forged_frames_show_nothing(clus
     b.typing("after")
     a.typing_private(room)
     a.typing("later")
-    wait_until(lambda: (b.key, "after") in heard_a.seen()
-               and (a.key, "later") in heard_b.seen(),
+    wait_until(lambda: (b.key, "after") in heard_a.pairs()
+               and (a.key, "later") in heard_b.pairs(),
                what="the public typing sent after the private")
-    assert heard_a.seen() == [(c.key, "random"), (b.key, "after")]
-    assert [channel for _, channel in heard_b.seen()].count(room) == 1  # the first one only
+    assert heard_a.pairs() == [(c.key, "random"), (b.key, "after")]
+    assert [channel for _, channel in heard_b.pairs()].count(room) == 1  # the first one only
     assert ptyping_frames(frames_b) == [{"t": "ptyping", "pc": room}]  # none after removal
     assert ptyping_frames(frames_c) == [{"t": "ptyping", "pc": room}]  # the forged one
 
@@ -254,10 +233,10 @@ def test_private_typing_is_never_relayed(cluster: Cluster):
     heard_b, heard_c = Heard(b), Heard(c)
 
     a.typing_private(room)
-    wait_until(lambda: heard_b.seen(), what="b to hear a typing")
+    wait_until(lambda: heard_b.pairs(), what="b to hear a typing")
     b.typing("random")  # b would have passed a's frame on to c before its own
-    wait_until(lambda: heard_c.seen(), what="c to hear b typing")
-    assert heard_c.seen() == [(b.key, "random")]
+    wait_until(lambda: heard_c.pairs(), what="c to hear b typing")
+    assert heard_c.pairs() == [(b.key, "random")]
 
 
 def test_private_typing_on_a_node_that_is_not_running_does_nothing(cluster: Cluster):

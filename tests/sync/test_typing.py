@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from app.events import NodeEvent, PeerTyping
+from app.events import NodeEvent, PeerPrivateTyping, PeerTyping
 from app.node import Node
 from sync.service import TYPING_TTL_S
 from sync.session import (
@@ -182,19 +182,20 @@ def test_a_ping_with_fields_of_a_later_version_is_still_answered(secret):
 
 
 class Heard:
-    """The typing events a Node emits, as (key, channel, expires), collected on its thread."""
+    """The typing events a Node emits, public and private (a private channel by its id), as
+    (key, channel, expires) in order, collected on its thread."""
 
     def __init__(self, node: Node):
-        self.events: list[tuple[bytes, str, float]] = []
+        self.events: list[tuple[bytes, str | bytes, float]] = []
         self._lock = threading.Lock()
         node.subscribe(self._on_event)
 
     def _on_event(self, event: NodeEvent) -> None:
-        if isinstance(event, PeerTyping):
+        if isinstance(event, PeerTyping | PeerPrivateTyping):
             with self._lock:
                 self.events.append((event.key, event.channel, event.expires))
 
-    def pairs(self) -> list[tuple[bytes, str]]:
+    def pairs(self) -> list[tuple[bytes, str | bytes]]:
         with self._lock:
             return [(key, channel) for key, channel, _ in self.events]
 
