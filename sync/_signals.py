@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import OrderedDict, deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from core.errors import InvalidObject
 from core.kinds import MAX_CHANNEL, MAX_LIST, MAX_NAME, channel_key, check_name
@@ -120,6 +120,21 @@ def _take_typing(taken: deque[float], now: float) -> bool:
     return True
 
 
+K = TypeVar("K", str, bytes)
+
+
+def _send_due(sent: dict[K, float], key: K, now: float) -> bool:
+    """Whether a typing frame for `key` may go now, one per TYPING_SEND_INTERVAL_S (and count
+    it sent). Keys whose interval is over are forgotten, so the memory stays small."""
+    last = sent.get(key)
+    if last is not None and now - last < TYPING_SEND_INTERVAL_S:
+        return False
+    for done in [k for k, t in sent.items() if now - t >= TYPING_SEND_INTERVAL_S]:
+        del sent[done]
+    sent[key] = now
+    return True
+
+
 class Signals:
     """Sending and taking typing and presence frames."""
 
@@ -156,14 +171,8 @@ class Signals:
             check_name(channel, "channel name", MAX_CHANNEL)
         except InvalidObject:
             return False
-        key = channel_key(channel)
-        last = self._typing_sent.get(key)
-        if last is not None and now - last < TYPING_SEND_INTERVAL_S:
+        if not _send_due(self._typing_sent, channel_key(channel), now):
             return False
-        # Forget channels whose interval is over, so the memory stays small.
-        self._typing_sent = {k: t for k, t in self._typing_sent.items()
-                             if now - t < TYPING_SEND_INTERVAL_S}
-        self._typing_sent[key] = now
         self._session.send_frame({"t": "typing", "ch": channel})
         return True
 
@@ -174,12 +183,8 @@ class Signals:
             return False
         if not (isinstance(channel, bytes) and len(channel) == 32):
             return False
-        last = self._ptyping_sent.get(channel)
-        if last is not None and now - last < TYPING_SEND_INTERVAL_S:
+        if not _send_due(self._ptyping_sent, channel, now):
             return False
-        self._ptyping_sent = {k: t for k, t in self._ptyping_sent.items()
-                              if now - t < TYPING_SEND_INTERVAL_S}
-        self._ptyping_sent[channel] = now
         self._session.send_frame({"t": "ptyping", "pc": channel})
         return True
 
