@@ -2,7 +2,7 @@
 
 Keys: Enter sends (`submitted`), Shift+Enter starts a new line, Tab completes a nickname, Up in
 an empty composer asks to edit my last message (`editLastRequested`; where nothing listens, it
-brings back the last message sent instead, as it does while `edits_last` is off). Typing a colon and two or more letters (":thu", at
+brings back the last message sent instead). Typing a colon and two or more letters (":thu", at
 the start or after a space) lists matching emoji under the cursor: Up and Down move, Tab or
 Enter inserts, Esc closes. Typing the closing colon of a known shortcode (":tada:") turns it
 into its emoji at once, and what is sent has every known shortcode turned (app.emojis.emojize).
@@ -181,7 +181,6 @@ class Composer(QPlainTextEdit):
         self.setTabChangesFocus(False)
         self._completer = _rows.NickCompleter()
         self._last_sent = ""
-        self.edits_last = True  # Up in an empty composer asks to edit (off: brings it back)
         self._shortcodes = ShortcodeList(self)
         self._shortcodes.itemClicked.connect(lambda item: self._insert_match(item.data(CharRole)))
         self._shortcodes.hide()
@@ -427,8 +426,7 @@ class Composer(QPlainTextEdit):
             return
         if key == Qt.Key.Key_Up and not modifiers and not self.toPlainText() \
                 and self._editing is None:
-            if self.edits_last and \
-                    self.isSignalConnected(QMetaMethod.fromSignal(self.editLastRequested)):
+            if self.isSignalConnected(QMetaMethod.fromSignal(self.editLastRequested)):
                 self.editLastRequested.emit()
                 return
             if self._last_sent:
