@@ -117,7 +117,9 @@ def test_comments_in_the_margin(qtbot, margin, pair) -> None:
     # Bob, the other member, replies; the reply arrives in the card.
     def bob_reads_it() -> bool:
         try:
-            return len(result(node_b.facade.run(on_document(doc, lambda docs, d: comments_view(docs, d)))).comments) == 1
+            view = result(node_b.facade.run(on_document(doc, lambda docs, d: comments_view(docs, d))))
+            text = result(node_b.facade.run(on_document(doc, lambda docs, d: d.text(d.heads("main")))))
+            return len(view.comments) == 1 and text == TEXT  # else his write below is concurrent
         except Exception:
             return False
     qtbot.waitUntil(bob_reads_it, timeout=WAIT_MS)

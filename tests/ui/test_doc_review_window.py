@@ -150,6 +150,7 @@ def test_a_version_compared_with_now(qtbot, window, pair):
 
     # Now moves on with the branch: bob's edit shows in the diff, in his name.
     make_editor(qtbot, pair, doc)
+    qtbot.waitUntil(lambda: _reads(node_b, doc, A + C + D + E), timeout=WAIT_MS)  # or his is concurrent
     result(node_b.facade.run(on_document(doc, lambda docs, d: docs.write(d, Z + A + C + D + E))))
     qtbot.waitUntil(lambda: ("+", Z, bob) in versions.diff.changes(), timeout=WAIT_MS)
     assert "bob" in versions.diff.legend.text() and "ada" in versions.diff.legend.text()
@@ -181,6 +182,7 @@ def test_changed_since_you_last_looked(qtbot, window, pair):
     # Bob changes it while I look at a channel: opening it again says so.
     window.show_channel("general")
     changed = "# Plan\n\nship on Monday\nwith notes\n"
+    qtbot.waitUntil(lambda: _reads(node_b, doc, text + "with notes\n"), timeout=WAIT_MS)
     result(node_b.facade.run(on_document(doc, lambda docs, d: docs.write(d, changed))))
     qtbot.waitUntil(lambda: doc_text(node_a, doc_id) == changed, timeout=WAIT_MS)
     window.open_document(doc_id)

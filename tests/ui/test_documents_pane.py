@@ -51,7 +51,8 @@ def test_a_remote_insert_before_my_cursor_keeps_it_on_its_character(qtbot, windo
     doc_id = open_written(qtbot, window, node_a, "Shared", "héllo 😀 world")
     pane = window.document_pane
     result(node_a.facade.run(on_document(bytes.fromhex(doc_id), lambda docs, d: docs.add_editor(d, node_b.key.hex()))))
-    qtbot.waitUntil(lambda: _is_editor(node_b, doc_id), timeout=WAIT_MS)
+    # Bob's write replaces the text he reads: he must read mine first, or his is concurrent.
+    qtbot.waitUntil(lambda: _is_editor(node_b, doc_id, "héllo 😀 world"), timeout=WAIT_MS)
     # My cursor sits on the "w" of "world".
     text = pane.editor.toPlainText()
     cursor = pane.editor.textCursor()
@@ -67,10 +68,11 @@ def test_a_remote_insert_before_my_cursor_keeps_it_on_its_character(qtbot, windo
     assert doc_text(node_a, doc_id) == doc_text(node_b, doc_id) == expected
 
 
-def _is_editor(node, doc_id: str) -> bool:
-    """The node can read the document and has learned that it may edit it."""
+def _is_editor(node, doc_id: str, text: str) -> bool:
+    """The node reads `text` on main and has learned that it may edit the document."""
     try:
-        result(node.facade.run(on_document(bytes.fromhex(doc_id), lambda docs, d: d.text(d.heads("main")))))
+        if doc_text(node, doc_id) != text:
+            return False
         return node.key in result(node.facade.run(on_document(bytes.fromhex(doc_id), lambda docs, d: sorted(d.editors()))))
     except Exception:
         return False
