@@ -1,12 +1,15 @@
 """The packaged application (dist/hearth/, built by `make package`) does what the source checkout
 does: `--version` and `--help`, `serve` syncing over loopback with a source checkout's node
-(through the bundle's own signature helper process), `screenshot` offscreen, and a desktop
-install into a prefix. Skipped at once when the bundle is not built or is older than the sources
+(through the bundle's own signature helper process), a Slack import big enough for its helper
+processes (`hearth --slack-worker`), a file kept in its chunk packs and sent to a peer, a desktop
+notification on a real session D-Bus, `screenshot` offscreen, and a desktop install into a
+prefix. Skipped at once when the bundle is not built or is older than the sources
 (see conftest.py); `make package-test` builds it and runs them."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -14,10 +17,22 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from app.paths import Paths
+from app.slack_import import HELPERS_MIN
 from app.workspace import Workspace
+from bench.import_slack import build_export
+from core.attachments import CHUNK_SIZE
 from storage import Replica
-from tests.app.conftest import Hearth
-from tests.app.test_sync_cli import LOCAL, Serve, digest, replica_path, serving, texts
+from tests.app.conftest import CLI_TIMEOUT_S, Hearth
+from tests.app.test_sync_cli import (
+    LOCAL,
+    Serve,
+    digest,
+    member_folders,
+    replica_path,
+    serving,
+    texts,
+)
+from tests.notify_support import NotificationServer, notification_service, session_bus  # noqa: F401
 from tests.support import wait_until
 
 from .conftest import BUNDLE_DIR, EXE, ROOT, Bundle, needs_bundle
@@ -26,6 +41,8 @@ pytestmark = needs_bundle()
 
 MAX_BUNDLE_MB = 250
 BACKLOG = 600  # above storage._verify.PARALLEL_MIN: a catch-up batch may go to the helper process
+SLACK_MESSAGES = HELPERS_MIN + 400  # just enough for the import's helper processes
+SLACK_CHANNELS = 4  # two for each of two helpers
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 APP_ID = "io.github.hearth.Hearth"
 CACHES = {"mimeinfo.cache", "icon-theme.cache"}  # the desktop's indexes of every application
@@ -146,9 +163,133 @@ def test_packaged_serve_syncs_with_a_source_checkout_node(bundle: Bundle, source
     errors = node_a.stderr
     assert codes == (0, 0), errors + node_b.stderr
     assert "Traceback" not in errors and "signature helper" not in errors, errors
-    assert "shutting down" in errors  # the session was ended, not dropped
+    # the session was ended, not dropped (serve says how each session ended on stdout)
+    assert "shutting down" in node_a.out.read_text() + node_b.out.read_text()
     with Replica(replica_path(a)) as replica:
         assert replica.integrity_check() == "ok"
+
+
+# import-slack ---------------------------------------------------------------------------------------
+
+def _shape(data: Path) -> dict:
+    """Every public channel as a person sees it: each message's author, time, text, edit mark,
+    reactions and replies, and each thread; signatures and ids aside (two importers sign)."""
+    with Workspace.open(Paths.resolve(data, "default")) as ws:
+        out = {}
+        for info in ws.channels():
+            shown = ws.read(info.name, limit=SLACK_MESSAGES)
+            out[info.name] = (
+                [(m.nick, m.ts, m.text, m.edited, sorted((r.emoji, r.count) for r in m.reactions),
+                  m.replies) for m in shown],
+                [[(r.nick, r.ts, r.text) for r in ws.conversation.thread(m.id)]
+                 for m in shown if m.replies])
+        return out
+
+
+def test_packaged_import_slack_runs_its_helpers_and_imports_as_the_source_checkout(
+        bundle: Bundle, source: Hearth, tmp_path: Path):
+    export = tmp_path / "export.zip"
+    build_export(export, SLACK_MESSAGES, SLACK_CHANNELS)
+    a, b = tmp_path / "packaged", tmp_path / "source"
+    for hearth, data in ((bundle, a), (source, b)):
+        hearth.env["HEARTH_VERIFY_PROCESSES"] = "2"  # helpers even on a single core
+        hearth("init", "--nick", "ada", data=data)
+
+    out, err = tmp_path / "import.out", tmp_path / "import.err"
+    with open(out, "wb") as stdout, open(err, "wb") as stderr:
+        proc = subprocess.Popen(bundle.argv("import-slack", export, "--quiet", "--data", a),
+                                cwd=bundle.cwd, env=bundle.env, stdout=stdout, stderr=stderr,
+                                stdin=subprocess.DEVNULL)
+    try:
+        def helpers() -> list[list[str]]:
+            found = [c for c in _children(proc.pid) if c[1:] == ["--slack-worker"]]
+            if not found and proc.poll() is not None:
+                raise AssertionError("the packaged import ended without helper processes: "
+                                     + err.read_text(errors="replace"))
+            return found
+
+        # The packaged import converts and signs in its own helpers: `hearth --slack-worker`.
+        seen = wait_until(helpers, what="the packaged import's helper processes")
+        assert Path(seen[0][0]).resolve() == EXE.resolve()
+        assert proc.wait(CLI_TIMEOUT_S) == 0, err.read_text(errors="replace")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "Traceback" not in err.read_text(errors="replace")
+    packaged = out.read_text().strip()
+    assert packaged.startswith(f"imported {SLACK_MESSAGES} messages (")
+    assert packaged == source("import-slack", export, "--quiet", data=b).line
+    imported = _shape(a)
+    # every message came, in its channel or in its thread (a thread lists its root first)
+    assert sum(len(shown) + sum(len(thread) - 1 for thread in threads)
+               for shown, threads in imported.values()) == SLACK_MESSAGES
+    assert any(threads for _, threads in imported.values())  # threads and reactions came too
+    assert any(reactions for shown, _ in imported.values() for *_, reactions, _ in shown)
+    assert imported == _shape(b)
+
+
+# attach and download -----------------------------------------------------------------------------
+
+def test_packaged_attach_keeps_the_file_in_chunk_packs_reads_it_back_and_serves_it(
+        bundle: Bundle, source: Hearth, tmp_path: Path):
+    a, b = member_folders(tmp_path)
+    original = os.urandom(3 * CHUNK_SIZE + 1000)  # four chunks
+    sent = tmp_path / "plan.bin"
+    sent.write_bytes(original)
+    message = bundle("attach", "general", sent, "--text", "the plan", data=a).line
+
+    # The bundle stored the chunks in packs, found through index.db (storage/_chunk_packs.py),
+    # not as a file per chunk (the layout before packs).
+    chunks = replica_path(a).parent / "chunks"
+    packs = list((chunks / "packs").glob("*.pack"))
+    assert packs and (chunks / "index.db").is_file()
+    assert sum(p.stat().st_size for p in packs) > len(original)
+    assert {p.name for p in chunks.iterdir()} <= {"packs", "index.db", "index.db-wal",
+                                                   "index.db-shm"}
+    saved = Path(bundle("download", message, "--out", tmp_path / "packaged-out", data=a).line)
+    assert saved.name == "plan.bin" and saved.read_bytes() == original
+
+    # The packaged node reads them from its packs for a peer: the source checkout downloads.
+    node = PackagedServe(bundle, a)
+    try:
+        source("sync", "--peer", node.address, "--once", data=b)
+        got = Path(source("download", message, "--out", tmp_path / "source-out", "--peer",
+                          node.address, "--no-mdns", data=b).line)
+        assert got.read_bytes() == original
+        assert node.terminate() == 0, node.stderr
+    finally:
+        node.kill()
+    assert "Traceback" not in node.stderr, node.stderr
+
+
+# serve --notify ----------------------------------------------------------------------------------
+
+def test_packaged_serve_notify_raises_a_notification_on_the_session_bus(
+        bundle: Bundle, source: Hearth, tmp_path: Path,
+        notification_service: NotificationServer, session_bus: str):  # noqa: F811
+    a, b = member_folders(tmp_path)
+    bundle.env["DBUS_SESSION_BUS_ADDRESS"] = session_bus
+    node = PackagedServe(bundle, a, "--notify")
+    try:
+        said = wait_until(lambda: re.search(r"notifications: .*", node.out.read_text()),
+                          what="the packaged serve to say where notifications go")
+        assert said.group(0) == "notifications: through the desktop's notification service " \
+            "(org.freedesktop.Notifications)", node.stderr
+        source("post", "general", "lunch?", data=b)  # #general notifies mentions only
+        source("post", "general", "alice: are you there?", data=b)
+        source("sync", "--peer", node.address, "--once", data=b)
+        notified, = notification_service.wait_for(1, "the packaged app's notification")
+        wait_until(lambda: "bob mentioned you in #general: alice: are you there?"
+                   in node.out.read_text(), what="the printed notification")
+        assert node.terminate() == 0, node.stderr
+    finally:
+        node.kill()
+    assert (notified.app, notified.summary, notified.body) == (
+        "Hearth", "bob mentioned you in #general", "alice: are you there?")
+    assert "default" in notified.actions  # a click opens it
+    assert "lunch?" not in node.out.read_text()
+    assert "Traceback" not in node.stderr, node.stderr
 
 
 # screenshot -----------------------------------------------------------------------------------------
