@@ -58,7 +58,9 @@ class Arrivals:
             elif kind == "doc/root":  # in the workspace's stream: the document is its id
                 documents[(object_id, None)] = None
             elif kind.startswith("doc/"):
-                documents[self._document(stream)] = None
+                document = self._document(stream)
+                if document is not None:
+                    documents[document] = None
             elif kind == "post/info":
                 nicknames = True
             else:
@@ -82,14 +84,18 @@ class Arrivals:
         """A public channel's name, else the stream: a private channel's id."""
         return self._channels.get(stream, stream)
 
-    def _document(self, stream: bytes) -> tuple[bytes, str | None]:
+    def _document(self, stream: bytes) -> tuple[bytes, str | None] | None:
+        """The document and branch of a doc/ object's stream; None for a branch whose doc/branch
+        object has not arrived (its arrival, in the document's stream, says the document
+        changed). Only what was found is remembered: a branch seen before its doc/branch
+        object would otherwise be taken for a document of its own for good."""
         found = self._branches.get(stream)
         if found is None:
             try:
                 obj = self._ws.replica.object(stream)
             except NotFound:
-                obj = None
-            if obj is not None and obj.type == "doc/branch":
+                return None
+            if obj.type == "doc/branch":
                 found = (obj.stream, str(obj.body["name"]))
             else:
                 found = (stream, None)
