@@ -126,3 +126,18 @@ def write_zip(path: Path, content: dict[str, object] | None = None,
         for name, data in (raw or {}).items():
             zf.writestr(name, data)
     return path
+
+
+def public_shape(ws, limit: int = 1000) -> dict:
+    """Every public channel of an open Workspace as a person sees it: each message's author,
+    time, text, edit mark, reactions and replies, and each thread; signatures and ids aside
+    (two importers sign differently)."""
+    out = {}
+    for info in ws.channels():
+        shown = ws.read(info.name, limit=limit)
+        out[info.name] = (
+            [(m.nick, m.ts, m.text, m.edited, sorted((r.emoji, r.count) for r in m.reactions),
+              m.replies) for m in shown],
+            [[(r.nick, r.ts, r.text) for r in ws.conversation.thread(m.id)]
+             for m in shown if m.replies])
+    return out

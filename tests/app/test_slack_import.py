@@ -210,18 +210,6 @@ def test_an_unknown_file_is_not_an_export(hearth: Hearth, tmp_path: Path, team):
     _refused(hearth, team[0].data, other, "is not a Slack export")
 
 
-def _public_shape(ws: Workspace) -> dict:
-    out = {}
-    for info in ws.channels():
-        shown = ws.read(info.name, limit=1000)
-        out[info.name] = (
-            [(m.nick, m.ts, m.text, m.edited, sorted((r.emoji, r.count) for r in m.reactions),
-              m.replies) for m in shown],
-            [[(r.nick, r.ts, r.text) for r in ws.conversation.thread(m.id)]
-             for m in shown if m.replies])
-    return out
-
-
 def test_helper_processes_import_public_channels_as_this_process_does(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """Large imports convert and sign public channels in helper processes
@@ -241,7 +229,7 @@ def test_helper_processes_import_public_channels_as_this_process_does(
         monkeypatch.setattr(slack_import, "HELPERS_MIN", least)
         with Workspace.open(create_workspace(tmp_path, name, "ada-h")) as ws:
             line = slack_import.import_slack(ws, export).line()
-            shapes.append((line, _public_shape(ws)))
+            shapes.append((line, fx.public_shape(ws)))
     assert helped == [len(fx.CHANNELS)]
     assert shapes[0] == shapes[1]
     assert shapes[0][0].startswith("imported 18 messages (5 in threads)")

@@ -23,6 +23,7 @@ from bench.import_slack import build_export
 from core.attachments import CHUNK_SIZE
 from storage import Replica
 from tests.app.conftest import CLI_TIMEOUT_S, Hearth
+from tests.app.slack_fixture import public_shape
 from tests.app.test_sync_cli import (
     LOCAL,
     Serve,
@@ -172,18 +173,8 @@ def test_packaged_serve_syncs_with_a_source_checkout_node(bundle: Bundle, source
 # import-slack ---------------------------------------------------------------------------------------
 
 def _shape(data: Path) -> dict:
-    """Every public channel as a person sees it: each message's author, time, text, edit mark,
-    reactions and replies, and each thread; signatures and ids aside (two importers sign)."""
     with Workspace.open(Paths.resolve(data, "default")) as ws:
-        out = {}
-        for info in ws.channels():
-            shown = ws.read(info.name, limit=SLACK_MESSAGES)
-            out[info.name] = (
-                [(m.nick, m.ts, m.text, m.edited, sorted((r.emoji, r.count) for r in m.reactions),
-                  m.replies) for m in shown],
-                [[(r.nick, r.ts, r.text) for r in ws.conversation.thread(m.id)]
-                 for m in shown if m.replies])
-        return out
+        return public_shape(ws, limit=SLACK_MESSAGES)
 
 
 def test_packaged_import_slack_runs_its_helpers_and_imports_as_the_source_checkout(
