@@ -22,6 +22,7 @@ restore.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -234,6 +235,7 @@ def restore(path: Path, data: Path, passphrase: str, *,
         groups = check_groups(zf, Held(info.chunks, info.chunk_bytes))
         check_space(paths.workspace_dir, replica_entry.file_size + info.chunk_bytes
                     + info.chunks * PACK_RECORD + (1 << 20))
+        made = [p for p in (paths.data, paths.workspace_dir.parent) if not p.exists()]
         try:
             paths.workspace_dir.parent.mkdir(parents=True, exist_ok=True)
             staging = Path(tempfile.mkdtemp(dir=paths.workspace_dir.parent, prefix=".restore-"))
@@ -248,12 +250,14 @@ def restore(path: Path, data: Path, passphrase: str, *,
                     (staging / name).write_bytes(
                         _member(zf, f"workspace/{name}", MAX_SETTINGS))
             staging.rename(paths.workspace_dir)
-        except OSError as exc:
+        except BaseException as exc:
             shutil.rmtree(staging, ignore_errors=True)
-            raise WorkspaceError(f"cannot restore into {paths.data}: "
-                                 f"{exc.strerror or exc}") from None
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
+            for folder in reversed(made):  # the folders made for it, when left empty
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+            if isinstance(exc, OSError):
+                raise WorkspaceError(f"cannot restore into {paths.data}: "
+                                     f"{exc.strerror or exc}") from None
             raise
         if not paths.identity.exists():
             identity.save(paths.identity)

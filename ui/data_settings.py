@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.archive import FORMATS, write_archive
-from app.backup import backup, daily_due, daily_setting, run_daily, set_daily
+from app.backup import backup, backup_summary, daily_due, daily_setting, run_daily, set_daily
 
 from .bridge import NodeBridge
 from .import_dialog import SlackImportDialog
@@ -63,7 +63,7 @@ class DailyBackups(QObject):
         if self.passphrase is None or not daily_due(data, int(time.time() * 1000)):
             return
         passphrase = self.passphrase
-        self.bridge.then(self.bridge.facade.run(lambda ws: run_daily(ws.paths, passphrase)),
+        self.bridge.then(self.bridge.facade.off_loop(lambda paths: run_daily(paths, passphrase)),
                          done=lambda path: self.wrote.emit(str(path)),
                          failed=lambda message: self.wrote.emit(message))
 
@@ -152,9 +152,9 @@ class DataPage(QWidget):
             self.back_up(Path(path), passphrase)
 
     def back_up(self, path: Path, passphrase: str) -> None:
-        self.bridge.then(self.facade.run(lambda ws: backup(ws.paths, path, passphrase)),
+        self.bridge.then(self.facade.off_loop(lambda paths: backup(paths, path, passphrase)),
                          done=lambda info: self._report(
-                             f"backed up to {path} ({info.replica_bytes} bytes of replica)"),
+                             f"backed up to {path} ({backup_summary(info)})"),
                          failed=self._report)
 
     def _choose_daily(self) -> None:
