@@ -27,14 +27,18 @@ from .slack_import import claim, claims, confirm, import_slack, read_mapping
 from .workspace import SHORT_KEY
 
 
-def _progress() -> Callable[[int, int], None]:
+def _progress(doing: str = "importing", unit: str = "messages", *,
+              last_always: bool = True) -> Callable[[int, int], None]:
+    """Progress on stderr by tenths, on a terminal; the last one also elsewhere when
+    `last_always`."""
     shown = [-1]
 
     def report(done: int, total: int) -> None:
         tenth = done * 10 // total if total else 10
-        if tenth != shown[0] and sys.stderr.isatty() or (tenth == 10 and shown[0] != 10):
+        if tenth != shown[0] and sys.stderr.isatty() or \
+                (last_always and tenth == 10 and shown[0] != 10):
             shown[0] = tenth
-            print(f"\rimporting: {done}/{total} messages", end="" if tenth < 10 else "\n",
+            print(f"\r{doing}: {done}/{total} {unit}", end="" if tenth < 10 else "\n",
                   file=sys.stderr, flush=True)
     return report
 
@@ -94,7 +98,8 @@ def cmd_archive(args: argparse.Namespace) -> None:
 
 def cmd_backup(args: argparse.Namespace) -> None:
     info = backup(paths_of(args), Path(args.file), passphrase(confirm=True),
-                  files=not args.without_files)
+                  files=not args.without_files,
+                  progress=_progress("backing up files", "chunks", last_always=False))
     print(f"backed up workspace {_text.line(info.workspace)} ({backup_summary(info)}, the "
           f"identity and the secret sealed under your passphrase) to "
           f"{_text.line(str(args.file))}")

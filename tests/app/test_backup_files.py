@@ -294,8 +294,11 @@ def test_chunks_of_the_layout_before_packs_are_backed_up(tmp_path: Path):
         (folder / cid.hex()[:2]).mkdir(exist_ok=True)
         (folder / cid.hex()[:2] / cid.hex()).write_bytes(chunk)
     assert opened(paths, mid) == data
-    info = backup(paths, tmp_path / "legacy.zip", PASS)
+    moves: list[tuple[int, int]] = []
+    info = backup(paths, tmp_path / "legacy.zip", PASS,
+                  progress=lambda done, total: moves.append((done, total)))
     assert info.chunks == len(held)
+    assert moves == [(n, len(held)) for n in range(1, len(held) + 1)]
     done = restore(tmp_path / "legacy.zip", tmp_path / "fresh", PASS)
     assert done.incomplete == 0
     assert opened(done.paths, mid) == data
