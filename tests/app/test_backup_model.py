@@ -17,7 +17,7 @@ from pathlib import Path
 
 import hypothesis.strategies as st
 from hypothesis import HealthCheck, note, settings
-from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, rule
+from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, precondition, rule
 
 from app.backup import backup, restore
 from app.errors import WorkspaceError
@@ -43,6 +43,7 @@ class BackupModel(RuleBasedStateMachine):
         self.damaged: set[bytes] = set()
         self.deleted: set[bytes] = set()
         self.runs = itertools.count()
+        self.restored = 0
 
     def teardown(self) -> None:
         self._tmp.cleanup()
@@ -91,9 +92,11 @@ class BackupModel(RuleBasedStateMachine):
         self._to_legacy([cids[-1 if last else 0]], lambda data: data[:-1] + bytes([data[-1] ^ 1]))
         self.damaged.add(mid)
 
+    @precondition(lambda self: self.restored < 2)  # each seals and opens keys with argon2id
     @rule(files=st.booleans())
     def back_up_and_restore(self, files: bool) -> None:
         run = next(self.runs)
+        self.restored += 1
         out = self.root / f"backup{run}.zip"
         info = backup(self.paths, out, PASS, files=files)
         done = restore(out, self.root / f"restored{run}", PASS)
