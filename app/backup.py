@@ -86,7 +86,7 @@ class Restored:
 
 
 def backup_summary(info: BackupInfo) -> str:
-    """"1.2 MB of replica and 503 MB of files (1,930 chunks)", or "... and no files" (taken
+    """"1.4 MB of replica and 503 MB of files (1930 chunks)", or "... and no files" (taken
     --without-files, or VERSION 1)."""
     files = (f"{size_label(info.chunk_bytes)} of files ({counted(info.chunks, 'chunk')})"
              if info.files else "no files")
@@ -141,30 +141,38 @@ def backup(paths: Paths, out: Path, passphrase: str, *, files: bool = True,
     sealed = encoding.dumps({"identity": identity.export_protected(passphrase),
                              "secret": _seal(passphrase, read_secret(paths))})
     created = int(clock() * 1000)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent, prefix=".hearth-backup-") as tmp:
-        copy = Path(tmp) / "replica.sqlite3"
-        snapshot(paths.replica, copy)
-        size = copy.stat().st_size
-        partial = Path(tmp) / "backup.zip"
-        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as zf:
-            zf.writestr("keys.sealed", sealed)
-            zf.write(copy, "replica.sqlite3")
-            for name in SETTINGS:
-                if (paths.data / name).is_file():
-                    zf.write(paths.data / name, f"settings/{name}")
-            for name in WORKSPACE_SETTINGS:
-                if (paths.workspace_dir / name).is_file():
-                    zf.write(paths.workspace_dir / name, f"workspace/{name}")
-            # after the snapshot: what it names and is still stored goes in
-            held = write_chunks(zf, paths.workspace_dir / "chunks", progress) if files \
-                else Held(0, 0)
-            zf.writestr("manifest.json", json.dumps({
-                "format": FORMAT, "v": VERSION, "workspace": paths.workspace,
-                "created_ms": created, "replica_bytes": size, "files": files,
-                "chunks": held.count, "chunk_bytes": held.bytes}))
-        os.link(partial, out)  # never replaces a file that appeared meanwhile
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=out.parent, prefix=".hearth-backup-") as tmp:
+            copy = Path(tmp) / "replica.sqlite3"
+            snapshot(paths.replica, copy)
+            size = copy.stat().st_size
+            partial = Path(tmp) / "backup.zip"
+            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as zf:
+                zf.writestr("keys.sealed", sealed)
+                zf.write(copy, "replica.sqlite3")
+                for name in SETTINGS:
+                    if (paths.data / name).is_file():
+                        zf.write(paths.data / name, f"settings/{name}")
+                for name in WORKSPACE_SETTINGS:
+                    if (paths.workspace_dir / name).is_file():
+                        zf.write(paths.workspace_dir / name, f"workspace/{name}")
+                # after the snapshot: what it names and is still stored goes in
+                held = write_chunks(zf, paths.workspace_dir / "chunks", progress) if files \
+                    else Held(0, 0)
+                zf.writestr("manifest.json", json.dumps({
+                    "format": FORMAT, "v": VERSION, "workspace": paths.workspace,
+                    "created_ms": created, "replica_bytes": size, "files": files,
+                    "chunks": held.count, "chunk_bytes": held.bytes}))
+            try:
+                os.link(partial, out)  # never replaces a file that appeared meanwhile
+            except FileExistsError:
+                raise WorkspaceError(f"{out} already exists; choose a new file name") from None
+    except OSError as exc:  # a full disk, a folder not writable
+        raise WorkspaceError(f"cannot write {out}: {exc.strerror or exc}") from None
+    except sqlite3.Error as exc:
+        raise WorkspaceError(f"cannot back up the replica: {exc}") from None
     record_usage(paths.data, "data_moved", clock=clock, what="backup", messages=0)
     return BackupInfo(paths.workspace, created, size, held.count, held.bytes, files)
 

@@ -256,6 +256,14 @@ def test_a_zip_bomb_is_refused_before_a_byte_is_written(hearth: Hearth, a_backup
     assert listing(target) == {}
 
 
+def test_a_backup_that_cannot_be_written_says_why(hearth: Hearth, tmp_path: Path):
+    paths = create_workspace(tmp_path / "src")
+    (tmp_path / "a-file").write_text("not a folder")
+    line = hearth.fails("backup", tmp_path / "a-file" / "b.zip", data=paths.data,
+                        passphrase=PASS)
+    assert "cannot write" in line, line
+
+
 def test_a_backup_of_the_first_format_still_restores(hearth: Hearth, a_backup,
                                                      tmp_path: Path):
     good, data, mid = a_backup
