@@ -113,9 +113,11 @@ class DataPage(QWidget):
         layout.addWidget(QLabel("<b>Coming from Slack</b>: bring in a Slack workspace export "
                                 "(the zip Slack's \"Export data\" gives)."))
         layout.addWidget(slack)
-        layout.addWidget(QLabel("<b>Backups</b> hold this computer's replica, your keys "
-                                "(sealed under a passphrase) and your settings; `hearth "
-                                "restore` brings them back on a new computer.", wordWrap=True))
+        layout.addWidget(QLabel("<b>Backups</b> hold this computer's replica, the files it "
+                                "stores, your keys (sealed under a passphrase) and your "
+                                "settings; `hearth restore` brings them back on a new computer. "
+                                "Only the keys are sealed: keep backups as safe as this "
+                                "computer's disk.", wordWrap=True))
         layout.addLayout(_row(now, choose, self.daily_off))
         layout.addWidget(self.daily_label)
         layout.addWidget(QLabel("<b>Archive</b>: everything this computer can read, as SQLite, "
@@ -152,6 +154,7 @@ class DataPage(QWidget):
             self.back_up(Path(path), passphrase)
 
     def back_up(self, path: Path, passphrase: str) -> None:
+        self.status.setText(f"Backing up to {path}…")
         self.bridge.then(self.facade.off_loop(lambda paths: backup(paths, path, passphrase)),
                          done=lambda info: self._report(
                              f"backed up to {path} ({backup_summary(info)})"),

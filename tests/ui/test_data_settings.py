@@ -63,6 +63,7 @@ def test_back_up_now_daily_backups_and_an_archive(qtbot, window, ada_node, tmp_p
     mid = result(ada_node.facade.attach("notes", [attached]))
     with qtbot.waitSignal(page.done, timeout=WAIT_MS) as done:
         page.back_up(out, "pass phrase")
+        assert page.status.text() == f"Backing up to {out}…"
     assert done.args[0].startswith(f"backed up to {out}")
     assert "of files (3 chunks)" in done.args[0], done.args[0]  # the file's 2 and its list
     restored = restore(out, tmp_path / "restored", "pass phrase")
