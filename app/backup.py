@@ -1,40 +1,69 @@
 """Backups of this computer's part of a workspace (`hearth backup`, `hearth restore`, "Back
 up now" and the daily backup in Settings, "Your data").
 
-A backup is one zip file: `manifest.json` (what it is, which workspace, when), `replica.sqlite3`
-(a consistent snapshot taken with SQLite's online backup, so it is safe while a node writes),
-`keys.sealed` (the identity and the workspace secret, sealed under a passphrase the way
-`hearth identity export` seals an identity: argon2id, then a SecretBox), and the settings
-(`preferences.json`, the workspace's `peers.json`) when there are any. The identity is sealed
-by `Identity.export_protected` itself, the secret the same way here. Restoring it into a
-fresh data folder gives a computer that syncs on as the same member.
+A backup is one zip file: `manifest.json` (what it is, which workspace, when, and how many
+chunks of files and bytes it holds), `replica.sqlite3` (a consistent snapshot taken with
+SQLite's online backup, so it is safe while a node writes), `keys.sealed` (the identity and the
+workspace secret, sealed under a passphrase the way `hearth identity export` seals an identity:
+argon2id, then a SecretBox), the settings (`preferences.json`, the workspace's `peers.json`)
+when there are any, and the attached files' bytes this computer stores: every chunk of its
+chunk store, taken after the snapshot (app/backup_chunks.py; `files=False`, `hearth backup
+--without-files`, leaves them out). Only the keys are sealed: the replica and the chunks are
+as they are on this disk (docs/SECURITY.md says what that reveals).
+
+Restoring it into a fresh data folder gives a computer that syncs on as the same member, with
+the files it held: everything is checked and put together in a temporary folder beside the
+target (the replica's integrity, every chunk against its id) and moved in whole, so a wrong
+passphrase or a damaged backup leaves the data folder as it was. A file the replica calls
+complete whose chunks did not all come back (left out, or removed while the backup ran) is
+marked not complete, so the Node fetches it from peers. Backups of VERSION 1 (no chunks) still
+restore.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import sqlite3
 import tempfile
 import time
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from core import encoding
 from core import passphrase as passphrase_box
 from core.identity import Identity, IdentityError
+from storage import StorageError
 
+from ._text import counted
 from .activity import record_usage
+from .backup_chunks import (
+    Held,
+    check_directory,
+    check_groups,
+    check_space,
+    restore_chunks,
+    settle_files,
+    write_chunks,
+)
 from .errors import WorkspaceError
 from .identity_files import read_secret, write_private
 from .paths import Paths
+from .units import size_label
 
 FORMAT = "hearth-backup"
-VERSION = 1
+VERSION = 2  # 2: the files' chunks (1: none)
+READS = (1, 2)
 MAX_MANIFEST = 64 * 1024
 MAX_SEALED = 64 * 1024
 MAX_SETTINGS = 4 * 1024 * 1024
+MAX_RATIO = 200  # a replica's size / its compressed size, over RATIO_FLOOR (a zip bomb is more)
+RATIO_FLOOR = 64 << 20
+PACK_RECORD = 40  # what a chunk costs in a pack beyond its bytes (storage/_chunk_packs.py)
 SETTINGS = ("preferences.json",)  # in the data folder
 WORKSPACE_SETTINGS = ("peers.json",)  # in the workspace's folder
 
@@ -44,6 +73,24 @@ class BackupInfo:
     workspace: str
     created_ms: int
     replica_bytes: int
+    chunks: int = 0  # the attached files' chunks it holds
+    chunk_bytes: int = 0
+    files: bool = False  # whether it was taken with the files (VERSION 1: never)
+
+
+@dataclass(frozen=True)
+class Restored:
+    paths: Paths
+    info: BackupInfo
+    incomplete: int  # files the replica held whole whose bytes peers will serve again
+
+
+def backup_summary(info: BackupInfo) -> str:
+    """"1.4 MB of replica and 503 MB of files (1930 chunks)", or "... and no files" (taken
+    --without-files, or VERSION 1)."""
+    files = (f"{size_label(info.chunk_bytes)} of files ({counted(info.chunks, 'chunk')})"
+             if info.files else "no files")
+    return f"{size_label(info.replica_bytes)} of replica and {files}"
 
 
 def _seal(passphrase: str, data: bytes) -> bytes:
@@ -77,8 +124,12 @@ def snapshot(replica: Path, out: Path) -> None:
         source.close()
 
 
-def backup(paths: Paths, out: Path, passphrase: str, *, clock=time.time) -> BackupInfo:
-    """Write a backup of the workspace at `paths` to the new file `out`."""
+def backup(paths: Paths, out: Path, passphrase: str, *, files: bool = True,
+           progress: Callable[[int, int], None] | None = None,
+           clock=time.time) -> BackupInfo:
+    """Write a backup of the workspace at `paths` to the new file `out`: with the attached
+    files' chunks unless `files` is False (`progress(done, total)` as they are read). Safe from
+    any thread, and while a Node runs: it reads through connections of its own."""
     out = Path(out)
     if out.exists():
         raise WorkspaceError(f"{out} already exists; choose a new file name")
@@ -90,28 +141,40 @@ def backup(paths: Paths, out: Path, passphrase: str, *, clock=time.time) -> Back
     sealed = encoding.dumps({"identity": identity.export_protected(passphrase),
                              "secret": _seal(passphrase, read_secret(paths))})
     created = int(clock() * 1000)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent, prefix=".hearth-backup-") as tmp:
-        copy = Path(tmp) / "replica.sqlite3"
-        snapshot(paths.replica, copy)
-        size = copy.stat().st_size
-        manifest = {"format": FORMAT, "v": VERSION, "workspace": paths.workspace,
-                    "created_ms": created, "replica_bytes": size}
-        partial = Path(tmp) / "backup.zip"
-        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as zf:
-            zf.writestr("manifest.json", json.dumps(manifest))
-            zf.writestr("keys.sealed", sealed)
-            zf.write(copy, "replica.sqlite3")
-            for name in SETTINGS:
-                if (paths.data / name).is_file():
-                    zf.write(paths.data / name, f"settings/{name}")
-            for name in WORKSPACE_SETTINGS:
-                if (paths.workspace_dir / name).is_file():
-                    zf.write(paths.workspace_dir / name, f"workspace/{name}")
-        os.link(partial, out)  # never replaces a file that appeared meanwhile
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=out.parent, prefix=".hearth-backup-") as tmp:
+            copy = Path(tmp) / "replica.sqlite3"
+            snapshot(paths.replica, copy)
+            size = copy.stat().st_size
+            partial = Path(tmp) / "backup.zip"
+            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as zf:
+                zf.writestr("keys.sealed", sealed)
+                zf.write(copy, "replica.sqlite3")
+                for name in SETTINGS:
+                    if (paths.data / name).is_file():
+                        zf.write(paths.data / name, f"settings/{name}")
+                for name in WORKSPACE_SETTINGS:
+                    if (paths.workspace_dir / name).is_file():
+                        zf.write(paths.workspace_dir / name, f"workspace/{name}")
+                # after the snapshot: what it names and is still stored goes in
+                held = write_chunks(zf, paths.workspace_dir / "chunks", progress) if files \
+                    else Held(0, 0)
+                zf.writestr("manifest.json", json.dumps({
+                    "format": FORMAT, "v": VERSION, "workspace": paths.workspace,
+                    "created_ms": created, "replica_bytes": size, "files": files,
+                    "chunks": held.count, "chunk_bytes": held.bytes}))
+            try:
+                os.link(partial, out)  # never replaces a file that appeared meanwhile
+            except FileExistsError:
+                raise WorkspaceError(f"{out} already exists; choose a new file name") from None
+    except OSError as exc:  # a full disk, a folder not writable
+        raise WorkspaceError(f"cannot write {out}: {exc.strerror or exc}") from None
+    except sqlite3.Error as exc:
+        raise WorkspaceError(f"cannot back up the replica: {exc}") from None
     record_usage(paths.data, "data_moved", clock=clock, what="backup", messages=0)
-    return BackupInfo(paths.workspace, created, size)
+    return BackupInfo(paths.workspace, created, size, held.count, held.bytes, files)
 
 
 def _member(zf: zipfile.ZipFile, name: str, limit: int) -> bytes:
@@ -126,6 +189,7 @@ def _member(zf: zipfile.ZipFile, name: str, limit: int) -> bytes:
 
 
 def read_info(path: Path) -> tuple[zipfile.ZipFile, BackupInfo]:
+    check_directory(path)
     try:
         zf = zipfile.ZipFile(path)
     except (OSError, zipfile.BadZipFile) as exc:
@@ -140,17 +204,23 @@ def read_info(path: Path) -> tuple[zipfile.ZipFile, BackupInfo]:
         zf.close()
         raise
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT or \
-            manifest.get("v") != VERSION or not isinstance(manifest.get("workspace"), str):
+            manifest.get("v") not in READS or not isinstance(manifest.get("workspace"), str):
         zf.close()
         raise WorkspaceError(f"{path} is not a Hearth backup of a version this one reads")
-    return zf, BackupInfo(manifest["workspace"], int(manifest.get("created_ms", 0)),
-                          int(manifest.get("replica_bytes", 0)))
+    counts = [manifest.get(name, 0) for name in ("created_ms", "replica_bytes", "chunks",
+                                                  "chunk_bytes")]
+    if any(type(n) is not int or n < 0 for n in counts):
+        zf.close()
+        raise WorkspaceError(f"{path} is not a Hearth backup (its manifest is damaged)")
+    created, replica, chunks, chunk_bytes = counts
+    return zf, BackupInfo(manifest["workspace"], created, replica, chunks, chunk_bytes,
+                          files=manifest.get("v") != 1 and manifest.get("files") is True)
 
 
 def restore(path: Path, data: Path, passphrase: str, *,
-            workspace: str | None = None) -> Paths:
+            workspace: str | None = None) -> Restored:
     """Restore the backup at `path` into the data folder `data`, which must not hold that
-    workspace (nor, when it has one, another identity); returns its paths."""
+    workspace (nor, when it has one, another identity)."""
     zf, info = read_info(Path(path))
     with zf:
         paths = Paths.resolve(data, workspace or info.workspace)
@@ -169,30 +239,33 @@ def restore(path: Path, data: Path, passphrase: str, *,
                 identity.public_key:
             raise WorkspaceError(f"{paths.data} has another identity; restore into a new "
                                  "--data folder")
-        paths.workspace_dir.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(dir=paths.workspace_dir.parent, prefix=".restore-"))
+        replica_entry = _replica_entry(zf, info)
+        groups = check_groups(zf, Held(info.chunks, info.chunk_bytes))
+        check_space(paths.workspace_dir, replica_entry.file_size + info.chunk_bytes
+                    + info.chunks * PACK_RECORD + (1 << 20))
+        made = [p for p in (paths.data, paths.workspace_dir.parent) if not p.exists()]
         try:
-            replica = staging / "replica.sqlite3"
-            try:
-                with zf.open("replica.sqlite3") as src, open(replica, "wb") as dst:
-                    while chunk := src.read(1 << 20):
-                        dst.write(chunk)
-            except (KeyError, zipfile.BadZipFile, OSError) as exc:
-                raise WorkspaceError(f"the backup's replica cannot be read ({exc})") from None
-            check = _integrity(replica)
-            if check != "ok":
-                raise WorkspaceError(f"the backup's replica fails SQLite's integrity check: "
-                                     f"{check[:120]}")
+            paths.workspace_dir.parent.mkdir(parents=True, exist_ok=True)
+            staging = Path(tempfile.mkdtemp(dir=paths.workspace_dir.parent, prefix=".restore-"))
+        except OSError as exc:
+            raise WorkspaceError(f"cannot restore into {paths.data}: "
+                                 f"{exc.strerror or exc}") from None
+        try:
+            incomplete = _stage(zf, replica_entry, groups, info, staging)
             write_private(staging / "secret.key", secret)
             for name in WORKSPACE_SETTINGS:
                 if f"workspace/{name}" in zf.namelist():
                     (staging / name).write_bytes(
                         _member(zf, f"workspace/{name}", MAX_SETTINGS))
             staging.rename(paths.workspace_dir)
-        except BaseException:
-            for p in sorted(staging.rglob("*"), reverse=True):
-                p.unlink()
-            staging.rmdir()
+        except BaseException as exc:
+            shutil.rmtree(staging, ignore_errors=True)
+            for folder in reversed(made):  # the folders made for it, when left empty
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+            if isinstance(exc, OSError):
+                raise WorkspaceError(f"cannot restore into {paths.data}: "
+                                     f"{exc.strerror or exc}") from None
             raise
         if not paths.identity.exists():
             identity.save(paths.identity)
@@ -201,7 +274,46 @@ def restore(path: Path, data: Path, passphrase: str, *,
             if f"settings/{name}" in zf.namelist() and not target.exists():
                 target.write_bytes(_member(zf, f"settings/{name}", MAX_SETTINGS))
     record_usage(paths.data, "data_moved", what="restore", messages=0)  # its settings say
-    return paths
+    return Restored(paths, info, incomplete)
+
+
+def _replica_entry(zf: zipfile.ZipFile, info: BackupInfo) -> zipfile.ZipInfo:
+    """The replica's entry, once its declared size agrees with the manifest and is no zip
+    bomb's."""
+    try:
+        entry = zf.getinfo("replica.sqlite3")
+    except KeyError:
+        raise WorkspaceError("not a Hearth backup (no replica.sqlite3 in it)") from None
+    if entry.file_size != info.replica_bytes or entry.file_size > RATIO_FLOOR and \
+            entry.file_size > MAX_RATIO * max(1, entry.compress_size):
+        raise WorkspaceError(f"the backup's replica is damaged (it declares {entry.file_size} "
+                             f"bytes in {entry.compress_size}; its manifest says "
+                             f"{info.replica_bytes})")
+    return entry
+
+
+def _stage(zf: zipfile.ZipFile, entry: zipfile.ZipInfo, groups: list[zipfile.ZipInfo],
+           info: BackupInfo, staging: Path) -> int:
+    """The replica and the chunks, checked, into the folder `staging`; how many files the
+    replica called complete are not (their chunks did not all come back)."""
+    replica = staging / "replica.sqlite3"
+    try:
+        fd = os.open(replica, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # holds branch keys
+        with zf.open(entry) as src, os.fdopen(fd, "wb") as dst:
+            while piece := src.read(1 << 20):  # zipfile stops at the declared size
+                dst.write(piece)
+    except (zipfile.BadZipFile, EOFError, ValueError, RuntimeError, NotImplementedError) as exc:
+        raise WorkspaceError(f"the backup's replica cannot be read ({exc})") from None
+    check = _integrity(replica)
+    if check != "ok":
+        raise WorkspaceError(f"the backup's replica fails SQLite's integrity check: "
+                             f"{check[:120]}")
+    if groups:
+        restore_chunks(zf, groups, staging / "chunks", Held(info.chunks, info.chunk_bytes))
+    try:
+        return settle_files(replica)
+    except StorageError as exc:
+        raise WorkspaceError(f"the backup's replica cannot be opened: {exc}") from None
 
 
 def _integrity(path: Path) -> str:

@@ -21,20 +21,24 @@ from ._command import (
     print_json,
 )
 from .archive import FORMATS, write_archive
-from .backup import backup, restore
+from .backup import backup, backup_summary, restore
 from .paths import DEFAULT_WORKSPACE
 from .slack_import import claim, claims, confirm, import_slack, read_mapping
 from .workspace import SHORT_KEY
 
 
-def _progress() -> Callable[[int, int], None]:
+def _progress(doing: str = "importing", unit: str = "messages", *,
+              last_always: bool = True) -> Callable[[int, int], None]:
+    """Progress on stderr by tenths, on a terminal; the last one also elsewhere when
+    `last_always`."""
     shown = [-1]
 
     def report(done: int, total: int) -> None:
         tenth = done * 10 // total if total else 10
-        if tenth != shown[0] and sys.stderr.isatty() or (tenth == 10 and shown[0] != 10):
+        if tenth != shown[0] and sys.stderr.isatty() or \
+                (last_always and tenth == 10 and shown[0] != 10):
             shown[0] = tenth
-            print(f"\rimporting: {done}/{total} messages", end="" if tenth < 10 else "\n",
+            print(f"\r{doing}: {done}/{total} {unit}", end="" if tenth < 10 else "\n",
                   file=sys.stderr, flush=True)
     return report
 
@@ -93,9 +97,11 @@ def cmd_archive(args: argparse.Namespace) -> None:
 
 
 def cmd_backup(args: argparse.Namespace) -> None:
-    info = backup(paths_of(args), Path(args.file), passphrase(confirm=True))
-    print(f"backed up workspace {_text.line(info.workspace)} ({info.replica_bytes} bytes of "
-          f"replica, the identity and the secret sealed under your passphrase) to "
+    info = backup(paths_of(args), Path(args.file), passphrase(confirm=True),
+                  files=not args.without_files,
+                  progress=_progress("backing up files", "chunks", last_always=False))
+    print(f"backed up workspace {_text.line(info.workspace)} ({backup_summary(info)}, the "
+          f"identity and the secret sealed under your passphrase) to "
           f"{_text.line(str(args.file))}")
 
 
@@ -106,10 +112,13 @@ def cmd_restore(args: argparse.Namespace) -> None:
         raise CLIError("restore needs --data DIR: a new data folder to restore into")
     given = getattr(args, "workspace", None)
     workspace = given if given not in (None, DEFAULT_WORKSPACE) else None
-    paths = restore(Path(args.file), Path(args.data), passphrase(confirm=False),
-                    workspace=workspace)
-    print(f"restored workspace {_text.line(paths.workspace)} into {_text.line(str(paths.data))}: "
-          "it syncs on as the same member (`hearth serve`)")
+    done = restore(Path(args.file), Path(args.data), passphrase(confirm=False),
+                   workspace=workspace)
+    fetch = (f"; the bytes of {_text.counted(done.incomplete, 'file')} it lacks come from "
+             "peers" if done.incomplete else "")
+    print(f"restored workspace {_text.line(done.paths.workspace)} ({backup_summary(done.info)}) "
+          f"into {_text.line(str(done.paths.data))}: it syncs on as the same member "
+          f"(`hearth serve`){fetch}")
 
 
 def register(sub: argparse._SubParsersAction, common: Callable) -> None:
@@ -143,8 +152,11 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
     p = command(sub, common, "backup", cmd_backup,
                 "back up this workspace (a consistent snapshot, safe while a node runs), the "
                 "identity and the secret (sealed under a passphrase: HEARTH_PASSPHRASE or "
-                "asked), and the settings, to a new file")
+                "asked), the settings and the attached files' bytes, to a new file")
     p.add_argument("file", metavar="FILE", help="the backup file to write (must not exist)")
+    p.add_argument("--without-files", action="store_true",
+                   help="leave out the attached files' bytes this computer stores (a small "
+                   "backup; after a restore, peers serve them again)")
     p = command(sub, common, "restore", cmd_restore,
                 "restore a backup into a new data folder (--data DIR)")
     p.add_argument("file", metavar="FILE", help="a file `hearth backup` wrote")

@@ -14,7 +14,7 @@ what is kept anew; removing a member: the membership is seen whole), asks the No
 analytics recorder), or works in its own threads: attaching, saving and opening a file hash,
 encrypt or decrypt up to 4 GiB in worker threads (FILE_WORKERS; the ChunkStore may be written
 from any thread), between a first and a last step on the Node's thread (checking, then posting
-and recording), so sync keeps serving meanwhile.
+and recording), so sync keeps serving meanwhile; a backup runs in one too (`off_loop`).
 
 A few things answer without a future, because they never wait: `info` (who and where, fixed
 once the Node started), `key`, `pending()` and `history()` (snapshots swapped whole), and
@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from . import keeping, preferences
 from .attachments import AttachTarget, SealedFiles
 from .errors import NodeStopped
+from .paths import Paths
 from .records import (
     AnalyticsStatus,
     HistoryProgress,
@@ -296,6 +297,12 @@ class NodeFacade:
         return self._off_loop(lambda: (self._ws(), self._ws().files.ready(message_id, index)),
                               lambda got: (got[0], got[0].files.open_ready(got[1]), got[1].ref.list),
                               opened)
+
+    def off_loop(self, work: Callable[[Paths], T]) -> Future[T]:
+        """work(the workspace's Paths) in a file worker, for a library call that reads the
+        workspace's files through connections of its own, as a backup does (app/backup.py):
+        sync keeps serving while it copies gigabytes of files."""
+        return self._off_loop(lambda: self._ws().paths, work)
 
     # The data folder's preferences and analytics (not the workspace's) ----------------------
 

@@ -155,6 +155,16 @@ class ChunkStore:
             return
         yield from sorted({*packed, *_legacy_ids(self.folder)})
 
+    def close(self) -> None:
+        """Let this folder's idle writers go, their packs sealed, and close this thread's
+        connection to its index (opened again when used), so the folder can be moved whole
+        (a restore moves the one it filled; a connection closed after would leave its WAL)."""
+        self._packs.close()
+        conn = getattr(self._packs._local, "conn", None)
+        if conn is not None:
+            del self._packs._local.conn
+            conn.close()
+
     def disk_bytes(self) -> int:
         """The bytes the packs take on disk (audits and tests)."""
         return self._packs.disk_bytes()

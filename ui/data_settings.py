@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.archive import FORMATS, write_archive
-from app.backup import backup, daily_due, daily_setting, run_daily, set_daily
+from app.backup import backup, backup_summary, daily_due, daily_setting, run_daily, set_daily
 
 from .bridge import NodeBridge
 from .import_dialog import SlackImportDialog
@@ -63,7 +63,7 @@ class DailyBackups(QObject):
         if self.passphrase is None or not daily_due(data, int(time.time() * 1000)):
             return
         passphrase = self.passphrase
-        self.bridge.then(self.bridge.facade.run(lambda ws: run_daily(ws.paths, passphrase)),
+        self.bridge.then(self.bridge.facade.off_loop(lambda paths: run_daily(paths, passphrase)),
                          done=lambda path: self.wrote.emit(str(path)),
                          failed=lambda message: self.wrote.emit(message))
 
@@ -113,9 +113,11 @@ class DataPage(QWidget):
         layout.addWidget(QLabel("<b>Coming from Slack</b>: bring in a Slack workspace export "
                                 "(the zip Slack's \"Export data\" gives)."))
         layout.addWidget(slack)
-        layout.addWidget(QLabel("<b>Backups</b> hold this computer's replica, your keys "
-                                "(sealed under a passphrase) and your settings; `hearth "
-                                "restore` brings them back on a new computer.", wordWrap=True))
+        layout.addWidget(QLabel("<b>Backups</b> hold this computer's replica, the files it "
+                                "stores, your keys (sealed under a passphrase) and your "
+                                "settings; `hearth restore` brings them back on a new computer. "
+                                "Only the keys are sealed: keep backups as safe as this "
+                                "computer's disk.", wordWrap=True))
         layout.addLayout(_row(now, choose, self.daily_off))
         layout.addWidget(self.daily_label)
         layout.addWidget(QLabel("<b>Archive</b>: everything this computer can read, as SQLite, "
@@ -152,9 +154,10 @@ class DataPage(QWidget):
             self.back_up(Path(path), passphrase)
 
     def back_up(self, path: Path, passphrase: str) -> None:
-        self.bridge.then(self.facade.run(lambda ws: backup(ws.paths, path, passphrase)),
+        self.status.setText(f"Backing up to {path}…")
+        self.bridge.then(self.facade.off_loop(lambda paths: backup(paths, path, passphrase)),
                          done=lambda info: self._report(
-                             f"backed up to {path} ({info.replica_bytes} bytes of replica)"),
+                             f"backed up to {path} ({backup_summary(info)})"),
                          failed=self._report)
 
     def _choose_daily(self) -> None:

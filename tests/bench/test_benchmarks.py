@@ -22,6 +22,7 @@ RUN_TIMEOUT_S = 900
 POSITIVE = {
     "analytics_pipeline": ["events", "events_per_s"],
     "attachments": ["one_to_one_mb_s", "chacha20poly1305_mb_s", "chat_posts_s"],
+    "backup": ["files_mb", "cp_ms", "backup_ms", "backup_peak_rss_mb", "restore_ms"],
     "bundle": ["sizes.1000.import.objects_per_s", "largest_import_above_baseline_mb"],
     "core_objects": ["decode_validate_per_s", "raw_verify_per_s", "decode_vs_verify_ratio"],
     "doc_concurrent": ["commits", "seconds", "time_ratio"],

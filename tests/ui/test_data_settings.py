@@ -57,12 +57,19 @@ def test_importing_from_slack_shows_progress_and_the_channels(qtbot, window, ada
 def test_back_up_now_daily_backups_and_an_archive(qtbot, window, ada_node, tmp_path: Path):
     page = _page(window)
     out = tmp_path / "now.zip"
+    attached = tmp_path / "notes.bin"
+    attached.write_bytes(os.urandom(300_000))
+    result(ada_node.facade.run(lambda ws: ws.create_channel("notes", public=True)))
+    mid = result(ada_node.facade.attach("notes", [attached]))
     with qtbot.waitSignal(page.done, timeout=WAIT_MS) as done:
         page.back_up(out, "pass phrase")
+        assert page.status.text() == f"Backing up to {out}…"
     assert done.args[0].startswith(f"backed up to {out}")
+    assert "of files (3 chunks)" in done.args[0], done.args[0]  # the file's 2 and its list
     restored = restore(out, tmp_path / "restored", "pass phrase")
-    with Workspace.open(restored) as ws:
+    with Workspace.open(restored.paths) as ws:
         assert ws.key == ada_node.key
+        assert ws.files.open(mid, 0).read_bytes() == attached.read_bytes()
 
     folder = tmp_path / "daily"
     folder.mkdir()
