@@ -170,9 +170,11 @@ def test_live_push_needs_no_reconciliation_round(two_nodes: TwoNodes):
     from_b = node_post(b, CHANNEL, "pushed from b")  # b dialled a
     wait_until(lambda: "pushed from b" in texts(a), what="b's post to reach a")
 
+    # The event follows the stored post on the Node's thread: readable first, then told.
     wait_until(lambda: any(isinstance(e, ObjectsStored) and from_a in e.ids
                            for e in seen["b"]), what="b's objects event")
-    assert any(isinstance(e, ObjectsStored) and from_b in e.ids for e in seen["a"])
+    wait_until(lambda: any(isinstance(e, ObjectsStored) and from_b in e.ids
+                           for e in seen["a"]), what="a's objects event")
     assert not [e for e in seen["a"] + seen["b"] if isinstance(e, Synced)]
     assert _rounds(a) == _rounds(b) == rounds == 1
     assert digest(a) == digest(b)
