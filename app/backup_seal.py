@@ -200,8 +200,11 @@ def open_keys(header: Header, passphrase: str) -> Keys:
 
 def unseal(path: Path, header: Header, keys: Keys, out: BinaryIO) -> int:
     """Decrypt the sealed backup at `path` into `out`, message by message; how many bytes.
-    WorkspaceError naming what is wrong: a damaged part, a file cut short, bytes after its
-    end (the caller throws `out` away)."""
+    WorkspaceError naming what is wrong: a damaged part (the file's last, read short, may also
+    be cut or have bytes appended: they fail its check the same way), a file that ends after
+    a whole part that is not the last (the writer's last part is always short: a FINAL part
+    read whole with bytes after it is a file made otherwise), bytes after the FINAL one (the
+    caller throws `out` away)."""
     state = crypto_secretstream_xchacha20poly1305_state()
     crypto_secretstream_xchacha20poly1305_init_pull(state, header.stream, keys.stream)
     ad: bytes | None = header.raw
@@ -217,11 +220,9 @@ def unseal(path: Path, header: Header, keys: Keys, out: BinaryIO) -> int:
             try:
                 data, tag = crypto_secretstream_xchacha20poly1305_pull(state, sealed, ad)
             except (nacl.exceptions.CryptoError, ValueError):
-                if len(sealed) < PART + ABYTES:
-                    raise WorkspaceError(f"the backup is damaged or cut short (its part {n}, "
-                                         "the last there is, fails its check)") from None
+                why = ": changed, cut short or added to" if len(sealed) < PART + ABYTES else ""
                 raise WorkspaceError(f"the backup is damaged (its part {n} fails its "
-                                     "check)") from None
+                                     f"check{why})") from None
             ad = None
             out.write(data)
             total += len(data)
