@@ -74,6 +74,7 @@ MAX_SETTINGS = 4 * 1024 * 1024
 MAX_RATIO = 200  # a replica's size / its compressed size, over RATIO_FLOOR (a zip bomb is more)
 RATIO_FLOOR = 64 << 20
 PACK_RECORD = 40  # what a chunk costs in a pack beyond its bytes (storage/_chunk_packs.py)
+SUFFIX = ".hearth-backup"  # a daily backup's (it is no zip: it is sealed whole)
 SETTINGS = ("preferences.json",)  # in the data folder
 WORKSPACE_SETTINGS = ("peers.json",)  # in the workspace's folder
 
@@ -450,18 +451,18 @@ def daily_due(data: Path, now_ms: int) -> bool:
 
 
 def run_daily(paths: Paths, passphrase: str, *, clock=time.time) -> Path:
-    """Write today's backup into the daily folder (hearth-WORKSPACE-YYYY-MM-DD.zip; a second
-    one the same day gets a suffix) and record when."""
+    """Write today's backup into the daily folder (hearth-WORKSPACE-YYYY-MM-DD.hearth-backup;
+    a second one the same day gets a suffix) and record when."""
     setting = daily_setting(paths.data)
     if setting.folder is None:
         raise WorkspaceError("the daily backup is off")
     day = time.strftime("%Y-%m-%d", time.localtime(clock()))
     name = f"hearth-{paths.workspace}-{day}"
-    out = setting.folder / f"{name}.zip"
+    out = setting.folder / f"{name}{SUFFIX}"
     n = 1
     while out.exists():
         n += 1
-        out = setting.folder / f"{name}-{n}.zip"
+        out = setting.folder / f"{name}-{n}{SUFFIX}"
     backup(paths, out, passphrase, clock=clock)
     set_daily(paths.data, setting.folder, int(clock() * 1000))
     return out

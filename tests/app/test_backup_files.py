@@ -459,3 +459,13 @@ def test_what_the_restore_reads_is_bounded(tmp_path: Path, a_backup):
         restore(commented, tmp_path / "t3", PASS)
     for n in (1, 2, 3):
         assert not (tmp_path / f"t{n}").exists()
+
+
+def test_a_file_that_is_no_backup_is_refused_before_the_passphrase_is_asked(
+        hearth: Hearth, tmp_path: Path):
+    other = tmp_path / "holiday.zip"
+    with zipfile.ZipFile(other, "w") as zf:
+        zf.writestr("photo.txt", "not a backup")
+    line = hearth.fails("restore", other, data=tmp_path / "fresh")  # no HEARTH_PASSPHRASE
+    assert "not a Hearth backup" in line, line
+    assert not (tmp_path / "fresh").exists()
