@@ -1,23 +1,27 @@
 """Backups of this computer's part of a workspace (`hearth backup`, `hearth restore`, "Back
 up now" and the daily backup in Settings, "Your data").
 
-A backup is one zip file: `manifest.json` (what it is, which workspace, when, and how many
-chunks of files and bytes it holds), `replica.sqlite3` (a consistent snapshot taken with
-SQLite's online backup, so it is safe while a node writes), `keys.sealed` (the identity and the
-workspace secret, sealed under a passphrase the way `hearth identity export` seals an identity:
-argon2id, then a SecretBox), the settings (`preferences.json`, the workspace's `peers.json`)
-when there are any, and the attached files' bytes this computer stores: every chunk of its
-chunk store, taken after the snapshot (app/backup_chunks.py; `files=False`, `hearth backup
---without-files`, leaves them out). Only the keys are sealed: the replica and the chunks are
-as they are on this disk (docs/SECURITY.md says what that reveals).
+A backup is one file sealed whole under a passphrase (VERSION 3, app/backup_seal.py: a small
+header saying only that it is a Hearth backup and how the passphrase is stretched, then the
+backup's zip through XChaCha20-Poly1305 in parts of 1 MiB, written in one pass as zipfile
+writes it). The zip holds `manifest.json` (which workspace, when, and how many chunks of files
+and bytes), `replica.sqlite3` (a consistent snapshot taken with SQLite's online backup, so it
+is safe while a node writes), `keys.sealed` (the identity and the workspace secret, sealed
+again under a second key of the same stretch, so a decrypted zip left by a restore killed
+outright does not hold them in the clear), the settings (`preferences.json`, the workspace's
+`peers.json`) when there are any, and the attached files' bytes this computer stores: every
+chunk of its chunk store, taken after the snapshot (app/backup_chunks.py; `files=False`,
+`hearth backup --without-files`, leaves them out).
 
 Restoring it into a fresh data folder gives a computer that syncs on as the same member, with
-the files it held: everything is checked and put together in a temporary folder beside the
-target (the replica's integrity, every chunk against its id) and moved in whole, so a wrong
-passphrase or a damaged backup leaves the data folder as it was. A file the replica calls
-complete whose chunks did not all come back (left out, or removed while the backup ran) is
-marked not complete, so the Node fetches it from peers. Backups of VERSION 1 (no chunks) still
-restore.
+the files it held: the passphrase is checked against the header before anything is written,
+the zip is decrypted into a temporary folder beside the target (it is read by seeking), then
+everything is checked and put together there (the replica's integrity, every chunk against
+its id) and moved in whole, so a wrong passphrase or a damaged backup leaves the data folder
+as it was. A file the replica calls complete whose chunks did not all come back (left out, or
+removed while the backup ran) is marked not complete, so the Node fetches it from peers.
+Backups of VERSION 1 (no chunks) and 2 (plain zips: only the keys sealed, each on its own
+under argon2id) still restore.
 """
 
 from __future__ import annotations
