@@ -116,7 +116,8 @@ class SealingWriter:
         raw.write(header)
         self._raw = raw
         self._ad: bytes | None = header  # the first message's associated data
-        self._buffer = bytearray()
+        self._part = bytearray(PART)  # the part being filled, up to `_filled`
+        self._filled = 0
         self._written = 0
         self.closed = False
 
@@ -128,17 +129,22 @@ class SealingWriter:
     def write(self, data: bytes) -> int:  # zipfile passes bytes and memoryviews
         if self.closed:
             raise ValueError("write to a closed backup")
-        self._buffer += data
-        self._written += len(data)
-        if len(self._buffer) >= PART:
-            view = memoryview(self._buffer)
-            at = 0
-            while len(self._buffer) - at >= PART:
+        view = memoryview(data).cast("B")
+        size, at = len(view), 0
+        self._written += size
+        while at < size:
+            if self._filled == 0 and size - at >= PART:  # a whole part straight from `data`
                 self._push(bytes(view[at:at + PART]), TAG_MESSAGE)
                 at += PART
-            view.release()
-            del self._buffer[:at]
-        return len(data)
+                continue
+            take = min(PART - self._filled, size - at)
+            self._part[self._filled:self._filled + take] = view[at:at + take]
+            self._filled += take
+            at += take
+            if self._filled == PART:
+                self._push(bytes(self._part), TAG_MESSAGE)
+                self._filled = 0
+        return size
 
     def tell(self) -> int:
         return self._written
@@ -149,8 +155,8 @@ class SealingWriter:
 
     def close(self) -> None:
         if not self.closed:
-            self._push(bytes(self._buffer), TAG_FINAL)
-            self._buffer.clear()
+            self._push(bytes(self._part[:self._filled]), TAG_FINAL)
+            self._filled = 0
             self._raw.flush()
             self.closed = True
 
