@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import threading
 import zipfile
 from collections.abc import Callable
@@ -469,3 +470,29 @@ def test_a_file_that_is_no_backup_is_refused_before_the_passphrase_is_asked(
     line = hearth.fails("restore", other, data=tmp_path / "fresh")  # no HEARTH_PASSPHRASE
     assert "not a Hearth backup" in line, line
     assert not (tmp_path / "fresh").exists()
+
+
+@pytest.mark.parametrize("room", ["not for the zip", "not beside the zip"])
+def test_a_restore_needs_room_for_the_zip_beside_what_it_unpacks(
+        a_backup, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, room: str):
+    """The disk is made small (shutil's free space is what a disk of `budget` bytes would have
+    left beside what the target holds): the sealed backup's zip, decrypted into the staging
+    folder, counts against it, before it is written and again once it is."""
+    good, data, _ = a_backup
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "keep.txt").write_text("mine")
+    before = listing(target)
+    size = good.stat().st_size
+    unpacked = len(data) + 2 * MB  # the chunks and the replica (about 1.3 MB) at least
+    budget = 2 * size if room == "not for the zip" else size + unpacked
+
+    def usage(path):
+        used = sum(p.stat().st_size for p in target.rglob("*") if p.is_file())
+        return shutil._ntuple_diskusage(budget, used, budget - used)
+    monkeypatch.setattr(shutil, "disk_usage", usage)
+    with pytest.raises(WorkspaceError, match="the backup needs") as refused:
+        restore(good, target, PASS)
+    # before anything is written; or once the zip is in the staging folder (under workspaces/)
+    assert (f"{target / 'workspaces'} has" in str(refused.value)) == (room != "not for the zip")
+    assert listing(target) == before
