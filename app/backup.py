@@ -1,23 +1,27 @@
 """Backups of this computer's part of a workspace (`hearth backup`, `hearth restore`, "Back
 up now" and the daily backup in Settings, "Your data").
 
-A backup is one zip file: `manifest.json` (what it is, which workspace, when, and how many
-chunks of files and bytes it holds), `replica.sqlite3` (a consistent snapshot taken with
-SQLite's online backup, so it is safe while a node writes), `keys.sealed` (the identity and the
-workspace secret, sealed under a passphrase the way `hearth identity export` seals an identity:
-argon2id, then a SecretBox), the settings (`preferences.json`, the workspace's `peers.json`)
-when there are any, and the attached files' bytes this computer stores: every chunk of its
-chunk store, taken after the snapshot (app/backup_chunks.py; `files=False`, `hearth backup
---without-files`, leaves them out). Only the keys are sealed: the replica and the chunks are
-as they are on this disk (docs/SECURITY.md says what that reveals).
+A backup is one file sealed whole under a passphrase (VERSION 3, app/backup_seal.py: a small
+header saying only that it is a Hearth backup and how the passphrase is stretched, then the
+backup's zip through XChaCha20-Poly1305 in parts of 1 MiB, written in one pass as zipfile
+writes it). The zip holds `manifest.json` (which workspace, when, and how many chunks of files
+and bytes), `replica.sqlite3` (a consistent snapshot taken with SQLite's online backup, so it
+is safe while a node writes), `keys.sealed` (the identity and the workspace secret, sealed
+again under a second key of the same stretch, so a decrypted zip left by a restore killed
+outright does not hold them in the clear), the settings (`preferences.json`, the workspace's
+`peers.json`) when there are any, and the attached files' bytes this computer stores: every
+chunk of its chunk store, taken after the snapshot (app/backup_chunks.py; `files=False`,
+`hearth backup --without-files`, leaves them out).
 
 Restoring it into a fresh data folder gives a computer that syncs on as the same member, with
-the files it held: everything is checked and put together in a temporary folder beside the
-target (the replica's integrity, every chunk against its id) and moved in whole, so a wrong
-passphrase or a damaged backup leaves the data folder as it was. A file the replica calls
-complete whose chunks did not all come back (left out, or removed while the backup ran) is
-marked not complete, so the Node fetches it from peers. Backups of VERSION 1 (no chunks) still
-restore.
+the files it held: the passphrase is checked against the header before anything is written,
+the zip is decrypted into a temporary folder beside the target (it is read by seeking), then
+everything is checked and put together there (the replica's integrity, every chunk against
+its id) and moved in whole, so a wrong passphrase or a damaged backup leaves the data folder
+as it was. A file the replica calls complete whose chunks did not all come back (left out, or
+removed while the backup ran) is marked not complete, so the Node fetches it from peers.
+Backups of VERSION 1 (no chunks) and 2 (plain zips: only the keys sealed, each on its own
+under argon2id) still restore.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import sqlite3
 import tempfile
 import time
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,20 +54,31 @@ from .backup_chunks import (
     settle_files,
     write_chunks,
 )
+from .backup_seal import (
+    Keys,
+    SealingWriter,
+    open_inner_keys,
+    open_keys,
+    plain_size,
+    read_header,
+    seal_keys,
+    unseal,
+)
 from .errors import WorkspaceError
 from .identity_files import read_secret, write_private
 from .paths import Paths
 from .units import size_label
 
 FORMAT = "hearth-backup"
-VERSION = 2  # 2: the files' chunks (1: none)
-READS = (1, 2)
+VERSION = 3  # 3: sealed whole (app/backup_seal.py); 2: the files' chunks; 1: none
+PLAIN = (1, 2)  # the versions written as plain zips (still restored)
 MAX_MANIFEST = 64 * 1024
 MAX_SEALED = 64 * 1024
 MAX_SETTINGS = 4 * 1024 * 1024
 MAX_RATIO = 200  # a replica's size / its compressed size, over RATIO_FLOOR (a zip bomb is more)
 RATIO_FLOOR = 64 << 20
 PACK_RECORD = 40  # what a chunk costs in a pack beyond its bytes (storage/_chunk_packs.py)
+SUFFIX = ".hearth-backup"  # a daily backup's (it is no zip: it is sealed whole)
 SETTINGS = ("preferences.json",)  # in the data folder
 WORKSPACE_SETTINGS = ("peers.json",)  # in the workspace's folder
 
@@ -91,12 +106,6 @@ def backup_summary(info: BackupInfo) -> str:
     files = (f"{size_label(info.chunk_bytes)} of files ({counted(info.chunks, 'chunk')})"
              if info.files else "no files")
     return f"{size_label(info.replica_bytes)} of replica and {files}"
-
-
-def _seal(passphrase: str, data: bytes) -> bytes:
-    if not passphrase:
-        raise WorkspaceError("a backup needs a passphrase: it holds your keys")
-    return encoding.dumps(passphrase_box.seal(data, passphrase))
 
 
 def _open(passphrase: str, sealed: bytes) -> bytes:
@@ -127,9 +136,10 @@ def snapshot(replica: Path, out: Path) -> None:
 def backup(paths: Paths, out: Path, passphrase: str, *, files: bool = True,
            progress: Callable[[int, int], None] | None = None,
            clock=time.time) -> BackupInfo:
-    """Write a backup of the workspace at `paths` to the new file `out`: with the attached
-    files' chunks unless `files` is False (`progress(done, total)` as they are read). Safe from
-    any thread, and while a Node runs: it reads through connections of its own."""
+    """Write a backup of the workspace at `paths` to the new file `out`, sealed whole under
+    `passphrase`: with the attached files' chunks unless `files` is False (`progress(done,
+    total)` as they are read). Safe from any thread, and while a Node runs: it reads through
+    connections of its own."""
     out = Path(out)
     if out.exists():
         raise WorkspaceError(f"{out} already exists; choose a new file name")
@@ -138,8 +148,7 @@ def backup(paths: Paths, out: Path, passphrase: str, *, files: bool = True,
     identity = Identity.load(paths.identity)
     if not passphrase:
         raise WorkspaceError("a backup needs a passphrase: it holds your keys")
-    sealed = encoding.dumps({"identity": identity.export_protected(passphrase),
-                             "secret": _seal(passphrase, read_secret(paths))})
+    keys = encoding.dumps({"identity": identity.seed(), "secret": read_secret(paths)})
     created = int(clock() * 1000)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -147,24 +156,28 @@ def backup(paths: Paths, out: Path, passphrase: str, *, files: bool = True,
             copy = Path(tmp) / "replica.sqlite3"
             snapshot(paths.replica, copy)
             size = copy.stat().st_size
-            partial = Path(tmp) / "backup.zip"
+            partial = Path(tmp) / "backup"
             fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as zf:
-                zf.writestr("keys.sealed", sealed)
-                zf.write(copy, "replica.sqlite3")
-                for name in SETTINGS:
-                    if (paths.data / name).is_file():
-                        zf.write(paths.data / name, f"settings/{name}")
-                for name in WORKSPACE_SETTINGS:
-                    if (paths.workspace_dir / name).is_file():
-                        zf.write(paths.workspace_dir / name, f"workspace/{name}")
-                # after the snapshot: what it names and is still stored goes in
-                held = write_chunks(zf, paths.workspace_dir / "chunks", progress) if files \
-                    else Held(0, 0)
-                zf.writestr("manifest.json", json.dumps({
-                    "format": FORMAT, "v": VERSION, "workspace": paths.workspace,
-                    "created_ms": created, "replica_bytes": size, "files": files,
-                    "chunks": held.count, "chunk_bytes": held.bytes}))
+            with os.fdopen(fd, "wb") as f:
+                sealing = SealingWriter(f, passphrase)
+                with zipfile.ZipFile(sealing, "w", zipfile.ZIP_DEFLATED) as zf:
+                    zf.writestr("keys.sealed", seal_keys(sealing.keys, keys))
+                    zf.write(copy, "replica.sqlite3")
+                    copy.unlink()  # the plaintext replica is not kept beside the backup
+                    for name in SETTINGS:
+                        if (paths.data / name).is_file():
+                            zf.write(paths.data / name, f"settings/{name}")
+                    for name in WORKSPACE_SETTINGS:
+                        if (paths.workspace_dir / name).is_file():
+                            zf.write(paths.workspace_dir / name, f"workspace/{name}")
+                    # after the snapshot: what it names and is still stored goes in
+                    held = write_chunks(zf, paths.workspace_dir / "chunks", progress) if files \
+                        else Held(0, 0)
+                    zf.writestr("manifest.json", json.dumps({
+                        "format": FORMAT, "v": VERSION, "workspace": paths.workspace,
+                        "created_ms": created, "replica_bytes": size, "files": files,
+                        "chunks": held.count, "chunk_bytes": held.bytes}))
+                sealing.close()
             try:
                 os.link(partial, out)  # never replaces a file that appeared meanwhile
             except FileExistsError:
@@ -188,7 +201,10 @@ def _member(zf: zipfile.ZipFile, name: str, limit: int) -> bytes:
         return f.read(limit + 1)[:limit]
 
 
-def read_info(path: Path) -> tuple[zipfile.ZipFile, BackupInfo]:
+def read_info(path: Path, versions: tuple[int, ...] = PLAIN) -> tuple[zipfile.ZipFile,
+                                                                         BackupInfo]:
+    """The backup zip at `path`, open, and what its manifest says (a manifest of a version
+    in `versions`: a plain zip is of format 1 or 2, the zip a sealed backup holds of 3)."""
     check_directory(path)
     try:
         zf = zipfile.ZipFile(path)
@@ -204,7 +220,7 @@ def read_info(path: Path) -> tuple[zipfile.ZipFile, BackupInfo]:
         zf.close()
         raise
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT or \
-            manifest.get("v") not in READS or not isinstance(manifest.get("workspace"), str):
+            manifest.get("v") not in versions or not isinstance(manifest.get("workspace"), str):
         zf.close()
         raise WorkspaceError(f"{path} is not a Hearth backup of a version this one reads")
     counts = [manifest.get(name, 0) for name in ("created_ms", "replica_bytes", "chunks",
@@ -217,62 +233,129 @@ def read_info(path: Path) -> tuple[zipfile.ZipFile, BackupInfo]:
                           files=manifest.get("v") != 1 and manifest.get("files") is True)
 
 
+def peek(path: Path) -> BackupInfo | None:
+    """What the backup at `path` says of itself before its passphrase is given: a sealed one
+    (format 3) nothing but that it is one (None); one of format 1 or 2, a plain zip, its
+    manifest. WorkspaceError when it is no Hearth backup (or a damaged one)."""
+    if read_header(Path(path)) is not None:
+        return None
+    zf, info = read_info(Path(path))
+    zf.close()
+    return info
+
+
 def restore(path: Path, data: Path, passphrase: str, *,
             workspace: str | None = None) -> Restored:
     """Restore the backup at `path` into the data folder `data`, which must not hold that
-    workspace (nor, when it has one, another identity)."""
-    zf, info = read_info(Path(path))
-    with zf:
-        paths = Paths.resolve(data, workspace or info.workspace)
-        if paths.workspace_dir.exists():
-            raise WorkspaceError(f"{paths.workspace_dir} exists already; restore into a new "
-                                 "--data folder (or another --workspace)")
-        try:
-            keys = encoding.loads(_member(zf, "keys.sealed", MAX_SEALED))
-            secret = _open(passphrase, keys["secret"])  # first: its errors name the backup
-            identity = Identity.import_protected(keys["identity"], passphrase)
-        except IdentityError as exc:
-            raise WorkspaceError(f"the backup's keys cannot be opened: {exc}") from None
-        except (encoding.EncodingError, KeyError, TypeError):
-            raise WorkspaceError("the backup's keys are damaged") from None
-        if paths.identity.exists() and Identity.load(paths.identity).public_key != \
-                identity.public_key:
-            raise WorkspaceError(f"{paths.data} has another identity; restore into a new "
-                                 "--data folder")
-        replica_entry = _replica_entry(zf, info)
-        groups = check_groups(zf, Held(info.chunks, info.chunk_bytes))
-        check_space(paths.workspace_dir, replica_entry.file_size + info.chunk_bytes
-                    + info.chunks * PACK_RECORD + (1 << 20))
-        made = [p for p in (paths.data, paths.workspace_dir.parent) if not p.exists()]
-        try:
-            paths.workspace_dir.parent.mkdir(parents=True, exist_ok=True)
-            staging = Path(tempfile.mkdtemp(dir=paths.workspace_dir.parent, prefix=".restore-"))
-        except OSError as exc:
+    workspace (nor, when it has one, another identity). A sealed backup is first decrypted
+    into the temporary folder the restore is put together in (zipfile reads by seeking)."""
+    path = Path(path)
+    header = read_header(path)
+    if header is None:  # format 1 or 2: a plain zip, its keys sealed each on its own
+        zf, info = read_info(path)
+        with zf:
+            return _restore(zf, info, data, workspace, lambda k: _plain_keys(k, passphrase))
+    keys = open_keys(header, passphrase)  # one argon2id; before anything is written
+    target = Paths.resolve(data, workspace)
+    if workspace and target.workspace_dir.exists():
+        raise WorkspaceError(f"{target.workspace_dir} exists already; restore into a new "
+                             "--data folder (or another --workspace)")
+    # the zip beside what it unpacks: its chunks are stored, so that is about as much again
+    size = plain_size(path)
+    check_space(target.workspace_dir, 2 * size + (1 << 20))
+    with _staged(target) as staging:
+        unsealed = staging / "backup.zip"
+        fd = os.open(unsealed, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            unseal(path, header, keys, f)
+        zf, info = read_info(unsealed, (VERSION,))
+        with zf:
+            return _restore(zf, info, data, workspace, lambda k: _inner_keys(keys, k),
+                            staging)
+
+
+def _plain_keys(sealed: bytes, passphrase: str) -> tuple[Identity, bytes]:
+    """The identity and the secret of a backup of format 1 or 2 (each sealed on its own)."""
+    try:
+        keys = encoding.loads(sealed)
+        secret = _open(passphrase, keys["secret"])  # first: its errors name the backup
+        return Identity.import_protected(keys["identity"], passphrase), secret
+    except IdentityError as exc:
+        raise WorkspaceError(f"the backup's keys cannot be opened: {exc}") from None
+    except (encoding.EncodingError, KeyError, TypeError):
+        raise WorkspaceError("the backup's keys are damaged") from None
+
+
+def _inner_keys(keys: Keys, sealed: bytes) -> tuple[Identity, bytes]:
+    """The identity and the secret of a sealed backup (format 3)."""
+    try:
+        record = encoding.loads(open_inner_keys(keys, sealed))
+        seed, secret = record["identity"], record["secret"]
+        if not isinstance(seed, bytes) or not isinstance(secret, bytes):
+            raise TypeError
+        return Identity.from_seed(seed), secret
+    except (encoding.EncodingError, KeyError, TypeError, ValueError):
+        raise WorkspaceError("the backup's keys are damaged") from None
+
+
+@contextlib.contextmanager
+def _staged(paths: Paths) -> Iterator[Path]:
+    """A temporary folder beside the workspace `paths` will have: on any failure it is
+    removed, with the folders made for it when left empty, so the data folder is as it was."""
+    made = [p for p in (paths.data, paths.workspace_dir.parent) if not p.exists()]
+    try:
+        paths.workspace_dir.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(dir=paths.workspace_dir.parent, prefix=".restore-"))
+    except OSError as exc:
+        raise WorkspaceError(f"cannot restore into {paths.data}: {exc.strerror or exc}") \
+            from None
+    try:
+        yield staging
+    except BaseException as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        for folder in reversed(made):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        if isinstance(exc, OSError):
             raise WorkspaceError(f"cannot restore into {paths.data}: "
                                  f"{exc.strerror or exc}") from None
-        try:
-            incomplete = _stage(zf, replica_entry, groups, info, staging)
-            write_private(staging / "secret.key", secret)
-            for name in WORKSPACE_SETTINGS:
-                if f"workspace/{name}" in zf.namelist():
-                    (staging / name).write_bytes(
-                        _member(zf, f"workspace/{name}", MAX_SETTINGS))
-            staging.rename(paths.workspace_dir)
-        except BaseException as exc:
-            shutil.rmtree(staging, ignore_errors=True)
-            for folder in reversed(made):  # the folders made for it, when left empty
-                with contextlib.suppress(OSError):
-                    folder.rmdir()
-            if isinstance(exc, OSError):
-                raise WorkspaceError(f"cannot restore into {paths.data}: "
-                                     f"{exc.strerror or exc}") from None
-            raise
-        if not paths.identity.exists():
-            identity.save(paths.identity)
-        for name in SETTINGS:
-            target = paths.data / name
-            if f"settings/{name}" in zf.namelist() and not target.exists():
-                target.write_bytes(_member(zf, f"settings/{name}", MAX_SETTINGS))
+        raise
+
+
+def _restore(zf: zipfile.ZipFile, info: BackupInfo, data: Path, workspace: str | None,
+             open_keys: Callable[[bytes], tuple[Identity, bytes]],
+             staging: Path | None = None) -> Restored:
+    """The restore of the backup zip `zf` (put together in `staging` when given: the sealed
+    backup's zip is in it)."""
+    paths = Paths.resolve(data, workspace or info.workspace)
+    if paths.workspace_dir.exists():
+        raise WorkspaceError(f"{paths.workspace_dir} exists already; restore into a new "
+                             "--data folder (or another --workspace)")
+    identity, secret = open_keys(_member(zf, "keys.sealed", MAX_SEALED))
+    if paths.identity.exists() and Identity.load(paths.identity).public_key != \
+            identity.public_key:
+        raise WorkspaceError(f"{paths.data} has another identity; restore into a new "
+                             "--data folder")
+    replica_entry = _replica_entry(zf, info)
+    groups = check_groups(zf, Held(info.chunks, info.chunk_bytes))
+    # with a sealed backup, its zip is in the staging folder already: the free space says so
+    check_space(paths.workspace_dir, replica_entry.file_size + info.chunk_bytes
+                + info.chunks * PACK_RECORD + (1 << 20))
+    with contextlib.nullcontext(staging) if staging else _staged(paths) as folder:
+        incomplete = _stage(zf, replica_entry, groups, info, folder)
+        write_private(folder / "secret.key", secret)
+        for name in WORKSPACE_SETTINGS:
+            if f"workspace/{name}" in zf.namelist():
+                (folder / name).write_bytes(_member(zf, f"workspace/{name}", MAX_SETTINGS))
+        settings = {name: _member(zf, f"settings/{name}", MAX_SETTINGS) for name in SETTINGS
+                    if f"settings/{name}" in zf.namelist()}
+        (folder / "backup.zip").unlink(missing_ok=True)  # a sealed backup's, now read
+        folder.rename(paths.workspace_dir)
+    if not paths.identity.exists():
+        identity.save(paths.identity)
+    for name, content in settings.items():
+        if not (paths.data / name).exists():
+            (paths.data / name).write_bytes(content)
     record_usage(paths.data, "data_moved", what="restore", messages=0)  # its settings say
     return Restored(paths, info, incomplete)
 
@@ -372,18 +455,18 @@ def daily_due(data: Path, now_ms: int) -> bool:
 
 
 def run_daily(paths: Paths, passphrase: str, *, clock=time.time) -> Path:
-    """Write today's backup into the daily folder (hearth-WORKSPACE-YYYY-MM-DD.zip; a second
-    one the same day gets a suffix) and record when."""
+    """Write today's backup into the daily folder (hearth-WORKSPACE-YYYY-MM-DD.hearth-backup;
+    a second one the same day gets a suffix) and record when."""
     setting = daily_setting(paths.data)
     if setting.folder is None:
         raise WorkspaceError("the daily backup is off")
     day = time.strftime("%Y-%m-%d", time.localtime(clock()))
     name = f"hearth-{paths.workspace}-{day}"
-    out = setting.folder / f"{name}.zip"
+    out = setting.folder / f"{name}{SUFFIX}"
     n = 1
     while out.exists():
         n += 1
-        out = setting.folder / f"{name}-{n}.zip"
+        out = setting.folder / f"{name}-{n}{SUFFIX}"
     backup(paths, out, passphrase, clock=clock)
     set_daily(paths.data, setting.folder, int(clock() * 1000))
     return out

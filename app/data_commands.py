@@ -21,7 +21,7 @@ from ._command import (
     print_json,
 )
 from .archive import FORMATS, write_archive
-from .backup import backup, backup_summary, restore
+from .backup import backup, backup_summary, peek, restore
 from .paths import DEFAULT_WORKSPACE
 from .slack_import import claim, claims, confirm, import_slack, read_mapping
 from .workspace import SHORT_KEY
@@ -101,7 +101,7 @@ def cmd_backup(args: argparse.Namespace) -> None:
                   files=not args.without_files,
                   progress=_progress("backing up files", "chunks", last_always=False))
     print(f"backed up workspace {_text.line(info.workspace)} ({backup_summary(info)}, the "
-          f"identity and the secret sealed under your passphrase) to "
+          f"identity, the secret and the settings), sealed whole under your passphrase, to "
           f"{_text.line(str(args.file))}")
 
 
@@ -112,6 +112,7 @@ def cmd_restore(args: argparse.Namespace) -> None:
         raise CLIError("restore needs --data DIR: a new data folder to restore into")
     given = getattr(args, "workspace", None)
     workspace = given if given not in (None, DEFAULT_WORKSPACE) else None
+    peek(Path(args.file))  # a file that is no backup is refused before the passphrase is asked
     done = restore(Path(args.file), Path(args.data), passphrase(confirm=False),
                    workspace=workspace)
     fetch = (f"; the bytes of {_text.counted(done.incomplete, 'file')} it lacks come from "
@@ -151,14 +152,15 @@ def register(sub: argparse._SubParsersAction, common: Callable) -> None:
                    "private as they are)")
     p = command(sub, common, "backup", cmd_backup,
                 "back up this workspace (a consistent snapshot, safe while a node runs), the "
-                "identity and the secret (sealed under a passphrase: HEARTH_PASSPHRASE or "
-                "asked), the settings and the attached files' bytes, to a new file")
+                "identity and the secret, the settings and the attached files' bytes, to a new "
+                "file sealed whole under a passphrase (HEARTH_PASSPHRASE or asked)")
     p.add_argument("file", metavar="FILE", help="the backup file to write (must not exist)")
     p.add_argument("--without-files", action="store_true",
                    help="leave out the attached files' bytes this computer stores (a small "
                    "backup; after a restore, peers serve them again)")
     p = command(sub, common, "restore", cmd_restore,
                 "restore a backup into a new data folder (--data DIR)")
-    p.add_argument("file", metavar="FILE", help="a file `hearth backup` wrote")
+    p.add_argument("file", metavar="FILE", help="a file `hearth backup` wrote (its passphrase: "
+                   "HEARTH_PASSPHRASE or asked)")
     command(sub, common, "slack-users", cmd_users,
             "Slack users whose messages were imported, and who claimed them", json_flag=True)

@@ -1,5 +1,6 @@
 """Bytes sealed under a passphrase: a key stretched by argon2id, then a SecretBox. Used by the
-identity export (core.identity) and by backups (app.backup); the record's fields are `salt`,
+identity export (core.identity) and by backups of format 1 and 2 (app.backup; format 3 stretches
+one key with `stretch` and seals the whole file, app/backup_seal.py); the record's fields are `salt`,
 `ops`, `mem` (the stretching's costs, bounded when opening) and `box`."""
 
 from __future__ import annotations
@@ -26,6 +27,25 @@ def _key(passphrase: str, salt: bytes, ops: int, mem: int) -> bytes:
                       opslimit=ops, memlimit=mem)
 
 
+def costs_ok(ops: object, mem: object) -> bool:
+    """Whether stretching costs read from a file are within what opening allows (no file may
+    make this computer spend more than argon2id's "sensitive" costs)."""
+    return type(ops) is int and type(mem) is int \
+        and _argon.OPSLIMIT_MIN <= ops <= _argon.OPSLIMIT_SENSITIVE \
+        and _argon.MEMLIMIT_MIN <= mem <= _argon.MEMLIMIT_SENSITIVE
+
+
+def new_salt() -> bytes:
+    return nacl.utils.random(_argon.SALTBYTES)
+
+
+def stretch(passphrase: str, salt: bytes, ops: int = OPS, mem: int = MEM) -> bytes:
+    """The 32-byte key argon2id stretches from `passphrase` (costs checked with `costs_ok`)."""
+    if not costs_ok(ops, mem) or len(salt) != _argon.SALTBYTES:
+        raise PassphraseError("damaged", damaged=True)
+    return _key(passphrase, salt, ops, mem)
+
+
 def seal(data: bytes, passphrase: str, *, ops: int = OPS, mem: int = MEM) -> dict:
     """The record of `data` sealed under `passphrase` (a plain dict to encode as one likes)."""
     salt = nacl.utils.random(_argon.SALTBYTES)
@@ -41,8 +61,7 @@ def open_sealed(record: object, passphrase: str) -> bytes:
     salt, ops, mem, box = fields
     if not (isinstance(salt, bytes) and len(salt) == _argon.SALTBYTES
             and isinstance(box, bytes) and isinstance(ops, int) and isinstance(mem, int)
-            and _argon.OPSLIMIT_MIN <= ops <= _argon.OPSLIMIT_SENSITIVE
-            and _argon.MEMLIMIT_MIN <= mem <= _argon.MEMLIMIT_SENSITIVE):
+            and costs_ok(ops, mem)):
         raise PassphraseError("damaged", damaged=True)
     try:
         return nacl.secret.SecretBox(_key(passphrase, salt, ops, mem)).decrypt(box)

@@ -2,7 +2,7 @@
 folder, and an open archive (app/slack_import.py, app/backup.py, app/archive.py; the same
 library calls as `hearth import-slack`, `backup` and `archive`, run on the Node's thread).
 
-The daily backup's passphrase seals the keys in each backup and is never stored: it is kept
+The daily backup's passphrase seals each backup whole and is never stored: it is kept
 in memory while the window runs (DailyBackups, one per window), so after a restart the page
 asks for it again before the next daily backup is written."""
 
@@ -69,7 +69,7 @@ class DailyBackups(QObject):
 
 
 def _passphrase(parent: QWidget, twice: bool = True) -> str | None:
-    first, ok = QInputDialog.getText(parent, "Passphrase", "Seal your keys in the backup with:",
+    first, ok = QInputDialog.getText(parent, "Passphrase", "Seal the backup with:",
                                      QLineEdit.EchoMode.Password)
     if not ok or not first:
         return None
@@ -114,10 +114,10 @@ class DataPage(QWidget):
                                 "(the zip Slack's \"Export data\" gives)."))
         layout.addWidget(slack)
         layout.addWidget(QLabel("<b>Backups</b> hold this computer's replica, the files it "
-                                "stores, your keys (sealed under a passphrase) and your "
-                                "settings; `hearth restore` brings them back on a new computer. "
-                                "Only the keys are sealed: keep backups as safe as this "
-                                "computer's disk.", wordWrap=True))
+                                "stores, your keys and your settings, all sealed under a "
+                                "passphrase; `hearth restore` brings them back on a new computer. "
+                                "Without the passphrase a backup cannot be read, by anyone: "
+                                "nobody can recover a forgotten one.", wordWrap=True))
         layout.addLayout(_row(now, choose, self.daily_off))
         layout.addWidget(self.daily_label)
         layout.addWidget(QLabel("<b>Archive</b>: everything this computer can read, as SQLite, "
@@ -148,7 +148,7 @@ class DataPage(QWidget):
     # Backups --------------------------------------------------------------------------------
 
     def _backup_now(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Back up to", "hearth-backup.zip")
+        path, _ = QFileDialog.getSaveFileName(self, "Back up to", "hearth.hearth-backup")
         passphrase = _passphrase(self) if path else None
         if path and passphrase:
             self.back_up(Path(path), passphrase)

@@ -1,17 +1,31 @@
 """`hearth backup` while a node serves, `hearth restore` into a fresh data folder: the restored
-replica passes SQLite's integrity check and syncs on with the team as the same member."""
+replica passes SQLite's integrity check and syncs on with the team as the same member. The
+backup is sealed whole: none of what it holds (a public message, a private channel's message
+this computer opened, a document, an attached file's bytes, the replica's SQLite header) is
+in its bytes, and only the right passphrase opens it."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
+import zipfile
 from pathlib import Path
 
+from app.errors import WorkspaceError
 from app.paths import Paths
 from app.workspace import Workspace
-from tests.support import node_channels, node_post, node_read, start_two_nodes, wait_until
+from tests.support import (
+    node_call,
+    node_channels,
+    node_post,
+    node_read,
+    start_two_nodes,
+    wait_until,
+)
 
 from .conftest import Hearth
+from .test_backup_files import holds_window
 
 PASS = "correct horse battery staple"
 
@@ -24,6 +38,24 @@ def test_a_backup_taken_while_serving_restores_and_syncs_on(hearth: Hearth, clus
     for n in range(50):
         node_post(a, "general", f"before {n}")
     wait_until(lambda: len(node_read(b, "general", limit=100)) == 50, what="b has the posts")
+    # what b's replica and chunk store hold in the clear, or under keys it holds
+    secret_text = "private: the launch code is 0451"
+    channel = node_call(a, lambda: a.workspace.private.create("launch", [b.key]))
+    node_call(a, lambda: a.workspace.private.post(channel, secret_text))
+
+    def b_opened() -> bool:
+        try:
+            texts = {m.text for m in node_call(b, lambda: b.workspace.private.read(channel))}
+        except WorkspaceError:  # not here yet
+            return False
+        return secret_text in texts
+    wait_until(b_opened, what="b opens the private message")
+    doc_text = "the plan nobody else reads\n"
+    doc = node_call(b, lambda: b.workspace.documents.new("Plan", private=True))
+    node_call(b, lambda: b.workspace.documents.write(doc, doc_text))
+    attached = tmp_path / "minutes.txt"
+    attached.write_bytes(os.urandom(200_000) + b"the minutes, in plain words" * 1000)
+    file_mid = node_call(b, lambda: b.workspace.files.attach("general", [attached]).id)
 
     # b's node keeps writing while its computer is backed up
     stop = threading.Event()
@@ -44,10 +76,16 @@ def test_a_backup_taken_while_serving_restores_and_syncs_on(hearth: Hearth, clus
         writer.join()
     assert "backed up workspace default" in line and out.exists()
     assert out.stat().st_mode & 0o077 == 0
-    assert PASS.encode() not in out.read_bytes()
+    raw = out.read_bytes()
+    assert PASS.encode() not in raw
+    assert not zipfile.is_zipfile(out)  # sealed whole: not even its entries' names show
+    for clear in ("before 7", secret_text, doc_text.strip(), "Plan", "minutes", "default"):
+        assert clear.encode() not in raw, clear
+    assert b"SQLite format 3" not in raw
+    assert not holds_window(raw, attached.read_bytes())
     identity = pb.identity.read_bytes()
-    assert "wrong passphrase" in hearth.fails("restore", out, data=tmp_path / "fresh0",
-                                              passphrase="not it")
+    assert hearth.fails("restore", out, data=tmp_path / "fresh0", passphrase="not it") \
+        == "hearth: the passphrase does not open this backup"
     assert not (tmp_path / "fresh0" / "workspaces" / "default").exists()
 
     # b's computer is lost; a new one restores the backup
@@ -64,6 +102,10 @@ def test_a_backup_taken_while_serving_restores_and_syncs_on(hearth: Hearth, clus
         assert restored.identity.read_bytes() == identity  # the same member
         held = {m.text for m in ws.read("general", limit=500)}
         assert {f"before {n}" for n in range(50)} <= held
+        assert secret_text in {m.text for m in ws.private.read(channel)}
+        plan = ws.documents.current(doc.id)
+        assert plan.text(plan.heads()) == doc_text
+        assert ws.files.open(file_mid, 0).read_bytes() == attached.read_bytes()
     assert "exists already" in hearth.fails("restore", out, data=fresh, passphrase=PASS)
 
     # the restored computer syncs on with the team as b

@@ -3,13 +3,17 @@ while its Node serves (and attaches and deletes files), restored on a fresh data
 opens with identical bytes with no peer running; `--without-files` leaves them out, and the
 restored computer fetches them from a peer on 127.0.0.1; a damaged, cut or oversized chunk
 entry, or a zip bomb, is refused with one line and exit 2 with the target folder as it was;
-a backup of the first format (no chunks) still restores."""
+backups of the first two formats (plain zips) still restore. A backup is sealed whole (format
+3, app/backup_seal.py): a wrong passphrase, a flipped byte anywhere, a file cut short or with
+bytes appended are refused the same way. The damage inside the zip is made by unsealing it,
+changing it and sealing it again, so the checks of the zip itself stay tested."""
 
 from __future__ import annotations
 
 import io
 import json
 import os
+import shutil
 import threading
 import zipfile
 from collections.abc import Callable
@@ -19,6 +23,17 @@ import pytest
 
 from app.backup import backup, restore
 from app.backup_chunks import PREFIX, RECORD
+from app.backup_seal import (
+    ABYTES,
+    HEADER,
+    PART,
+    SealingWriter,
+    open_inner_keys,
+    open_keys,
+    read_header,
+    seal_keys,
+    unseal,
+)
 from app.errors import WorkspaceError
 from app.paths import Paths
 from app.workspace import Workspace
@@ -36,6 +51,58 @@ from .conftest import Hearth
 
 PASS = "correct horse battery staple"
 MB = 1 << 20
+FORMAT_2 = Path(__file__).with_name("backup-v2.zip")  # made by hearth backup of format 2
+FORMAT_2_PASS = "format two pass phrase"
+FORMAT_2_FILE = bytes.fromhex("9f5fb3c5f310f904ac6f6399c853439681932276d506040626435784ce6674f1")
+
+
+def holds_window(haystack: bytes, source: bytes, width: int = 64) -> bool:
+    """Whether any `width`-byte window of `source` is in `haystack`: such a window holds a
+    whole half-width piece of `haystack` at a multiple of half the width, so those pieces are
+    looked up among all of `source`'s half-width windows."""
+    half = width // 2
+    pieces = {source[i:i + half] for i in range(len(source) - half + 1)}
+    return any(haystack[j:j + half] in pieces for j in range(0, len(haystack) - half + 1, half))
+
+
+def unsealed(path: Path, passphrase: str = PASS) -> bytes:
+    """The zip a sealed backup holds."""
+    header = read_header(path)
+    assert header is not None, f"{path} is not sealed"
+    out = io.BytesIO()
+    unseal(path, header, open_keys(header, passphrase), out)
+    return out.getvalue()
+
+
+def reseal(src: Path, dst: Path, change: Callable[[bytes], bytes] = lambda zipped: zipped) \
+        -> None:
+    """A copy of the sealed backup `src` whose zip is as `change(zip)` says, sealed into the new
+    file `dst` as a backup is (under a salt of its own, so its keys.sealed is opened and sealed
+    again under the copy's keys before `change` sees the zip)."""
+    header = read_header(src)
+    assert header is not None
+    old = open_keys(header, PASS)
+    with open(dst, "xb") as f:
+        writer = SealingWriter(f, PASS)
+        rekeyed = rewritten(unsealed(src), lambda name, data: seal_keys(
+            writer.keys, open_inner_keys(old, data)) if name == "keys.sealed" else data)
+        writer.write(change(rekeyed))
+        writer.close()
+
+
+def rewritten(zipped: bytes, change: Callable[[str, bytes], bytes | None], *,
+              deflate: tuple[str, ...] = ()) -> bytes:
+    """A copy of the backup zip `zipped` with each entry's bytes as `change(name, data)` says
+    (None: left out), written as the backup writer writes (groups stored), with valid CRCs."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(zipped)) as zin, zipfile.ZipFile(out, "w") as zout:
+        for info in zin.infolist():
+            data = change(info.filename, zin.read(info))
+            if data is not None:
+                kind = zipfile.ZIP_DEFLATED if info.compress_type == zipfile.ZIP_DEFLATED \
+                    or info.filename in deflate else zipfile.ZIP_STORED
+                zout.writestr(info.filename, data, compress_type=kind)
+    return out.getvalue()
 
 
 def write_file(path: Path, size: int) -> bytes:
@@ -91,13 +158,13 @@ def test_a_backup_taken_while_serving_keeps_the_files(hearth: Hearth, cluster, t
         writer.join()
     assert churned and churned[0] > 0
     assert "of files (" in line, line
-    with zipfile.ZipFile(out) as zf:
+    with zipfile.ZipFile(io.BytesIO(unsealed(out))) as zf:
         groups = [i for i in zf.infolist() if i.filename.startswith(PREFIX)]
         manifest = json.loads(zf.read("manifest.json"))
     assert groups and all(i.compress_type == zipfile.ZIP_STORED for i in groups)
-    assert manifest["v"] == 2 and manifest["files"] is True and manifest["chunks"] >= 14
+    assert manifest["v"] == 3 and manifest["files"] is True and manifest["chunks"] >= 14
     assert manifest["chunk_bytes"] >= len(big)
-    assert big[:4096] not in out.read_bytes()  # chunks are ciphertext
+    assert not holds_window(out.read_bytes(), big)  # chunks are ciphertext, and sealed
 
     # b's computer is lost: no peer runs when its backup is restored on a new one
     cluster.close()
@@ -128,7 +195,7 @@ def test_without_files_the_restored_computer_fetches_them_from_a_peer(hearth: He
     out = tmp_path / "small.zip"
     line = hearth("backup", out, "--without-files", data=pb.data, passphrase=PASS).line
     assert "no files" in line, line
-    with zipfile.ZipFile(out) as zf:
+    with zipfile.ZipFile(io.BytesIO(unsealed(out))) as zf:
         assert not [n for n in zf.namelist() if n.startswith(PREFIX)]
         assert json.loads(zf.read("manifest.json"))["files"] is False
     assert out.stat().st_size < len(data)
@@ -154,7 +221,7 @@ def test_without_files_the_restored_computer_fetches_them_from_a_peer(hearth: He
 def a_backup(tmp_path: Path) -> tuple[Path, bytes, bytes]:
     """(a backup with a file, the file's bytes, its message) of a workspace with no Node."""
     paths = create_workspace(tmp_path / "src")
-    data = write_file(tmp_path / "notes.bin", MB + 17)
+    data = write_file(tmp_path / "notes.bin", 2 * MB + 17)  # the zip is 3 parts sealed
     with Workspace.open(paths) as ws:
         ws.create_channel("general", public=True)
         mid = ws.files.attach("general", [tmp_path / "notes.bin"]).id
@@ -165,15 +232,8 @@ def a_backup(tmp_path: Path) -> tuple[Path, bytes, bytes]:
 
 def rewrite(src: Path, dst: Path, change: Callable[[str, bytes], bytes | None], *,
             deflate: tuple[str, ...] = ()) -> None:
-    """A copy of the backup `src` with each entry's bytes as `change(name, data)` says (None:
-    left out), written as the backup writer writes (groups stored), with valid CRCs."""
-    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
-        for info in zin.infolist():
-            data = change(info.filename, zin.read(info))
-            if data is not None:
-                kind = zipfile.ZIP_DEFLATED if info.compress_type == zipfile.ZIP_DEFLATED \
-                    or info.filename in deflate else zipfile.ZIP_STORED
-                zout.writestr(info.filename, data, compress_type=kind)
+    """A copy of the sealed backup `src` with its zip's entries changed (`rewritten`)."""
+    reseal(src, dst, lambda zipped: rewritten(zipped, change, deflate=deflate))
 
 
 def first_group(change: Callable[[bytes], bytes]) -> Callable[[str, bytes], bytes]:
@@ -202,12 +262,13 @@ def test_a_damaged_chunk_entry_is_refused_and_nothing_is_written(
     good, _, _ = a_backup
     bad = tmp_path / "bad.zip"
     if damage == "crc":  # a byte of a stored chunk flipped in place: the zip's CRC says so
-        raw = bytearray(good.read_bytes())
-        with zipfile.ZipFile(good) as zf:
-            info = zf.getinfo(f"{PREFIX}000000")
-        at = info.header_offset + 30 + len(info.filename) + len(info.extra) + 5000
-        raw[at] ^= 1
-        bad.write_bytes(bytes(raw))
+        def flip(zipped: bytes) -> bytes:
+            raw = bytearray(zipped)
+            with zipfile.ZipFile(io.BytesIO(zipped)) as zf:
+                info = zf.getinfo(f"{PREFIX}000000")
+            raw[info.header_offset + 30 + len(info.filename) + len(info.extra) + 5000] ^= 1
+            return bytes(raw)
+        reseal(good, bad, flip)
     elif damage == "hash":  # ... and the CRC made again: the chunk's id says so
         rewrite(good, bad, first_group(flip_last_chunk_byte))
     elif damage == "cut":  # the group's last chunk cut short, the manifest left as it was
@@ -229,6 +290,54 @@ def test_a_damaged_chunk_entry_is_refused_and_nothing_is_written(
     before = listing(target)
     run = hearth("restore", bad, data=target, ok=False, passphrase=PASS)
     assert run.returncode == 2 and "Traceback" not in run.stderr
+    (line,) = run.stderr.strip().splitlines()
+    assert message in line, line
+    assert listing(target) == before
+
+
+SEALED = HEADER.size + PART + ABYTES  # where the second part starts
+
+
+@pytest.mark.parametrize("damage, message", [
+    ("wrong passphrase", "the passphrase does not open this backup"),
+    ("header", "damaged Hearth backup (its header)"),
+    ("first part", "the backup is damaged (its part 1 fails its check)"),
+    ("middle", "the backup is damaged (its part 2 fails its check)"),
+    ("last part", "the backup is damaged (its part 3 fails its check: changed, cut short"),
+    ("swapped parts", "the backup is damaged (its part 1 fails its check)"),
+    ("cut", "the backup is damaged (its part 2 fails its check: changed, cut short"),
+    ("cut at a part's end", "the backup is cut short (it ends before its last part)"),
+    ("tail", "the backup is damaged (its part 3 fails its check: changed, cut short"),
+    ("long tail", "the backup is damaged (its part 3 fails its check)"),
+])
+def test_a_sealed_backup_opens_whole_with_its_passphrase_or_not_at_all(
+        hearth: Hearth, a_backup, tmp_path: Path, damage: str, message: str):
+    good, _, _ = a_backup
+    raw = good.read_bytes()
+    assert SEALED + PART + ABYTES < len(raw) < SEALED + 2 * (PART + ABYTES)  # 3 parts
+
+    def flipped(at: int) -> bytes:
+        return raw[:at] + bytes([raw[at] ^ 0x20]) + raw[at + 1:]
+    bad = {"wrong passphrase": raw,
+           "header": flipped(HEADER.size - 20),
+           "first part": flipped(HEADER.size + 100),
+           "middle": flipped(SEALED + PART // 2),
+           "last part": flipped(len(raw) - 5),
+           "swapped parts": raw[:HEADER.size] + raw[SEALED:2 * SEALED - HEADER.size]
+           + raw[HEADER.size:SEALED] + raw[2 * SEALED - HEADER.size:],
+           "cut": raw[:SEALED + 500],
+           "cut at a part's end": raw[:2 * SEALED - HEADER.size],
+           "tail": raw + b"\0",
+           "long tail": raw + raw[HEADER.size:]}[damage]
+    copy = tmp_path / "bad.hearth-backup"
+    copy.write_bytes(bad)
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "keep.txt").write_text("mine")
+    before = listing(target)
+    run = hearth("restore", copy, data=target, ok=False,
+                 passphrase="not it" if damage == "wrong passphrase" else PASS)
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
     (line,) = run.stderr.strip().splitlines()
     assert message in line, line
     assert listing(target) == before
@@ -264,10 +373,12 @@ def test_a_backup_that_cannot_be_written_says_why(hearth: Hearth, tmp_path: Path
     assert "cannot write" in line, line
 
 
-def test_a_backup_of_the_first_format_still_restores(hearth: Hearth, a_backup,
-                                                     tmp_path: Path):
-    good, data, mid = a_backup
-    old = tmp_path / "v1.zip"
+@pytest.mark.parametrize("version", [1, 2])
+def test_backups_of_the_plain_formats_still_restore(hearth: Hearth, tmp_path: Path,
+                                                    version: int):
+    """FORMAT_2 was written by `hearth backup` of format 2 (a plain zip, only its keys sealed);
+    format 1 is the same without its chunks and their counts."""
+    old = tmp_path / f"v{version}.zip"
 
     def first_format(name: str, raw: bytes) -> bytes | None:
         """What VERSION 1 wrote: no chunks, and a manifest without their counts."""
@@ -279,12 +390,21 @@ def test_a_backup_of_the_first_format_still_restores(hearth: Hearth, a_backup,
                                ("format", "workspace", "created_ms", "replica_bytes")}
                               | {"v": 1}).encode()
         return raw
-    rewrite(good, old, first_format)
-    line = hearth("restore", old, data=tmp_path / "fresh", passphrase=PASS).line
-    assert "no files" in line and "the bytes of 1 file it lacks come from peers" in line, line
-    with Workspace.open(Paths.resolve(tmp_path / "fresh", "default")) as ws:
-        assert not ws.replica.files.all()[0].complete
+    old.write_bytes(rewritten(FORMAT_2.read_bytes(), first_format) if version == 1
+                    else FORMAT_2.read_bytes())
+    assert zipfile.is_zipfile(old) and read_header(old) is None
+    line = hearth("restore", old, data=tmp_path / "fresh", passphrase=FORMAT_2_PASS).line
+    restored = Paths.resolve(tmp_path / "fresh", "default")
+    with Workspace.open(restored) as ws:
         assert ws.replica.integrity_check() == "ok"
+        assert "a message backed up in format 2" in {m.text for m in ws.read("general")}
+        if version == 1:
+            assert "no files" in line and "the bytes of 1 file it lacks come from peers" in line
+            assert not ws.replica.files.all()[0].complete
+        else:
+            assert "of files (2 chunks)" in line and "come from peers" not in line, line
+            assert ws.files.open(FORMAT_2_FILE, 0).read_bytes() == \
+                b"format two keeps this file\n" * 200
 
 
 def test_chunks_of_the_layout_before_packs_are_backed_up(tmp_path: Path):
@@ -322,16 +442,57 @@ def test_what_the_restore_reads_is_bounded(tmp_path: Path, a_backup):
         restore(deflated, tmp_path / "t1", PASS)
     assert not (tmp_path / "t1").exists()
 
-    raw = bytearray(good.read_bytes())
-    raw[-22 + 12:-22 + 16] = (64 << 20).to_bytes(4, "little")  # the directory's size
+    def huge_directory(zipped: bytes) -> bytes:
+        return zipped[:-22 + 12] + (64 << 20).to_bytes(4, "little") + zipped[-22 + 16:]
     huge = tmp_path / "huge.zip"
-    huge.write_bytes(bytes(raw))
+    reseal(good, huge, huge_directory)
     with pytest.raises(WorkspaceError, match="zip directory declares"):
         restore(huge, tmp_path / "t2", PASS)
+
+    def comment(zipped: bytes) -> bytes:
+        buf = io.BytesIO(zipped)
+        with zipfile.ZipFile(buf, "a") as zf:
+            zf.comment = b"hello"
+        return buf.getvalue()
     commented = tmp_path / "commented.zip"
-    buf = io.BytesIO(good.read_bytes())
-    with zipfile.ZipFile(buf, "a") as zf:
-        zf.comment = b"hello"
-    commented.write_bytes(buf.getvalue())
+    reseal(good, commented, comment)
     with pytest.raises(WorkspaceError, match="not a zip file it wrote"):
         restore(commented, tmp_path / "t3", PASS)
+    for n in (1, 2, 3):
+        assert not (tmp_path / f"t{n}").exists()
+
+
+def test_a_file_that_is_no_backup_is_refused_before_the_passphrase_is_asked(
+        hearth: Hearth, tmp_path: Path):
+    other = tmp_path / "holiday.zip"
+    with zipfile.ZipFile(other, "w") as zf:
+        zf.writestr("photo.txt", "not a backup")
+    line = hearth.fails("restore", other, data=tmp_path / "fresh")  # no HEARTH_PASSPHRASE
+    assert "not a Hearth backup" in line, line
+    assert not (tmp_path / "fresh").exists()
+
+
+@pytest.mark.parametrize("room", ["not for the zip", "not beside the zip"])
+def test_a_restore_needs_room_for_the_zip_beside_what_it_unpacks(
+        a_backup, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, room: str):
+    """The disk is made small (shutil's free space is what a disk of `budget` bytes would have
+    left beside what the target holds): the sealed backup's zip, decrypted into the staging
+    folder, counts against it, before it is written and again once it is."""
+    good, data, _ = a_backup
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "keep.txt").write_text("mine")
+    before = listing(target)
+    size = good.stat().st_size
+    unpacked = len(data) + 2 * MB  # the chunks and the replica (about 1.3 MB) at least
+    budget = 2 * size if room == "not for the zip" else size + unpacked
+
+    def usage(path):
+        used = sum(p.stat().st_size for p in target.rglob("*") if p.is_file())
+        return shutil._ntuple_diskusage(budget, used, budget - used)
+    monkeypatch.setattr(shutil, "disk_usage", usage)
+    with pytest.raises(WorkspaceError, match="the backup needs") as refused:
+        restore(good, target, PASS)
+    # before anything is written; or once the zip is in the staging folder (under workspaces/)
+    assert (f"{target / 'workspaces'} has" in str(refused.value)) == (room != "not for the zip")
+    assert listing(target) == before

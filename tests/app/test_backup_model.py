@@ -6,13 +6,17 @@ restored on a fresh data folder. The promises, after every restore:
   restored computer with identical bytes;
 - no file is called complete there unless it opens with those bytes (one backed up without its
   files, or whose chunk was damaged here, shows as not here: peers serve it);
-- the restored store holds only chunks whose bytes hash to their ids."""
+- the restored store holds only chunks whose bytes hash to their ids;
+- nothing is readable in the backup without the passphrase: it is not a zip, holds no 64-byte
+  window of any file's bytes nor the replica's SQLite header, and another passphrase restores
+  nothing."""
 
 from __future__ import annotations
 
 import itertools
 import os
 import tempfile
+import zipfile
 from pathlib import Path
 
 import hypothesis.strategies as st
@@ -25,6 +29,8 @@ from app.workspace import Workspace
 from core.attachments import chunk_id
 from storage.chunks import ChunkStore
 from tests.support import create_workspace
+
+from .test_backup_files import holds_window
 
 PASS = "model pass phrase"
 
@@ -99,6 +105,17 @@ class BackupModel(RuleBasedStateMachine):
         self.restored += 1
         out = self.root / f"backup{run}.zip"
         info = backup(self.paths, out, PASS, files=files)
+        raw = out.read_bytes()
+        assert not zipfile.is_zipfile(out) and b"SQLite format 3" not in raw
+        for mid, data in self.data.items():
+            assert not holds_window(raw, data), mid.hex()[:8]
+        try:
+            restore(out, self.root / f"wrong{run}", PASS + "!")
+        except WorkspaceError as exc:
+            assert str(exc) == "the passphrase does not open this backup"
+        else:
+            raise AssertionError("another passphrase opened the backup")
+        assert not (self.root / f"wrong{run}").exists()
         done = restore(out, self.root / f"restored{run}", PASS)
         note(f"backup {run}: files={files}, {info.chunks} chunks; {done.incomplete} incomplete")
         store = ChunkStore(done.paths.workspace_dir / "chunks")
