@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import sqlite3
 import tempfile
@@ -79,6 +80,7 @@ MAX_RATIO = 200  # a replica's size / its compressed size, over RATIO_FLOOR (a z
 RATIO_FLOOR = 64 << 20
 PACK_RECORD = 40  # what a chunk costs in a pack beyond its bytes (storage/_chunk_packs.py)
 SUFFIX = ".hearth-backup"  # a daily backup's (it is no zip: it is sealed whole)
+DAILY_KEEP = 7  # daily backups kept in their folder, the newest
 SETTINGS = ("preferences.json",)  # in the data folder
 WORKSPACE_SETTINGS = ("peers.json",)  # in the workspace's folder
 
@@ -456,7 +458,9 @@ def daily_due(data: Path, now_ms: int) -> bool:
 
 def run_daily(paths: Paths, passphrase: str, *, clock=time.time) -> Path:
     """Write today's backup into the daily folder (hearth-WORKSPACE-YYYY-MM-DD.hearth-backup;
-    a second one the same day gets a suffix) and record when."""
+    a second one the same day gets a suffix), record when, and remove this workspace's daily
+    backups there beyond the newest DAILY_KEEP (each holds the files: kept forever they would
+    fill the disk)."""
     setting = daily_setting(paths.data)
     if setting.folder is None:
         raise WorkspaceError("the daily backup is off")
@@ -469,4 +473,19 @@ def run_daily(paths: Paths, passphrase: str, *, clock=time.time) -> Path:
         out = setting.folder / f"{name}-{n}{SUFFIX}"
     backup(paths, out, passphrase, clock=clock)
     set_daily(paths.data, setting.folder, int(clock() * 1000))
+    for old in daily_backups(setting.folder, paths.workspace)[DAILY_KEEP:]:
+        old.unlink(missing_ok=True)
     return out
+
+
+def daily_backups(folder: Path, workspace: str) -> list[Path]:
+    """The daily backups of `workspace` in `folder`, newest first: only files named as
+    run_daily names them (earlier versions' .zip too), never another file of the folder."""
+    pattern = re.compile(rf"hearth-{re.escape(workspace)}-(\d{{4}}-\d{{2}}-\d{{2}})(?:-(\d+))?"
+                         rf"(?:{re.escape(SUFFIX)}|\.zip)")
+    found = []
+    for entry in os.scandir(folder):
+        match = pattern.fullmatch(entry.name)
+        if match and entry.is_file(follow_symlinks=False):
+            found.append((match[1], int(match[2] or 1), entry.name))
+    return [folder / name for *_, name in sorted(found, reverse=True)]

@@ -26,7 +26,15 @@ from PySide6.QtWidgets import (
 )
 
 from app.archive import FORMATS, write_archive
-from app.backup import backup, backup_summary, daily_due, daily_setting, run_daily, set_daily
+from app.backup import (
+    DAILY_KEEP,
+    backup,
+    backup_summary,
+    daily_due,
+    daily_setting,
+    run_daily,
+    set_daily,
+)
 
 from .bridge import NodeBridge
 from .import_dialog import SlackImportDialog
@@ -185,7 +193,8 @@ class DataPage(QWidget):
             waiting = "" if self.daily.passphrase else (
                 " Paused until you give the passphrase again (it is never stored): choose "
                 "the folder again.")
-            text = f"Daily backup into {setting.folder}; the last: {last}.{waiting}"
+            text = (f"Daily backup into {setting.folder} (the newest {DAILY_KEEP} kept); "
+                    f"the last: {last}.{waiting}")
         self.daily_label.setText(text)
 
     # Archive --------------------------------------------------------------------------------

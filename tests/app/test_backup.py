@@ -9,13 +9,16 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 import zipfile
 from pathlib import Path
 
+from app.backup import DAILY_KEEP, daily_backups, run_daily, set_daily
 from app.errors import WorkspaceError
 from app.paths import Paths
 from app.workspace import Workspace
 from tests.support import (
+    create_workspace,
     node_call,
     node_channels,
     node_post,
@@ -120,3 +123,26 @@ def test_a_backup_taken_while_serving_restores_and_syncs_on(hearth: Hearth, clus
     (back,) = [m for m in node_read(a, "general") if m.text == "b is back"]
     with Workspace.open(pb) as old:
         assert back.author == old.key
+
+
+def test_the_daily_backup_keeps_its_newest_seven_and_nothing_else_is_touched(tmp_path: Path):
+    paths = create_workspace(tmp_path / "ada")
+    folder = tmp_path / "backups"
+    folder.mkdir()
+    set_daily(paths.data, folder)
+    older = [f"hearth-{paths.workspace}-2026-01-0{day}.hearth-backup" for day in range(1, 7)]
+    older += [f"hearth-{paths.workspace}-2026-01-06-2.hearth-backup",  # a second that day
+              f"hearth-{paths.workspace}-2025-12-31.zip"]  # an earlier version's name
+    others = [f"hearth-other-{paths.workspace}-2020-01-01.hearth-backup", "notes.txt",
+              f"hearth-{paths.workspace}-2019-01-01.hearth-backup.txt"]
+    for name in older + others:
+        (folder / name).write_bytes(b"x")
+    (folder / f"hearth-{paths.workspace}-2018-01-01.hearth-backup").mkdir()  # not a file
+
+    written = run_daily(paths, PASS, clock=lambda: time.mktime((2026, 2, 1, 12, 0, 0, 0, 0, -1)))
+    assert written.name == f"hearth-{paths.workspace}-2026-02-01.hearth-backup"
+    kept = daily_backups(folder, paths.workspace)
+    assert [p.name for p in kept] == [written.name, older[7 - 1], *reversed(older[1:6])]
+    assert len(kept) == DAILY_KEEP
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        [p.name for p in kept] + others + [f"hearth-{paths.workspace}-2018-01-01.hearth-backup"])
