@@ -46,7 +46,7 @@ class DailyBackups(QObject):
     """The window's daily backup: looks every hour (and when started) whether a day has
     passed since the last one, and writes it on the Node's thread."""
 
-    wrote = Signal(str)  # the backup's path, or why it failed
+    wrote = Signal(str)  # where the backup went, or why it failed (a line for the page)
 
     def __init__(self, bridge: NodeBridge, parent: QObject):
         super().__init__(parent, objectName="dailyBackups")
@@ -72,8 +72,8 @@ class DailyBackups(QObject):
             return
         passphrase = self.passphrase
         self.bridge.then(self.bridge.facade.off_loop(lambda paths: run_daily(paths, passphrase)),
-                         done=lambda path: self.wrote.emit(str(path)),
-                         failed=lambda message: self.wrote.emit(message))
+                         done=lambda path: self.wrote.emit(f"daily backup written to {path}"),
+                         failed=lambda message: self.wrote.emit(f"the daily backup failed: {message}"))
 
 
 def _passphrase(parent: QWidget, twice: bool = True) -> str | None:
@@ -123,7 +123,7 @@ class DataPage(QWidget):
         layout.addWidget(slack)
         layout.addWidget(QLabel("<b>Backups</b> hold this computer's replica, the files it "
                                 "stores, your keys and your settings, all sealed under a "
-                                "passphrase; `hearth restore` brings them back on a new computer. "
+                                "passphrase; <code>hearth restore</code> brings them back on a new computer. "
                                 "Without the passphrase a backup cannot be read, by anyone: "
                                 "nobody can recover a forgotten one.", wordWrap=True))
         layout.addLayout(_row(now, choose, self.daily_off))

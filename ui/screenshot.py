@@ -47,6 +47,7 @@ from app.workspace import Workspace, load_or_create_identity  # noqa: E402
 
 from . import emoji_font, theme  # noqa: E402
 from .collector import GuiThreadCollector  # noqa: E402
+from .data_settings import DataPage  # noqa: E402
 from .dialogs import SettingsDialog  # noqa: E402
 from .main_window import MainWindow  # noqa: E402
 from .screenshot_files import release_plan, signups_chart  # noqa: E402
@@ -504,6 +505,13 @@ def render(out: Path) -> list[Path]:
                 settings.relays.refresh()
                 _wait(lambda: "connected" in settings.relays.list.item(0).text())
                 _save(settings, out / "settings-relays.png", written)
+                data = settings.findChild(DataPage, "settingsData")
+                settings.pages.setCurrentWidget(data)
+                data.set_daily(Path(tmp) / "backups", "a demo passphrase")  # writes the first
+                _must(lambda: "the last: none" not in data.daily_label.text()
+                      and data.status.text().startswith("daily backup written"),
+                      "the daily backup")
+                _save(settings, out / "settings-data.png", written)
                 settings.close()
                 settings = _notification_settings(window, node)
                 _save(settings, out / "settings-notifications.png", written)

@@ -75,7 +75,9 @@ def test_back_up_now_daily_backups_and_an_archive(qtbot, window, ada_node, tmp_p
     folder.mkdir()
     with qtbot.waitSignal(page.done, timeout=WAIT_MS) as done:
         page.set_daily(folder, "pass phrase")
-    written = Path(done.args[0])
+    said, _, where = done.args[0].partition(" to ")
+    written = Path(where)
+    assert said == "daily backup written" and page.status.text() == done.args[0]
     assert written.parent == folder and written.name.startswith("hearth-default-")
     assert daily_setting(ada_node.paths.data).last_ms > 0
     assert "the last:" in page.daily_label.text()

@@ -141,6 +141,7 @@ def test_screenshot_command_renders_the_views(tmp_path):
         "private-channel.png",
         "private-thread.png",
         "search.png",
+        "settings-data.png",
         "settings-notifications.png",
         "settings-privacy.png",
         "settings-relays.png",
