@@ -39,6 +39,7 @@ from ._admitting import MAX_SESSIONS_PER_KEY as MAX_SESSIONS_PER_KEY
 from ._admitting import NOT_ADMITTED as NOT_ADMITTED
 from ._admitting import RETIRED, Gate
 from ._dialing import Dialer, duplicate_close
+from ._files import ChunkArrived, ChunksLacking, FilesReady
 from ._guard import Guard, GuardedProtocol
 from ._history import HistoryWatch
 from ._interest import EVERYTHING
@@ -78,6 +79,7 @@ log = logging.getLogger(__name__)
 # (discovery.CLOSE_TIMEOUT_S) inside this; the Node's STOP_TIMEOUT_S covers all three.
 STOP_TIMEOUT_S = 5.0
 TAG_HEX = 32  # hex digits of an invite tag in a join path
+FILE_EVENTS = (ChunkArrived, ChunksLacking, FilesReady)  # handled at once, behind no object
 
 
 def join_path(tag: bytes) -> str:
@@ -424,6 +426,10 @@ class SyncService:
     def _on_session_event(self, connection: Connection, event: Any) -> None:
         if isinstance(event, ObjectsReceived):
             self.storing.objects(connection, event.raws)
+        elif isinstance(event, FILE_EVENTS):
+            # Chunks wait for no object. Held behind a catch-up's objects, they piled up in
+            # memory while the fetcher, seeing them answered, asked for more (450 MB).
+            self.session_events.handle(connection, event)
         else:  # after the objects before it are stored: it may say a round is over
             self.storing.event(connection, event, urgent=not isinstance(event, SyncProgress))
 

@@ -278,6 +278,36 @@ def test_chat_posted_during_a_big_transfer_arrives_before_it_ends(cluster, tmp_p
     assert max(arrived_at[oid] for oid in ids) < done_at  # chat did not wait for the file
 
 
+def test_a_file_arrives_while_objects_sent_before_its_chunks_wait_to_be_stored(
+        cluster, tmp_path, monkeypatch):
+    """Chunks wait for no object. b's writer is held (a slow disk, a big catch-up) with a post
+    from a in it; the file's chunks, sent after that post on the same session, still reach the
+    fetcher at once, and the download ends. They once waited behind the objects: the session
+    counted them answered, the fetcher asked for more, and under load a node receiving from
+    three seeders held 450 MB of them."""
+    a, b, _, mid, digest = two_with_a_file(cluster, tmp_path, 6 * MB)
+    wait_until(lambda: has_message(b, mid), what="the message to arrive")
+    replica = node_service(b).replica
+    writing, release = threading.Event(), threading.Event()
+    ingest = replica.ingest_checked
+
+    def held(*args, **kwargs):
+        writing.set()
+        release.wait(2 * TIMEOUT_S)
+        return ingest(*args, **kwargs)
+
+    monkeypatch.setattr(replica, "ingest_checked", held)
+    try:
+        post = node_call(a, lambda: a.workspace.post(CHANNEL, "sent before the chunks").id)
+        wait_until(writing.is_set, what="b's writer to take a's post")
+        b.download(mid, 0).result(TIMEOUT_S)
+        assert not has_message(b, post)  # the writer was held all along
+        assert sha256(save(b, mid, tmp_path / "out.bin")) == digest
+    finally:
+        release.set()
+    wait_until(lambda: has_message(b, post), what="the post, once the writer is free")
+
+
 def test_a_download_fails_with_a_reason_when_no_peer_has_the_file(cluster, tmp_path,
                                                                   monkeypatch):
     monkeypatch.setattr(fetcher_mod, "FETCH_WAIT_S", 0.5)
