@@ -28,7 +28,7 @@ from tests.support import (
 )
 
 from .conftest import Hearth
-from .test_backup_files import holds_window
+from .test_backup_files import beside, holds_window
 
 PASS = "correct horse battery staple"
 
@@ -61,22 +61,15 @@ def test_a_backup_taken_while_serving_restores_and_syncs_on(hearth: Hearth, clus
     file_mid = node_call(b, lambda: b.workspace.files.attach("general", [attached]).id)
 
     # b's node keeps writing while its computer is backed up
-    stop = threading.Event()
-
-    def keep_posting() -> None:
+    def keep_posting(stop: threading.Event) -> None:
         n = 0
         while not stop.is_set() and n < 200:
             node_post(b, "general", f"during {n}")
             n += 1
 
-    writer = threading.Thread(target=keep_posting)
-    writer.start()
-    try:
-        out = tmp_path / "b.hearth-backup"
+    out = tmp_path / "b.hearth-backup"
+    with beside(keep_posting):
         line = hearth("backup", out, data=pb.data, passphrase=PASS).line
-    finally:
-        stop.set()
-        writer.join()
     assert "backed up workspace default" in line and out.exists()
     assert out.stat().st_mode & 0o077 == 0
     raw = out.read_bytes()

@@ -10,13 +10,14 @@ changing it and sealing it again, so the checks of the zip itself stay tested.""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import shutil
 import threading
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,20 @@ MB = 1 << 20
 FORMAT_2 = Path(__file__).with_name("backup-v2.zip")  # made by hearth backup of format 2
 FORMAT_2_PASS = "format two pass phrase"
 FORMAT_2_FILE = bytes.fromhex("9f5fb3c5f310f904ac6f6399c853439681932276d506040626435784ce6674f1")
+
+
+@contextlib.contextmanager
+def beside(work: Callable[[threading.Event], None]) -> Iterator[None]:
+    """Run work(stop) in a thread while the block runs (a Node writing while its computer is
+    backed up); stop is set, and the thread joined, when the block ends."""
+    stop = threading.Event()
+    thread = threading.Thread(target=work, args=(stop,))
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 def holds_window(haystack: bytes, source: bytes, width: int = 64) -> bool:
@@ -135,10 +150,9 @@ def test_a_backup_taken_while_serving_keeps_the_files(hearth: Hearth, cluster, t
     mid = attach(b, tmp_path / "photos.bin")
 
     # b's Node attaches and deletes files while its computer is backed up
-    stop = threading.Event()
     churned: list[int] = []
 
-    def churn() -> None:
+    def churn(stop: threading.Event) -> None:
         n = 0
         while not stop.is_set() and n < 40:
             path = tmp_path / f"churn{n}.bin"
@@ -148,14 +162,9 @@ def test_a_backup_taken_while_serving_keeps_the_files(hearth: Hearth, cluster, t
             n += 1
         churned.append(n)
 
-    writer = threading.Thread(target=churn)
-    writer.start()
-    try:
-        out = tmp_path / "b.zip"
+    out = tmp_path / "b.zip"
+    with beside(churn):
         line = hearth("backup", out, data=pb.data, passphrase=PASS).line
-    finally:
-        stop.set()
-        writer.join()
     assert churned and churned[0] > 0
     assert "of files (" in line, line
     with zipfile.ZipFile(io.BytesIO(unsealed(out))) as zf:
