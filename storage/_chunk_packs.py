@@ -274,11 +274,16 @@ class Packs:
             self._idle.append(writer)
 
     def close(self) -> None:
-        """Let every idle writer's pack go (sealed: others may compact it)."""
+        """Let every idle writer's pack go (sealed: others may compact it), and close this
+        thread's connection to the index (opened again when used)."""
         with self._writers_lock:
             idle, self._idle = self._idle, []
         for writer in idle:
             writer.close()
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            del self._local.conn
+            conn.close()
 
     # Removing and reclaiming space ----------------------------------------------------------
 

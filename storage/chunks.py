@@ -160,10 +160,6 @@ class ChunkStore:
         connection to its index (opened again when used), so the folder can be moved whole
         (a restore moves the one it filled; a connection closed after would leave its WAL)."""
         self._packs.close()
-        conn = getattr(self._packs._local, "conn", None)
-        if conn is not None:
-            del self._packs._local.conn
-            conn.close()
 
     def disk_bytes(self) -> int:
         """The bytes the packs take on disk (audits and tests)."""
