@@ -205,8 +205,8 @@ def settle_files(replica_path: Path) -> int:
     all in the store beside it, as not complete: the Node then fetches them from peers, and
     the window shows them as not here. How many."""
     replica = Replica(replica_path)
+    store = replica.chunks
     try:
-        store = replica.chunks
         missing = []
         for state in replica.files.all():
             if not state.complete:
@@ -219,7 +219,7 @@ def settle_files(replica_path: Path) -> int:
                 missing.append(state.list)
         for list_id in missing:
             replica.files.set(list_id, complete=0)
-        store.close()
         return len(missing)
     finally:
+        store.close()
         replica.close()
